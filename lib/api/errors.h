@@ -1,0 +1,67 @@
+// errors.h — how failures travel inside the library and how they cross the C ABI.
+//
+// Inside, code throws reset::Error(status, message).  Every exported function
+// runs its body through reset::api_call(), which turns any exception into a
+// reset_status and a thread-local message, so nothing ever crosses the ABI.
+#pragma once
+
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "reset.h"
+
+namespace reset {
+
+class Error : public std::runtime_error {
+public:
+    Error(reset_status status, const std::string &message) : std::runtime_error(message), status_(status) {}
+    reset_status status() const { return status_; }
+
+private:
+    reset_status status_;
+};
+
+inline std::string to_text(const std::string &s) { return s; }
+inline std::string to_text(const char *s) { return s ? std::string(s) : std::string("(null)"); }
+inline std::string to_text(char c) { return std::string(1, c); }
+template <typename T>
+std::string to_text(T value) { return std::to_string(value); }
+
+// Build a message from pieces: fail(RESET_ERR_FORMAT, "tensor '", name, "' ...").
+template <typename... Parts>
+[[noreturn]] void fail(reset_status status, Parts &&...parts) {
+    std::string message;
+    (message.append(to_text(std::forward<Parts>(parts))), ...);
+    throw Error(status, message);
+}
+
+// Record a failure for reset_last_error() on this thread and return its status.
+reset_status set_last_error(reset_status status, const std::string &message);
+void clear_last_error();
+
+// Run an API body; translate every exception.  The body returns nothing:
+// success is RESET_OK.
+template <typename Body>
+reset_status api_call(Body &&body) noexcept {
+    try {
+        body();
+        return RESET_OK;
+    } catch (const Error &e) {
+        return set_last_error(e.status(), e.what());
+    } catch (const std::bad_alloc &) {
+        return set_last_error(RESET_ERR_OUT_OF_MEMORY, "out of host memory");
+    } catch (const std::exception &e) {
+        return set_last_error(RESET_ERR_INTERNAL, std::string("internal error: ") + e.what());
+    } catch (...) {
+        return set_last_error(RESET_ERR_INTERNAL, "internal error: unknown exception");
+    }
+}
+
+// A required pointer argument.
+inline void require(const void *pointer, const char *what) {
+    if (!pointer) fail(RESET_ERR_INVALID_ARGUMENT, what, " is NULL");
+}
+
+}  // namespace reset

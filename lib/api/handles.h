@@ -1,0 +1,70 @@
+// handles.h — validation of the opaque handles the C ABI hands out.
+//
+// Every live handle is recorded in a registry of its kind, so a call with a
+// freed or foreign pointer is answered with RESET_ERR_INVALID_HANDLE instead of
+// touching freed memory.  (An address reused by a newer object of the same
+// kind cannot be told apart; reset.h says so.)
+#pragma once
+
+#include <cstring>
+#include <mutex>
+#include <type_traits>
+#include <unordered_set>
+
+#include "api/errors.h"
+
+namespace reset {
+
+template <typename T>
+class HandleRegistry {
+public:
+    static HandleRegistry &instance() {
+        static HandleRegistry registry;
+        return registry;
+    }
+    void add(const T *handle) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        live_.insert(handle);
+    }
+    // True if the handle was live (and is now forgotten).
+    bool remove(const T *handle) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return live_.erase(handle) == 1;
+    }
+    bool contains(const T *handle) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return live_.count(handle) == 1;
+    }
+
+private:
+    std::mutex mutex_;
+    std::unordered_set<const T *> live_;
+};
+
+// The handle itself, or an exception naming what is wrong with it.
+template <typename T>
+T *checked_handle(T *handle, const char *what) {
+    if (!handle) fail(RESET_ERR_INVALID_ARGUMENT, what, " is NULL");
+    if (!HandleRegistry<std::remove_const_t<T>>::instance().contains(handle))
+        fail(RESET_ERR_INVALID_HANDLE, what, " is not a live handle (already freed, or not made by libreset)");
+    return handle;
+}
+
+// Read a caller's option struct of possibly older (smaller) layout: start from
+// the library's defaults and copy the first struct_size bytes the caller has.
+template <typename Options>
+Options read_options(const Options *given, void (*init)(Options *), const char *what) {
+    Options options;
+    init(&options);
+    if (!given) return options;
+    const uint32_t size = given->struct_size;
+    if (size < sizeof(uint32_t) || size > sizeof(Options))
+        fail(RESET_ERR_INVALID_ARGUMENT, what, "->struct_size is ", size, " (expected ", sizeof(Options),
+             "; call the _init function first)");
+    const uint32_t own_size = options.struct_size;
+    std::memcpy(&options, given, size);
+    options.struct_size = own_size;
+    return options;
+}
+
+}  // namespace reset
