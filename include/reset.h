@@ -342,10 +342,341 @@ RESET_API reset_status reset_decode_step(reset_session *session, reset_step *ste
 /* ===================================================================== */
 /* (section owned by the text module) */
 
+/* A tokenizer turns UTF-8 text into token ids and back.  A model carries
+ * one (reset_model_tokenizer); one can also be loaded on its own.  Supported:
+ * Hugging Face tokenizer.json with a byte-level BPE model (Qwen2/Qwen3,
+ * DeepSeek-R1-Distill, Llama 3) and sentencepiece tokenizer.model (Llama 2).
+ * Ids, texts and chat renderings are identical to HF tokenizers /
+ * sentencepiece / transformers' apply_chat_template (tested differentially).
+ * A reset_tokenizer is immutable: any number of threads may use one at once. */
+
+typedef struct reset_tokenizer reset_tokenizer;
+
+/* Flags of reset_tokenize. */
+#define RESET_TOKENIZE_PARSE_SPECIAL 1u /* the text of a special/added token (e.g. "<|im_end|>") becomes its id,
+                                           as HF does by default; without it special tokens' text is encoded as
+                                           plain text (HF's split_special_tokens) */
+#define RESET_TOKENIZE_ADD_BOS 2u       /* prepend the BOS id, if the tokenizer has one */
+/* Flags of reset_detokenize / reset_token_to_text. */
+#define RESET_DETOKENIZE_SKIP_SPECIAL 1u /* leave special tokens (BOS, EOS, <|im_end|>, ...) out */
+
+/* Load a tokenizer.  path: a tokenizer.json, a tokenizer.model, or a model
+ * directory (tokenizer.json is preferred, else tokenizer.model).
+ * tokenizer_config.json and generation_config.json beside it supply
+ * BOS/EOS, extra added tokens and the chat template.  Loading Qwen3's 11 MB
+ * tokenizer.json takes well under 300 ms.
+ * Errors: RESET_ERR_INVALID_ARGUMENT (NULL), RESET_ERR_IO, RESET_ERR_FORMAT,
+ * RESET_ERR_UNSUPPORTED (e.g. a WordPiece model; the message names it).
+ * Ownership: the caller frees *out_tokenizer with reset_tokenizer_free; on
+ * failure it is set to NULL. */
+RESET_API reset_status reset_tokenizer_load(const char *path, reset_tokenizer **out_tokenizer);
+
+/* Free a tokenizer from reset_tokenizer_load.  NULL is a no-op.  (A model's
+ * tokenizer belongs to the model and must not be freed.) */
+RESET_API void reset_tokenizer_free(reset_tokenizer *tokenizer);
+
+/* The chat templates libreset renders (see reset_chat_format). */
+typedef enum reset_chat_template {
+    RESET_CHAT_TEMPLATE_AUTO = 0,        /* recognise the tokenizer's chat_template */
+    RESET_CHAT_TEMPLATE_QWEN3 = 1,       /* Qwen3, thinking on/off */
+    RESET_CHAT_TEMPLATE_DEEPSEEK_R1 = 2, /* DeepSeek-R1(-Distill) */
+    RESET_CHAT_TEMPLATE_LLAMA3 = 3,      /* Llama 3 instruct */
+    RESET_CHAT_TEMPLATE_PLAIN = 4        /* plain completion: the contents, concatenated, nothing added */
+} reset_chat_template;
+
+typedef struct reset_tokenizer_info {
+    uint32_t struct_size;
+    int32_t vocab_size;          /* ids are [0, vocab_size) */
+    int32_t bos_id;              /* -1 if none */
+    int32_t n_eos;               /* end-of-generation ids (generation_config.json, else eos_token) */
+    int32_t eos_ids[8];
+    char kind[16];               /* "bpe" or "sentencepiece" */
+    reset_chat_template chat_template; /* the recognised template; AUTO if none or not recognised */
+    int32_t has_chat_template;   /* 1 if tokenizer_config.json has one (recognised or not) */
+} reset_tokenizer_info;
+
+RESET_API void reset_tokenizer_info_init(reset_tokenizer_info *info);
+
+/* Describe a tokenizer.  info->struct_size must be set.
+ * Errors: RESET_ERR_INVALID_ARGUMENT, RESET_ERR_INVALID_HANDLE. */
+RESET_API reset_status reset_tokenizer_get_info(const reset_tokenizer *tokenizer, reset_tokenizer_info *info);
+
+/* Text to ids.  text: text_len bytes of UTF-8 (need not be NUL-terminated;
+ * NULL is allowed when text_len is 0).  flags: RESET_TOKENIZE_*.
+ * Writes up to capacity ids to ids and always sets *n_ids to the number
+ * needed; if that exceeds capacity, returns RESET_ERR_BUFFER_TOO_SMALL and
+ * writes nothing (ids may be NULL with capacity 0 to ask for the size).
+ * Errors: RESET_ERR_BAD_UTF8 (invalid input is rejected, never altered; the
+ * message gives the byte offset), RESET_ERR_INVALID_ARGUMENT,
+ * RESET_ERR_INVALID_HANDLE, RESET_ERR_BUFFER_TOO_SMALL. */
+RESET_API reset_status reset_tokenize(const reset_tokenizer *tokenizer, const char *text, size_t text_len,
+                                      uint32_t flags, int32_t *ids, size_t capacity, size_t *n_ids);
+
+/* Ids to text.  flags: RESET_DETOKENIZE_*.  Writes the UTF-8 text (not
+ * NUL-terminated) into buffer and always sets *text_len to its byte length;
+ * RESET_ERR_BUFFER_TOO_SMALL (writing nothing) when capacity is short.
+ * Byte sequences the ids spell that are not valid UTF-8 (e.g. half of a
+ * character) become U+FFFD, as in HF.  decode(encode(s)) == s for every valid
+ * s, except that Qwen3's NFC normalizer composes s first, as HF's does.
+ * Errors: RESET_ERR_OUT_OF_RANGE (an id outside [0, vocab_size); the message
+ * names it), RESET_ERR_INVALID_ARGUMENT, RESET_ERR_INVALID_HANDLE,
+ * RESET_ERR_BUFFER_TOO_SMALL. */
+RESET_API reset_status reset_detokenize(const reset_tokenizer *tokenizer, const int32_t *ids, size_t n_ids,
+                                        uint32_t flags, char *buffer, size_t capacity, size_t *text_len);
+
+/* The raw bytes one token stands for, as reset_detokenize would write them
+ * in the middle of a text.  They may be part of a UTF-8 character (byte-level
+ * and byte-fallback tokens), so they are not always valid UTF-8 on their own:
+ * to stream text, use the session's step text, which never splits a
+ * character.  With RESET_DETOKENIZE_SKIP_SPECIAL a special token gives "".
+ * Same buffer rule and errors as reset_detokenize. */
+RESET_API reset_status reset_token_to_text(const reset_tokenizer *tokenizer, int32_t id, uint32_t flags,
+                                           char *buffer, size_t capacity, size_t *text_len);
+
+/* The id of a token given its exact text (special, added or vocabulary
+ * token; for byte-level BPE the raw bytes, e.g. " the"), or -1 in *out_id.
+ * Errors: RESET_ERR_INVALID_ARGUMENT, RESET_ERR_INVALID_HANDLE. */
+RESET_API reset_status reset_token_id(const reset_tokenizer *tokenizer, const char *text, size_t text_len,
+                                      int32_t *out_id);
+
+/* ReSET's step delimiters for this vocabulary (reset-algorithm.md): which = 0
+ * gives the ids whose text is exactly "\n", which = 1 the ids whose text
+ * contains "\n\n"; ascending.  Same buffer rule as reset_tokenize.
+ * Errors: RESET_ERR_INVALID_ARGUMENT (which not 0/1), RESET_ERR_INVALID_HANDLE,
+ * RESET_ERR_BUFFER_TOO_SMALL. */
+RESET_API reset_status reset_tokenizer_step_delimiters(const reset_tokenizer *tokenizer, int32_t which,
+                                                       int32_t *ids, size_t capacity, size_t *n_ids);
+
+/* One message of a conversation.  role: NUL-terminated ("system", "user",
+ * "assistant", "tool"); content: content_len bytes of UTF-8.  An assistant
+ * message may hold "<think>...</think>" reasoning; templates that drop
+ * reasoning from history (Qwen3, DeepSeek-R1) do so as the official ones do. */
+typedef struct reset_chat_message {
+    const char *role;
+    const char *content;
+    size_t content_len;
+} reset_chat_message;
+
+typedef struct reset_chat_options {
+    uint32_t struct_size;
+    reset_chat_template chat_template; /* default AUTO: the tokenizer's own, recognised */
+    int32_t add_generation_prompt;     /* 1: end with the assistant's turn opening. Default 1 */
+    int32_t enable_thinking;           /* Qwen3: 0 adds the empty "<think>\n\n</think>\n\n". Default 1 */
+} reset_chat_options;
+
+RESET_API void reset_chat_options_init(reset_chat_options *options);
+
+/* Render a conversation as the model's chat template does, byte-identical to
+ * transformers' apply_chat_template(messages, tokenize=False,
+ * add_generation_prompt=..., enable_thinking=...).  libreset does not run
+ * Jinja: with chat_template AUTO it recognises the tokenizer's template among
+ * the exact official ones it has verified; any other template is
+ * RESET_ERR_UNSUPPORTED with a message saying to set options->chat_template
+ * to a family explicitly.  The result is text: tokenize it with
+ * RESET_TOKENIZE_PARSE_SPECIAL (it already holds BOS where the template has
+ * one, so do not add RESET_TOKENIZE_ADD_BOS).  options may be NULL.
+ * Same buffer rule as reset_detokenize.
+ * Errors: RESET_ERR_UNSUPPORTED (unknown or missing template),
+ * RESET_ERR_BAD_UTF8, RESET_ERR_INVALID_ARGUMENT (NULL role, messages NULL
+ * with n_messages > 0, an unknown chat_template value),
+ * RESET_ERR_INVALID_HANDLE, RESET_ERR_BUFFER_TOO_SMALL. */
+RESET_API reset_status reset_chat_format(const reset_tokenizer *tokenizer, const reset_chat_message *messages,
+                                         size_t n_messages, const reset_chat_options *options, char *buffer,
+                                         size_t capacity, size_t *text_len);
+
 /* ===================================================================== */
 /* The standalone ReSET policy                                            */
 /* ===================================================================== */
 /* (section owned by the sampling module) */
+
+/*
+ * A reset_policy is the ReSET sampler without a model: another engine feeds
+ * it the raw logits of each generated token and the token it took, and gets
+ * back the temperature ReSET chooses and the signals behind it.  Sessions use
+ * the very same code, so a policy fed a session's logits and tokens makes the
+ * session's decisions.
+ *
+ * Protocol, per generated token (prompt tokens are never fed):
+ *     reset_policy_decide (or reset_policy_sample)  on that token's logits
+ *     reset_policy_accept                           with the token taken
+ * Deciding again before accepting replaces the earlier decision (the entropy
+ * is not counted twice).  Steps are delimited by the NL / DNL id sets (see
+ * reset_policy_options).  The policy's ReSET state is about 40 bytes plus
+ * 4 bytes per window slot.
+ */
+typedef struct reset_policy reset_policy;
+
+typedef struct reset_policy_options {
+    uint32_t struct_size;
+    /* NL: the ids whose decoded text is exactly "\n".  May be NULL when
+     * n_newline_ids is 0.  Copied; the caller keeps its array. */
+    const int32_t *newline_ids;
+    size_t n_newline_ids;
+    /* DNL: the ids whose decoded text contains "\n\n" (".\n\n", "\n\n\n", ...). */
+    const int32_t *double_newline_ids;
+    size_t n_double_newline_ids;
+    /* The Philox stream reset_policy_sample draws from: draws depend on
+     * (params->seed, sequence, number of accepted tokens).  Give each of a
+     * batch's sequences its own.  >= 0.  Default 0 */
+    int32_t sequence;
+} reset_policy_options;
+
+RESET_API void reset_policy_options_init(reset_policy_options *options);
+
+/* Create a standalone policy from params (see reset_policy_params; for
+ * RESET/ENTROPY with t_low or tau0 < 0, params->preset must name a row of the
+ * paper's table) and the caller's delimiter sets (options may be NULL: no
+ * delimiters, so the whole generation is one step).
+ * Errors: RESET_ERR_INVALID_ARGUMENT (the message names the wrong field and
+ * its value; a negative delimiter id), RESET_ERR_UNSUPPORTED (ReSET without
+ * t_low/tau0 and no preset).
+ * Ownership: the caller frees *out_policy with reset_policy_free; on failure
+ * *out_policy is NULL.  Thread-safety: any thread. */
+RESET_API reset_status reset_policy_create(const reset_policy_params *params, const reset_policy_options *options,
+                                           reset_policy **out_policy);
+
+/* The same, for logits coming from `model`: a RESET/ENTROPY policy without
+ * t_low/tau0 takes them from the paper's table if the model is recognised
+ * (Qwen3-8B/14B/32B, DeepSeek-R1-Distill-Qwen-7B/14B, by their shapes), and
+ * the delimiter sets are the options' if they give any, else those of the
+ * model's tokenizer.  Errors: as reset_policy_create, plus
+ * RESET_ERR_INVALID_HANDLE, and RESET_ERR_UNSUPPORTED when the options give
+ * no delimiter ids and the model's tokenizer cannot provide them (this
+ * version reads delimiter sets only from the caller).  The policy does not
+ * keep the model. */
+RESET_API reset_status reset_policy_create_for_model(const reset_model *model, const reset_policy_params *params,
+                                                     const reset_policy_options *options,
+                                                     reset_policy **out_policy);
+
+/* Free a policy.  NULL is a no-op. */
+RESET_API void reset_policy_free(reset_policy *policy);
+
+/* Replace the parameters.  The step state is kept unless
+ * params->reset_state is 1; the delimiter sets and the count of accepted
+ * tokens are always kept.  A new window keeps the most recent entropies.
+ * Errors: as reset_policy_create (the policy is unchanged on error). */
+RESET_API reset_status reset_policy_set_params(reset_policy *policy, const reset_policy_params *params);
+
+/* What the policy decided for one token. */
+typedef struct reset_decision {
+    uint32_t struct_size;  /* set by reset_decision_init; the library writes only what fits */
+    float temperature;     /* T applied: T_high or T_low (RESET/ENTROPY), the fixed T, 0 = greedy */
+    float entropy;         /* H_t, nats, of softmax(raw logits) over the whole vocabulary */
+    float step_entropy;    /* Ĥ, the hybrid step estimate (0 for GREEDY/FIXED) */
+    float global_mean;     /* H̄, the mean of every earlier entropy (Ĥ before the first) */
+    float threshold;       /* τ: Ĥ in an uncertain step, else tau0 (0 for GREEDY/FIXED) */
+    int32_t step_index;    /* the reasoning step this token belongs to, 0 first */
+    int32_t boundary;      /* 1 if a step boundary was crossed just before this token */
+    int32_t uncertain;     /* 1 if Ĥ > H̄ (RESET only; the ENTROPY ablation never gates) */
+} reset_decision;
+
+RESET_API void reset_decision_init(reset_decision *decision);
+
+/* Decide the temperature of the next token from its raw logits (n_vocab
+ * floats, finite or -inf for a masked token; not modified) and update the
+ * ReSET state with its entropy.  out must be initialised with
+ * reset_decision_init.
+ * Errors: RESET_ERR_INVALID_ARGUMENT (NULL, n_vocab of 0 or above
+ * INT32_MAX, a NaN or +inf logit, every logit -inf), RESET_ERR_INVALID_HANDLE.
+ * On error the policy is unchanged. */
+RESET_API reset_status reset_policy_decide(reset_policy *policy, const float *logits, size_t n_vocab,
+                                           reset_decision *out);
+
+/* reset_policy_decide, then draw the token as a session would: softmax of
+ * the logits at the decided temperature, truncated by top-k, then top-p,
+ * then min-p, drawn with Philox keyed by (seed, options->sequence, accepted
+ * tokens); argmax when the temperature is <= 1e-6.  out may be NULL.
+ * The token is not accepted: call reset_policy_accept with it (or with the
+ * token the caller took instead).  Errors: as reset_policy_decide. */
+RESET_API reset_status reset_policy_sample(reset_policy *policy, const float *logits, size_t n_vocab,
+                                           int32_t *out_token, reset_decision *out);
+
+/* Record the token the sequence took after the last decision: it feeds the
+ * step-boundary test and the draw counter.  Errors: RESET_ERR_INVALID_HANDLE,
+ * RESET_ERR_OUT_OF_RANGE (token < 0). */
+RESET_API reset_status reset_policy_accept(reset_policy *policy, int32_t token);
+
+/* Start a new generation: forget the step state, the accepted tokens and
+ * their count.  Parameters and delimiter sets stay. */
+RESET_API reset_status reset_policy_reset(reset_policy *policy);
+
+/* --- Traces ----------------------------------------------------------- */
+/*
+ * A trace is JSON Lines: one object per generated token, written by the
+ * caller (a file, a pipe, a log).  These functions format one line, with its
+ * trailing '\n', into buffer (snprintf idiom: *out_length always receives the
+ * length without the terminating NUL; RESET_ERR_BUFFER_TOO_SMALL, nothing
+ * written, when capacity < length + 1).  Floats are printed with 9
+ * significant digits (they round-trip); a non-finite one as null.
+ *
+ *   {"sequence":0,"token":271,"entropy":0.83,"step_entropy":0.61,
+ *    "global_mean":0.57,"threshold":0.61,"temperature":1,"step_index":3,
+ *    "boundary":true,"uncertain":true,"end":false,"text":"\n\n"}
+ *
+ * reset_decision_to_json writes the same keys, without "end" and "text",
+ * with the sequence and token given by the caller (token -1: not known).
+ */
+RESET_API reset_status reset_step_to_json(const reset_step *step, char *buffer, size_t capacity,
+                                          size_t *out_length);
+RESET_API reset_status reset_decision_to_json(const reset_decision *decision, int32_t sequence, int32_t token,
+                                              char *buffer, size_t capacity, size_t *out_length);
+
+/* --- Calibration of tau0 ------------------------------------------------ */
+/*
+ * The paper's recipe (reset-algorithm.md, "Calibrating τ0"): decode a few
+ * held-out problems with the model at a fixed, seeded temperature and take a
+ * percentile (the 80th) of the per-token entropies, computed exactly as the
+ * policy computes H_t (raw logits, T = 1).
+ */
+typedef struct reset_calibration_options {
+    uint32_t struct_size;
+    float temperature;       /* sampling temperature while decoding, > 0. Default 0.6 */
+    float top_p;             /* (0, 1]. Default 0.95 (the paper's sampling) */
+    uint64_t seed;           /* prompt i is decoded with seed + i. Default 0 */
+    int32_t max_new_tokens;  /* per prompt, >= 1. Default 4096 */
+    float percentile;        /* [0, 100]: tau0 is this percentile. Default 80 */
+    /* 0: entropies of the raw logits (the spec, what the policy compares).
+     * 1: "processed scores": entropies of the distribution actually sampled,
+     * softmax(z / temperature) truncated by top_p, as the authors' released
+     * script measures them.  A different distribution: use only to reproduce
+     * that script.  Default 0 */
+    int32_t processed_scores;
+} reset_calibration_options;
+
+RESET_API void reset_calibration_options_init(reset_calibration_options *options);
+
+typedef struct reset_calibration_result {
+    uint32_t struct_size;        /* set by reset_calibration_result_init */
+    float tau0;                  /* the chosen percentile of the entropies (nats) */
+    float percentiles[101];      /* percentiles[p] = the p-th percentile, p = 0..100 */
+    double mean;                 /* mean entropy */
+    uint64_t n_tokens;           /* entropies measured (one per generated token) */
+    int32_t n_prompts;           /* prompts decoded */
+    int32_t n_finished;          /* prompts that ended with an end-of-generation id */
+} reset_calibration_result;
+
+RESET_API void reset_calibration_result_init(reset_calibration_result *result);
+
+/* Percentiles are linearly interpolated between order statistics: the p-th
+ * of n sorted values x is x[k] + f (x[k+1] - x[k]) with p/100 (n - 1) = k + f
+ * (numpy's default).  This call computes the table of any entropies the
+ * caller measured.  Errors: RESET_ERR_INVALID_ARGUMENT (n == 0, a non-finite
+ * value, percentile outside [0, 100]). */
+RESET_API reset_status reset_entropy_percentiles(const float *entropies, size_t n, float percentile,
+                                                 reset_calibration_result *out);
+
+/* Decode each prompt (token ids, already chat-formatted) on a fresh
+ * single-sequence session of `model` until an end-of-generation id or
+ * max_new_tokens (or the model's context), measure each generated token's
+ * entropy, and fill *out.  options may be NULL.  The `reset calibrate`
+ * command feeds it a JSONL of problems through the tokenizer.
+ * Errors: RESET_ERR_INVALID_ARGUMENT, RESET_ERR_INVALID_HANDLE,
+ * RESET_ERR_OUT_OF_RANGE (a prompt id outside the vocabulary), any error of
+ * reset_session_create / reset_prefill / reset_decode_step.
+ * Thread-safety: any thread; the model may be shared. */
+RESET_API reset_status reset_calibrate(reset_model *model, const int32_t *const *prompts,
+                                       const size_t *prompt_lengths, size_t n_prompts,
+                                       const reset_calibration_options *options, reset_calibration_result *out);
 
 #ifdef __cplusplus
 }

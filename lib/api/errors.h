@@ -8,6 +8,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "reset.h"
@@ -23,17 +24,20 @@ private:
     reset_status status_;
 };
 
-inline std::string to_text(const std::string &s) { return s; }
-inline std::string to_text(const char *s) { return s ? std::string(s) : std::string("(null)"); }
 inline std::string to_text(char c) { return std::string(1, c); }
+inline std::string to_text(const char *s) { return s ? std::string(s) : std::string("(null)"); }
 template <typename T>
-std::string to_text(T value) { return std::to_string(value); }
+std::string to_text(const T &value) {
+    if constexpr (std::is_enum_v<T>) return std::to_string(static_cast<long long>(value));
+    else if constexpr (std::is_arithmetic_v<T>) return std::to_string(value);
+    else return std::string(value);
+}
 
 // Build a message from pieces: fail(RESET_ERR_FORMAT, "tensor '", name, "' ...").
 template <typename... Parts>
 [[noreturn]] void fail(reset_status status, Parts &&...parts) {
     std::string message;
-    (message.append(to_text(std::forward<Parts>(parts))), ...);
+    (message.append(to_text(parts)), ...);
     throw Error(status, message);
 }
 

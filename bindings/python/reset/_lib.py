@@ -1,0 +1,146 @@
+"""Loading libreset and the C structs the bindings share.
+
+The library is found, in order, at $RESET_LIBRARY, in the build folder of the
+source tree this package sits in (../../build/libreset.so), or through the
+system's loader path (libreset.so.0).  Its ABI major version must match the
+one these bindings were written for.
+"""
+import ctypes
+import ctypes.util
+import os
+import pathlib
+
+ABI_MAJOR = 0
+
+
+class ResetError(Exception):
+    """A libreset call failed.  .status is the reset_status number, .name its
+    constant (e.g. "RESET_ERR_FORMAT"), and str(error) the library's message."""
+
+    def __init__(self, status, name, message):
+        super().__init__(f"{name}: {message}")
+        self.status = status
+        self.name = name
+        self.message = message
+
+
+def _candidates():
+    explicit = os.environ.get("RESET_LIBRARY")
+    if explicit:
+        yield explicit
+        return
+    here = pathlib.Path(__file__).resolve().parent
+    for build in ("build", "build-release"):
+        yield str(here.parents[2] / build / "libreset.so")
+    found = ctypes.util.find_library("reset")
+    if found:
+        yield found
+    yield "libreset.so.0"
+
+
+def _load():
+    errors = []
+    for path in _candidates():
+        try:
+            return ctypes.CDLL(path)
+        except OSError as error:
+            errors.append(f"{path}: {error}")
+    raise ImportError("libreset not found; set RESET_LIBRARY to the path of libreset.so. Tried:\n  "
+                      + "\n  ".join(errors))
+
+
+lib = _load()
+lib.reset_version.restype = ctypes.c_uint32
+lib.reset_version_string.restype = ctypes.c_char_p
+lib.reset_last_error.restype = ctypes.c_char_p
+lib.reset_status_name.restype = ctypes.c_char_p
+lib.reset_status_name.argtypes = [ctypes.c_int]
+
+_version = lib.reset_version()
+if _version // 10000 != ABI_MAJOR:
+    raise ImportError(f"libreset {_version // 10000}.{_version // 100 % 100}.{_version % 100} has ABI major "
+                      f"{_version // 10000}, but these bindings need {ABI_MAJOR}")
+
+VERSION = lib.reset_version_string().decode()
+
+
+def check(status):
+    """Raise ResetError for a failing status; return None on RESET_OK."""
+    if status != 0:
+        raise ResetError(status, lib.reset_status_name(status).decode(),
+                         lib.reset_last_error().decode("utf-8", "replace"))
+
+
+def declare(name, restype, argtypes):
+    function = getattr(lib, name)
+    function.restype = restype
+    function.argtypes = argtypes
+    return function
+
+
+# --- structs (mirrors of include/reset.h; fields only ever appended) --------
+
+class ModelOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("weights", ctypes.c_int), ("backend", ctypes.c_int),
+                ("quantize_lm_head", ctypes.c_int32), ("device", ctypes.c_int32), ("threads", ctypes.c_int32)]
+
+
+class ModelInfo(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("architecture", ctypes.c_char * 32),
+                ("n_layers", ctypes.c_int32), ("hidden_size", ctypes.c_int32),
+                ("intermediate_size", ctypes.c_int32), ("n_heads", ctypes.c_int32),
+                ("n_kv_heads", ctypes.c_int32), ("head_dim", ctypes.c_int32), ("vocab_size", ctypes.c_int32),
+                ("max_position_embeddings", ctypes.c_int32), ("tied_embeddings", ctypes.c_int32),
+                ("weights", ctypes.c_int), ("backend", ctypes.c_int), ("lm_head_nvfp4", ctypes.c_int32),
+                ("from_modelopt", ctypes.c_int32), ("dynamic_input_scale", ctypes.c_int32),
+                ("n_bf16_linears", ctypes.c_int32), ("n_parameters", ctypes.c_uint64),
+                ("weight_bytes", ctypes.c_uint64), ("host_bytes", ctypes.c_uint64),
+                ("device_bytes", ctypes.c_uint64), ("n_eos", ctypes.c_int32), ("eos_ids", ctypes.c_int32 * 8),
+                ("bos_id", ctypes.c_int32)]
+
+
+class PolicyParams(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("kind", ctypes.c_int), ("temperature", ctypes.c_float),
+                ("top_k", ctypes.c_int32), ("top_p", ctypes.c_float), ("min_p", ctypes.c_float),
+                ("seed", ctypes.c_uint64), ("t_high", ctypes.c_float), ("t_low", ctypes.c_float),
+                ("tau0", ctypes.c_float), ("window", ctypes.c_int32), ("preset", ctypes.c_char_p),
+                ("reset_state", ctypes.c_int32)]
+
+
+class SessionOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("max_context", ctypes.c_int32), ("sequences", ctypes.c_int32)]
+
+
+class Step(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("sequence", ctypes.c_int32), ("token", ctypes.c_int32),
+                ("end_of_generation", ctypes.c_int32), ("end_reason", ctypes.c_int),
+                ("entropy", ctypes.c_float), ("step_entropy", ctypes.c_float), ("global_mean", ctypes.c_float),
+                ("threshold", ctypes.c_float), ("temperature", ctypes.c_float), ("step_index", ctypes.c_int32),
+                ("boundary", ctypes.c_int32), ("uncertain", ctypes.c_int32), ("text", ctypes.c_void_p),
+                ("text_len", ctypes.c_size_t)]
+
+
+WEIGHTS = {"auto": 0, "bf16": 1, "nvfp4-w4a16": 2, "nvfp4-w4a4": 3}
+BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
+POLICIES = {"greedy": 0, "fixed": 1, "reset": 2, "entropy": 3}
+
+c_model_p = ctypes.c_void_p
+c_session_p = ctypes.c_void_p
+
+declare("reset_model_options_init", None, [ctypes.POINTER(ModelOptions)])
+declare("reset_model_load", ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(ModelOptions), ctypes.POINTER(c_model_p)])
+declare("reset_model_free", None, [c_model_p])
+declare("reset_model_info_init", None, [ctypes.POINTER(ModelInfo)])
+declare("reset_model_get_info", ctypes.c_int, [c_model_p, ctypes.POINTER(ModelInfo)])
+declare("reset_session_options_init", None, [ctypes.POINTER(SessionOptions)])
+declare("reset_session_create", ctypes.c_int, [c_model_p, ctypes.POINTER(SessionOptions), ctypes.POINTER(c_session_p)])
+declare("reset_session_free", None, [c_session_p])
+declare("reset_session_reset", ctypes.c_int, [c_session_p])
+declare("reset_session_cancel", ctypes.c_int, [c_session_p])
+declare("reset_prefill", ctypes.c_int, [c_session_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t])
+declare("reset_session_logits", ctypes.c_int, [c_session_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_float), ctypes.c_size_t])
+declare("reset_session_length", ctypes.c_int32, [c_session_p, ctypes.c_int32])
+declare("reset_policy_params_init", None, [ctypes.POINTER(PolicyParams)])
+declare("reset_set_policy", ctypes.c_int, [c_session_p, ctypes.POINTER(PolicyParams)])
+declare("reset_step_init", None, [ctypes.POINTER(Step), ctypes.c_size_t])
+declare("reset_decode_step", ctypes.c_int, [c_session_p, ctypes.POINTER(Step), ctypes.c_size_t, ctypes.POINTER(ctypes.c_int32)])

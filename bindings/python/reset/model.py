@@ -1,0 +1,198 @@
+"""Model and Session: loading a checkpoint, prefilling a prompt, decoding.
+
+Ownership: a Model owns its reset_model handle and a Session its
+reset_session; both free them on close() (or at the end of a `with` block,
+or when garbage-collected).  A Session keeps its Model alive.
+"""
+import ctypes
+from dataclasses import dataclass
+
+from ._lib import (BACKENDS, POLICIES, WEIGHTS, ModelInfo, ModelOptions, PolicyParams, SessionOptions, Step,
+                   check, lib)
+
+try:
+    import numpy as _np
+except ImportError:  # numpy is optional: lists are returned without it
+    _np = None
+
+
+def _choice(table, value, what):
+    try:
+        return table[value]
+    except KeyError:
+        raise ValueError(f"{what} must be one of {', '.join(table)}; got {value!r}") from None
+
+
+@dataclass
+class StepResult:
+    """What one decode step produced for one sequence."""
+    sequence: int
+    token: int
+    end: bool
+    entropy: float
+    step_entropy: float
+    global_mean: float
+    threshold: float
+    temperature: float
+    step_index: int
+    boundary: bool
+    uncertain: bool
+    text: str
+
+
+class Model:
+    """reset.Model(path, weights="auto"|"bf16"|"nvfp4-w4a16"|"nvfp4-w4a4", backend="auto"|"cpu"|"cuda")."""
+
+    def __init__(self, path, weights="auto", backend="auto", quantize_lm_head=False, threads=0):
+        options = ModelOptions()
+        lib.reset_model_options_init(ctypes.byref(options))
+        options.weights = _choice(WEIGHTS, weights, "weights")
+        options.backend = _choice(BACKENDS, backend, "backend")
+        options.quantize_lm_head = int(bool(quantize_lm_head))
+        options.threads = int(threads)
+        handle = ctypes.c_void_p()
+        check(lib.reset_model_load(str(path).encode(), ctypes.byref(options), ctypes.byref(handle)))
+        self._handle = handle
+
+    @property
+    def handle(self):
+        if not self._handle:
+            raise ValueError("the model is closed")
+        return self._handle
+
+    def info(self):
+        """The model summary as a dict (architecture, sizes, weight format, bytes, backend)."""
+        info = ModelInfo()
+        lib.reset_model_info_init(ctypes.byref(info))
+        check(lib.reset_model_get_info(self.handle, ctypes.byref(info)))
+        out = {name: getattr(info, name) for name, _ in ModelInfo._fields_ if name != "struct_size"}
+        out["architecture"] = info.architecture.decode()
+        out["eos_ids"] = list(info.eos_ids)[:info.n_eos]
+        out["weights"] = {v: k for k, v in WEIGHTS.items()}[info.weights]
+        out["backend"] = {v: k for k, v in BACKENDS.items()}[info.backend]
+        return out
+
+    def session(self, max_context=0, sequences=1):
+        return Session(self, max_context=max_context, sequences=sequences)
+
+    def close(self):
+        if getattr(self, "_handle", None):
+            lib.reset_model_free(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+
+class Session:
+    """A decoding session; see reset.h for the contract of every call."""
+
+    def __init__(self, model, max_context=0, sequences=1):
+        options = SessionOptions()
+        lib.reset_session_options_init(ctypes.byref(options))
+        options.max_context = int(max_context)
+        options.sequences = int(sequences)
+        handle = ctypes.c_void_p()
+        check(lib.reset_session_create(model.handle, ctypes.byref(options), ctypes.byref(handle)))
+        self._handle = handle
+        self._model = model  # keeps the Model object (and its handle) alive
+        self.sequences = int(sequences)
+        self.vocab_size = model.info()["vocab_size"]
+        self._steps = (Step * self.sequences)()
+
+    @property
+    def handle(self):
+        if not self._handle:
+            raise ValueError("the session is closed")
+        return self._handle
+
+    def set_policy(self, kind="greedy", temperature=0.6, top_p=1.0, top_k=0, min_p=0.0, seed=0, t_high=1.0,
+                   t_low=-1.0, tau0=-1.0, window=32, preset=None, reset_state=False):
+        params = PolicyParams()
+        lib.reset_policy_params_init(ctypes.byref(params))
+        params.kind = _choice(POLICIES, kind, "kind")
+        params.temperature = temperature
+        params.top_p = top_p
+        params.top_k = top_k
+        params.min_p = min_p
+        params.seed = seed
+        params.t_high = t_high
+        params.t_low = t_low
+        params.tau0 = tau0
+        params.window = window
+        params.preset = preset.encode() if preset else None
+        params.reset_state = int(bool(reset_state))
+        check(lib.reset_set_policy(self.handle, ctypes.byref(params)))
+
+    def prefill(self, ids):
+        ids = list(ids)
+        array = (ctypes.c_int32 * len(ids))(*ids)
+        check(lib.reset_prefill(self.handle, array, len(ids)))
+
+    def logits(self, sequence=None):
+        """Raw logits of the last position: one sequence's (1-D), or every sequence's (2-D) when the
+        session has several and `sequence` is None.  NumPy arrays when numpy is installed."""
+        wanted = [sequence] if sequence is not None or self.sequences == 1 else range(self.sequences)
+        rows = []
+        for s in wanted:
+            buffer = (ctypes.c_float * self.vocab_size)()
+            check(lib.reset_session_logits(self.handle, s if s is not None else 0, buffer, self.vocab_size))
+            rows.append(_np.frombuffer(buffer, dtype=_np.float32).copy() if _np else list(buffer))
+        if len(rows) == 1:
+            return rows[0]
+        return _np.stack(rows) if _np else rows
+
+    def length(self, sequence=0):
+        return lib.reset_session_length(self.handle, sequence)
+
+    def steps(self):
+        """One decode step for every sequence: a list of StepResult, one per sequence."""
+        lib.reset_step_init(self._steps, self.sequences)
+        check(lib.reset_decode_step(self.handle, self._steps, self.sequences, None))
+        return [StepResult(sequence=s.sequence, token=s.token, end=bool(s.end_of_generation), entropy=s.entropy,
+                           step_entropy=s.step_entropy, global_mean=s.global_mean, threshold=s.threshold,
+                           temperature=s.temperature, step_index=s.step_index, boundary=bool(s.boundary),
+                           uncertain=bool(s.uncertain),
+                           text=ctypes.string_at(s.text, s.text_len).decode("utf-8") if s.text_len else "")
+                for s in self._steps]
+
+    def step(self):
+        """One decode step: a StepResult for a one-sequence session, else a list of them."""
+        results = self.steps()
+        return results[0] if self.sequences == 1 else results
+
+    def generate(self, max_tokens):
+        """Yield StepResults of sequence 0 until it ends or max_tokens were produced."""
+        for _ in range(max_tokens):
+            result = self.steps()[0]
+            if result.token >= 0:
+                yield result
+            if result.end:
+                return
+
+    def cancel(self):
+        """Stop a running prefill/step from another thread (it raises ResetError RESET_ERR_CANCELLED)."""
+        check(lib.reset_session_cancel(self.handle))
+
+    def reset(self):
+        check(lib.reset_session_reset(self.handle))
+
+    def close(self):
+        if getattr(self, "_handle", None):
+            lib.reset_session_free(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()

@@ -1,0 +1,75 @@
+// nvfp4_gemv.h — y[M, N] = x[M, K] · Wᵀ for M = 1..8 tokens, W in NVFP4, on
+// the GPU (kernels/nvfp4_gemv.cu).  docs/gemv.md has the design and numbers.
+//
+// Arithmetic: each weight is decoded exactly to FP16 as e2m1(q) * s_block *
+// 2^-14 (exact: at most 6 significant bits, no underflow), multiplied with
+// FP16 activations on the tensor cores with FP32 accumulation over all of K,
+// then scaled by tensor_scale * 2^14 (and the per-token x_row_scale) in FP32.
+// Every product is exact; only the FP32 summation order differs from the
+// CPU reference (engine/nvfp4_linear.h).
+//   W4A16: x is FP16 (nvfp4_prepare_activations converts BF16/FP32 rows with
+//          a power-of-two row scale so no value overflows FP16).
+//   W4A4:  x is the output of nvfp4_prepare_activations in W4A4 mode: the
+//          dequantized activations e2m1(qx) * s_x (exact in FP16) plus the
+//          per-token tensor scale in x_row_scale, which is nvfp4.md's formula.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/nvfp4_gemv_layout.h"
+
+namespace reset {
+
+constexpr int kNvfp4GemvMaxTokens = 8;
+
+// A weight in device memory, repacked by nvfp4_gemv_repack.
+struct Nvfp4GemvWeight {
+    Nvfp4GemvLayout layout;
+    const void *codes = nullptr;   // layout.code_bytes(), 16-byte aligned
+    const void *scales = nullptr;  // layout.scale_bytes(), 8-byte aligned
+    float tensor_scale = 0.0f;     // weight_scale_2
+};
+
+enum class Nvfp4GemvOutput : int { kFloat32 = 0, kBFloat16 = 1 };
+
+struct Nvfp4GemvArgs {
+    int tokens = 0;                     // M, 1..8
+    const void *x = nullptr;            // FP16 [tokens][ldx], K used; 4-byte aligned, ldx even
+    int64_t ldx = 0;
+    const float *x_row_scale = nullptr;  // [tokens] multipliers, or nullptr for 1
+    const float *bias = nullptr;        // [layout.rows] in checkpoint row order, or nullptr
+    const void *residual = nullptr;     // output dtype [tokens][ld_residual], added last; may equal y
+    int64_t ld_residual = 0;
+    void *y = nullptr;                  // [tokens][ldy], layout.outputs() written per token
+    int64_t ldy = 0;
+    Nvfp4GemvOutput output = Nvfp4GemvOutput::kFloat32;
+    // Split-K: 0 picks from the shape and the GPU; a positive value forces it
+    // (clamped to what the shape allows).  Splits > 1 use the workspace.
+    int splits = 0;
+    void *workspace = nullptr;          // nvfp4_gemv_workspace_bytes(), zeroed once by the caller
+    size_t workspace_bytes = 0;
+};
+
+// Which decode the GPU of the current device runs (the layout to repack into).
+Nvfp4GemvDecode nvfp4_gemv_device_decode();
+
+// Workspace the launch needs for this weight at any M <= 8 with automatic or
+// up to max_splits forced splits.  The caller zeroes it once (cudaMemset);
+// every launch leaves its counters at zero again, so CUDA graph replays and
+// later launches reuse it.  One workspace must not serve two launches that
+// run at the same time.
+size_t nvfp4_gemv_workspace_bytes(const Nvfp4GemvLayout &layout, int max_splits = 64);
+
+// The split-K factor a launch with these arguments uses (for benchmarks).
+int nvfp4_gemv_splits(const Nvfp4GemvLayout &layout, int tokens, int requested);
+
+// Enqueue the product on `stream`.  Throws reset::Error with
+// RESET_ERR_UNSUPPORTED / RESET_ERR_INVALID_ARGUMENT for shapes or arguments
+// the kernel does not support (nothing is launched then), and
+// RESET_ERR_BACKEND when the launch fails.
+void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaStream_t stream);
+
+}  // namespace reset

@@ -1,0 +1,112 @@
+// nvfp4_gemv_layout.cpp — load-time repack of ModelOpt NVFP4 weights into the
+// GEMV kernel's layout (nvfp4_gemv_layout.h says what the layout is).
+#include "kernels/nvfp4_gemv_layout.h"
+
+#include "api/errors.h"
+#include "rules/nvfp4.h"
+
+namespace reset {
+
+Nvfp4GemvLayout nvfp4_gemv_layout(int64_t rows, int64_t cols, bool gate_up, Nvfp4GemvDecode decode) {
+    if (rows <= 0) fail(RESET_ERR_UNSUPPORTED, "nvfp4 gemv: rows must be positive, got ", rows);
+    if (cols <= 0 || cols % nvfp4::kBlock != 0)
+        fail(RESET_ERR_UNSUPPORTED, "nvfp4 gemv: K = ", cols,
+             " is not a positive multiple of 16 (pad K with zeros at load time or keep the layer BF16)");
+    if (gate_up && rows % 2 != 0)
+        fail(RESET_ERR_UNSUPPORTED, "nvfp4 gemv: a fused gate+up weight needs an even row count, got ", rows);
+    Nvfp4GemvLayout layout;
+    layout.rows = rows;
+    layout.cols = cols;
+    layout.gate_up = gate_up;
+    layout.decode = decode;
+    layout.row_tiles = gate_up ? (rows / 2 + 7) / 8 : (rows + 15) / 16;
+    layout.k_supers = (cols + 63) / 64;
+    return layout;
+}
+
+int64_t nvfp4_gemv_tile_row(const Nvfp4GemvLayout &layout, int64_t tile, int tile_row) {
+    if (layout.gate_up) {
+        const int64_t half = layout.rows / 2;
+        const int64_t i = 8 * tile + (tile_row & 7);
+        if (i >= half) return -1;
+        return tile_row < 8 ? i : half + i;
+    }
+    const int64_t row = 16 * tile + tile_row;
+    return row < layout.rows ? row : -1;
+}
+
+namespace {
+
+// Place the two 4-bit codes of A-fragment register j into its word.
+uint32_t place_pair(const Nvfp4GemvLayout &layout, int j, uint8_t lower, uint8_t upper) {
+    if (layout.decode == Nvfp4GemvDecode::kNativeE2M1)
+        return static_cast<uint32_t>(lower | (upper << 4)) << (8 * j);
+    uint32_t word = 0;
+    const uint8_t codes[2] = {lower, upper};
+    for (int e = 0; e < 2; ++e) {
+        word |= static_cast<uint32_t>(codes[e] & 7) << (kNvfp4MagnitudeBit[j] + 16 * e);
+        word |= static_cast<uint32_t>(codes[e] >> 3) << (kNvfp4SignBit[j] + 16 * e);
+    }
+    return word;
+}
+
+}  // namespace
+
+void nvfp4_gemv_repack(const Nvfp4GemvLayout &layout, const uint8_t *codes, const uint8_t *scales,
+                       uint8_t *out_codes, uint8_t *out_scales) {
+    require(codes, "nvfp4 gemv repack: codes");
+    require(scales, "nvfp4 gemv repack: scales");
+    require(out_codes, "nvfp4 gemv repack: out_codes");
+    require(out_scales, "nvfp4 gemv repack: out_scales");
+    const int64_t code_stride = layout.cols / 2;
+    const int64_t scale_stride = layout.cols / nvfp4::kBlock;
+    // Code of weight (tile row, k); 0 (exact zero) in the padding.
+    auto code_at = [&](int64_t row, int64_t k) -> uint8_t {
+        if (row < 0 || k >= layout.cols) return 0;
+        return nvfp4::packed_code(codes + row * code_stride, static_cast<int>(k));
+    };
+    for (int64_t tile = 0; tile < layout.row_tiles; ++tile) {
+        int64_t row_of[16];
+        for (int r = 0; r < 16; ++r) row_of[r] = nvfp4_gemv_tile_row(layout, tile, r);
+        for (int64_t s = 0; s < layout.k_supers; ++s) {
+            const int64_t run = tile * layout.k_supers + s;
+            uint8_t *code_run = out_codes + run * 512;
+            for (int lane = 0; lane < 32; ++lane) {
+                const int g = lane >> 2, t = lane & 3;
+                for (int b = 0; b < 4; ++b) {
+                    const int64_t k0 = 64 * s + 16 * b;
+                    uint32_t word = 0;
+                    for (int j = 0; j < 4; ++j) {
+                        const int64_t row = row_of[g + 8 * (j & 1)];
+                        const int64_t k = k0 + 2 * t + 8 * (j >> 1);
+                        word |= place_pair(layout, j, code_at(row, k), code_at(row, k + 1));
+                    }
+                    // Little-endian bytes, as the GPU reads the word.
+                    for (int byte = 0; byte < 4; ++byte)
+                        code_run[lane * 16 + b * 4 + byte] = static_cast<uint8_t>(word >> (8 * byte));
+                }
+            }
+            uint8_t *scale_run = out_scales + run * 64;
+            for (int g = 0; g < 8; ++g)
+                for (int b = 0; b < 4; ++b)
+                    for (int h = 0; h < 2; ++h) {
+                        const int64_t row = row_of[g + 8 * h];
+                        const int64_t block = 4 * s + b;
+                        uint8_t scale = nvfp4::kE4M3One;
+                        if (row >= 0 && block < scale_stride) {
+                            scale = scales[row * scale_stride + block];
+                            // The kernel decodes scales by shifting the 7 low
+                            // bits into an FP16; a sign bit or the NaN code
+                            // would be decoded wrongly, so refuse them here.
+                            if (scale >= 0x7f)
+                                fail(RESET_ERR_FORMAT, "nvfp4 gemv repack: block scale code ",
+                                     static_cast<int>(scale), " at row ", row, ", block ", block,
+                                     " is negative or NaN");
+                        }
+                        scale_run[8 * g + 2 * b + h] = scale;
+                    }
+        }
+    }
+}
+
+}  // namespace reset

@@ -1,0 +1,77 @@
+// nvfp4_gemv_layout.h — the weight layout the NVFP4 GEMV kernel reads, and the
+// load-time repack from the ModelOpt layout into it.  Pure C++ (no CUDA
+// headers), so the loader can call it.  docs/gemv.md explains the choice.
+//
+// Why a repack: the kernel multiplies on the tensor cores (mma.m16n8k16, FP16
+// inputs, FP32 accumulation), so each thread needs the 8 weights of its A
+// fragment.  The repack puts exactly those 8 codes into one 32-bit word, with
+// bits placed so that a shift and a mask turn them into FP16 pairs, and puts
+// 4 consecutive 16-element blocks of one 16-row tile into one 512-byte run, so
+// a warp reads each run with one coalesced 16-byte load per thread.
+//
+// The layout, with N_pad = 16 * row_tiles and K_pad = 64 * k_supers:
+//   codes:  [row_tiles][k_supers][32 lanes][4 words]  (512 bytes per tile x super)
+//   scales: [row_tiles][k_supers][8 groups][4 blocks][2]  (64 bytes per tile x super)
+// Lane l = 4*g + t of tile r, super s, word b (block 4s+b, k0 = 64s + 16b) holds
+// the codes of A-fragment registers
+//   a0 = (row g,   k0+2t, k0+2t+1)      a1 = (row g+8, k0+2t, k0+2t+1)
+//   a2 = (row g,   k0+2t+8, k0+2t+9)    a3 = (row g+8, k0+2t+8, k0+2t+9)
+// where "row" is the tile-local row (see tile_row_to_weight_row).  Integer
+// decode: register a_j, element e (0 = lower k, 1 = upper k) keeps its 3
+// magnitude bits at kMagnitudeBit[j] + 16e and its sign at kSignBit[j] + 16e.
+// Native decode (sm_100a/sm_120a cvt.rn.f16x2.e2m1x2): byte j of the word is
+// a_j as a ModelOpt byte (lower-k element in the low nibble).
+// The scales of tile r, super s: byte 8g + 2b + h is the E4M3 scale of row
+// g + 8h, block 4s+b.  Padding rows and padding k get code 0 and scale 1.0, so
+// they add exact zeros.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace reset {
+
+enum class Nvfp4GemvDecode : int {
+    kInteger = 0,     // shifts and masks into FP16: every GPU from sm_80 on
+    kNativeE2M1 = 1,  // cvt.rn.f16x2.e2m1x2: binaries built for sm_100a and sm_120a
+};
+
+struct Nvfp4GemvLayout {
+    int64_t rows = 0;       // N as stored in the checkpoint (gate+up fused: 2 * intermediate)
+    int64_t cols = 0;       // K, a multiple of 16
+    int64_t row_tiles = 0;  // 16-row tiles
+    int64_t k_supers = 0;   // 64-element runs along K
+    bool gate_up = false;   // rows [0, rows/2) are gate, [rows/2, rows) are up: tiles pair them
+    Nvfp4GemvDecode decode = Nvfp4GemvDecode::kInteger;
+
+    // Output features the GEMV produces: rows, or rows/2 with the SiLU(gate)*up epilogue.
+    int64_t outputs() const { return gate_up ? rows / 2 : rows; }
+    size_t code_bytes() const { return static_cast<size_t>(row_tiles * k_supers) * 512; }
+    size_t scale_bytes() const { return static_cast<size_t>(row_tiles * k_supers) * 64; }
+};
+
+// Bit positions of the integer decode (see the header comment).  a0 needs only
+// a mask, a1 one shift; a2 and a3 two shifts each: 11 integer operations per
+// 8 weights.  Four single-shift patterns cannot tile 32 bits (docs/gemv.md).
+constexpr int kNvfp4MagnitudeBit[4] = {9, 6, 0, 3};
+constexpr int kNvfp4SignBit[4] = {15, 12, 13, 14};
+
+// Describe the kernel layout of a rows x cols NVFP4 weight.  Throws
+// reset::Error (RESET_ERR_UNSUPPORTED) when cols is not a positive multiple
+// of 16, rows is not positive, or gate_up is set with an odd rows.
+Nvfp4GemvLayout nvfp4_gemv_layout(int64_t rows, int64_t cols, bool gate_up, Nvfp4GemvDecode decode);
+
+// The checkpoint row held by tile-local row `tile_row` (0..15) of tile `tile`,
+// or -1 for a padding row.  Plain tiles hold rows 16*tile + tile_row; gate_up
+// tiles hold gate rows 8*tile + (0..7) in tile rows 0..7 and the matching up
+// rows in tile rows 8..15, so one thread sees both halves of an output.
+int64_t nvfp4_gemv_tile_row(const Nvfp4GemvLayout &layout, int64_t tile, int tile_row);
+
+// Repack ModelOpt codes [rows][cols/2] and E4M3 scales [rows][cols/16] into
+// out_codes (layout.code_bytes()) and out_scales (layout.scale_bytes()), all
+// host memory.  Throws reset::Error (RESET_ERR_FORMAT) on a negative or NaN
+// block scale, which the kernel's scale decode does not accept.
+void nvfp4_gemv_repack(const Nvfp4GemvLayout &layout, const uint8_t *codes, const uint8_t *scales,
+                       uint8_t *out_codes, uint8_t *out_scales);
+
+}  // namespace reset

@@ -1,0 +1,132 @@
+// nvfp4_quantize_activations.cu — activation rows to the GEMV's FP16 input,
+// W4A4 (NVFP4 quantization, nvfp4.md) or W4A16 (overflow-safe FP16); the
+// header states the contract.  One CTA per token row: the dynamic tensor
+// scale needs the whole row's amax before any block can be quantized.  The
+// per-block rule is nvfp4::quantize_block itself, so the GPU and the CPU
+// reference produce the same codes bit for bit.
+#include "kernels/nvfp4_quantize_activations.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "kernels/cuda_common.cuh"
+#include "rules/nvfp4.h"
+
+namespace reset {
+namespace {
+
+constexpr int kThreads = 512;
+
+struct PrepareParams {
+    const void *x;
+    int64_t ldx;
+    int64_t cols;
+    int input_bf16;
+    int w4a4;
+    float input_scale;
+    __half *x16;
+    int64_t ld_x16;
+    float *row_scale;
+    uint8_t *codes;
+    uint8_t *scales;
+};
+
+__device__ __forceinline__ float load_x(const PrepareParams &p, const void *row, int64_t k) {
+    if (p.input_bf16) return __bfloat162float(static_cast<const __nv_bfloat16 *>(row)[k]);
+    return static_cast<const float *>(row)[k];
+}
+
+// The largest |x| of the row, on every thread of the CTA.
+__device__ float row_amax(const PrepareParams &p, const void *row) {
+    __shared__ float warp_max[kThreads / 32];
+    float m = 0.0f;
+    for (int64_t k = threadIdx.x; k < p.cols; k += kThreads) m = fmaxf(m, fabsf(load_x(p, row, k)));
+    for (int offset = 16; offset > 0; offset >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
+    if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x >> 5] = m;
+    __syncthreads();
+    m = 0.0f;
+    for (int w = 0; w < kThreads / 32; ++w) m = fmaxf(m, warp_max[w]);
+    return m;
+}
+
+__global__ void __launch_bounds__(kThreads) prepare_kernel(const __grid_constant__ PrepareParams p) {
+    const int token = blockIdx.x;
+    const void *row = p.input_bf16 ? static_cast<const void *>(static_cast<const __nv_bfloat16 *>(p.x) + token * p.ldx)
+                                   : static_cast<const void *>(static_cast<const float *>(p.x) + token * p.ldx);
+    __half *out = p.x16 + token * p.ld_x16;
+
+    if (!p.w4a4) {
+        // Power-of-two row scale: dividing by it is exact, and the GEMV's FP32
+        // epilogue multiplies it back.
+        const float amax = row_amax(p, row);
+        float scale = 1.0f;
+        if (amax > 32768.0f) {
+            int e = 0;
+            frexpf(amax / 32768.0f, &e);  // amax / 32768 = f * 2^e, f in [0.5, 1): 2^e covers it
+            scale = ldexpf(1.0f, e);
+        }
+        for (int64_t k = 2 * threadIdx.x; k < p.cols; k += 2 * kThreads)
+            *reinterpret_cast<__half2 *>(out + k) =
+                __floats2half2_rn(load_x(p, row, k) / scale, load_x(p, row, k + 1) / scale);
+        if (threadIdx.x == 0) p.row_scale[token] = scale;
+        return;
+    }
+
+    float tensor_scale = p.input_scale;
+    if (!(p.input_scale > 0.0f)) tensor_scale = nvfp4::tensor_scale_from_amax(row_amax(p, row));
+    const int64_t blocks = p.cols / nvfp4::kBlock;
+    for (int64_t b = threadIdx.x; b < blocks; b += kThreads) {
+        float v[nvfp4::kBlock];
+#pragma unroll
+        for (int i = 0; i < nvfp4::kBlock; ++i) v[i] = load_x(p, row, b * nvfp4::kBlock + i);
+        uint8_t q[nvfp4::kBlock];
+        const uint8_t scale_code = nvfp4::quantize_block(v, tensor_scale, q);
+        const float scale = nvfp4::e4m3_to_float(scale_code);
+        __half2 *dst = reinterpret_cast<__half2 *>(out + b * nvfp4::kBlock);
+#pragma unroll
+        for (int i = 0; i < nvfp4::kBlock; i += 2)
+            // e2m1 * E4M3 has at most 6 significant bits and lies in [2^-10, 2688]: exact in FP16.
+            dst[i / 2] = __floats2half2_rn(nvfp4::e2m1_to_float(q[i]) * scale, nvfp4::e2m1_to_float(q[i + 1]) * scale);
+        if (p.codes) {
+            uint8_t *packed = p.codes + token * (p.cols / 2) + b * (nvfp4::kBlock / 2);
+            for (int i = 0; i < nvfp4::kBlock; i += 2) packed[i / 2] = static_cast<uint8_t>(q[i] | (q[i + 1] << 4));
+        }
+        if (p.scales) p.scales[token * blocks + b] = scale_code;
+    }
+    if (threadIdx.x == 0) p.row_scale[token] = tensor_scale;
+}
+
+}  // namespace
+
+void nvfp4_prepare_activations(const Nvfp4PrepareArgs &args, cudaStream_t stream) {
+    if (args.tokens <= 0) fail(RESET_ERR_UNSUPPORTED, "nvfp4 prepare activations: ", args.tokens, " tokens");
+    if (args.cols <= 0 || args.cols % nvfp4::kBlock != 0)
+        fail(RESET_ERR_UNSUPPORTED, "nvfp4 prepare activations: K = ", args.cols, " is not a positive multiple of 16");
+    require(args.x, "nvfp4 prepare activations: x");
+    require(args.x16, "nvfp4 prepare activations: x16");
+    require(args.row_scale, "nvfp4 prepare activations: row_scale");
+    if (args.ldx < args.cols || args.ld_x16 < args.cols || args.ld_x16 % 2 ||
+        reinterpret_cast<uintptr_t>(args.x16) % 4)
+        fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 prepare activations: ldx and ld_x16 must be >= K, ld_x16 even and x16 "
+                                         "4-byte aligned");
+    if (args.mode != Nvfp4ActivationMode::kW4A4 && args.mode != Nvfp4ActivationMode::kW4A16)
+        fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 prepare activations: unknown mode");
+    if (args.input != Nvfp4ActivationInput::kFloat32 && args.input != Nvfp4ActivationInput::kBFloat16)
+        fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 prepare activations: unknown input type");
+    PrepareParams p{};
+    p.x = args.x;
+    p.ldx = args.ldx;
+    p.cols = args.cols;
+    p.input_bf16 = args.input == Nvfp4ActivationInput::kBFloat16;
+    p.w4a4 = args.mode == Nvfp4ActivationMode::kW4A4;
+    p.input_scale = args.input_scale;
+    p.x16 = static_cast<__half *>(args.x16);
+    p.ld_x16 = args.ld_x16;
+    p.row_scale = args.row_scale;
+    p.codes = args.codes;
+    p.scales = args.scales;
+    prepare_kernel<<<args.tokens, kThreads, 0, stream>>>(p);
+    RESET_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace reset

@@ -1,0 +1,106 @@
+// model_api.cpp — the C ABI of models: load, free, describe.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "api/errors.h"
+#include "api/handles.h"
+#include "engine/loaded_model.h"
+#include "reset.h"
+
+struct reset_model {
+    std::shared_ptr<reset::LoadedModel> model;
+};
+
+namespace reset {
+// For the other API files (sessions, tokenizers, policies).
+std::shared_ptr<LoadedModel> shared_model(const reset_model *handle) {
+    return checked_handle(handle, "model")->model;
+}
+}  // namespace reset
+
+using namespace reset;
+
+extern "C" {
+
+void reset_model_options_init(reset_model_options *options) {
+    if (!options) return;
+    std::memset(options, 0, sizeof *options);
+    options->struct_size = sizeof *options;
+    options->weights = RESET_WEIGHTS_AUTO;
+    options->backend = RESET_BACKEND_AUTO;
+    options->quantize_lm_head = 0;
+    options->device = 0;
+    options->threads = 0;
+}
+
+reset_status reset_model_load(const char *path, const reset_model_options *options, reset_model **out_model) {
+    if (out_model) *out_model = nullptr;
+    return api_call([&] {
+        require(path, "path");
+        require(out_model, "out_model");
+        const reset_model_options resolved = read_options(options, reset_model_options_init, "options");
+        auto handle = std::make_unique<reset_model>();
+        handle->model = load_model(path, resolved);
+        HandleRegistry<reset_model>::instance().add(handle.get());
+        *out_model = handle.release();
+    });
+}
+
+void reset_model_free(reset_model *model) {
+    if (!model) return;
+    // Sessions hold their own reference: the weights live until the last one goes.
+    if (HandleRegistry<reset_model>::instance().remove(model)) delete model;
+}
+
+void reset_model_info_init(reset_model_info *info) {
+    if (!info) return;
+    std::memset(info, 0, sizeof *info);
+    info->struct_size = sizeof *info;
+    info->bos_id = -1;
+}
+
+reset_status reset_model_get_info(const reset_model *model, reset_model_info *info) {
+    return api_call([&] {
+        const LoadedModel &m = *checked_handle(model, "model")->model;
+        require(info, "info");
+        const uint32_t size = info->struct_size;
+        if (size < sizeof(uint32_t) || size > sizeof(reset_model_info))
+            fail(RESET_ERR_INVALID_ARGUMENT, "info->struct_size is ", size, "; call reset_model_info_init first");
+        reset_model_info out;
+        reset_model_info_init(&out);
+        const ModelConfig &c = m.config;
+        std::snprintf(out.architecture, sizeof out.architecture, "%s", c.architecture.c_str());
+        out.n_layers = c.n_layers;
+        out.hidden_size = c.hidden_size;
+        out.intermediate_size = c.intermediate_size;
+        out.n_heads = c.n_heads;
+        out.n_kv_heads = c.n_kv_heads;
+        out.head_dim = c.head_dim;
+        out.vocab_size = c.vocab_size;
+        out.max_position_embeddings = c.max_position_embeddings;
+        out.tied_embeddings = c.tie_word_embeddings;
+        out.weights = m.weights_format;
+        out.backend = m.backend;
+        out.lm_head_nvfp4 = m.weights.lm_head.format == LinearFormat::NVFP4;
+        out.from_modelopt = m.weights.from_modelopt;
+        bool dynamic = false;
+        if (m.weights_format == RESET_WEIGHTS_NVFP4_W4A4)
+            for (const auto &layer : m.weights.layers)
+                for (const Linear *l : {&layer.q, &layer.k, &layer.v, &layer.o, &layer.gate, &layer.up, &layer.down})
+                    if (l->format == LinearFormat::NVFP4 && !(l->input_scale > 0.0f)) dynamic = true;
+        out.dynamic_input_scale = dynamic;
+        out.n_bf16_linears = m.weights.n_bf16_linears;
+        out.n_parameters = m.weights.n_parameters;
+        out.weight_bytes = m.weights.weight_bytes;
+        out.host_bytes = m.weights.owned_bytes;
+        out.device_bytes = 0;
+        out.n_eos = static_cast<int32_t>(std::min<size_t>(c.eos_ids.size(), 8));
+        for (int32_t i = 0; i < out.n_eos; ++i) out.eos_ids[i] = c.eos_ids[size_t(i)];
+        out.bos_id = c.bos_id;
+        std::memcpy(reinterpret_cast<char *>(info) + sizeof(uint32_t), reinterpret_cast<const char *>(&out) + sizeof(uint32_t),
+                    size - sizeof(uint32_t));
+    });
+}
+
+}  // extern "C"

@@ -1,0 +1,297 @@
+// policy_api.cpp — the C functions of the standalone ReSET policy, of policy
+// parameters, traces and calibration (reset.h, "The standalone ReSET policy").
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "api/errors.h"
+#include "api/handles.h"
+#include "reset.h"
+#include "sampling/calibration.h"
+#include "sampling/policy.h"
+#include "sampling/sampler.h"
+#include "sampling/trace.h"
+
+// The handle behind reset_policy: one sequence's sampler and its Philox stream.
+struct reset_policy {
+    reset::SequenceSampler sampler;
+    int32_t sequence = 0;
+    explicit reset_policy(reset::DelimiterSets sets) : sampler(std::move(sets)) {}
+};
+
+namespace reset {
+
+// Shared with the model-aware entry points (sampling/model_policy.cpp).
+DelimiterSets read_delimiters(const reset_policy_options &options) {
+    DelimiterSets sets;
+    auto copy = [](const int32_t *ids, size_t n, const char *what, std::vector<int32_t> &to) {
+        if (n > 0 && !ids) fail(RESET_ERR_INVALID_ARGUMENT, "options->", what, " is NULL but its count is ", n);
+        for (size_t i = 0; i < n; ++i) {
+            if (ids[i] < 0) fail(RESET_ERR_INVALID_ARGUMENT, "options->", what, "[", i, "] is ", ids[i], " (ids are >= 0)");
+            to.push_back(ids[i]);
+        }
+    };
+    copy(options.newline_ids, options.n_newline_ids, "newline_ids", sets.newline);
+    copy(options.double_newline_ids, options.n_double_newline_ids, "double_newline_ids", sets.double_newline);
+    return sets;
+}
+
+reset_policy_options read_policy_options(const reset_policy_options *given) {
+    reset_policy_options options = read_options(given, reset_policy_options_init, "options");
+    if (options.sequence < 0)
+        fail(RESET_ERR_INVALID_ARGUMENT, "options->sequence is ", options.sequence, " (must be >= 0)");
+    return options;
+}
+
+reset_policy_params read_policy_params(const reset_policy_params *given) {
+    require(given, "params");
+    return read_options(given, reset_policy_params_init, "params");
+}
+
+// Make and register a policy handle (the model-aware variant uses it too).
+reset_policy *new_policy_handle(const Policy &policy, DelimiterSets sets, int32_t sequence) {
+    auto handle = std::make_unique<reset_policy>(std::move(sets));
+    handle->sampler.set_policy(policy, true);
+    handle->sequence = sequence;
+    HandleRegistry<reset_policy>::instance().add(handle.get());
+    return handle.release();
+}
+
+namespace {
+
+int32_t checked_vocab(const float *logits, size_t n_vocab) {
+    require(logits, "logits");
+    if (n_vocab == 0 || n_vocab > static_cast<size_t>(INT32_MAX))
+        fail(RESET_ERR_INVALID_ARGUMENT, "n_vocab is ", n_vocab, " (must be in 1..INT32_MAX)");
+    return static_cast<int32_t>(n_vocab);
+}
+
+// Check an output struct the library writes only the first struct_size bytes of.
+void check_out_struct(uint32_t size, const char *what, const char *init) {
+    if (size < sizeof(uint32_t))
+        fail(RESET_ERR_INVALID_ARGUMENT, what, "->struct_size is ", size, " (call ", init, " first)");
+}
+
+void write_decision(const SamplerSignals &s, reset_decision *out) {
+    reset_decision d;
+    reset_decision_init(&d);
+    d.temperature = s.temperature;
+    d.entropy = s.entropy;
+    d.step_entropy = s.step_entropy;
+    d.global_mean = s.global_mean;
+    d.threshold = s.threshold;
+    d.step_index = s.step_index;
+    d.boundary = s.boundary ? 1 : 0;
+    d.uncertain = s.uncertain ? 1 : 0;
+    const uint32_t size = out->struct_size;
+    std::memcpy(out, &d, std::min<size_t>(size, sizeof d));
+    out->struct_size = size;
+}
+
+void copy_line(const std::string &line, char *buffer, size_t capacity, size_t *out_length) {
+    if (out_length) *out_length = line.size();
+    if (!buffer || capacity < line.size() + 1)
+        fail(RESET_ERR_BUFFER_TOO_SMALL, "the JSON line needs ", line.size() + 1, " bytes; the buffer has ",
+             buffer ? capacity : 0);
+    std::memcpy(buffer, line.data(), line.size());
+    buffer[line.size()] = '\0';
+}
+
+void write_table(const PercentileTable &table, uint64_t n, reset_calibration_result *out) {
+    reset_calibration_result r;
+    reset_calibration_result_init(&r);
+    r.tau0 = table.value;
+    std::memcpy(r.percentiles, table.percentiles, sizeof r.percentiles);
+    r.mean = table.mean;
+    r.n_tokens = n;
+    const uint32_t size = out->struct_size;
+    // n_prompts / n_finished are set by the caller of this helper when known.
+    std::memcpy(out, &r, std::min<size_t>(size, sizeof r));
+    out->struct_size = size;
+}
+
+}  // namespace
+}  // namespace reset
+
+using reset::api_call;
+using reset::fail;
+
+extern "C" {
+
+void reset_policy_params_init(reset_policy_params *params) {
+    if (!params) return;
+    std::memset(params, 0, sizeof *params);
+    params->struct_size = sizeof *params;
+    params->kind = RESET_POLICY_GREEDY;
+    params->temperature = 0.6f;
+    params->top_k = 0;
+    params->top_p = 1.0f;
+    params->min_p = 0.0f;
+    params->seed = 0;
+    params->t_high = 1.0f;
+    params->t_low = -1.0f;
+    params->tau0 = -1.0f;
+    params->window = 32;
+    params->preset = nullptr;
+    params->reset_state = 0;
+}
+
+void reset_policy_options_init(reset_policy_options *options) {
+    if (!options) return;
+    std::memset(options, 0, sizeof *options);
+    options->struct_size = sizeof *options;
+}
+
+void reset_decision_init(reset_decision *decision) {
+    if (!decision) return;
+    std::memset(decision, 0, sizeof *decision);
+    decision->struct_size = sizeof *decision;
+}
+
+reset_status reset_policy_create(const reset_policy_params *params, const reset_policy_options *options,
+                                 reset_policy **out_policy) {
+    if (out_policy) *out_policy = nullptr;
+    return api_call([&] {
+        reset::require(out_policy, "out_policy");
+        const reset_policy_params p = reset::read_policy_params(params);
+        const reset_policy_options o = reset::read_policy_options(options);
+        const reset::Policy policy = reset::validate_policy(p, nullptr);
+        *out_policy = reset::new_policy_handle(policy, reset::read_delimiters(o), o.sequence);
+    });
+}
+
+void reset_policy_free(reset_policy *policy) {
+    if (!policy) return;
+    // A pointer that is not live is left alone rather than freed twice.
+    if (reset::HandleRegistry<reset_policy>::instance().remove(policy)) delete policy;
+}
+
+reset_status reset_policy_set_params(reset_policy *policy, const reset_policy_params *params) {
+    return api_call([&] {
+        reset_policy *h = reset::checked_handle(policy, "policy");
+        const reset_policy_params p = reset::read_policy_params(params);
+        // A standalone policy has no model: presets must be named.
+        const reset::Policy validated = reset::validate_policy(p, nullptr);
+        h->sampler.set_policy(validated, validated.reset_state);
+    });
+}
+
+reset_status reset_policy_decide(reset_policy *policy, const float *logits, size_t n_vocab, reset_decision *out) {
+    return api_call([&] {
+        reset_policy *h = reset::checked_handle(policy, "policy");
+        reset::require(out, "out");
+        reset::check_out_struct(out->struct_size, "out", "reset_decision_init");
+        const int32_t vocab = reset::checked_vocab(logits, n_vocab);
+        reset::write_decision(h->sampler.decide(logits, vocab), out);
+    });
+}
+
+reset_status reset_policy_sample(reset_policy *policy, const float *logits, size_t n_vocab, int32_t *out_token,
+                                 reset_decision *out) {
+    return api_call([&] {
+        reset_policy *h = reset::checked_handle(policy, "policy");
+        reset::require(out_token, "out_token");
+        if (out) reset::check_out_struct(out->struct_size, "out", "reset_decision_init");
+        const int32_t vocab = reset::checked_vocab(logits, n_vocab);
+        reset::SamplerSignals signals;
+        *out_token = h->sampler.sample(logits, vocab, h->sequence, &signals);
+        if (out) reset::write_decision(signals, out);
+    });
+}
+
+reset_status reset_policy_accept(reset_policy *policy, int32_t token) {
+    return api_call([&] {
+        reset_policy *h = reset::checked_handle(policy, "policy");
+        if (token < 0) fail(RESET_ERR_OUT_OF_RANGE, "token ", token, " is negative");
+        h->sampler.accept(token);
+    });
+}
+
+reset_status reset_policy_reset(reset_policy *policy) {
+    return api_call([&] { reset::checked_handle(policy, "policy")->sampler.clear(); });
+}
+
+reset_status reset_step_to_json(const reset_step *step, char *buffer, size_t capacity, size_t *out_length) {
+    if (out_length) *out_length = 0;
+    return api_call([&] {
+        reset::require(step, "step");
+        reset::check_out_struct(step->struct_size, "step", "reset_step_init");
+        // Read only the fields an older caller's struct has.
+        reset_step s;
+        std::memset(&s, 0, sizeof s);
+        std::memcpy(&s, step, std::min<size_t>(step->struct_size, sizeof s));
+        reset::TraceRecord r;
+        r.sequence = s.sequence;
+        r.token = s.token;
+        r.entropy = s.entropy;
+        r.step_entropy = s.step_entropy;
+        r.global_mean = s.global_mean;
+        r.threshold = s.threshold;
+        r.temperature = s.temperature;
+        r.step_index = s.step_index;
+        r.boundary = s.boundary != 0;
+        r.uncertain = s.uncertain != 0;
+        r.has_end = true;
+        r.end = s.end_of_generation != 0;
+        r.text = s.text ? s.text : "";
+        r.text_len = s.text ? s.text_len : 0;
+        reset::copy_line(reset::trace_line(r), buffer, capacity, out_length);
+    });
+}
+
+reset_status reset_decision_to_json(const reset_decision *decision, int32_t sequence, int32_t token, char *buffer,
+                                    size_t capacity, size_t *out_length) {
+    if (out_length) *out_length = 0;
+    return api_call([&] {
+        reset::require(decision, "decision");
+        reset::check_out_struct(decision->struct_size, "decision", "reset_decision_init");
+        reset_decision d;
+        reset_decision_init(&d);
+        std::memcpy(&d, decision, std::min<size_t>(decision->struct_size, sizeof d));
+        reset::TraceRecord r;
+        r.sequence = sequence;
+        r.token = token;
+        r.entropy = d.entropy;
+        r.step_entropy = d.step_entropy;
+        r.global_mean = d.global_mean;
+        r.threshold = d.threshold;
+        r.temperature = d.temperature;
+        r.step_index = d.step_index;
+        r.boundary = d.boundary != 0;
+        r.uncertain = d.uncertain != 0;
+        reset::copy_line(reset::trace_line(r), buffer, capacity, out_length);
+    });
+}
+
+void reset_calibration_options_init(reset_calibration_options *options) {
+    if (!options) return;
+    std::memset(options, 0, sizeof *options);
+    options->struct_size = sizeof *options;
+    options->temperature = 0.6f;
+    options->top_p = 0.95f;
+    options->seed = 0;
+    options->max_new_tokens = 4096;
+    options->percentile = 80.0f;
+    options->processed_scores = 0;
+}
+
+void reset_calibration_result_init(reset_calibration_result *result) {
+    if (!result) return;
+    std::memset(result, 0, sizeof *result);
+    result->struct_size = sizeof *result;
+}
+
+reset_status reset_entropy_percentiles(const float *entropies, size_t n, float percentile,
+                                       reset_calibration_result *out) {
+    return api_call([&] {
+        reset::require(out, "out");
+        reset::check_out_struct(out->struct_size, "out", "reset_calibration_result_init");
+        if (n > 0) reset::require(entropies, "entropies");
+        std::vector<float> values(entropies, entropies + n);
+        reset::write_table(reset::percentile_table(values, percentile), n, out);
+    });
+}
+
+}  // extern "C"

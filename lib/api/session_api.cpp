@@ -1,0 +1,108 @@
+// session_api.cpp — the C ABI of sessions: create, prefill, decode, policies.
+#include <cstring>
+
+#include "api/errors.h"
+#include "api/handles.h"
+#include "engine/session.h"
+#include "reset.h"
+
+struct reset_session {
+    std::unique_ptr<reset::Session> session;
+};
+
+namespace reset {
+std::shared_ptr<LoadedModel> shared_model(const reset_model *handle);
+}  // namespace reset
+
+using namespace reset;
+
+namespace {
+Session &session_of(reset_session *handle) { return *checked_handle(handle, "session")->session; }
+const Session &session_of(const reset_session *handle) { return *checked_handle(handle, "session")->session; }
+}  // namespace
+
+extern "C" {
+
+void reset_session_options_init(reset_session_options *options) {
+    if (!options) return;
+    std::memset(options, 0, sizeof *options);
+    options->struct_size = sizeof *options;
+    options->max_context = 0;
+    options->sequences = 1;
+}
+
+reset_status reset_session_create(reset_model *model, const reset_session_options *options,
+                                  reset_session **out_session) {
+    if (out_session) *out_session = nullptr;
+    return api_call([&] {
+        std::shared_ptr<LoadedModel> loaded = shared_model(model);
+        require(out_session, "out_session");
+        const reset_session_options o = read_options(options, reset_session_options_init, "options");
+        if (o.sequences < 1 || o.sequences > kMaxSequences)
+            fail(RESET_ERR_INVALID_ARGUMENT, "options->sequences = ", o.sequences, " is outside 1..", kMaxSequences);
+        const int32_t model_max = loaded->config.max_position_embeddings;
+        if (o.max_context < 0 || o.max_context > model_max)
+            fail(RESET_ERR_INVALID_ARGUMENT, "options->max_context = ", o.max_context, " is outside 0..", model_max,
+                 " (the model's max_position_embeddings)");
+        const int32_t context = o.max_context ? o.max_context : std::min(model_max, kDefaultMaxContext);
+        auto handle = std::make_unique<reset_session>();
+        handle->session = std::make_unique<Session>(std::move(loaded), context, o.sequences);
+        HandleRegistry<reset_session>::instance().add(handle.get());
+        *out_session = handle.release();
+    });
+}
+
+void reset_session_free(reset_session *session) {
+    if (!session) return;
+    if (HandleRegistry<reset_session>::instance().remove(session)) delete session;
+}
+
+reset_status reset_session_reset(reset_session *session) {
+    return api_call([&] { session_of(session).reset(); });
+}
+
+reset_status reset_session_cancel(reset_session *session) {
+    // Only a registry lookup and an atomic store: safe from any thread.
+    return api_call([&] { session_of(session).request_cancel(); });
+}
+
+reset_status reset_prefill(reset_session *session, const int32_t *ids, size_t n_ids) {
+    return api_call([&] { session_of(session).prefill(ids, n_ids); });
+}
+
+reset_status reset_session_logits(const reset_session *session, int32_t sequence, float *out, size_t capacity) {
+    return api_call([&] { session_of(session).copy_logits(sequence, out, capacity); });
+}
+
+int32_t reset_session_length(const reset_session *session, int32_t sequence) {
+    int32_t length = -1;
+    const reset_status status = api_call([&] { length = session_of(session).length(sequence); });
+    return status == RESET_OK ? length : -1;
+}
+
+reset_status reset_set_policy(reset_session *session, const reset_policy_params *params) {
+    return api_call([&] {
+        Session &s = session_of(session);
+        require(params, "params");
+        s.set_policy(read_options(params, reset_policy_params_init, "params"));
+    });
+}
+
+void reset_step_init(reset_step *steps, size_t count) {
+    if (!steps) return;
+    for (size_t i = 0; i < count; ++i) {
+        std::memset(&steps[i], 0, sizeof steps[i]);
+        steps[i].struct_size = sizeof steps[i];
+        steps[i].token = -1;
+        steps[i].text = "";
+    }
+}
+
+reset_status reset_decode_step(reset_session *session, reset_step *steps, size_t capacity, int32_t *n_active) {
+    return api_call([&] {
+        const int32_t active = session_of(session).decode_step(steps, capacity);
+        if (n_active) *n_active = active;
+    });
+}
+
+}  // extern "C"

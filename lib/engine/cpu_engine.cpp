@@ -1,0 +1,206 @@
+// cpu_engine.cpp — the FP32 reference decoder (Qwen3, Qwen2, Llama).
+//
+// One token through one layer:
+//   h = RMSNorm(x);  q, k, v = Wq h (+b), Wk h (+b), Wv h (+b)
+//   qwen3: q, k = RMSNorm per head;  q, k = RoPE(q, k, position)
+//   attention over the cache (grouped-query);  x += Wo attn (+b)
+//   h = RMSNorm(x);  x += Wdown (silu(Wgate h) * Wup h)
+// and at the end logits = lm_head RMSNorm(x).
+#include "engine/cpu_engine.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <new>
+
+#include "api/errors.h"
+
+namespace reset {
+
+// ---------------------------------------------------------------------------
+// The KV cache
+// ---------------------------------------------------------------------------
+
+KvCache::KvCache(const ModelConfig &config, int32_t sequences, int32_t capacity)
+    : layers_(config.n_layers), sequences_(sequences), capacity_(capacity),
+      kv_dim_(config.n_kv_heads * config.head_dim) {
+    const uint64_t elements = uint64_t(layers_) * uint64_t(sequences_) * uint64_t(capacity_) * uint64_t(kv_dim_);
+    try {
+        keys_.assign(elements, 0.0f);
+        values_.assign(elements, 0.0f);
+    } catch (const std::bad_alloc &) {
+        fail(RESET_ERR_OUT_OF_MEMORY, "the KV cache needs ", 2 * elements * sizeof(float) / (1 << 20),
+             " MiB of host memory (", sequences, " sequences x ", capacity, " tokens); lower max_context or sequences");
+    }
+}
+
+size_t KvCache::offset(int32_t layer, int32_t sequence, int32_t position) const {
+    return ((size_t(layer) * sequences_ + size_t(sequence)) * capacity_ + size_t(position)) * kv_dim_;
+}
+
+float *KvCache::keys(int32_t layer, int32_t sequence, int32_t position) {
+    return keys_.data() + offset(layer, sequence, position);
+}
+
+float *KvCache::values(int32_t layer, int32_t sequence, int32_t position) {
+    return values_.data() + offset(layer, sequence, position);
+}
+
+void KvCache::copy_sequence(int32_t from, int32_t to, int32_t length) {
+    for (int32_t layer = 0; layer < layers_; ++layer) {
+        std::copy_n(keys(layer, from, 0), size_t(length) * kv_dim_, keys(layer, to, 0));
+        std::copy_n(values(layer, from, 0), size_t(length) * kv_dim_, values(layer, to, 0));
+    }
+}
+
+ForwardScratch::ForwardScratch(const ModelConfig &c)
+    : x(c.hidden_size), normed(c.hidden_size), q(size_t(c.n_heads) * c.head_dim),
+      k(size_t(c.n_kv_heads) * c.head_dim), v(size_t(c.n_kv_heads) * c.head_dim),
+      attention(size_t(c.n_heads) * c.head_dim), projected(c.hidden_size), gate(c.intermediate_size),
+      up(c.intermediate_size), padded(), scores() {}
+
+// ---------------------------------------------------------------------------
+// Building blocks
+// ---------------------------------------------------------------------------
+
+namespace {
+
+int thread_count(const LoadedModel &model) { return model.threads > 0 ? model.threads : omp_get_max_threads(); }
+
+// RMSNorm as Hugging Face computes it in FP32: x * rsqrt(mean(x^2) + eps) * w.
+void rms_norm(const float *x, const float *weight, int64_t n, double eps, float *out) {
+    float sum_squares = 0.0f;
+    for (int64_t i = 0; i < n; ++i) sum_squares += x[i] * x[i];
+    const float inverse = 1.0f / std::sqrt(sum_squares / static_cast<float>(n) + static_cast<float>(eps));
+    for (int64_t i = 0; i < n; ++i) out[i] = weight[i] * (x[i] * inverse);
+}
+
+// RoPE, "rotate half" layout: pairs (i, i + d/2) rotate by position * inv_freq[i].
+void apply_rope(float *head, int32_t head_dim, int32_t position, const std::vector<float> &inv_freq) {
+    const int32_t half = head_dim / 2;
+    for (int32_t i = 0; i < half; ++i) {
+        // The angle in double: FP32 position * frequency loses digits at long contexts.
+        const double angle = double(position) * double(inv_freq[size_t(i)]);
+        const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
+        const float a = head[i], b = head[i + half];
+        head[i] = a * c - b * s;
+        head[i + half] = b * c + a * s;
+    }
+}
+
+void bf16_matvec(const Bf16Matrix &m, const float *x, float *y, int threads) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int64_t r = 0; r < m.rows; ++r) {
+        const uint16_t *row = m.data + r * m.cols;
+        float acc = 0.0f;
+        for (int64_t c = 0; c < m.cols; ++c) acc += bf16_to_float(row[c]) * x[c];
+        y[r] = acc;
+    }
+}
+
+float silu(float x) { return x / (1.0f + std::exp(-x)); }
+
+}  // namespace
+
+void cpu_linear(const LoadedModel &model, const Linear &linear, const float *x, float *y, std::vector<float> &padded) {
+    if (linear.format == LinearFormat::BF16) {
+        bf16_matvec(linear.dense, x, y, thread_count(model));
+    } else {
+        const float *input = x;
+        if (linear.padded_in != linear.in_features) {
+            padded.assign(size_t(linear.padded_in), 0.0f);  // zero padding along K is exact
+            std::copy_n(x, linear.in_features, padded.begin());
+            input = padded.data();
+        }
+        const Nvfp4Weight view = linear.nvfp4_view();
+        if (model.weights_format == RESET_WEIGHTS_NVFP4_W4A4) nvfp4_matvec_w4a4(view, input, y);
+        else nvfp4_matvec_w4a16(view, input, y);
+    }
+    for (size_t i = 0; i < linear.bias.size(); ++i) y[i] += linear.bias[i];
+}
+
+// ---------------------------------------------------------------------------
+// The forward pass of one token
+// ---------------------------------------------------------------------------
+
+void cpu_forward(const LoadedModel &model, int32_t token, int32_t position, int32_t sequence, KvCache &cache,
+                 ForwardScratch &s, float *logits) {
+    const ModelConfig &c = model.config;
+    const ModelWeights &w = model.weights;
+    const int64_t hidden = c.hidden_size, head_dim = c.head_dim;
+    const int32_t group = c.n_heads / c.n_kv_heads;  // query heads per KV head
+    const float softmax_scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+
+    const uint16_t *embedding = w.embed.data + int64_t(token) * hidden;
+    for (int64_t i = 0; i < hidden; ++i) s.x[size_t(i)] = bf16_to_float(embedding[i]);
+
+    for (int32_t l = 0; l < c.n_layers; ++l) {
+        const LayerWeights &layer = w.layers[size_t(l)];
+
+        // Attention block.
+        rms_norm(s.x.data(), layer.input_norm.data(), hidden, c.rms_norm_eps, s.normed.data());
+        cpu_linear(model, layer.q, s.normed.data(), s.q.data(), s.padded);
+        cpu_linear(model, layer.k, s.normed.data(), s.k.data(), s.padded);
+        cpu_linear(model, layer.v, s.normed.data(), s.v.data(), s.padded);
+        for (int32_t h = 0; h < c.n_heads; ++h) {
+            float *qh = s.q.data() + h * head_dim;
+            if (c.qk_norm) rms_norm(qh, layer.q_norm.data(), head_dim, c.rms_norm_eps, qh);
+            apply_rope(qh, c.head_dim, position, model.rope_inv_freq);
+        }
+        for (int32_t h = 0; h < c.n_kv_heads; ++h) {
+            float *kh = s.k.data() + h * head_dim;
+            if (c.qk_norm) rms_norm(kh, layer.k_norm.data(), head_dim, c.rms_norm_eps, kh);
+            apply_rope(kh, c.head_dim, position, model.rope_inv_freq);
+        }
+        std::copy(s.k.begin(), s.k.end(), cache.keys(l, sequence, position));
+        std::copy(s.v.begin(), s.v.end(), cache.values(l, sequence, position));
+
+        const int32_t length = position + 1;
+        const int64_t kv_stride = int64_t(c.n_kv_heads) * head_dim;
+        const float *keys = cache.keys(l, sequence, 0);
+        const float *values = cache.values(l, sequence, 0);
+#pragma omp parallel for schedule(static) num_threads(thread_count(model))
+        for (int32_t h = 0; h < c.n_heads; ++h) {
+            const int32_t kv_head = h / group;
+            const float *qh = s.q.data() + h * head_dim;
+            std::vector<float> scores(size_t(length), 0.0f);
+            float max_score = -INFINITY;
+            for (int32_t t = 0; t < length; ++t) {
+                const float *kt = keys + t * kv_stride + kv_head * head_dim;
+                float dot = 0.0f;
+                for (int64_t d = 0; d < head_dim; ++d) dot += qh[d] * kt[d];
+                scores[size_t(t)] = dot * softmax_scale;
+                max_score = std::max(max_score, scores[size_t(t)]);
+            }
+            float denominator = 0.0f;
+            for (auto &score : scores) {
+                score = std::exp(score - max_score);
+                denominator += score;
+            }
+            float *out = s.attention.data() + h * head_dim;
+            std::fill_n(out, head_dim, 0.0f);
+            for (int32_t t = 0; t < length; ++t) {
+                const float p = scores[size_t(t)] / denominator;
+                const float *vt = values + t * kv_stride + kv_head * head_dim;
+                for (int64_t d = 0; d < head_dim; ++d) out[d] += p * vt[d];
+            }
+        }
+        cpu_linear(model, layer.o, s.attention.data(), s.projected.data(), s.padded);
+        for (int64_t i = 0; i < hidden; ++i) s.x[size_t(i)] += s.projected[size_t(i)];
+
+        // MLP block.
+        rms_norm(s.x.data(), layer.post_attention_norm.data(), hidden, c.rms_norm_eps, s.normed.data());
+        cpu_linear(model, layer.gate, s.normed.data(), s.gate.data(), s.padded);
+        cpu_linear(model, layer.up, s.normed.data(), s.up.data(), s.padded);
+        for (size_t i = 0; i < s.gate.size(); ++i) s.gate[i] = silu(s.gate[i]) * s.up[i];
+        cpu_linear(model, layer.down, s.gate.data(), s.projected.data(), s.padded);
+        for (int64_t i = 0; i < hidden; ++i) s.x[size_t(i)] += s.projected[size_t(i)];
+    }
+
+    if (!logits) return;
+    rms_norm(s.x.data(), w.final_norm.data(), hidden, c.rms_norm_eps, s.normed.data());
+    cpu_linear(model, w.lm_head, s.normed.data(), logits, s.padded);
+}
+
+}  // namespace reset

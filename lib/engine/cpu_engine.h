@@ -1,0 +1,44 @@
+// cpu_engine.h — the FP32 reference forward pass: one token of one sequence
+// through every layer, with a KV cache.  Clarity beats speed here (it is what
+// every GPU kernel is tested against); matrix-vector products use all cores.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/loaded_model.h"
+
+namespace reset {
+
+// K and V of every layer, sequence and position, in FP32.
+class KvCache {
+public:
+    KvCache(const ModelConfig &config, int32_t sequences, int32_t capacity);  // throws RESET_ERR_OUT_OF_MEMORY
+    float *keys(int32_t layer, int32_t sequence, int32_t position);
+    float *values(int32_t layer, int32_t sequence, int32_t position);
+    // Copy positions [0, length) of one sequence onto another (shared prefill).
+    void copy_sequence(int32_t from, int32_t to, int32_t length);
+    int32_t capacity() const { return capacity_; }
+    uint64_t bytes() const { return (keys_.size() + values_.size()) * sizeof(float); }
+
+private:
+    size_t offset(int32_t layer, int32_t sequence, int32_t position) const;
+    int32_t layers_, sequences_, capacity_, kv_dim_;
+    std::vector<float> keys_, values_;
+};
+
+// Scratch buffers of one forward pass, allocated once per session.
+struct ForwardScratch {
+    std::vector<float> x, normed, q, k, v, attention, projected, gate, up, padded, scores;
+    explicit ForwardScratch(const ModelConfig &config);
+};
+
+// Run `token` at `position` of `sequence`: writes its K/V into the cache and,
+// if logits is not null, the vocab_size logits of the next token.
+void cpu_forward(const LoadedModel &model, int32_t token, int32_t position, int32_t sequence, KvCache &cache,
+                 ForwardScratch &scratch, float *logits);
+
+// y = W x (+ bias) for one linear in the model's weight format.
+void cpu_linear(const LoadedModel &model, const Linear &linear, const float *x, float *y, std::vector<float> &padded);
+
+}  // namespace reset

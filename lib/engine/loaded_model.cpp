@@ -1,0 +1,73 @@
+// loaded_model.cpp — load a model directory into everything the engine needs.
+#include "engine/loaded_model.h"
+
+#include <cmath>
+
+#include "api/errors.h"
+#include "text/tokenizer.h"
+
+namespace reset {
+
+LoadedModel::~LoadedModel() { destroy_tokenizer_handle(tokenizer); }
+
+std::vector<float> rope_inverse_frequencies(const ModelConfig &config) {
+    const int32_t half = config.head_dim / 2;
+    std::vector<float> inv_freq(static_cast<size_t>(half));
+    for (int32_t i = 0; i < half; ++i) {
+        // As transformers: 1 / base^(2i/d), exponent and power in FP32.
+        const float exponent = static_cast<float>(2 * i) / static_cast<float>(config.head_dim);
+        inv_freq[size_t(i)] = 1.0f / std::pow(static_cast<float>(config.rope_theta), exponent);
+    }
+    const Llama3RopeScaling &s = config.rope_scaling;
+    if (!s.enabled) return inv_freq;
+    // Llama 3.1's recipe: long wavelengths are slowed by `factor`, short ones
+    // kept, and the band between them interpolated smoothly.
+    const double old_context = static_cast<double>(s.original_max_position_embeddings);
+    const double low_freq_wavelen = old_context / s.low_freq_factor;
+    const double high_freq_wavelen = old_context / s.high_freq_factor;
+    for (auto &f : inv_freq) {
+        const double wavelen = 2.0 * M_PI / f;
+        if (wavelen < high_freq_wavelen) continue;
+        if (wavelen > low_freq_wavelen) {
+            f = static_cast<float>(f / s.factor);
+            continue;
+        }
+        const double smooth = (old_context / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+        f = static_cast<float>((1.0 - smooth) * f / s.factor + smooth * f);
+    }
+    return inv_freq;
+}
+
+std::shared_ptr<LoadedModel> load_model(const std::string &directory, const reset_model_options &options) {
+    if (options.weights < RESET_WEIGHTS_AUTO || options.weights > RESET_WEIGHTS_NVFP4_W4A4)
+        fail(RESET_ERR_INVALID_ARGUMENT, "options->weights = ", options.weights, " is not a reset_weights value");
+    if (options.backend < RESET_BACKEND_AUTO || options.backend > RESET_BACKEND_CUDA)
+        fail(RESET_ERR_INVALID_ARGUMENT, "options->backend = ", options.backend, " is not a reset_backend value");
+    if (options.threads < 0) fail(RESET_ERR_INVALID_ARGUMENT, "options->threads = ", options.threads, " is negative");
+    if (options.backend == RESET_BACKEND_CUDA)
+        fail(RESET_ERR_BACKEND, "RESET_BACKEND_CUDA: this version of libreset decodes on the CPU backend only; "
+             "use RESET_BACKEND_AUTO or RESET_BACKEND_CPU");
+
+    auto model = std::make_shared<LoadedModel>();
+    model->directory = directory;
+    model->config = read_model_config(directory);
+    model->store = TensorStore::open_directory(directory);
+    LoadOptions load;
+    load.weights = options.weights;
+    load.quantize_lm_head = options.quantize_lm_head != 0;
+    model->weights = load_weights(model->config, model->store, directory, load);
+    model->weights_format = load.weights;
+    model->backend = RESET_BACKEND_CPU;
+    model->threads = options.threads;
+    model->rope_inv_freq = rope_inverse_frequencies(model->config);
+    if (Tokenizer::directory_has_tokenizer(directory)) {
+        std::unique_ptr<Tokenizer> tokenizer = Tokenizer::load(directory);
+        if (tokenizer->vocab_size() > model->config.vocab_size)
+            fail(RESET_ERR_FORMAT, "the tokenizer in '", directory, "' has ", tokenizer->vocab_size(),
+                 " tokens, more than the model's vocab_size ", model->config.vocab_size);
+        model->tokenizer = make_tokenizer_handle(std::move(tokenizer));
+    }
+    return model;
+}
+
+}  // namespace reset

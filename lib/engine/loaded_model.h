@@ -1,0 +1,40 @@
+// loaded_model.h — everything a loaded model owns, shared (by reference
+// count) between the reset_model handle and every session made from it, so a
+// session keeps its model alive even if the caller frees the handle first.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+#include "model/safetensors.h"
+#include "model/weights.h"
+#include "reset.h"
+
+struct reset_tokenizer;
+
+namespace reset {
+
+struct LoadedModel {
+    std::string directory;
+    ModelConfig config;
+    TensorStore store;             // the mapped checkpoint files (BF16 weights point into them)
+    ModelWeights weights;
+    reset_weights weights_format = RESET_WEIGHTS_BF16;  // resolved
+    reset_backend backend = RESET_BACKEND_CPU;          // resolved
+    int32_t threads = 0;           // CPU threads, 0 = all
+    std::vector<float> rope_inv_freq;  // head_dim / 2 entries, llama3 scaling applied
+    reset_tokenizer *tokenizer = nullptr;  // owned; null when the directory has none
+
+    ~LoadedModel();
+};
+
+// Load from a directory; throws reset::Error.
+std::shared_ptr<LoadedModel> load_model(const std::string &directory, const reset_model_options &options);
+
+// RoPE inverse frequencies as Hugging Face computes them (FP32), with the
+// llama3 frequency-dependent scaling when configured.
+std::vector<float> rope_inverse_frequencies(const ModelConfig &config);
+
+}  // namespace reset

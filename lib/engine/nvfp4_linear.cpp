@@ -1,0 +1,76 @@
+// nvfp4_linear.cpp — CPU reference NVFP4 matrix-vector products (see the header).
+#include "engine/nvfp4_linear.h"
+
+#include <cmath>
+#include <vector>
+
+#include "rules/nvfp4.h"
+
+namespace reset {
+
+using namespace nvfp4;
+
+void nvfp4_matvec_w4a16(const Nvfp4Weight &w, const float *x, float *y) {
+    const int64_t blocks = w.cols / kBlock;
+#pragma omp parallel for schedule(static)
+    for (int64_t n = 0; n < w.rows; ++n) {
+        const uint8_t *row_codes = w.codes + n * (w.cols / 2);
+        const uint8_t *row_scales = w.scales + n * blocks;
+        float acc = 0.0f;
+        for (int64_t b = 0; b < blocks; ++b) {
+            float block_sum = 0.0f;
+            for (int i = 0; i < kBlock; ++i) {
+                const int64_t k = b * kBlock + i;
+                block_sum += e2m1_to_float(packed_code(row_codes, static_cast<int>(k))) * x[k];
+            }
+            acc += e4m3_to_float(row_scales[b]) * block_sum;
+        }
+        y[n] = w.tensor_scale * acc;
+    }
+}
+
+float nvfp4_quantize_activations(const float *x, int64_t cols, float input_scale, uint8_t *codes,
+                                 uint8_t *scales) {
+    float tensor_scale = input_scale;
+    if (!(input_scale > 0.0f)) {
+        // Dynamic per-token scale (nvfp4.md: a checkpoint quantized on load has no input_scale).
+        float amax = 0.0f;
+        for (int64_t k = 0; k < cols; ++k) amax = std::fmax(amax, std::fabs(x[k]));
+        tensor_scale = tensor_scale_from_amax(amax);
+    }
+    for (int64_t b = 0; b < cols / kBlock; ++b)
+        scales[b] = quantize_block(x + b * kBlock, tensor_scale, codes + b * kBlock);
+    return tensor_scale;
+}
+
+void nvfp4_matvec_w4a4(const Nvfp4Weight &w, const float *x, float *y) {
+    const int64_t blocks = w.cols / kBlock;
+    std::vector<uint8_t> x_codes(static_cast<size_t>(w.cols));
+    std::vector<uint8_t> x_scale_codes(static_cast<size_t>(blocks));
+    const float x_tensor_scale =
+        nvfp4_quantize_activations(x, w.cols, w.input_scale, x_codes.data(), x_scale_codes.data());
+    std::vector<float> x_values(static_cast<size_t>(w.cols));
+    std::vector<float> x_scales(static_cast<size_t>(blocks));
+    for (int64_t k = 0; k < w.cols; ++k) x_values[k] = e2m1_to_float(x_codes[k]);
+    for (int64_t b = 0; b < blocks; ++b) x_scales[b] = e4m3_to_float(x_scale_codes[b]);
+
+#pragma omp parallel for schedule(static)
+    for (int64_t n = 0; n < w.rows; ++n) {
+        const uint8_t *row_codes = w.codes + n * (w.cols / 2);
+        const uint8_t *row_scales = w.scales + n * blocks;
+        float acc = 0.0f;
+        for (int64_t b = 0; b < blocks; ++b) {
+            // Products of two E2M1 values are multiples of 0.25 up to 36: this
+            // block sum is exact in FP32, as on a tensor core.
+            float block_sum = 0.0f;
+            for (int i = 0; i < kBlock; ++i) {
+                const int64_t k = b * kBlock + i;
+                block_sum += e2m1_to_float(packed_code(row_codes, static_cast<int>(k))) * x_values[k];
+            }
+            acc += (e4m3_to_float(row_scales[b]) * x_scales[b]) * block_sum;
+        }
+        y[n] = (w.tensor_scale * x_tensor_scale) * acc;
+    }
+}
+
+}  // namespace reset

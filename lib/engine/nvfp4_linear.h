@@ -1,0 +1,35 @@
+// nvfp4_linear.h — the CPU reference of an NVFP4 linear layer, y = W x.
+//
+// Clarity over speed: this is what every GPU kernel is tested against.  The
+// arithmetic follows nvfp4.md's two activation modes literally, in FP32.
+#pragma once
+
+#include <cstdint>
+
+namespace reset {
+
+// An NVFP4 weight in the ModelOpt layout (what the loader holds).
+struct Nvfp4Weight {
+    int64_t rows = 0;              // N, output features
+    int64_t cols = 0;              // K, input features (a multiple of 16; the loader pads)
+    const uint8_t *codes = nullptr;   // [rows][cols/2]: element 2j in the low nibble, 2j+1 in the high
+    const uint8_t *scales = nullptr;  // [rows][cols/16]: E4M3 block scales
+    float tensor_scale = 0.0f;        // weight_scale_2
+    float input_scale = 0.0f;         // W4A4: calibrated activation tensor scale; <= 0 means dynamic
+};
+
+// W4A16: y[n] = tensor_scale * sum_b scale_b * sum_{k in b} e2m1(q_nk) * x_k.
+// x has cols elements, y has rows.
+void nvfp4_matvec_w4a16(const Nvfp4Weight &w, const float *x, float *y);
+
+// W4A4: x is first quantized per 16-element block (tensor scale input_scale,
+// or amax(|x|)/(6*448) when input_scale <= 0), then
+// y[n] = tensor_scale * ts_x * sum_b (sW_b * sx_b) * sum_{k in b} e2m1(qW) * e2m1(qx).
+void nvfp4_matvec_w4a4(const Nvfp4Weight &w, const float *x, float *y);
+
+// The activation side of W4A4, exposed for tests and for the GPU quantizer's
+// reference: codes[cols] (unpacked), scales[cols/16], and the tensor scale used.
+float nvfp4_quantize_activations(const float *x, int64_t cols, float input_scale, uint8_t *codes,
+                                 uint8_t *scales);
+
+}  // namespace reset

@@ -1,0 +1,261 @@
+// session.cpp — prefill, the decode loop, and the rollback that makes every
+// failing call leave the session as it was.
+#include "engine/session.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "api/errors.h"
+#include "sampling/policy.h"
+
+namespace reset {
+
+namespace {
+
+DelimiterSets delimiters_of(const LoadedModel &model) {
+    DelimiterSets sets;
+    if (model.tokenizer) {
+        const Tokenizer &tokenizer = tokenizer_of(model.tokenizer);
+        sets.newline = tokenizer.newline_ids();
+        sets.double_newline = tokenizer.double_newline_ids();
+    }
+    return sets;
+}
+
+// The policy a session starts with: the checkpoint's own sampling defaults
+// (generation_config.json) when it samples, else greedy.
+reset_policy_params initial_policy(const ModelConfig &config) {
+    reset_policy_params params;
+    reset_policy_params_init(&params);
+    if (config.generation.do_sample) {
+        params.kind = RESET_POLICY_FIXED;
+        params.temperature = config.generation.temperature;
+        params.top_p = config.generation.top_p;
+        params.top_k = config.generation.top_k;
+    } else {
+        params.kind = RESET_POLICY_GREEDY;
+    }
+    return params;
+}
+
+}  // namespace
+
+Session::Session(std::shared_ptr<LoadedModel> model, int32_t max_context, int32_t sequences)
+    : model_(std::move(model)), max_context_(max_context), cache_(model_->config, sequences, max_context),
+      scratch_(model_->config) {
+    const DelimiterSets delimiters = delimiters_of(*model_);
+    const Policy policy = validate_policy(initial_policy(model_->config), &model_->config);
+    sequences_.resize(size_t(sequences));
+    for (auto &sequence : sequences_) {
+        sequence.logits.assign(size_t(model_->config.vocab_size), 0.0f);
+        sequence.sampler = SequenceSampler(delimiters);
+        sequence.sampler.set_policy(policy, true);
+        if (model_->tokenizer)
+            sequence.stream = std::make_unique<StreamDecoder>(tokenizer_of(model_->tokenizer), /*skip_special=*/true);
+    }
+}
+
+void Session::reset() {
+    for (auto &sequence : sequences_) {
+        sequence.length = 0;
+        sequence.ended = false;
+        sequence.sampler.clear();
+        if (sequence.stream) sequence.stream->reset();
+        sequence.text.clear();
+    }
+    has_logits_ = false;
+    lockstep_ = true;
+    cancel_requested_.store(false, std::memory_order_relaxed);
+}
+
+Session::Snapshot Session::snapshot() const {
+    Snapshot s;
+    for (const auto &sequence : sequences_) {
+        s.lengths.push_back(sequence.length);
+        s.ended.push_back(sequence.ended);
+        s.logits.push_back(sequence.logits);
+        s.samplers.push_back(sequence.sampler);
+        if (sequence.stream) s.streams.push_back(*sequence.stream);
+    }
+    s.lockstep = lockstep_;
+    s.has_logits = has_logits_;
+    return s;
+}
+
+void Session::restore(const Snapshot &saved) {
+    for (size_t i = 0; i < sequences_.size(); ++i) {
+        Sequence &sequence = sequences_[i];
+        sequence.length = saved.lengths[i];
+        sequence.ended = saved.ended[i];
+        sequence.logits = saved.logits[i];
+        sequence.sampler = saved.samplers[i];
+        if (sequence.stream) *sequence.stream = saved.streams[i];
+        sequence.text.clear();
+    }
+    lockstep_ = saved.lockstep;
+    has_logits_ = saved.has_logits;
+}
+
+void Session::throw_if_cancelled() {
+    if (cancel_requested_.exchange(false, std::memory_order_relaxed))
+        fail(RESET_ERR_CANCELLED, "cancelled by reset_session_cancel; the session is as it was before this call");
+}
+
+bool Session::is_eos(int32_t token) const {
+    const auto &eos = model_->config.eos_ids;
+    return std::find(eos.begin(), eos.end(), token) != eos.end();
+}
+
+void Session::prefill(const int32_t *ids, size_t n_ids) {
+    if (n_ids == 0) fail(RESET_ERR_INVALID_ARGUMENT, "n_ids is 0: nothing to prefill");
+    require(ids, "ids");
+    const int32_t vocab = model_->config.vocab_size;
+    for (size_t i = 0; i < n_ids; ++i)
+        if (ids[i] < 0 || ids[i] >= vocab)
+            fail(RESET_ERR_OUT_OF_RANGE, "token id ", ids[i], " at index ", i, " is outside the vocabulary [0, ", vocab, ")");
+    for (const auto &sequence : sequences_)
+        if (uint64_t(sequence.length) + n_ids > uint64_t(max_context_))
+            fail(RESET_ERR_CONTEXT_OVERFLOW, "prefill of ", n_ids, " tokens would grow a sequence from ", sequence.length,
+                 " to ", uint64_t(sequence.length) + n_ids, " tokens, past max_context ", max_context_);
+
+    const Snapshot saved = snapshot();
+    try {
+        // Sequences holding the same tokens are computed once (sequence 0) and copied.
+        const size_t computed = lockstep_ ? 1 : sequences_.size();
+        for (size_t s = 0; s < computed; ++s) {
+            Sequence &sequence = sequences_[s];
+            for (size_t i = 0; i < n_ids; ++i) {
+                throw_if_cancelled();
+                const bool last = i + 1 == n_ids;
+                cpu_forward(*model_, ids[i], sequence.length + int32_t(i), int32_t(s), cache_, scratch_,
+                            last ? sequence.logits.data() : nullptr);
+            }
+        }
+        for (size_t s = 0; s < sequences_.size(); ++s) {
+            Sequence &sequence = sequences_[s];
+            if (lockstep_ && s > 0) {
+                cache_.copy_sequence(0, int32_t(s), sequences_[0].length + int32_t(n_ids));
+                sequence.logits = sequences_[0].logits;
+            }
+            // Prompt tokens are not streamed, but the decoder must know them
+            // (sentencepiece treats the first piece of a text differently).
+            if (sequence.stream)
+                for (size_t i = 0; i < n_ids; ++i) sequence.stream->push(ids[i]);
+            sequence.text.clear();
+        }
+        for (auto &sequence : sequences_) {
+            sequence.length += int32_t(n_ids);
+            sequence.ended = false;  // a new turn: every sequence generates again
+        }
+        has_logits_ = true;
+    } catch (...) {
+        restore(saved);
+        throw;
+    }
+}
+
+void Session::copy_logits(int32_t sequence, float *out, size_t capacity) const {
+    if (sequence < 0 || sequence >= sequences())
+        fail(RESET_ERR_OUT_OF_RANGE, "sequence ", sequence, " is outside [0, ", sequences(), ")");
+    require(out, "out");
+    if (!has_logits_) fail(RESET_ERR_STATE, "no logits yet: call reset_prefill first");
+    const size_t vocab = size_t(model_->config.vocab_size);
+    if (capacity < vocab) fail(RESET_ERR_BUFFER_TOO_SMALL, "capacity ", capacity, " is less than the vocabulary size ", vocab);
+    std::copy_n(sequences_[size_t(sequence)].logits.data(), vocab, out);
+}
+
+int32_t Session::length(int32_t sequence) const {
+    if (sequence < 0 || sequence >= sequences()) return -1;
+    return sequences_[size_t(sequence)].length;
+}
+
+void Session::set_policy(const reset_policy_params &params) {
+    const Policy policy = validate_policy(params, &model_->config);
+    for (auto &sequence : sequences_) sequence.sampler.set_policy(policy, policy.reset_state);
+}
+
+int32_t Session::decode_step(reset_step *steps, size_t capacity) {
+    require(steps, "steps");
+    if (capacity < sequences_.size())
+        fail(RESET_ERR_BUFFER_TOO_SMALL, "steps holds ", capacity, " entries but the session has ", sequences_.size(),
+             " sequences");
+    const uint32_t stride = steps[0].struct_size;
+    if (stride < offsetof(reset_step, entropy))
+        fail(RESET_ERR_INVALID_ARGUMENT, "steps[0].struct_size is ", stride, "; call reset_step_init first");
+    if (!has_logits_) fail(RESET_ERR_STATE, "nothing to decode from: call reset_prefill first");
+    int32_t active = 0;
+    for (const auto &sequence : sequences_) {
+        if (sequence.ended) continue;
+        ++active;
+        if (sequence.length >= max_context_)
+            fail(RESET_ERR_CONTEXT_OVERFLOW, "a sequence holds ", sequence.length, " tokens, the session's max_context; "
+                 "reset the session or create one with a larger max_context");
+    }
+    if (active == 0) fail(RESET_ERR_STATE, "every sequence has ended; reset the session or prefill a new turn");
+
+    const Snapshot saved = snapshot();
+    std::vector<reset_step> results(sequences_.size());
+    const int32_t vocab = model_->config.vocab_size;
+    int32_t first_token = -1;
+    bool all_same = true;
+    try {
+        throw_if_cancelled();
+        for (size_t s = 0; s < sequences_.size(); ++s) {
+            Sequence &sequence = sequences_[s];
+            reset_step &r = results[s];
+            r.struct_size = sizeof(reset_step);
+            r.sequence = int32_t(s);
+            if (sequence.ended) {
+                r.token = -1;
+                r.end_of_generation = 1;
+                r.end_reason = RESET_END_FINISHED;
+                all_same = false;
+                continue;
+            }
+            SamplerSignals signals;
+            const int32_t token = sequence.sampler.sample(sequence.logits.data(), vocab, int32_t(s), &signals);
+            sequence.sampler.accept(token);
+            r.token = token;
+            r.entropy = signals.entropy;
+            r.step_entropy = signals.step_entropy;
+            r.global_mean = signals.global_mean;
+            r.threshold = signals.threshold;
+            r.temperature = signals.temperature;
+            r.step_index = signals.step_index;
+            r.boundary = signals.boundary;
+            r.uncertain = signals.uncertain;
+            sequence.text = sequence.stream ? sequence.stream->push(token) : std::string();
+            if (first_token < 0) first_token = token;
+            else if (token != first_token) all_same = false;
+            if (is_eos(token)) {
+                sequence.ended = true;
+                r.end_of_generation = 1;
+                r.end_reason = RESET_END_EOS;
+                if (sequence.stream) sequence.text += sequence.stream->finish();
+                all_same = false;
+                continue;
+            }
+            throw_if_cancelled();
+            cpu_forward(*model_, token, sequence.length, int32_t(s), cache_, scratch_, sequence.logits.data());
+            sequence.length += 1;
+        }
+        if (!all_same) lockstep_ = false;
+    } catch (...) {
+        restore(saved);
+        throw;
+    }
+
+    int32_t still_active = 0;
+    for (size_t s = 0; s < sequences_.size(); ++s) {
+        results[s].text = sequences_[s].text.c_str();
+        results[s].text_len = sequences_[s].text.size();
+        if (!sequences_[s].ended) ++still_active;
+        // Write only what the caller's (possibly older or newer) struct has room for.
+        auto *destination = reinterpret_cast<char *>(steps) + size_t(stride) * s;
+        std::memcpy(destination + sizeof(uint32_t), reinterpret_cast<const char *>(&results[s]) + sizeof(uint32_t),
+                    std::min<size_t>(stride, sizeof(reset_step)) - sizeof(uint32_t));
+    }
+    return still_active;
+}
+
+}  // namespace reset

@@ -1,0 +1,144 @@
+// sampler.cpp — one sequence's sampler: ReSET decision (rules/reset_rule.h)
+// and the draw (spec step 8).
+#include "sampling/sampler.h"
+
+#include <algorithm>
+
+#include "api/errors.h"
+#include "rules/philox.h"
+#include "sampling/entropy.h"
+
+namespace reset {
+
+SequenceSampler::SequenceSampler(DelimiterSets delimiters) : delimiters_(std::move(delimiters)) {
+    for (std::vector<int32_t> *set : {&delimiters_.newline, &delimiters_.double_newline}) {
+        std::sort(set->begin(), set->end());
+        set->erase(std::unique(set->begin(), set->end()), set->end());
+    }
+    rule::clear_state(state_);
+    saved_state_ = state_;
+    ring_.assign(static_cast<size_t>(policy_.window), 0.0f);
+}
+
+bool SequenceSampler::in_set(const std::vector<int32_t> &set, int32_t token) const {
+    return std::binary_search(set.begin(), set.end(), token);
+}
+
+void SequenceSampler::set_policy(const Policy &policy, bool reset_state) {
+    // A decision not yet accepted stays counted: the policy changes between
+    // tokens, and the token that decision was for is on its way.
+    pending_ = false;
+    if (reset_state) rule::clear_state(state_);
+    const int32_t new_w = policy.window;
+    if (static_cast<size_t>(new_w) != ring_.size()) {
+        // Keep the most recent min(|W|, new w) entropies, oldest first.
+        const int32_t old_w = static_cast<int32_t>(ring_.size());
+        const int32_t keep = std::min(state_.window_count, new_w);
+        std::vector<float> ring(static_cast<size_t>(new_w), 0.0f);
+        int32_t slot = state_.window_next - keep;
+        if (slot < 0) slot += old_w;
+        for (int32_t i = 0; i < keep; ++i) {
+            ring[static_cast<size_t>(i)] = ring_[static_cast<size_t>(slot)];
+            slot = (slot + 1 == old_w) ? 0 : slot + 1;
+        }
+        ring_.swap(ring);
+        state_.window_count = keep;
+        state_.window_next = keep == new_w ? 0 : keep;
+    }
+    policy_ = policy;
+}
+
+void SequenceSampler::undo_pending() {
+    if (!pending_) return;
+    // observe() wrote H_t into the slot saved_state_.window_next; put the old
+    // value back so the ring is exactly as before.
+    ring_[static_cast<size_t>(saved_state_.window_next)] = saved_slot_;
+    state_ = saved_state_;
+    pending_ = false;
+}
+
+SamplerSignals SequenceSampler::decide(const float *logits, int32_t vocab) {
+    float max_logit = 0.0f;
+    int32_t argmax = 0;
+    return decide_with_stats(logits, vocab, &max_logit, &argmax);
+}
+
+SamplerSignals SequenceSampler::decide_with_stats(const float *logits, int32_t vocab, float *max_logit,
+                                                  int32_t *argmax) {
+    // Spec step 2 first: it is the only part that can fail (bad logits), and
+    // it must fail before the state is touched.
+    const LogitStats stats = logit_stats(logits, vocab);
+    *max_logit = stats.max;
+    *argmax = stats.argmax;
+    undo_pending();
+    saved_state_ = state_;
+    saved_slot_ = ring_[static_cast<size_t>(state_.window_next)];
+    pending_ = true;
+
+    SamplerSignals signals;
+    signals.entropy = stats.entropy;
+    // Step 1: the boundary test on the tokens accepted before this one.
+    const bool in_nl_last = in_set(delimiters_.newline, last_token_);
+    const bool in_dnl_last = in_set(delimiters_.double_newline, last_token_);
+    const bool in_nl_prev = in_set(delimiters_.newline, prev_token_);
+    signals.boundary = rule::crosses_boundary(accepted_, in_dnl_last, in_nl_last, in_nl_prev);
+    if (signals.boundary) rule::begin_step(state_);
+    signals.step_index = state_.step_index;
+
+    // Steps 3-6.  They run for every kind, so the state stays current when
+    // the caller switches policy between tokens.
+    const int32_t w = static_cast<int32_t>(ring_.size());
+    const bool gate = policy_.kind == RESET_POLICY_RESET;
+    const rule::Decision d =
+        rule::decide(state_, ring_.data(), w, stats.entropy, gate, policy_.t_high, policy_.t_low, policy_.tau0);
+    signals.global_mean = static_cast<float>(d.global_mean);
+    float temperature = 0.0f;
+    switch (policy_.kind) {
+        case RESET_POLICY_GREEDY: temperature = 0.0f; break;
+        case RESET_POLICY_FIXED: temperature = policy_.temperature; break;
+        case RESET_POLICY_RESET:
+        case RESET_POLICY_ENTROPY:
+            temperature = d.temperature;
+            signals.step_entropy = static_cast<float>(d.step_entropy);
+            signals.threshold = static_cast<float>(d.threshold);
+            signals.uncertain = d.uncertain;
+            break;
+    }
+    // The temperature applied: greedy is reported as 0 (reset_step).
+    signals.temperature = rule::is_greedy(temperature) ? 0.0f : temperature;
+
+    // Step 7.
+    rule::observe(state_, ring_.data(), w, stats.entropy);
+    return signals;
+}
+
+int32_t SequenceSampler::sample(const float *logits, int32_t vocab, int32_t sequence, SamplerSignals *signals) {
+    if (sequence < 0) fail(RESET_ERR_OUT_OF_RANGE, "sequence index ", sequence, " is negative");
+    float max_logit = 0.0f;
+    int32_t argmax = 0;
+    const SamplerSignals s = decide_with_stats(logits, vocab, &max_logit, &argmax);
+    if (signals) *signals = s;
+    // Step 8.  Greedy ignores the truncation: the argmax survives every filter.
+    if (s.temperature == 0.0f) return argmax;
+    truncate(logits, vocab, max_logit, s.temperature, policy_.top_k, policy_.top_p, policy_.min_p, candidates_);
+    const double u = philox::uniform(policy_.seed, static_cast<uint32_t>(sequence), static_cast<uint64_t>(accepted_));
+    return draw(candidates_, u);
+}
+
+void SequenceSampler::accept(int32_t token) {
+    pending_ = false;
+    prev_token_ = last_token_;
+    last_token_ = token;
+    accepted_ += 1;
+}
+
+void SequenceSampler::clear() {
+    rule::clear_state(state_);
+    saved_state_ = state_;
+    pending_ = false;
+    accepted_ = 0;
+    last_token_ = -1;
+    prev_token_ = -1;
+}
+
+}  // namespace reset

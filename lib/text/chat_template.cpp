@@ -1,0 +1,260 @@
+// chat_template.cpp — see chat_template.h.  Each renderer follows its Jinja
+// template statement by statement; the comments quote the template where a
+// detail is easy to get wrong.  Python string methods used by the templates
+// (split, strip('\n'), Jinja's trim) are reproduced exactly.
+#include "text/chat_template.h"
+
+#include <cstring>
+
+#include "api/errors.h"
+#include "text/tokenizer.h"
+#include "text/utf8.h"
+
+namespace reset {
+
+namespace {
+
+// FNV-1a, to recognise template texts without storing them.
+uint64_t fnv1a(std::string_view text) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (char c : text) {
+        h ^= static_cast<uint8_t>(c);
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+struct KnownTemplate {
+    uint64_t hash;
+    ChatTemplateForm form;
+};
+
+// The verified templates (tests/text/templates/ holds each one and the
+// script that checks its hash and output against transformers).
+const KnownTemplate kKnown[] = {
+    // Qwen3 (Qwen3-0.6B ... Qwen3-235B, thinking-capable releases)
+    {0x0ull, {RESET_CHAT_TEMPLATE_QWEN3, false, false}},
+    // Meta-Llama-3-8B-Instruct, first release (always adds the assistant header)
+    {0x0ull, {RESET_CHAT_TEMPLATE_LLAMA3, true, false}},
+    // DeepSeek-R1-Distill-Qwen/Llama, first release
+    {0x0ull, {RESET_CHAT_TEMPLATE_DEEPSEEK_R1, false, false}},
+};
+
+// Python's str.rstrip/lstrip/strip with chars "\n".
+std::string_view strip_newlines_left(std::string_view s) {
+    size_t i = 0;
+    while (i < s.size() && s[i] == '\n') ++i;
+    return s.substr(i);
+}
+std::string_view strip_newlines_right(std::string_view s) {
+    size_t n = s.size();
+    while (n > 0 && s[n - 1] == '\n') --n;
+    return s.substr(0, n);
+}
+std::string_view strip_newlines(std::string_view s) { return strip_newlines_right(strip_newlines_left(s)); }
+
+// Jinja's `trim` filter: Python's str.strip() with no argument, which removes
+// Unicode whitespace (str.isspace), not only ASCII.
+std::string_view python_strip(std::string_view s) {
+    size_t begin = 0;
+    while (begin < s.size()) {
+        size_t next = begin;
+        if (!utf8::is_python_space(utf8::next(s, next))) break;
+        begin = next;
+    }
+    size_t end = s.size();
+    while (end > begin) {
+        size_t start = end - 1;
+        while (start > begin && (static_cast<uint8_t>(s[start]) & 0xC0) == 0x80) --start;
+        size_t pos = start;
+        if (!utf8::is_python_space(utf8::next(s, pos))) break;
+        end = start;
+    }
+    return s.substr(begin, end - begin);
+}
+
+// s.split(sep)[0] and s.split(sep)[-1].
+std::string_view before_first(std::string_view s, std::string_view sep) {
+    const size_t at = s.find(sep);
+    return at == std::string_view::npos ? s : s.substr(0, at);
+}
+std::string_view after_last(std::string_view s, std::string_view sep) {
+    const size_t at = s.rfind(sep);
+    return at == std::string_view::npos ? s : s.substr(at + sep.size());
+}
+bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool ends_with(std::string_view s, std::string_view p) {
+    return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+
+std::string &operator<<(std::string &out, std::string_view s) { return out.append(s.data(), s.size()); }
+
+// Qwen3's template without tools (a tools list is not part of this API).
+std::string render_qwen3(const std::vector<ChatMessage> &m, const ChatOptions &o) {
+    std::string out;
+    const size_t n = m.size();
+    if (n > 0 && m[0].role == "system") out << "<|im_start|>system\n" << m[0].content << "<|im_end|>\n";
+    // ns.last_query_index: the last user message that is not a wrapped tool
+    // response, scanning from the end; len-1 when there is none.
+    size_t last_query = n == 0 ? 0 : n - 1;
+    for (size_t back = 0; back < n; ++back) {
+        const size_t i = n - 1 - back;
+        if (m[i].role == "user" &&
+            !(starts_with(m[i].content, "<tool_response>") && ends_with(m[i].content, "</tool_response>"))) {
+            last_query = i;
+            break;
+        }
+    }
+    for (size_t i = 0; i < n; ++i) {
+        const ChatMessage &msg = m[i];
+        if (msg.role == "user" || (msg.role == "system" && i != 0)) {
+            out << "<|im_start|>" << msg.role << "\n" << msg.content << "<|im_end|>\n";
+        } else if (msg.role == "assistant") {
+            std::string_view content = msg.content, reasoning;
+            if (contains(msg.content, "</think>")) {
+                content = strip_newlines_left(after_last(msg.content, "</think>"));
+                reasoning = strip_newlines_left(after_last(strip_newlines_right(before_first(msg.content, "</think>")),
+                                                           "<think>"));
+            }
+            // History before the last user query loses its reasoning.
+            if (n > 0 && i > last_query && (i == n - 1 || !reasoning.empty())) {
+                out << "<|im_start|>" << msg.role << "\n<think>\n" << strip_newlines(reasoning) << "\n</think>\n\n"
+                    << strip_newlines_left(content);
+            } else {
+                out << "<|im_start|>" << msg.role << "\n" << content;
+            }
+            out << "<|im_end|>\n";
+        } else if (msg.role == "tool") {
+            if (i == 0 || m[i - 1].role != "tool") out << "<|im_start|>user";
+            out << "\n<tool_response>\n" << msg.content << "\n</tool_response>";
+            if (i == n - 1 || m[i + 1].role != "tool") out << "<|im_end|>\n";
+        }
+        // Other roles render nothing, as in the template.
+    }
+    if (o.add_generation_prompt) {
+        out << "<|im_start|>assistant\n";
+        if (!o.enable_thinking) out << "<think>\n\n</think>\n\n";
+    }
+    return out;
+}
+
+std::string render_llama3(const std::vector<ChatMessage> &m, const ChatOptions &o, std::string_view bos,
+                          bool always_prompt) {
+    std::string out;
+    for (size_t i = 0; i < m.size(); ++i) {
+        if (i == 0) out << bos;
+        // '...<|end_header_id|>\n\n'+ message['content'] | trim + '<|eot_id|>'
+        out << "<|start_header_id|>" << m[i].role << "<|end_header_id|>\n\n" << python_strip(m[i].content)
+            << "<|eot_id|>";
+    }
+    if (o.add_generation_prompt || always_prompt) out << "<|start_header_id|>assistant<|end_header_id|>\n\n";
+    return out;
+}
+
+std::string render_deepseek_r1(const std::vector<ChatMessage> &m, const ChatOptions &o, std::string_view bos,
+                               bool think_prompt) {
+    std::string out;
+    // ns.system_prompt: the last system message's content.
+    std::string_view system;
+    for (const ChatMessage &msg : m)
+        if (msg.role == "system") system = msg.content;
+    out << bos << system;
+    bool is_tool = false, is_output_first = true;
+    for (const ChatMessage &msg : m) {
+        if (msg.role == "user") {
+            is_tool = false;
+            out << "<｜User｜>" << msg.content;
+        } else if (msg.role == "assistant") {
+            if (is_tool) {
+                out << "<｜tool▁outputs▁end｜>" << msg.content << "<｜end▁of▁sentence｜>";
+                is_tool = false;
+            } else {
+                std::string_view content = msg.content;
+                if (contains(content, "</think>")) content = after_last(content, "</think>");
+                out << "<｜Assistant｜>" << content << "<｜end▁of▁sentence｜>";
+            }
+        } else if (msg.role == "tool") {
+            is_tool = true;
+            if (is_output_first) {
+                out << "<｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>" << msg.content << "<｜tool▁output▁end｜>";
+                is_output_first = false;
+            } else {
+                out << "\n<｜tool▁output▁begin｜>" << msg.content << "<｜tool▁output▁end｜>";
+            }
+        }
+    }
+    if (is_tool) out << "<｜tool▁outputs▁end｜>";
+    if (o.add_generation_prompt && !is_tool) out << (think_prompt ? "<｜Assistant｜><think>\n" : "<｜Assistant｜>");
+    return out;
+}
+
+// Plain completion: the contents in order, nothing added.
+std::string render_plain(const std::vector<ChatMessage> &m) {
+    std::string out;
+    for (const ChatMessage &msg : m) out << msg.content;
+    return out;
+}
+
+}  // namespace
+
+ChatTemplateForm recognise_chat_template(std::string_view template_text) {
+    const uint64_t h = fnv1a(template_text);
+    for (const KnownTemplate &k : kKnown)
+        if (k.hash == h) return k.form;
+    return {};
+}
+
+const char *chat_template_name(reset_chat_template family) {
+    switch (family) {
+    case RESET_CHAT_TEMPLATE_QWEN3: return "Qwen3";
+    case RESET_CHAT_TEMPLATE_DEEPSEEK_R1: return "DeepSeek-R1";
+    case RESET_CHAT_TEMPLATE_LLAMA3: return "Llama 3";
+    case RESET_CHAT_TEMPLATE_PLAIN: return "plain";
+    default: return "unknown";
+    }
+}
+
+std::string render_chat(std::string_view template_text, std::string_view bos_text,
+                        const std::vector<ChatMessage> &messages, const ChatOptions &options) {
+    for (const ChatMessage &msg : messages) {
+        if (msg.role.empty()) fail(RESET_ERR_INVALID_ARGUMENT, "a chat message has an empty role");
+        utf8::require_valid(msg.role, "a chat message's role");
+        utf8::require_valid(msg.content, "a chat message's content");
+    }
+    const ChatTemplateForm recognised = recognise_chat_template(template_text);
+    ChatTemplateForm form = recognised;
+    if (options.family != RESET_CHAT_TEMPLATE_AUTO) {
+        // An explicit family: keep the variant details only when the
+        // tokenizer's own template is of that family.
+        form = recognised.family == options.family ? recognised : ChatTemplateForm{options.family, false, false};
+    } else if (recognised.family == RESET_CHAT_TEMPLATE_AUTO) {
+        const char *hint = "";
+        if (contains(template_text, "<|im_start|>")) hint = " It resembles Qwen3's (ChatML).";
+        else if (contains(template_text, "<|start_header_id|>")) hint = " It resembles Llama 3's.";
+        else if (contains(template_text, "<｜Assistant｜>")) hint = " It resembles DeepSeek-R1's.";
+        if (template_text.empty())
+            fail(RESET_ERR_UNSUPPORTED,
+                 "the tokenizer has no chat_template; choose one explicitly (reset_chat_options.chat_template = "
+                 "RESET_CHAT_TEMPLATE_QWEN3, _DEEPSEEK_R1, _LLAMA3 or _PLAIN; Python: chat_template='qwen3', ...)");
+        fail(RESET_ERR_UNSUPPORTED, "the tokenizer's chat_template (", template_text.size(),
+             " bytes) is not one libreset has verified, so it is not rendered by guess.", hint,
+             " To render it as a known family, set reset_chat_options.chat_template to RESET_CHAT_TEMPLATE_QWEN3, "
+             "_DEEPSEEK_R1, _LLAMA3 or _PLAIN (Python: chat_template='qwen3', 'deepseek-r1', 'llama3' or 'plain')");
+    }
+    switch (form.family) {
+    case RESET_CHAT_TEMPLATE_QWEN3: return render_qwen3(messages, options);
+    case RESET_CHAT_TEMPLATE_LLAMA3: return render_llama3(messages, options, bos_text, form.always_generation_prompt);
+    case RESET_CHAT_TEMPLATE_DEEPSEEK_R1:
+        return render_deepseek_r1(messages, options, bos_text, form.think_in_generation_prompt);
+    case RESET_CHAT_TEMPLATE_PLAIN: return render_plain(messages);
+    default: fail(RESET_ERR_INVALID_ARGUMENT, "chat template ", static_cast<int>(form.family), " is not a known value");
+    }
+}
+
+std::string render_chat(const Tokenizer &tokenizer, const std::vector<ChatMessage> &messages,
+                        const ChatOptions &options) {
+    return render_chat(tokenizer.chat_template(), tokenizer.bos_text(), messages, options);
+}
+
+}  // namespace reset

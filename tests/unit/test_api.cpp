@@ -1,0 +1,334 @@
+// The C ABI end to end on tiny random models: load, info, sessions, decoding,
+// policies, and every misuse and bad input returning a precise status.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "reset.h"
+#include "test_support.h"
+
+using namespace test_support;
+
+namespace {
+
+struct ModelGuard {
+    reset_model *model = nullptr;
+    ~ModelGuard() { reset_model_free(model); }
+};
+struct SessionGuard {
+    reset_session *session = nullptr;
+    ~SessionGuard() { reset_session_free(session); }
+};
+
+reset_model *load(const std::string &dir, reset_weights weights = RESET_WEIGHTS_AUTO) {
+    reset_model_options options;
+    reset_model_options_init(&options);
+    options.weights = weights;
+    reset_model *model = nullptr;
+    const reset_status status = reset_model_load(dir.c_str(), &options, &model);
+    INFO(reset_last_error());
+    REQUIRE(status == RESET_OK);
+    return model;
+}
+
+reset_session *session_on(reset_model *model, int32_t sequences = 1, int32_t max_context = 0) {
+    reset_session_options options;
+    reset_session_options_init(&options);
+    options.sequences = sequences;
+    options.max_context = max_context;
+    reset_session *session = nullptr;
+    REQUIRE(reset_session_create(model, &options, &session) == RESET_OK);
+    return session;
+}
+
+std::string last_error() { return reset_last_error(); }
+
+}  // namespace
+
+TEST_CASE("versions: macros and the loaded library agree") {
+    CHECK(reset_version() == RESET_VERSION_NUMBER);
+    CHECK(std::string(reset_version_string()).rfind(RESET_VERSION_STRING, 0) == 0);
+    CHECK(std::string(reset_status_name(RESET_ERR_FORMAT)) == "RESET_ERR_FORMAT");
+}
+
+TEST_CASE("model info describes the loaded model") {
+    TinyShape shape;
+    shape.architecture = "qwen2";
+    ModelGuard m{load(write_tiny_model(shape, 1, "info"))};
+    reset_model_info info;
+    reset_model_info_init(&info);
+    REQUIRE(reset_model_get_info(m.model, &info) == RESET_OK);
+    CHECK(std::string(info.architecture) == "qwen2");
+    CHECK(info.n_layers == 2);
+    CHECK(info.vocab_size == 64);
+    CHECK(info.weights == RESET_WEIGHTS_BF16);
+    CHECK(info.backend == RESET_BACKEND_CPU);
+    CHECK(info.n_eos == 1);
+    CHECK(info.eos_ids[0] == 1);
+    // 2 layers x (q 64x32 + k 32x32 + v 32x32 + o 32x64 + 3 x 48x32 + biases 128 + norms 64) + embed/head/norm.
+    CHECK(info.n_parameters == uint64_t(2 * (2048 + 1024 + 1024 + 2048 + 3 * 1536 + 128 + 64) + 2 * 2048 + 32));
+    CHECK(info.weight_bytes > 0);
+}
+
+TEST_CASE("NVFP4 on load: model info reports the format and the dynamic activation scale") {
+    TinyShape shape;
+    ModelGuard m{load(write_tiny_model(shape, 2, "nvfp4"), RESET_WEIGHTS_NVFP4_W4A4)};
+    reset_model_info info;
+    reset_model_info_init(&info);
+    REQUIRE(reset_model_get_info(m.model, &info) == RESET_OK);
+    CHECK(info.weights == RESET_WEIGHTS_NVFP4_W4A4);
+    CHECK(info.dynamic_input_scale == 1);
+    CHECK(info.lm_head_nvfp4 == 0);
+    CHECK(info.n_bf16_linears == 1);  // the lm_head
+    CHECK(info.host_bytes > 0);
+}
+
+TEST_CASE("greedy decoding is deterministic and matches the argmax of the logits") {
+    TinyShape shape;
+    ModelGuard m{load(write_tiny_model(shape, 3, "greedy"))};
+    SessionGuard s{session_on(m.model)};
+    const int32_t prompt[] = {5, 9, 2, 40};
+    REQUIRE(reset_prefill(s.session, prompt, 4) == RESET_OK);
+    CHECK(reset_session_length(s.session, 0) == 4);
+    std::vector<int32_t> first;
+    for (int i = 0; i < 8; ++i) {
+        std::vector<float> logits(64);
+        REQUIRE(reset_session_logits(s.session, 0, logits.data(), logits.size()) == RESET_OK);
+        const int32_t argmax = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+        reset_step step;
+        reset_step_init(&step, 1);
+        int32_t active = -1;
+        REQUIRE(reset_decode_step(s.session, &step, 1, &active) == RESET_OK);
+        if (step.end_of_generation) break;
+        CHECK(step.token == argmax);
+        CHECK(step.temperature == 0.0f);
+        CHECK(step.entropy > 0.0f);
+        first.push_back(step.token);
+    }
+    REQUIRE(reset_session_reset(s.session) == RESET_OK);
+    CHECK(reset_session_length(s.session, 0) == 0);
+    REQUIRE(reset_prefill(s.session, prompt, 4) == RESET_OK);
+    for (int32_t expected : first) {
+        reset_step step;
+        reset_step_init(&step, 1);
+        REQUIRE(reset_decode_step(s.session, &step, 1, nullptr) == RESET_OK);
+        CHECK(step.token == expected);
+    }
+}
+
+TEST_CASE("parallel samples share one prefill and draw independently") {
+    TinyShape shape;
+    ModelGuard m{load(write_tiny_model(shape, 4, "parallel"))};
+    SessionGuard s{session_on(m.model, 4)};
+    const int32_t prompt[] = {3, 4, 5};
+    REQUIRE(reset_prefill(s.session, prompt, 3) == RESET_OK);
+    std::vector<float> a(64), b(64);
+    REQUIRE(reset_session_logits(s.session, 0, a.data(), 64) == RESET_OK);
+    REQUIRE(reset_session_logits(s.session, 3, b.data(), 64) == RESET_OK);
+    CHECK(a == b);
+    reset_policy_params p;
+    reset_policy_params_init(&p);
+    p.kind = RESET_POLICY_FIXED;
+    p.temperature = 5.0f;  // near-uniform: four sequences agreeing for 6 steps is ~impossible
+    p.seed = 11;
+    REQUIRE(reset_set_policy(s.session, &p) == RESET_OK);
+    std::vector<std::vector<int32_t>> tokens(4);
+    for (int i = 0; i < 6; ++i) {
+        reset_step steps[4];
+        reset_step_init(steps, 4);
+        if (reset_decode_step(s.session, steps, 4, nullptr) != RESET_OK) break;
+        for (int k = 0; k < 4; ++k) {
+            CHECK(steps[k].sequence == k);
+            tokens[size_t(k)].push_back(steps[k].token);
+        }
+    }
+    CHECK_FALSE((tokens[0] == tokens[1] && tokens[1] == tokens[2] && tokens[2] == tokens[3]));
+}
+
+TEST_CASE("NULL and freed handles are refused with precise statuses") {
+    TinyShape shape;
+    const std::string dir = write_tiny_model(shape, 5, "handles");
+    reset_model *model = load(dir);
+    reset_session *session = session_on(model);
+    reset_model_info info;
+    reset_model_info_init(&info);
+    CHECK(reset_model_get_info(nullptr, &info) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(last_error().find("model is NULL") != std::string::npos);
+    CHECK(reset_prefill(nullptr, nullptr, 0) == RESET_ERR_INVALID_ARGUMENT);
+    reset_session_free(session);
+    const int32_t prompt[] = {1};
+    CHECK(reset_prefill(session, prompt, 1) == RESET_ERR_INVALID_HANDLE);
+    CHECK(last_error().find("not a live handle") != std::string::npos);
+    CHECK(reset_session_cancel(session) == RESET_ERR_INVALID_HANDLE);
+    reset_session_free(session);  // a double free is harmless
+    reset_model_free(model);
+    CHECK(reset_model_get_info(model, &info) == RESET_ERR_INVALID_HANDLE);
+    reset_model_free(nullptr);
+    reset_session_free(nullptr);
+}
+
+TEST_CASE("a session keeps its model alive after the model handle is freed") {
+    TinyShape shape;
+    reset_model *model = load(write_tiny_model(shape, 6, "lifetime"));
+    SessionGuard s{session_on(model)};
+    reset_model_free(model);
+    const int32_t prompt[] = {1, 2};
+    CHECK(reset_prefill(s.session, prompt, 2) == RESET_OK);
+    reset_step step;
+    reset_step_init(&step, 1);
+    CHECK(reset_decode_step(s.session, &step, 1, nullptr) == RESET_OK);
+}
+
+TEST_CASE("out-of-range ids, context overflow and misuse leave the session unchanged") {
+    TinyShape shape;
+    ModelGuard m{load(write_tiny_model(shape, 7, "errors"))};
+    SessionGuard s{session_on(m.model, 1, 6)};
+    reset_step step;
+    reset_step_init(&step, 1);
+    CHECK(reset_decode_step(s.session, &step, 1, nullptr) == RESET_ERR_STATE);
+    std::vector<float> logits(64);
+    CHECK(reset_session_logits(s.session, 0, logits.data(), 64) == RESET_ERR_STATE);
+
+    const int32_t bad[] = {1, 64};
+    CHECK(reset_prefill(s.session, bad, 2) == RESET_ERR_OUT_OF_RANGE);
+    CHECK(last_error().find("64") != std::string::npos);
+    const int32_t negative[] = {-1};
+    CHECK(reset_prefill(s.session, negative, 1) == RESET_ERR_OUT_OF_RANGE);
+    CHECK(reset_session_length(s.session, 0) == 0);
+
+    const int32_t prompt[] = {2, 3, 4, 5};
+    REQUIRE(reset_prefill(s.session, prompt, 4) == RESET_OK);
+    std::vector<float> before(64), after(64);
+    REQUIRE(reset_session_logits(s.session, 0, before.data(), 64) == RESET_OK);
+    CHECK(reset_prefill(s.session, prompt, 3) == RESET_ERR_CONTEXT_OVERFLOW);
+    CHECK(reset_session_length(s.session, 0) == 4);
+    REQUIRE(reset_session_logits(s.session, 0, after.data(), 64) == RESET_OK);
+    CHECK(before == after);
+    CHECK(reset_session_logits(s.session, 0, after.data(), 10) == RESET_ERR_BUFFER_TOO_SMALL);
+    CHECK(reset_session_logits(s.session, 1, after.data(), 64) == RESET_ERR_OUT_OF_RANGE);
+
+    // Decode until the context is full, then the overflow is an error, not a crash.
+    reset_status status = RESET_OK;
+    for (int i = 0; i < 10 && status == RESET_OK; ++i) {
+        reset_step_init(&step, 1);
+        status = reset_decode_step(s.session, &step, 1, nullptr);
+        if (status == RESET_OK && step.end_of_generation) break;
+    }
+    if (reset_session_length(s.session, 0) == 6) CHECK(status == RESET_ERR_CONTEXT_OVERFLOW);
+    CHECK(reset_decode_step(s.session, &step, 0, nullptr) == RESET_ERR_BUFFER_TOO_SMALL);
+}
+
+TEST_CASE("bad options and struct sizes are invalid arguments naming the field") {
+    TinyShape shape;
+    ModelGuard m{load(write_tiny_model(shape, 8, "options"))};
+    reset_session_options options;
+    reset_session_options_init(&options);
+    options.sequences = 9;
+    reset_session *session = nullptr;
+    CHECK(reset_session_create(m.model, &options, &session) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(last_error().find("sequences") != std::string::npos);
+    CHECK(session == nullptr);
+    reset_session_options_init(&options);
+    options.max_context = 100000;
+    CHECK(reset_session_create(m.model, &options, &session) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(last_error().find("max_context") != std::string::npos);
+    options.struct_size = 3;
+    CHECK(reset_session_create(m.model, &options, &session) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(last_error().find("struct_size") != std::string::npos);
+
+    reset_model_options model_options;
+    reset_model_options_init(&model_options);
+    model_options.weights = static_cast<reset_weights>(42);
+    reset_model *model = nullptr;
+    CHECK(reset_model_load("/nonexistent", &model_options, &model) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(reset_model_load(nullptr, nullptr, &model) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(reset_model_load("/nonexistent", nullptr, nullptr) == RESET_ERR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("loading broken model directories gives the right status, never a crash") {
+    reset_model *model = nullptr;
+    CHECK(reset_model_load("/nonexistent/model", nullptr, &model) == RESET_ERR_IO);
+    CHECK(model == nullptr);
+
+    TinyShape shape;
+    SUBCASE("unsupported architecture") {
+        const std::string dir = write_tiny_model(shape, 9, "arch");
+        write_file(dir + "/config.json", "{\"model_type\":\"gpt2\",\"vocab_size\":5}");
+        CHECK(reset_model_load(dir.c_str(), nullptr, &model) == RESET_ERR_UNSUPPORTED);
+        CHECK(last_error().find("gpt2") != std::string::npos);
+    }
+    SUBCASE("invalid JSON") {
+        const std::string dir = write_tiny_model(shape, 9, "json");
+        write_file(dir + "/config.json", "{\"model_type\": ");
+        CHECK(reset_model_load(dir.c_str(), nullptr, &model) == RESET_ERR_FORMAT);
+    }
+    SUBCASE("missing tensor") {
+        auto tensors = tiny_tensors(shape, 9);
+        tensors.erase(tensors.begin() + 3);  // a q_proj
+        const std::string dir = write_tiny_model(shape, 9, "missing");
+        write_file(dir + "/model.safetensors", safetensors_bytes(tensors));
+        CHECK(reset_model_load(dir.c_str(), nullptr, &model) == RESET_ERR_SHAPE);
+        CHECK(last_error().find("is missing") != std::string::npos);
+    }
+    SUBCASE("wrong shape") {
+        TinyShape other = shape;
+        other.intermediate = 40;
+        const std::string dir = write_tiny_model(shape, 9, "shape");
+        write_file(dir + "/model.safetensors", safetensors_bytes(tiny_tensors(other, 9)));
+        CHECK(reset_model_load(dir.c_str(), nullptr, &model) == RESET_ERR_SHAPE);
+        CHECK(last_error().find("config.json implies") != std::string::npos);
+    }
+    SUBCASE("truncated safetensors") {
+        const std::string dir = write_tiny_model(shape, 9, "trunc");
+        write_file(dir + "/model.safetensors", safetensors_bytes(tiny_tensors(shape, 9)).substr(0, 4000));
+        CHECK(reset_model_load(dir.c_str(), nullptr, &model) == RESET_ERR_FORMAT);
+    }
+    SUBCASE("quantized weights without a quantization config") {
+        auto tensors = tiny_tensors(shape, 9);
+        tensors[3].dtype = "U8";
+        tensors[3].shape = {int64_t(tensors[3].bytes.size())};
+        const std::string dir = write_tiny_model(shape, 9, "u8");
+        write_file(dir + "/model.safetensors", safetensors_bytes(tensors));
+        CHECK(reset_model_load(dir.c_str(), nullptr, &model) != RESET_OK);
+    }
+    SUBCASE("a ModelOpt export of another algorithm") {
+        const std::string dir = write_tiny_model(shape, 9, "fp8");
+        write_file(dir + "/hf_quant_config.json", "{\"quantization\":{\"quant_algo\":\"FP8\"}}");
+        CHECK(reset_model_load(dir.c_str(), nullptr, &model) == RESET_ERR_UNSUPPORTED);
+        CHECK(last_error().find("FP8") != std::string::npos);
+    }
+    CHECK(model == nullptr);
+}
+
+TEST_CASE("cancel from another thread stops a prefill and keeps the session as it was") {
+    TinyShape shape;
+    shape.hidden = 256;
+    shape.intermediate = 1024;
+    shape.layers = 4;
+    shape.max_position = 4096;
+    ModelGuard m{load(write_tiny_model(shape, 10, "cancel"))};
+    SessionGuard s{session_on(m.model, 1, 4096)};
+    std::vector<int32_t> prompt(3000);
+    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = int32_t(i % 60) + 2;
+    std::atomic<bool> started{false};
+    std::thread canceller([&] {
+        while (!started.load()) std::this_thread::yield();
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        reset_session_cancel(s.session);
+    });
+    started = true;
+    const reset_status status = reset_prefill(s.session, prompt.data(), prompt.size());
+    canceller.join();
+    CHECK(status == RESET_ERR_CANCELLED);
+    CHECK(reset_session_length(s.session, 0) == 0);
+    // The cancel was consumed: the next call runs.
+    const int32_t small[] = {2, 3};
+    CHECK(reset_prefill(s.session, small, 2) == RESET_OK);
+}

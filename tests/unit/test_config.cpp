@@ -1,0 +1,88 @@
+// config.json / generation_config.json: every family, both RoPE spellings,
+// and the errors for what is not supported.
+#include <doctest/doctest.h>
+
+#include "api/errors.h"
+#include "engine/loaded_model.h"
+#include "model/config.h"
+
+using namespace reset;
+
+namespace {
+reset_status parse_status(const std::string &json, std::string *message = nullptr) {
+    try {
+        parse_model_config(json, "", "config.json");
+    } catch (const Error &e) {
+        if (message) *message = e.what();
+        return e.status();
+    }
+    return RESET_OK;
+}
+const std::string kBase =
+    "\"vocab_size\":100,\"hidden_size\":64,\"num_hidden_layers\":2,\"num_attention_heads\":4,"
+    "\"intermediate_size\":128";
+}  // namespace
+
+TEST_CASE("qwen3: explicit head_dim, q/k norms, no biases") {
+    const ModelConfig c = parse_model_config(
+        "{\"model_type\":\"qwen3\"," + kBase + ",\"num_key_value_heads\":2,\"head_dim\":24,\"tie_word_embeddings\":true}",
+        "{\"eos_token_id\":[5,7],\"do_sample\":true,\"temperature\":0.6,\"top_p\":0.95,\"top_k\":20}", "config.json");
+    CHECK(c.head_dim == 24);
+    CHECK(c.qk_norm);
+    CHECK_FALSE(c.attention_bias);
+    CHECK(c.tie_word_embeddings);
+    CHECK(c.eos_ids == std::vector<int32_t>{5, 7});
+    CHECK(c.generation.do_sample);
+    CHECK(c.generation.top_k == 20);
+    CHECK(c.generation.temperature == doctest::Approx(0.6));
+}
+
+TEST_CASE("qwen2: q/k/v biases, head_dim from hidden/heads") {
+    const ModelConfig c = parse_model_config("{\"model_type\":\"qwen2\"," + kBase + "}", "", "config.json");
+    CHECK(c.head_dim == 16);
+    CHECK(c.attention_bias);
+    CHECK_FALSE(c.output_bias);
+    CHECK(c.n_kv_heads == 4);
+}
+
+TEST_CASE("llama3 rope scaling, in the classic and in the transformers 5 spelling") {
+    const std::string scaling =
+        "{\"rope_type\":\"llama3\",\"factor\":8.0,\"low_freq_factor\":1.0,\"high_freq_factor\":4.0,"
+        "\"original_max_position_embeddings\":64";
+    const ModelConfig classic = parse_model_config(
+        "{\"model_type\":\"llama\"," + kBase + ",\"rope_theta\":500000,\"rope_scaling\":" + scaling + "}}", "", "c");
+    const ModelConfig v5 = parse_model_config(
+        "{\"model_type\":\"llama\"," + kBase + ",\"rope_parameters\":" + scaling + ",\"rope_theta\":500000}}", "", "c");
+    for (const ModelConfig *c : {&classic, &v5}) {
+        CHECK(c->rope_scaling.enabled);
+        CHECK(c->rope_theta == 500000.0);
+        CHECK(c->rope_scaling.original_max_position_embeddings == 64);
+    }
+    // Scaling slows the low frequencies by `factor` and keeps the high ones.
+    const auto plain = rope_inverse_frequencies(parse_model_config(
+        "{\"model_type\":\"llama\"," + kBase + ",\"rope_theta\":500000}", "", "c"));
+    const auto scaled = rope_inverse_frequencies(classic);
+    CHECK(scaled.front() == plain.front());
+    CHECK(scaled.back() == doctest::Approx(plain.back() / 8.0));
+}
+
+TEST_CASE("unsupported architectures and features are named in the error") {
+    std::string message;
+    CHECK(parse_status("{\"model_type\":\"mistral\"," + kBase + "}", &message) == RESET_ERR_UNSUPPORTED);
+    CHECK(message.find("mistral") != std::string::npos);
+    CHECK(parse_status("{\"model_type\":\"llama\"," + kBase + ",\"rope_scaling\":{\"type\":\"yarn\",\"factor\":4}}",
+                       &message) == RESET_ERR_UNSUPPORTED);
+    CHECK(message.find("yarn") != std::string::npos);
+    CHECK(parse_status("{\"model_type\":\"llama\"," + kBase + ",\"hidden_act\":\"gelu\"}") == RESET_ERR_UNSUPPORTED);
+}
+
+TEST_CASE("malformed configs are format errors") {
+    std::string message;
+    CHECK(parse_status("{\"model_type\":\"llama\"", &message) == RESET_ERR_FORMAT);
+    CHECK(message.find("not valid JSON") != std::string::npos);
+    CHECK(parse_status("{\"model_type\":\"llama\",\"vocab_size\":100}", &message) == RESET_ERR_FORMAT);
+    CHECK(message.find("hidden_size") != std::string::npos);
+    CHECK(parse_status("{\"model_type\":\"llama\"," + kBase + ",\"num_key_value_heads\":3}") == RESET_ERR_FORMAT);
+    CHECK(parse_status("{\"model_type\":\"llama\"," + kBase + ",\"eos_token_id\":100}") == RESET_ERR_FORMAT);
+    CHECK(parse_status("[]") == RESET_ERR_FORMAT);
+}

@@ -1,0 +1,170 @@
+// NVFP4 rules (lib/rules/nvfp4.h) and the CPU reference linear, checked
+// against values written out by hand from nvfp4.md and against FP64 sums.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "engine/nvfp4_linear.h"
+#include "model/weights.h"
+#include "rules/nvfp4.h"
+
+using namespace reset;
+using namespace reset::nvfp4;
+
+TEST_CASE("E2M1 codes decode to the table of nvfp4.md, bit 3 is the sign") {
+    const float magnitudes[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
+    for (uint8_t code = 0; code < 8; ++code) {
+        CHECK(e2m1_to_float(code) == magnitudes[code]);
+        CHECK(e2m1_to_float(uint8_t(code | 8)) == -magnitudes[code]);
+    }
+}
+
+TEST_CASE("E2M1 rounding is nearest with ties to the even code, clamped at 6") {
+    struct Case { float in; float out; };
+    const Case cases[] = {{0.0f, 0}, {0.25f, 0}, {0.2501f, 0.5f}, {0.75f, 1}, {0.7499f, 0.5f}, {1.25f, 1},
+                          {1.2501f, 1.5f}, {1.75f, 2}, {2.5f, 2}, {2.5001f, 3}, {3.5f, 4}, {3.4999f, 3},
+                          {5.0f, 4}, {5.0001f, 6}, {6.0f, 6}, {100.0f, 6}, {-0.75f, -1}, {-5.0f, -4}, {-7.0f, -6}};
+    for (const auto &c : cases) {
+        CAPTURE(c.in);
+        CHECK(e2m1_to_float(float_to_e2m1(c.in)) == c.out);
+    }
+    // A negative value that rounds to zero keeps its sign bit (as ModelOpt does).
+    CHECK(float_to_e2m1(-0.1f) == 0x8);
+    CHECK(float_to_e2m1(NAN) == 0);
+}
+
+TEST_CASE("E4M3: every finite non-negative code survives a decode/encode round trip") {
+    for (int code = 0; code < 0x7f; ++code) {
+        const float v = e4m3_to_float(uint8_t(code));
+        CAPTURE(code);
+        CHECK(float_to_e4m3(v) == code);
+    }
+    CHECK(e4m3_to_float(0x7e) == 448.0f);
+    CHECK(std::isnan(e4m3_to_float(0x7f)));
+    CHECK(e4m3_to_float(0x01) == std::ldexp(1.0f, -9));
+    CHECK(e4m3_to_float(kE4M3One) == 1.0f);
+}
+
+TEST_CASE("E4M3 rounding: nearest-even between neighbours, saturating at 448") {
+    // 1.0 (0x38) and 1.125 (0x39): the midpoint 1.0625 goes to the even mantissa 0.
+    CHECK(float_to_e4m3(1.0625f) == 0x38);
+    CHECK(float_to_e4m3(1.0626f) == 0x39);
+    // 1.125 (0x39) and 1.25 (0x3a): midpoint 1.1875 goes to 0x3a (even).
+    CHECK(float_to_e4m3(1.1875f) == 0x3a);
+    CHECK(float_to_e4m3(460.0f) == 0x7e);
+    CHECK(float_to_e4m3(1e9f) == 0x7e);
+    // Subnormals: 2^-9 steps; 1.5 * 2^-9 is a tie between 1 and 2 steps -> 2 (even).
+    CHECK(float_to_e4m3(1.5f * std::ldexp(1.0f, -9)) == 0x02);
+    CHECK(float_to_e4m3(0.4f * std::ldexp(1.0f, -9)) == 0x00);
+    // The mantissa carry: just under 2.0 rounds up into the next exponent.
+    CHECK(e4m3_to_float(float_to_e4m3(1.97f)) == 2.0f);
+}
+
+TEST_CASE("a block of zeros gets the scale 1.0 and decodes exactly") {
+    float zeros[kBlock] = {};
+    uint8_t codes[kBlock];
+    CHECK(quantize_block(zeros, 0.01f, codes) == kE4M3One);
+    for (uint8_t c : codes) CHECK(e2m1_to_float(c) == 0.0f);
+    // A whole tensor of zeros (tensor scale 0) is exact too.
+    CHECK(quantize_block(zeros, 0.0f, codes) == kE4M3One);
+    for (uint8_t c : codes) CHECK(e2m1_to_float(c) == 0.0f);
+}
+
+TEST_CASE("the largest element of a block maps to +-6 and the block scale follows nvfp4.md") {
+    float x[kBlock];
+    for (int i = 0; i < kBlock; ++i) x[i] = 0.01f * float(i) - 0.05f;
+    x[7] = -0.9f;
+    const float tensor_scale = tensor_scale_from_amax(0.9f);
+    uint8_t codes[kBlock];
+    const uint8_t scale = quantize_block(x, tensor_scale, codes);
+    CHECK(scale == float_to_e4m3(0.9f / (6.0f * tensor_scale)));
+    CHECK(e4m3_to_float(scale) == 448.0f);
+    CHECK(e2m1_to_float(codes[7]) == -6.0f);
+}
+
+namespace {
+std::vector<float> random_values(size_t n, uint32_t seed, float scale) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal(0.0f, scale);
+    std::vector<float> v(n);
+    for (auto &x : v) x = normal(rng);
+    return v;
+}
+
+double relative_l2(const std::vector<float> &a, const std::vector<double> &b) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+        den += b[i] * b[i];
+    }
+    return std::sqrt(num / den);
+}
+}  // namespace
+
+TEST_CASE("W4A16 reference matvec equals the FP64 product of the dequantized weights") {
+    const int64_t rows = 37, cols = 96;
+    const std::vector<float> weights = random_values(size_t(rows * cols), 1, 0.3f);
+    Linear linear;
+    nvfp4_quantize_matrix(weights, rows, cols, nvfp4_shared_tensor_scale({&weights}), linear);
+    const std::vector<float> x = random_values(size_t(cols), 2, 1.0f);
+    std::vector<float> y(static_cast<size_t>(rows));
+    nvfp4_matvec_w4a16(linear.nvfp4_view(), x.data(), y.data());
+    std::vector<double> expected(size_t(rows), 0.0);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t k = 0; k < cols; ++k) {
+            const uint8_t code = packed_code(linear.codes.data() + r * cols / 2, int(k));
+            const double w = double(e2m1_to_float(code)) * e4m3_to_float(linear.scales[size_t(r * cols / 16 + k / 16)]) *
+                             linear.tensor_scale;
+            expected[size_t(r)] += w * x[size_t(k)];
+        }
+    // FP32 accumulation of 96 terms: ~1e-6 relative; 1e-5 leaves room for the summation order.
+    CHECK(relative_l2(y, expected) < 1e-5);
+}
+
+TEST_CASE("W4A4 reference matvec equals the FP64 product of both dequantized operands") {
+    const int64_t rows = 19, cols = 64;
+    const std::vector<float> weights = random_values(size_t(rows * cols), 3, 0.3f);
+    Linear linear;
+    nvfp4_quantize_matrix(weights, rows, cols, nvfp4_shared_tensor_scale({&weights}), linear);
+    const std::vector<float> x = random_values(size_t(cols), 4, 2.0f);
+    for (float input_scale : {0.0f, 0.002f}) {
+        linear.input_scale = input_scale;
+        std::vector<uint8_t> x_codes(static_cast<size_t>(cols)), x_scales(static_cast<size_t>(cols / 16));
+        const float ts_x = nvfp4_quantize_activations(x.data(), cols, input_scale, x_codes.data(), x_scales.data());
+        if (input_scale > 0) CHECK(ts_x == input_scale);
+        std::vector<float> y(static_cast<size_t>(rows));
+        nvfp4_matvec_w4a4(linear.nvfp4_view(), x.data(), y.data());
+        std::vector<double> expected(size_t(rows), 0.0);
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t k = 0; k < cols; ++k) {
+                const double w = double(e2m1_to_float(packed_code(linear.codes.data() + r * cols / 2, int(k)))) *
+                                 e4m3_to_float(linear.scales[size_t(r * cols / 16 + k / 16)]) * linear.tensor_scale;
+                const double a = double(e2m1_to_float(x_codes[size_t(k)])) * e4m3_to_float(x_scales[size_t(k / 16)]) * ts_x;
+                expected[size_t(r)] += w * a;
+            }
+        CHECK(relative_l2(y, expected) < 1e-5);
+    }
+}
+
+TEST_CASE("quantizing pads K to a multiple of 16 with zeros") {
+    const int64_t rows = 3, cols = 20;
+    const std::vector<float> weights = random_values(size_t(rows * cols), 5, 1.0f);
+    Linear linear;
+    nvfp4_quantize_matrix(weights, rows, cols, nvfp4_shared_tensor_scale({&weights}), linear);
+    CHECK(linear.padded_in == 32);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t k = cols; k < 32; ++k) CHECK(packed_code(linear.codes.data() + r * 16, int(k)) == 0);
+}
+
+TEST_CASE("siblings share the largest tensor scale") {
+    const std::vector<float> a = {0.5f, -2.0f}, b = {3.0f, 1.0f};
+    CHECK(nvfp4_shared_tensor_scale({&a, &b}) == tensor_scale_from_amax(3.0f));
+}
+
+TEST_CASE("BF16 conversion rounds to nearest even") {
+    CHECK(float_to_bf16(1.0f) == 0x3f80);
+    CHECK(bf16_to_float(float_to_bf16(1.00390625f)) == 1.0f);      // exactly halfway, to even
+    CHECK(bf16_to_float(float_to_bf16(1.01171875f)) == 1.015625f); // halfway, odd below: rounds up
+}

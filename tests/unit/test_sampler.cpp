@@ -1,0 +1,375 @@
+// test_sampler.cpp — the draw matches the truncated softmax (chi-square over
+// 100,000 draws for top-k, top-p and min-p at several temperatures), the
+// standalone C API, traces and percentile tables.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "reset.h"
+#include "sampling/calibration.h"
+#include "sampling/policy.h"
+#include "sampling/sampler.h"
+#include "sampling/trace.h"
+
+using namespace reset;
+
+namespace {
+
+// Regularised upper incomplete gamma Q(a, x): a series for x < a + 1, a
+// continued fraction (modified Lentz) otherwise.  Q(df/2, chi2/2) is the
+// chi-square p-value.
+double gamma_q(double a, double x) {
+    if (x <= 0.0) return 1.0;
+    const double log_prefix = a * std::log(x) - x - std::lgamma(a);
+    if (x < a + 1.0) {
+        double term = 1.0 / a, sum = term;
+        for (int n = 1; n < 10000; ++n) {
+            term *= x / (a + n);
+            sum += term;
+            if (std::fabs(term) < std::fabs(sum) * 1e-15) break;
+        }
+        return 1.0 - sum * std::exp(log_prefix);
+    }
+    const double tiny = 1e-300;
+    double b = x + 1.0 - a, c = 1.0 / tiny, d = 1.0 / b, h = d;
+    for (int i = 1; i < 10000; ++i) {
+        const double an = -i * (i - a);
+        b += 2.0;
+        d = an * d + b;
+        if (std::fabs(d) < tiny) d = tiny;
+        c = b + an / c;
+        if (std::fabs(c) < tiny) c = tiny;
+        d = 1.0 / d;
+        const double delta = d * c;
+        h *= delta;
+        if (std::fabs(delta - 1.0) < 1e-15) break;
+    }
+    return std::exp(log_prefix) * h;
+}
+
+// The truncated softmax written out directly (double precision), the
+// expectation the draws are tested against.
+std::vector<double> expected_distribution(const std::vector<float> &z, double t, int top_k, double top_p,
+                                          double min_p) {
+    const size_t n = z.size();
+    std::vector<size_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return z[a] > z[b]; });
+    const double zmax = z[order[0]];
+    std::vector<double> p(n, 0.0);
+    size_t keep = (top_k > 0 && static_cast<size_t>(top_k) < n) ? static_cast<size_t>(top_k) : n;
+    double total = 0.0;
+    for (size_t i = 0; i < keep; ++i) total += std::exp((z[order[i]] - zmax) / t);
+    if (top_p < 1.0) {
+        double mass = 0.0;
+        size_t i = 0;
+        while (i < keep) {
+            mass += std::exp((z[order[i]] - zmax) / t) / total;
+            ++i;
+            if (mass >= top_p) break;
+        }
+        keep = i;
+    }
+    double kept_total = 0.0;
+    for (size_t i = 0; i < keep; ++i) {
+        const double w = std::exp((z[order[i]] - zmax) / t);
+        if (w < min_p) continue;  // p / p_max = w (the top token has w = 1)
+        p[order[i]] = w;
+        kept_total += w;
+    }
+    for (double &v : p) v /= kept_total;
+    return p;
+}
+
+struct ChiSquare {
+    double statistic = 0.0;
+    int df = 0;
+    double p_value = 1.0;
+    long impossible = 0;  // draws of a token the truncation removes
+};
+
+ChiSquare chi_square(const std::vector<long> &counts, const std::vector<double> &p, long draws) {
+    ChiSquare r;
+    // Pool categories with small expectations so the chi-square
+    // approximation holds (every cell >= 5 expected).
+    double pooled_obs = 0.0, pooled_exp = 0.0;
+    int cells = 0;
+    for (size_t i = 0; i < p.size(); ++i) {
+        if (p[i] == 0.0) {
+            r.impossible += counts[i];
+            continue;
+        }
+        const double e = p[i] * static_cast<double>(draws);
+        if (e < 5.0) {
+            pooled_obs += static_cast<double>(counts[i]);
+            pooled_exp += e;
+            continue;
+        }
+        r.statistic += (counts[i] - e) * (counts[i] - e) / e;
+        ++cells;
+    }
+    if (pooled_exp > 0.0) {
+        r.statistic += (pooled_obs - pooled_exp) * (pooled_obs - pooled_exp) / pooled_exp;
+        ++cells;
+    }
+    r.df = cells - 1;
+    r.p_value = r.df > 0 ? gamma_q(r.df / 2.0, r.statistic / 2.0) : 1.0;
+    return r;
+}
+
+Policy fixed(float t, int top_k, float top_p, float min_p, uint64_t seed) {
+    reset_policy_params p;
+    reset_policy_params_init(&p);
+    p.kind = RESET_POLICY_FIXED;
+    p.temperature = t;
+    p.top_k = top_k;
+    p.top_p = top_p;
+    p.min_p = min_p;
+    p.seed = seed;
+    return validate_policy(p, nullptr);
+}
+
+std::string last_error() { return reset_last_error(); }
+
+}  // namespace
+
+TEST_CASE("chi-square helper: known p-values") {
+    CHECK(gamma_q(0.5, 3.841458820694124 / 2) == doctest::Approx(0.05).epsilon(1e-6));  // df 1
+    CHECK(gamma_q(5.0, 18.307038053275146 / 2) == doctest::Approx(0.05).epsilon(1e-6));  // df 10
+    CHECK(gamma_q(50.0, 50.0) == doctest::Approx(0.4812).epsilon(1e-3));  // df 100 at 100
+}
+
+TEST_CASE("100,000 draws match the truncated softmax: top-k, top-p, min-p at several temperatures") {
+    std::mt19937 rng(1234);
+    std::normal_distribution<float> normal(0.0f, 2.0f);
+    const int vocab = 40;
+    std::vector<float> z(vocab);
+    for (float &v : z) v = normal(rng);
+    z[7] = -std::numeric_limits<float>::infinity();  // a masked token is never drawn
+
+    struct Case {
+        float t;
+        int top_k;
+        float top_p;
+        float min_p;
+    };
+    const Case cases[] = {
+        {1.0f, 0, 1.0f, 0.0f},  {0.5f, 10, 1.0f, 0.0f}, {1.0f, 5, 1.0f, 0.0f},  {1.7f, 20, 1.0f, 0.0f},
+        {0.6f, 0, 0.95f, 0.0f}, {1.0f, 0, 0.8f, 0.0f},  {1.7f, 0, 0.5f, 0.0f},  {0.6f, 0, 1.0f, 0.05f},
+        {1.0f, 0, 1.0f, 0.2f},  {1.7f, 0, 1.0f, 0.1f},  {1.0f, 12, 0.9f, 0.05f},
+    };
+    const long draws = 100000;
+    uint64_t seed = 99;
+    for (const Case &c : cases) {
+        SequenceSampler s;
+        s.set_policy(fixed(c.t, c.top_k, c.top_p, c.min_p, seed++), true);
+        std::vector<long> counts(vocab, 0);
+        for (long i = 0; i < draws; ++i) {
+            const int32_t token = s.sample(z.data(), vocab, 3, nullptr);
+            REQUIRE(token >= 0);
+            REQUIRE(token < vocab);
+            ++counts[static_cast<size_t>(token)];
+            s.accept(token);
+        }
+        const std::vector<double> p = expected_distribution(z, c.t, c.top_k, c.top_p, c.min_p);
+        const ChiSquare r = chi_square(counts, p, draws);
+        INFO("T=", c.t, " top_k=", c.top_k, " top_p=", c.top_p, " min_p=", c.min_p, " chi2=", r.statistic,
+             " df=", r.df, " p=", r.p_value);
+        CHECK(r.impossible == 0);
+        CHECK(r.df >= 1);
+        CHECK(r.p_value > 0.001);
+    }
+}
+
+TEST_CASE("a wrong distribution fails the chi-square test (the test has power)") {
+    std::mt19937 rng(5);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> z(30);
+    for (float &v : z) v = normal(rng);
+    SequenceSampler s;
+    s.set_policy(fixed(1.0f, 0, 1.0f, 0.0f, 1), true);
+    std::vector<long> counts(z.size(), 0);
+    for (long i = 0; i < 100000; ++i) {
+        const int32_t t = s.sample(z.data(), 30, 0, nullptr);
+        ++counts[static_cast<size_t>(t)];
+        s.accept(t);
+    }
+    // Compared with the distribution at T = 1.1 it must be rejected.
+    CHECK(chi_square(counts, expected_distribution(z, 1.1, 0, 1.0, 0.0), 100000).p_value < 0.001);
+}
+
+TEST_CASE("draws are a function of (seed, sequence, step)") {
+    std::vector<float> z(1000);
+    for (size_t i = 0; i < z.size(); ++i) z[i] = static_cast<float>(std::sin(i * 0.37) * 3.0);
+    auto run = [&](uint64_t seed, int32_t seq) {
+        SequenceSampler s;
+        s.set_policy(fixed(1.0f, 0, 0.95f, 0.0f, seed), true);
+        std::vector<int32_t> out;
+        for (int i = 0; i < 64; ++i) {
+            out.push_back(s.sample(z.data(), 1000, seq, nullptr));
+            s.accept(out.back());
+        }
+        return out;
+    };
+    CHECK(run(1, 0) == run(1, 0));
+    CHECK(run(1, 0) != run(2, 0));
+    CHECK(run(1, 0) != run(1, 1));
+}
+
+TEST_CASE("truncation keeps at least the argmax, and top-k ties keep the lower ids") {
+    const float z[5] = {1.0f, 3.0f, 3.0f, 3.0f, 0.0f};
+    Candidates c;
+    truncate(z, 5, 3.0f, 1.0f, 2, 1.0f, 0.0f, c);
+    CHECK(c.ids == std::vector<int32_t>{1, 2});
+    truncate(z, 5, 3.0f, 1.0f, 0, 1e-9f, 0.0f, c);
+    CHECK(c.ids == std::vector<int32_t>{1});
+    truncate(z, 5, 3.0f, 0.01f, 0, 1.0f, 0.5f, c);
+    CHECK(c.ids == std::vector<int32_t>{1, 2, 3});
+    CHECK(draw(c, 0.0) == 1);
+    CHECK(draw(c, 0.999999) == 3);
+}
+
+TEST_CASE("C API: the standalone policy decides, samples, accepts and resets") {
+    reset_policy_params p;
+    reset_policy_params_init(&p);
+    p.kind = RESET_POLICY_RESET;
+    p.preset = "Qwen3-8B";
+    p.window = 2;
+    const int32_t nl[] = {10};
+    const int32_t dnl[] = {20, 21};
+    reset_policy_options o;
+    reset_policy_options_init(&o);
+    o.newline_ids = nl;
+    o.n_newline_ids = 1;
+    o.double_newline_ids = dnl;
+    o.n_double_newline_ids = 2;
+    reset_policy *policy = nullptr;
+    REQUIRE(reset_policy_create(&p, &o, &policy) == RESET_OK);
+    std::vector<float> z(64, -std::numeric_limits<float>::infinity());
+    z[0] = z[1] = 0.0f;  // H = ln 2 > τ0 = 0.5505: T_high
+    reset_decision d;
+    reset_decision_init(&d);
+    REQUIRE(reset_policy_decide(policy, z.data(), z.size(), &d) == RESET_OK);
+    CHECK(d.entropy == doctest::Approx(std::log(2.0)));
+    CHECK(d.temperature == 1.0f);
+    CHECK(d.threshold == doctest::Approx(0.5505f));
+    CHECK(reset_policy_accept(policy, 21) == RESET_OK);
+    z[1] = -std::numeric_limits<float>::infinity();  // H = 0 < τ0: T_low = 0.1
+    int32_t token = -1;
+    REQUIRE(reset_policy_sample(policy, z.data(), z.size(), &token, &d) == RESET_OK);
+    CHECK(token == 0);
+    CHECK(d.boundary == 1);
+    CHECK(d.step_index == 1);
+    CHECK(d.temperature == doctest::Approx(0.1f));
+    CHECK(reset_policy_accept(policy, token) == RESET_OK);
+    CHECK(reset_policy_reset(policy) == RESET_OK);
+    REQUIRE(reset_policy_decide(policy, z.data(), z.size(), &d) == RESET_OK);
+    CHECK(d.step_index == 0);
+
+    // Parameters change without losing the state; errors leave it as it was.
+    p.temperature = -1.0f;
+    CHECK(reset_policy_set_params(policy, &p) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(last_error() == "policy parameter temperature is -1 (must be finite and >= 0)");
+    z[3] = std::numeric_limits<float>::quiet_NaN();
+    CHECK(reset_policy_decide(policy, z.data(), z.size(), &d) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(last_error() == "logits[3] is NaN (logits must be finite, or -inf for a masked token)");
+    CHECK(reset_policy_decide(policy, z.data(), 0, &d) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(reset_policy_accept(policy, -2) == RESET_ERR_OUT_OF_RANGE);
+    reset_decision bad;
+    std::memset(&bad, 0, sizeof bad);
+    CHECK(reset_policy_decide(policy, z.data(), 3, &bad) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(last_error().find("reset_decision_init") != std::string::npos);
+
+    reset_policy_free(policy);
+    CHECK(reset_policy_accept(policy, 1) == RESET_ERR_INVALID_HANDLE);
+    CHECK(reset_policy_accept(nullptr, 1) == RESET_ERR_INVALID_ARGUMENT);
+    reset_policy_free(nullptr);
+}
+
+TEST_CASE("C API: creation errors are clear and leave *out NULL") {
+    reset_policy_params p;
+    reset_policy_params_init(&p);
+    reset_policy *policy = reinterpret_cast<reset_policy *>(0x1);
+    p.kind = RESET_POLICY_RESET;
+    CHECK(reset_policy_create(&p, nullptr, &policy) == RESET_ERR_UNSUPPORTED);
+    CHECK(policy == nullptr);
+    CHECK(last_error().find("params.preset") != std::string::npos);
+    p.kind = RESET_POLICY_FIXED;
+    p.top_p = 2.0f;
+    CHECK(reset_policy_create(&p, nullptr, &policy) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(last_error() == "policy parameter top_p is 2 (must be in (0, 1]; 1 = off)");
+    reset_policy_params_init(&p);
+    reset_policy_options o;
+    reset_policy_options_init(&o);
+    o.n_newline_ids = 3;
+    CHECK(reset_policy_create(&p, &o, &policy) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(last_error() == "options->newline_ids is NULL but its count is 3");
+    p.struct_size = 0;
+    CHECK(reset_policy_create(&p, nullptr, &policy) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(last_error().find("params->struct_size is 0") != std::string::npos);
+    CHECK(reset_policy_create(nullptr, nullptr, &policy) == RESET_ERR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("traces: one JSON line per token, escaped, snprintf idiom") {
+    TraceRecord r;
+    r.sequence = 1;
+    r.token = 271;
+    r.entropy = 0.5f;
+    r.temperature = 1.0f;
+    r.step_index = 3;
+    r.boundary = true;
+    r.has_end = true;
+    r.text = "a\"\n\xff";
+    r.text_len = 4;
+    CHECK(trace_line(r) ==
+          "{\"sequence\":1,\"token\":271,\"entropy\":0.5,\"step_entropy\":0,\"global_mean\":0,\"threshold\":0,"
+          "\"temperature\":1,\"step_index\":3,\"boundary\":true,\"uncertain\":false,\"end\":false,"
+          "\"text\":\"a\\\"\\n\xEF\xBF\xBD\"}\n");
+    reset_decision d;
+    reset_decision_init(&d);
+    d.entropy = std::numeric_limits<float>::infinity();
+    size_t length = 0;
+    char small[8];
+    CHECK(reset_decision_to_json(&d, 0, 5, small, sizeof small, &length) == RESET_ERR_BUFFER_TOO_SMALL);
+    std::vector<char> buffer(length + 1);
+    REQUIRE(reset_decision_to_json(&d, 0, 5, buffer.data(), buffer.size(), &length) == RESET_OK);
+    CHECK(std::string(buffer.data()).find("\"entropy\":null") != std::string::npos);
+    CHECK(std::strlen(buffer.data()) == length);
+}
+
+TEST_CASE("percentile tables interpolate linearly between order statistics") {
+    std::vector<float> e = {5.0f, 1.0f, 4.0f, 2.0f, 3.0f};
+    const PercentileTable t = percentile_table(e, 80.0f);
+    CHECK(t.value == doctest::Approx(4.2));  // position 0.8 * 4 = 3.2
+    CHECK(t.percentiles[0] == 1.0f);
+    CHECK(t.percentiles[50] == 3.0f);
+    CHECK(t.percentiles[100] == 5.0f);
+    CHECK(t.mean == doctest::Approx(3.0));
+    reset_calibration_result out;
+    reset_calibration_result_init(&out);
+    const float values[] = {0.1f, 0.2f};
+    REQUIRE(reset_entropy_percentiles(values, 2, 50.0f, &out) == RESET_OK);
+    CHECK(out.tau0 == doctest::Approx(0.15));
+    CHECK(out.n_tokens == 2);
+    CHECK(reset_entropy_percentiles(values, 2, 101.0f, &out) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(reset_entropy_percentiles(values, 0, 80.0f, &out) == RESET_ERR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("processed-score entropy is that of the tempered, truncated distribution") {
+    const float z[4] = {0.0f, 0.0f, -100.0f, -100.0f};
+    CHECK(processed_entropy(z, 4, 0.6f, 0, 1.0f, 0.0f) == doctest::Approx(std::log(2.0)).epsilon(1e-6));
+    CHECK(processed_entropy(z, 4, 0.6f, 1, 1.0f, 0.0f) == 0.0f);
+    CHECK(processed_entropy(z, 4, 0.0f, 0, 1.0f, 0.0f) == 0.0f);
+    const float y[3] = {1.0f, 0.0f, -1.0f};
+    // T = 2, no truncation: softmax(0.5, 0, -0.5).
+    double w[3] = {std::exp(0.0), std::exp(-0.5), std::exp(-1.0)}, s = w[0] + w[1] + w[2], h = 0.0;
+    for (double v : w) h -= v / s * std::log(v / s);
+    CHECK(processed_entropy(y, 3, 2.0f, 0, 1.0f, 0.0f) == doctest::Approx(h).epsilon(1e-6));
+}
