@@ -65,7 +65,6 @@ void Session::reset() {
     }
     has_logits_ = false;
     lockstep_ = true;
-    cancel_requested_.store(false, std::memory_order_relaxed);
 }
 
 Session::Snapshot Session::snapshot() const {

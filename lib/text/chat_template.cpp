@@ -32,12 +32,12 @@ struct KnownTemplate {
 // The verified templates (tests/text/templates/ holds each one and the
 // script that checks its hash and output against transformers).
 const KnownTemplate kKnown[] = {
-    // Qwen3 (Qwen3-0.6B ... Qwen3-235B, thinking-capable releases)
-    {0x0ull, {RESET_CHAT_TEMPLATE_QWEN3, false, false}},
+    // Qwen3 (the thinking-capable Qwen3 releases)
+    {0x2bfdb7aa9754484eull, {RESET_CHAT_TEMPLATE_QWEN3, false}},
     // Meta-Llama-3-8B-Instruct, first release (always adds the assistant header)
-    {0x0ull, {RESET_CHAT_TEMPLATE_LLAMA3, true, false}},
+    {0x74891e390e614ae2ull, {RESET_CHAT_TEMPLATE_LLAMA3, true}},
     // DeepSeek-R1-Distill-Qwen/Llama, first release
-    {0x0ull, {RESET_CHAT_TEMPLATE_DEEPSEEK_R1, false, false}},
+    {0x9c0722939a9b83ecull, {RESET_CHAT_TEMPLATE_DEEPSEEK_R1, false}},
 };
 
 // Python's str.rstrip/lstrip/strip with chars "\n".
@@ -152,8 +152,7 @@ std::string render_llama3(const std::vector<ChatMessage> &m, const ChatOptions &
     return out;
 }
 
-std::string render_deepseek_r1(const std::vector<ChatMessage> &m, const ChatOptions &o, std::string_view bos,
-                               bool think_prompt) {
+std::string render_deepseek_r1(const std::vector<ChatMessage> &m, const ChatOptions &o, std::string_view bos) {
     std::string out;
     // ns.system_prompt: the last system message's content.
     std::string_view system;
@@ -185,7 +184,7 @@ std::string render_deepseek_r1(const std::vector<ChatMessage> &m, const ChatOpti
         }
     }
     if (is_tool) out << "<｜tool▁outputs▁end｜>";
-    if (o.add_generation_prompt && !is_tool) out << (think_prompt ? "<｜Assistant｜><think>\n" : "<｜Assistant｜>");
+    if (o.add_generation_prompt && !is_tool) out << "<｜Assistant｜>";
     return out;
 }
 
@@ -227,7 +226,7 @@ std::string render_chat(std::string_view template_text, std::string_view bos_tex
     if (options.family != RESET_CHAT_TEMPLATE_AUTO) {
         // An explicit family: keep the variant details only when the
         // tokenizer's own template is of that family.
-        form = recognised.family == options.family ? recognised : ChatTemplateForm{options.family, false, false};
+        form = recognised.family == options.family ? recognised : ChatTemplateForm{options.family, false};
     } else if (recognised.family == RESET_CHAT_TEMPLATE_AUTO) {
         const char *hint = "";
         if (contains(template_text, "<|im_start|>")) hint = " It resembles Qwen3's (ChatML).";
@@ -246,7 +245,7 @@ std::string render_chat(std::string_view template_text, std::string_view bos_tex
     case RESET_CHAT_TEMPLATE_QWEN3: return render_qwen3(messages, options);
     case RESET_CHAT_TEMPLATE_LLAMA3: return render_llama3(messages, options, bos_text, form.always_generation_prompt);
     case RESET_CHAT_TEMPLATE_DEEPSEEK_R1:
-        return render_deepseek_r1(messages, options, bos_text, form.think_in_generation_prompt);
+        return render_deepseek_r1(messages, options, bos_text);
     case RESET_CHAT_TEMPLATE_PLAIN: return render_plain(messages);
     default: fail(RESET_ERR_INVALID_ARGUMENT, "chat template ", static_cast<int>(form.family), " is not a known value");
     }

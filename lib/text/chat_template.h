@@ -28,7 +28,6 @@ struct ChatMessage {
 struct ChatTemplateForm {
     reset_chat_template family = RESET_CHAT_TEMPLATE_AUTO;  // AUTO: not recognised
     bool always_generation_prompt = false;  // Llama 3's first release ignores add_generation_prompt
-    bool think_in_generation_prompt = false;  // later DeepSeek-R1 revisions open "<think>\n"
 };
 
 // The form of a template text ({AUTO} when it is not one libreset knows).

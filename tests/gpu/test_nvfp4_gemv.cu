@@ -1,0 +1,595 @@
+// test_nvfp4_gemv.cu — the NVFP4 GEMV and activation kernels against the CPU
+// reference (engine/nvfp4_linear.h) and an FP64 sum of the same products.
+//
+// A plain program (no test framework), so it builds on the GPU machine from
+// the kernel sources alone.  Every run draws fresh random data (the seed is
+// printed; pass one as argv[1] to repeat a run), poisons every output with
+// NaN bytes and checks that exactly the outputs that should be written were.
+// Without a CUDA device it prints that it skipped and exits 0.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "api/errors.h"
+#include "engine/nvfp4_linear.h"
+#include "kernels/nvfp4_gemv.h"
+#include "kernels/nvfp4_quantize_activations.h"
+#include "rules/nvfp4.h"
+
+namespace {
+
+int g_failures = 0;
+int g_checks = 0;
+
+#define EXPECT(cond, ...)                                              \
+    do {                                                               \
+        ++g_checks;                                                    \
+        if (!(cond)) {                                                 \
+            ++g_failures;                                              \
+            std::fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+            std::fprintf(stderr, __VA_ARGS__);                         \
+            std::fprintf(stderr, "\n");                                \
+        }                                                              \
+    } while (0)
+
+void cuda_ok(cudaError_t e, const char *what) {
+    if (e != cudaSuccess) {
+        std::fprintf(stderr, "CUDA error in %s: %s\n", what, cudaGetErrorString(e));
+        std::exit(1);
+    }
+}
+#define CUDA_OK(call) cuda_ok((call), #call)
+
+std::mt19937_64 g_rng;
+
+// A device buffer freed on scope exit.
+struct DeviceBuffer {
+    void *ptr = nullptr;
+    size_t bytes = 0;
+    explicit DeviceBuffer(size_t n) : bytes(n) { CUDA_OK(cudaMalloc(&ptr, n ? n : 1)); }
+    ~DeviceBuffer() { cudaFree(ptr); }
+    DeviceBuffer(const DeviceBuffer &) = delete;
+    DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+    template <typename T>
+    T *as() const { return static_cast<T *>(ptr); }
+    void upload(const void *src, size_t n) { CUDA_OK(cudaMemcpy(ptr, src, n, cudaMemcpyHostToDevice)); }
+    void download(void *dst, size_t n) const { CUDA_OK(cudaMemcpy(dst, ptr, n, cudaMemcpyDeviceToHost)); }
+};
+
+// A random NVFP4 weight in the ModelOpt layout.  Scales cover the whole
+// non-negative E4M3 range a checkpoint can hold, subnormals and zero included.
+struct HostWeight {
+    int64_t rows, cols;
+    std::vector<uint8_t> codes, scales;
+    float tensor_scale;
+};
+
+HostWeight random_weight(int64_t rows, int64_t cols) {
+    HostWeight w{rows, cols, {}, {}, 0.0f};
+    w.codes.resize(static_cast<size_t>(rows * cols / 2));
+    w.scales.resize(static_cast<size_t>(rows * cols / 16));
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (auto &c : w.codes) c = static_cast<uint8_t>(byte(g_rng));
+    std::uniform_int_distribution<int> normal_scale(0x20, 0x60);  // 2^-3 .. 2^5
+    std::uniform_int_distribution<int> any_scale(0x00, 0x7e);
+    std::uniform_int_distribution<int> pick(0, 15);
+    for (auto &s : w.scales) s = static_cast<uint8_t>(pick(g_rng) == 0 ? any_scale(g_rng) : normal_scale(g_rng));
+    w.tensor_scale = std::uniform_real_distribution<float>(1e-3f, 1e-2f)(g_rng);
+    return w;
+}
+
+// Activations that are exactly representable in FP16 (W4A16 inputs).
+std::vector<float> random_fp16_values(size_t n, float spread) {
+    std::normal_distribution<float> normal(0.0f, spread);
+    std::vector<float> v(n);
+    for (auto &x : v) x = __half2float(__float2half_rn(normal(g_rng)));
+    return v;
+}
+
+std::vector<__half> to_half(const std::vector<float> &v) {
+    std::vector<__half> h(v.size());
+    for (size_t i = 0; i < v.size(); ++i) h[i] = __float2half_rn(v[i]);
+    return h;
+}
+
+reset::Nvfp4Weight reference_view(const HostWeight &w, float input_scale = 0.0f) {
+    reset::Nvfp4Weight r;
+    r.rows = w.rows;
+    r.cols = w.cols;
+    r.codes = w.codes.data();
+    r.scales = w.scales.data();
+    r.tensor_scale = w.tensor_scale;
+    r.input_scale = input_scale;
+    return r;
+}
+
+// FP64 sum of the W4A16 products of one row, and the sum of their magnitudes
+// (the scale the FP32 summation error is proportional to).
+void fp64_row(const HostWeight &w, int64_t row, const float *x, double &sum, double &magnitude) {
+    sum = 0.0;
+    magnitude = 0.0;
+    for (int64_t k = 0; k < w.cols; ++k) {
+        const double v = static_cast<double>(reset::nvfp4::e2m1_to_float(
+                             reset::nvfp4::packed_code(w.codes.data() + row * w.cols / 2, static_cast<int>(k)))) *
+                         reset::nvfp4::e4m3_to_float(w.scales[row * w.cols / 16 + k / 16]) * w.tensor_scale * x[k];
+        sum += v;
+        magnitude += std::fabs(v);
+    }
+}
+
+struct Device {
+    reset::Nvfp4GemvWeight weight;
+    DeviceBuffer codes, scales, workspace;
+    Device(const HostWeight &w, bool gate_up, reset::Nvfp4GemvDecode decode)
+        : codes(reset::nvfp4_gemv_layout(w.rows, w.cols, gate_up, decode).code_bytes()),
+          scales(reset::nvfp4_gemv_layout(w.rows, w.cols, gate_up, decode).scale_bytes()),
+          workspace(reset::nvfp4_gemv_workspace_bytes(reset::nvfp4_gemv_layout(w.rows, w.cols, gate_up, decode))) {
+        weight.layout = reset::nvfp4_gemv_layout(w.rows, w.cols, gate_up, decode);
+        std::vector<uint8_t> c(weight.layout.code_bytes()), s(weight.layout.scale_bytes());
+        reset::nvfp4_gemv_repack(weight.layout, w.codes.data(), w.scales.data(), c.data(), s.data());
+        codes.upload(c.data(), c.size());
+        scales.upload(s.data(), s.size());
+        CUDA_OK(cudaMemset(workspace.ptr, 0, workspace.bytes));
+        weight.codes = codes.ptr;
+        weight.scales = scales.ptr;
+        weight.tensor_scale = w.tensor_scale;
+    }
+};
+
+constexpr uint8_t kPoison = 0xff;  // NaN in FP32 and BF16
+
+bool is_poison(const void *p, size_t bytes) {
+    const uint8_t *b = static_cast<const uint8_t *>(p);
+    for (size_t i = 0; i < bytes; ++i)
+        if (b[i] != kPoison) return false;
+    return true;
+}
+
+// Run the GEMV into a poisoned [tokens + 1][ldy] buffer; return the values of
+// [tokens][outputs] as float after checking the rest stayed poisoned.
+std::vector<float> run_gemv(const Device &d, int tokens, const DeviceBuffer &x, int64_t ldx, const float *x_row_scale,
+                            const float *bias, const void *residual, reset::Nvfp4GemvOutput output, int splits,
+                            const char *label) {
+    const int64_t outputs = d.weight.layout.outputs();
+    const int64_t ldy = outputs + 3;  // a gap after each row must stay untouched
+    const size_t elem = output == reset::Nvfp4GemvOutput::kBFloat16 ? 2 : 4;
+    const size_t bytes = static_cast<size_t>((tokens + 1) * ldy) * elem;
+    DeviceBuffer y(bytes);
+    CUDA_OK(cudaMemset(y.ptr, kPoison, bytes));
+    std::vector<uint8_t> host(bytes);
+    reset::Nvfp4GemvArgs a;
+    a.tokens = tokens;
+    a.x = x.ptr;
+    a.ldx = ldx;
+    a.x_row_scale = x_row_scale;
+    a.bias = bias;
+    a.y = y.ptr;
+    a.ldy = ldy;
+    a.output = output;
+    a.splits = splits;
+    a.workspace = d.workspace.ptr;
+    a.workspace_bytes = d.workspace.bytes;
+    DeviceBuffer res(residual ? bytes : 0);
+    if (residual) {
+        res.upload(residual, bytes);
+        a.residual = res.ptr;
+        a.ld_residual = ldy;
+    }
+    reset::nvfp4_gemv(d.weight, a, nullptr);
+    CUDA_OK(cudaDeviceSynchronize());
+    y.download(host.data(), bytes);
+    std::vector<float> out(static_cast<size_t>(tokens * outputs));
+    bool untouched = true;
+    for (int m = 0; m <= tokens; ++m)
+        for (int64_t n = 0; n < ldy; ++n) {
+            const uint8_t *p = host.data() + (m * ldy + n) * elem;
+            const bool inside = m < tokens && n < outputs;
+            if (!inside) {
+                untouched = untouched && is_poison(p, elem);
+                continue;
+            }
+            float v;
+            if (elem == 2) {
+                __nv_bfloat16 b;
+                std::memcpy(&b, p, 2);
+                v = __bfloat162float(b);
+            } else {
+                std::memcpy(&v, p, 4);
+            }
+            out[static_cast<size_t>(m * outputs + n)] = v;
+        }
+    EXPECT(untouched, "%s: an element outside [tokens][outputs] was written", label);
+    return out;
+}
+
+// W4A16 over one shape at every token count, with several split-K factors.
+void test_w4a16_shape(int64_t rows, int64_t cols) {
+    const HostWeight w = random_weight(rows, cols);
+    Device d(w, false, reset::nvfp4_gemv_device_decode());
+    const int max_splits = static_cast<int>(d.weight.layout.k_supers);
+    for (int tokens = 1; tokens <= 8; ++tokens) {
+        const int64_t ldx = cols + 16;  // a row stride wider than K
+        std::vector<float> x = random_fp16_values(static_cast<size_t>(tokens * ldx), 1.0f);
+        DeviceBuffer xd(x.size() * 2);
+        xd.upload(to_half(x).data(), x.size() * 2);
+        std::vector<double> exact(static_cast<size_t>(tokens * rows)), magnitude(exact.size());
+        std::vector<float> reference(exact.size());
+        for (int m = 0; m < tokens; ++m) {
+            reset::nvfp4_matvec_w4a16(reference_view(w), x.data() + m * ldx, reference.data() + m * rows);
+            for (int64_t n = 0; n < rows; ++n)
+                fp64_row(w, n, x.data() + m * ldx, exact[m * rows + n], magnitude[m * rows + n]);
+        }
+        for (int splits : {0, 1, 2, max_splits}) {
+            char label[128];
+            std::snprintf(label, sizeof label, "w4a16 N=%" PRId64 " K=%" PRId64 " M=%d splits=%d", rows, cols,
+                          tokens, splits);
+            const std::vector<float> y = run_gemv(d, tokens, xd, ldx, nullptr, nullptr, nullptr,
+                                                  reset::Nvfp4GemvOutput::kFloat32, splits, label);
+            double worst = 0.0, worst_vs_cpu = 0.0;
+            bool finite = true;
+            for (size_t i = 0; i < y.size(); ++i) {
+                finite = finite && std::isfinite(y[i]);
+                const double scale = magnitude[i] > 0 ? magnitude[i] : 1e-30;
+                worst = std::max(worst, std::fabs(y[i] - exact[i]) / scale);
+                worst_vs_cpu = std::max(worst_vs_cpu, std::fabs(y[i] - reference[i]) / scale);
+            }
+            // FP32 accumulation of exact products: errors of a few ulps of the
+            // magnitude sum; 2e-6 leaves room for K up to ~30k.
+            EXPECT(finite, "%s: non-finite output", label);
+            EXPECT(worst < 2e-6, "%s: error vs FP64 %.3g of the magnitude sum", label, worst);
+            EXPECT(worst_vs_cpu < 4e-6, "%s: error vs CPU reference %.3g", label, worst_vs_cpu);
+        }
+    }
+}
+
+// Bias, residual, BF16 output, per-token row scale, and the gate+up epilogue.
+void test_epilogues() {
+    const int64_t inter = 45, cols = 208;  // odd intermediate size; K = 3*64 + 16
+    const HostWeight w = random_weight(2 * inter, cols);
+    std::vector<float> bias(static_cast<size_t>(2 * inter));
+    for (auto &b : bias) b = std::uniform_real_distribution<float>(-1.0f, 1.0f)(g_rng);
+    DeviceBuffer bias_d(bias.size() * 4);
+    bias_d.upload(bias.data(), bias.size() * 4);
+    for (bool gate_up : {false, true}) {
+        Device d(w, gate_up, reset::nvfp4_gemv_device_decode());
+        const int64_t outputs = d.weight.layout.outputs();
+        for (int tokens : {1, 3, 8}) {
+            std::vector<float> x = random_fp16_values(static_cast<size_t>(tokens * cols), 0.5f);
+            DeviceBuffer xd(x.size() * 2);
+            xd.upload(to_half(x).data(), x.size() * 2);
+            std::vector<float> row_scale(static_cast<size_t>(tokens));
+            for (auto &s : row_scale) s = std::uniform_real_distribution<float>(0.5f, 2.0f)(g_rng);
+            DeviceBuffer rs(row_scale.size() * 4);
+            rs.upload(row_scale.data(), row_scale.size() * 4);
+            for (auto output : {reset::Nvfp4GemvOutput::kFloat32, reset::Nvfp4GemvOutput::kBFloat16}) {
+                const bool bf16 = output == reset::Nvfp4GemvOutput::kBFloat16;
+                const int64_t ldy = outputs + 3;
+                const size_t bytes = static_cast<size_t>((tokens + 1) * ldy) * (bf16 ? 2 : 4);
+                std::vector<uint8_t> residual(bytes);
+                std::vector<float> residual_value(static_cast<size_t>(tokens * outputs));
+                for (int m = 0; m < tokens; ++m)
+                    for (int64_t n = 0; n < outputs; ++n) {
+                        float r = std::uniform_real_distribution<float>(-2.0f, 2.0f)(g_rng);
+                        if (bf16) {
+                            const __nv_bfloat16 b = __float2bfloat16_rn(r);
+                            r = __bfloat162float(b);
+                            std::memcpy(residual.data() + (m * ldy + n) * 2, &b, 2);
+                        } else {
+                            std::memcpy(residual.data() + (m * ldy + n) * 4, &r, 4);
+                        }
+                        residual_value[static_cast<size_t>(m * outputs + n)] = r;
+                    }
+                for (int splits : {1, 3}) {
+                    char label[128];
+                    std::snprintf(label, sizeof label, "epilogue gate_up=%d M=%d bf16=%d splits=%d", gate_up, tokens,
+                                  bf16, splits);
+                    const std::vector<float> y = run_gemv(d, tokens, xd, cols, rs.as<float>(), bias_d.as<float>(),
+                                                          residual.data(), output, splits, label);
+                    double worst = 0.0;
+                    for (int m = 0; m < tokens; ++m) {
+                        std::vector<double> lin(static_cast<size_t>(2 * inter)), mag(lin.size());
+                        for (int64_t n = 0; n < 2 * inter; ++n) {
+                            fp64_row(w, n, x.data() + m * cols, lin[n], mag[n]);
+                            lin[n] = lin[n] * row_scale[m] + bias[n];
+                        }
+                        for (int64_t n = 0; n < outputs; ++n) {
+                            double expect, tol;
+                            if (gate_up) {
+                                const double g = lin[n], u = lin[inter + n];
+                                expect = g / (1.0 + std::exp(-g)) * u;
+                                tol = 1e-4 * (std::fabs(u) + std::fabs(g)) + 1e-5;
+                            } else {
+                                expect = lin[n];
+                                tol = 1e-5 * (mag[n] * row_scale[m] + std::fabs(bias[n])) + 1e-6;
+                            }
+                            expect += residual_value[static_cast<size_t>(m * outputs + n)];
+                            if (bf16) tol += std::fabs(expect) * (1.0 / 256);  // one BF16 rounding
+                            const double got = y[static_cast<size_t>(m * outputs + n)];
+                            worst = std::max(worst, std::fabs(got - expect) / tol);
+                            if (!(std::fabs(got - expect) <= tol)) {
+                                EXPECT(false, "%s: token %d output %" PRId64 ": got %.8g want %.8g", label, m, n,
+                                       got, expect);
+                                return;
+                            }
+                        }
+                    }
+                    ++g_checks;
+                }
+            }
+        }
+    }
+}
+
+// The fused activation quantizer must reproduce the CPU rule bit for bit,
+// and the W4A4 GEMV the CPU reference.
+void test_w4a4(int64_t rows, int64_t cols) {
+    const HostWeight w = random_weight(rows, cols);
+    Device d(w, false, reset::nvfp4_gemv_device_decode());
+    for (int tokens : {1, 2, 5, 8}) {
+        for (bool bf16_input : {false, true}) {
+            for (float input_scale : {0.0f, 0.004f}) {
+                std::vector<float> x(static_cast<size_t>(tokens * cols));
+                std::normal_distribution<float> normal(0.0f, 2.0f);
+                for (auto &v : x) v = normal(g_rng);
+                if (input_scale > 0) x[3] = 100.0f;  // beyond the calibrated range: clamps to +-6 * 448 * scale
+                std::vector<uint8_t> x_bytes;
+                if (bf16_input) {
+                    x_bytes.resize(x.size() * 2);
+                    for (size_t i = 0; i < x.size(); ++i) {
+                        const __nv_bfloat16 b = __float2bfloat16_rn(x[i]);
+                        x[i] = __bfloat162float(b);
+                        std::memcpy(x_bytes.data() + 2 * i, &b, 2);
+                    }
+                } else {
+                    x_bytes.resize(x.size() * 4);
+                    std::memcpy(x_bytes.data(), x.data(), x_bytes.size());
+                }
+                DeviceBuffer xd(x_bytes.size()), x16(static_cast<size_t>(tokens * cols) * 2),
+                    row_scale(static_cast<size_t>(tokens) * 4), codes(static_cast<size_t>(tokens * cols / 2)),
+                    scales(static_cast<size_t>(tokens * cols / 16));
+                xd.upload(x_bytes.data(), x_bytes.size());
+                CUDA_OK(cudaMemset(x16.ptr, kPoison, x16.bytes));
+                CUDA_OK(cudaMemset(row_scale.ptr, kPoison, row_scale.bytes));
+                reset::Nvfp4PrepareArgs pa;
+                pa.mode = reset::Nvfp4ActivationMode::kW4A4;
+                pa.tokens = tokens;
+                pa.cols = cols;
+                pa.x = xd.ptr;
+                pa.ldx = cols;
+                pa.input = bf16_input ? reset::Nvfp4ActivationInput::kBFloat16 : reset::Nvfp4ActivationInput::kFloat32;
+                pa.input_scale = input_scale;
+                pa.x16 = x16.ptr;
+                pa.ld_x16 = cols;
+                pa.row_scale = row_scale.as<float>();
+                pa.codes = codes.as<uint8_t>();
+                pa.scales = scales.as<uint8_t>();
+                reset::nvfp4_prepare_activations(pa, nullptr);
+                CUDA_OK(cudaDeviceSynchronize());
+                std::vector<uint8_t> got_codes(codes.bytes), got_scales(scales.bytes);
+                std::vector<float> got_ts(static_cast<size_t>(tokens));
+                std::vector<__half> got_x16(static_cast<size_t>(tokens * cols));
+                codes.download(got_codes.data(), codes.bytes);
+                scales.download(got_scales.data(), scales.bytes);
+                row_scale.download(got_ts.data(), row_scale.bytes);
+                x16.download(got_x16.data(), x16.bytes);
+                char label[128];
+                std::snprintf(label, sizeof label, "w4a4 N=%" PRId64 " K=%" PRId64 " M=%d bf16=%d input_scale=%g",
+                              rows, cols, tokens, bf16_input, input_scale);
+                bool same = true, dequantized = true;
+                for (int m = 0; m < tokens; ++m) {
+                    std::vector<uint8_t> ref_codes(static_cast<size_t>(cols)), ref_scales(static_cast<size_t>(cols / 16));
+                    const float ts = reset::nvfp4_quantize_activations(x.data() + m * cols, cols, input_scale,
+                                                                       ref_codes.data(), ref_scales.data());
+                    same = same && std::memcmp(&ts, &got_ts[m], 4) == 0;
+                    for (int64_t b = 0; b < cols / 16; ++b) same = same && ref_scales[b] == got_scales[m * cols / 16 + b];
+                    for (int64_t k = 0; k < cols; ++k) {
+                        const uint8_t packed = got_codes[static_cast<size_t>(m * cols / 2 + k / 2)];
+                        const uint8_t code = (k & 1) ? packed >> 4 : packed & 15;
+                        same = same && code == ref_codes[k];
+                        const float value = reset::nvfp4::e2m1_to_float(ref_codes[k]) *
+                                            reset::nvfp4::e4m3_to_float(ref_scales[k / 16]);
+                        dequantized = dequantized && __half2float(got_x16[m * cols + k]) == value;
+                    }
+                }
+                EXPECT(same, "%s: codes, scales or tensor scale differ from the CPU quantizer", label);
+                EXPECT(dequantized, "%s: FP16 activations are not e2m1 * scale exactly", label);
+
+                const std::vector<float> y = run_gemv(d, tokens, x16, cols, row_scale.as<float>(), nullptr, nullptr,
+                                                      reset::Nvfp4GemvOutput::kFloat32, 0, label);
+                std::vector<float> reference(static_cast<size_t>(rows));
+                double worst = 0.0;
+                for (int m = 0; m < tokens; ++m) {
+                    reset::nvfp4_matvec_w4a4(reference_view(w, input_scale), x.data() + m * cols, reference.data());
+                    // Magnitude scale of row n: sum |w * x_hat| * ts_x.
+                    for (int64_t n = 0; n < rows; ++n) {
+                        double magnitude = 0.0;
+                        for (int64_t k = 0; k < cols; ++k)
+                            magnitude += std::fabs(
+                                static_cast<double>(reset::nvfp4::e2m1_to_float(reset::nvfp4::packed_code(
+                                    w.codes.data() + n * cols / 2, static_cast<int>(k)))) *
+                                reset::nvfp4::e4m3_to_float(w.scales[n * cols / 16 + k / 16]) *
+                                __half2float(got_x16[m * cols + k]));
+                        magnitude *= static_cast<double>(w.tensor_scale) * got_ts[m];
+                        const double err = std::fabs(y[static_cast<size_t>(m * rows + n)] - reference[n]);
+                        worst = std::max(worst, err / (magnitude > 0 ? magnitude : 1e-30));
+                    }
+                }
+                EXPECT(worst < 4e-6, "%s: GEMV error vs CPU W4A4 reference %.3g", label, worst);
+            }
+        }
+    }
+}
+
+// W4A16 preparation of BF16 rows beyond the FP16 range: the power-of-two row
+// scale keeps them finite and the GEMV result right.
+void test_w4a16_prepare_large() {
+    const int64_t rows = 37, cols = 96;
+    const HostWeight w = random_weight(rows, cols);
+    Device d(w, false, reset::nvfp4_gemv_device_decode());
+    const int tokens = 3;
+    std::vector<float> x(static_cast<size_t>(tokens * cols));
+    std::vector<__nv_bfloat16> xb(x.size());
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (size_t i = 0; i < x.size(); ++i) {
+        const float spread = (i / cols == 1) ? 3e5f : 1.0f;  // token 1 overflows FP16
+        xb[i] = __float2bfloat16_rn(normal(g_rng) * spread);
+        x[i] = __bfloat162float(xb[i]);
+    }
+    DeviceBuffer xd(xb.size() * 2), x16(x.size() * 2), rs(static_cast<size_t>(tokens) * 4);
+    xd.upload(xb.data(), xd.bytes);
+    reset::Nvfp4PrepareArgs pa;
+    pa.mode = reset::Nvfp4ActivationMode::kW4A16;
+    pa.tokens = tokens;
+    pa.cols = cols;
+    pa.x = xd.ptr;
+    pa.ldx = cols;
+    pa.input = reset::Nvfp4ActivationInput::kBFloat16;
+    pa.x16 = x16.ptr;
+    pa.ld_x16 = cols;
+    pa.row_scale = rs.as<float>();
+    reset::nvfp4_prepare_activations(pa, nullptr);
+    const std::vector<float> y = run_gemv(d, tokens, x16, cols, rs.as<float>(), nullptr, nullptr,
+                                          reset::Nvfp4GemvOutput::kFloat32, 0, "w4a16 prepare large");
+    double worst = 0.0;
+    for (int m = 0; m < tokens; ++m)
+        for (int64_t n = 0; n < rows; ++n) {
+            double exact, magnitude;
+            fp64_row(w, n, x.data() + m * cols, exact, magnitude);
+            // FP16 keeps 11 significant bits of each BF16 (8): the values are exact.
+            worst = std::max(worst, std::fabs(y[static_cast<size_t>(m * rows + n)] - exact) / magnitude);
+        }
+    EXPECT(worst < 2e-6, "w4a16 prepare large: error %.3g", worst);
+}
+
+// The repack is a bijection onto the documented bit positions (both decodes).
+void test_repack_layout() {
+    for (auto decode : {reset::Nvfp4GemvDecode::kInteger, reset::Nvfp4GemvDecode::kNativeE2M1})
+        for (bool gate_up : {false, true}) {
+            const HostWeight w = random_weight(34, 144);
+            const reset::Nvfp4GemvLayout layout = reset::nvfp4_gemv_layout(w.rows, w.cols, gate_up, decode);
+            std::vector<uint8_t> c(layout.code_bytes()), s(layout.scale_bytes());
+            reset::nvfp4_gemv_repack(layout, w.codes.data(), w.scales.data(), c.data(), s.data());
+            bool ok = true;
+            for (int64_t tile = 0; tile < layout.row_tiles; ++tile)
+                for (int64_t sup = 0; sup < layout.k_supers; ++sup)
+                    for (int lane = 0; lane < 32; ++lane)
+                        for (int b = 0; b < 4; ++b) {
+                            uint32_t word;
+                            std::memcpy(&word, c.data() + (tile * layout.k_supers + sup) * 512 + lane * 16 + b * 4, 4);
+                            const int g = lane >> 2, t = lane & 3;
+                            for (int j = 0; j < 4; ++j)
+                                for (int e = 0; e < 2; ++e) {
+                                    uint8_t code;
+                                    if (decode == reset::Nvfp4GemvDecode::kNativeE2M1) {
+                                        code = (word >> (8 * j + 4 * e)) & 15;
+                                    } else {
+                                        code = static_cast<uint8_t>(
+                                            ((word >> (reset::kNvfp4MagnitudeBit[j] + 16 * e)) & 7) |
+                                            (((word >> (reset::kNvfp4SignBit[j] + 16 * e)) & 1) << 3));
+                                    }
+                                    const int64_t row = reset::nvfp4_gemv_tile_row(layout, tile, g + 8 * (j & 1));
+                                    const int64_t k = sup * 64 + b * 16 + 2 * t + 8 * (j >> 1) + e;
+                                    const uint8_t want =
+                                        (row < 0 || k >= w.cols)
+                                            ? 0
+                                            : reset::nvfp4::packed_code(w.codes.data() + row * w.cols / 2,
+                                                                        static_cast<int>(k));
+                                    ok = ok && code == want;
+                                }
+                        }
+            EXPECT(ok, "repack decode=%d gate_up=%d: a code is not where the layout says", static_cast<int>(decode),
+                   gate_up);
+        }
+}
+
+template <typename Body>
+void expect_error(reset_status want, const char *label, Body body) {
+    try {
+        body();
+        EXPECT(false, "%s: no error raised", label);
+    } catch (const reset::Error &e) {
+        EXPECT(e.status() == want, "%s: status %d (%s)", label, static_cast<int>(e.status()), e.what());
+    }
+}
+
+// Shapes and arguments the kernels do not support fail loudly, launching nothing.
+void test_rejections() {
+    expect_error(RESET_ERR_UNSUPPORTED, "K = 24",
+                 [] { reset::nvfp4_gemv_layout(16, 24, false, reset::Nvfp4GemvDecode::kInteger); });
+    expect_error(RESET_ERR_UNSUPPORTED, "odd gate_up",
+                 [] { reset::nvfp4_gemv_layout(15, 64, true, reset::Nvfp4GemvDecode::kInteger); });
+    const HostWeight w = random_weight(32, 256);
+    Device d(w, false, reset::nvfp4_gemv_device_decode());
+    DeviceBuffer x(8 * 256 * 2), y(9 * 32 * 4);
+    reset::Nvfp4GemvArgs a;
+    a.x = x.ptr;
+    a.ldx = 256;
+    a.y = y.ptr;
+    a.ldy = 32;
+    for (int tokens : {0, 9}) {
+        a.tokens = tokens;
+        expect_error(RESET_ERR_UNSUPPORTED, "token count", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
+    }
+    a.tokens = 1;
+    a.splits = 4;
+    expect_error(RESET_ERR_INVALID_ARGUMENT, "split-K without workspace", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
+    a.splits = 0;
+    a.ldx = 255;
+    expect_error(RESET_ERR_INVALID_ARGUMENT, "odd ldx", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
+    a.ldx = 256;
+    reset::Nvfp4GemvWeight other = d.weight;
+    other.layout.decode = reset::nvfp4_gemv_device_decode() == reset::Nvfp4GemvDecode::kInteger
+                              ? reset::Nvfp4GemvDecode::kNativeE2M1
+                              : reset::Nvfp4GemvDecode::kInteger;
+    expect_error(RESET_ERR_INVALID_ARGUMENT, "layout for another decode", [&] { reset::nvfp4_gemv(other, a, nullptr); });
+    std::vector<uint8_t> bad_scales = w.scales;
+    bad_scales[5] = 0x7f;  // NaN
+    const reset::Nvfp4GemvLayout layout = d.weight.layout;
+    std::vector<uint8_t> c(layout.code_bytes()), s(layout.scale_bytes());
+    expect_error(RESET_ERR_FORMAT, "NaN block scale",
+                 [&] { reset::nvfp4_gemv_repack(layout, w.codes.data(), bad_scales.data(), c.data(), s.data()); });
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+        std::printf("test_nvfp4_gemv: skipped (no CUDA device)\n");
+        return 0;
+    }
+    const uint64_t seed = argc > 1 ? std::strtoull(argv[1], nullptr, 0) : std::random_device{}();
+    g_rng.seed(seed);
+    cudaDeviceProp prop;
+    CUDA_OK(cudaGetDeviceProperties(&prop, 0));
+    std::printf("test_nvfp4_gemv: %s (sm_%d%d), decode %s, seed %" PRIu64 "\n", prop.name, prop.major, prop.minor,
+                reset::nvfp4_gemv_device_decode() == reset::Nvfp4GemvDecode::kNativeE2M1 ? "native" : "integer", seed);
+    const bool quick = std::getenv("RESET_GPU_TEST_QUICK") != nullptr;  // for compute-sanitizer runs
+    try {
+        test_repack_layout();
+        test_rejections();
+        // Odd N; K at every alignment modulo the 64-element step (0, 16, 32, 48).
+        const std::vector<std::pair<int64_t, int64_t>> shapes =
+            quick ? std::vector<std::pair<int64_t, int64_t>>{{7, 48}, {33, 208}}
+                  : std::vector<std::pair<int64_t, int64_t>>{{1, 16},    {7, 48},     {33, 80},   {17, 96},
+                                                             {257, 1040}, {129, 3120}, {999, 4096}, {515, 4128}};
+        for (const auto &[n, k] : shapes) test_w4a16_shape(n, k);
+        test_epilogues();
+        test_w4a4(quick ? 19 : 301, quick ? 160 : 2064);
+        test_w4a16_prepare_large();
+    } catch (const reset::Error &e) {
+        std::fprintf(stderr, "FAIL: unexpected reset::Error %d: %s\n", static_cast<int>(e.status()), e.what());
+        return 1;
+    }
+    std::printf("test_nvfp4_gemv: %d checks, %d failures\n", g_checks, g_failures);
+    return g_failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,111 @@
+"""The Python binding end to end on the fixture models: the same greedy
+continuation as transformers, errors as exceptions, cancellation from a thread."""
+import threading
+import time
+
+import numpy as np
+import pytest
+from safetensors.numpy import load_file
+
+import reset
+from conftest import FIXTURES
+
+MODEL = FIXTURES / "qwen3-tied"
+
+
+@pytest.fixture(scope="module")
+def reference():
+    if not (MODEL / "reference.safetensors").exists():
+        pytest.skip("fixture models missing: run tests/fixtures/make_fixtures.py")
+    return load_file(str(MODEL / "reference.safetensors"))
+
+
+def test_greedy_continuation_matches_transformers(reference):
+    with reset.Model(MODEL, weights="bf16", backend="cpu") as model:
+        session = model.session(max_context=128)
+        session.set_policy(kind="greedy")
+        session.prefill(reference["input_ids"].tolist())
+        tokens = []
+        for step in session.generate(len(reference["greedy_bf16"])):
+            tokens.append(step.token)
+        expected = reference["greedy_bf16"].tolist()[:len(tokens)]
+        assert tokens == expected
+        assert len(tokens) > 0
+
+
+def test_logits_match_transformers_at_the_last_position(reference):
+    with reset.Model(MODEL, weights="bf16") as model:
+        session = model.session()
+        session.prefill(reference["input_ids"].tolist())
+        logits = session.logits()
+        expected = reference["logits_bf16"][-1]
+        assert logits.shape == expected.shape
+        # FP32 on both sides, different summation order: far below 1e-3.
+        assert np.linalg.norm(logits - expected) / np.linalg.norm(expected) < 1e-3
+
+
+def test_model_info_reports_the_weight_format():
+    with reset.Model(MODEL, weights="nvfp4-w4a4") as model:
+        info = model.info()
+        assert info["architecture"] == "qwen3"
+        assert info["weights"] == "nvfp4-w4a4"
+        assert info["backend"] == "cpu"
+        assert info["tied_embeddings"] == 1
+
+
+def test_missing_model_raises_io_error():
+    with pytest.raises(reset.ResetError) as error:
+        reset.Model("/nonexistent/model")
+    assert error.value.name == "RESET_ERR_IO"
+    assert "does not exist" in error.value.message
+
+
+def test_out_of_range_ids_and_bad_policy_raise():
+    with reset.Model(MODEL) as model:
+        session = model.session()
+        with pytest.raises(reset.ResetError) as error:
+            session.prefill([0, 10**6])
+        assert error.value.name == "RESET_ERR_OUT_OF_RANGE"
+        with pytest.raises(reset.ResetError) as error:
+            session.set_policy(kind="fixed", temperature=-1.0)
+        assert error.value.name == "RESET_ERR_INVALID_ARGUMENT"
+        assert "temperature" in error.value.message
+        with pytest.raises(ValueError):
+            session.set_policy(kind="nonsense")
+
+
+def test_cancel_before_a_call_stops_that_call():
+    with reset.Model(MODEL) as model:
+        session = model.session()
+        session.cancel()
+        with pytest.raises(reset.ResetError) as error:
+            session.prefill([1, 2])
+        assert error.value.name == "RESET_ERR_CANCELLED"
+        assert session.length() == 0
+        session.prefill([1, 2])  # the cancel was consumed
+        assert session.length() == 2
+
+
+def test_cancel_from_another_thread_stops_running_work():
+    with reset.Model(MODEL) as model:
+        session = model.session(max_context=512)
+        timer = threading.Timer(0.05, session.cancel)
+        timer.start()
+        deadline = time.monotonic() + 30
+        with pytest.raises(reset.ResetError) as error:
+            while time.monotonic() < deadline:  # keeps the session busy until the cancel lands
+                if session.length() > 500:
+                    session.reset()
+                session.prefill([3] * 10)
+        timer.join()
+        assert error.value.name == "RESET_ERR_CANCELLED"
+
+
+def test_parallel_sequences_return_one_result_each():
+    with reset.Model(MODEL) as model:
+        session = model.session(sequences=3)
+        session.set_policy(kind="fixed", temperature=1.0, seed=7)
+        session.prefill([1, 2, 3])
+        assert session.logits().shape == (3, model.info()["vocab_size"])
+        results = session.step()
+        assert [r.sequence for r in results] == [0, 1, 2]
