@@ -484,6 +484,12 @@ RESET_API reset_status reset_chat_format(const reset_tokenizer *tokenizer, const
                                          size_t n_messages, const reset_chat_options *options, char *buffer,
                                          size_t capacity, size_t *text_len);
 
+/* The tokenizer a model carries (from its directory), or NULL when the
+ * directory has none.  Owned by the model: valid while the model handle is,
+ * never freed by the caller.  NULL (and the thread's last error set) for a
+ * NULL or freed model. */
+RESET_API const reset_tokenizer *reset_model_tokenizer(const reset_model *model);
+
 /* ===================================================================== */
 /* The standalone ReSET policy                                            */
 /* ===================================================================== */
@@ -539,11 +545,11 @@ RESET_API reset_status reset_policy_create(const reset_policy_params *params, co
  * t_low/tau0 takes them from the paper's table if the model is recognised
  * (Qwen3-8B/14B/32B, DeepSeek-R1-Distill-Qwen-7B/14B, by their shapes), and
  * the delimiter sets are the options' if they give any, else those of the
- * model's tokenizer.  Errors: as reset_policy_create, plus
- * RESET_ERR_INVALID_HANDLE, and RESET_ERR_UNSUPPORTED when the options give
- * no delimiter ids and the model's tokenizer cannot provide them (this
- * version reads delimiter sets only from the caller).  The policy does not
- * keep the model. */
+ * model's tokenizer (NL: ids decoding to exactly "\n"; DNL: ids whose text
+ * contains "\n\n"), exactly as a session of the model uses.  Errors: as
+ * reset_policy_create, plus RESET_ERR_INVALID_HANDLE, and
+ * RESET_ERR_UNSUPPORTED when the options give no delimiter ids and the model
+ * has no tokenizer to take them from.  The policy does not keep the model. */
 RESET_API reset_status reset_policy_create_for_model(const reset_model *model, const reset_policy_params *params,
                                                      const reset_policy_options *options,
                                                      reset_policy **out_policy);

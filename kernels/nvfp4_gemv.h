@@ -56,8 +56,8 @@ struct Nvfp4GemvArgs {
 // Which decode the GPU of the current device runs (the layout to repack into).
 Nvfp4GemvDecode nvfp4_gemv_device_decode();
 
-// Workspace the launch needs for this weight at any M <= 8 with automatic or
-// up to max_splits forced splits.  The caller zeroes it once (cudaMemset);
+// Workspace the launch needs for this weight at any M <= 8 with automatic
+// splits, or forced splits up to max_splits.  The caller zeroes it once (cudaMemset);
 // every launch leaves its counters at zero again, so CUDA graph replays and
 // later launches reuse it.  One workspace must not serve two launches that
 // run at the same time.

@@ -1,9 +1,9 @@
 // nvfp4_quantize_activations.cu — activation rows to the GEMV's FP16 input,
 // W4A4 (NVFP4 quantization, nvfp4.md) or W4A16 (overflow-safe FP16); the
-// header states the contract.  One CTA per token row: the dynamic tensor
-// scale needs the whole row's amax before any block can be quantized.  The
-// per-block rule is nvfp4::quantize_block itself, so the GPU and the CPU
-// reference produce the same codes bit for bit.
+// header states the contract.  The per-block rule is nvfp4.h's own functions,
+// so the GPU and the CPU reference produce the same codes bit for bit.  Better still, a norm or
+// activation kernel that already holds the row can apply the same rule
+// before writing it; this standalone launch is what the benchmark times.
 #include "kernels/nvfp4_quantize_activations.h"
 
 #include <cuda_bf16.h>
@@ -15,7 +15,7 @@
 namespace reset {
 namespace {
 
-constexpr int kThreads = 512;
+constexpr int kThreads = 256;
 
 struct PrepareParams {
     const void *x;
@@ -49,10 +49,17 @@ __device__ float row_amax(const PrepareParams &p, const void *row) {
     return m;
 }
 
+// Grid: x covers the row in kThreads-element pieces, one element per thread
+// (loads coalesce, and each 16-element block is 16 adjacent lanes that find
+// its amax with 4 shuffles); y is the token.  A CTA that needs the row's amax
+// reads the whole row itself (it sits in L2), so no second launch is needed.
 __global__ void __launch_bounds__(kThreads) prepare_kernel(const __grid_constant__ PrepareParams p) {
-    const int token = blockIdx.x;
+    const int token = blockIdx.y;
     const void *row = p.input_bf16 ? static_cast<const void *>(static_cast<const __nv_bfloat16 *>(p.x) + token * p.ldx)
                                    : static_cast<const void *>(static_cast<const float *>(p.x) + token * p.ldx);
+    const int64_t k = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+    const bool inside = k < p.cols;  // whole 16-lane groups are inside or outside: K is a multiple of 16
+    const float x = inside ? load_x(p, row, k) : 0.0f;
     __half *out = p.x16 + token * p.ld_x16;
 
     if (!p.w4a4) {
@@ -65,35 +72,30 @@ __global__ void __launch_bounds__(kThreads) prepare_kernel(const __grid_constant
             frexpf(amax / 32768.0f, &e);  // amax / 32768 = f * 2^e, f in [0.5, 1): 2^e covers it
             scale = ldexpf(1.0f, e);
         }
-        for (int64_t k = 2 * threadIdx.x; k < p.cols; k += 2 * kThreads)
-            *reinterpret_cast<__half2 *>(out + k) =
-                __floats2half2_rn(load_x(p, row, k) / scale, load_x(p, row, k + 1) / scale);
-        if (threadIdx.x == 0) p.row_scale[token] = scale;
+        if (inside) out[k] = __float2half_rn(x / scale);
+        if (k == 0) p.row_scale[token] = scale;
         return;
     }
 
-    float tensor_scale = p.input_scale;
-    if (!(p.input_scale > 0.0f)) tensor_scale = nvfp4::tensor_scale_from_amax(row_amax(p, row));
-    const int64_t blocks = p.cols / nvfp4::kBlock;
-    for (int64_t b = threadIdx.x; b < blocks; b += kThreads) {
-        float v[nvfp4::kBlock];
-#pragma unroll
-        for (int i = 0; i < nvfp4::kBlock; ++i) v[i] = load_x(p, row, b * nvfp4::kBlock + i);
-        uint8_t q[nvfp4::kBlock];
-        const uint8_t scale_code = nvfp4::quantize_block(v, tensor_scale, q);
-        const float scale = nvfp4::e4m3_to_float(scale_code);
-        __half2 *dst = reinterpret_cast<__half2 *>(out + b * nvfp4::kBlock);
-#pragma unroll
-        for (int i = 0; i < nvfp4::kBlock; i += 2)
-            // e2m1 * E4M3 has at most 6 significant bits and lies in [2^-10, 2688]: exact in FP16.
-            dst[i / 2] = __floats2half2_rn(nvfp4::e2m1_to_float(q[i]) * scale, nvfp4::e2m1_to_float(q[i + 1]) * scale);
-        if (p.codes) {
-            uint8_t *packed = p.codes + token * (p.cols / 2) + b * (nvfp4::kBlock / 2);
-            for (int i = 0; i < nvfp4::kBlock; i += 2) packed[i / 2] = static_cast<uint8_t>(q[i] | (q[i + 1] << 4));
-        }
-        if (p.scales) p.scales[token * blocks + b] = scale_code;
+    const float tensor_scale =
+        p.input_scale > 0.0f ? p.input_scale : nvfp4::tensor_scale_from_amax(row_amax(p, row));
+    // nvfp4::quantize_block, one element per lane: the same functions in the
+    // same order, so the codes are bit-identical to the CPU reference.
+    float block_amax = fabsf(x);
+    for (int offset = 8; offset > 0; offset >>= 1)
+        block_amax = fmaxf(block_amax, __shfl_xor_sync(0xffffffffu, block_amax, offset));
+    const uint8_t scale_code = nvfp4::block_scale_code(block_amax, tensor_scale);
+    const float scale = nvfp4::e4m3_to_float(scale_code);
+    const uint8_t q = nvfp4::quantize_element(x, scale, tensor_scale);
+    const unsigned upper = __shfl_down_sync(0xffffffffu, static_cast<unsigned>(q), 1);
+    if (inside) {
+        // e2m1 * E4M3 has at most 6 significant bits and lies in [2^-10, 2688]: exact in FP16.
+        out[k] = __float2half_rn(nvfp4::e2m1_to_float(q) * scale);
+        if (p.codes && (k & 1) == 0)
+            p.codes[token * (p.cols / 2) + k / 2] = static_cast<uint8_t>(q | (upper << 4));
+        if (p.scales && (k & 15) == 0) p.scales[token * (p.cols / nvfp4::kBlock) + k / nvfp4::kBlock] = scale_code;
     }
-    if (threadIdx.x == 0) p.row_scale[token] = tensor_scale;
+    if (k == 0) p.row_scale[token] = tensor_scale;
 }
 
 }  // namespace
@@ -125,7 +127,8 @@ void nvfp4_prepare_activations(const Nvfp4PrepareArgs &args, cudaStream_t stream
     p.row_scale = args.row_scale;
     p.codes = args.codes;
     p.scales = args.scales;
-    prepare_kernel<<<args.tokens, kThreads, 0, stream>>>(p);
+    const dim3 grid(static_cast<unsigned>((args.cols + kThreads - 1) / kThreads), static_cast<unsigned>(args.tokens));
+    prepare_kernel<<<grid, kThreads, 0, stream>>>(p);
     RESET_CUDA_CHECK(cudaGetLastError());
 }
 

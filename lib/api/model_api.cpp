@@ -103,4 +103,13 @@ reset_status reset_model_get_info(const reset_model *model, reset_model_info *in
     });
 }
 
+const reset_tokenizer *reset_model_tokenizer(const reset_model *model) {
+    const reset_tokenizer *tokenizer = nullptr;
+    const reset_status status = api_call([&] {
+        tokenizer = checked_handle(model, "model")->model->tokenizer;
+        if (!tokenizer) set_last_error(RESET_OK, "the model directory has no tokenizer");
+    });
+    return status == RESET_OK ? tokenizer : nullptr;
+}
+
 }  // extern "C"

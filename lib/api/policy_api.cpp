@@ -2,17 +2,23 @@
 // parameters, traces and calibration (reset.h, "The standalone ReSET policy").
 #include <algorithm>
 #include <climits>
+#include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <vector>
 
 #include "api/errors.h"
 #include "api/handles.h"
+#include "engine/loaded_model.h"
 #include "reset.h"
+#include "rules/reset_rule.h"
+#include "sampling/entropy.h"
 #include "sampling/calibration.h"
 #include "sampling/policy.h"
 #include "sampling/sampler.h"
 #include "sampling/trace.h"
+#include "text/tokenizer.h"
 
 // The handle behind reset_policy: one sequence's sampler and its Philox stream.
 struct reset_policy {
@@ -23,7 +29,8 @@ struct reset_policy {
 
 namespace reset {
 
-// Shared with the model-aware entry points (sampling/model_policy.cpp).
+std::shared_ptr<LoadedModel> shared_model(const reset_model *handle);  // api/model_api.cpp
+
 DelimiterSets read_delimiters(const reset_policy_options &options) {
     DelimiterSets sets;
     auto copy = [](const int32_t *ids, size_t n, const char *what, std::vector<int32_t> &to) {
@@ -50,7 +57,6 @@ reset_policy_params read_policy_params(const reset_policy_params *given) {
     return read_options(given, reset_policy_params_init, "params");
 }
 
-// Make and register a policy handle (the model-aware variant uses it too).
 reset_policy *new_policy_handle(const Policy &policy, DelimiterSets sets, int32_t sequence) {
     auto handle = std::make_unique<reset_policy>(std::move(sets));
     handle->sampler.set_policy(policy, true);
@@ -112,6 +118,75 @@ void write_table(const PercentileTable &table, uint64_t n, reset_calibration_res
     out->struct_size = size;
 }
 
+// A session call inside reset_calibrate: its failure is calibration's, with
+// the session's message.
+void session_check(reset_status status, const char *call) {
+    if (status != RESET_OK) fail(status, "reset_calibrate: ", call, ": ", reset_last_error());
+}
+
+// Owns a session for the duration of one prompt.
+struct SessionGuard {
+    reset_session *session = nullptr;
+    ~SessionGuard() { reset_session_free(session); }
+};
+
+// The paper's recipe over the public session API: decode every prompt at the
+// fixed seeded temperature and gather one entropy per generated token.
+std::vector<float> calibration_entropies(reset_model *model, const int32_t *const *prompts,
+                                         const size_t *prompt_lengths, size_t n_prompts,
+                                         const reset_calibration_options &o, int32_t *n_finished) {
+    reset_model_info info;
+    reset_model_info_init(&info);
+    session_check(reset_model_get_info(model, &info), "reset_model_get_info");
+    const int32_t vocab = info.vocab_size;
+    std::vector<float> logits(static_cast<size_t>(vocab));
+    std::vector<float> entropies;
+    *n_finished = 0;
+    for (size_t i = 0; i < n_prompts; ++i) {
+        if (prompt_lengths[i] == 0) fail(RESET_ERR_INVALID_ARGUMENT, "prompt ", i, " is empty");
+        require(prompts[i], "a prompt");
+        // Room for the prompt and every new token, within the model's context.
+        const int64_t wanted = static_cast<int64_t>(prompt_lengths[i]) + o.max_new_tokens;
+        const int64_t limit = info.max_position_embeddings > 0 ? info.max_position_embeddings : wanted;
+        if (static_cast<int64_t>(prompt_lengths[i]) >= limit)
+            fail(RESET_ERR_CONTEXT_OVERFLOW, "prompt ", i, " has ", prompt_lengths[i],
+                 " tokens: no room left to generate in the model's context of ", limit);
+        reset_session_options so;
+        reset_session_options_init(&so);
+        so.sequences = 1;
+        so.max_context = static_cast<int32_t>(std::min(wanted, limit));
+        SessionGuard guard;
+        session_check(reset_session_create(model, &so, &guard.session), "reset_session_create");
+        reset_policy_params params;
+        reset_policy_params_init(&params);
+        params.kind = RESET_POLICY_FIXED;
+        params.temperature = o.temperature;
+        params.top_p = o.top_p;
+        params.seed = o.seed + i;
+        session_check(reset_set_policy(guard.session, &params), "reset_set_policy");
+        session_check(reset_prefill(guard.session, prompts[i], prompt_lengths[i]), "reset_prefill");
+        for (int32_t t = 0; t < o.max_new_tokens; ++t) {
+            if (reset_session_length(guard.session, 0) >= so.max_context) break;  // context full
+            session_check(reset_session_logits(guard.session, 0, logits.data(), logits.size()),
+                          "reset_session_logits");
+            // The spec's calibration measures H_t exactly as the policy does;
+            // the processed-score option measures what was sampled from.
+            entropies.push_back(o.processed_scores
+                                    ? processed_entropy(logits.data(), vocab, o.temperature, 0, o.top_p, 0.0f)
+                                    : logit_stats(logits.data(), vocab).entropy);
+            reset_step step;
+            reset_step_init(&step, 1);
+            int32_t active = 0;
+            session_check(reset_decode_step(guard.session, &step, 1, &active), "reset_decode_step");
+            if (step.end_of_generation) {
+                *n_finished += 1;
+                break;
+            }
+        }
+    }
+    return entropies;
+}
+
 }  // namespace
 }  // namespace reset
 
@@ -159,6 +234,31 @@ reset_status reset_policy_create(const reset_policy_params *params, const reset_
         const reset_policy_options o = reset::read_policy_options(options);
         const reset::Policy policy = reset::validate_policy(p, nullptr);
         *out_policy = reset::new_policy_handle(policy, reset::read_delimiters(o), o.sequence);
+    });
+}
+
+reset_status reset_policy_create_for_model(const reset_model *model, const reset_policy_params *params,
+                                           const reset_policy_options *options, reset_policy **out_policy) {
+    if (out_policy) *out_policy = nullptr;
+    return api_call([&] {
+        reset::require(out_policy, "out_policy");
+        const std::shared_ptr<reset::LoadedModel> loaded = reset::shared_model(model);
+        const reset_policy_params p = reset::read_policy_params(params);
+        const reset_policy_options o = reset::read_policy_options(options);
+        const reset::Policy policy = reset::validate_policy(p, &loaded->config);
+        reset::DelimiterSets sets = reset::read_delimiters(o);
+        if (sets.newline.empty() && sets.double_newline.empty()) {
+            // Without the caller's sets, the tokenizer's: a model without one
+            // cannot say which ids are "\n" and "\n\n".
+            if (!loaded->tokenizer)
+                fail(RESET_ERR_UNSUPPORTED, "the model at '", loaded->directory,
+                     "' has no tokenizer, so its step delimiters are unknown: pass the ids of \"\\n\" and of "
+                     "tokens containing \"\\n\\n\" in options->newline_ids / options->double_newline_ids");
+            const reset::Tokenizer &tokenizer = reset::tokenizer_of(loaded->tokenizer);
+            sets.newline = tokenizer.newline_ids();
+            sets.double_newline = tokenizer.double_newline_ids();
+        }
+        *out_policy = reset::new_policy_handle(policy, std::move(sets), o.sequence);
     });
 }
 
@@ -291,6 +391,48 @@ reset_status reset_entropy_percentiles(const float *entropies, size_t n, float p
         if (n > 0) reset::require(entropies, "entropies");
         std::vector<float> values(entropies, entropies + n);
         reset::write_table(reset::percentile_table(values, percentile), n, out);
+    });
+}
+
+reset_status reset_calibrate(reset_model *model, const int32_t *const *prompts, const size_t *prompt_lengths,
+                             size_t n_prompts, const reset_calibration_options *options,
+                             reset_calibration_result *out) {
+    return api_call([&] {
+        reset::checked_handle(model, "model");
+        reset::require(out, "out");
+        reset::check_out_struct(out->struct_size, "out", "reset_calibration_result_init");
+        if (n_prompts == 0) fail(RESET_ERR_INVALID_ARGUMENT, "n_prompts is 0 (calibration needs prompts)");
+        reset::require(prompts, "prompts");
+        reset::require(prompt_lengths, "prompt_lengths");
+        const reset_calibration_options o =
+            reset::read_options(options, reset_calibration_options_init, "options");
+        if (!(o.temperature > reset::rule::kGreedyTemperature) || !std::isfinite(o.temperature))
+            fail(RESET_ERR_INVALID_ARGUMENT, "options->temperature is ", o.temperature,
+                 " (calibration samples: it must be finite and > 1e-6)");
+        if (!(o.top_p > 0.0f && o.top_p <= 1.0f))
+            fail(RESET_ERR_INVALID_ARGUMENT, "options->top_p is ", o.top_p, " (must be in (0, 1])");
+        if (o.max_new_tokens < 1)
+            fail(RESET_ERR_INVALID_ARGUMENT, "options->max_new_tokens is ", o.max_new_tokens, " (must be >= 1)");
+        if (!(o.percentile >= 0.0f && o.percentile <= 100.0f))
+            fail(RESET_ERR_INVALID_ARGUMENT, "options->percentile is ", o.percentile, " (must be in [0, 100])");
+        if (o.processed_scores != 0 && o.processed_scores != 1)
+            fail(RESET_ERR_INVALID_ARGUMENT, "options->processed_scores is ", o.processed_scores,
+                 " (must be 0 or 1)");
+        int32_t finished = 0;
+        std::vector<float> entropies =
+            reset::calibration_entropies(model, prompts, prompt_lengths, n_prompts, o, &finished);
+        if (entropies.empty()) fail(RESET_ERR_STATE, "reset_calibrate: no token was generated");
+        const size_t n = entropies.size();
+        reset::write_table(reset::percentile_table(entropies, o.percentile), n, out);
+        reset_calibration_result full;
+        reset_calibration_result_init(&full);
+        full.n_prompts = static_cast<int32_t>(n_prompts);
+        full.n_finished = finished;
+        // The counts sit after the table: write them only if the caller's struct has them.
+        const size_t size = out->struct_size;
+        if (size >= offsetof(reset_calibration_result, n_prompts) + sizeof(int32_t)) out->n_prompts = full.n_prompts;
+        if (size >= offsetof(reset_calibration_result, n_finished) + sizeof(int32_t))
+            out->n_finished = full.n_finished;
     });
 }
 

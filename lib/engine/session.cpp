@@ -44,6 +44,7 @@ Session::Session(std::shared_ptr<LoadedModel> model, int32_t max_context, int32_
     : model_(std::move(model)), max_context_(max_context), cache_(model_->config, sequences, max_context),
       scratch_(model_->config) {
     const DelimiterSets delimiters = delimiters_of(*model_);
+    if (model_->tokenizer) tokenizer_vocab_ = tokenizer_of(model_->tokenizer).vocab_size();
     const Policy policy = validate_policy(initial_policy(model_->config), &model_->config);
     sequences_.resize(size_t(sequences));
     for (auto &sequence : sequences_) {
@@ -139,7 +140,8 @@ void Session::prefill(const int32_t *ids, size_t n_ids) {
             // Prompt tokens are not streamed, but the decoder must know them
             // (sentencepiece treats the first piece of a text differently).
             if (sequence.stream)
-                for (size_t i = 0; i < n_ids; ++i) sequence.stream->push(ids[i]);
+                for (size_t i = 0; i < n_ids; ++i)
+                    if (ids[i] < tokenizer_vocab_) sequence.stream->push(ids[i]);
             sequence.text.clear();
         }
         for (auto &sequence : sequences_) {
@@ -223,7 +225,10 @@ int32_t Session::decode_step(reset_step *steps, size_t capacity) {
             r.step_index = signals.step_index;
             r.boundary = signals.boundary;
             r.uncertain = signals.uncertain;
-            sequence.text = sequence.stream ? sequence.stream->push(token) : std::string();
+            // Embedding matrices are often padded past the tokenizer's vocabulary
+            // (Qwen3: 151,936 rows, 151,669 tokens); such an id has no text.
+            const bool has_text = sequence.stream && token < tokenizer_vocab_;
+            sequence.text = has_text ? sequence.stream->push(token) : std::string();
             if (first_token < 0) first_token = token;
             else if (token != first_token) all_same = false;
             if (is_eos(token)) {

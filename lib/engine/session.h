@@ -67,6 +67,7 @@ private:
     std::vector<Sequence> sequences_;
     bool has_logits_ = false;  // a prefill happened since the last reset
     bool lockstep_ = true;     // every sequence holds the same tokens: compute once, copy
+    int32_t tokenizer_vocab_ = 0;  // ids at or past it have no text
     std::atomic<bool> cancel_requested_{false};
 };
 

@@ -100,7 +100,7 @@ public:
             if (slots_[i].hash == h && (*texts_)[static_cast<size_t>(slots_[i].id)] == text) return;
         }
     }
-    // Point an existing entry at another id's text (same bytes).
+    // Forget the entry of a text.
     void erase(std::string_view text) {
         const uint64_t h = hash(text);
         for (size_t i = h & mask_; slots_[i].id >= 0; i = (i + 1) & mask_)

@@ -86,7 +86,7 @@ protected:
     virtual void encode_text(std::string_view utf8, bool special_tokens_as_control,
                              std::vector<int32_t> &out) const = 0;
     // Call once token_bytes_ and special_ are filled: takes BOS/EOS and the
-    // chat template from the configs, builds the text index and the newline sets.
+    // chat template from the configs and computes the newline sets.
     void apply_config(const struct TokenizerConfig &config);
     int32_t find_token_by_scan(std::string_view text) const;
 

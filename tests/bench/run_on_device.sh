@@ -7,8 +7,8 @@
 #   all    both
 # Outputs go to $OUT (default ./build-device/out).  Usage, from the repository root:
 #   tests/bench/run_on_device.sh all
-# Environment: ARCH (default 90a), JOBS (default 16), BENCH_ARGS (extra
-# arguments for the benchmark program).
+# Environment: ARCH (default 90a), COMMIT (recorded in the results),
+# BENCH_ARGS (extra arguments for the benchmark program).
 set -euo pipefail
 what=${1:-all}
 arch=${ARCH:-90a}
@@ -23,9 +23,10 @@ kernels=(kernels/nvfp4_gemv.cu kernels/nvfp4_quantize_activations.cu kernels/nvf
 echo "== device"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw \
     --format=csv | tee "$out/device.txt"
-git_commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
-git_dirty=$(git status --porcelain 2>/dev/null | grep -c . || true)
-echo "commit $git_commit (uncommitted files: $git_dirty)" | tee -a "$out/device.txt"
+# The device's copy of the tree may carry no git metadata: COMMIT names the
+# source state (e.g. COMMIT=$(git rev-parse HEAD) from the calling machine).
+git_commit=${COMMIT:-$(git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)}
+echo "commit $git_commit" | tee -a "$out/device.txt"
 
 echo "== build (sm_$arch)"
 pids=()

@@ -86,6 +86,10 @@ void check_logits(const std::string &dir, reset_weights weights, const std::vect
 void check_greedy(const std::string &dir, reset_weights weights, const std::vector<int32_t> &ids,
                   const std::vector<int32_t> &expected) {
     Loaded m(dir, weights);
+    reset_policy_params greedy;
+    reset_policy_params_init(&greedy);
+    greedy.kind = RESET_POLICY_GREEDY;  // the fixtures' generation_config may ask for sampling
+    REQUIRE(reset_set_policy(m.session, &greedy) == RESET_OK);
     REQUIRE(reset_prefill(m.session, ids.data(), ids.size()) == RESET_OK);
     for (size_t i = 0; i < expected.size(); ++i) {
         reset_step step;
@@ -104,7 +108,7 @@ bool have_fixtures() { return file_exists(kFixtures + "qwen3-tied/reference.safe
 TEST_CASE("golden: BF16 logits and greedy continuations match transformers") {
     REQUIRE_MESSAGE(have_fixtures(), "fixtures missing: run tests/fixtures/make_fixtures.py (see its README)");
     for (const char *name : kModels) {
-        CAPTURE(name);
+        CAPTURE(std::string(name));
         const std::string dir = kFixtures + name;
         const TensorStore ref = TensorStore::open_file(dir + "/reference.safetensors");
         const auto ids = ints_of(ref.get("input_ids"));
@@ -116,7 +120,7 @@ TEST_CASE("golden: BF16 logits and greedy continuations match transformers") {
 TEST_CASE("golden: NVFP4 W4A16 and W4A4 logits match the PyTorch NVFP4 reference") {
     REQUIRE(have_fixtures());
     for (const char *name : kModels) {
-        CAPTURE(name);
+        CAPTURE(std::string(name));
         const std::string dir = kFixtures + name;
         const TensorStore ref = TensorStore::open_file(dir + "/reference.safetensors");
         const auto ids = ints_of(ref.get("input_ids"));
@@ -130,7 +134,7 @@ TEST_CASE("golden: NVFP4 W4A16 and W4A4 logits match the PyTorch NVFP4 reference
 TEST_CASE("golden: the quantizer is bit-exact against the reference script") {
     REQUIRE(have_fixtures());
     for (const char *name : kModels) {
-        CAPTURE(name);
+        CAPTURE(std::string(name));
         const std::string dir = kFixtures + name;
         const TensorStore quantized = TensorStore::open_file(dir + "/quantized.safetensors");
         reset_model_options options;
@@ -166,28 +170,64 @@ TEST_CASE("golden: a ModelOpt export loads to ModelOpt's own dequantized weights
     CHECK(model->weights.from_modelopt);
     CHECK(model->weights_format == RESET_WEIGHTS_NVFP4_W4A16);
     int checked = 0;
+    size_t fake_quant_code_differences = 0, elements = 0;
     for (const auto &layer : model->weights.layers) {
         for (const Linear *l : {&layer.q, &layer.k, &layer.v, &layer.o, &layer.gate, &layer.up, &layer.down}) {
             CAPTURE(l->name);
             REQUIRE(l->format == LinearFormat::NVFP4);
-            const std::vector<float> expected = floats_of(ref.get("dequant." + l->name));
-            REQUIRE(expected.size() == size_t(l->out_features * l->in_features));
-            size_t mismatches = 0;
+            CHECK(l->input_scale > 0.0f);  // calibrated by ModelOpt
+            // ModelOpt's NVFP4QTensor.dequantize of the exported tensors.
+            const std::vector<float> exported = floats_of(ref.get("dequant_export." + l->name));
+            // ModelOpt's fake quantization of the same weights (its Triton kernel).
+            const std::vector<float> fake = floats_of(ref.get("dequant." + l->name));
+            REQUIRE(exported.size() == size_t(l->out_features * l->in_features));
+            size_t mismatches = 0, beyond_one_ulp = 0;
             for (int64_t n = 0; n < l->out_features; ++n)
                 for (int64_t k = 0; k < l->in_features; ++k) {
-                    const float mine = nvfp4::dequantize_element(
-                        nvfp4::packed_code(l->codes.data() + n * l->padded_in / 2, int(k)),
-                        nvfp4::e4m3_to_float(l->scales[size_t(n * l->padded_in / 16 + k / 16)]), l->tensor_scale);
-                    if (mine != expected[size_t(n * l->in_features + k)]) ++mismatches;
+                    const float code = nvfp4::e2m1_to_float(nvfp4::packed_code(l->codes.data() + n * l->padded_in / 2, int(k)));
+                    const float scale = nvfp4::e4m3_to_float(l->scales[size_t(n * l->padded_in / 16 + k / 16)]);
+                    const size_t i = size_t(n * l->in_features + k);
+                    // ModelOpt multiplies the two scales first; decoded in its order
+                    // the values must be identical, bit for bit.
+                    if (code * (scale * l->tensor_scale) != exported[i]) ++mismatches;
+                    // Our rule rounds once (e2m1 * scale is exact): at most 1 ulp away.
+                    const float ours = nvfp4::dequantize_element(
+                        nvfp4::packed_code(l->codes.data() + n * l->padded_in / 2, int(k)), scale, l->tensor_scale);
+                    if (std::fabs(ours - exported[i]) > std::fabs(exported[i]) * 1.2e-7f) ++beyond_one_ulp;
+                    if (ours != fake[i] && code * (scale * l->tensor_scale) != fake[i]) ++fake_quant_code_differences;
+                    ++elements;
                 }
             CHECK(mismatches == 0);
+            CHECK(beyond_one_ulp == 0);
             ++checked;
         }
     }
     CHECK(checked == 7 * model->config.n_layers);
+    // ModelOpt's fake-quant kernel and its exporter disagree near rounding
+    // thresholds (25 of 98,304 codes in this fixture, see tests/fixtures/README.md);
+    // the checkpoint is the exporter's, so we hold the exporter's codes.
+    CHECK(fake_quant_code_differences <= elements / 1000);
+
     const auto ids = ints_of(ref.get("input_ids"));
-    // ModelOpt's fake quantization is W4A4 with its calibrated input scales.
-    // Its activation quantizer rounds like ours but sums in another order:
-    // 1e-3 bounds FP32 reordering, as for the other NVFP4 references.
-    check_logits(dir, RESET_WEIGHTS_NVFP4_W4A4, ids, floats_of(ref.get("logits_fakequant")), 1e-3);
+    // The exported checkpoint run by the fixture script's own FP32 NVFP4
+    // forward (static input_scale in W4A4): FP32 reordering only, 1e-3.
+    check_logits(dir, RESET_WEIGHTS_NVFP4_W4A16, ids, floats_of(ref.get("logits_export_w4a16")), 1e-3);
+    check_logits(dir, RESET_WEIGHTS_NVFP4_W4A4, ids, floats_of(ref.get("logits_export_w4a4")), 1e-3);
+    // ModelOpt's own fake-quant forward differs from its exported checkpoint by
+    // those few codes, which W4A4 on a random model amplifies (~0.16 relative
+    // L2).  The tolerance is therefore ModelOpt's own exporter-vs-fake-quant
+    // gap, measured on the reference itself, plus 1e-3: we are as close to its
+    // fake quantization as its own checkpoint is.
+    const std::vector<float> fake_logits = floats_of(ref.get("logits_fakequant"));
+    const std::vector<float> export_logits = floats_of(ref.get("logits_export_w4a4"));
+    const size_t vocab = fake_logits.size() / ids.size();
+    Loaded m(dir, RESET_WEIGHTS_NVFP4_W4A4);
+    std::vector<float> logits(vocab);
+    for (size_t t = 0; t < ids.size(); ++t) {
+        REQUIRE(reset_prefill(m.session, &ids[t], 1) == RESET_OK);
+        REQUIRE(reset_session_logits(m.session, 0, logits.data(), vocab) == RESET_OK);
+        const double gap = relative_l2(export_logits.data() + t * vocab, fake_logits.data() + t * vocab, vocab);
+        CAPTURE(t);
+        CHECK(relative_l2(logits.data(), fake_logits.data() + t * vocab, vocab) <= gap + 1e-3);
+    }
 }

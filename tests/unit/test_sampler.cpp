@@ -373,3 +373,57 @@ TEST_CASE("processed-score entropy is that of the tempered, truncated distributi
     for (double v : w) h -= v / s * std::log(v / s);
     CHECK(processed_entropy(y, 3, 2.0f, 0, 1.0f, 0.0f) == doctest::Approx(h).epsilon(1e-6));
 }
+
+TEST_CASE("calibration and the model-aware policy on a fixture model") {
+    const std::string path = std::string(RESET_SOURCE_DIR) + "/tests/fixtures/models/llama3-scaled";
+    reset_model *model = nullptr;
+    if (reset_model_load(path.c_str(), nullptr, &model) != RESET_OK) {
+        MESSAGE("fixture model not loadable (", last_error(), "): calibration test not run");
+        return;
+    }
+    reset_model_info info;
+    reset_model_info_init(&info);
+    REQUIRE(reset_model_get_info(model, &info) == RESET_OK);
+    const int32_t a[] = {1, 2, 3}, b[] = {4, 5};
+    const int32_t *prompts[] = {a, b};
+    const size_t lengths[] = {3, 2};
+    reset_calibration_options o;
+    reset_calibration_options_init(&o);
+    o.max_new_tokens = 6;
+    reset_calibration_result r1, r2, processed;
+    reset_calibration_result_init(&r1);
+    reset_calibration_result_init(&r2);
+    reset_calibration_result_init(&processed);
+    REQUIRE_MESSAGE(reset_calibrate(model, prompts, lengths, 2, &o, &r1) == RESET_OK, last_error());
+    REQUIRE(reset_calibrate(model, prompts, lengths, 2, &o, &r2) == RESET_OK);
+    CHECK(r1.n_prompts == 2);
+    CHECK(r1.n_tokens >= 2);
+    CHECK(r1.n_tokens <= 12);
+    CHECK(r1.tau0 == r2.tau0);  // seeded: the same run twice
+    CHECK(r1.tau0 == r1.percentiles[80]);
+    for (int p = 1; p <= 100; ++p) CHECK(r1.percentiles[p] >= r1.percentiles[p - 1]);
+    o.processed_scores = 1;
+    REQUIRE(reset_calibrate(model, prompts, lengths, 2, &o, &processed) == RESET_OK);
+    CHECK(processed.n_tokens == r1.n_tokens);
+    CHECK(processed.mean != r1.mean);  // T = 0.6 and top-p 0.95 sharpen the distribution
+    o.temperature = 0.0f;
+    CHECK(reset_calibrate(model, prompts, lengths, 2, &o, &r1) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(last_error().find("options->temperature is 0") != std::string::npos);
+
+    // The model-aware policy: ReSET needs thresholds this fixture's shapes do not give.
+    reset_policy_params p;
+    reset_policy_params_init(&p);
+    p.kind = RESET_POLICY_RESET;
+    reset_policy *policy = nullptr;
+    CHECK(reset_policy_create_for_model(model, &p, nullptr, &policy) == RESET_ERR_UNSUPPORTED);
+    p.t_low = 0.1f;
+    p.tau0 = 0.5f;
+    const int32_t nl[] = {10};
+    reset_policy_options po;
+    reset_policy_options_init(&po);
+    po.newline_ids = nl;
+    po.n_newline_ids = 1;
+    REQUIRE(reset_policy_create_for_model(model, &p, &po, &policy) == RESET_OK);
+    reset_policy_free(policy);
+    reset_model_free(model);
+}

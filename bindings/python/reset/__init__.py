@@ -8,6 +8,7 @@
 """
 from ._lib import VERSION, ResetError
 from .model import Model, Session, StepResult
+from .policy import Policy
 from .tokenizer import Tokenizer
 
 __all__ = ["VERSION", "ResetError", "Model", "Session", "StepResult", "Tokenizer"]

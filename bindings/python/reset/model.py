@@ -196,3 +196,9 @@ class Session:
 
     def __del__(self):
         self.close()
+
+
+# Model.tokenize / detokenize / chat_format / tokenizer() come from the text module.
+from .tokenizer import attach_to_model  # noqa: E402  (needs Model defined)
+
+attach_to_model(Model)

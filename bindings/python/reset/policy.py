@@ -1,0 +1,193 @@
+"""reset.Policy: the standalone ReSET policy (reset.h, "The standalone ReSET
+policy") for logits computed by any engine.
+
+    import numpy as np, reset
+    p = reset.Policy("reset", preset="Qwen3-8B", newline_ids=[198], double_newline_ids=[271, 382])
+    for each generated token:
+        d = p.decide(logits)           # d.temperature, d.entropy, d.step_entropy, ...
+        token = my_engine_sample(logits, d.temperature)
+        p.accept(token)
+    # or let libreset draw it:  token, d = p.sample(logits); p.accept(token)
+"""
+import ctypes
+from collections import namedtuple
+
+from ._lib import POLICIES, PolicyParams, check, declare, lib
+
+try:
+    import numpy as _np
+except ImportError:  # numpy is optional: lists and array('f') work too
+    _np = None
+
+
+class _Options(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32),
+                ("newline_ids", ctypes.POINTER(ctypes.c_int32)), ("n_newline_ids", ctypes.c_size_t),
+                ("double_newline_ids", ctypes.POINTER(ctypes.c_int32)), ("n_double_newline_ids", ctypes.c_size_t),
+                ("sequence", ctypes.c_int32)]
+
+
+class _Decision(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("temperature", ctypes.c_float), ("entropy", ctypes.c_float),
+                ("step_entropy", ctypes.c_float), ("global_mean", ctypes.c_float), ("threshold", ctypes.c_float),
+                ("step_index", ctypes.c_int32), ("boundary", ctypes.c_int32), ("uncertain", ctypes.c_int32)]
+
+
+# What the policy decided for one token (reset_decision).
+Decision = namedtuple("Decision", ["temperature", "entropy", "step_entropy", "global_mean", "threshold",
+                                   "step_index", "boundary", "uncertain"])
+
+_c_policy_p = ctypes.c_void_p
+_floats = ctypes.POINTER(ctypes.c_float)
+declare("reset_policy_options_init", None, [ctypes.POINTER(_Options)])
+declare("reset_decision_init", None, [ctypes.POINTER(_Decision)])
+declare("reset_policy_create", ctypes.c_int,
+        [ctypes.POINTER(PolicyParams), ctypes.POINTER(_Options), ctypes.POINTER(_c_policy_p)])
+declare("reset_policy_create_for_model", ctypes.c_int,
+        [ctypes.c_void_p, ctypes.POINTER(PolicyParams), ctypes.POINTER(_Options), ctypes.POINTER(_c_policy_p)])
+declare("reset_policy_free", None, [_c_policy_p])
+declare("reset_policy_set_params", ctypes.c_int, [_c_policy_p, ctypes.POINTER(PolicyParams)])
+declare("reset_policy_decide", ctypes.c_int, [_c_policy_p, _floats, ctypes.c_size_t, ctypes.POINTER(_Decision)])
+declare("reset_policy_sample", ctypes.c_int,
+        [_c_policy_p, _floats, ctypes.c_size_t, ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(_Decision)])
+declare("reset_policy_accept", ctypes.c_int, [_c_policy_p, ctypes.c_int32])
+declare("reset_policy_reset", ctypes.c_int, [_c_policy_p])
+_decision_to_json = declare("reset_decision_to_json", ctypes.c_int,
+                            [ctypes.POINTER(_Decision), ctypes.c_int32, ctypes.c_int32, ctypes.c_char_p,
+                             ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)])
+
+
+def _params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset, reset_state):
+    if kind not in POLICIES:
+        raise ValueError(f"kind must be one of {sorted(POLICIES)}, not {kind!r}")
+    p = PolicyParams()
+    lib.reset_policy_params_init(ctypes.byref(p))
+    p.kind = POLICIES[kind]
+    p.temperature = temperature
+    p.top_k = top_k
+    p.top_p = top_p
+    p.min_p = min_p
+    p.seed = seed
+    p.t_high = t_high
+    p.t_low = -1.0 if t_low is None else t_low  # None: from the preset / the model
+    p.tau0 = -1.0 if tau0 is None else tau0
+    p.window = window
+    p.preset = preset.encode() if preset else None
+    p.reset_state = int(bool(reset_state))
+    return p
+
+
+def _logits(logits):
+    """A float32 C array view of logits (copied only when it must be)."""
+    if _np is not None:
+        a = _np.ascontiguousarray(logits, dtype=_np.float32)
+        if a.ndim != 1:
+            raise ValueError(f"logits must be one-dimensional, not of shape {a.shape}")
+        return a, a.ctypes.data_as(_floats), a.size
+    a = (ctypes.c_float * len(logits))(*logits)
+    return a, ctypes.cast(a, _floats), len(logits)
+
+
+class Policy:
+    """One sequence's ReSET policy.  kind: "greedy", "fixed", "reset" or
+    "entropy" (the token-entropy-only ablation).  t_low/tau0 None: from
+    `preset` (a row of the paper's table, e.g. "Qwen3-8B") or, with `model`
+    (a reset.Model), from the recognised model.  newline_ids /
+    double_newline_ids: the NL and DNL id sets (with `model` and none given,
+    the model tokenizer's).  `sequence` selects the Philox stream of sample()."""
+
+    def __init__(self, kind="reset", *, temperature=0.6, top_k=0, top_p=1.0, min_p=0.0, seed=0, t_high=1.0,
+                 t_low=None, tau0=None, window=32, preset=None, newline_ids=(), double_newline_ids=(),
+                 sequence=0, model=None):
+        self._handle = None
+        params = _params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset, False)
+        options = _Options()
+        lib.reset_policy_options_init(ctypes.byref(options))
+        nl = (ctypes.c_int32 * len(newline_ids))(*newline_ids)
+        dnl = (ctypes.c_int32 * len(double_newline_ids))(*double_newline_ids)
+        options.newline_ids = nl
+        options.n_newline_ids = len(newline_ids)
+        options.double_newline_ids = dnl
+        options.n_double_newline_ids = len(double_newline_ids)
+        options.sequence = sequence
+        handle = _c_policy_p()
+        if model is None:
+            check(lib.reset_policy_create(ctypes.byref(params), ctypes.byref(options), ctypes.byref(handle)))
+        else:
+            check(lib.reset_policy_create_for_model(model.handle, ctypes.byref(params), ctypes.byref(options),
+                                                    ctypes.byref(handle)))
+        self._handle = handle
+
+    @property
+    def handle(self):
+        if not self._handle:
+            raise ValueError("the policy is closed")
+        return self._handle
+
+    def set_params(self, kind="reset", *, temperature=0.6, top_k=0, top_p=1.0, min_p=0.0, seed=0, t_high=1.0,
+                   t_low=None, tau0=None, window=32, preset=None, reset_state=False):
+        """Replace the parameters; the step state is kept unless reset_state."""
+        params = _params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset,
+                         reset_state)
+        check(lib.reset_policy_set_params(self.handle, ctypes.byref(params)))
+
+    @staticmethod
+    def _decision(d):
+        return Decision(d.temperature, d.entropy, d.step_entropy, d.global_mean, d.threshold, d.step_index,
+                        bool(d.boundary), bool(d.uncertain))
+
+    def decide(self, logits):
+        """The temperature for the next token from its raw logits, and the signals behind it."""
+        _keep, pointer, n = _logits(logits)
+        d = _Decision()
+        lib.reset_decision_init(ctypes.byref(d))
+        check(lib.reset_policy_decide(self.handle, pointer, n, ctypes.byref(d)))
+        return self._decision(d)
+
+    def sample(self, logits):
+        """decide(), then draw the token as a session would: (token, Decision).  Not accepted."""
+        _keep, pointer, n = _logits(logits)
+        d = _Decision()
+        lib.reset_decision_init(ctypes.byref(d))
+        token = ctypes.c_int32()
+        check(lib.reset_policy_sample(self.handle, pointer, n, ctypes.byref(token), ctypes.byref(d)))
+        return token.value, self._decision(d)
+
+    def accept(self, token):
+        """Record the token the sequence took."""
+        check(lib.reset_policy_accept(self.handle, int(token)))
+
+    def reset(self):
+        """Start a new generation (forget the step state and the accepted tokens)."""
+        check(lib.reset_policy_reset(self.handle))
+
+    @staticmethod
+    def trace_line(decision, sequence=0, token=-1):
+        """The decision as one JSON line (with its '\\n'), for a JSONL trace."""
+        d = _Decision()
+        lib.reset_decision_init(ctypes.byref(d))
+        for name in Decision._fields:
+            setattr(d, name, int(getattr(decision, name)) if name in ("step_index", "boundary", "uncertain")
+                    else getattr(decision, name))
+        length = ctypes.c_size_t()
+        buffer = ctypes.create_string_buffer(512)
+        status = _decision_to_json(ctypes.byref(d), sequence, token, buffer, len(buffer), ctypes.byref(length))
+        if status != 0:
+            buffer = ctypes.create_string_buffer(length.value + 1)
+            status = _decision_to_json(ctypes.byref(d), sequence, token, buffer, len(buffer), ctypes.byref(length))
+        check(status)
+        return buffer.value.decode()
+
+    def close(self):
+        if getattr(self, "_handle", None):
+            lib.reset_policy_free(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Merge nvfp4_gemv_bench.cu's JSON and tinygemm_bench.py's JSON into the
+markdown report (per-shape table, M scaling, one layer per model, the goals of
+issue 5).  Usage: report.py BENCH.json TINYGEMM.json --markdown OUT.md
+"""
+import argparse
+import json
+
+LAYER = ("qkv", "o", "gate_up", "down")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("bench")
+    parser.add_argument("tinygemm")
+    parser.add_argument("--markdown", required=True)
+    args = parser.parse_args()
+    bench = json.load(open(args.bench))
+    results = list(bench["results"])
+    try:
+        tiny = json.load(open(args.tinygemm))
+        results += tiny["results"]
+    except (OSError, ValueError) as e:  # the report still stands without the PyTorch baseline
+        tiny = {"torch": f"missing ({e})"}
+    stream = bench["stream_read_gbps"]
+    t = {(r["shape"], r["impl"], r["m"]): r for r in results}
+    shapes = []
+    for r in bench["results"]:
+        if r["shape"] not in [s[0] for s in shapes]:
+            shapes.append((r["shape"], r["model"], r["role"], r["n"], r["k"]))
+
+    def us(shape, impl, m):
+        r = t.get((shape, impl, m))
+        return r["us"] if r else None
+
+    def fmt(v, spec="{:.1f}"):
+        return spec.format(v) if v is not None else "—"
+
+    def ratio(a, b):
+        return f"{a / b:.2f}×" if a is not None and b is not None else "—"
+
+    out = []
+    out.append("# NVFP4 GEMV benchmark\n")
+    out.append(f"- device: {bench['device']} ({bench['sms']} SMs, L2 {bench['l2_bytes'] / 1e6:.0f} MB)")
+    out.append(f"- commit: {bench['commit']}; PyTorch: {tiny.get('torch')}")
+    out.append(f"- streaming read bandwidth measured in the same run: **{stream:.0f} GB/s**")
+    out.append(f"- method: weights rotate through copies > 4× L2; CUDA graph of {bench['launches_per_graph']} "
+               f"launches, median of {bench['samples']} replays; random data; BF16 output")
+    out.append("- W4A16 = GEMV on FP16 activations; W4A4 gemv = the same kernel on quantized activations; "
+               "W4A4+q = fused quantizer (BF16 in, dynamic per-token scale) + GEMV; "
+               "FP8 = cuBLASLt W8A8 at M padded to 16; tinygemm = torch `_weight_int4pack_mm`, group 128\n")
+
+    out.append("## M = 1, every shape\n")
+    out.append("| shape | N×K | NVFP4 MB | W4A16 µs | GB/s | % stream | W4A4 gemv µs | W4A4+q µs | cuBLAS BF16 µs "
+               "| FP8 µs | tinygemm µs | vs BF16 | vs tinygemm |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for shape, model, role, n, k in shapes:
+        w = t[(shape, "nvfp4_w4a16", 1)]
+        gbps = w["bytes"] / w["us"] / 1e3
+        out.append(f"| {shape} | {n}×{k} | {w['bytes'] / 1e6:.1f} | {w['us']:.2f} | {gbps:.0f} | "
+                   f"{100 * gbps / stream:.1f} | {fmt(us(shape, 'nvfp4_w4a4_gemv', 1), '{:.2f}')} | "
+                   f"{fmt(us(shape, 'nvfp4_w4a4_with_quantize', 1), '{:.2f}')} | "
+                   f"{fmt(us(shape, 'cublas_bf16', 1), '{:.2f}')} | {fmt(us(shape, 'cublaslt_fp8', 1), '{:.2f}')} | "
+                   f"{fmt(us(shape, 'torch_int4_tinygemm', 1), '{:.2f}')} | "
+                   f"{ratio(us(shape, 'cublas_bf16', 1), w['us'])} | "
+                   f"{ratio(us(shape, 'torch_int4_tinygemm', 1), w['us'])} |")
+
+    out.append("\n## Token count scaling (W4A16 µs; % of streaming bandwidth in brackets)\n")
+    out.append("| shape | M=1 | M=2 | M=4 | M=8 | M=8 / M=1 | W4A4 gemv M=8 | tinygemm M=8 | BF16 M=8 |")
+    out.append("|---|---|---|---|---|---|---|---|---|")
+    for shape, model, role, n, k in shapes:
+        cells = []
+        for m in (1, 2, 4, 8):
+            r = t[(shape, "nvfp4_w4a16", m)]
+            cells.append(f"{r['us']:.2f} ({100 * r['bytes'] / r['us'] / 1e3 / stream:.0f}%)")
+        out.append(f"| {shape} | " + " | ".join(cells) +
+                   f" | {ratio(us(shape, 'nvfp4_w4a16', 8), us(shape, 'nvfp4_w4a16', 1))} | "
+                   f"{fmt(us(shape, 'nvfp4_w4a4_gemv', 8), '{:.2f}')} | "
+                   f"{fmt(us(shape, 'torch_int4_tinygemm', 8), '{:.2f}')} | {fmt(us(shape, 'cublas_bf16', 8), '{:.2f}')} |")
+
+    out.append("\n## One layer (qkv + o + gate_up + down), µs\n")
+    out.append("| model | M | W4A16 | W4A4 gemv | W4A4+q | cuBLAS BF16 | FP8 | tinygemm | BF16 / W4A16 | tinygemm / W4A16 "
+               "| NVFP4 floor at stream BW |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    models = []
+    for s in shapes:
+        if s[1] not in models:
+            models.append(s[1])
+    layer = {}
+    for model in models:
+        for m in (1, 2, 4, 8):
+            sums = {}
+            for impl in ("nvfp4_w4a16", "nvfp4_w4a4_gemv", "nvfp4_w4a4_with_quantize", "cublas_bf16", "cublaslt_fp8",
+                         "torch_int4_tinygemm"):
+                vals = [us(f"{model} {role}", impl, m) for role in LAYER]
+                sums[impl] = sum(vals) if all(v is not None for v in vals) else None
+            floor = sum(t[(f"{model} {role}", "nvfp4_w4a16", 1)]["bytes"] for role in LAYER) / stream / 1e3
+            layer[(model, m)] = sums
+            out.append(f"| {model} | {m} | {fmt(sums['nvfp4_w4a16'])} | {fmt(sums['nvfp4_w4a4_gemv'])} | "
+                       f"{fmt(sums['nvfp4_w4a4_with_quantize'])} | {fmt(sums['cublas_bf16'])} | "
+                       f"{fmt(sums['cublaslt_fp8'])} | {fmt(sums['torch_int4_tinygemm'])} | "
+                       f"{ratio(sums['cublas_bf16'], sums['nvfp4_w4a16'])} | "
+                       f"{ratio(sums['torch_int4_tinygemm'], sums['nvfp4_w4a16'])} | {floor:.1f} |")
+
+    out.append("\n## Goals of issue 5\n")
+    big = [(s, t[(s[0], "nvfp4_w4a16", 1)]) for s in shapes if t[(s[0], "nvfp4_w4a16", 1)]["bytes"] >= 20e6]
+    worst_big = min(big, key=lambda x: x[1]["bytes"] / x[1]["us"])
+    pct = lambda r: 100 * r["bytes"] / r["us"] / 1e3 / stream
+    out.append(f"- M=1, ≥ 90% of streaming bandwidth on every shape ≥ 20 MB: lowest is {worst_big[0][0]} at "
+               f"{pct(worst_big[1]):.1f}% → {'met' if pct(worst_big[1]) >= 90 else 'missed'}")
+    o = t.get(("Qwen3-8B o", "nvfp4_w4a16", 1))
+    if o:
+        out.append(f"- M=1, ≥ 75% on 4096×4096 (Qwen3-8B o): {pct(o):.1f}% → {'met' if pct(o) >= 75 else 'missed'}")
+    s8 = layer.get(("Qwen3-8B", 1))
+    if s8 and s8["nvfp4_w4a16"]:
+        if s8["cublas_bf16"]:
+            r = s8["cublas_bf16"] / s8["nvfp4_w4a16"]
+            out.append(f"- Qwen3-8B layer M=1 ≥ 3.2× faster than cuBLAS BF16: {r:.2f}× "
+                       f"({s8['cublas_bf16']:.1f} vs {s8['nvfp4_w4a16']:.1f} µs) → {'met' if r >= 3.2 else 'missed'}")
+        if s8["torch_int4_tinygemm"]:
+            r = s8["torch_int4_tinygemm"] / s8["nvfp4_w4a16"]
+            out.append(f"- Qwen3-8B layer M=1 ≥ 2× faster than tinygemm: {r:.2f}× → {'met' if r >= 2 else 'missed'}")
+    worst_m8 = max(shapes, key=lambda s: us(s[0], "nvfp4_w4a16", 8) / us(s[0], "nvfp4_w4a16", 1))
+    r8 = us(worst_m8[0], "nvfp4_w4a16", 8) / us(worst_m8[0], "nvfp4_w4a16", 1)
+    out.append(f"- M=8 ≤ 1.3× M=1: worst {worst_m8[0]} at {r8:.2f}× → {'met' if r8 <= 1.3 else 'missed'}")
+    worst_a4 = max(shapes, key=lambda s: us(s[0], "nvfp4_w4a4_gemv", 1) / us(s[0], "nvfp4_w4a16", 1))
+    ra = us(worst_a4[0], "nvfp4_w4a4_gemv", 1) / us(worst_a4[0], "nvfp4_w4a16", 1)
+    out.append(f"- W4A4 ≤ 5% over W4A16 (GEMV on quantized activations): worst {worst_a4[0]} at "
+               f"{100 * (ra - 1):+.1f}% → {'met' if ra <= 1.05 else 'missed'}")
+    if s8 and s8["nvfp4_w4a4_with_quantize"]:
+        out.append(f"- W4A4 with the standalone quantizer launch before every GEMV, Qwen3-8B layer M=1: "
+                   f"{100 * (s8['nvfp4_w4a4_with_quantize'] / s8['nvfp4_w4a16'] - 1):+.1f}% over W4A16")
+    open(args.markdown, "w").write("\n".join(out) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,159 @@
+// Tokenizer internals on the real tokenizers (skipped without ../shared):
+// streaming never splits a character, decode(encode(s)) == s, the JSON
+// reader, the pre-tokenizer regex rewrite and the chat template rules.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <random>
+
+#include "api/errors.h"
+#include "text/chat_template.h"
+#include "text/json_lite.h"
+#include "text/pretokenizer.h"
+#include "text/tokenizer.h"
+#include "text/utf8.h"
+
+using namespace reset;
+
+namespace {
+
+std::string shared_tokenizer(const char *relative) {
+    const std::string path = std::string(RESET_SHARED_DIR) + "/data/tokenizers/" + relative;
+    return std::filesystem::exists(path) ? path : std::string();
+}
+
+#define REQUIRE_SHARED(path)                                                                              \
+    if (path.empty()) {                                                                                   \
+        MESSAGE("skipped: ../shared/data/tokenizers is absent (the real tokenizers are not in the repo)"); \
+        return;                                                                                           \
+    }
+
+// Streams ids one at a time and checks every piece is complete UTF-8 and the
+// concatenation equals decode().
+void check_stream(const Tokenizer &tok, const std::vector<int32_t> &ids) {
+    StreamDecoder stream(tok);
+    std::string streamed;
+    for (int32_t id : ids) {
+        const std::string piece = stream.push(id);
+        CHECK(utf8::is_valid(piece));
+        streamed += piece;
+    }
+    streamed += stream.finish();
+    CHECK(streamed == tok.decode(ids, false));
+}
+
+const char *const kSamples[] = {
+    "Hello, world! 1234567 \xF0\x9F\x91\xA8\xE2\x80\x8D\xF0\x9F\x91\xA9\xE2\x80\x8D\xF0\x9F\x91\xA7 emoji",
+    "\xE4\xB8\xAD\xE6\x96\x87 \xED\x95\x9C\xEA\xB5\xAD\xEC\x96\xB4 \xD7\xA2\xD7\x91\xD7\xA8\xD7\x99\xD7\xAA",
+    "\\frac{a}{b}\n\ndef f(x):\r\n    return x\t# done",
+    "\xF0\x9F\x8F\xB3\xEF\xB8\x8F\xE2\x80\x8D\xF0\x9F\x8C\x88 \xF0\x9D\x94\x98 \xE2\x9D\xA4",
+};
+
+}  // namespace
+
+TEST_CASE("json_lite parses escapes, surrogate pairs and rejects malformed input") {
+    json_lite::Document doc(R"({"a": [1, -2.5e1, true, null], "s": "x\u00e9\ud83d\ude00\n\"", "o": {}})", "t");
+    const auto &root = doc.root();
+    REQUIRE(root.find("a"));
+    CHECK(root.find("a")->items.size() == 4);
+    CHECK(root.find("a")->items[1].number == -25.0);
+    CHECK(root.find("s")->text == "x\xC3\xA9\xF0\x9F\x98\x80\n\"");
+    CHECK(root.find("o")->is_object());
+    for (const char *bad : {"{\"a\": 1,}", "[1 2]", "\"\\ud800\"", "{\"a\"}", "tru", "\"abc"}) {
+        try {
+            json_lite::Document broken(bad, "bad");
+            FAIL("accepted: " << bad);
+        } catch (const Error &e) {
+            CHECK(e.status() == RESET_ERR_FORMAT);
+        }
+    }
+}
+
+TEST_CASE("onig \\s is rewritten to Unicode White_Space, including NEL") {
+    Regex regex(R"(\s+|\S+)");
+    std::vector<std::string_view> pieces;
+    regex.split_isolated("a\xC2\x85" "b", pieces);  // U+0085 between letters
+    REQUIRE(pieces.size() == 3);
+    CHECK(pieces[1] == "\xC2\x85");
+    CHECK(translate_onig_pattern(R"([^\s\p{L}])").find("\\x{85}") != std::string::npos);
+}
+
+TEST_CASE("byte-level BPE: round trip and streaming never split a character") {
+    const std::string path = shared_tokenizer("qwen3/tokenizer.json");
+    REQUIRE_SHARED(path);
+    const auto tok = Tokenizer::load(path);
+    for (const char *text : kSamples) {
+        const auto ids = tok->encode(text, true);
+        CHECK(tok->decode(ids, false) == text);
+        check_stream(*tok, ids);
+    }
+    // Random ids spell arbitrary byte sequences: stream and decode must agree.
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<int32_t> any(0, tok->vocab_size() - 1);
+    for (int round = 0; round < 300; ++round) {
+        std::vector<int32_t> ids(static_cast<size_t>(1 + round % 9));
+        for (auto &id : ids) id = any(rng);
+        check_stream(*tok, ids);
+    }
+    CHECK(tok->newline_ids() == std::vector<int32_t>{198});
+}
+
+TEST_CASE("sentencepiece byte fallback streams whole characters") {
+    const std::string path = shared_tokenizer("llama2/tokenizer.model");
+    REQUIRE_SHARED(path);
+    const auto tok = Tokenizer::load(path);
+    for (const char *text : kSamples) {
+        const auto ids = tok->encode(text, false);
+        CHECK(tok->decode(ids, false) == text);
+        check_stream(*tok, ids);
+    }
+    // A 4-byte emoji spread over four byte-fallback tokens: nothing until the last.
+    const auto ids = tok->encode("\xF0\x9F\xA6\x99", false);
+    StreamDecoder stream(*tok);
+    std::string out;
+    size_t empty_pushes = 0;
+    for (int32_t id : ids) {
+        const std::string piece = stream.push(id);
+        empty_pushes += piece.empty();
+        out += piece;
+    }
+    CHECK(empty_pushes >= 3);
+    CHECK(out == tok->decode(ids, false));
+    CHECK(tok->newline_ids().size() == 1);  // <0x0A>
+    CHECK(tok->token_bytes(tok->newline_ids()[0]) == "\n");
+}
+
+TEST_CASE("stream decoder: finish emits a dangling prefix as U+FFFD; errors change nothing") {
+    const std::string path = shared_tokenizer("llama2/tokenizer.model");
+    REQUIRE_SHARED(path);
+    const auto tok = Tokenizer::load(path);
+    const auto ids = tok->encode("\xF0\x9F\xA6\x99", false);
+    StreamDecoder stream(*tok);
+    CHECK(stream.push(ids[0]).empty());
+    CHECK(stream.push(ids[1]).empty());
+    CHECK_THROWS_AS(stream.push(tok->vocab_size()), Error);
+    CHECK(stream.finish() == "\xEF\xBF\xBD");
+    CHECK(stream.finish().empty());
+}
+
+TEST_CASE("chat: unknown templates are refused with the override named; plain concatenates") {
+    const std::vector<ChatMessage> messages{{"user", "hi"}};
+    ChatOptions options;
+    try {
+        render_chat("{{ custom }}", "", messages, options);
+        FAIL("rendered an unknown template");
+    } catch (const Error &e) {
+        CHECK(e.status() == RESET_ERR_UNSUPPORTED);
+        CHECK(std::string(e.what()).find("RESET_CHAT_TEMPLATE_QWEN3") != std::string::npos);
+    }
+    options.family = RESET_CHAT_TEMPLATE_PLAIN;
+    CHECK(render_chat("{{ custom }}", "", messages, options) == "hi");
+    options.family = RESET_CHAT_TEMPLATE_LLAMA3;
+    CHECK(render_chat("", "<B>", {{"user", "\xE3\x80\x80 x \n"}}, options) ==
+          "<B><|start_header_id|>user<|end_header_id|>\n\nx<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+    options.family = RESET_CHAT_TEMPLATE_QWEN3;
+    options.enable_thinking = false;
+    CHECK(render_chat("", "", {{"user", "q"}, {"assistant", "<think>\nr\n</think>\n\na"}, {"user", "q2"}}, options) ==
+          "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\na<|im_end|>\n<|im_start|>user\nq2<|im_end|>\n"
+          "<|im_start|>assistant\n<think>\n\n</think>\n\n");
+}
