@@ -54,11 +54,11 @@ void KvCache::copy_sequence(int32_t from, int32_t to, int32_t length) {
     }
 }
 
-ForwardScratch::ForwardScratch(const ModelConfig &c)
+ForwardScratch::ForwardScratch(const ModelConfig &c, int32_t capacity)
     : x(c.hidden_size), normed(c.hidden_size), q(size_t(c.n_heads) * c.head_dim),
       k(size_t(c.n_kv_heads) * c.head_dim), v(size_t(c.n_kv_heads) * c.head_dim),
       attention(size_t(c.n_heads) * c.head_dim), projected(c.hidden_size), gate(c.intermediate_size),
-      up(c.intermediate_size), padded(), scores() {}
+      up(c.intermediate_size), padded(), scores(size_t(c.n_heads) * size_t(capacity)) {}
 
 // ---------------------------------------------------------------------------
 // Building blocks
@@ -164,24 +164,24 @@ void cpu_forward(const LoadedModel &model, int32_t token, int32_t position, int3
         for (int32_t h = 0; h < c.n_heads; ++h) {
             const int32_t kv_head = h / group;
             const float *qh = s.q.data() + h * head_dim;
-            std::vector<float> scores(size_t(length), 0.0f);
+            float *scores = s.scores.data() + size_t(h) * size_t(cache.capacity());
             float max_score = -INFINITY;
             for (int32_t t = 0; t < length; ++t) {
                 const float *kt = keys + t * kv_stride + kv_head * head_dim;
                 float dot = 0.0f;
                 for (int64_t d = 0; d < head_dim; ++d) dot += qh[d] * kt[d];
-                scores[size_t(t)] = dot * softmax_scale;
-                max_score = std::max(max_score, scores[size_t(t)]);
+                scores[t] = dot * softmax_scale;
+                max_score = std::max(max_score, scores[t]);
             }
             float denominator = 0.0f;
-            for (auto &score : scores) {
-                score = std::exp(score - max_score);
-                denominator += score;
+            for (int32_t t = 0; t < length; ++t) {
+                scores[t] = std::exp(scores[t] - max_score);
+                denominator += scores[t];
             }
             float *out = s.attention.data() + h * head_dim;
             std::fill_n(out, head_dim, 0.0f);
             for (int32_t t = 0; t < length; ++t) {
-                const float p = scores[size_t(t)] / denominator;
+                const float p = scores[t] / denominator;
                 const float *vt = values + t * kv_stride + kv_head * head_dim;
                 for (int64_t d = 0; d < head_dim; ++d) out[d] += p * vt[d];
             }

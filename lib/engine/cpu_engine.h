@@ -29,8 +29,9 @@ private:
 
 // Scratch buffers of one forward pass, allocated once per session.
 struct ForwardScratch {
-    std::vector<float> x, normed, q, k, v, attention, projected, gate, up, padded, scores;
-    explicit ForwardScratch(const ModelConfig &config);
+    std::vector<float> x, normed, q, k, v, attention, projected, gate, up, padded;
+    std::vector<float> scores;  // [n_heads][capacity]: attention weights, one row per head
+    ForwardScratch(const ModelConfig &config, int32_t capacity);
 };
 
 // Run `token` at `position` of `sequence`: writes its K/V into the cache and,

@@ -42,7 +42,7 @@ reset_policy_params initial_policy(const ModelConfig &config) {
 
 Session::Session(std::shared_ptr<LoadedModel> model, int32_t max_context, int32_t sequences)
     : model_(std::move(model)), max_context_(max_context), cache_(model_->config, sequences, max_context),
-      scratch_(model_->config) {
+      scratch_(model_->config, max_context) {
     const DelimiterSets delimiters = delimiters_of(*model_);
     if (model_->tokenizer) tokenizer_vocab_ = tokenizer_of(model_->tokenizer).vocab_size();
     const Policy policy = validate_policy(initial_policy(model_->config), &model_->config);
