@@ -33,11 +33,10 @@ namespace {
 
 constexpr int kWarps = 4;               // 16-row tiles per CTA; they share the staged activations
 constexpr int kThreads = 32 * kWarps;
-constexpr int kUnroll = 4;              // 64-element steps whose loads are issued together (two batches in flight)
+constexpr int kUnroll = 4;              // 64-element steps whose loads are issued together
 constexpr int kSuperBytesPerToken = 128;  // 64 FP16 activations of one token in shared memory
 constexpr int kRowPadBytes = 16;        // keeps the 16-byte shared loads of 8 token rows conflict-free
 constexpr int kMaxSharedBytes = 48 * 1024;  // activations staged per CTA (no opt-in needed)
-constexpr int kResidentCtas = 6;        // CTAs per multiprocessor: the grid size and the register cap (85)
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000 && defined(__CUDA_ARCH_FAMILY_SPECIFIC__)
 #define RESET_NVFP4_NATIVE_E2M1 1
@@ -202,66 +201,11 @@ __device__ __forceinline__ void epilogue(const GemvParams &p, int64_t tile, int 
     }
 }
 
-// The weights of kUnroll consecutive 64-steps of one tile, loaded together.
-struct Batch {
-    uint4 codes[kUnroll];
-    uint2 scales[kUnroll];
-};
-
-__device__ __forceinline__ void load_batch(const GemvParams &p, int64_t run, int lane, int first, int count,
-                                           Batch &b) {
-    const uint4 *code_ptr = p.codes + run * 32 + lane;
-    const uint2 *scale_ptr = p.scales + run * 8 + (lane >> 2);
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-        if (first + u < count) {
-            b.codes[u] = cuda::load_stream_16(code_ptr + (first + u) * 32);
-            b.scales[u] = cuda::load_stream_8(scale_ptr + (first + u) * 8);
-        }
-}
-
-// Sum this split's partial tile with the others; true for the one warp (the
-// last to arrive) that then holds the complete sums and runs the epilogue.
-__device__ __forceinline__ bool reduce_splits(const GemvParams &p, int split, int64_t tile, int lane,
-                                              float (&acc)[4]) {
-    float4 *mine = reinterpret_cast<float4 *>(p.partials) + (split * p.row_tiles + tile) * 32 + lane;
-    __stcg(mine, make_float4(acc[0], acc[1], acc[2], acc[3]));
-    __threadfence();
-    __syncwarp();
-    unsigned arrived = 0;
-    if (lane == 0) arrived = atomicAdd(p.counters + tile, 1u);
-    arrived = __shfl_sync(0xffffffffu, arrived, 0);
-    if (arrived != static_cast<unsigned>(p.splits - 1)) return false;
-    __threadfence();
-    acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
-    for (int other = 0; other < p.splits; ++other) {  // fixed order: the sum is deterministic
-        const float4 v =
-            __ldcg(reinterpret_cast<const float4 *>(p.partials) + (other * p.row_tiles + tile) * 32 + lane);
-        acc[0] += v.x;
-        acc[1] += v.y;
-        acc[2] += v.z;
-        acc[3] += v.w;
-    }
-    if (lane == 0) p.counters[tile] = 0;  // ready for the next launch or graph replay
-    return true;
-}
-
-// Grid: x walks groups of kWarps tiles (persistent: a CTA stages its split's
-// activations once and streams several groups), y is the K split.
-__global__ void __launch_bounds__(kThreads, kResidentCtas) nvfp4_gemv_kernel(const __grid_constant__ GemvParams p) {
+__global__ void __launch_bounds__(kThreads) nvfp4_gemv_kernel(const __grid_constant__ GemvParams p) {
     extern __shared__ __align__(16) uint8_t x_smem[];
     const int split = blockIdx.y;
     const int64_t super_begin = static_cast<int64_t>(split) * p.supers_per_split;
-    const int super_count = static_cast<int>(p.k_supers - super_begin < p.supers_per_split ? p.k_supers - super_begin
-                                                                                           : p.supers_per_split);
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int64_t groups = (p.row_tiles + kWarps - 1) / kWarps;
-
-    // Start streaming this warp's first weights before staging the
-    // activations, so the two memory latencies overlap.
-    int64_t tile = static_cast<int64_t>(blockIdx.x) * kWarps + warp;
-    Batch next;
-    if (tile < p.row_tiles) load_batch(p, tile * p.k_supers + super_begin, lane, 0, super_count, next);
+    const int super_count = static_cast<int>(p.k_supers - super_begin < p.supers_per_split ? p.k_supers - super_begin : p.supers_per_split);
 
     // Stage this split's activations, permuted so that each lane later reads
     // its B fragments (k = 2t, 2t+1, 2t+8, 2t+9 of each block) as two 16-byte
@@ -278,33 +222,59 @@ __global__ void __launch_bounds__(kThreads, kResidentCtas) nvfp4_gemv_kernel(con
                            ((kb & 7) >> 1) * 32 + block * 8 + (kb >> 3) * 4;
         *reinterpret_cast<uint32_t *>(x_smem + offset) = pair;
     }
-    __syncthreads();  // the last barrier: warps run independently from here
+    __syncthreads();
 
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int64_t tile = static_cast<int64_t>(blockIdx.x) * kWarps + warp;
+    if (tile >= p.row_tiles) return;  // no barrier follows
     const int g = lane >> 2, t = lane & 3;
     const bool has_x = g < p.tokens;  // token columns past M multiply zeros
+    const int64_t run = tile * p.k_supers + super_begin;
+    const uint4 *code_ptr = p.codes + run * 32 + lane;
+    const uint2 *scale_ptr = p.scales + run * 8 + g;
     const uint8_t *x_ptr = x_smem + g * p.smem_row_stride + t * 32;
-    for (int64_t group = blockIdx.x; group < groups; group += gridDim.x, tile += static_cast<int64_t>(gridDim.x) * kWarps) {
-        if (tile >= p.row_tiles) break;  // later groups only grow
-        const int64_t run = tile * p.k_supers + super_begin;
-        float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        // Double buffering: the next batch is in flight while this one is used.
-        for (int s = 0; s < super_count; s += kUnroll) {
-            const Batch current = next;
-            if (s + kUnroll < super_count) {
-                load_batch(p, run, lane, s + kUnroll, super_count, next);
-            } else {
-                const int64_t next_tile = tile + static_cast<int64_t>(gridDim.x) * kWarps;
-                if (next_tile < p.row_tiles)
-                    load_batch(p, next_tile * p.k_supers + super_begin, lane, 0, super_count, next);
-            }
+
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    int s = 0;
+    for (; s + kUnroll <= super_count; s += kUnroll) {
+        uint4 c[kUnroll];
+        uint2 sc[kUnroll];
 #pragma unroll
-            for (int u = 0; u < kUnroll; ++u)
-                if (s + u < super_count)
-                    step(current.codes[u], current.scales[u], x_ptr + (s + u) * kSuperBytesPerToken, has_x, acc);
+        for (int u = 0; u < kUnroll; ++u) {
+            c[u] = cuda::load_stream_16(code_ptr + (s + u) * 32);
+            sc[u] = cuda::load_stream_8(scale_ptr + (s + u) * 8);
         }
-        if (p.splits > 1 && !reduce_splits(p, split, tile, lane, acc)) continue;
-        epilogue(p, tile, lane, acc);
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) step(c[u], sc[u], x_ptr + (s + u) * kSuperBytesPerToken, has_x, acc);
     }
+    for (; s < super_count; ++s)
+        step(cuda::load_stream_16(code_ptr + s * 32), cuda::load_stream_8(scale_ptr + s * 8),
+             x_ptr + s * kSuperBytesPerToken, has_x, acc);
+
+    if (p.splits > 1) {
+        // Publish this split's partial tile; the last of the tile's splits to
+        // arrive adds them all in split order and finishes the tile.
+        float4 *mine = reinterpret_cast<float4 *>(p.partials) + (split * p.row_tiles + tile) * 32 + lane;
+        __stcg(mine, make_float4(acc[0], acc[1], acc[2], acc[3]));
+        __threadfence();
+        __syncwarp();
+        unsigned arrived = 0;
+        if (lane == 0) arrived = atomicAdd(p.counters + tile, 1u);
+        arrived = __shfl_sync(0xffffffffu, arrived, 0);
+        if (arrived != static_cast<unsigned>(p.splits - 1)) return;
+        __threadfence();
+        acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
+        for (int other = 0; other < p.splits; ++other) {
+            const float4 v =
+                __ldcg(reinterpret_cast<const float4 *>(p.partials) + (other * p.row_tiles + tile) * 32 + lane);
+            acc[0] += v.x;
+            acc[1] += v.y;
+            acc[2] += v.z;
+            acc[3] += v.w;
+        }
+        if (lane == 0) p.counters[tile] = 0;  // ready for the next launch or graph replay
+    }
+    epilogue(p, tile, lane, acc);
 }
 
 // The workspace starts with the per-tile arrival counters, at a fixed place
@@ -328,7 +298,7 @@ int64_t choose_splits(const Nvfp4GemvLayout &layout, int tokens, int requested) 
         // at least 8 steps (4.5 KB of weights) per warp so the split's fixed
         // costs (staging, partial tile) stay small next to its stream.
         const int64_t row_ctas = (layout.row_tiles + kWarps - 1) / kWarps;
-        const int64_t target = int64_t(kResidentCtas) * cuda::multiprocessor_count();
+        const int64_t target = 8LL * cuda::multiprocessor_count();
         splits = std::min<int64_t>((target + row_ctas - 1) / row_ctas, std::max<int64_t>(1, layout.k_supers / 8));
     }
     splits = std::clamp<int64_t>(splits, min_splits, layout.k_supers);
@@ -435,12 +405,7 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
         p.partials = reinterpret_cast<float *>(static_cast<uint8_t *>(args.workspace) + counter_bytes(layout));
     }
     const size_t smem = static_cast<size_t>(args.tokens) * p.smem_row_stride;
-    // Persistent CTAs: enough for kResidentCtas per multiprocessor over all
-    // splits; each walks several tile groups, staging its activations once.
-    const int64_t groups = (layout.row_tiles + kWarps - 1) / kWarps;
-    const int64_t ctas_x = std::max<int64_t>(
-        1, std::min<int64_t>(groups, (int64_t(kResidentCtas) * cuda::multiprocessor_count() + splits - 1) / splits));
-    const dim3 grid(static_cast<unsigned>(ctas_x), static_cast<unsigned>(splits));
+    const dim3 grid(static_cast<unsigned>((layout.row_tiles + kWarps - 1) / kWarps), static_cast<unsigned>(splits));
     nvfp4_gemv_kernel<<<grid, kThreads, smem, stream>>>(p);
     RESET_CUDA_CHECK(cudaGetLastError());
 }
