@@ -121,6 +121,12 @@ typedef enum reset_backend {
     RESET_BACKEND_CUDA = 2
 } reset_backend;
 
+/* Progress of long work (loading with quantization, calibration): called on
+ * the calling thread with the fraction done, 0..1, non-decreasing.  Return 0
+ * to go on; anything else stops the work, which then fails with
+ * RESET_ERR_CANCELLED and keeps nothing. */
+typedef int (*reset_progress_callback)(float fraction, void *user_data);
+
 typedef struct reset_model_options {
     uint32_t struct_size;
     reset_weights weights;    /* default RESET_WEIGHTS_AUTO */
@@ -128,6 +134,8 @@ typedef struct reset_model_options {
     int32_t quantize_lm_head; /* 1: NVFP4 lm_head too when quantizing on load. Default 0 (BF16) */
     int32_t device;           /* CUDA device ordinal. Default 0 */
     int32_t threads;          /* CPU threads; 0 = all cores. Default 0 */
+    reset_progress_callback progress; /* called as layers load; NULL = none. Default NULL */
+    void *progress_user_data;         /* handed to progress. Default NULL */
 } reset_model_options;
 
 /* Fill *options with defaults and set struct_size. */
@@ -647,6 +655,8 @@ typedef struct reset_calibration_options {
      * script measures them.  A different distribution: use only to reproduce
      * that script.  Default 0 */
     int32_t processed_scores;
+    reset_progress_callback progress; /* called as tokens are generated; NULL = none. Default NULL */
+    void *progress_user_data;         /* handed to progress. Default NULL */
 } reset_calibration_options;
 
 RESET_API void reset_calibration_options_init(reset_calibration_options *options);

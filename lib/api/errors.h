@@ -5,6 +5,8 @@
 // reset_status and a thread-local message, so nothing ever crosses the ABI.
 #pragma once
 
+#include <cstdint>
+#include <cstring>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -61,6 +63,17 @@ reset_status api_call(Body &&body) noexcept {
     } catch (...) {
         return set_last_error(RESET_ERR_INTERNAL, "internal error: unknown exception");
     }
+}
+
+// The value of an enum field a caller filled in.  It may hold any bit pattern,
+// and loading one outside the enumerators' range as the enum type is undefined
+// behaviour (UBSan's -fsanitize=enum flags it), so it is read as its bytes.
+template <typename Enum>
+int32_t enum_as_int(const Enum &value) {
+    static_assert(std::is_enum_v<Enum> && sizeof(Enum) == sizeof(int32_t), "a 32-bit enum");
+    int32_t raw;
+    std::memcpy(&raw, &value, sizeof raw);
+    return raw;
 }
 
 // A required pointer argument.

@@ -167,6 +167,9 @@ std::vector<float> calibration_entropies(reset_model *model, const int32_t *cons
         session_check(reset_prefill(guard.session, prompts[i], prompt_lengths[i]), "reset_prefill");
         for (int32_t t = 0; t < o.max_new_tokens; ++t) {
             if (reset_session_length(guard.session, 0) >= so.max_context) break;  // context full
+            const float done = (float(i) + float(t) / float(o.max_new_tokens)) / float(n_prompts);
+            if (o.progress && o.progress(done, o.progress_user_data))
+                fail(RESET_ERR_CANCELLED, "calibration cancelled by the progress callback");
             session_check(reset_session_logits(guard.session, 0, logits.data(), logits.size()),
                           "reset_session_logits");
             // The spec's calibration measures H_t exactly as the policy does;
@@ -184,6 +187,8 @@ std::vector<float> calibration_entropies(reset_model *model, const int32_t *cons
             }
         }
     }
+    if (o.progress && o.progress(1.0f, o.progress_user_data))
+        fail(RESET_ERR_CANCELLED, "calibration cancelled by the progress callback");
     return entropies;
 }
 

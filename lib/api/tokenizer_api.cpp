@@ -156,8 +156,9 @@ reset_status reset_chat_format(const reset_tokenizer *tokenizer, const reset_cha
         require(text_len, "text_len");
         if (n_messages > 0) require(messages, "messages");
         const reset_chat_options o = read_options(options, reset_chat_options_init, "options");
-        if (o.chat_template < RESET_CHAT_TEMPLATE_AUTO || o.chat_template > RESET_CHAT_TEMPLATE_PLAIN)
-            fail(RESET_ERR_INVALID_ARGUMENT, "options->chat_template is ", static_cast<int>(o.chat_template),
+        const int32_t chat_template = enum_as_int(o.chat_template);
+        if (chat_template < RESET_CHAT_TEMPLATE_AUTO || chat_template > RESET_CHAT_TEMPLATE_PLAIN)
+            fail(RESET_ERR_INVALID_ARGUMENT, "options->chat_template is ", chat_template,
                  ", not a reset_chat_template value");
         std::vector<ChatMessage> list;
         list.reserve(n_messages);

@@ -39,10 +39,11 @@ std::vector<float> rope_inverse_frequencies(const ModelConfig &config) {
 }
 
 std::shared_ptr<LoadedModel> load_model(const std::string &directory, const reset_model_options &options) {
-    if (options.weights < RESET_WEIGHTS_AUTO || options.weights > RESET_WEIGHTS_NVFP4_W4A4)
-        fail(RESET_ERR_INVALID_ARGUMENT, "options->weights = ", options.weights, " is not a reset_weights value");
-    if (options.backend < RESET_BACKEND_AUTO || options.backend > RESET_BACKEND_CUDA)
-        fail(RESET_ERR_INVALID_ARGUMENT, "options->backend = ", options.backend, " is not a reset_backend value");
+    const int32_t weights = enum_as_int(options.weights), backend = enum_as_int(options.backend);
+    if (weights < RESET_WEIGHTS_AUTO || weights > RESET_WEIGHTS_NVFP4_W4A4)
+        fail(RESET_ERR_INVALID_ARGUMENT, "options->weights = ", weights, " is not a reset_weights value");
+    if (backend < RESET_BACKEND_AUTO || backend > RESET_BACKEND_CUDA)
+        fail(RESET_ERR_INVALID_ARGUMENT, "options->backend = ", backend, " is not a reset_backend value");
     if (options.threads < 0) fail(RESET_ERR_INVALID_ARGUMENT, "options->threads = ", options.threads, " is negative");
     if (options.backend == RESET_BACKEND_CUDA)
         fail(RESET_ERR_BACKEND, "RESET_BACKEND_CUDA: this version of libreset decodes on the CPU backend only; "
@@ -55,6 +56,8 @@ std::shared_ptr<LoadedModel> load_model(const std::string &directory, const rese
     LoadOptions load;
     load.weights = options.weights;
     load.quantize_lm_head = options.quantize_lm_head != 0;
+    load.progress = options.progress;
+    load.progress_user_data = options.progress_user_data;
     model->weights = load_weights(model->config, model->store, directory, load);
     model->weights_format = load.weights;
     model->backend = RESET_BACKEND_CPU;

@@ -364,6 +364,9 @@ ModelWeights load_weights(const ModelConfig &config, const TensorStore &store, c
     w.final_norm = vector_tensor(store, "model.norm.weight", hidden);
     w.layers.resize(static_cast<size_t>(config.n_layers));
     for (int32_t i = 0; i < config.n_layers; ++i) {
+        // Layers are the unit of work (quantizing one is the slow part of a load).
+        if (options.progress && options.progress(float(i) / float(config.n_layers + 1), options.progress_user_data))
+            fail(RESET_ERR_CANCELLED, "loading cancelled by the progress callback");
         LayerWeights &layer = w.layers[static_cast<size_t>(i)];
         const std::string p = "model.layers." + std::to_string(i) + ".";
         layer.input_norm = vector_tensor(store, p + "input_layernorm.weight", hidden);
@@ -430,6 +433,8 @@ ModelWeights load_weights(const ModelConfig &config, const TensorStore &store, c
         add_linear(head);
         if (config.tie_word_embeddings) params -= static_cast<uint64_t>(vocab * hidden);  // not a new parameter
     }
+    if (options.progress && options.progress(1.0f, options.progress_user_data))
+        fail(RESET_ERR_CANCELLED, "loading cancelled by the progress callback");
     w.n_parameters = params;
     w.weight_bytes = bytes;
     w.owned_bytes = owned;

@@ -65,6 +65,8 @@ struct ModelWeights {
 struct LoadOptions {
     reset_weights weights = RESET_WEIGHTS_AUTO;  // resolved on return
     bool quantize_lm_head = false;
+    reset_progress_callback progress = nullptr;  // per layer; non-zero return cancels
+    void *progress_user_data = nullptr;
 };
 
 // Build the weights from an opened checkpoint.  `options.weights` is resolved

@@ -96,15 +96,10 @@ const PaperPreset *recognise_model(const ModelConfig &config) {
 
 Policy validate_policy(const reset_policy_params &params, const ModelConfig *config) {
     Policy p;
-    switch (params.kind) {
-        case RESET_POLICY_GREEDY:
-        case RESET_POLICY_FIXED:
-        case RESET_POLICY_RESET:
-        case RESET_POLICY_ENTROPY: break;
-        default:
-            fail(RESET_ERR_INVALID_ARGUMENT, "policy parameter kind is ", static_cast<int>(params.kind),
-                 " (expected RESET_POLICY_GREEDY, _FIXED, _RESET or _ENTROPY: 0..3)");
-    }
+    const int32_t kind = enum_as_int(params.kind);
+    if (kind < RESET_POLICY_GREEDY || kind > RESET_POLICY_ENTROPY)
+        fail(RESET_ERR_INVALID_ARGUMENT, "policy parameter kind is ", kind,
+             " (expected RESET_POLICY_GREEDY, _FIXED, _RESET or _ENTROPY: 0..3)");
     p.kind = params.kind;
 
     // Every field is checked whatever the kind: a wrong value is an error

@@ -332,3 +332,34 @@ TEST_CASE("cancel from another thread stops a prefill and keeps the session as i
     const int32_t small[] = {2, 3};
     CHECK(reset_prefill(s.session, small, 2) == RESET_OK);
 }
+
+TEST_CASE("the load progress callback sees every layer, and can cancel the load") {
+    TinyShape shape;
+    shape.layers = 3;
+    const std::string dir = write_tiny_model(shape, 11, "progress");
+    struct Seen {
+        std::vector<float> fractions;
+        int stop_at = -1;
+    } seen;
+    reset_model_options options;
+    reset_model_options_init(&options);
+    options.weights = RESET_WEIGHTS_NVFP4_W4A16;
+    options.progress = [](float fraction, void *user) {
+        auto *s = static_cast<Seen *>(user);
+        s->fractions.push_back(fraction);
+        return int(s->stop_at >= 0 && int(s->fractions.size()) > s->stop_at);
+    };
+    options.progress_user_data = &seen;
+    reset_model *model = nullptr;
+    REQUIRE(reset_model_load(dir.c_str(), &options, &model) == RESET_OK);
+    reset_model_free(model);
+    REQUIRE(seen.fractions.size() == 4);  // one per layer, then 1.0
+    CHECK(std::is_sorted(seen.fractions.begin(), seen.fractions.end()));
+    CHECK(seen.fractions.back() == 1.0f);
+
+    seen.fractions.clear();
+    seen.stop_at = 1;
+    model = nullptr;
+    CHECK(reset_model_load(dir.c_str(), &options, &model) == RESET_ERR_CANCELLED);
+    CHECK(model == nullptr);
+}

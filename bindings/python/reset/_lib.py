@@ -56,10 +56,16 @@ lib.reset_last_error.restype = ctypes.c_char_p
 lib.reset_status_name.restype = ctypes.c_char_p
 lib.reset_status_name.argtypes = [ctypes.c_int]
 
-_version = lib.reset_version()
-if _version // 10000 != ABI_MAJOR:
-    raise ImportError(f"libreset {_version // 10000}.{_version // 100 % 100}.{_version % 100} has ABI major "
-                      f"{_version // 10000}, but these bindings need {ABI_MAJOR}")
+
+def check_abi(version):
+    """Refuse a libreset whose ABI major (reset_version() // 10000) is not the one these bindings were
+    written for: its structs and functions may differ, so calling it would corrupt memory silently."""
+    if version // 10000 != ABI_MAJOR:
+        raise ImportError(f"libreset {version // 10000}.{version // 100 % 100}.{version % 100} has ABI major "
+                          f"{version // 10000}, but these bindings need {ABI_MAJOR}")
+
+
+check_abi(lib.reset_version())
 
 VERSION = lib.reset_version_string().decode()
 
@@ -82,7 +88,11 @@ def declare(name, restype, argtypes):
 
 class ModelOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("weights", ctypes.c_int), ("backend", ctypes.c_int),
-                ("quantize_lm_head", ctypes.c_int32), ("device", ctypes.c_int32), ("threads", ctypes.c_int32)]
+                ("quantize_lm_head", ctypes.c_int32), ("device", ctypes.c_int32), ("threads", ctypes.c_int32),
+                ("progress", ctypes.c_void_p), ("progress_user_data", ctypes.c_void_p)]
+
+# int (*reset_progress_callback)(float fraction, void *user_data)
+PROGRESS_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_float, ctypes.c_void_p)
 
 
 class ModelInfo(ctypes.Structure):

@@ -1,0 +1,3 @@
+module libreset.dev/reset
+
+go 1.19

@@ -1,0 +1,234 @@
+package reset
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// RESET_SOURCE_DIR: the source tree; RESET_BINDING_IDS: where the C test wrote prompt.txt and expected.txt.
+func source() string {
+	if dir := os.Getenv("RESET_SOURCE_DIR"); dir != "" {
+		return dir
+	}
+	return "../../.."
+}
+
+func fixture(t *testing.T) *Model {
+	m, err := Load(filepath.Join(source(), "tests/fixtures/models/qwen3-tied"),
+		ModelOptions{Weights: WeightsBF16, Backend: BackendCPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func ids(t *testing.T, name string) []int32 {
+	data, err := os.ReadFile(filepath.Join(os.Getenv("RESET_BINDING_IDS"), name))
+	if err != nil {
+		t.Fatalf("%v (run through ctest)", err)
+	}
+	var out []int32
+	for _, field := range strings.Fields(string(data)) {
+		v, err := strconv.Atoi(field)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, int32(v))
+	}
+	return out
+}
+
+func TestGreedyContinuationIsTheOneCDecodes(t *testing.T) {
+	prompt, expected := ids(t, "prompt.txt"), ids(t, "expected.txt")
+	m := fixture(t)
+	defer m.Close()
+	s, err := m.NewSession(128, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.SetPolicy(Greedy()); err != nil { // generation_config.json asks for sampling
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Prefill(ctx, prompt); err != nil {
+		t.Fatal(err)
+	}
+	var got []int32
+	it := s.Generate(ctx, len(expected))
+	for it.Next() {
+		got = append(got, it.Step().Token)
+	}
+	if it.Err() != nil || len(got) != len(expected) {
+		t.Fatalf("got %v (%v), want %v", got, it.Err(), expected)
+	}
+	for i := range got {
+		if got[i] != expected[i] {
+			t.Fatalf("token %d: got %v, want %v", i, got, expected)
+		}
+	}
+}
+
+func TestReSETSignalsReachEachStep(t *testing.T) {
+	m := fixture(t)
+	defer m.Close()
+	s, _ := m.NewSession(0, 1)
+	defer s.Close()
+	p := ReSET(1.0, 0.3, 0.6, 8)
+	p.Seed = 3
+	if err := s.SetPolicy(p); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Prefill(ctx, ids(t, "prompt.txt")); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for it := s.Generate(ctx, 8); it.Next(); n++ {
+		st := it.Step()
+		if st.Entropy <= 0 || st.Threshold <= 0 || (st.Temperature != 1.0 && st.Temperature != 0.3) {
+			t.Fatalf("step %d: %+v", n, st)
+		}
+	}
+	logits, err := s.Logits(0)
+	if n != 8 || err != nil || len(logits) == 0 {
+		t.Fatalf("%d steps, %d logits, %v", n, len(logits), err)
+	}
+}
+
+func TestStandalonePolicy(t *testing.T) {
+	p, err := NewPolicy(ReSET(1.0, 0.3, 0.6, 4), []int32{5}, []int32{6}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	token, d, err := p.Sample([]float32{0, 1, 2, 0.5, 0, -1, 0})
+	if err != nil || d.Entropy <= 0 || token < 0 || token > 6 {
+		t.Fatalf("%d %+v %v", token, d, err)
+	}
+	if err := p.Accept(token); err != nil {
+		t.Fatal(err)
+	}
+	bad := DefaultPolicy()
+	bad.Kind, bad.Temperature = PolicyFixed, -1
+	var e *Error
+	if err := p.SetParams(bad); !errors.As(err, &e) || e.Status != StatusInvalidArgument ||
+		!strings.Contains(e.Message, "temperature") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestMissingModelIsStatusIO(t *testing.T) {
+	_, err := Load("/nonexistent/model", ModelOptions{})
+	var e *Error
+	if !errors.As(err, &e) || e.Status != 3 || e.Name != "RESET_ERR_IO" {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestAnotherABIMajorIsRefusedClearly(t *testing.T) {
+	if CheckABI(ABIMajor*10000+99) != nil {
+		t.Fatal("own major refused")
+	}
+	err := CheckABI(70102)
+	if err == nil || !strings.Contains(err.Error(), "has ABI major 7, but these bindings need 0") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestContextCancellationStopsDecoding(t *testing.T) {
+	m := fixture(t)
+	defer m.Close()
+	s, _ := m.NewSession(512, 1)
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	deadline := time.Now().Add(30 * time.Second)
+	var err error
+	for err == nil && time.Now().Before(deadline) { // busy until the cancel lands
+		if s.Len(0) > 500 || s.Len(0) == 0 {
+			s.Reset()
+			if err = s.Prefill(ctx, []int32{3, 3, 3, 3}); err != nil {
+				break
+			}
+		}
+		_, err = s.Step(ctx)
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Status != StatusCancelled {
+		if !errors.Is(err, context.DeadlineExceeded) { // cancelled between two calls: also correct
+			t.Fatalf("got %v", err)
+		}
+	}
+}
+
+func TestTokenizeAndChatFormat(t *testing.T) {
+	dir := filepath.Join(source(), "../shared/data/tokenizers/qwen3")
+	if _, err := os.Stat(filepath.Join(dir, "tokenizer.json")); err != nil {
+		t.Skip("no qwen3 tokenizer at " + dir)
+	}
+	tok, err := LoadTokenizer(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tok.Close()
+	text := "Hello, world! <|im_end|>"
+	got, err := tok.Encode(text, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back, err := tok.Decode(got, false); err != nil || back != text {
+		t.Fatalf("%q %v", back, err)
+	}
+	prompt, err := tok.ChatFormat([]Message{{"user", "2+2?"}}, DefaultChat())
+	if err != nil || prompt != "<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n" {
+		t.Fatalf("%q %v", prompt, err)
+	}
+}
+
+func rssKiB(t *testing.T) int {
+	data, _ := os.ReadFile("/proc/self/status")
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			v, _ := strconv.Atoi(strings.Fields(line)[1])
+			return v
+		}
+	}
+	t.Skip("no /proc/self/status")
+	return 0
+}
+
+func TestAThousandCreateFreeCyclesKeepMemoryFlat(t *testing.T) {
+	m := fixture(t)
+	defer m.Close()
+	cycle := func() {
+		s, err := m.NewSession(64, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Prefill(context.Background(), []int32{1, 2, 3})
+		s.Close()
+		p, _ := NewPolicy(ReSET(1.0, 0.3, 0.6, 32), []int32{5}, []int32{6}, 0)
+		p.Close()
+		if _, err := Load("/nonexistent/model", ModelOptions{}); err == nil {
+			t.Fatal("missing model loaded")
+		}
+	}
+	for i := 0; i < 100; i++ { // warm the allocators first
+		cycle()
+	}
+	before := rssKiB(t)
+	for i := 0; i < 1000; i++ {
+		cycle()
+	}
+	// A leaked session (its KV cache) or model grows RSS far past this; small leaks are the C test's job.
+	if grown := rssKiB(t) - before; grown > 4096 {
+		t.Fatalf("RSS grew by %d KiB over 1,000 cycles", grown)
+	}
+}

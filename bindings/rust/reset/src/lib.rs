@@ -1,0 +1,726 @@
+//! Safe Rust bindings of libreset (`include/reset.h` is the manual).
+//!
+//! ```no_run
+//! let model = reset::Model::load("tests/fixtures/models/qwen3-tied", &reset::ModelOptions::default())?;
+//! let mut session = model.session(128, 1)?;
+//! session.set_policy(&reset::PolicyParams::greedy())?;
+//! session.prefill(&[1, 2, 3])?;
+//! for step in session.generate(16) { print!("{}", step?.text); }
+//! # Ok::<(), reset::Error>(())
+//! ```
+//!
+//! Ownership: every type owns its handle and frees it in `Drop`.  A
+//! [`Session`] borrows its [`Model`], so the model outlives it; a
+//! [`TokenizerRef`] borrows the model that carries it.  Strings are copied
+//! both ways: nothing this crate returns points into libreset's memory.
+//!
+//! Threads (the header's contract): a `Model` and a `Tokenizer` are immutable
+//! and may be shared, so they are `Send + Sync`.  A `Session` and a `Policy`
+//! are used by one thread at a time: `Send` but not `Sync`.  Only
+//! cancellation may reach a session from another thread, through the
+//! `Send + Sync` [`Canceller`] it hands out.
+use reset_sys as sys;
+use std::ffi::{CStr, CString};
+use std::fmt;
+use std::marker::PhantomData;
+use std::os::raw::c_char;
+use std::path::Path;
+use std::ptr::{self, NonNull};
+use std::cell::Cell;
+use std::sync::Arc;
+
+/// The ABI major version these bindings were written for.
+pub const ABI_MAJOR: u32 = sys::RESET_VERSION_MAJOR;
+
+/// A failed libreset call: the `reset_status` number, its constant name and
+/// the library's message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    pub status: u32,
+    pub name: String,
+    pub message: String,
+}
+
+impl Error {
+    /// RESET_ERR_IO: a missing or unreadable file.
+    pub const IO: u32 = sys::reset_status_RESET_ERR_IO;
+    /// RESET_ERR_CANCELLED: [`Session::cancel`] stopped the call.
+    pub const CANCELLED: u32 = sys::reset_status_RESET_ERR_CANCELLED;
+    /// RESET_ERR_UNSUPPORTED, also used for a library of another ABI major.
+    pub const UNSUPPORTED: u32 = sys::reset_status_RESET_ERR_UNSUPPORTED;
+    /// RESET_ERR_INVALID_ARGUMENT, also used for text with an interior NUL.
+    pub const INVALID_ARGUMENT: u32 = sys::reset_status_RESET_ERR_INVALID_ARGUMENT;
+
+    /// The error of a failing call, read right after it on the same thread
+    /// (reset_last_error is per thread).
+    fn last(status: sys::reset_status) -> Error {
+        unsafe {
+            Error {
+                status,
+                name: CStr::from_ptr(sys::reset_status_name(status)).to_string_lossy().into_owned(),
+                message: CStr::from_ptr(sys::reset_last_error()).to_string_lossy().into_owned(),
+            }
+        }
+    }
+
+    fn local(status: u32, message: String) -> Error {
+        let name = unsafe { CStr::from_ptr(sys::reset_status_name(status)).to_string_lossy().into_owned() };
+        Error { status, name, message }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.name, self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+fn check(status: sys::reset_status) -> Result<()> {
+    if status == sys::reset_status_RESET_OK {
+        Ok(())
+    } else {
+        Err(Error::last(status))
+    }
+}
+
+/// Refuse a libreset of another ABI major: its structs may differ, and
+/// calling it would corrupt memory silently.
+pub fn check_abi(version: u32) -> Result<()> {
+    if version / 10000 == ABI_MAJOR {
+        return Ok(());
+    }
+    Err(Error::local(
+        Error::UNSUPPORTED,
+        format!(
+            "libreset {}.{}.{} has ABI major {}, but these bindings need {}",
+            version / 10000,
+            version / 100 % 100,
+            version % 100,
+            version / 10000,
+            ABI_MAJOR
+        ),
+    ))
+}
+
+/// Every constructor runs this first, so a mismatched library fails before
+/// any struct crosses.  (reset_version is a constant read: no need to cache
+/// it, which also keeps the crate within Debian's rustc 1.63.)
+fn ensure_abi() -> Result<()> {
+    check_abi(unsafe { sys::reset_version() })
+}
+
+/// The loaded library's version, e.g. "0.1.0 (cpu)".
+pub fn version() -> String {
+    unsafe { CStr::from_ptr(sys::reset_version_string()).to_string_lossy().into_owned() }
+}
+
+fn c_string(text: &str, what: &str) -> Result<CString> {
+    CString::new(text).map_err(|_| Error::local(Error::INVALID_ARGUMENT, format!("{what} holds a NUL byte")))
+}
+
+/// The snprintf idiom of reset.h: ask for the size, then fill.
+fn read_buffer<T: Default + Clone>(mut call: impl FnMut(*mut T, usize, &mut usize) -> sys::reset_status) -> Result<Vec<T>> {
+    let mut needed = 0usize;
+    let mut buffer: Vec<T> = vec![T::default(); 256];
+    loop {
+        let status = call(buffer.as_mut_ptr(), buffer.len(), &mut needed);
+        if status == sys::reset_status_RESET_ERR_BUFFER_TOO_SMALL && needed > buffer.len() {
+            buffer.resize(needed, T::default());
+            continue;
+        }
+        check(status)?;
+        buffer.truncate(needed);
+        return Ok(buffer);
+    }
+}
+
+fn utf8(bytes: Vec<u8>) -> Result<String> {
+    String::from_utf8(bytes).map_err(|e| Error::local(sys::reset_status_RESET_ERR_BAD_UTF8, e.to_string()))
+}
+
+// --------------------------------------------------------------------- models
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Weights {
+    Auto = 0,
+    Bf16 = 1,
+    Nvfp4W4A16 = 2,
+    Nvfp4W4A4 = 3,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Auto = 0,
+    Cpu = 1,
+    Cuda = 2,
+}
+
+/// reset_model_options; `Default` gives the library's defaults.
+#[derive(Clone, Debug)]
+pub struct ModelOptions {
+    pub weights: Weights,
+    pub backend: Backend,
+    pub quantize_lm_head: bool,
+    pub device: i32,
+    pub threads: i32,
+}
+
+impl Default for ModelOptions {
+    fn default() -> Self {
+        ModelOptions { weights: Weights::Auto, backend: Backend::Auto, quantize_lm_head: false, device: 0, threads: 0 }
+    }
+}
+
+/// A subset of reset_model_info that callers need most.
+#[derive(Clone, Debug)]
+pub struct ModelInfo {
+    pub architecture: String,
+    pub n_layers: i32,
+    pub vocab_size: i32,
+    pub eos_ids: Vec<i32>,
+    pub bos_id: i32,
+    pub n_parameters: u64,
+}
+
+/// A loaded model: immutable, shareable by any number of sessions and threads.
+pub struct Model {
+    raw: NonNull<sys::reset_model>,
+}
+
+// reset.h: "A reset_model is immutable after load and may be shared by any
+// number of sessions and threads."
+unsafe impl Send for Model {}
+unsafe impl Sync for Model {}
+
+impl Model {
+    /// Load a Hugging Face model directory (reset_model_load).
+    pub fn load(path: impl AsRef<Path>, options: &ModelOptions) -> Result<Model> {
+        ensure_abi()?;
+        let path = c_string(&path.as_ref().to_string_lossy(), "the path")?;
+        let mut raw_options: sys::reset_model_options = unsafe { std::mem::zeroed() };
+        unsafe { sys::reset_model_options_init(&mut raw_options) };
+        raw_options.weights = options.weights as sys::reset_weights;
+        raw_options.backend = options.backend as sys::reset_backend;
+        raw_options.quantize_lm_head = options.quantize_lm_head as i32;
+        raw_options.device = options.device;
+        raw_options.threads = options.threads;
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::reset_model_load(path.as_ptr(), &raw_options, &mut raw) })?;
+        Ok(Model { raw: NonNull::new(raw).expect("reset_model_load succeeded without a model") })
+    }
+
+    pub fn info(&self) -> Result<ModelInfo> {
+        let mut info: sys::reset_model_info = unsafe { std::mem::zeroed() };
+        unsafe { sys::reset_model_info_init(&mut info) };
+        check(unsafe { sys::reset_model_get_info(self.raw.as_ptr(), &mut info) })?;
+        let arch = unsafe { CStr::from_ptr(info.architecture.as_ptr()) };
+        Ok(ModelInfo {
+            architecture: arch.to_string_lossy().into_owned(),
+            n_layers: info.n_layers,
+            vocab_size: info.vocab_size,
+            eos_ids: info.eos_ids[..info.n_eos.clamp(0, 8) as usize].to_vec(),
+            bos_id: info.bos_id,
+            n_parameters: info.n_parameters,
+        })
+    }
+
+    /// A session on this model (reset_session_create); 0 for max_context means min(model, 4096).
+    pub fn session(&self, max_context: i32, sequences: i32) -> Result<Session<'_>> {
+        let mut options: sys::reset_session_options = unsafe { std::mem::zeroed() };
+        unsafe { sys::reset_session_options_init(&mut options) };
+        options.max_context = max_context;
+        options.sequences = sequences;
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::reset_session_create(self.raw.as_ptr(), &options, &mut raw) })?;
+        let vocab = self.info()?.vocab_size as usize;
+        Ok(Session {
+            handle: Arc::new(SessionHandle(NonNull::new(raw).expect("reset_session_create succeeded without a session"))),
+            sequences: sequences.max(1) as usize,
+            vocab,
+            _model: PhantomData,
+        })
+    }
+
+    /// The tokenizer the model directory carries, if any; it lives as long as the model.
+    pub fn tokenizer(&self) -> Option<TokenizerRef<'_>> {
+        let raw = unsafe { sys::reset_model_tokenizer(self.raw.as_ptr()) };
+        NonNull::new(raw as *mut sys::reset_tokenizer).map(|raw| TokenizerRef { raw, _model: PhantomData })
+    }
+}
+
+impl Drop for Model {
+    fn drop(&mut self) {
+        unsafe { sys::reset_model_free(self.raw.as_ptr()) }
+    }
+}
+
+// ------------------------------------------------------------------- policies
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolicyKind {
+    Greedy = 0,
+    Fixed = 1,
+    /// ReSET: T_high / T_low per token from token and step entropy.
+    Reset = 2,
+    /// The paper's ablation: ReSET with the step gate off.
+    Entropy = 3,
+}
+
+/// reset_policy_params.  `Default` gives the library's defaults (greedy;
+/// ReSET's t_low and tau0 negative: the model's preset).
+#[derive(Clone, Debug)]
+pub struct PolicyParams {
+    pub kind: PolicyKind,
+    pub temperature: f32,
+    pub top_k: i32,
+    pub top_p: f32,
+    pub min_p: f32,
+    pub seed: u64,
+    pub t_high: f32,
+    pub t_low: f32,
+    pub tau0: f32,
+    pub window: i32,
+    pub preset: Option<String>,
+    pub reset_state: bool,
+}
+
+impl Default for PolicyParams {
+    fn default() -> Self {
+        let mut raw: sys::reset_policy_params = unsafe { std::mem::zeroed() };
+        unsafe { sys::reset_policy_params_init(&mut raw) };
+        PolicyParams {
+            kind: PolicyKind::Greedy,
+            temperature: raw.temperature,
+            top_k: raw.top_k,
+            top_p: raw.top_p,
+            min_p: raw.min_p,
+            seed: raw.seed,
+            t_high: raw.t_high,
+            t_low: raw.t_low,
+            tau0: raw.tau0,
+            window: raw.window,
+            preset: None,
+            reset_state: false,
+        }
+    }
+}
+
+impl PolicyParams {
+    pub fn greedy() -> Self {
+        PolicyParams::default()
+    }
+
+    /// ReSET with explicit parameters (reset-algorithm.md).
+    pub fn reset(t_high: f32, t_low: f32, tau0: f32, window: i32) -> Self {
+        PolicyParams { kind: PolicyKind::Reset, t_high, t_low, tau0, window, ..PolicyParams::default() }
+    }
+
+    /// The C struct; `preset` must outlive its use.
+    fn raw(&self, preset: &Option<CString>) -> sys::reset_policy_params {
+        let mut raw: sys::reset_policy_params = unsafe { std::mem::zeroed() };
+        unsafe { sys::reset_policy_params_init(&mut raw) };
+        raw.kind = self.kind as sys::reset_policy_kind;
+        raw.temperature = self.temperature;
+        raw.top_k = self.top_k;
+        raw.top_p = self.top_p;
+        raw.min_p = self.min_p;
+        raw.seed = self.seed;
+        raw.t_high = self.t_high;
+        raw.t_low = self.t_low;
+        raw.tau0 = self.tau0;
+        raw.window = self.window;
+        raw.preset = preset.as_ref().map_or(ptr::null(), |p| p.as_ptr());
+        raw.reset_state = self.reset_state as i32;
+        raw
+    }
+
+    fn preset(&self) -> Result<Option<CString>> {
+        self.preset.as_deref().map(|p| c_string(p, "the preset")).transpose()
+    }
+}
+
+/// What a policy decided for one token (reset_decision).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decision {
+    pub temperature: f32,
+    pub entropy: f32,
+    pub step_entropy: f32,
+    pub global_mean: f32,
+    pub threshold: f32,
+    pub step_index: i32,
+    pub boundary: bool,
+    pub uncertain: bool,
+}
+
+/// The standalone ReSET policy, for logits computed by any engine.
+pub struct Policy {
+    raw: NonNull<sys::reset_policy>,
+}
+
+// One thread at a time (reset.h), so it may move between threads but not be shared.
+unsafe impl Send for Policy {}
+
+impl Policy {
+    /// reset_policy_create with the step delimiter sets (NL: ids of "\n", DNL: ids containing "\n\n").
+    pub fn new(params: &PolicyParams, newline_ids: &[i32], double_newline_ids: &[i32], sequence: i32) -> Result<Policy> {
+        ensure_abi()?;
+        let preset = params.preset()?;
+        let raw_params = params.raw(&preset);
+        let mut options: sys::reset_policy_options = unsafe { std::mem::zeroed() };
+        unsafe { sys::reset_policy_options_init(&mut options) };
+        options.newline_ids = newline_ids.as_ptr();
+        options.n_newline_ids = newline_ids.len();
+        options.double_newline_ids = double_newline_ids.as_ptr();
+        options.n_double_newline_ids = double_newline_ids.len();
+        options.sequence = sequence;
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::reset_policy_create(&raw_params, &options, &mut raw) })?;
+        Ok(Policy { raw: NonNull::new(raw).expect("reset_policy_create succeeded without a policy") })
+    }
+
+    pub fn set_params(&mut self, params: &PolicyParams) -> Result<()> {
+        let preset = params.preset()?;
+        check(unsafe { sys::reset_policy_set_params(self.raw.as_ptr(), &params.raw(&preset)) })
+    }
+
+    fn decision(d: &sys::reset_decision) -> Decision {
+        Decision {
+            temperature: d.temperature,
+            entropy: d.entropy,
+            step_entropy: d.step_entropy,
+            global_mean: d.global_mean,
+            threshold: d.threshold,
+            step_index: d.step_index,
+            boundary: d.boundary != 0,
+            uncertain: d.uncertain != 0,
+        }
+    }
+
+    /// Decide the next token's temperature from its raw logits.
+    pub fn decide(&mut self, logits: &[f32]) -> Result<Decision> {
+        let mut d: sys::reset_decision = unsafe { std::mem::zeroed() };
+        unsafe { sys::reset_decision_init(&mut d) };
+        check(unsafe { sys::reset_policy_decide(self.raw.as_ptr(), logits.as_ptr(), logits.len(), &mut d) })?;
+        Ok(Self::decision(&d))
+    }
+
+    /// Decide, then draw the token as a session would; accept it (or another) after.
+    pub fn sample(&mut self, logits: &[f32]) -> Result<(i32, Decision)> {
+        let mut d: sys::reset_decision = unsafe { std::mem::zeroed() };
+        unsafe { sys::reset_decision_init(&mut d) };
+        let mut token = -1;
+        check(unsafe {
+            sys::reset_policy_sample(self.raw.as_ptr(), logits.as_ptr(), logits.len(), &mut token, &mut d)
+        })?;
+        Ok((token, Self::decision(&d)))
+    }
+
+    pub fn accept(&mut self, token: i32) -> Result<()> {
+        check(unsafe { sys::reset_policy_accept(self.raw.as_ptr(), token) })
+    }
+
+    pub fn reset(&mut self) -> Result<()> {
+        check(unsafe { sys::reset_policy_reset(self.raw.as_ptr()) })
+    }
+}
+
+impl Drop for Policy {
+    fn drop(&mut self) {
+        unsafe { sys::reset_policy_free(self.raw.as_ptr()) }
+    }
+}
+
+// ------------------------------------------------------------------- sessions
+
+/// What one decode step produced for one sequence, with the sampler's signals.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    pub sequence: i32,
+    /// -1 when the sequence had ended in an earlier step.
+    pub token: i32,
+    pub end: bool,
+    pub entropy: f32,
+    pub step_entropy: f32,
+    pub global_mean: f32,
+    pub threshold: f32,
+    pub temperature: f32,
+    pub step_index: i32,
+    pub boundary: bool,
+    pub uncertain: bool,
+    /// Complete UTF-8 (the library never splits a character), copied.
+    pub text: String,
+}
+
+/// The C session, shared by a Session and its Cancellers; the last one frees
+/// it.  A Canceller may outlive the Model: reset.h keeps a model alive until
+/// its last session is freed.
+struct SessionHandle(NonNull<sys::reset_session>);
+
+// Only reset_session_cancel is reached through a shared SessionHandle from
+// other threads (Canceller); everything else goes through the !Sync Session.
+unsafe impl Send for SessionHandle {}
+unsafe impl Sync for SessionHandle {}
+
+impl Drop for SessionHandle {
+    fn drop(&mut self) {
+        unsafe { sys::reset_session_free(self.0.as_ptr()) }
+    }
+}
+
+/// A decoding session: KV cache and sampler state on a model it borrows.
+pub struct Session<'m> {
+    handle: Arc<SessionHandle>,
+    sequences: usize,
+    vocab: usize,
+    _model: PhantomData<(&'m Model, Cell<()>)>,
+}
+
+// One thread at a time (reset.h): movable to another thread, never shared.
+// (The Cell in its PhantomData keeps it !Sync; Arc<SessionHandle> alone would be Sync.)
+unsafe impl Send for Session<'_> {}
+
+impl<'m> Session<'m> {
+    fn raw(&self) -> *mut sys::reset_session {
+        self.handle.0.as_ptr()
+    }
+
+    pub fn set_policy(&mut self, params: &PolicyParams) -> Result<()> {
+        let preset = params.preset()?;
+        check(unsafe { sys::reset_set_policy(self.raw(), &params.raw(&preset)) })
+    }
+
+    /// Append prompt tokens to every sequence.
+    pub fn prefill(&mut self, ids: &[i32]) -> Result<()> {
+        check(unsafe { sys::reset_prefill(self.raw(), ids.as_ptr(), ids.len()) })
+    }
+
+    /// Raw logits of a sequence's last position.
+    pub fn logits(&self, sequence: i32) -> Result<Vec<f32>> {
+        let mut out = vec![0f32; self.vocab];
+        check(unsafe { sys::reset_session_logits(self.raw(), sequence, out.as_mut_ptr(), out.len()) })?;
+        Ok(out)
+    }
+
+    pub fn len(&self, sequence: i32) -> i32 {
+        unsafe { sys::reset_session_length(self.raw(), sequence) }
+    }
+
+    /// Forget every token; the policy stays.
+    pub fn reset(&mut self) -> Result<()> {
+        check(unsafe { sys::reset_session_reset(self.raw()) })
+    }
+
+    /// Stop the running (or next) prefill/step with Error::CANCELLED.
+    pub fn cancel(&self) -> Result<()> {
+        check(unsafe { sys::reset_session_cancel(self.raw()) })
+    }
+
+    /// A handle that cancels this session from any thread while it works.
+    pub fn canceller(&self) -> Canceller {
+        Canceller { handle: Arc::clone(&self.handle) }
+    }
+
+    /// One decode step: one Step per sequence.
+    pub fn step(&mut self) -> Result<Vec<Step>> {
+        let mut raw: Vec<sys::reset_step> = vec![unsafe { std::mem::zeroed() }; self.sequences];
+        unsafe { sys::reset_step_init(raw.as_mut_ptr(), raw.len()) };
+        check(unsafe { sys::reset_decode_step(self.raw(), raw.as_mut_ptr(), raw.len(), ptr::null_mut()) })?;
+        raw.iter()
+            .map(|s| {
+                // The text points into the session until its next call: copy it now.
+                let bytes = if s.text_len == 0 {
+                    Vec::new()
+                } else {
+                    unsafe { std::slice::from_raw_parts(s.text as *const u8, s.text_len) }.to_vec()
+                };
+                Ok(Step {
+                    sequence: s.sequence,
+                    token: s.token,
+                    end: s.end_of_generation != 0,
+                    entropy: s.entropy,
+                    step_entropy: s.step_entropy,
+                    global_mean: s.global_mean,
+                    threshold: s.threshold,
+                    temperature: s.temperature,
+                    step_index: s.step_index,
+                    boundary: s.boundary != 0,
+                    uncertain: s.uncertain != 0,
+                    text: utf8(bytes)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Stream sequence 0: its steps until it ends or `max_tokens` were made.
+    /// An error is yielded once and ends the stream.
+    pub fn generate(&mut self, max_tokens: usize) -> Generate<'_, 'm> {
+        Generate { session: self, left: max_tokens, done: false }
+    }
+}
+
+/// The iterator of [`Session::generate`].
+pub struct Generate<'s, 'm> {
+    session: &'s mut Session<'m>,
+    left: usize,
+    done: bool,
+}
+
+impl Iterator for Generate<'_, '_> {
+    type Item = Result<Step>;
+
+    fn next(&mut self) -> Option<Result<Step>> {
+        if self.done || self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        match self.session.step() {
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+            Ok(mut steps) => {
+                let step = steps.swap_remove(0);
+                self.done = step.end;
+                if step.token < 0 { None } else { Some(Ok(step)) }
+            }
+        }
+    }
+}
+
+/// Cancels a session from another thread.  reset.h: "only
+/// reset_session_cancel may be called on it from any other thread", and it
+/// never blocks; this type exposes nothing else, so it is Send + Sync.  It
+/// shares ownership of the C session, so it stays valid whatever is dropped first.
+#[derive(Clone)]
+pub struct Canceller {
+    handle: Arc<SessionHandle>,
+}
+
+impl Canceller {
+    pub fn cancel(&self) -> Result<()> {
+        check(unsafe { sys::reset_session_cancel(self.handle.0.as_ptr()) })
+    }
+}
+
+// ----------------------------------------------------------------- tokenizers
+
+/// One chat message: role ("system", "user", "assistant", "tool") and content.
+#[derive(Clone, Debug)]
+pub struct Message<'a> {
+    pub role: &'a str,
+    pub content: &'a str,
+}
+
+/// reset_chat_options: template family (0 = the tokenizer's own, recognised), generation prompt, thinking.
+#[derive(Clone, Debug)]
+pub struct ChatOptions {
+    pub chat_template: u32,
+    pub add_generation_prompt: bool,
+    pub enable_thinking: bool,
+}
+
+impl Default for ChatOptions {
+    fn default() -> Self {
+        ChatOptions { chat_template: 0, add_generation_prompt: true, enable_thinking: true }
+    }
+}
+
+/// The calls shared by an owned [`Tokenizer`] and a model's [`TokenizerRef`].
+pub trait Tokenize {
+    #[doc(hidden)]
+    fn raw_tokenizer(&self) -> *const sys::reset_tokenizer;
+
+    /// Text to ids; `special`: special tokens' text becomes their ids (HF's default).
+    fn encode(&self, text: &str, special: bool) -> Result<Vec<i32>> {
+        let flags = if special { sys::RESET_TOKENIZE_PARSE_SPECIAL } else { 0 };
+        read_buffer(|ids, capacity, needed| unsafe {
+            sys::reset_tokenize(self.raw_tokenizer(), text.as_ptr() as *const c_char, text.len(), flags, ids,
+                                capacity, needed)
+        })
+    }
+
+    /// Ids to text (invalid byte sequences become U+FFFD, as in HF).
+    fn decode(&self, ids: &[i32], skip_special: bool) -> Result<String> {
+        let flags = if skip_special { sys::RESET_DETOKENIZE_SKIP_SPECIAL } else { 0 };
+        let bytes = read_buffer(|buffer: *mut u8, capacity, needed| unsafe {
+            sys::reset_detokenize(self.raw_tokenizer(), ids.as_ptr(), ids.len(), flags, buffer as *mut c_char,
+                                  capacity, needed)
+        })?;
+        utf8(bytes)
+    }
+
+    /// Render a conversation as the model's chat template does.
+    fn chat_format(&self, messages: &[Message<'_>], options: &ChatOptions) -> Result<String> {
+        let roles = messages.iter().map(|m| c_string(m.role, "a role")).collect::<Result<Vec<_>>>()?;
+        let raw: Vec<sys::reset_chat_message> = messages
+            .iter()
+            .zip(&roles)
+            .map(|(m, role)| sys::reset_chat_message {
+                role: role.as_ptr(),
+                content: m.content.as_ptr() as *const c_char,
+                content_len: m.content.len(),
+            })
+            .collect();
+        let mut raw_options: sys::reset_chat_options = unsafe { std::mem::zeroed() };
+        unsafe { sys::reset_chat_options_init(&mut raw_options) };
+        raw_options.chat_template = options.chat_template as sys::reset_chat_template;
+        raw_options.add_generation_prompt = options.add_generation_prompt as i32;
+        raw_options.enable_thinking = options.enable_thinking as i32;
+        let bytes = read_buffer(|buffer: *mut u8, capacity, needed| unsafe {
+            sys::reset_chat_format(self.raw_tokenizer(), raw.as_ptr(), raw.len(), &raw_options,
+                                   buffer as *mut c_char, capacity, needed)
+        })?;
+        utf8(bytes)
+    }
+}
+
+/// A tokenizer loaded on its own (tokenizer.json, tokenizer.model or a directory).
+pub struct Tokenizer {
+    raw: NonNull<sys::reset_tokenizer>,
+}
+
+// reset.h: "A reset_tokenizer is immutable: any number of threads may use one at once."
+unsafe impl Send for Tokenizer {}
+unsafe impl Sync for Tokenizer {}
+
+impl Tokenizer {
+    pub fn load(path: impl AsRef<Path>) -> Result<Tokenizer> {
+        ensure_abi()?;
+        let path = c_string(&path.as_ref().to_string_lossy(), "the path")?;
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::reset_tokenizer_load(path.as_ptr(), &mut raw) })?;
+        Ok(Tokenizer { raw: NonNull::new(raw).expect("reset_tokenizer_load succeeded without a tokenizer") })
+    }
+}
+
+impl Tokenize for Tokenizer {
+    fn raw_tokenizer(&self) -> *const sys::reset_tokenizer {
+        self.raw.as_ptr()
+    }
+}
+
+impl Drop for Tokenizer {
+    fn drop(&mut self) {
+        unsafe { sys::reset_tokenizer_free(self.raw.as_ptr()) }
+    }
+}
+
+/// A model's own tokenizer: owned by the model, never freed here.
+#[derive(Clone, Copy)]
+pub struct TokenizerRef<'m> {
+    raw: NonNull<sys::reset_tokenizer>,
+    _model: PhantomData<&'m Model>,
+}
+
+unsafe impl Send for TokenizerRef<'_> {}
+unsafe impl Sync for TokenizerRef<'_> {}
+
+impl Tokenize for TokenizerRef<'_> {
+    fn raw_tokenizer(&self) -> *const sys::reset_tokenizer {
+        self.raw.as_ptr()
+    }
+}

@@ -1,0 +1,485 @@
+// chat.cpp — `reset chat`: the REPL.
+//
+// Each turn renders the whole conversation with the model's chat template,
+// tokenizes it, and prefills only what the session does not already hold
+// (templates that drop earlier reasoning change the prefix, so then the
+// session starts over).  Tokens stream as the library hands them out:
+// complete UTF-8 only.  Ctrl-C cancels the generation through
+// reset_session_cancel from a watcher thread (the signal handler itself only
+// write()s to a pipe, which is async-signal-safe); Ctrl-D quits.
+#include <editline/readline.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "cli.h"
+
+namespace cli {
+
+namespace {
+
+// --- Ctrl-C ------------------------------------------------------------------
+
+volatile sig_atomic_t g_interrupts = 0;
+int g_signal_pipe[2] = {-1, -1};
+
+extern "C" void on_sigint(int) {
+    g_interrupts = g_interrupts + 1;
+    const char byte = 1;
+    // Nothing else is async-signal-safe enough: the watcher does the rest.
+    if (write(g_signal_pipe[1], &byte, 1) < 0) {
+    }
+}
+
+// Turns each SIGINT into reset_session_cancel on the session that is
+// generating, if any.
+class CancelWatcher {
+public:
+    CancelWatcher() {
+        if (pipe(g_signal_pipe) != 0) fail("cannot create a pipe for Ctrl-C");
+        fcntl(g_signal_pipe[1], F_SETFL, O_NONBLOCK);
+        struct sigaction action;
+        std::memset(&action, 0, sizeof action);
+        action.sa_handler = on_sigint;
+        sigemptyset(&action.sa_mask);
+        sigaction(SIGINT, &action, &previous_);
+        thread_ = std::thread([this] {
+            char byte;
+            while (read(g_signal_pipe[0], &byte, 1) > 0) {
+                std::lock_guard<std::mutex> lock(mutex_);
+                if (active_) reset_session_cancel(active_);
+            }
+        });
+    }
+    ~CancelWatcher() {
+        sigaction(SIGINT, &previous_, nullptr);
+        close(g_signal_pipe[1]);  // the watcher's read returns 0 and it ends
+        thread_.join();
+        close(g_signal_pipe[0]);
+    }
+    void set_active(reset_session *session) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        active_ = session;
+    }
+
+private:
+    std::thread thread_;
+    std::mutex mutex_;
+    reset_session *active_ = nullptr;
+    struct sigaction previous_;
+};
+
+// --- terminal styles ---------------------------------------------------------
+
+const char *const kDim = "\033[2m";
+const char *const kWarm = "\033[33m";  // T at ReSET's high temperature
+const char *const kCool = "\033[36m";  // T at the low one
+const char *const kBold = "\033[1m";
+const char *const kPlain = "\033[0m";
+
+struct TurnStats {
+    size_t prefill_tokens = 0, decode_tokens = 0, reasoning_tokens = 0;
+    double prefill_seconds = 0, decode_seconds = 0;
+    std::vector<float> entropies, temperatures;
+    bool valid = false;
+};
+
+class Chat {
+public:
+    Chat(Model &model, const Args &args);
+    // Returns false when the user asked to quit.
+    bool command(const std::string &line);
+    void turn(const std::string &user_text);
+
+private:
+    void emit(const std::string &text, float temperature);
+    void print_stats() const;
+    void print_help() const;
+    void save(const std::string &path) const;
+    void set_policy(const std::string &text);
+
+    Model &model_;
+    const reset_tokenizer *tokenizer_;
+    Session session_;
+    CancelWatcher watcher_;
+    std::vector<Message> history_;
+    std::vector<int32_t> held_;  // the tokens the session holds, in order
+    std::string system_;
+    bool thinking_ = true, fold_ = false, colour_temperature_ = false;
+    const bool colour_, interactive_;
+    long max_tokens_;
+    reset_policy_params policy_{};
+    bool policy_known_ = false;  // false: the session's default from generation_config.json
+    float high_cut_ = 0.8f;      // temperatures at or above it are coloured warm
+    std::string eos_text_;
+    TurnStats stats_;
+    // Streaming state of the current answer.
+    bool in_think_ = false;
+};
+
+Chat::Chat(Model &model, const Args &args)
+    : model_(model), tokenizer_(model.tokenizer()),
+      session_(model.handle, int32_t(args.get_int("context", 0, 0, 1 << 24)), 1), colour_(colour_enabled(1)),
+      interactive_(isatty(0) && isatty(1)), max_tokens_(args.get_int("max-tokens", 0, 0, 1L << 30)) {
+    thinking_ = !args.has("no-think");
+    fold_ = args.has("fold");
+    colour_temperature_ = args.has("colour-temperature");
+    system_ = args.get("system", "");
+    if (args.has("policy")) {
+        PolicySpec spec = parse_policy(args.get("policy", ""));
+        apply_sampling_overrides(spec, args);
+        check(reset_set_policy(session_.handle, &spec.params), "cannot use policy '" + spec.label + "'");
+        policy_ = spec.params;
+        policy_.preset = nullptr;
+        policy_known_ = true;
+        high_cut_ = 0.5f * (policy_.t_high + std::max(0.0f, policy_.t_low));
+    }
+    reset_tokenizer_info info;
+    reset_tokenizer_info_init(&info);
+    check(reset_tokenizer_get_info(tokenizer_, &info), "tokenizer info");
+    if (info.n_eos > 0) eos_text_ = token_text(tokenizer_, info.eos_ids[0]);
+    // Fail now, not at the first prompt, when the template is unknown.
+    chat_render(tokenizer_, {{"user", "hi"}}, thinking_);
+}
+
+void Chat::print_help() const {
+    std::printf(
+        "Type a message and press Enter.  End a line with \\ to continue it; a line \"\"\" opens and closes a "
+        "block.\n"
+        "  /think on|off        reasoning on or off (Qwen3's enable_thinking)\n"
+        "  /fold on|off         hide the reasoning (a count is shown instead)\n"
+        "  /colour on|off       colour each token by the temperature the policy applied\n"
+        "                       (yellow: high, cyan: low)\n"
+        "  /policy greedy | fixed T | reset [t_low=.. tau0=.. t_high=.. window=..] | entropy ...\n"
+        "                       also top_p= top_k= min_p= seed= preset=Qwen3-8B\n"
+        "  /max N               stop an answer after N tokens (0: at the end of the context)\n"
+        "  /stats               speed and the entropy/temperature distribution of the last answer\n"
+        "  /reset               forget the conversation\n"
+        "  /save FILE           write the transcript\n"
+        "  /quit, Ctrl-D        leave;  Ctrl-C stops the answer being written\n");
+}
+
+void Chat::set_policy(const std::string &text) {
+    PolicySpec spec = parse_policy(text);
+    if (reset_set_policy(session_.handle, &spec.params) != RESET_OK) {
+        std::printf("policy not changed: %s\n", reset_last_error());
+        return;
+    }
+    policy_ = spec.params;
+    policy_.preset = nullptr;
+    policy_known_ = true;
+    high_cut_ = 0.5f * (policy_.t_high + std::max(0.0f, policy_.t_low));
+    std::printf("policy: %s\n", describe_policy(spec.params).c_str());
+}
+
+static bool on_off(const std::string &word, bool *value) {
+    if (word == "on") *value = true;
+    else if (word == "off") *value = false;
+    else return false;
+    return true;
+}
+
+bool Chat::command(const std::string &line) {
+    std::string name = line, rest;
+    const size_t space = line.find(' ');
+    if (space != std::string::npos) {
+        name = line.substr(0, space);
+        rest = line.substr(line.find_first_not_of(' ', space) == std::string::npos ? line.size()
+                                                                                  : line.find_first_not_of(' ', space));
+    }
+    try {
+        if (name == "/quit" || name == "/exit") return false;
+        if (name == "/help" || name == "/?") {
+            print_help();
+        } else if (name == "/think") {
+            if (!on_off(rest, &thinking_)) usage_error("/think on|off");
+            std::printf("thinking %s\n", thinking_ ? "on" : "off");
+        } else if (name == "/fold") {
+            if (!on_off(rest, &fold_)) usage_error("/fold on|off");
+            std::printf("reasoning %s\n", fold_ ? "folded" : "shown");
+        } else if (name == "/colour" || name == "/color") {
+            if (!on_off(rest, &colour_temperature_)) usage_error("/colour on|off");
+            std::printf("temperature colouring %s%s\n", colour_temperature_ ? "on" : "off",
+                        colour_ ? "" : " (no effect: output is not a terminal)");
+        } else if (name == "/policy") {
+            if (rest.empty()) std::printf("policy: %s\n", policy_known_ ? describe_policy(policy_).c_str()
+                                                                        : "the model's generation_config.json");
+            else set_policy(rest);
+        } else if (name == "/max") {
+            max_tokens_ = parse_int(rest, "/max", 0, 1L << 30);
+            std::printf("max tokens per answer: %ld\n", max_tokens_);
+        } else if (name == "/stats") {
+            print_stats();
+        } else if (name == "/reset") {
+            history_.clear();
+            held_.clear();
+            check(reset_session_reset(session_.handle), "reset");
+            std::printf("conversation cleared\n");
+        } else if (name == "/save") {
+            if (rest.empty()) usage_error("/save FILE");
+            save(rest);
+        } else {
+            std::printf("unknown command %s (/help lists them)\n", name.c_str());
+        }
+    } catch (const CliError &e) {
+        std::printf("%s\n", e.what());
+    }
+    std::fflush(stdout);
+    return true;
+}
+
+void Chat::save(const std::string &path) const {
+    std::ofstream out(path, std::ios::binary);
+    if (!out) {
+        std::printf("cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+        return;
+    }
+    for (const Message &m : history_) out << "### " << m.role << "\n\n" << m.content << "\n\n";
+    out.close();
+    if (!out) std::printf("cannot write %s\n", path.c_str());
+    else std::printf("saved %zu messages to %s\n", history_.size(), path.c_str());
+}
+
+void Chat::print_stats() const {
+    if (!stats_.valid) {
+        std::printf("no answer yet\n");
+        return;
+    }
+    const TurnStats &s = stats_;
+    std::printf("prefill: %zu tokens in %.3f s (%.1f tokens/s)\n", s.prefill_tokens, s.prefill_seconds,
+                s.prefill_seconds > 0 ? double(s.prefill_tokens) / s.prefill_seconds : 0.0);
+    std::printf("decode:  %zu tokens in %.3f s (%.1f tokens/s), %zu of them reasoning\n", s.decode_tokens,
+                s.decode_seconds, s.decode_seconds > 0 ? double(s.decode_tokens) / s.decode_seconds : 0.0,
+                s.reasoning_tokens);
+    if (s.entropies.empty()) return;
+    reset_calibration_result table;
+    reset_calibration_result_init(&table);
+    if (reset_entropy_percentiles(s.entropies.data(), s.entropies.size(), 50, &table) == RESET_OK)
+        std::printf("entropy (nats): mean %.3f  min %.3f  p10 %.3f  p50 %.3f  p90 %.3f  max %.3f\n", table.mean,
+                    table.percentiles[0], table.percentiles[10], table.percentiles[50], table.percentiles[90],
+                    table.percentiles[100]);
+    // Temperatures take few distinct values (ReSET: two), so count each.
+    std::vector<std::pair<float, size_t>> counts;
+    for (float t : s.temperatures) {
+        auto it = std::find_if(counts.begin(), counts.end(), [t](const auto &c) { return std::fabs(c.first - t) < 1e-6f; });
+        if (it == counts.end()) counts.push_back({t, 1});
+        else ++it->second;
+    }
+    std::sort(counts.begin(), counts.end());
+    std::printf("temperature:");
+    for (const auto &c : counts)
+        std::printf("  T=%.2f x%zu (%.0f%%)", c.first, c.second, 100.0 * double(c.second) / double(s.temperatures.size()));
+    std::printf("\n");
+}
+
+// Prints one piece of the answer, styled by where it is (reasoning or not)
+// and by the temperature that chose it.
+void Chat::emit(const std::string &text, float temperature) {
+    size_t pos = 0;
+    while (pos < text.size()) {
+        const char *tag = in_think_ ? "</think>" : "<think>";
+        const size_t at = text.find(tag, pos);
+        const std::string piece = text.substr(pos, at == std::string::npos ? std::string::npos : at - pos);
+        if (!piece.empty() && !(in_think_ && fold_)) {
+            std::string style;
+            if (colour_ && in_think_) style += kDim;
+            if (colour_ && colour_temperature_ && policy_known_ && policy_.kind != RESET_POLICY_GREEDY)
+                style += temperature >= high_cut_ ? kWarm : kCool;
+            std::fputs(style.c_str(), stdout);
+            std::fwrite(piece.data(), 1, piece.size(), stdout);
+            if (!style.empty()) std::fputs(kPlain, stdout);
+        }
+        if (at == std::string::npos) break;
+        // The tag itself: reasoning opens or closes.
+        if (!in_think_) {
+            if (fold_) std::printf("%s[thinking...]%s", colour_ ? kDim : "", colour_ ? kPlain : "");
+            else std::printf("%s<think>%s", colour_ ? kDim : "", colour_ ? kPlain : "");
+        } else if (!fold_) {
+            std::printf("%s</think>%s", colour_ ? kDim : "", colour_ ? kPlain : "");
+        }
+        in_think_ = !in_think_;
+        pos = at + std::strlen(tag);
+    }
+    std::fflush(stdout);
+}
+
+void Chat::turn(const std::string &user_text) {
+    std::vector<Message> messages;
+    if (!system_.empty() && history_.empty()) history_.push_back({"system", system_});
+    messages = history_;
+    messages.push_back({"user", user_text});
+    const std::vector<int32_t> ids =
+        tokenize(tokenizer_, chat_render(tokenizer_, messages, thinking_), RESET_TOKENIZE_PARSE_SPECIAL);
+
+    stats_ = TurnStats();
+    const sig_atomic_t interrupts_at_start = g_interrupts;
+    watcher_.set_active(session_.handle);
+    struct Inactive {
+        CancelWatcher &w;
+        ~Inactive() { w.set_active(nullptr); }
+    } inactive{watcher_};
+
+    // Prefill what the session does not hold yet.
+    const bool extends = held_.size() < ids.size() && std::equal(held_.begin(), held_.end(), ids.begin()) &&
+                         reset_session_length(session_.handle, 0) == int32_t(held_.size());
+    if (!extends) {
+        check(reset_session_reset(session_.handle), "reset");
+        held_.clear();
+    }
+    const double prefill_start = now_seconds();
+    reset_status status = RESET_ERR_CANCELLED;
+    for (int attempt = 0; attempt < 2 && status == RESET_ERR_CANCELLED; ++attempt) {
+        status = reset_prefill(session_.handle, ids.data() + held_.size(), ids.size() - held_.size());
+        // A Ctrl-C that landed just after the previous answer ended leaves a
+        // cancel pending; it was not meant for this prompt, so try again.
+        if (status == RESET_ERR_CANCELLED && g_interrupts != interrupts_at_start) break;
+    }
+    if (status == RESET_ERR_CANCELLED) {
+        std::printf("\n[interrupted]\n");
+        return;
+    }
+    if (status == RESET_ERR_CONTEXT_OVERFLOW) {
+        std::printf("[the conversation no longer fits the context (%s); /reset to start over]\n", reset_last_error());
+        return;
+    }
+    check(status, "prefill");
+    stats_.prefill_seconds = now_seconds() - prefill_start;
+    stats_.prefill_tokens = ids.size() - held_.size();
+    held_ = ids;
+    stats_.valid = true;
+    history_.push_back({"user", user_text});
+
+    std::string answer, note;
+    in_think_ = false;
+    const double decode_start = now_seconds();
+    while (max_tokens_ == 0 || long(stats_.decode_tokens) < max_tokens_) {
+        reset_step step;
+        reset_step_init(&step, 1);
+        status = reset_decode_step(session_.handle, &step, 1, nullptr);
+        if (status == RESET_ERR_CANCELLED) {
+            note = "[interrupted]";
+            break;
+        }
+        if (status == RESET_ERR_CONTEXT_OVERFLOW) {
+            note = "[the context is full; /reset to start over]";
+            break;
+        }
+        check(status, "decode");
+        ++stats_.decode_tokens;
+        if (in_think_) ++stats_.reasoning_tokens;
+        stats_.entropies.push_back(step.entropy);
+        stats_.temperatures.push_back(step.temperature);
+        std::string text(step.text, step.text_len);
+        if (step.end_of_generation) {
+            // The end-of-turn token is the template's business, not the answer's.
+            if (!eos_text_.empty() && text.size() >= eos_text_.size() &&
+                text.compare(text.size() - eos_text_.size(), eos_text_.size(), eos_text_) == 0)
+                text.resize(text.size() - eos_text_.size());
+        } else {
+            held_.push_back(step.token);
+        }
+        answer += text;
+        emit(text, step.temperature);
+        if (step.end_of_generation) break;
+    }
+    stats_.decode_seconds = now_seconds() - decode_start;
+    if (colour_) std::fputs(kPlain, stdout);
+    if (fold_ && stats_.reasoning_tokens)
+        std::printf("\n%s(%zu tokens of reasoning folded)%s", colour_ ? kDim : "", stats_.reasoning_tokens,
+                    colour_ ? kPlain : "");
+    std::printf("\n%s%s", note.c_str(), note.empty() ? "" : "\n");
+    std::fflush(stdout);
+    history_.push_back({"assistant", answer});
+}
+
+// Reads one message: a line, or several when lines end in '\' or a """
+// block is open.  Returns false at the end of input (Ctrl-D).
+bool read_message(bool interactive, bool colour, std::string *out) {
+    std::vector<std::string> lines;
+    bool block = false, got_any = false;
+    while (true) {
+        std::string line;
+        const bool first = lines.empty() && !block;
+        if (interactive) {
+            // \001..\002 tell the line editor the colour codes take no width.
+            const char *prompt = first ? (colour ? "\001\033[1;32m\002> \001\033[0m\002" : "> ") : ". ";
+            char *raw = readline(prompt);
+            if (!raw) break;
+            line = raw;
+            std::free(raw);
+        } else if (!std::getline(std::cin, line)) {
+            break;
+        }
+        got_any = true;
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line == "\"\"\"") {
+            if (block) break;
+            block = true;
+            continue;
+        }
+        if (!block && !line.empty() && line.back() == '\\') {
+            line.pop_back();
+            lines.push_back(line);
+            continue;
+        }
+        lines.push_back(line);
+        if (!block) break;
+    }
+    out->clear();
+    for (size_t i = 0; i < lines.size(); ++i) *out += (i ? "\n" : "") + lines[i];
+    if (interactive && !out->empty()) add_history(out->c_str());
+    return got_any;
+}
+
+}  // namespace
+
+int cmd_chat(int argc, char **argv) {
+    const Args args = parse_args(argc, argv, 2, {"no-think", "fold", "colour-temperature", "help"},
+                                 [] {
+                                     auto v = kModelValued;
+                                     v.insert({"policy", "max-tokens", "system", "seed", "top-p", "top-k"});
+                                     return v;
+                                 }());
+    if (args.has("help")) {
+        std::printf(
+            "usage: reset chat [MODEL_DIR] [--policy P] [--max-tokens N] [--no-think] [--fold]\n"
+            "                  [--colour-temperature] [--system TEXT] [--seed N] [--top-p P] [--top-k K]\n"
+            "                  [--weights auto|bf16|nvfp4|w4a4] [--backend auto|cpu|cuda] [--context N]\n"
+            "With no MODEL_DIR: $RESET_MODEL, else models/default.  Reads a pipe too: one message per line.\n");
+        return 0;
+    }
+    if (args.positional.size() > 1) usage_error("chat takes one model directory");
+    const std::string path = model_path_or_default(args, 0);
+    Model model(path, args);
+    Chat chat(model, args);
+    const bool interactive = isatty(0) && isatty(1);
+    const bool colour = colour_enabled(1);
+    if (interactive) {
+        std::printf("%slibreset %s%s  %s, %d layers, %s on %s.  /help for commands, Ctrl-D to quit.\n",
+                    colour ? kBold : "", reset_version_string(), colour ? kPlain : "", model.info.architecture,
+                    model.info.n_layers, weights_name(model.info.weights), backend_name(model.info.backend));
+    }
+    std::string message;
+    while (read_message(interactive, colour, &message)) {
+        if (message.empty()) continue;
+        if (message[0] == '/') {
+            if (!chat.command(message)) break;
+            continue;
+        }
+        chat.turn(message);
+    }
+    if (interactive) std::printf("\n");
+    return 0;
+}
+
+}  // namespace cli

@@ -1,0 +1,160 @@
+// cli.h — what the subcommands of the `reset` command share.
+//
+// The command uses only the public C ABI (reset.h), as any application
+// would.  Internally a failure is a CliError thrown up to main(), which
+// prints it as one line and exits non-zero: the user never sees an abort.
+#pragma once
+
+#include <reset.h>
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cli {
+
+// Exit codes: 1 = the work failed (a model, a file, the library), 2 = the
+// command line is wrong.
+struct CliError : std::runtime_error {
+    int exit_code;
+    CliError(const std::string &message, int code) : std::runtime_error(message), exit_code(code) {}
+};
+
+[[noreturn]] void fail(const std::string &message);
+[[noreturn]] void usage_error(const std::string &message);
+// Throws "what: <reset_last_error()>" unless status is RESET_OK.
+void check(reset_status status, const std::string &what);
+
+// --- command line ---------------------------------------------------------
+
+// Parsed arguments: positionals in order, options by name (repeatable ones
+// keep every value).  `flags` take no value; `valued` take one.
+struct Args {
+    std::vector<std::string> positional;
+    std::map<std::string, std::vector<std::string>> options;
+    bool has(const std::string &name) const { return options.count(name) != 0; }
+    std::string get(const std::string &name, const std::string &fallback) const;
+    long get_int(const std::string &name, long fallback, long min, long max) const;
+    double get_double(const std::string &name, double fallback, double min, double max) const;
+    const std::vector<std::string> &all(const std::string &name) const;
+};
+Args parse_args(int argc, char **argv, int first, const std::set<std::string> &flags,
+                const std::set<std::string> &valued);
+
+long parse_int(const std::string &text, const std::string &what, long min, long max);
+double parse_double(const std::string &text, const std::string &what, double min, double max);
+
+// --- models ----------------------------------------------------------------
+
+// Options every model-loading subcommand accepts.
+extern const std::set<std::string> kModelValued;  // --weights --backend --threads --context
+reset_weights parse_weights(const std::string &name);
+const char *weights_name(reset_weights weights);
+const char *backend_name(reset_backend backend);
+
+// The model directory the user named, or the embedded default model
+// (RESET_MODEL, then models/default beside the build or the current
+// directory); fails with a message saying how to name one.
+std::string model_path_or_default(const Args &args, size_t index);
+
+// Owns a loaded model (RAII so every exit path frees it).
+struct Model {
+    reset_model *handle = nullptr;
+    reset_model_info info{};
+    double load_seconds = 0;
+    Model(const std::string &path, const Args &args);
+    ~Model() { reset_model_free(handle); }
+    Model(const Model &) = delete;
+    Model &operator=(const Model &) = delete;
+    // The model's tokenizer; fails when the directory has none.
+    const reset_tokenizer *tokenizer() const;
+};
+
+struct Session {
+    reset_session *handle = nullptr;
+    Session(reset_model *model, int32_t max_context, int32_t sequences);
+    ~Session() { reset_session_free(handle); }
+    Session(const Session &) = delete;
+    Session &operator=(const Session &) = delete;
+};
+
+// --- policies ----------------------------------------------------------------
+
+// A policy from words: "greedy", "fixed T", "fixed:T", "reset", "entropy",
+// each optionally followed by key=value parameters (t=, top_p=, top_k=,
+// min_p=, seed=, t_high=, t_low=, tau0=, window=, preset=).  `words` are
+// whitespace- or colon-separated.  The preset string lives in `storage`.
+struct PolicySpec {
+    reset_policy_params params{};
+    std::string preset;  // owns params.preset's text
+    std::string label;   // as the user wrote it, for tables
+};
+PolicySpec parse_policy(const std::string &text);
+// Human-readable summary, e.g. "reset (T_high 1, T_low 0.6, tau0 1.2, w 32)".
+std::string describe_policy(const reset_policy_params &params);
+// Apply common command-line overrides (--seed, --top-p, --top-k) to a spec.
+void apply_sampling_overrides(PolicySpec &spec, const Args &args);
+
+// --- text ------------------------------------------------------------------
+
+struct Message {
+    std::string role;
+    std::string content;
+};
+// The conversation rendered by the tokenizer's chat template.
+std::string chat_render(const reset_tokenizer *tokenizer, const std::vector<Message> &messages, bool thinking,
+                        bool generation_prompt = true);
+std::vector<int32_t> tokenize(const reset_tokenizer *tokenizer, const std::string &text, uint32_t flags);
+std::string token_text(const reset_tokenizer *tokenizer, int32_t id);
+
+// True when stdout/stderr is a terminal and NO_COLOR is not set.
+bool colour_enabled(int fd);
+
+// --- progress -----------------------------------------------------------------
+
+// A progress bar with rate and ETA on a terminal (stderr), plain lines
+// otherwise (at most one every few seconds, plus the last).
+class Progress {
+public:
+    Progress(std::string label, uint64_t total, std::string unit);
+    void update(uint64_t done, const std::string &note = "");
+    void finish(const std::string &note = "");
+
+private:
+    std::string label_, unit_;
+    uint64_t total_;
+    double start_, last_print_ = -1e9;
+    bool tty_, printed_last_ = false;
+};
+
+double now_seconds();
+
+// --- JSON Lines --------------------------------------------------------------
+
+// One JSON object's top-level members: strings as their decoded text,
+// numbers/true/false/null as their literal text; nested values are
+// validated and kept as raw JSON.  Throws CliError naming `where` on bad JSON.
+std::map<std::string, std::string> parse_json_object(const std::string &line, const std::string &where);
+std::string json_string(const std::string &text);
+
+// --- subcommands --------------------------------------------------------------
+
+int cmd_chat(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_bench(int argc, char **argv, const char *argv0);
+int cmd_eval(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_score(int argc, char **argv);
+
+// Answer scoring (reset-algorithm.md, "Evaluation protocol"): exposed for
+// `reset eval` and its tests.
+std::string last_boxed(const std::string &text, bool *found);
+std::string normalise_answer(std::string answer);
+bool answers_match(const std::string &predicted, const std::string &expected);
+
+}  // namespace cli

@@ -1,0 +1,367 @@
+// common.cpp — argument parsing, model and session ownership, policies and
+// chat rendering shared by every subcommand.
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+namespace cli {
+
+void fail(const std::string &message) { throw CliError(message, 1); }
+void usage_error(const std::string &message) { throw CliError(message, 2); }
+
+void check(reset_status status, const std::string &what) {
+    if (status != RESET_OK) fail(what + ": " + reset_last_error());
+}
+
+double now_seconds() {
+    using clock = std::chrono::steady_clock;
+    return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+bool colour_enabled(int fd) { return isatty(fd) && std::getenv("NO_COLOR") == nullptr; }
+
+// --- command line ---------------------------------------------------------
+
+std::string Args::get(const std::string &name, const std::string &fallback) const {
+    auto it = options.find(name);
+    return it == options.end() ? fallback : it->second.back();
+}
+
+long Args::get_int(const std::string &name, long fallback, long min, long max) const {
+    return has(name) ? parse_int(get(name, ""), "--" + name, min, max) : fallback;
+}
+
+double Args::get_double(const std::string &name, double fallback, double min, double max) const {
+    return has(name) ? parse_double(get(name, ""), "--" + name, min, max) : fallback;
+}
+
+const std::vector<std::string> &Args::all(const std::string &name) const {
+    static const std::vector<std::string> none;
+    auto it = options.find(name);
+    return it == options.end() ? none : it->second;
+}
+
+Args parse_args(int argc, char **argv, int first, const std::set<std::string> &flags,
+                const std::set<std::string> &valued) {
+    Args args;
+    bool only_positional = false;
+    for (int i = first; i < argc; ++i) {
+        std::string word = argv[i];
+        if (only_positional || word.size() < 2 || word.compare(0, 2, "--") != 0) {
+            args.positional.push_back(word);
+            continue;
+        }
+        if (word == "--") {
+            only_positional = true;
+            continue;
+        }
+        std::string name = word.substr(2), value;
+        const size_t eq = name.find('=');
+        const bool inline_value = eq != std::string::npos;
+        if (inline_value) {
+            value = name.substr(eq + 1);
+            name = name.substr(0, eq);
+        }
+        if (flags.count(name)) {
+            if (inline_value) usage_error("option --" + name + " takes no value");
+            args.options[name].push_back("1");
+        } else if (valued.count(name)) {
+            if (!inline_value) {
+                if (i + 1 >= argc) usage_error("option --" + name + " needs a value");
+                value = argv[++i];
+            }
+            args.options[name].push_back(value);
+        } else {
+            usage_error("unknown option --" + name + " (see --help)");
+        }
+    }
+    return args;
+}
+
+long parse_int(const std::string &text, const std::string &what, long min, long max) {
+    char *end = nullptr;
+    errno = 0;
+    const long value = std::strtol(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || errno != 0 || value < min || value > max)
+        usage_error(what + " must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], not '" +
+                    text + "'");
+    return value;
+}
+
+double parse_double(const std::string &text, const std::string &what, double min, double max) {
+    char *end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !std::isfinite(value) || value < min || value > max) {
+        std::ostringstream range;
+        range << "[" << min << ", " << max << "]";
+        usage_error(what + " must be a number in " + range.str() + ", not '" + text + "'");
+    }
+    return value;
+}
+
+// --- models ----------------------------------------------------------------
+
+const std::set<std::string> kModelValued = {"weights", "backend", "threads", "context"};
+
+reset_weights parse_weights(const std::string &name) {
+    if (name == "auto") return RESET_WEIGHTS_AUTO;
+    if (name == "bf16") return RESET_WEIGHTS_BF16;
+    if (name == "nvfp4" || name == "w4a16") return RESET_WEIGHTS_NVFP4_W4A16;
+    if (name == "w4a4") return RESET_WEIGHTS_NVFP4_W4A4;
+    usage_error("unknown weight format '" + name + "' (auto, bf16, nvfp4, w4a4)");
+}
+
+const char *weights_name(reset_weights weights) {
+    switch (weights) {
+    case RESET_WEIGHTS_BF16: return "bf16";
+    case RESET_WEIGHTS_NVFP4_W4A16: return "nvfp4 (w4a16)";
+    case RESET_WEIGHTS_NVFP4_W4A4: return "nvfp4 (w4a4)";
+    default: return "auto";
+    }
+}
+
+const char *backend_name(reset_backend backend) {
+    switch (backend) {
+    case RESET_BACKEND_CPU: return "cpu";
+    case RESET_BACKEND_CUDA: return "cuda";
+    default: return "auto";
+    }
+}
+
+static bool is_directory(const std::string &path) {
+    struct stat st;
+    return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The directory holding this executable, to find models/ of the checkout it
+// was built from (build/samples/reset -> ../../models/default).
+static std::string executable_dir() {
+    char buffer[4096];
+    const ssize_t n = readlink("/proc/self/exe", buffer, sizeof buffer - 1);
+    if (n <= 0) return ".";
+    std::string path(buffer, size_t(n));
+    const size_t slash = path.rfind('/');
+    return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+std::string model_path_or_default(const Args &args, size_t index) {
+    if (args.positional.size() > index) return args.positional[index];
+    std::vector<std::string> candidates;
+    if (const char *env = std::getenv("RESET_MODEL")) candidates.push_back(env);
+    const std::string exe = executable_dir();
+    for (const char *relative : {"/../models/default", "/../../models/default", "/../share/reset/models/default"})
+        candidates.push_back(exe + relative);
+    candidates.push_back("models/default");
+    for (const std::string &candidate : candidates)
+        if (is_directory(candidate)) return candidate;
+    fail("no model given and no default model found (RESET_MODEL, models/default); name a Hugging Face model "
+         "directory, e.g. `reset chat tests/fixtures/chat-model`, or set RESET_MODEL=/path/to/model");
+}
+
+Model::Model(const std::string &path, const Args &args) {
+    reset_model_options options;
+    reset_model_options_init(&options);
+    options.weights = parse_weights(args.get("weights", "auto"));
+    const std::string backend = args.get("backend", "auto");
+    if (backend == "auto") options.backend = RESET_BACKEND_AUTO;
+    else if (backend == "cpu") options.backend = RESET_BACKEND_CPU;
+    else if (backend == "cuda") options.backend = RESET_BACKEND_CUDA;
+    else usage_error("unknown backend '" + backend + "' (auto, cpu, cuda)");
+    options.threads = int32_t(args.get_int("threads", 0, 0, 1024));
+    if (!is_directory(path)) fail("model directory '" + path + "' does not exist");
+    // Loading may quantize a large checkpoint: say so on a terminal, since
+    // the library offers no load progress to draw a bar from.
+    const bool tty = isatty(2);
+    if (tty) std::fprintf(stderr, "loading %s (%s)...", path.c_str(), weights_name(options.weights));
+    const double start = now_seconds();
+    const reset_status status = reset_model_load(path.c_str(), &options, &handle);
+    load_seconds = now_seconds() - start;
+    if (tty) std::fprintf(stderr, status == RESET_OK ? " %.1f s\n" : "\n", load_seconds);
+    check(status, "cannot load model '" + path + "'");
+    reset_model_info_init(&info);
+    check(reset_model_get_info(handle, &info), "model info");
+}
+
+const reset_tokenizer *Model::tokenizer() const {
+    const reset_tokenizer *tokenizer = reset_model_tokenizer(handle);
+    if (!tokenizer) fail("the model directory has no tokenizer (tokenizer.json or tokenizer.model)");
+    return tokenizer;
+}
+
+Session::Session(reset_model *model, int32_t max_context, int32_t sequences) {
+    reset_session_options options;
+    reset_session_options_init(&options);
+    options.max_context = max_context;
+    options.sequences = sequences;
+    check(reset_session_create(model, &options, &handle), "cannot create a session");
+}
+
+// --- policies ----------------------------------------------------------------
+
+PolicySpec parse_policy(const std::string &text) {
+    PolicySpec spec;
+    reset_policy_params_init(&spec.params);
+    spec.label = text;
+    std::vector<std::string> words;
+    std::string word;
+    for (char c : text + " ") {
+        if (c == ' ' || c == '\t' || c == ':' || c == ',') {
+            if (!word.empty()) words.push_back(word);
+            word.clear();
+        } else {
+            word += c;
+        }
+    }
+    if (words.empty()) usage_error("empty policy (greedy, fixed T, reset, entropy)");
+    reset_policy_params &p = spec.params;
+    const std::string &kind = words[0];
+    size_t next = 1;
+    if (kind == "greedy") {
+        p.kind = RESET_POLICY_GREEDY;
+    } else if (kind == "fixed") {
+        p.kind = RESET_POLICY_FIXED;
+        p.top_p = 0.95f;  // the paper's baseline sampling
+        if (next < words.size() && words[next].find('=') == std::string::npos)
+            p.temperature = float(parse_double(words[next++], "fixed temperature", 0, 100));
+    } else if (kind == "reset" || kind == "entropy") {
+        p.kind = kind == "reset" ? RESET_POLICY_RESET : RESET_POLICY_ENTROPY;
+        p.top_p = 0.95f;
+    } else {
+        usage_error("unknown policy '" + kind + "' (greedy, fixed T, reset, entropy)");
+    }
+    for (; next < words.size(); ++next) {
+        const std::string &kv = words[next];
+        const size_t eq = kv.find('=');
+        if (eq == std::string::npos) usage_error("policy parameter '" + kv + "' is not key=value");
+        const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+        if (key == "t" || key == "temperature") p.temperature = float(parse_double(value, key, 0, 100));
+        else if (key == "top_p") p.top_p = float(parse_double(value, key, 0, 1));
+        else if (key == "top_k") p.top_k = int32_t(parse_int(value, key, 0, 1 << 30));
+        else if (key == "min_p") p.min_p = float(parse_double(value, key, 0, 1));
+        else if (key == "seed") p.seed = uint64_t(parse_int(value, key, 0, 0x7fffffffffffffffL));
+        else if (key == "t_high") p.t_high = float(parse_double(value, key, 0, 100));
+        else if (key == "t_low") p.t_low = float(parse_double(value, key, 0, 100));
+        else if (key == "tau0") p.tau0 = float(parse_double(value, key, 0, 100));
+        else if (key == "window") p.window = int32_t(parse_int(value, key, 1, 1 << 20));
+        else if (key == "preset") spec.preset = value;
+        else usage_error("unknown policy parameter '" + key + "'");
+    }
+    if (!spec.preset.empty()) p.preset = spec.preset.c_str();
+    return spec;
+}
+
+void apply_sampling_overrides(PolicySpec &spec, const Args &args) {
+    if (args.has("seed")) spec.params.seed = uint64_t(args.get_int("seed", 0, 0, 0x7fffffffffffffffL));
+    if (args.has("top-p")) spec.params.top_p = float(args.get_double("top-p", 1, 0, 1));
+    if (args.has("top-k")) spec.params.top_k = int32_t(args.get_int("top-k", 0, 0, 1 << 30));
+}
+
+std::string describe_policy(const reset_policy_params &p) {
+    char buffer[256];
+    switch (p.kind) {
+    case RESET_POLICY_GREEDY: return "greedy";
+    case RESET_POLICY_FIXED:
+        std::snprintf(buffer, sizeof buffer, "fixed T=%g top_p=%g top_k=%d seed=%llu", p.temperature, p.top_p,
+                      p.top_k, (unsigned long long)p.seed);
+        return buffer;
+    default:
+        std::snprintf(buffer, sizeof buffer, "%s T_high=%g T_low=%s tau0=%s window=%d top_p=%g seed=%llu",
+                      p.kind == RESET_POLICY_RESET ? "reset" : "entropy", p.t_high,
+                      p.t_low < 0 ? "preset" : std::to_string(p.t_low).c_str(),
+                      p.tau0 < 0 ? "preset" : std::to_string(p.tau0).c_str(), p.window, p.top_p,
+                      (unsigned long long)p.seed);
+        return buffer;
+    }
+}
+
+// --- text ------------------------------------------------------------------
+
+std::string chat_render(const reset_tokenizer *tokenizer, const std::vector<Message> &messages, bool thinking,
+                        bool generation_prompt) {
+    std::vector<reset_chat_message> raw;
+    for (const Message &m : messages) raw.push_back({m.role.c_str(), m.content.data(), m.content.size()});
+    reset_chat_options options;
+    reset_chat_options_init(&options);
+    options.enable_thinking = thinking ? 1 : 0;
+    options.add_generation_prompt = generation_prompt ? 1 : 0;
+    size_t needed = 0;
+    reset_status status = reset_chat_format(tokenizer, raw.data(), raw.size(), &options, nullptr, 0, &needed);
+    if (status != RESET_ERR_BUFFER_TOO_SMALL && status != RESET_OK) check(status, "chat template");
+    std::string text(needed, '\0');
+    check(reset_chat_format(tokenizer, raw.data(), raw.size(), &options, &text[0], text.size(), &needed),
+          "chat template");
+    text.resize(needed);
+    return text;
+}
+
+std::vector<int32_t> tokenize(const reset_tokenizer *tokenizer, const std::string &text, uint32_t flags) {
+    size_t needed = 0;
+    reset_status status = reset_tokenize(tokenizer, text.data(), text.size(), flags, nullptr, 0, &needed);
+    if (status != RESET_ERR_BUFFER_TOO_SMALL && status != RESET_OK) check(status, "tokenize");
+    std::vector<int32_t> ids(needed);
+    check(reset_tokenize(tokenizer, text.data(), text.size(), flags, ids.data(), ids.size(), &needed), "tokenize");
+    ids.resize(needed);
+    return ids;
+}
+
+std::string token_text(const reset_tokenizer *tokenizer, int32_t id) {
+    char buffer[256];
+    size_t n = 0;
+    if (reset_token_to_text(tokenizer, id, 0, buffer, sizeof buffer, &n) != RESET_OK) return "";
+    return std::string(buffer, n);
+}
+
+// --- progress ----------------------------------------------------------------
+
+Progress::Progress(std::string label, uint64_t total, std::string unit)
+    : label_(std::move(label)), unit_(std::move(unit)), total_(total), start_(now_seconds()), tty_(isatty(2)) {}
+
+static std::string clock_text(double seconds) {
+    if (!std::isfinite(seconds) || seconds < 0) return "--:--";
+    const long s = long(seconds + 0.5);
+    char buffer[32];
+    if (s >= 3600) std::snprintf(buffer, sizeof buffer, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+    else std::snprintf(buffer, sizeof buffer, "%ld:%02ld", s / 60, s % 60);
+    return buffer;
+}
+
+void Progress::update(uint64_t done, const std::string &note) {
+    const double t = now_seconds(), elapsed = t - start_;
+    const bool last = done >= total_;
+    if (last && printed_last_) return;
+    printed_last_ = last;
+    // Plain lines go to logs: one every 5 s is enough; a bar redraws at 10 Hz.
+    if (!last && t - last_print_ < (tty_ ? 0.1 : 5.0)) return;
+    last_print_ = t;
+    const double rate = elapsed > 0 ? double(done) / elapsed : 0;
+    const double eta = rate > 0 ? double(total_ - std::min(done, total_)) / rate : NAN;
+    char stats[160];
+    std::snprintf(stats, sizeof stats, "%llu/%llu %s  %.2f %s/s  ETA %s", (unsigned long long)done,
+                  (unsigned long long)total_, unit_.c_str(), rate, unit_.c_str(), clock_text(eta).c_str());
+    if (tty_) {
+        const int width = 24;
+        const int filled = total_ ? int(double(width) * double(std::min(done, total_)) / double(total_)) : width;
+        std::string bar(size_t(filled), '#');
+        bar.resize(size_t(width), '.');
+        std::fprintf(stderr, "\r\033[K%s [%s] %s %s", label_.c_str(), bar.c_str(), stats, note.c_str());
+    } else {
+        std::fprintf(stderr, "%s: %s %s\n", label_.c_str(), stats, note.c_str());
+    }
+    std::fflush(stderr);
+}
+
+void Progress::finish(const std::string &note) {
+    update(total_, note);
+    if (tty_) std::fputc('\n', stderr);
+}
+
+}  // namespace cli

@@ -1,0 +1,203 @@
+// generate.cpp — `reset generate`, `reset tokenize` and `reset info`.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <iterator>
+#include <memory>
+
+#include "cli.h"
+
+namespace cli {
+
+namespace {
+
+std::set<std::string> with_model_options(std::set<std::string> extra) {
+    extra.insert(kModelValued.begin(), kModelValued.end());
+    return extra;
+}
+
+// The prompt: the positional words after the model, or all of stdin.
+std::string prompt_text(const Args &args) {
+    if (args.positional.size() > 1 && !(args.positional.size() == 2 && args.positional[1] == "-")) {
+        std::string text;
+        for (size_t i = 1; i < args.positional.size(); ++i) text += (i > 1 ? " " : "") + args.positional[i];
+        return text;
+    }
+    if (isatty(0)) usage_error("give a prompt after the model directory, or pipe one in");
+    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+    return text;
+}
+
+struct FileCloser {
+    void operator()(FILE *f) const {
+        if (f && f != stdout) std::fclose(f);
+    }
+};
+
+}  // namespace
+
+int cmd_generate(int argc, char **argv) {
+    const Args args = parse_args(argc, argv, 2, {"raw", "no-think", "help"},
+                                 with_model_options({"policy", "max-tokens", "jsonl", "seed", "top-p", "top-k",
+                                                     "system"}));
+    if (args.has("help") || args.positional.empty()) {
+        std::printf(
+            "usage: reset generate MODEL_DIR [PROMPT...|-] [--policy P] [--max-tokens N] [--jsonl FILE|-]\n"
+            "                      [--raw] [--no-think] [--system TEXT] [--seed N] [--top-p P] [--top-k K]\n"
+            "The prompt is chat-formatted (thinking on unless --no-think) unless --raw.  --jsonl writes one\n"
+            "line of per-token signals per token (to stdout with '-', instead of the text).\n");
+        return args.has("help") ? 0 : 2;
+    }
+    const long max_tokens = args.get_int("max-tokens", 512, 1, 1L << 30);
+    std::unique_ptr<FILE, FileCloser> trace;
+    if (args.has("jsonl")) {
+        const std::string path = args.get("jsonl", "");
+        trace.reset(path == "-" ? stdout : std::fopen(path.c_str(), "wb"));
+        if (!trace) fail("cannot write " + path + ": " + std::strerror(errno));
+    }
+    const bool text_out = !(trace && trace.get() == stdout);
+    PolicySpec spec;
+    if (args.has("policy")) spec = parse_policy(args.get("policy", ""));
+    Model model(args.positional[0], args);
+    const reset_tokenizer *tokenizer = model.tokenizer();
+    const std::string prompt = prompt_text(args);
+    std::vector<int32_t> ids;
+    if (args.has("raw")) {
+        ids = tokenize(tokenizer, prompt, RESET_TOKENIZE_ADD_BOS);
+    } else {
+        std::vector<Message> messages;
+        if (args.has("system")) messages.push_back({"system", args.get("system", "")});
+        messages.push_back({"user", prompt});
+        ids = tokenize(tokenizer, chat_render(tokenizer, messages, !args.has("no-think")), RESET_TOKENIZE_PARSE_SPECIAL);
+    }
+    if (ids.empty()) usage_error("the prompt is empty");
+    Session session(model.handle, int32_t(args.get_int("context", 0, 0, 1 << 24)), 1);
+    if (args.has("policy") || args.has("seed") || args.has("top-p") || args.has("top-k")) {
+        if (!args.has("policy")) spec = parse_policy("fixed 0.6");
+        apply_sampling_overrides(spec, args);
+        check(reset_set_policy(session.handle, &spec.params), "cannot use policy '" + spec.label + "'");
+    }
+    check(reset_prefill(session.handle, ids.data(), ids.size()), "prefill");
+
+    reset_tokenizer_info tinfo;
+    reset_tokenizer_info_init(&tinfo);
+    check(reset_tokenizer_get_info(tokenizer, &tinfo), "tokenizer info");
+    const std::string eos_text = tinfo.n_eos > 0 ? token_text(tokenizer, tinfo.eos_ids[0]) : "";
+    std::string line(512, '\0');
+    for (long n = 0; n < max_tokens; ++n) {
+        reset_step step;
+        reset_step_init(&step, 1);
+        const reset_status status = reset_decode_step(session.handle, &step, 1, nullptr);
+        if (status == RESET_ERR_CONTEXT_OVERFLOW) {
+            std::fprintf(stderr, "reset generate: stopped at the end of the context\n");
+            break;
+        }
+        check(status, "decode");
+        if (trace) {
+            size_t length = 0;
+            reset_status s = reset_step_to_json(&step, &line[0], line.size(), &length);
+            if (s == RESET_ERR_BUFFER_TOO_SMALL) {
+                line.resize(length + 1);
+                s = reset_step_to_json(&step, &line[0], line.size(), &length);
+            }
+            check(s, "trace");
+            std::fwrite(line.data(), 1, length, trace.get());
+        }
+        if (text_out) {
+            std::string text(step.text, step.text_len);
+            if (step.end_of_generation && !eos_text.empty() && text.size() >= eos_text.size() &&
+                text.compare(text.size() - eos_text.size(), eos_text.size(), eos_text) == 0)
+                text.resize(text.size() - eos_text.size());
+            std::fwrite(text.data(), 1, text.size(), stdout);
+            std::fflush(stdout);
+        }
+        if (step.end_of_generation) break;
+    }
+    if (text_out) std::printf("\n");
+    if (trace && (std::fflush(trace.get()) != 0 || std::ferror(trace.get()))) fail("cannot write the trace");
+    return 0;
+}
+
+int cmd_tokenize(int argc, char **argv) {
+    const Args args = parse_args(argc, argv, 2, {"pieces", "special", "bos", "help"}, {});
+    if (args.has("help") || args.positional.size() < 2) {
+        std::printf(
+            "usage: reset tokenize MODEL_DIR|TOKENIZER_FILE TEXT... [--pieces] [--special] [--bos]\n"
+            "Prints the ids, one line.  --pieces: one token per line with its text.  --special: parse special\n"
+            "tokens' text (<|im_start|>...) as those tokens.  --bos: prepend BOS.\n");
+        return args.has("help") ? 0 : 2;
+    }
+    reset_tokenizer *raw = nullptr;
+    check(reset_tokenizer_load(args.positional[0].c_str(), &raw), "cannot load a tokenizer from '" +
+                                                                       args.positional[0] + "'");
+    std::unique_ptr<reset_tokenizer, void (*)(reset_tokenizer *)> tokenizer(raw, reset_tokenizer_free);
+    std::string text;
+    for (size_t i = 1; i < args.positional.size(); ++i) text += (i > 1 ? " " : "") + args.positional[i];
+    uint32_t flags = 0;
+    if (args.has("special")) flags |= RESET_TOKENIZE_PARSE_SPECIAL;
+    if (args.has("bos")) flags |= RESET_TOKENIZE_ADD_BOS;
+    const std::vector<int32_t> ids = tokenize(tokenizer.get(), text, flags);
+    if (args.has("pieces")) {
+        for (int32_t id : ids) std::printf("%6d  %s\n", id, json_string(token_text(tokenizer.get(), id)).c_str());
+    } else {
+        for (size_t i = 0; i < ids.size(); ++i) std::printf("%s%d", i ? " " : "", ids[i]);
+        std::printf("\n");
+    }
+    std::fprintf(stderr, "%zu tokens\n", ids.size());
+    return 0;
+}
+
+static const char *template_name(reset_chat_template t) {
+    switch (t) {
+    case RESET_CHAT_TEMPLATE_QWEN3: return "Qwen3";
+    case RESET_CHAT_TEMPLATE_DEEPSEEK_R1: return "DeepSeek-R1";
+    case RESET_CHAT_TEMPLATE_LLAMA3: return "Llama 3";
+    case RESET_CHAT_TEMPLATE_PLAIN: return "plain";
+    default: return "not recognised";
+    }
+}
+
+int cmd_info(int argc, char **argv) {
+    const Args args = parse_args(argc, argv, 2, {"help"}, kModelValued);
+    if (args.has("help") || args.positional.size() != 1) {
+        std::printf("usage: reset info MODEL_DIR [--weights auto|bf16|nvfp4|w4a4] [--backend auto|cpu|cuda]\n");
+        return args.has("help") ? 0 : 2;
+    }
+    Model model(args.positional[0], args);
+    const reset_model_info &i = model.info;
+    std::printf("libreset      %s\n", reset_version_string());
+    std::printf("model         %s\n", args.positional[0].c_str());
+    std::printf("architecture  %s, %d layers, hidden %d, intermediate %d\n", i.architecture, i.n_layers,
+                i.hidden_size, i.intermediate_size);
+    std::printf("attention     %d query heads, %d kv heads, head_dim %d\n", i.n_heads, i.n_kv_heads, i.head_dim);
+    std::printf("vocabulary    %d%s, max positions %d\n", i.vocab_size, i.tied_embeddings ? " (tied embeddings)" : "",
+                i.max_position_embeddings);
+    std::printf("parameters    %.3f M\n", double(i.n_parameters) / 1e6);
+    std::printf("weights       %s%s%s, lm_head %s, %d linears kept in BF16\n", weights_name(i.weights),
+                i.from_modelopt ? " (ModelOpt checkpoint)" : "",
+                i.weights == RESET_WEIGHTS_NVFP4_W4A4 ? (i.dynamic_input_scale ? ", dynamic input scale" : ", calibrated input scale") : "",
+                i.lm_head_nvfp4 ? "nvfp4" : "bf16", i.n_bf16_linears);
+    std::printf("bytes         %.2f MB of weights, %.2f MB host, %.2f MB device\n", double(i.weight_bytes) / 1e6,
+                double(i.host_bytes) / 1e6, double(i.device_bytes) / 1e6);
+    std::printf("backend       %s\n", backend_name(i.backend));
+    std::printf("load time     %.2f s\n", model.load_seconds);
+    std::printf("end ids      ");
+    for (int k = 0; k < i.n_eos && k < 8; ++k) std::printf(" %d", i.eos_ids[k]);
+    std::printf("%s\n", i.n_eos ? "" : " none");
+    const reset_tokenizer *tokenizer = reset_model_tokenizer(model.handle);
+    if (!tokenizer) {
+        std::printf("tokenizer     none\n");
+        return 0;
+    }
+    reset_tokenizer_info t;
+    reset_tokenizer_info_init(&t);
+    check(reset_tokenizer_get_info(tokenizer, &t), "tokenizer info");
+    std::printf("tokenizer     %s, %d tokens, bos %d, chat template %s\n", t.kind, t.vocab_size, t.bos_id,
+                t.has_chat_template ? template_name(t.chat_template) : "none");
+    return 0;
+}
+
+}  // namespace cli

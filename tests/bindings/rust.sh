@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Rust binding test: builds bindings/rust offline (reset-sys runs the bindgen
+# command) against BUILD_DIR/libreset.so, runs its tests and the sample.
+# Usage: rust.sh BUILD_DIR SOURCE_DIR   (RESET_BINDING_IDS from ctest)
+set -euo pipefail
+build=$1 source=$2
+for tool in cargo bindgen; do
+  if ! command -v $tool >/dev/null; then echo "SKIPPED: $tool not found (scripts/setup.sh installs it)"; exit 77; fi
+done
+export RESET_LIB_DIR=$build RESET_INCLUDE_DIR=$source/include RESET_SOURCE_DIR=$source
+export CARGO_TARGET_DIR=$build/rust-target LD_LIBRARY_PATH=$build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+cd "$source/bindings/rust"
+# Tests run one at a time: the RSS check must not see another test's allocations.
+cargo test --offline --quiet -- --test-threads=1
+cargo run --offline --quiet --example generate -- "$source/tests/fixtures/models/qwen3-tied" >/dev/null

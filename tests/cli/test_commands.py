@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""The `reset` subcommands on fixture models, including their error paths.
+
+    test_commands.py RESET_BINARY SOURCE_DIR
+
+Every error must be one line on stderr and a non-zero exit code (1: the work
+failed, 2: the command line is wrong), never a crash or an abort.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BINARY, SOURCE = sys.argv[1], sys.argv[2]
+CHAT = os.path.join(SOURCE, "tests/fixtures/chat-model")
+NO_TOKENIZER = os.path.join(SOURCE, "tests/fixtures/models/qwen3-tied")
+TMP = tempfile.mkdtemp(prefix="reset-cli-")
+failures = []
+
+
+def run(*args, stdin=None, env=None):
+    full_env = dict(os.environ, NO_COLOR="1", **(env or {}))
+    p = subprocess.run([BINARY, *args], input=stdin, capture_output=True, text=True, timeout=120, env=full_env)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(name, condition, detail=""):
+    print(("ok: " if condition else "FAIL: ") + name)
+    if not condition:
+        failures.append(name)
+        print("   ", detail[-1500:])
+
+
+def check_error(name, args, code, needle, stdin=None, env=None):
+    rc, out, err = run(*args, stdin=stdin, env=env)
+    lines = [l for l in err.splitlines() if l.strip() and not l.startswith("loading ")]
+    check(name, rc == code and len(lines) == 1 and needle in lines[0] and lines[0].startswith("reset"),
+          f"rc={rc} stderr={err!r}")
+
+
+def write(name, text):
+    path = os.path.join(TMP, name)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+# --- info and tokenize -----------------------------------------------------------
+rc, out, err = run("info", CHAT)
+check("info names the architecture, format, backend and the recognised template",
+      rc == 0 and "qwen3, 2 layers, hidden 64" in out and "bf16" in out and "backend       cpu" in out
+      and "sentencepiece, 512 tokens" in out and "chat template Qwen3" in out, out + err)
+rc, out, err = run("info", NO_TOKENIZER)
+check("info on a model without a tokenizer", rc == 0 and "tokenizer     none" in out, out + err)
+
+rc, out, err = run("tokenize", CHAT, "--special", "<|im_start|>user\nWhat is 2+3?<|im_end|>")
+ids = [int(x) for x in out.split()]
+check("tokenize parses special tokens", rc == 0 and ids[0] == 2 and ids[-1] == 3 and len(ids) > 5, out + err)
+rc, out, err = run("tokenize", CHAT, "--pieces", "What is")
+check("tokenize --pieces shows texts", rc == 0 and '"What"' in out and '" is"' in out, out)
+
+# --- generate --------------------------------------------------------------------
+rc, out, err = run("generate", CHAT, "What is 2+3?", "--max-tokens", "20", "--policy", "greedy")
+rc2, out2, _ = run("generate", CHAT, "What is 2+3?", "--max-tokens", "20", "--policy", "greedy")
+check("generate greedy is deterministic and non-empty", rc == 0 and len(out.strip()) > 5 and out == out2, out + err)
+rc, out, err = run("generate", CHAT, "-", "--max-tokens", "8", stdin="What is 2+3?\n")
+check("generate reads the prompt from stdin", rc == 0 and len(out.strip()) > 0, out + err)
+trace = os.path.join(TMP, "trace.jsonl")
+rc, out, err = run("generate", CHAT, "Hi", "--max-tokens", "12", "--policy", "reset t_low=0.6 tau0=1.5 seed=1",
+                   "--jsonl", trace)
+with open(trace, encoding="utf-8") as f:
+    records = [json.loads(line) for line in f]
+check("generate --jsonl writes one record per token with ReSET signals",
+      rc == 0 and len(records) == 12
+      and all({"entropy", "step_entropy", "threshold", "temperature", "text"} <= set(r) for r in records)
+      and all(r["temperature"] in (0.6000000238418579, 1.0) or abs(r["temperature"] - 0.6) < 1e-6 for r in records)
+      and "".join(r["text"] for r in records).strip() == out.strip(), f"{records[:2]} {out!r} {err}")
+rc, out, err = run("generate", CHAT, "Hi", "--max-tokens", "4", "--jsonl", "-")
+check("generate --jsonl - puts JSON only on stdout",
+      rc == 0 and all(json.loads(l)["sequence"] == 0 for l in out.splitlines()) and len(out.splitlines()) == 4, out)
+
+# --- chat through a pipe -----------------------------------------------------------
+rc, out, err = run("chat", CHAT, "--max-tokens", "10", stdin="What is 2+3?\n/stats\nline one \\\nline two\n")
+check("chat works from a pipe, no escape codes",
+      rc == 0 and "\x1b" not in out and "decode:  10 tokens" in out and out.count("\n") >= 3, out + err)
+rc, out, err = run("chat", CHAT, "--no-think", "--max-tokens", "5", stdin='"""\nfirst\nsecond\n"""\n/policy greedy\n')
+check("chat reads a \"\"\" block and commands from a pipe", rc == 0 and "policy: greedy" in out, out + err)
+
+# --- errors ------------------------------------------------------------------------
+check_error("missing model directory", ["chat", os.path.join(TMP, "nope")], 1, "does not exist")
+check_error("missing model directory (generate)", ["generate", os.path.join(TMP, "nope"), "hi"], 1, "does not exist")
+check_error("no default model", ["chat"], 1, "no default model found",
+            env={"RESET_MODEL": os.path.join(TMP, "nope")})
+check_error("unknown policy", ["generate", CHAT, "hi", "--policy", "hot"], 2, "unknown policy 'hot'")
+check_error("ReSET without tau0 on an unrecognised model", ["generate", CHAT, "hi", "--policy", "reset"], 1,
+            "cannot use policy 'reset'")
+check_error("bad policy parameter", ["chat", CHAT, "--policy", "fixed 0.7 top_p=2"], 2, "top_p")
+check_error("model without tokenizer", ["generate", NO_TOKENIZER, "hi"], 1, "no tokenizer")
+check_error("unknown option", ["info", CHAT, "--frobnicate"], 2, "unknown option --frobnicate")
+check_error("unknown command", ["dance"], 2, "unknown command 'dance'")
+check_error("bad weight format", ["info", CHAT, "--weights", "fp8"], 2, "unknown weight format 'fp8'")
+bad = write("bad.jsonl", '{"problem": "1+1?", "answer": "2"}\n{"problem": oops}\n')
+check_error("bad JSONL line", ["eval", CHAT, bad], 1, "bad.jsonl:2: bad JSON")
+missing = write("missing.jsonl", '{"problem": "1+1?"}\n')
+check_error("JSONL line without an answer", ["eval", CHAT, missing], 1, "missing.jsonl:1: needs an \"answer\"")
+check_error("missing data file", ["calibrate", CHAT, os.path.join(TMP, "none.jsonl")], 1, "cannot read")
+check_error("bench gemv without a CUDA build", ["bench", "gemv"], 1, "GEMV benchmark",
+            env={"RESET_GEMV_BENCH": os.path.join(TMP, "none")})
+
+# --- eval, score, calibrate, bench ----------------------------------------------------
+data = write("math.jsonl", '{"problem": "What is 2+3?", "answer": "5"}\n\n'
+                           '{"question": "Tom has 3 apples and buys 4. How many?", "answer": "3+4=7\\n#### 7"}\n')
+samples = os.path.join(TMP, "samples.jsonl")
+rc, out, err = run("eval", CHAT, data, "--policy", "fixed 0.6", "--policy", "reset t_low=0.6 tau0=1.5",
+                   "--samples", "3", "--max-tokens", "16", "--out", samples)
+with open(samples, encoding="utf-8") as f:
+    rows = [json.loads(line) for line in f]
+check("eval prints a table row per policy",
+      rc == 0 and "fixed 0.6" in out and "reset t_low=0.6 tau0=1.5" in out and "95% interval" in out, out + err)
+check("eval writes problems x policies x samples records",
+      len(rows) == 12 and {r["expected"] for r in rows} == {"5", "7"} and all(r["tokens"] == 16 for r in rows)
+      and len({(r["problem"], r["policy"], r["sample"]) for r in rows}) == 12, str(rows[:1]))
+
+for text, expected, verdict in [
+    (r"so \boxed{5}.", "5", "correct"),
+    (r"\boxed{3} then \boxed{\text{7}}", "7", "correct"),
+    (r"\boxed{$\frac{1}{2}$}", "0.5", "correct"),
+    (r"\boxed{50\%}", "50%", "correct"),
+    (r"\boxed{+7.}", "7", "correct"),
+    (r"\boxed{0.3333333}", "1/3", "correct"),  # within 1e-6
+    (r"\boxed{0.33}", "1/3", "wrong"),
+    (r"\boxed{\frac{a}{b}}", r"\frac{a}{b}", "correct"),
+    (r"\boxed{1} and \boxed{2", "1", "correct"),
+    ("no box 5", "5", "wrong"),
+]:
+    rc, out, err = run("score", text, expected)
+    check(f"score {text!r} vs {expected!r} is {verdict}", rc == 0 and out.strip().endswith(verdict), out + err)
+
+rc, out, err = run("calibrate", CHAT, data, "--max-tokens", "40")
+check("calibrate prints tau0 from 80 entropies",
+      rc == 0 and out.startswith("tau0 ") and "p80 of 80 token entropies" in out, out + err)
+rc, out, err = run("bench", "decode", CHAT, "--tokens", "16", "--prompt-tokens", "8", "--repeat", "1")
+check("bench decode prints tokens/s", rc == 0 and "prefill 8 tokens:" in out and "decode  16 tokens:" in out, out + err)
+
+print(f"{len(failures)} failure(s)" if failures else "all passed")
+sys.exit(1 if failures else 0)

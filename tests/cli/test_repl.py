@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Drive `reset chat` through a pseudo-terminal, as a person would.
+
+    test_repl.py RESET_BINARY MODEL_DIR
+
+Checks: the banner and prompt, a streamed answer, /policy (valid and not),
+/stats, /think, /save, /reset, Ctrl-C in the middle of a long generation
+(the REPL survives and answers the next prompt), and Ctrl-D (exit 0).
+Each check fails with what the terminal showed.
+"""
+import os
+import pty
+import re
+import select
+import signal
+import sys
+import tempfile
+import time
+
+ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|[\x01\x02]")
+
+
+class Terminal:
+    def __init__(self, argv):
+        env = dict(os.environ, TERM="xterm", NO_COLOR="1")
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.execve(argv[0], argv, env)
+        self.buffer = b""
+
+    def read(self, timeout):
+        ready, _, _ = select.select([self.fd], [], [], timeout)
+        if not ready:
+            return False
+        try:
+            data = os.read(self.fd, 65536)
+        except OSError:
+            return False
+        self.buffer += data
+        return bool(data)
+
+    def expect(self, pattern, timeout=20.0, what=""):
+        """Wait until the cleaned output (from the mark on) matches pattern."""
+        deadline = time.time() + timeout
+        regex = re.compile(pattern)
+        while True:
+            text = ANSI.sub(b"", self.buffer).decode("utf-8", "replace")
+            match = regex.search(text)
+            if match:
+                self.buffer = self.buffer[len(self.buffer):]  # consume everything seen
+                return text[: match.end()]
+            if time.time() > deadline or not self.read(min(0.5, max(0.0, deadline - time.time()))):
+                if time.time() > deadline:
+                    raise AssertionError(f"{what or pattern!r} not seen within {timeout}s; the terminal showed:\n"
+                                         f"{text[-3000:]}")
+
+    def send(self, text):
+        os.write(self.fd, text.encode())
+
+    def wait_exit(self, timeout=10.0):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                return os.waitstatus_to_exitcode(status)
+            self.read(0.1)
+        os.kill(self.pid, signal.SIGKILL)
+        raise AssertionError("the REPL did not exit; it showed:\n" + self.buffer.decode("utf-8", "replace")[-2000:])
+
+
+PROMPT = r"(^|\n)> $"
+
+
+def main():
+    binary, model = sys.argv[1], sys.argv[2]
+    transcript = os.path.join(tempfile.mkdtemp(prefix="reset-repl-"), "chat.md")
+    # A context long enough that an unlimited answer runs for many seconds.
+    term = Terminal([binary, "chat", model, "--context", "32768", "--max-tokens", "40", "--threads", "1"])
+
+    term.expect(r"/help for commands.*\n> $", what="banner and prompt")
+    print("ok: banner and prompt")
+
+    term.send("What is 2+3?\r")
+    answer = term.expect(PROMPT, what="an answer, then the prompt again")
+    body = answer.split("What is 2+3?", 1)[-1].strip()
+    assert len(body) > 10, f"the answer looks empty: {answer!r}"
+    print("ok: streamed answer", repr(body[:40]))
+
+    term.send("/policy fixed 0.7 top_p=0.9 seed=3\r")
+    term.expect(r"policy: fixed T=0\.7 top_p=0\.9.*\n> $", what="/policy fixed")
+    term.send("/policy nonsense\r")
+    term.expect(r"unknown policy 'nonsense'.*\n> $", what="/policy error")
+    term.send("/policy reset t_low=0.6 tau0=1.5\r")
+    term.expect(r"policy: reset T_high=1 .*\n> $", what="/policy reset")
+    print("ok: /policy")
+
+    term.send("Count to ten.\r")
+    term.expect(PROMPT, what="an answer under ReSET")
+    term.send("/stats\r")
+    stats = term.expect(r"temperature:.*\n> $", what="/stats")
+    for needle in ("prefill:", "tokens/s", "decode:", "40 tokens", "entropy (nats): mean"):
+        assert needle in stats, f"/stats lacks {needle!r}: {stats!r}"
+    temps = re.findall(r"T=([0-9.]+) x(\d+)", stats)
+    assert temps and sum(int(n) for _, n in temps) == 40, f"temperature counts: {stats!r}"
+    assert {t for t, _ in temps} <= {"0.60", "1.00"}, f"ReSET applies T_low or T_high only: {stats!r}"
+    print("ok: /stats", temps)
+
+    term.send("/think off\r")
+    term.expect(r"thinking off.*\n> $", what="/think off")
+    term.send(f"/save {transcript}\r")
+    term.expect(r"saved 4 messages.*\n> $", what="/save")
+    with open(transcript, encoding="utf-8") as f:
+        saved = f.read()
+    assert "### user\n\nWhat is 2+3?" in saved and "### assistant" in saved, saved[:300]
+    print("ok: /think, /save")
+
+    # Ctrl-C in the middle of a long answer: it stops, the REPL stays.
+    term.send("/max 0\r")
+    term.expect(r"max tokens per answer: 0.*\n> $", what="/max 0")
+    term.send("Tell me a very long story.\r")
+    term.expect(r"story\.\r?\n[\s\S]{300}", what="the long answer streaming", timeout=20)
+    time.sleep(0.3)
+    started = time.time()
+    term.send("\x03")
+    term.expect(r"\[interrupted\]\s*\n> $", what="[interrupted] and the prompt after Ctrl-C", timeout=10)
+    print(f"ok: Ctrl-C stopped the answer in {time.time() - started:.2f}s")
+
+    term.send("/max 15\r")
+    term.expect(r"max tokens per answer: 15.*\n> $", what="/max 15")
+    term.send("And now?\r")
+    answer = term.expect(PROMPT, what="an answer after Ctrl-C")
+    assert len(answer.split("And now?", 1)[-1].strip()) > 3, f"no answer after Ctrl-C: {answer!r}"
+    term.send("/stats\r")
+    stats = term.expect(r"temperature:.*\n> $", what="/stats after Ctrl-C")
+    assert "15 tokens" in stats, stats
+    print("ok: answers after Ctrl-C")
+
+    term.send("/reset\r")
+    term.expect(r"conversation cleared.*\n> $", what="/reset")
+    term.send("/help\r")
+    term.expect(r"(?s)/policy greedy.*Ctrl-C.*\n> $", what="/help")
+
+    term.send("\x04")
+    code = term.wait_exit()
+    assert code == 0, f"Ctrl-D exit code {code}"
+    print("ok: Ctrl-D quits with 0")
+
+
+if __name__ == "__main__":
+    main()
