@@ -4,9 +4,12 @@
 // Decoding a batch-1..8 step is a stream of the weights through the chip, so
 // the kernel is built around reading each weight byte once at full bandwidth
 // while spending as few instructions per byte as possible:
-//  - each warp owns a 16-row tile and walks a run of K in 64-element steps,
-//    one coalesced 16-byte streaming load per thread per step (layout:
-//    nvfp4_gemv_layout.h);
+//  - each warp owns kTilesPerWarp 16-row tiles and one slice of K; per quad
+//    of 4 64-element supers it issues every load first (per tile and super
+//    one coalesced 16-byte weight load per thread, layout in
+//    nvfp4_gemv_layout.h; one 8-byte scale word per tile; its activations as
+//    32 contiguous bytes per super straight from x, L1-resident), then
+//    computes: no staging of x, no barrier before the first weight load;
 //  - the 8 codes of a thread's tensor-core A fragment sit in one 32-bit word
 //    and become four FP16 pairs with 11 integer operations (or 4 native
 //    conversions on sm_100a/sm_120a); each pair is multiplied by its FP16
@@ -14,9 +17,10 @@
 //  - mma.m16n8k16 multiplies them with the activations (the 8 token columns
 //    are the MMA's N, so M = 1..8 costs the same instructions) and
 //    accumulates in FP32: no FP16 overflow, no per-block FP32 FMAs;
-//  - small matrices split K across CTAs to fill the GPU; the last warp to
-//    finish a tile sums the partial tiles in a fixed order (deterministic)
-//    and runs the epilogue, so one launch does everything.
+//  - small matrices split K across the warps of one CTA (summed in shared
+//    memory, fixed order) and, only where that is not enough, across CTAs:
+//    the last warp to finish a tile sums the partial tiles in a fixed order
+//    (deterministic) and runs the epilogue, so one launch does everything.
 #include "kernels/nvfp4_gemv.h"
 
 #include <cuda_bf16.h>
@@ -31,13 +35,22 @@
 namespace reset {
 namespace {
 
-constexpr int kWarps = 4;               // 16-row tiles per CTA; they share the staged activations
-constexpr int kThreads = 32 * kWarps;
-constexpr int kUnroll = 4;              // 64-element steps whose loads are issued together
-constexpr int kSuperBytesPerToken = 128;  // 64 FP16 activations of one token in shared memory
-constexpr int kRowPadBytes = 16;        // keeps the 16-byte shared loads of 8 token rows conflict-free
-constexpr int kMaxSharedBytes = 48 * 1024;  // activations staged per CTA (no opt-in needed)
-
+#ifndef RESET_NVFP4_GEMV_TILES_PER_WARP
+#define RESET_NVFP4_GEMV_TILES_PER_WARP 1
+#endif
+// Tiles per warp and CTAs per SM are compile-time knobs only for the A/B
+// runs of docs/gemv.md (tests/bench/compare_variants.sh).  Two tiles share
+// each activation load but double the weight registers; one tile with a
+// register cap of 80 (3 CTAs, 24 warps per SM) measured fastest: more warps
+// and more bytes in flight per SM.
+constexpr int kTilesPerWarp = RESET_NVFP4_GEMV_TILES_PER_WARP;
+constexpr int kMaxWarps = 8;            // CTA size (the K slices of a tile group share a CTA)
+constexpr int kMaxSlices = 8;           // K slices per tile group inside one CTA
+#ifndef RESET_NVFP4_GEMV_MIN_CTAS
+#define RESET_NVFP4_GEMV_MIN_CTAS 3
+#endif
+constexpr int kMinCtasPerSm = RESET_NVFP4_GEMV_MIN_CTAS;  // register cap: 2 CTAs = 128 registers (16 warps per SM), 3 = 80 registers (24 warps)
+constexpr int kResidentWarpsPerSm = kMaxWarps * kMinCtasPerSm;  // the launch heuristic's one wave
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000 && defined(__CUDA_ARCH_FAMILY_SPECIFIC__)
 #define RESET_NVFP4_NATIVE_E2M1 1
 #else
@@ -50,15 +63,17 @@ __device__ int g_gemv_decode = RESET_NVFP4_NATIVE_E2M1;
 
 struct GemvParams {
     const uint4 *codes;   // [row_tiles][k_supers][32] 16-byte lane words
-    const uint2 *scales;  // [row_tiles][k_supers][8] 8-byte group words
+    const uint2 *scales;  // [row_tiles][k_quads][32] 8-byte lane words
     int64_t row_tiles;
     int64_t k_supers;
+    int64_t k_quads;
     int64_t cols;
     int64_t rows;
     int64_t outputs;
     const __half *x;
     int64_t ldx;
     int tokens;
+    int x_vector;         // x and ldx allow 16-byte loads
     const float *x_row_scale;
     float out_scale;
     const float *bias;
@@ -68,9 +83,10 @@ struct GemvParams {
     int64_t ldy;
     int output_bf16;
     int gate_up;
-    int splits;
-    int supers_per_split;
-    int smem_row_stride;
+    int slices;           // K slices of a tile group, one warp each, in one CTA
+    int groups_per_cta;   // tile groups (kTilesPerWarp tiles) per CTA
+    int splits;           // K splits across CTAs (blockIdx.y)
+    int quads_per_split;
     float *partials;      // [splits][row_tiles][32 lanes][4]
     unsigned *counters;   // [row_tiles]
 };
@@ -105,41 +121,54 @@ __device__ __forceinline__ void decode_word(uint32_t w, uint32_t (&a)[4]) {
 #endif
 }
 
-// The FP16 block scales of rows g and g+8 for block b, each broadcast to both
-// halves.  Integer decode: the 7 low E4M3 bits shifted to FP16 bit 7 give
-// scale * 2^-8 exactly (subnormal scales included); one FP16 product then
-// sets the power of two that makes e2m1 * scale land exactly in FP16:
-// 2^8 for the integer decode (its weights carry 2^-14), 2^-6 for the native
-// decode (exact weights), so both paths compute e2m1 * scale * 2^-14.
-__device__ __forceinline__ void decode_scales(uint2 s, int b, uint32_t &row_g, uint32_t &row_g8) {
-    const uint32_t word = b < 2 ? s.x : s.y;
-    uint32_t pair = __byte_perm(word, 0u, (b & 1) ? 0x4342u : 0x4140u) << 7;
+// The FP16 block scales of rows g and g+8 for super u of a quad, each
+// broadcast to both halves.  Integer decode: the 7 low E4M3 bits shifted to
+// FP16 bit 7 give scale * 2^-8 exactly (subnormal scales included); one FP16
+// product then sets the power of two that makes e2m1 * scale land exactly in
+// FP16: 2^8 for the integer decode (its weights carry 2^-14), 2^-6 for the
+// native decode (exact weights), so both paths compute e2m1 * scale * 2^-14.
+__device__ __forceinline__ void decode_scales(uint2 s, int u, uint32_t &row_g, uint32_t &row_g8) {
+    const uint32_t word = u < 2 ? s.x : s.y;
+    uint32_t pair = __byte_perm(word, 0u, (u & 1) ? 0x4342u : 0x4140u) << 7;
     pair = cuda::hmul2(pair, RESET_NVFP4_NATIVE_E2M1 ? 0x24002400u : 0x5C005C00u);
     row_g = __byte_perm(pair, 0u, 0x1010u);
     row_g8 = __byte_perm(pair, 0u, 0x3232u);
 }
 
-// One 64-element step of one tile: 4 blocks, 4 tensor-core products.
-__device__ __forceinline__ void step(const uint4 &codes, const uint2 &scales, const uint8_t *x_smem, bool has_x,
-                                     float (&acc)[4]) {
-    uint4 xa = make_uint4(0, 0, 0, 0), xb = make_uint4(0, 0, 0, 0);
-    if (has_x) {
-        xa = *reinterpret_cast<const uint4 *>(x_smem);
-        xb = *reinterpret_cast<const uint4 *>(x_smem + 16);
-    }
+// One super of one tile: 4 tensor-core products.  All of the lane's weights
+// in the super share one block (docs: the k permutation), so one scale pair
+// serves the 16 FP16 pairs; xw are the lane's 16 activations of the block.
+__device__ __forceinline__ void super_step(const uint4 &codes, uint32_t sg, uint32_t sg8, const uint4 (&xv)[2],
+                                           float (&acc)[4]) {
     const uint32_t words[4] = {codes.x, codes.y, codes.z, codes.w};
-    const uint32_t xw[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
+    const uint32_t xw[8] = {xv[0].x, xv[0].y, xv[0].z, xv[0].w, xv[1].x, xv[1].y, xv[1].z, xv[1].w};
 #pragma unroll
     for (int b = 0; b < 4; ++b) {
         uint32_t a[4];
         decode_word(words[b], a);
-        uint32_t sg, sg8;
-        decode_scales(scales, b, sg, sg8);
         a[0] = cuda::hmul2(a[0], sg);
         a[1] = cuda::hmul2(a[1], sg8);
         a[2] = cuda::hmul2(a[2], sg);
         a[3] = cuda::hmul2(a[3], sg8);
         cuda::mma_f16_16816(acc, a, xw[2 * b], xw[2 * b + 1]);
+    }
+}
+
+// The lane's 16 activations k .. k+15 (k = 64s + 16t) of token g;
+// zeros past K (whose weights are zero codes: 0 * 0 adds nothing) and for
+// token columns past M.
+__device__ __forceinline__ void load_x(const GemvParams &p, const __half *x_row, bool has_x, int64_t k,
+                                       uint4 (&xv)[2]) {
+    xv[0] = xv[1] = make_uint4(0, 0, 0, 0);
+    if (!has_x || k >= p.cols) return;
+    if (p.x_vector) {
+        const uint4 *v = reinterpret_cast<const uint4 *>(x_row + k);
+        xv[0] = __ldg(v);
+        xv[1] = __ldg(v + 1);
+    } else {
+        const uint32_t *w = reinterpret_cast<const uint32_t *>(x_row + k);
+        xv[0] = make_uint4(__ldg(w), __ldg(w + 1), __ldg(w + 2), __ldg(w + 3));
+        xv[1] = make_uint4(__ldg(w + 4), __ldg(w + 5), __ldg(w + 6), __ldg(w + 7));
     }
 }
 
@@ -201,80 +230,132 @@ __device__ __forceinline__ void epilogue(const GemvParams &p, int64_t tile, int 
     }
 }
 
-__global__ void __launch_bounds__(kThreads) nvfp4_gemv_kernel(const __grid_constant__ GemvParams p) {
-    extern __shared__ __align__(16) uint8_t x_smem[];
-    const int split = blockIdx.y;
-    const int64_t super_begin = static_cast<int64_t>(split) * p.supers_per_split;
-    const int super_count = static_cast<int>(p.k_supers - super_begin < p.supers_per_split ? p.k_supers - super_begin : p.supers_per_split);
+// The weights of one quad (4 supers) of a warp's tiles.
+template <int kTiles>
+struct QuadWeights {
+    uint4 codes[kTiles][4];
+    uint2 scales[kTiles];
+};
 
-    // Stage this split's activations, permuted so that each lane later reads
-    // its B fragments (k = 2t, 2t+1, 2t+8, 2t+9 of each block) as two 16-byte
-    // loads: per token row, per 64-step, per t, 4 blocks x 4 FP16.
-    const int words_per_token = super_count * 32;
-    for (int i = threadIdx.x; i < p.tokens * words_per_token; i += kThreads) {
-        const int token = i / words_per_token;
-        const int k_local = 2 * (i - token * words_per_token);
-        const int64_t k = super_begin * 64 + k_local;
-        uint32_t pair = 0;  // zero beyond K: the padding weights are zero codes, and 0 * 0 adds nothing
-        if (k < p.cols) pair = *reinterpret_cast<const uint32_t *>(p.x + token * p.ldx + k);
-        const int kk = k_local & 63, block = kk >> 4, kb = kk & 15;
-        const int offset = token * p.smem_row_stride + (k_local >> 6) * kSuperBytesPerToken +
-                           ((kb & 7) >> 1) * 32 + block * 8 + (kb >> 3) * 4;
-        *reinterpret_cast<uint32_t *>(x_smem + offset) = pair;
+// Issue the weight loads of quad q (zeros where `valid` is false, past K, or
+// for a tile past N: zero codes add exact zeros, and 1.0 scales keep them so).
+template <int kTiles>
+__device__ __forceinline__ void load_quad(const GemvParams &p, int64_t tile0, const bool (&tile_ok)[kTiles], int64_t q,
+                                          bool valid, int lane, QuadWeights<kTiles> &w) {
+#pragma unroll
+    for (int i = 0; i < kTiles; ++i) {
+        w.scales[i] = make_uint2(0x38383838u, 0x38383838u);
+        if (valid && tile_ok[i]) w.scales[i] = cuda::load_stream_8(p.scales + ((tile0 + i) * p.k_quads + q) * 32 + lane);
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+            const int64_t s = 4 * q + u;
+            w.codes[i][u] = make_uint4(0, 0, 0, 0);
+            if (valid && tile_ok[i] && s < p.k_supers)
+                w.codes[i][u] = cuda::load_stream_16(p.codes + ((tile0 + i) * p.k_supers + s) * 32 + lane);
+        }
     }
-    __syncthreads();
+}
 
+template <int kTiles>
+__device__ __forceinline__ void compute_quad(const QuadWeights<kTiles> &w, const uint4 (&xv)[4][2],
+                                             float (&acc)[kTiles][4]) {
+#pragma unroll
+    for (int i = 0; i < kTiles; ++i)
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+            uint32_t sg, sg8;
+            decode_scales(w.scales[i], u, sg, sg8);
+            super_step(w.codes[i][u], sg, sg8, xv[u], acc[i]);
+        }
+}
+
+__global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kernel(const __grid_constant__ GemvParams p) {
+    // Partial tiles of the K slices, [warp][tile of the warp][lane]: summed by slice 0.
+    extern __shared__ __align__(16) float4 slice_partials[];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int64_t tile = static_cast<int64_t>(blockIdx.x) * kWarps + warp;
-    if (tile >= p.row_tiles) return;  // no barrier follows
+    const int slice = warp % p.slices;
+    const int64_t group = static_cast<int64_t>(blockIdx.x) * p.groups_per_cta + warp / p.slices;
+    const int64_t tile0 = group * kTilesPerWarp;
     const int g = lane >> 2, t = lane & 3;
     const bool has_x = g < p.tokens;  // token columns past M multiply zeros
-    const int64_t run = tile * p.k_supers + super_begin;
-    const uint4 *code_ptr = p.codes + run * 32 + lane;
-    const uint2 *scale_ptr = p.scales + run * 8 + g;
-    const uint8_t *x_ptr = x_smem + g * p.smem_row_stride + t * 32;
+    const int split = blockIdx.y;
+    const int64_t quad_begin = static_cast<int64_t>(split) * p.quads_per_split;
+    const int64_t quad_end = min(p.k_quads, quad_begin + p.quads_per_split);
+    const __half *x_row = p.x + g * p.ldx;
 
-    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    int s = 0;
-    for (; s + kUnroll <= super_count; s += kUnroll) {
-        uint4 c[kUnroll];
-        uint2 sc[kUnroll];
+    bool tile_ok[kTilesPerWarp];
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-            c[u] = cuda::load_stream_16(code_ptr + (s + u) * 32);
-            sc[u] = cuda::load_stream_8(scale_ptr + (s + u) * 8);
-        }
+    for (int i = 0; i < kTilesPerWarp; ++i) tile_ok[i] = tile0 + i < p.row_tiles;
+
+    float acc[kTilesPerWarp][4] = {};
+    // Slices take quads in turn, so at any moment the warps of a group read
+    // neighbouring 2 KB of each tile's stream.
+    const int64_t q_first = quad_begin + slice;
+    for (int64_t q = q_first; q < quad_end; q += p.slices) {
+        // Every load of the quad first: kTilesPerWarp * 4 weight loads (2 KB
+        // per tile per warp) and the activations are in flight together.
+        QuadWeights<kTilesPerWarp> cur;
+        load_quad(p, tile0, tile_ok, q, true, lane, cur);
+        uint4 xv[4][2];
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) step(c[u], sc[u], x_ptr + (s + u) * kSuperBytesPerToken, has_x, acc);
+        for (int u = 0; u < 4; ++u) load_x(p, x_row, has_x, 64 * (4 * q + u) + 16 * t, xv[u]);
+        compute_quad(cur, xv, acc);
     }
-    for (; s < super_count; ++s)
-        step(cuda::load_stream_16(code_ptr + s * 32), cuda::load_stream_8(scale_ptr + s * 8),
-             x_ptr + s * kSuperBytesPerToken, has_x, acc);
+
+    if (p.slices > 1) {
+        // Sum the K slices of each tile group in slice order (deterministic).
+#pragma unroll
+        for (int i = 0; i < kTilesPerWarp; ++i)
+            slice_partials[(warp * kTilesPerWarp + i) * 32 + lane] = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
+        __syncthreads();
+        if (slice != 0) return;  // no barrier follows
+#pragma unroll
+        for (int i = 0; i < kTilesPerWarp; ++i) {
+            acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
+            for (int other = 0; other < p.slices; ++other) {
+                const float4 v = slice_partials[((warp + other) * kTilesPerWarp + i) * 32 + lane];
+                acc[i][0] += v.x;
+                acc[i][1] += v.y;
+                acc[i][2] += v.z;
+                acc[i][3] += v.w;
+            }
+        }
+    }
+    if (!tile_ok[0]) return;
 
     if (p.splits > 1) {
-        // Publish this split's partial tile; the last of the tile's splits to
-        // arrive adds them all in split order and finishes the tile.
-        float4 *mine = reinterpret_cast<float4 *>(p.partials) + (split * p.row_tiles + tile) * 32 + lane;
-        __stcg(mine, make_float4(acc[0], acc[1], acc[2], acc[3]));
+        // Publish this split's partial tiles; the last of the group's splits
+        // to arrive adds them all in split order and finishes the tiles.
+#pragma unroll
+        for (int i = 0; i < kTilesPerWarp; ++i)
+            if (tile_ok[i])
+                __stcg(reinterpret_cast<float4 *>(p.partials) + (split * p.row_tiles + tile0 + i) * 32 + lane,
+                       make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]));
         __threadfence();
         __syncwarp();
         unsigned arrived = 0;
-        if (lane == 0) arrived = atomicAdd(p.counters + tile, 1u);
+        if (lane == 0) arrived = atomicAdd(p.counters + tile0, 1u);
         arrived = __shfl_sync(0xffffffffu, arrived, 0);
         if (arrived != static_cast<unsigned>(p.splits - 1)) return;
         __threadfence();
-        acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
-        for (int other = 0; other < p.splits; ++other) {
-            const float4 v =
-                __ldcg(reinterpret_cast<const float4 *>(p.partials) + (other * p.row_tiles + tile) * 32 + lane);
-            acc[0] += v.x;
-            acc[1] += v.y;
-            acc[2] += v.z;
-            acc[3] += v.w;
+#pragma unroll
+        for (int i = 0; i < kTilesPerWarp; ++i) {
+            acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
+            if (!tile_ok[i]) continue;
+            for (int other = 0; other < p.splits; ++other) {
+                const float4 v = __ldcg(reinterpret_cast<const float4 *>(p.partials) +
+                                        (other * p.row_tiles + tile0 + i) * 32 + lane);
+                acc[i][0] += v.x;
+                acc[i][1] += v.y;
+                acc[i][2] += v.z;
+                acc[i][3] += v.w;
+            }
         }
-        if (lane == 0) p.counters[tile] = 0;  // ready for the next launch or graph replay
+        if (lane == 0) p.counters[tile0] = 0;  // ready for the next launch or graph replay
     }
-    epilogue(p, tile, lane, acc);
+#pragma unroll
+    for (int i = 0; i < kTilesPerWarp; ++i)
+        if (tile_ok[i]) epilogue(p, tile0 + i, lane, acc[i]);
 }
 
 // The workspace starts with the per-tile arrival counters, at a fixed place
@@ -283,28 +364,37 @@ size_t counter_bytes(const Nvfp4GemvLayout &layout) {
     return (static_cast<size_t>(layout.row_tiles) * sizeof(unsigned) + 15) / 16 * 16;
 }
 
-int smem_row_stride(int supers_per_split) { return supers_per_split * kSuperBytesPerToken + kRowPadBytes; }
+// How a launch divides the work: tile groups of kTilesPerWarp tiles, each
+// group's K cut into `slices` warps of one CTA and, only for matrices too
+// small to fill the GPU that way, into `splits` CTAs.
+struct Plan {
+    int slices = 1;
+    int groups_per_cta = 1;
+    int splits = 1;
+    int64_t quads_per_split = 1;
+};
 
-// The most 64-steps one split may stage for `tokens` rows of activations.
-int64_t max_supers_per_split(int tokens) {
-    return std::max<int64_t>(1, (kMaxSharedBytes / tokens - kRowPadBytes) / kSuperBytesPerToken);
-}
-
-int64_t choose_splits(const Nvfp4GemvLayout &layout, int tokens, int requested) {
-    const int64_t min_splits = (layout.k_supers + max_supers_per_split(tokens) - 1) / max_supers_per_split(tokens);
-    int64_t splits = requested;
+Plan make_plan(const Nvfp4GemvLayout &layout, int requested_splits) {
+    const int64_t groups = (layout.row_tiles + kTilesPerWarp - 1) / kTilesPerWarp;
+    // One wave of resident warps: more warps only queue, fewer leave bytes
+    // in flight (and so bandwidth) on the table.  25% slack keeps shapes
+    // just past a power of two on the larger split.
+    const int64_t target = static_cast<int64_t>(kResidentWarpsPerSm) * cuda::multiprocessor_count();
+    const int64_t slack_target = target + target / 4;
+    int64_t splits = requested_splits;
     if (splits <= 0) {
-        // Enough CTAs for ~8 resident per multiprocessor (32 warps), but keep
-        // at least 8 steps (4.5 KB of weights) per warp so the split's fixed
-        // costs (staging, partial tile) stay small next to its stream.
-        const int64_t row_ctas = (layout.row_tiles + kWarps - 1) / kWarps;
-        const int64_t target = 8LL * cuda::multiprocessor_count();
-        splits = std::min<int64_t>((target + row_ctas - 1) / row_ctas, std::max<int64_t>(1, layout.k_supers / 8));
+        const int64_t slices_max = std::min<int64_t>(kMaxSlices, layout.k_quads());
+        splits = std::max<int64_t>(1, std::min(target / (groups * slices_max), layout.k_quads() / slices_max));
     }
-    splits = std::clamp<int64_t>(splits, min_splits, layout.k_supers);
-    // Even out the steps: every split gets ceil(k_supers / splits), none empty.
-    const int64_t per_split = (layout.k_supers + splits - 1) / splits;
-    return (layout.k_supers + per_split - 1) / per_split;
+    splits = std::clamp<int64_t>(splits, 1, layout.k_quads());
+    Plan plan;
+    plan.quads_per_split = (layout.k_quads() + splits - 1) / splits;
+    plan.splits = static_cast<int>((layout.k_quads() + plan.quads_per_split - 1) / plan.quads_per_split);
+    while (plan.slices * 2 <= kMaxSlices && plan.slices * 2 <= plan.quads_per_split &&
+           groups * plan.splits * plan.slices * 2 <= slack_target)
+        plan.slices *= 2;
+    plan.groups_per_cta = std::max(1, kMaxWarps / plan.slices);
+    return plan;
 }
 
 Nvfp4GemvDecode query_device_decode() {
@@ -331,21 +421,22 @@ const char *decode_name(Nvfp4GemvDecode d) {
 Nvfp4GemvDecode nvfp4_gemv_device_decode() { return query_device_decode(); }
 
 size_t nvfp4_gemv_workspace_bytes(const Nvfp4GemvLayout &layout, int max_splits) {
-    const int64_t splits = std::max<int64_t>(
-        {static_cast<int64_t>(max_splits), choose_splits(layout, 1, 0), choose_splits(layout, kNvfp4GemvMaxTokens, 0)});
+    const int64_t splits = std::max<int64_t>(static_cast<int64_t>(max_splits), make_plan(layout, 0).splits);
     return counter_bytes(layout) +
-           static_cast<size_t>(std::min(splits, layout.k_supers) * layout.row_tiles) * 128 * sizeof(float);
+           static_cast<size_t>(std::min(splits, layout.k_quads()) * layout.row_tiles) * 128 * sizeof(float);
 }
 
 int nvfp4_gemv_splits(const Nvfp4GemvLayout &layout, int tokens, int requested) {
     if (tokens < 1 || tokens > kNvfp4GemvMaxTokens)
         fail(RESET_ERR_UNSUPPORTED, "nvfp4 gemv: ", tokens, " tokens (supported: 1 to ", kNvfp4GemvMaxTokens, ")");
-    return static_cast<int>(choose_splits(layout, tokens, requested));
+    return make_plan(layout, requested).splits;
 }
 
 void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaStream_t stream) {
     const Nvfp4GemvLayout &layout = weight.layout;
-    const int splits = nvfp4_gemv_splits(layout, args.tokens, args.splits);
+    if (args.tokens < 1 || args.tokens > kNvfp4GemvMaxTokens)
+        fail(RESET_ERR_UNSUPPORTED, "nvfp4 gemv: ", args.tokens, " tokens (supported: 1 to ", kNvfp4GemvMaxTokens,
+             ")");
     if (layout.rows <= 0 || layout.cols <= 0 || layout.cols % 16 != 0 || layout.k_supers != (layout.cols + 63) / 64)
         fail(RESET_ERR_UNSUPPORTED, "nvfp4 gemv: malformed weight layout (", layout.rows, " x ", layout.cols, ")");
     require(weight.codes, "nvfp4 gemv: weight codes");
@@ -369,18 +460,21 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
         fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: weight repacked for the ", decode_name(layout.decode),
              " decode, but this GPU runs the ", decode_name(decode), " decode (repack with nvfp4_gemv_device_decode())");
 
-    const int64_t per_split = (layout.k_supers + splits - 1) / splits;
+    const Plan plan = make_plan(layout, args.splits);
+    const int splits = plan.splits;
     GemvParams p{};
     p.codes = static_cast<const uint4 *>(weight.codes);
     p.scales = static_cast<const uint2 *>(weight.scales);
     p.row_tiles = layout.row_tiles;
     p.k_supers = layout.k_supers;
+    p.k_quads = layout.k_quads();
     p.cols = layout.cols;
     p.rows = layout.rows;
     p.outputs = layout.outputs();
     p.x = static_cast<const __half *>(args.x);
     p.ldx = args.ldx;
     p.tokens = args.tokens;
+    p.x_vector = reinterpret_cast<uintptr_t>(args.x) % 16 == 0 && args.ldx % 8 == 0;
     p.x_row_scale = args.x_row_scale;
     p.out_scale = weight.tensor_scale * 16384.0f;  // undo the 2^-14 carried by every decoded weight
     p.bias = args.bias;
@@ -390,9 +484,10 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
     p.ldy = args.ldy;
     p.output_bf16 = args.output == Nvfp4GemvOutput::kBFloat16;
     p.gate_up = layout.gate_up;
+    p.slices = plan.slices;
+    p.groups_per_cta = plan.groups_per_cta;
     p.splits = splits;
-    p.supers_per_split = static_cast<int>(per_split);
-    p.smem_row_stride = smem_row_stride(p.supers_per_split);
+    p.quads_per_split = static_cast<int>(plan.quads_per_split);
     if (splits > 1) {
         const size_t needed =
             counter_bytes(layout) + static_cast<size_t>(splits * layout.row_tiles) * 128 * sizeof(float);
@@ -404,9 +499,12 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
         p.counters = static_cast<unsigned *>(args.workspace);
         p.partials = reinterpret_cast<float *>(static_cast<uint8_t *>(args.workspace) + counter_bytes(layout));
     }
-    const size_t smem = static_cast<size_t>(args.tokens) * p.smem_row_stride;
-    const dim3 grid(static_cast<unsigned>((layout.row_tiles + kWarps - 1) / kWarps), static_cast<unsigned>(splits));
-    nvfp4_gemv_kernel<<<grid, kThreads, smem, stream>>>(p);
+    const int warps = plan.slices * plan.groups_per_cta;
+    const size_t smem = plan.slices > 1 ? static_cast<size_t>(warps) * kTilesPerWarp * 32 * sizeof(float4) : 0;
+    const int64_t groups = (layout.row_tiles + kTilesPerWarp - 1) / kTilesPerWarp;
+    const dim3 grid(static_cast<unsigned>((groups + plan.groups_per_cta - 1) / plan.groups_per_cta),
+                    static_cast<unsigned>(splits));
+    nvfp4_gemv_kernel<<<grid, 32 * warps, smem, stream>>>(p);
     RESET_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -38,6 +38,7 @@ enum class Nvfp4GemvOutput : int { kFloat32 = 0, kBFloat16 = 1 };
 struct Nvfp4GemvArgs {
     int tokens = 0;                     // M, 1..8
     const void *x = nullptr;            // FP16 [tokens][ldx], K used; 4-byte aligned, ldx even
+                                        // (16-byte aligned with ldx % 8 == 0: 16-byte loads, the fast path)
     int64_t ldx = 0;
     const float *x_row_scale = nullptr;  // [tokens] multipliers, or nullptr for 1
     const float *bias = nullptr;        // [layout.rows] in checkpoint row order, or nullptr

@@ -2,6 +2,8 @@
 // GEMV kernel's layout (nvfp4_gemv_layout.h says what the layout is).
 #include "kernels/nvfp4_gemv_layout.h"
 
+#include <algorithm>
+
 #include "api/errors.h"
 #include "rules/nvfp4.h"
 
@@ -65,6 +67,8 @@ void nvfp4_gemv_repack(const Nvfp4GemvLayout &layout, const uint8_t *codes, cons
         if (row < 0 || k >= layout.cols) return 0;
         return nvfp4::packed_code(codes + row * code_stride, static_cast<int>(k));
     };
+    // Scale bytes of supers past K in a tile's last quad stay 1.0 (their codes are zero).
+    std::fill(out_scales, out_scales + layout.scale_bytes(), nvfp4::kE4M3One);
     for (int64_t tile = 0; tile < layout.row_tiles; ++tile) {
         int64_t row_of[16];
         for (int r = 0; r < 16; ++r) row_of[r] = nvfp4_gemv_tile_row(layout, tile, r);
@@ -74,11 +78,13 @@ void nvfp4_gemv_repack(const Nvfp4GemvLayout &layout, const uint8_t *codes, cons
             for (int lane = 0; lane < 32; ++lane) {
                 const int g = lane >> 2, t = lane & 3;
                 for (int b = 0; b < 4; ++b) {
-                    const int64_t k0 = 64 * s + 16 * b;
+                    // Product b of the super: lane t's k columns are 64s + 16t + 4b + {0,1} (a0, a1) and
+                    // + {2,3} (a2, a3), so all of a lane's weights in a super lie in block 4s + t.
+                    const int64_t k0 = 64 * s + 16 * t + 4 * b;
                     uint32_t word = 0;
                     for (int j = 0; j < 4; ++j) {
                         const int64_t row = row_of[g + 8 * (j & 1)];
-                        const int64_t k = k0 + 2 * t + 8 * (j >> 1);
+                        const int64_t k = k0 + 2 * (j >> 1);
                         word |= place_pair(layout, j, code_at(row, k), code_at(row, k + 1));
                     }
                     // Little-endian bytes, as the GPU reads the word.
@@ -86,25 +92,27 @@ void nvfp4_gemv_repack(const Nvfp4GemvLayout &layout, const uint8_t *codes, cons
                         code_run[lane * 16 + b * 4 + byte] = static_cast<uint8_t>(word >> (8 * byte));
                 }
             }
-            uint8_t *scale_run = out_scales + run * 64;
-            for (int g = 0; g < 8; ++g)
-                for (int b = 0; b < 4; ++b)
-                    for (int h = 0; h < 2; ++h) {
-                        const int64_t row = row_of[g + 8 * h];
-                        const int64_t block = 4 * s + b;
-                        uint8_t scale = nvfp4::kE4M3One;
-                        if (row >= 0 && block < scale_stride) {
-                            scale = scales[row * scale_stride + block];
-                            // The kernel decodes scales by shifting the 7 low
-                            // bits into an FP16; a sign bit or the NaN code
-                            // would be decoded wrongly, so refuse them here.
-                            if (scale >= 0x7f)
-                                fail(RESET_ERR_FORMAT, "nvfp4 gemv repack: block scale code ",
-                                     static_cast<int>(scale), " at row ", row, ", block ", block,
-                                     " is negative or NaN");
-                        }
-                        scale_run[8 * g + 2 * b + h] = scale;
+            // Scales: one 8-byte word per lane per 4 supers (a quad); byte 2 * (s % 4) + h is
+            // the scale of row g + 8h in the lane's block 4s + t.
+            uint8_t *scale_word = out_scales + (tile * layout.k_quads() + s / 4) * 256 + 2 * (s % 4);
+            for (int lane = 0; lane < 32; ++lane) {
+                const int g = lane >> 2, t = lane & 3;
+                for (int h = 0; h < 2; ++h) {
+                    const int64_t row = row_of[g + 8 * h];
+                    const int64_t block = 4 * s + t;
+                    uint8_t scale = nvfp4::kE4M3One;
+                    if (row >= 0 && block < scale_stride) {
+                        scale = scales[row * scale_stride + block];
+                        // The kernel decodes scales by shifting the 7 low
+                        // bits into an FP16; a sign bit or the NaN code
+                        // would be decoded wrongly, so refuse them here.
+                        if (scale >= 0x7f)
+                            fail(RESET_ERR_FORMAT, "nvfp4 gemv repack: block scale code ", static_cast<int>(scale),
+                                 " at row ", row, ", block ", block, " is negative or NaN");
                     }
+                    scale_word[lane * 8 + h] = scale;
+                }
+            }
         }
     }
 }

@@ -6,24 +6,29 @@
 // inputs, FP32 accumulation), so each thread needs the 8 weights of its A
 // fragment.  The repack puts exactly those 8 codes into one 32-bit word, with
 // bits placed so that a shift and a mask turn them into FP16 pairs, and puts
-// 4 consecutive 16-element blocks of one 16-row tile into one 512-byte run, so
-// a warp reads each run with one coalesced 16-byte load per thread.
+// one 64-element super of one 16-row tile into one 512-byte run, so a warp
+// reads each run with one coalesced 16-byte load per thread.  The k order
+// inside a super is permuted (A and B alike, so the product is unchanged):
+// lane t's columns of all four products of a super are the 16 contiguous k of
+// block 4s + t, so the lane reads its activations (B fragments) as 32
+// contiguous bytes straight from x, and needs one scale per row per super.
 //
-// The layout, with N_pad = 16 * row_tiles and K_pad = 64 * k_supers:
+// The layout, with N_pad = 16 * row_tiles, K_pad = 64 * k_supers, and
+// k_quads = ceil(k_supers / 4):
 //   codes:  [row_tiles][k_supers][32 lanes][4 words]  (512 bytes per tile x super)
-//   scales: [row_tiles][k_supers][8 groups][4 blocks][2]  (64 bytes per tile x super)
-// Lane l = 4*g + t of tile r, super s, word b (block 4s+b, k0 = 64s + 16b) holds
-// the codes of A-fragment registers
-//   a0 = (row g,   k0+2t, k0+2t+1)      a1 = (row g+8, k0+2t, k0+2t+1)
-//   a2 = (row g,   k0+2t+8, k0+2t+9)    a3 = (row g+8, k0+2t+8, k0+2t+9)
-// where "row" is the tile-local row (see tile_row_to_weight_row).  Integer
+//   scales: [row_tiles][k_quads][32 lanes][4 supers][2 rows]  (256 bytes per tile x quad)
+// Lane l = 4*g + t of tile r, super s, word b (the super's product b; with
+// k0 = 64s + 16t + 4b) holds the codes of A-fragment registers
+//   a0 = (row g,   k0, k0+1)      a1 = (row g+8, k0, k0+1)
+//   a2 = (row g,   k0+2, k0+3)    a3 = (row g+8, k0+2, k0+3)
+// where "row" is the tile-local row (see nvfp4_gemv_tile_row).  Integer
 // decode: register a_j, element e (0 = lower k, 1 = upper k) keeps its 3
 // magnitude bits at kMagnitudeBit[j] + 16e and its sign at kSignBit[j] + 16e.
 // Native decode (sm_100a/sm_120a cvt.rn.f16x2.e2m1x2): byte j of the word is
 // a_j as a ModelOpt byte (lower-k element in the low nibble).
-// The scales of tile r, super s: byte 8g + 2b + h is the E4M3 scale of row
-// g + 8h, block 4s+b.  Padding rows and padding k get code 0 and scale 1.0, so
-// they add exact zeros.
+// The scales of tile r, quad q, lane 4g+t: byte 2u + h is the E4M3 scale of
+// row g + 8h, block 4(4q+u) + t.  Padding rows, padding k and padding supers
+// get code 0 and scale 1.0, so they add exact zeros.
 #pragma once
 
 #include <cstddef>
@@ -47,7 +52,8 @@ struct Nvfp4GemvLayout {
     // Output features the GEMV produces: rows, or rows/2 with the SiLU(gate)*up epilogue.
     int64_t outputs() const { return gate_up ? rows / 2 : rows; }
     size_t code_bytes() const { return static_cast<size_t>(row_tiles * k_supers) * 512; }
-    size_t scale_bytes() const { return static_cast<size_t>(row_tiles * k_supers) * 64; }
+    int64_t k_quads() const { return (k_supers + 3) / 4; }  // groups of 4 supers sharing a scale word
+    size_t scale_bytes() const { return static_cast<size_t>(row_tiles * k_quads()) * 256; }
 };
 
 // Bit positions of the integer decode (see the header comment).  a0 needs only

@@ -171,10 +171,14 @@ int copies_for(double bytes, double l2) { return std::max(2, static_cast<int>(4.
 
 int main(int argc, char **argv) {
     std::string json_path, commit = "unknown", only;
+    std::vector<int> token_counts = {1, 2, 4, 8};
+    bool baselines = true;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
         else if (!std::strcmp(argv[i], "--commit") && i + 1 < argc) commit = argv[++i];
         else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];  // substring of shape names
+        else if (!std::strcmp(argv[i], "--m") && i + 1 < argc) token_counts = {std::atoi(argv[++i])};  // one M (profiling)
+        else if (!std::strcmp(argv[i], "--nvfp4-only")) baselines = false;  // skip cuBLAS / cuBLASLt
     }
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
@@ -218,7 +222,6 @@ int main(int argc, char **argv) {
     CUDA_OK(cudaMalloc(&blas_ws, blas_ws_bytes));
     CUBLAS_OK(cublasSetWorkspace(blas, blas_ws, blas_ws_bytes));
 
-    const int token_counts[] = {1, 2, 4, 8};
     constexpr int kMaxM = 8, kFp8M = 16;  // cuBLASLt FP8 runs M padded to 16 (its minimum alignment)
     std::vector<Result> results;
     std::vector<std::pair<std::pair<int64_t, int64_t>, std::string>> done_plain;  // (N, K) -> shape measured
@@ -308,6 +311,7 @@ int main(int argc, char **argv) {
             CUDA_OK(cudaFree(y));
         }
         // --- cuBLAS BF16 and cuBLASLt FP8, once per (N, K) ---
+        if (!baselines) continue;
         const auto measured = std::find_if(done_plain.begin(), done_plain.end(),
                                            [&](const auto &d) { return d.first == std::make_pair(n, k); });
         if (measured != done_plain.end()) {

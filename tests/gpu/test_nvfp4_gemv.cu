@@ -221,7 +221,9 @@ void test_w4a16_shape(int64_t rows, int64_t cols) {
     Device d(w, false, reset::nvfp4_gemv_device_decode());
     const int max_splits = static_cast<int>(d.weight.layout.k_supers);
     for (int tokens = 1; tokens <= 8; ++tokens) {
-        const int64_t ldx = cols + 16;  // a row stride wider than K
+        // A row stride wider than K: a multiple of 8 (16-byte activation
+        // loads) for odd token counts, K + 2 (the 4-byte fallback) for even.
+        const int64_t ldx = cols + (tokens % 2 ? 16 : 2);
         std::vector<float> x = random_fp16_values(static_cast<size_t>(tokens * ldx), 1.0f);
         DeviceBuffer xd(x.size() * 2);
         xd.upload(to_half(x).data(), x.size() * 2);
@@ -503,7 +505,7 @@ void test_repack_layout() {
                                             (((word >> (reset::kNvfp4SignBit[j] + 16 * e)) & 1) << 3));
                                     }
                                     const int64_t row = reset::nvfp4_gemv_tile_row(layout, tile, g + 8 * (j & 1));
-                                    const int64_t k = sup * 64 + b * 16 + 2 * t + 8 * (j >> 1) + e;
+                                    const int64_t k = sup * 64 + 16 * t + 4 * b + 2 * (j >> 1) + e;
                                     const uint8_t want =
                                         (row < 0 || k >= w.cols)
                                             ? 0
@@ -514,6 +516,23 @@ void test_repack_layout() {
                         }
             EXPECT(ok, "repack decode=%d gate_up=%d: a code is not where the layout says", static_cast<int>(decode),
                    gate_up);
+            // Scales: lane 4g+t, quad q, byte 2u + h = row g + 8h, block 4(4q + u) + t; 1.0 in the padding.
+            bool scales_ok = true;
+            for (int64_t tile = 0; tile < layout.row_tiles; ++tile)
+                for (int64_t q = 0; q < layout.k_quads(); ++q)
+                    for (int lane = 0; lane < 32; ++lane)
+                        for (int u = 0; u < 4; ++u)
+                            for (int h = 0; h < 2; ++h) {
+                                const int g = lane >> 2, t = lane & 3;
+                                const int64_t row = reset::nvfp4_gemv_tile_row(layout, tile, g + 8 * h);
+                                const int64_t block = 4 * (4 * q + u) + t;
+                                const uint8_t want = (row < 0 || block >= w.cols / 16)
+                                                         ? reset::nvfp4::kE4M3One
+                                                         : w.scales[row * (w.cols / 16) + block];
+                                scales_ok = scales_ok && s[((tile * layout.k_quads() + q) * 32 + lane) * 8 + 2 * u + h] == want;
+                            }
+            EXPECT(scales_ok, "repack decode=%d gate_up=%d: a scale is not where the layout says",
+                   static_cast<int>(decode), gate_up);
         }
 }
 
@@ -533,12 +552,13 @@ void test_rejections() {
                  [] { reset::nvfp4_gemv_layout(16, 24, false, reset::Nvfp4GemvDecode::kInteger); });
     expect_error(RESET_ERR_UNSUPPORTED, "odd gate_up",
                  [] { reset::nvfp4_gemv_layout(15, 64, true, reset::Nvfp4GemvDecode::kInteger); });
-    const HostWeight w = random_weight(32, 256);
+    // K = 512 is two 256-element quads, the split-K granularity: a forced split is possible.
+    const HostWeight w = random_weight(32, 512);
     Device d(w, false, reset::nvfp4_gemv_device_decode());
-    DeviceBuffer x(8 * 256 * 2), y(9 * 32 * 4);
+    DeviceBuffer x(8 * 512 * 2), y(9 * 32 * 4);
     reset::Nvfp4GemvArgs a;
     a.x = x.ptr;
-    a.ldx = 256;
+    a.ldx = 512;
     a.y = y.ptr;
     a.ldy = 32;
     for (int tokens : {0, 9}) {
@@ -549,9 +569,9 @@ void test_rejections() {
     a.splits = 4;
     expect_error(RESET_ERR_INVALID_ARGUMENT, "split-K without workspace", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
     a.splits = 0;
-    a.ldx = 255;
+    a.ldx = 511;
     expect_error(RESET_ERR_INVALID_ARGUMENT, "odd ldx", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
-    a.ldx = 256;
+    a.ldx = 512;
     reset::Nvfp4GemvWeight other = d.weight;
     other.layout.decode = reset::nvfp4_gemv_device_decode() == reset::Nvfp4GemvDecode::kInteger
                               ? reset::Nvfp4GemvDecode::kNativeE2M1
