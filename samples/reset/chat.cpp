@@ -413,7 +413,21 @@ bool read_message(bool interactive, bool colour, std::string *out) {
         if (interactive) {
             // \001..\002 tell the line editor the colour codes take no width.
             const char *prompt = first ? (colour ? "\001\033[1;32m\002> \001\033[0m\002" : "> ") : ". ";
+            const sig_atomic_t interrupts_before = g_interrupts;
             char *raw = readline(prompt);
+            if (!raw && g_interrupts != interrupts_before) {
+                // Ctrl-C at the prompt drops what was typed, as shells do;
+                // readline returned because the signal interrupted its read,
+                // leaving its line and terminal state half done: reset both,
+                // or the next Ctrl-D is no longer seen as end of input.
+                rl_free_line_state();
+                rl_cleanup_after_signal();
+                rl_reset_after_signal();
+                std::printf("\n");
+                lines.clear();
+                block = false;
+                continue;
+            }
             if (!raw) break;
             line = raw;
             std::free(raw);

@@ -178,14 +178,18 @@ Model::Model(const std::string &path, const Args &args) {
     else usage_error("unknown backend '" + backend + "' (auto, cpu, cuda)");
     options.threads = int32_t(args.get_int("threads", 0, 0, 1024));
     if (!is_directory(path)) fail("model directory '" + path + "' does not exist");
-    // Loading may quantize a large checkpoint: say so on a terminal, since
-    // the library offers no load progress to draw a bar from.
-    const bool tty = isatty(2);
-    if (tty) std::fprintf(stderr, "loading %s (%s)...", path.c_str(), weights_name(options.weights));
+    // Loading may quantize a large checkpoint layer by layer: the library
+    // reports the fraction done, drawn as a bar with rate and ETA.
+    Progress progress(std::string("loading ") + weights_name(options.weights), 100, "%");
+    options.progress = [](float fraction, void *user) {
+        static_cast<Progress *>(user)->update(uint64_t(fraction * 100.0f));
+        return 0;
+    };
+    options.progress_user_data = &progress;
     const double start = now_seconds();
     const reset_status status = reset_model_load(path.c_str(), &options, &handle);
     load_seconds = now_seconds() - start;
-    if (tty) std::fprintf(stderr, status == RESET_OK ? " %.1f s\n" : "\n", load_seconds);
+    if (status == RESET_OK) progress.finish();
     check(status, "cannot load model '" + path + "'");
     reset_model_info_init(&info);
     check(reset_model_get_info(handle, &info), "model info");

@@ -314,15 +314,20 @@ int cmd_calibrate(int argc, char **argv) {
         pointers.push_back(p.data());
         lengths.push_back(p.size());
     }
-    // reset_calibrate decodes every prompt in one call and reports no
-    // progress, so say what it is doing instead of drawing a bar.
-    std::fprintf(stderr, "calibrating on %zu prompts (up to %d new tokens each, T=%g, top_p=%g)...\n",
+    std::fprintf(stderr, "calibrating on %zu prompts (up to %d new tokens each, T=%g, top_p=%g)\n",
                  prompts.size(), options.max_new_tokens, options.temperature, options.top_p);
+    Progress progress("calibrate", 100, "%");
+    options.progress = [](float fraction, void *user) {
+        static_cast<Progress *>(user)->update(uint64_t(fraction * 100.0f));
+        return 0;
+    };
+    options.progress_user_data = &progress;
     const double start = now_seconds();
     reset_calibration_result result;
     reset_calibration_result_init(&result);
     check(reset_calibrate(model.handle, pointers.data(), lengths.data(), prompts.size(), &options, &result),
           "calibration");
+    progress.finish();
     const double seconds = now_seconds() - start;
     std::printf("tau0 %.4f   (p%g of %llu token entropies, %s logits)\n", result.tau0, options.percentile,
                 (unsigned long long)result.n_tokens, options.processed_scores ? "processed" : "raw");

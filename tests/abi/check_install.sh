@@ -25,7 +25,9 @@ export PKG_CONFIG_PATH="$libdir/pkgconfig"
 cc -std=c99 -Wall -Wextra -Werror -o "$prefix/decode" "$source_dir/samples/decode.c" $(pkg-config --cflags --libs reset)
 LD_LIBRARY_PATH="$libdir" "$prefix/decode" "$source_dir/tests/fixtures/models/qwen3-tied" >/dev/null \
   || [ ! -d "$source_dir/tests/fixtures/models/qwen3-tied" ]
-echo "pkg-config: a C99 program builds and runs against the installed header and library"
+# samples/minimal.c needs nothing but the installed header and library.
+cc -std=c99 -Wall -Wextra -Werror -o "$prefix/minimal" "$source_dir/samples/minimal.c" $(pkg-config --cflags --libs reset)
+echo "pkg-config: C99 programs (samples/decode.c, samples/minimal.c) build and run against the installed header and library"
 
 mkdir -p "$prefix/consumer"
 cat > "$prefix/consumer/CMakeLists.txt" <<'CMAKE'

@@ -140,6 +140,13 @@ def main():
     term.send("/help\r")
     term.expect(r"(?s)/policy greedy.*Ctrl-C.*\n> $", what="/help")
 
+    # Ctrl-C at the prompt drops the typed text and gives a fresh prompt;
+    # Ctrl-D must still quit afterwards (libedit's state is reset).
+    term.send("half a question")
+    time.sleep(0.2)
+    term.send("\x03")
+    term.expect(r"\n> $", what="a fresh prompt after Ctrl-C at the prompt")
+
     term.send("\x04")
     code = term.wait_exit()
     assert code == 0, f"Ctrl-D exit code {code}"
