@@ -9,7 +9,12 @@ for tool in cargo bindgen; do
 done
 export RESET_LIB_DIR=$build RESET_INCLUDE_DIR=$source/include RESET_SOURCE_DIR=$source
 export CARGO_TARGET_DIR=$build/rust-target LD_LIBRARY_PATH=$build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-cd "$source/bindings/rust"
+# Build a copy in the build tree: cargo writes Cargo.lock beside the manifest,
+# and a lock file from one cargo version can be unreadable by another.
+rm -rf "$build/rust-src" && mkdir -p "$build/rust-src"
+cp -r "$source/bindings/rust/." "$build/rust-src/"
+rm -f "$build/rust-src/Cargo.lock"
+cd "$build/rust-src"
 # Tests run one at a time: the RSS check must not see another test's allocations.
 cargo test --offline --quiet -- --test-threads=1
 cargo run --offline --quiet --example generate -- "$source/tests/fixtures/models/qwen3-tied" >/dev/null
