@@ -70,6 +70,36 @@ check_abi(lib.reset_version())
 VERSION = lib.reset_version_string().decode()
 
 
+class OwnedHandle:
+    """A libreset handle this object owns.  close(), the end of a `with` block,
+    or garbage collection frees it exactly once; afterwards `.handle` raises.
+    Subclasses name their C free function (_free) and what they are (_noun)."""
+
+    _free = None
+    _noun = "handle"
+    _handle = None
+
+    @property
+    def handle(self):
+        if not self._handle:
+            raise ValueError(f"the {self._noun} is closed")
+        return self._handle
+
+    def close(self):
+        if self._handle:
+            getattr(lib, self._free)(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+
 def check(status):
     """Raise ResetError for a failing status; return None on RESET_OK."""
     if status != 0:

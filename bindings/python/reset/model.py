@@ -7,7 +7,7 @@ or when garbage-collected).  A Session keeps its Model alive.
 import ctypes
 from dataclasses import dataclass
 
-from ._lib import (BACKENDS, POLICIES, WEIGHTS, ModelInfo, ModelOptions, PolicyParams, SessionOptions, Step,
+from ._lib import (BACKENDS, POLICIES, WEIGHTS, ModelInfo, ModelOptions, OwnedHandle, PolicyParams, SessionOptions, Step,
                    check, lib)
 
 try:
@@ -40,8 +40,11 @@ class StepResult:
     text: str
 
 
-class Model:
+class Model(OwnedHandle):
     """reset.Model(path, weights="auto"|"bf16"|"nvfp4-w4a16"|"nvfp4-w4a4", backend="auto"|"cpu"|"cuda")."""
+
+    _free = "reset_model_free"
+    _noun = "model"
 
     def __init__(self, path, weights="auto", backend="auto", quantize_lm_head=False, threads=0):
         options = ModelOptions()
@@ -53,12 +56,6 @@ class Model:
         handle = ctypes.c_void_p()
         check(lib.reset_model_load(str(path).encode(), ctypes.byref(options), ctypes.byref(handle)))
         self._handle = handle
-
-    @property
-    def handle(self):
-        if not self._handle:
-            raise ValueError("the model is closed")
-        return self._handle
 
     def info(self):
         """The model summary as a dict (architecture, sizes, weight format, bytes, backend)."""
@@ -75,23 +72,12 @@ class Model:
     def session(self, max_context=0, sequences=1):
         return Session(self, max_context=max_context, sequences=sequences)
 
-    def close(self):
-        if getattr(self, "_handle", None):
-            lib.reset_model_free(self._handle)
-            self._handle = None
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
-
-
-class Session:
+class Session(OwnedHandle):
     """A decoding session; see reset.h for the contract of every call."""
+
+    _free = "reset_session_free"
+    _noun = "session"
 
     def __init__(self, model, max_context=0, sequences=1):
         options = SessionOptions()
@@ -106,11 +92,6 @@ class Session:
         self.vocab_size = model.info()["vocab_size"]
         self._steps = (Step * self.sequences)()
 
-    @property
-    def handle(self):
-        if not self._handle:
-            raise ValueError("the session is closed")
-        return self._handle
 
     def set_policy(self, kind="greedy", temperature=0.6, top_p=1.0, top_k=0, min_p=0.0, seed=0, t_high=1.0,
                    t_low=-1.0, tau0=-1.0, window=32, preset=None, reset_state=False):
@@ -182,20 +163,6 @@ class Session:
 
     def reset(self):
         check(lib.reset_session_reset(self.handle))
-
-    def close(self):
-        if getattr(self, "_handle", None):
-            lib.reset_session_free(self._handle)
-            self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
 
 # Model.tokenize / detokenize / chat_format / tokenizer() come from the text module.

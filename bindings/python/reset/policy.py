@@ -12,7 +12,7 @@ policy") for logits computed by any engine.
 import ctypes
 from collections import namedtuple
 
-from ._lib import POLICIES, PolicyParams, check, declare, lib
+from ._lib import POLICIES, OwnedHandle, PolicyParams, check, declare, lib
 
 try:
     import numpy as _np
@@ -88,13 +88,16 @@ def _logits(logits):
     return a, ctypes.cast(a, _floats), len(logits)
 
 
-class Policy:
+class Policy(OwnedHandle):
     """One sequence's ReSET policy.  kind: "greedy", "fixed", "reset" or
     "entropy" (the token-entropy-only ablation).  t_low/tau0 None: from
     `preset` (a row of the paper's table, e.g. "Qwen3-8B") or, with `model`
     (a reset.Model), from the recognised model.  newline_ids /
     double_newline_ids: the NL and DNL id sets (with `model` and none given,
     the model tokenizer's).  `sequence` selects the Philox stream of sample()."""
+
+    _free = "reset_policy_free"
+    _noun = "policy"
 
     def __init__(self, kind="reset", *, temperature=0.6, top_k=0, top_p=1.0, min_p=0.0, seed=0, t_high=1.0,
                  t_low=None, tau0=None, window=32, preset=None, newline_ids=(), double_newline_ids=(),
@@ -117,12 +120,6 @@ class Policy:
             check(lib.reset_policy_create_for_model(model.handle, ctypes.byref(params), ctypes.byref(options),
                                                     ctypes.byref(handle)))
         self._handle = handle
-
-    @property
-    def handle(self):
-        if not self._handle:
-            raise ValueError("the policy is closed")
-        return self._handle
 
     def set_params(self, kind="reset", *, temperature=0.6, top_k=0, top_p=1.0, min_p=0.0, seed=0, t_high=1.0,
                    t_low=None, tau0=None, window=32, preset=None, reset_state=False):
@@ -178,16 +175,3 @@ class Policy:
         check(status)
         return buffer.value.decode()
 
-    def close(self):
-        if getattr(self, "_handle", None):
-            lib.reset_policy_free(self._handle)
-            self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()

@@ -12,7 +12,7 @@ model's tokenizer (Model.tokenizer()) belongs to the model and keeps it alive.
 """
 import ctypes
 
-from ._lib import check, lib
+from ._lib import OwnedHandle, check, lib
 
 c_tokenizer_p = ctypes.c_void_p
 
@@ -178,8 +178,11 @@ class _TokenizerCalls:
         return raw.decode("utf-8")
 
 
-class Tokenizer(_TokenizerCalls):
+class Tokenizer(_TokenizerCalls, OwnedHandle):
     """reset.Tokenizer(path): a tokenizer.json, a tokenizer.model, or a model directory."""
+
+    _free = "reset_tokenizer_free"
+    _noun = "tokenizer"
 
     def __init__(self, path):
         handle = c_tokenizer_p()
@@ -187,27 +190,11 @@ class Tokenizer(_TokenizerCalls):
         self._handle = handle
 
     def _tokenizer_handle(self):
-        if not self._handle:
-            raise ValueError("the tokenizer is closed")
-        return self._handle
+        return self.handle
 
     @property
     def vocab_size(self):
         return self.tokenizer_info()["vocab_size"]
-
-    def close(self):
-        if getattr(self, "_handle", None):
-            lib.reset_tokenizer_free(self._handle)
-            self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
 
 def attach_to_model(model_class):
