@@ -333,8 +333,11 @@ int cmd_calibrate(int argc, char **argv) {
                 (unsigned long long)result.n_tokens, options.processed_scores ? "processed" : "raw");
     std::printf("prompts %d (%d ended with EOS), %.1f s, %.1f tokens/s\n", result.n_prompts, result.n_finished,
                 seconds, seconds > 0 ? double(result.n_tokens) / seconds : 0.0);
-    std::printf("entropy mean %.4f  p10 %.4f  p50 %.4f  p90 %.4f  max %.4f\n", result.mean, result.percentiles[10],
-                result.percentiles[50], result.percentiles[90], result.percentiles[100]);
+    std::printf("entropy mean %.4f nats; percentile table:\n", result.mean);
+    for (int p = 0; p <= 100; p += 10) {
+        std::printf("  p%-3d %.4f", p, result.percentiles[p]);
+        if (p % 50 == 40 || p == 100) std::printf("\n");
+    }
     std::printf("use it: --policy \"reset tau0=%.4f t_low=0.6\"\n", result.tau0);
     return 0;
 }

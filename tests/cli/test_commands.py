@@ -140,6 +140,8 @@ for text, expected, verdict in [
 rc, out, err = run("calibrate", CHAT, data, "--max-tokens", "40")
 check("calibrate prints tau0 from 80 entropies",
       rc == 0 and out.startswith("tau0 ") and "p80 of 80 token entropies" in out, out + err)
+check("calibrate prints the percentile table, p80 equal to tau0",
+      "percentile table" in out and f"p80  {out.split()[1]}" in out and "p100 " in out, out)
 rc, out, err = run("bench", "decode", CHAT, "--tokens", "16", "--prompt-tokens", "8", "--repeat", "1")
 check("bench decode prints tokens/s", rc == 0 and "prefill 8 tokens:" in out and "decode  16 tokens:" in out, out + err)
 

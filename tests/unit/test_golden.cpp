@@ -16,6 +16,7 @@
 #include "model/safetensors.h"
 #include "reset.h"
 #include "rules/nvfp4.h"
+#include "test_support.h"
 #include "util/files.h"
 
 using namespace reset;
@@ -230,4 +231,30 @@ TEST_CASE("golden: a ModelOpt export loads to ModelOpt's own dequantized weights
         CAPTURE(t);
         CHECK(relative_l2(logits.data(), fake_logits.data() + t * vocab, vocab) <= gap + 1e-3);
     }
+}
+
+TEST_CASE("ModelOpt features that are not supported are refused, not loaded wrongly") {
+    const std::string source = kFixtures + "modelopt-qwen3";
+    REQUIRE(file_exists(source + "/model.safetensors"));
+    // The real export, plus an AWQ-style pre_quant_scale on one linear.
+    const TensorStore store = TensorStore::open_file(source + "/model.safetensors");
+    std::vector<test_support::RawTensor> tensors;
+    for (const auto &[name, view] : store.tensors())
+        tensors.push_back({name, dtype_name(view.dtype), view.shape,
+                           std::string(reinterpret_cast<const char *>(view.data), view.nbytes)});
+    tensors.push_back({"model.layers.1.mlp.down_proj.pre_quant_scale", "BF16", {128}, std::string(256, '\x3f')});
+    const std::string dir = test_support::temp_directory("awq");
+    for (const char *file : {"config.json", "hf_quant_config.json", "generation_config.json"})
+        test_support::write_file(dir + "/" + file, read_text_file(source + "/" + file));
+    test_support::write_file(dir + "/model.safetensors", test_support::safetensors_bytes(tensors));
+    reset_model *model = nullptr;
+    CHECK(reset_model_load(dir.c_str(), nullptr, &model) == RESET_ERR_UNSUPPORTED);
+    CHECK(std::string(reset_last_error()).find("pre_quant_scale") != std::string::npos);
+    CHECK(model == nullptr);
+
+    // A ModelOpt checkpoint cannot be loaded as BF16: that would be a silent dequantization.
+    reset_model_options options;
+    reset_model_options_init(&options);
+    options.weights = RESET_WEIGHTS_BF16;
+    CHECK(reset_model_load(source.c_str(), &options, &model) == RESET_ERR_UNSUPPORTED);
 }
