@@ -1,4 +1,4 @@
-# Binding tests (issue 9): one driver script per language (Java: not yet), all checked
+# Binding tests (issue 9): one driver script per language, all checked
 # against what the C program decodes.  binding_ids runs first (a ctest
 # fixture) and writes prompt.txt / expected.txt into ${RESET_BINDING_IDS}.
 # A driver whose toolchain is missing exits 77: ctest reports it SKIPPED.
@@ -26,7 +26,7 @@ else()
   add_test(NAME binding_c_leaks COMMAND c_binding_test churn ${PROJECT_SOURCE_DIR} 1000)
 endif()
 
-foreach(_language python rust go)
+foreach(_language python rust go java)
   add_test(NAME binding_${_language}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/${_language}.sh ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR})
   set_tests_properties(binding_${_language} PROPERTIES FIXTURES_REQUIRED binding_ids SKIP_RETURN_CODE 77

@@ -1,0 +1,390 @@
+/*
+ * SWIG interface of the Java binding: the low layer, generated at build time
+ * (bindings/java/build.sh) into package dev.libreset as package-private
+ * classes.  The public API (Model, Session, Policy, Tokenizer, ...) is written
+ * by hand on top of it.
+ *
+ * What the typemaps below decide, and why:
+ *  - Text never crosses as a Java String: JNI's String functions speak
+ *    "modified UTF-8" (U+0000 as two bytes, supplementary characters as two
+ *    3-byte surrogates), which is not the UTF-8 libreset reads and writes.
+ *    Every char* crosses as byte[]; Java encodes and decodes with
+ *    StandardCharsets.UTF_8.
+ *  - Opaque handles (reset_model *, ...) cross as Java longs, and out-handles
+ *    (reset_model **) as a long[1] the call fills in: the hand-written
+ *    classes own them, so a proxy object per handle would add nothing.
+ *  - A call returning a reset_status other than RESET_OK throws the checked
+ *    dev.libreset.ResetException, built in C right after the call: the
+ *    message comes from reset_last_error(), which is per thread, so it must
+ *    be read on the thread that failed, before anything else runs there.
+ *  - Structs (options, params, steps, decisions, infos) are SWIG proxies over
+ *    C memory that the Java side frees with delete(); they get no finalizer,
+ *    so every one is freed at a known point (the leak test counts on it).
+ */
+%module ResetNative
+
+%{
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "reset.h"
+
+/* Throw dev.libreset.ResetException(status, name, message) with the name and
+ * message as UTF-8 bytes.  If the class cannot be found or built, the JNI
+ * error that says so stays pending instead. */
+static void reset_java_throw(JNIEnv *jenv, reset_status status) {
+    const char *message = reset_last_error();
+    const char *name = reset_status_name(status);
+    jclass cls = (*jenv)->FindClass(jenv, "dev/libreset/ResetException");
+    if (!cls) return;
+    jmethodID ctor = (*jenv)->GetMethodID(jenv, cls, "<init>", "(I[B[B)V");
+    if (!ctor) return;
+    jsize name_len = (jsize)strlen(name), message_len = (jsize)strlen(message);
+    jbyteArray jname = (*jenv)->NewByteArray(jenv, name_len);
+    jbyteArray jmessage = jname ? (*jenv)->NewByteArray(jenv, message_len) : NULL;
+    if (!jmessage) return;
+    (*jenv)->SetByteArrayRegion(jenv, jname, 0, name_len, (const jbyte *)name);
+    (*jenv)->SetByteArrayRegion(jenv, jmessage, 0, message_len, (const jbyte *)message);
+    jobject exception = (*jenv)->NewObject(jenv, cls, ctor, (jint)status, jname, jmessage);
+    if (exception) (*jenv)->Throw(jenv, (jthrowable)exception);
+}
+
+/* A Java byte[] as a NUL-terminated C string in malloc'd memory (the caller
+ * frees it).  NULL for a null array, or with an exception pending when
+ * memory runs out. */
+static char *reset_java_cstring(JNIEnv *jenv, jbyteArray bytes) {
+    if (!bytes) return NULL;
+    jsize n = (*jenv)->GetArrayLength(jenv, bytes);
+    char *out = (char *)malloc((size_t)n + 1);
+    if (!out) {
+        SWIG_JavaThrowException(jenv, SWIG_JavaOutOfMemoryError, "no memory for a string argument");
+        return NULL;
+    }
+    (*jenv)->GetByteArrayRegion(jenv, bytes, 0, n, (jbyte *)out);
+    out[n] = 0;
+    return out;
+}
+
+static jbyteArray reset_java_bytes(JNIEnv *jenv, const char *data, size_t n) {
+    jbyteArray out = (*jenv)->NewByteArray(jenv, (jsize)n);
+    if (out && n) (*jenv)->SetByteArrayRegion(jenv, out, 0, (jsize)n, (const jbyte *)data);
+    return out;
+}
+
+static void reset_java_free_messages(reset_chat_message *messages, size_t n) {
+    if (!messages) return;
+    for (size_t i = 0; i < n; i++) {
+        free((char *)messages[i].role);
+        free((char *)messages[i].content);
+    }
+    free(messages);
+}
+
+/* A conversation from Java: byte[][] {role0, content0, role1, content1, ...}.
+ * Copied into C memory because reset_chat_message only points at its text.
+ * Returns 0 on success, -1 with a Java exception pending. */
+static int reset_java_messages(JNIEnv *jenv, jobjectArray array, reset_chat_message **out, size_t *n_out) {
+    *out = NULL;
+    *n_out = 0;
+    if (!array) return 0;
+    jsize n = (*jenv)->GetArrayLength(jenv, array);
+    if (n % 2) {
+        SWIG_JavaThrowException(jenv, SWIG_JavaIllegalArgumentException, "messages come as role/content pairs");
+        return -1;
+    }
+    size_t count = (size_t)n / 2;
+    reset_chat_message *messages = (reset_chat_message *)calloc(count ? count : 1, sizeof *messages);
+    if (!messages) {
+        SWIG_JavaThrowException(jenv, SWIG_JavaOutOfMemoryError, "no memory for chat messages");
+        return -1;
+    }
+    for (size_t i = 0; i < count; i++) {
+        jbyteArray role = (jbyteArray)(*jenv)->GetObjectArrayElement(jenv, array, (jsize)(2 * i));
+        jbyteArray content = (jbyteArray)(*jenv)->GetObjectArrayElement(jenv, array, (jsize)(2 * i + 1));
+        if (!role || !content) {
+            SWIG_JavaThrowException(jenv, SWIG_JavaNullPointerException, "a chat message's role or content is null");
+            reset_java_free_messages(messages, count);
+            return -1;
+        }
+        messages[i].role = reset_java_cstring(jenv, role);
+        messages[i].content = reset_java_cstring(jenv, content);
+        messages[i].content_len = (size_t)(*jenv)->GetArrayLength(jenv, content);
+        (*jenv)->DeleteLocalRef(jenv, role);
+        (*jenv)->DeleteLocalRef(jenv, content);
+        if (!messages[i].role || !messages[i].content) {
+            reset_java_free_messages(messages, count);
+            return -1;
+        }
+    }
+    *out = messages;
+    *n_out = count;
+    return 0;
+}
+%}
+
+%include <stdint.i>
+%include <typemaps.i>
+%include <carrays.i>
+/* Enums become int constants (the public API has its own enums), inlined as
+ * Java literals rather than read through JNI. */
+%include <enumtypeunsafe.swg>
+%javaconst(1);
+%typemap(javaclassmodifiers) enum SWIGTYPE "final class"
+
+/* Every generated class stays package-private: only the hand-written API is public. */
+%pragma(java) moduleclassmodifiers="final class"
+%pragma(java) jniclassclassmodifiers="final class"
+%typemap(javaclassmodifiers) SWIGTYPE "final class"
+%typemap(javafinalize) SWIGTYPE ""
+/* The JNI glue is loaded (and libreset before it) the first time any native method is used. */
+%pragma(java) jniclasscode=%{
+  static {
+    Loader.load();
+  }
+%}
+
+/* ---------------------------------------------------------------- numbers */
+
+/* Seeds and byte counts: a Java long holds the same 64 bits. */
+%apply int64_t { uint64_t };
+%apply unsigned long *OUTPUT { size_t *n_ids, size_t *text_len, size_t *out_length };
+%apply int *OUTPUT { int32_t *out_id, int32_t *out_token, int32_t *n_active };
+
+/* ---------------------------------------------------------------- statuses */
+
+%typemap(out, throws="ResetException") reset_status %{ $result = (jint)$1; %}
+/* "ret" runs after the out-parameters are written back and every argument is
+ * released, so a BUFFER_TOO_SMALL exception still leaves the size needed in
+ * its long[] and nothing pinned. */
+%typemap(ret) reset_status %{
+  if ($1 != RESET_OK) reset_java_throw(jenv, $1);
+%}
+
+/* ---------------------------------------------------------------- handles */
+
+%define RESET_HANDLE(TYPE)
+%typemap(jni) TYPE *, const TYPE * "jlong"
+%typemap(jtype) TYPE *, const TYPE * "long"
+%typemap(jstype) TYPE *, const TYPE * "long"
+%typemap(javain) TYPE *, const TYPE * "$javainput"
+%typemap(javaout) TYPE *, const TYPE * { return $jnicall; }
+%typemap(in) TYPE *, const TYPE * %{ $1 = ($1_ltype)(intptr_t)$input; %}
+%typemap(out) TYPE *, const TYPE * %{ $result = (jlong)(intptr_t)$1; %}
+%typemap(jni) TYPE ** "jlongArray"
+%typemap(jtype) TYPE ** "long[]"
+%typemap(jstype) TYPE ** "long[]"
+%typemap(javain) TYPE ** "$javainput"
+%typemap(in) TYPE ** (TYPE *handle = NULL) %{
+  if (!$input || (*jenv)->GetArrayLength(jenv, $input) < 1) {
+    SWIG_JavaThrowException(jenv, SWIG_JavaIllegalArgumentException, "an out-handle needs a long[1]");
+    return $null;
+  }
+  $1 = &handle;
+%}
+%typemap(argout) TYPE ** %{
+  {
+    jlong value = (jlong)(intptr_t)handle$argnum;
+    (*jenv)->SetLongArrayRegion(jenv, $input, 0, 1, &value);
+  }
+%}
+%enddef
+
+RESET_HANDLE(reset_model)
+RESET_HANDLE(reset_session)
+RESET_HANDLE(reset_tokenizer)
+RESET_HANDLE(reset_policy)
+
+/* ---------------------------------------------------------------- text */
+
+/* NUL-terminated input (paths, a role, a preset): byte[] without the NUL. */
+%typemap(jni) const char * "jbyteArray"
+%typemap(jtype) const char * "byte[]"
+%typemap(jstype) const char * "byte[]"
+%typemap(javain) const char * "$javainput"
+%typemap(javaout) const char * { return $jnicall; }
+%typemap(in) const char * %{
+  $1 = reset_java_cstring(jenv, $input);
+  if ((*jenv)->ExceptionCheck(jenv)) return $null;
+%}
+%typemap(freearg) const char * %{ free((char *)$1); %}
+/* Static strings of the library (version, status name, last error). */
+%typemap(out) const char * %{ $result = reset_java_bytes(jenv, $1, strlen($1)); %}
+
+/* Text with its byte length, read by the call. */
+%apply (const char *STRING, size_t LENGTH) { (const char *text, size_t text_len) };
+/* A caller's buffer the call writes into (the snprintf idiom). */
+%apply (char *STRING, size_t LENGTH) { (char *buffer, size_t capacity) };
+
+/* Fixed char arrays of the info structs: read-only, up to their NUL. */
+%typemap(jni) char [ANY] "jbyteArray"
+%typemap(jtype) char [ANY] "byte[]"
+%typemap(jstype) char [ANY] "byte[]"
+%typemap(javaout) char [ANY] { return $jnicall; }
+%typemap(out) char [ANY] %{
+  {
+    const char *end = (const char *)memchr($1, 0, $1_dim0);
+    $result = reset_java_bytes(jenv, $1, end ? (size_t)(end - $1) : $1_dim0);
+  }
+%}
+
+/* Chat messages: byte[][] of role/content pairs. */
+%typemap(jni) (const reset_chat_message *messages, size_t n_messages) "jobjectArray"
+%typemap(jtype) (const reset_chat_message *messages, size_t n_messages) "byte[][]"
+%typemap(jstype) (const reset_chat_message *messages, size_t n_messages) "byte[][]"
+%typemap(javain) (const reset_chat_message *messages, size_t n_messages) "$javainput"
+%typemap(in) (const reset_chat_message *messages, size_t n_messages) (reset_chat_message *copy = NULL, size_t count = 0) %{
+  if (reset_java_messages(jenv, $input, &copy, &count) != 0) return $null;
+  $1 = copy;
+  $2 = count;
+%}
+%typemap(freearg) (const reset_chat_message *messages, size_t n_messages) %{
+  reset_java_free_messages((reset_chat_message *)$1, $2);
+%}
+
+/* ---------------------------------------------------------------- arrays */
+
+/* A Java primitive array with its length: read by the call (IN, released
+ * without copying back) or written by it (OUT, copied back).  Get*Elements
+ * copies rather than pins for as long as the call runs, so a long prefill
+ * never holds the garbage collector. */
+%define RESET_ARRAY(CTYPE, JNITYPE, JNIARRAY, JTYPE, NAME)
+%typemap(jni) (const CTYPE *IN, size_t LENGTH), (CTYPE *OUT, size_t LENGTH) "JNIARRAY"
+%typemap(jtype) (const CTYPE *IN, size_t LENGTH), (CTYPE *OUT, size_t LENGTH) "JTYPE[]"
+%typemap(jstype) (const CTYPE *IN, size_t LENGTH), (CTYPE *OUT, size_t LENGTH) "JTYPE[]"
+%typemap(javain) (const CTYPE *IN, size_t LENGTH), (CTYPE *OUT, size_t LENGTH) "$javainput"
+%typemap(in) (const CTYPE *IN, size_t LENGTH), (CTYPE *OUT, size_t LENGTH) %{
+  $1 = NULL;
+  $2 = 0;
+  if ($input) {
+    $2 = (size_t)(*jenv)->GetArrayLength(jenv, $input);
+    $1 = ($1_ltype)(*jenv)->Get##NAME##ArrayElements(jenv, $input, NULL);
+    if (!$1) return $null;
+  }
+%}
+%typemap(freearg) (const CTYPE *IN, size_t LENGTH) %{
+  if ($1) (*jenv)->Release##NAME##ArrayElements(jenv, $input, (JNITYPE *)$1, JNI_ABORT);
+%}
+%typemap(freearg) (CTYPE *OUT, size_t LENGTH) %{
+  if ($1) (*jenv)->Release##NAME##ArrayElements(jenv, $input, (JNITYPE *)$1, 0);
+%}
+%enddef
+
+RESET_ARRAY(int32_t, jint, jintArray, int, Int)
+RESET_ARRAY(float, jfloat, jfloatArray, float, Float)
+
+%apply (const int32_t *IN, size_t LENGTH) { (const int32_t *ids, size_t n_ids) };
+%apply (int32_t *OUT, size_t LENGTH) { (int32_t *ids, size_t capacity) };
+%apply (const float *IN, size_t LENGTH) { (const float *logits, size_t n_vocab) };
+%apply (float *OUT, size_t LENGTH) { (float *out, size_t capacity) };
+
+/* ---------------------------------------------------------------- structs */
+
+/* Callbacks are not offered to Java; calibration is the C API's and the CLI's. */
+%ignore reset_model_options::progress;
+%ignore reset_model_options::progress_user_data;
+%ignore reset_calibration_options;
+%ignore reset_calibration_options_init;
+%ignore reset_calibration_result;
+%ignore reset_calibration_result_init;
+%ignore reset_entropy_percentiles;
+%ignore reset_calibrate;
+/* Pointer members are set through the owning %extend methods below. */
+%ignore reset_policy_params::preset;
+%ignore reset_policy_options::newline_ids;
+%ignore reset_policy_options::n_newline_ids;
+%ignore reset_policy_options::double_newline_ids;
+%ignore reset_policy_options::n_double_newline_ids;
+%ignore reset_step::text;
+%ignore reset_model_info::eos_ids;
+%ignore reset_tokenizer_info::eos_ids;
+%ignore reset_chat_message;
+%immutable reset_model_info::architecture;
+%immutable reset_tokenizer_info::kind;
+%immutable reset_step::text_len;
+
+/* The header's #define constants would land in a public constants interface
+ * (SWIG has no switch for its modifiers) and some, like 1u, are not Java
+ * literals: the ones Java needs are an enum instead, read from C at class
+ * load so that they are the header's values. */
+%ignore RESET_VERSION_MAJOR;
+%ignore RESET_VERSION_MINOR;
+%ignore RESET_VERSION_PATCH;
+%ignore RESET_VERSION_STRING;
+%ignore RESET_VERSION_NUMBER;
+%ignore RESET_TOKENIZE_PARSE_SPECIAL;
+%ignore RESET_TOKENIZE_ADD_BOS;
+%ignore RESET_DETOKENIZE_SKIP_SPECIAL;
+
+/* The header's export attribute (__attribute__ on ELF) is not C that SWIG parses. */
+#define __attribute__(x)
+%include "reset.h"
+
+%javaconst(0);
+%inline %{
+enum reset_java_constants {
+    RESET_JAVA_ABI_MAJOR = RESET_VERSION_MAJOR,
+    RESET_JAVA_TOKENIZE_PARSE_SPECIAL = RESET_TOKENIZE_PARSE_SPECIAL,
+    RESET_JAVA_TOKENIZE_ADD_BOS = RESET_TOKENIZE_ADD_BOS,
+    RESET_JAVA_DETOKENIZE_SKIP_SPECIAL = RESET_DETOKENIZE_SKIP_SPECIAL
+};
+%}
+%javaconst(1);
+
+/* reset_policy_params owns a copy of its preset name (Java has no C string
+ * to lend it), freed with the struct.  reset_policy_params_init sets preset
+ * to NULL, so it must come before set_preset. */
+%extend reset_policy_params {
+  void set_preset(const char *name) {
+    free((char *)$self->preset);
+    $self->preset = NULL;
+    if (name) {
+      size_t n = strlen(name) + 1;
+      char *copy = (char *)malloc(n);
+      if (copy) $self->preset = (const char *)memcpy(copy, name, n);
+    }
+  }
+  ~reset_policy_params() {
+    free((char *)$self->preset);
+    free($self);
+  }
+}
+
+/* reset_policy_options owns copies of its delimiter ids, freed with it
+ * (reset_policy_create copies them again, so they live only until then). */
+%extend reset_policy_options {
+  void set_newline_ids(const int32_t *ids, size_t n_ids) {
+    free((int32_t *)$self->newline_ids);
+    $self->newline_ids = n_ids ? (int32_t *)malloc(n_ids * sizeof *ids) : NULL;
+    if ($self->newline_ids) memcpy((int32_t *)$self->newline_ids, ids, n_ids * sizeof *ids);
+    $self->n_newline_ids = $self->newline_ids ? n_ids : 0;
+  }
+  void set_double_newline_ids(const int32_t *ids, size_t n_ids) {
+    free((int32_t *)$self->double_newline_ids);
+    $self->double_newline_ids = n_ids ? (int32_t *)malloc(n_ids * sizeof *ids) : NULL;
+    if ($self->double_newline_ids) memcpy((int32_t *)$self->double_newline_ids, ids, n_ids * sizeof *ids);
+    $self->n_double_newline_ids = $self->double_newline_ids ? n_ids : 0;
+  }
+  ~reset_policy_options() {
+    free((int32_t *)$self->newline_ids);
+    free((int32_t *)$self->double_newline_ids);
+    free($self);
+  }
+}
+
+/* A step's text belongs to the session until its next call: Java copies its
+ * text_len bytes out right after the step. */
+%extend reset_step {
+  void copy_text(char *buffer, size_t capacity) {
+    if ($self->text && capacity >= $self->text_len) memcpy(buffer, $self->text, $self->text_len);
+  }
+}
+
+%extend reset_model_info {
+  int32_t eos_id(int32_t i) { return i >= 0 && i < $self->n_eos && i < 8 ? $self->eos_ids[i] : -1; }
+}
+%extend reset_tokenizer_info {
+  int32_t eos_id(int32_t i) { return i >= 0 && i < $self->n_eos && i < 8 ? $self->eos_ids[i] : -1; }
+}
+
+/* reset_decode_step fills an array of steps, one per sequence. */
+%array_functions(reset_step, reset_step_array)

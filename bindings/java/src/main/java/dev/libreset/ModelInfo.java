@@ -1,0 +1,23 @@
+package dev.libreset;
+
+/** What reset_model_get_info says about a loaded model (shapes, resolved formats, memory). */
+public record ModelInfo(
+        String architecture,
+        int layers,
+        int hiddenSize,
+        int intermediateSize,
+        int heads,
+        int kvHeads,
+        int headDim,
+        int vocabSize,
+        int maxPositionEmbeddings,
+        boolean tiedEmbeddings,
+        Weights weights,
+        Backend backend,
+        boolean lmHeadNvfp4,
+        long parameters,
+        long weightBytes,
+        long hostBytes,
+        long deviceBytes,
+        int[] eosIds,
+        int bosId) {}

@@ -1,0 +1,210 @@
+package dev.libreset;
+
+import java.lang.ref.Cleaner;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.NoSuchElementException;
+
+/**
+ * A decoding session: KV cache and sampler state on a {@link Model}.
+ *
+ * <pre>{@code
+ * session.setPolicy(PolicyParams.reset(1.0f, 0.3f, 0.6f, 32));
+ * session.prefill(ids);
+ * for (String text : session.stream(64)) System.out.print(text);
+ * }</pre>
+ *
+ * <p>Memory: the session owns its C handle and keeps its model reachable; {@link #close()}
+ * frees it.  Ids, logits and step texts are copied across the boundary.
+ *
+ * <p>Threads: one thread at a time, except {@link #cancel()}, which any thread may call, even
+ * while another closes the session.
+ */
+public final class Session implements AutoCloseable {
+    private final Model model; // keeps the model reachable while the session is
+    private final int sequences;
+    private final Cleaner.Cleanable cleanable;
+    /** Orders close() against cancel() from another thread, so a cancel never reaches a freed session. */
+    private final Object lock = new Object();
+    private volatile long handle;
+
+    Session(Model model, int maxContext, int sequences) throws ResetException {
+        reset_session_options options = new reset_session_options();
+        long[] out = new long[1];
+        try {
+            ResetNative.reset_session_options_init(options);
+            options.setMax_context(maxContext);
+            options.setSequences(sequences);
+            ResetNative.reset_session_create(model.handle(), options, out);
+        } finally {
+            options.delete();
+        }
+        long raw = out[0];
+        this.model = model;
+        this.sequences = sequences;
+        this.handle = raw;
+        this.cleanable = Handles.CLEANER.register(this, () -> ResetNative.reset_session_free(raw));
+    }
+
+    private long handle() {
+        long h = handle;
+        if (h == 0) throw new IllegalStateException("the session is closed");
+        return h;
+    }
+
+    /** The model this session decodes. */
+    public Model model() {
+        return model;
+    }
+
+    /** Replaces the policy; the ReSET step state is kept unless params.resetState(). */
+    public void setPolicy(PolicyParams params) throws ResetException {
+        reset_policy_params p = params.toNative();
+        try {
+            ResetNative.reset_set_policy(handle(), p);
+        } finally {
+            p.delete();
+        }
+    }
+
+    /**
+     * Appends prompt tokens to every sequence and computes the next logits.
+     *
+     * @throws ResetException OUT_OF_RANGE, CONTEXT_OVERFLOW, CANCELLED (the session is unchanged)
+     */
+    public void prefill(int[] ids) throws ResetException {
+        ResetNative.reset_prefill(handle(), ids);
+    }
+
+    /** The raw logits of a sequence's last position (a copy, vocab_size floats). */
+    public float[] logits(int sequence) throws ResetException {
+        float[] out = new float[model.vocabSize()];
+        ResetNative.reset_session_logits(handle(), sequence, out);
+        return out;
+    }
+
+    /** The number of tokens a sequence holds (prompt and generated); -1 for a bad index. */
+    public int length(int sequence) {
+        return ResetNative.reset_session_length(handle(), sequence);
+    }
+
+    /** Forgets every token of every sequence; the policy stays. */
+    public void reset() throws ResetException {
+        ResetNative.reset_session_reset(handle());
+    }
+
+    /**
+     * Stops the running (or, if none runs, the next) prefill or step, which then throws
+     * {@link Status#CANCELLED} and leaves the session as it was before it.  Safe from any
+     * thread; never blocks on the decode.  Does nothing on a closed session.
+     */
+    public void cancel() {
+        synchronized (lock) {
+            if (handle == 0) return;
+            try {
+                ResetNative.reset_session_cancel(handle);
+            } catch (ResetException e) {
+                throw new UncheckedResetException(e);
+            }
+        }
+    }
+
+    /** One decode step for every sequence: entry i of the list is sequence i. */
+    public List<Step> step() throws ResetException {
+        reset_step steps = ResetNative.new_reset_step_array(sequences);
+        try {
+            ResetNative.reset_step_init(steps, sequences);
+            ResetNative.reset_decode_step(handle(), steps, sequences, new int[1]);
+            List<Step> out = new ArrayList<>(sequences);
+            for (int i = 0; i < sequences; i++) {
+                reset_step s = ResetNative.reset_step_array_getitem(steps, i);
+                try {
+                    // The text lives in the session until its next call: copy it now.
+                    byte[] text = new byte[Math.toIntExact(s.getText_len())];
+                    s.copy_text(text);
+                    out.add(new Step(s.getSequence(), s.getToken(), s.getEnd_of_generation() != 0, s.getEntropy(),
+                            s.getStep_entropy(), s.getGlobal_mean(), s.getThreshold(), s.getTemperature(),
+                            s.getStep_index(), s.getBoundary() != 0, s.getUncertain() != 0, Text.string(text)));
+                } finally {
+                    s.delete();
+                }
+            }
+            return out;
+        } finally {
+            ResetNative.delete_reset_step_array(steps);
+        }
+    }
+
+    /**
+     * Sequence 0's steps, up to maxTokens, until it ends.  Each iterator decodes on demand from
+     * where the session is; a failing step ends it with an {@link UncheckedResetException}
+     * whose cause is the {@link ResetException}.
+     */
+    public Iterable<Step> generate(int maxTokens) {
+        return () -> new Steps(maxTokens);
+    }
+
+    /** The texts of {@link #generate}'s steps, as they complete. */
+    public Iterable<String> stream(int maxTokens) {
+        return () -> {
+            Steps steps = new Steps(maxTokens);
+            return new Iterator<String>() {
+                @Override
+                public boolean hasNext() {
+                    return steps.hasNext();
+                }
+
+                @Override
+                public String next() {
+                    return steps.next().text();
+                }
+            };
+        };
+    }
+
+    private final class Steps implements Iterator<Step> {
+        private int left;
+        private boolean done;
+        private Step pending;
+
+        Steps(int maxTokens) {
+            this.left = maxTokens;
+        }
+
+        @Override
+        public boolean hasNext() {
+            if (pending != null) return true;
+            if (done || left <= 0) return false;
+            left--;
+            Step s;
+            try {
+                s = step().get(0);
+            } catch (ResetException e) {
+                done = true;
+                throw new UncheckedResetException(e);
+            }
+            done = s.end();
+            if (s.token() < 0) return false; // it had ended before this step
+            pending = s;
+            return true;
+        }
+
+        @Override
+        public Step next() {
+            if (!hasNext()) throw new NoSuchElementException();
+            Step s = pending;
+            pending = null;
+            return s;
+        }
+    }
+
+    /** Frees the session.  Idempotent. */
+    @Override
+    public void close() {
+        synchronized (lock) {
+            handle = 0;
+            cleanable.clean();
+        }
+    }
+}

@@ -1,0 +1,33 @@
+package dev.libreset;
+
+/**
+ * What one decode step produced for one sequence, with the signals the sampler used (ReSET
+ * notation, reset-algorithm.md).
+ *
+ * @param sequence which sequence
+ * @param token the chosen id, or -1 if the sequence had ended in an earlier step
+ * @param end whether the sequence is done (this token was an end-of-generation id, or it ended before)
+ * @param entropy H_t in nats, of softmax(raw logits)
+ * @param stepEntropy the step estimate (0 for policies without one)
+ * @param globalMean the mean of every earlier entropy
+ * @param threshold the threshold tau (0 for policies without one)
+ * @param temperature the temperature applied (0 = greedy)
+ * @param stepIndex the reasoning step the token belongs to, 0 first
+ * @param boundary whether a step boundary was crossed just before this token
+ * @param uncertain whether the step was judged uncertain
+ * @param text the token's text: complete characters only (bytes of a split one come with a
+ *     later step); empty when the model has no tokenizer
+ */
+public record Step(
+        int sequence,
+        int token,
+        boolean end,
+        float entropy,
+        float stepEntropy,
+        float globalMean,
+        float threshold,
+        float temperature,
+        int stepIndex,
+        boolean boundary,
+        boolean uncertain,
+        String text) {}

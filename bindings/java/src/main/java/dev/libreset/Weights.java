@@ -1,0 +1,27 @@
+package dev.libreset;
+
+/** How the linear layers are held (reset_weights). */
+public enum Weights {
+    AUTO(reset_weights.RESET_WEIGHTS_AUTO),
+    BF16(reset_weights.RESET_WEIGHTS_BF16),
+    NVFP4_W4A16(reset_weights.RESET_WEIGHTS_NVFP4_W4A16),
+    NVFP4_W4A4(reset_weights.RESET_WEIGHTS_NVFP4_W4A4);
+
+    private final int code;
+
+    Weights(int code) {
+        this.code = code;
+    }
+
+    /** The C enum's value. */
+    public int code() {
+        return code;
+    }
+
+    static Weights of(int code) {
+        for (Weights value : values()) {
+            if (value.code == code) return value;
+        }
+        throw new IllegalArgumentException("unknown reset_weights " + code);
+    }
+}
