@@ -1,0 +1,46 @@
+// rms_norm.cu — one CTA per row: a strided pass for the sum of squares, a
+// block reduction, and a second pass that scales (the row is re-read from L1/
+// L2: at most 8 rows of ≤ 25,600 floats per step, far below either).
+#include "kernels/rms_norm.h"
+
+#include "kernels/cuda_common.cuh"
+
+namespace reset {
+namespace {
+
+constexpr int kThreads = 256;
+
+__global__ void __launch_bounds__(kThreads) rms_norm_kernel(const RmsNormArgs a) {
+    __shared__ float partial_s[kThreads / 32];
+    const float *x = a.x + int64_t(blockIdx.x) * a.ldx;
+    float *out = a.out + int64_t(blockIdx.x) * a.ld_out;
+    float sum = 0.0f;
+    for (int64_t i = threadIdx.x; i < a.cols; i += kThreads) sum += x[i] * x[i];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    if (threadIdx.x % 32 == 0) partial_s[threadIdx.x / 32] = sum;
+    __syncthreads();
+    float total = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kThreads / 32; ++w) total += partial_s[w];
+    // Same expression as the CPU: 1 / sqrt(sum / n + eps), in FP32.
+    const float inverse = 1.0f / sqrtf(total / static_cast<float>(a.cols) + a.eps);
+    for (int64_t i = threadIdx.x; i < a.cols; i += kThreads) out[i] = a.weight[i] * (x[i] * inverse);
+}
+
+}  // namespace
+
+void rms_norm(const RmsNormArgs &a, cudaStream_t stream) {
+    if (a.rows <= 0 || a.cols <= 0 || a.ldx < a.cols || a.ld_out < a.cols)
+        fail(RESET_ERR_INVALID_ARGUMENT, "rms_norm: rows ", a.rows, ", cols ", a.cols, ", ldx ", a.ldx, ", ld_out ",
+             a.ld_out, " (rows and cols positive, leading dimensions >= cols)");
+    require(a.x, "rms_norm: x");
+    require(a.weight, "rms_norm: weight");
+    require(a.out, "rms_norm: out");
+    if (a.out == a.x && a.ld_out != a.ldx)
+        fail(RESET_ERR_INVALID_ARGUMENT, "rms_norm: in place needs ld_out == ldx");
+    rms_norm_kernel<<<static_cast<unsigned>(a.rows), kThreads, 0, stream>>>(a);
+    RESET_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace reset

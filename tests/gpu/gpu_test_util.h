@@ -1,0 +1,120 @@
+// gpu_test_util.h — the few helpers every GPU test program shares: a check
+// counter, CUDA error checks, device buffers, BF16 rounding, NaN poison and a
+// seeded generator.  Each test is a plain program (no framework) so the GPU
+// machine builds it from the kernel sources alone.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace gpu_test {
+
+inline int g_failures = 0;
+inline int g_checks = 0;
+inline std::mt19937_64 g_rng;
+
+#define EXPECT(cond, ...)                                                       \
+    do {                                                                        \
+        ++::gpu_test::g_checks;                                                 \
+        if (!(cond)) {                                                          \
+            ++::gpu_test::g_failures;                                           \
+            std::fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+            std::fprintf(stderr, __VA_ARGS__);                                  \
+            std::fprintf(stderr, "\n");                                         \
+        }                                                                       \
+    } while (0)
+
+inline void cuda_ok(cudaError_t e, const char *what) {
+    if (e != cudaSuccess) {
+        std::fprintf(stderr, "CUDA error in %s: %s\n", what, cudaGetErrorString(e));
+        std::exit(1);
+    }
+}
+#define CUDA_OK(call) ::gpu_test::cuda_ok((call), #call)
+
+// A device buffer freed on scope exit.
+struct DeviceBuffer {
+    void *ptr = nullptr;
+    size_t bytes = 0;
+    explicit DeviceBuffer(size_t n) : bytes(n) { CUDA_OK(cudaMalloc(&ptr, n ? n : 1)); }
+    ~DeviceBuffer() { cudaFree(ptr); }
+    DeviceBuffer(const DeviceBuffer &) = delete;
+    DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+    template <typename T>
+    T *as() const { return static_cast<T *>(ptr); }
+    template <typename T>
+    void upload(const std::vector<T> &v) { CUDA_OK(cudaMemcpy(ptr, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice)); }
+    template <typename T>
+    std::vector<T> download(size_t count) const {
+        std::vector<T> v(count);
+        CUDA_OK(cudaMemcpy(v.data(), ptr, count * sizeof(T), cudaMemcpyDeviceToHost));
+        return v;
+    }
+    // Fill with 0xFF bytes: NaN as FP32 and as BF16, so an unwritten output shows.
+    void poison() { CUDA_OK(cudaMemset(ptr, 0xFF, bytes)); }
+};
+
+// Round-to-nearest-even FP32 -> BF16 bits, and back.
+inline uint16_t float_to_bf16(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    u += 0x7FFFu + ((u >> 16) & 1u);
+    return static_cast<uint16_t>(u >> 16);
+}
+inline float bf16_to_float(uint16_t h) {
+    const uint32_t u = uint32_t(h) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+
+inline float uniform(float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(g_rng); }
+inline float normal(float sigma) { return std::normal_distribution<float>(0.0f, sigma)(g_rng); }
+
+// ‖a − b‖ / ‖b‖ in double; NaN in `a` makes it NaN, which fails any "<=" check.
+inline double relative_l2(const std::vector<float> &a, const std::vector<double> &b) {
+    double num = 0.0, den = 0.0;
+    for (size_t i = 0; i < b.size(); ++i) {
+        const double d = double(a[i]) - b[i];
+        num += d * d;
+        den += b[i] * b[i];
+    }
+    return std::sqrt(num / (den > 0.0 ? den : 1.0));
+}
+
+inline size_t count_nan(const std::vector<float> &v) {
+    size_t n = 0;
+    for (float f : v) n += std::isnan(f) ? 1 : 0;
+    return n;
+}
+
+// The common start of every test program: skip without a device, seed the
+// generator from argv[1] or at random, and print both.  False = skipped.
+inline bool start(const char *name, int argc, char **argv) {
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+        std::printf("%s: skipped (no CUDA device)\n", name);
+        return false;
+    }
+    const uint64_t seed = argc > 1 ? std::strtoull(argv[1], nullptr, 0) : std::random_device{}();
+    g_rng.seed(seed);
+    cudaDeviceProp prop;
+    CUDA_OK(cudaGetDeviceProperties(&prop, 0));
+    std::printf("%s: %s (sm_%d%d), seed %" PRIu64 "\n", name, prop.name, prop.major, prop.minor, seed);
+    return true;
+}
+
+inline int finish(const char *name) {
+    std::printf("%s: %d checks, %d failures\n", name, g_checks, g_failures);
+    return g_failures == 0 ? 0 : 1;
+}
+
+}  // namespace gpu_test
