@@ -14,48 +14,57 @@
 //
 // Memory: every type owns its C handle; Close frees it (a finalizer frees a
 // forgotten one, but Close is the contract).  A Session keeps its Model
-// alive.  Strings and slices are copied across the boundary in both
-// directions; every C string this package allocates is freed before the call
-// returns.
+// alive.  Go strings and slices are lent to C for one call at most, and
+// what C keeps (chat messages, delimiter ids, a preset name) is a C copy;
+// every C string made for a call is freed before it returns, and every
+// string coming back is copied into Go memory.
 //
 // Threads (reset.h): a Model and a Tokenizer may be shared by goroutines.  A
 // Session and a Policy are used by one goroutine at a time; Cancel (and a
 // cancelled context) may reach a session from any goroutine.
 //
-// The binding calls the C ABI through cgo directly: reset.h is already a
-// plain C interface, so a generated layer would add nothing cgo lacks.
-// Build with CGO_CFLAGS=-I<include dir> CGO_LDFLAGS=-L<lib dir>, or with
-// libreset installed where the compiler looks.
+// Underneath is package libreset.dev/reset/internal/native, which SWIG
+// generates at build time from include/reset.h (go generate
+// ./internal/native); this package keeps to Go types and owns every C handle
+// and struct it makes.  No callbacks cross the boundary, so no
+// runtime/cgo.Handle is needed.  Build with CGO_CFLAGS=-I<include dir>
+// CGO_LDFLAGS=-L<lib dir>, or with libreset installed where the compiler
+// looks.
 package reset
-
-/*
-#cgo LDFLAGS: -lreset
-#include <stdlib.h>
-#include "reset.h"
-*/
-import "C"
 
 import (
 	"fmt"
 	"runtime"
-	"unsafe"
+	"sync"
+
+	"libreset.dev/reset/internal/native"
 )
 
 // ABIMajor is the ABI major version this package was written for.
-const ABIMajor = C.RESET_VERSION_MAJOR
+const ABIMajor = 0
+
+// SWIG gives reset.h's RESET_VERSION_MAJOR as a typed constant, and ABIMajor
+// stays untyped so that it mixes with any integer: the build fails here
+// (a negative constant does not convert to uint) unless both are equal.
+const _ = uint(ABIMajor-native.RESET_VERSION_MAJOR) + uint(native.RESET_VERSION_MAJOR-ABIMajor)
 
 // Status is a reset_status value.
 type Status int
 
-// The statuses callers test for most; reset.h lists them all.
+// The statuses callers test for most; reset.h lists them all.  Their values
+// are reset.h's, written out because SWIG gives enum values as variables
+// read from C, never as Go constants; checkHeader compares the two.
 const (
-	StatusInvalidArgument Status = C.RESET_ERR_INVALID_ARGUMENT
-	StatusIO              Status = C.RESET_ERR_IO
-	StatusUnsupported     Status = C.RESET_ERR_UNSUPPORTED
-	StatusOutOfRange      Status = C.RESET_ERR_OUT_OF_RANGE
-	StatusBadUTF8         Status = C.RESET_ERR_BAD_UTF8
-	StatusBufferTooSmall  Status = C.RESET_ERR_BUFFER_TOO_SMALL
-	StatusCancelled       Status = C.RESET_ERR_CANCELLED
+	StatusInvalidArgument Status = 1
+	StatusIO              Status = 3
+	StatusUnsupported     Status = 5
+	StatusOutOfRange      Status = 7
+	StatusBadUTF8         Status = 10
+	StatusBufferTooSmall  Status = 11
+	StatusCancelled       Status = 12
+
+	statusOK          Status = 0
+	statusOutOfMemory Status = 9
 )
 
 // Error is a failed libreset call: its status, the status's constant name and the library's message.
@@ -67,19 +76,23 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Name + ": " + e.Message }
 
-func statusName(s Status) string { return C.GoString(C.reset_status_name(C.reset_status(s))) }
+func statusName(s Status) string { return native.Reset_status_name(native.Enum_SS_reset_status(s)) }
+
+func newError(s Status, message string) *Error {
+	return &Error{Status: s, Name: statusName(s), Message: message}
+}
 
 // call runs one C call and, on failure, reads its message.  reset_last_error
 // is per OS thread and cgo may move a goroutine between threads between two
 // calls, so both run with the goroutine locked to its thread.
-func call(f func() C.reset_status) error {
+func call(f func() native.Enum_SS_reset_status) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	status := f()
-	if status == C.RESET_OK {
+	status := Status(f())
+	if status == statusOK {
 		return nil
 	}
-	return &Error{Status: Status(status), Name: statusName(Status(status)), Message: C.GoString(C.reset_last_error())}
+	return newError(status, native.Reset_last_error())
 }
 
 // CheckABI refuses a library version (reset_version()) of another ABI major:
@@ -88,15 +101,74 @@ func CheckABI(version uint32) error {
 	if version/10000 == ABIMajor {
 		return nil
 	}
-	return &Error{Status: StatusUnsupported, Name: statusName(StatusUnsupported), Message: fmt.Sprintf(
+	return newError(StatusUnsupported, fmt.Sprintf(
 		"libreset %d.%d.%d has ABI major %d, but these bindings need %d",
-		version/10000, version/100%100, version%100, version/10000, ABIMajor)}
+		version/10000, version/100%100, version%100, version/10000, ABIMajor))
 }
 
-func ensureABI() error { return CheckABI(uint32(C.reset_version())) }
+// headerValue is one of this package's constants beside the value SWIG
+// compiled from reset.h.
+type headerValue struct {
+	name         string
+	ours, header int
+}
+
+func headerValues() []headerValue {
+	return []headerValue{
+		{"statusOK", int(statusOK), int(native.RESET_OK)},
+		{"StatusInvalidArgument", int(StatusInvalidArgument), int(native.RESET_ERR_INVALID_ARGUMENT)},
+		{"StatusIO", int(StatusIO), int(native.RESET_ERR_IO)},
+		{"StatusUnsupported", int(StatusUnsupported), int(native.RESET_ERR_UNSUPPORTED)},
+		{"StatusOutOfRange", int(StatusOutOfRange), int(native.RESET_ERR_OUT_OF_RANGE)},
+		{"statusOutOfMemory", int(statusOutOfMemory), int(native.RESET_ERR_OUT_OF_MEMORY)},
+		{"StatusBadUTF8", int(StatusBadUTF8), int(native.RESET_ERR_BAD_UTF8)},
+		{"StatusBufferTooSmall", int(StatusBufferTooSmall), int(native.RESET_ERR_BUFFER_TOO_SMALL)},
+		{"StatusCancelled", int(StatusCancelled), int(native.RESET_ERR_CANCELLED)},
+		{"WeightsAuto", int(WeightsAuto), int(native.RESET_WEIGHTS_AUTO)},
+		{"WeightsBF16", int(WeightsBF16), int(native.RESET_WEIGHTS_BF16)},
+		{"WeightsNVFP4W4A16", int(WeightsNVFP4W4A16), int(native.RESET_WEIGHTS_NVFP4_W4A16)},
+		{"WeightsNVFP4W4A4", int(WeightsNVFP4W4A4), int(native.RESET_WEIGHTS_NVFP4_W4A4)},
+		{"BackendAuto", int(BackendAuto), int(native.RESET_BACKEND_AUTO)},
+		{"BackendCPU", int(BackendCPU), int(native.RESET_BACKEND_CPU)},
+		{"BackendCUDA", int(BackendCUDA), int(native.RESET_BACKEND_CUDA)},
+		{"PolicyGreedy", int(PolicyGreedy), int(native.RESET_POLICY_GREEDY)},
+		{"PolicyFixed", int(PolicyFixed), int(native.RESET_POLICY_FIXED)},
+		{"PolicyReSET", int(PolicyReSET), int(native.RESET_POLICY_RESET)},
+		{"PolicyEntropy", int(PolicyEntropy), int(native.RESET_POLICY_ENTROPY)},
+	}
+}
+
+var (
+	headerOnce sync.Once
+	headerErr  error
+)
+
+// checkHeader refuses to run when a constant of this package disagrees with
+// the reset.h it was built against: the library would read another weight
+// format, backend or policy than the caller asked for.
+func checkHeader() error {
+	headerOnce.Do(func() {
+		for _, v := range headerValues() {
+			if v.ours != v.header {
+				headerErr = newError(StatusUnsupported, fmt.Sprintf(
+					"reset.%s is %d but reset.h says %d: package reset and the header it was built against disagree",
+					v.name, v.ours, v.header))
+				return
+			}
+		}
+	})
+	return headerErr
+}
+
+func ensureABI() error {
+	if err := checkHeader(); err != nil {
+		return err
+	}
+	return CheckABI(uint32(native.Reset_version()))
+}
 
 // Version is the loaded library's version string, e.g. "0.1.0 (cpu)".
-func Version() string { return C.GoString(C.reset_version_string()) }
+func Version() string { return native.Reset_version_string() }
 
 // ---------------------------------------------------------------------- models
 
@@ -104,19 +176,19 @@ func Version() string { return C.GoString(C.reset_version_string()) }
 type Weights int
 
 const (
-	WeightsAuto       Weights = C.RESET_WEIGHTS_AUTO
-	WeightsBF16       Weights = C.RESET_WEIGHTS_BF16
-	WeightsNVFP4W4A16 Weights = C.RESET_WEIGHTS_NVFP4_W4A16
-	WeightsNVFP4W4A4  Weights = C.RESET_WEIGHTS_NVFP4_W4A4
+	WeightsAuto       Weights = 0
+	WeightsBF16       Weights = 1
+	WeightsNVFP4W4A16 Weights = 2
+	WeightsNVFP4W4A4  Weights = 3
 )
 
 // Backend selects the engine (reset_backend).
 type Backend int
 
 const (
-	BackendAuto Backend = C.RESET_BACKEND_AUTO
-	BackendCPU  Backend = C.RESET_BACKEND_CPU
-	BackendCUDA Backend = C.RESET_BACKEND_CUDA
+	BackendAuto Backend = 0
+	BackendCPU  Backend = 1
+	BackendCUDA Backend = 2
 )
 
 // ModelOptions are reset_model_options; the zero value is the library's defaults.
@@ -129,26 +201,30 @@ type ModelOptions struct {
 }
 
 // Model is a loaded model, immutable and shareable by goroutines.
-type Model struct{ raw *C.reset_model }
+type Model struct{ raw uintptr }
+
+func flag(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // Load loads a Hugging Face model directory (reset_model_load).
 func Load(path string, options ModelOptions) (*Model, error) {
 	if err := ensureABI(); err != nil {
 		return nil, err
 	}
-	var opts C.reset_model_options
-	C.reset_model_options_init(&opts)
-	opts.weights = C.reset_weights(options.Weights)
-	opts.backend = C.reset_backend(options.Backend)
-	if options.QuantizeLMHead {
-		opts.quantize_lm_head = 1
-	}
-	opts.device = C.int32_t(options.Device)
-	opts.threads = C.int32_t(options.Threads)
-	cpath := C.CString(path)
-	defer C.free(unsafe.Pointer(cpath))
-	var raw *C.reset_model
-	if err := call(func() C.reset_status { return C.reset_model_load(cpath, &opts, &raw) }); err != nil {
+	opts := native.NewReset_model_options()
+	defer native.DeleteReset_model_options(opts)
+	native.Reset_model_options_init(opts)
+	opts.SetWeights(native.Enum_SS_reset_weights(options.Weights))
+	opts.SetBackend(native.Enum_SS_reset_backend(options.Backend))
+	opts.SetQuantize_lm_head(flag(options.QuantizeLMHead))
+	opts.SetDevice(options.Device)
+	opts.SetThreads(options.Threads)
+	var raw uintptr
+	if err := call(func() native.Enum_SS_reset_status { return native.Reset_model_load(path, opts, &raw) }); err != nil {
 		return nil, err
 	}
 	m := &Model{raw: raw}
@@ -158,9 +234,9 @@ func Load(path string, options ModelOptions) (*Model, error) {
 
 // Close frees the model; sessions made from it keep it alive until they close.
 func (m *Model) Close() error {
-	if m.raw != nil {
-		C.reset_model_free(m.raw)
-		m.raw = nil
+	if m.raw != 0 {
+		native.Reset_model_free(m.raw)
+		m.raw = 0
 		runtime.SetFinalizer(m, nil)
 	}
 	return nil
@@ -168,17 +244,18 @@ func (m *Model) Close() error {
 
 // VocabSize is the model's vocabulary size.
 func (m *Model) VocabSize() (int, error) {
-	var info C.reset_model_info
-	C.reset_model_info_init(&info)
-	err := call(func() C.reset_status { return C.reset_model_get_info(m.raw, &info) })
-	return int(info.vocab_size), err
+	info := native.NewReset_model_info()
+	defer native.DeleteReset_model_info(info)
+	native.Reset_model_info_init(info)
+	err := call(func() native.Enum_SS_reset_status { return native.Reset_model_get_info(m.raw, info) })
+	return info.GetVocab_size(), err
 }
 
 // Tokenizer is the tokenizer the model directory carries, or nil.  It belongs
 // to the model: do not Close it, and do not use it after the model is closed.
 func (m *Model) Tokenizer() *Tokenizer {
-	raw := C.reset_model_tokenizer(m.raw)
-	if raw == nil {
+	raw := native.Reset_model_tokenizer(m.raw)
+	if raw == 0 {
 		return nil
 	}
 	return &Tokenizer{raw: raw, owner: m}
@@ -190,10 +267,10 @@ func (m *Model) Tokenizer() *Tokenizer {
 type PolicyKind int
 
 const (
-	PolicyGreedy  PolicyKind = C.RESET_POLICY_GREEDY
-	PolicyFixed   PolicyKind = C.RESET_POLICY_FIXED
-	PolicyReSET   PolicyKind = C.RESET_POLICY_RESET
-	PolicyEntropy PolicyKind = C.RESET_POLICY_ENTROPY
+	PolicyGreedy  PolicyKind = 0
+	PolicyFixed   PolicyKind = 1
+	PolicyReSET   PolicyKind = 2
+	PolicyEntropy PolicyKind = 3
 )
 
 // PolicyParams are reset_policy_params; start from DefaultPolicy, Greedy or ReSET.
@@ -214,11 +291,12 @@ type PolicyParams struct {
 
 // DefaultPolicy is the library's defaults (greedy).
 func DefaultPolicy() PolicyParams {
-	var p C.reset_policy_params
-	C.reset_policy_params_init(&p)
-	return PolicyParams{Kind: PolicyKind(p.kind), Temperature: float32(p.temperature), TopK: int(p.top_k),
-		TopP: float32(p.top_p), MinP: float32(p.min_p), Seed: uint64(p.seed), THigh: float32(p.t_high),
-		TLow: float32(p.t_low), Tau0: float32(p.tau0), Window: int(p.window)}
+	p := native.NewReset_policy_params()
+	defer native.DeleteReset_policy_params(p)
+	native.Reset_policy_params_init(p)
+	return PolicyParams{Kind: PolicyKind(p.GetKind()), Temperature: p.GetTemperature(), TopK: p.GetTop_k(),
+		TopP: p.GetTop_p(), MinP: p.GetMin_p(), Seed: p.GetSeed(), THigh: p.GetT_high(),
+		TLow: p.GetT_low(), Tau0: p.GetTau0(), Window: p.GetWindow()}
 }
 
 // Greedy is argmax decoding.
@@ -231,28 +309,24 @@ func ReSET(tHigh, tLow, tau0 float32, window int) PolicyParams {
 	return p
 }
 
-// withC fills the C struct; its preset string lives only during f.
-func (p PolicyParams) withC(f func(*C.reset_policy_params) C.reset_status) error {
-	var c C.reset_policy_params
-	C.reset_policy_params_init(&c)
-	c.kind = C.reset_policy_kind(p.Kind)
-	c.temperature = C.float(p.Temperature)
-	c.top_k = C.int32_t(p.TopK)
-	c.top_p = C.float(p.TopP)
-	c.min_p = C.float(p.MinP)
-	c.seed = C.uint64_t(p.Seed)
-	c.t_high = C.float(p.THigh)
-	c.t_low = C.float(p.TLow)
-	c.tau0 = C.float(p.Tau0)
-	c.window = C.int32_t(p.Window)
-	if p.ResetState {
-		c.reset_state = 1
-	}
-	if p.Preset != "" {
-		c.preset = C.CString(p.Preset)
-		defer C.free(unsafe.Pointer(c.preset))
-	}
-	return call(func() C.reset_status { return f(&c) })
+// withC fills the C struct for f; it and its copy of the preset are freed when f returns.
+func (p PolicyParams) withC(f func(native.Reset_policy_params) native.Enum_SS_reset_status) error {
+	c := native.NewReset_policy_params()
+	defer native.DeleteReset_policy_params(c)
+	native.Reset_policy_params_init(c)
+	c.SetKind(native.Enum_SS_reset_policy_kind(p.Kind))
+	c.SetTemperature(p.Temperature)
+	c.SetTop_k(p.TopK)
+	c.SetTop_p(p.TopP)
+	c.SetMin_p(p.MinP)
+	c.SetSeed(p.Seed)
+	c.SetT_high(p.THigh)
+	c.SetT_low(p.TLow)
+	c.SetTau0(p.Tau0)
+	c.SetWindow(p.Window)
+	c.SetReset_state(flag(p.ResetState))
+	c.Set_preset(p.Preset)
+	return call(func() native.Enum_SS_reset_status { return f(c) })
 }
 
 // Decision is what a standalone policy decided for one token (reset_decision).
@@ -263,7 +337,7 @@ type Decision struct {
 }
 
 // Policy is the standalone ReSET policy, for logits computed by any engine.
-type Policy struct{ raw *C.reset_policy }
+type Policy struct{ raw uintptr }
 
 // NewPolicy creates a standalone policy with its step delimiters (NL: ids of
 // "\n"; DNL: ids whose text contains "\n\n") and its Philox sequence.
@@ -271,17 +345,18 @@ func NewPolicy(params PolicyParams, newlineIDs, doubleNewlineIDs []int32, sequen
 	if err := ensureABI(); err != nil {
 		return nil, err
 	}
-	var opts C.reset_policy_options
-	C.reset_policy_options_init(&opts)
-	// The id arrays are copied by the library; C memory keeps cgo's pointer rules simple.
-	nl, dnl := cInts(newlineIDs), cInts(doubleNewlineIDs)
-	defer C.free(unsafe.Pointer(nl))
-	defer C.free(unsafe.Pointer(dnl))
-	opts.newline_ids, opts.n_newline_ids = nl, C.size_t(len(newlineIDs))
-	opts.double_newline_ids, opts.n_double_newline_ids = dnl, C.size_t(len(doubleNewlineIDs))
-	opts.sequence = C.int32_t(sequence)
-	var raw *C.reset_policy
-	err := params.withC(func(c *C.reset_policy_params) C.reset_status { return C.reset_policy_create(c, &opts, &raw) })
+	opts := native.NewReset_policy_options()
+	defer native.DeleteReset_policy_options(opts)
+	native.Reset_policy_options_init(opts)
+	// The options keep C copies of the ids (freed with them): C memory must
+	// not point at a Go slice once the call that lent it returns.
+	opts.Set_newline_ids(newlineIDs)
+	opts.Set_double_newline_ids(doubleNewlineIDs)
+	opts.SetSequence(sequence)
+	var raw uintptr
+	err := params.withC(func(c native.Reset_policy_params) native.Enum_SS_reset_status {
+		return native.Reset_policy_create(c, opts, &raw)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -290,66 +365,58 @@ func NewPolicy(params PolicyParams, newlineIDs, doubleNewlineIDs []int32, sequen
 	return p, nil
 }
 
-func cInts(ids []int32) *C.int32_t {
-	p := (*C.int32_t)(C.malloc(C.size_t(4 * (len(ids) + 1))))
-	copy(unsafe.Slice((*int32)(unsafe.Pointer(p)), len(ids)), ids)
-	return p
-}
-
 // SetParams replaces the parameters (the step state is kept unless ResetState).
 func (p *Policy) SetParams(params PolicyParams) error {
-	return params.withC(func(c *C.reset_policy_params) C.reset_status { return C.reset_policy_set_params(p.raw, c) })
+	return params.withC(func(c native.Reset_policy_params) native.Enum_SS_reset_status {
+		return native.Reset_policy_set_params(p.raw, c)
+	})
 }
 
-func decision(d *C.reset_decision) Decision {
-	return Decision{Temperature: float32(d.temperature), Entropy: float32(d.entropy),
-		StepEntropy: float32(d.step_entropy), GlobalMean: float32(d.global_mean), Threshold: float32(d.threshold),
-		StepIndex: int(d.step_index), Boundary: d.boundary != 0, Uncertain: d.uncertain != 0}
+// newDecision is an initialised reset_decision in C memory; the caller deletes it.
+func newDecision() native.Reset_decision {
+	d := native.NewReset_decision()
+	native.Reset_decision_init(d)
+	return d
 }
 
-func floatsPtr(logits []float32) *C.float {
-	if len(logits) == 0 {
-		return nil
-	}
-	return (*C.float)(unsafe.Pointer(&logits[0]))
+func decision(d native.Reset_decision) Decision {
+	return Decision{Temperature: d.GetTemperature(), Entropy: d.GetEntropy(), StepEntropy: d.GetStep_entropy(),
+		GlobalMean: d.GetGlobal_mean(), Threshold: d.GetThreshold(), StepIndex: d.GetStep_index(),
+		Boundary: d.GetBoundary() != 0, Uncertain: d.GetUncertain() != 0}
 }
 
 // Decide chooses the next token's temperature from its raw logits.
 func (p *Policy) Decide(logits []float32) (Decision, error) {
-	var d C.reset_decision
-	C.reset_decision_init(&d)
-	err := call(func() C.reset_status {
-		return C.reset_policy_decide(p.raw, floatsPtr(logits), C.size_t(len(logits)), &d)
-	})
-	runtime.KeepAlive(logits)
-	return decision(&d), err
+	d := newDecision()
+	defer native.DeleteReset_decision(d)
+	err := call(func() native.Enum_SS_reset_status { return native.Reset_policy_decide(p.raw, logits, d) })
+	return decision(d), err
 }
 
 // Sample decides, then draws the token as a session would; Accept it (or another) after.
 func (p *Policy) Sample(logits []float32) (int32, Decision, error) {
-	var d C.reset_decision
-	C.reset_decision_init(&d)
-	var token C.int32_t
-	err := call(func() C.reset_status {
-		return C.reset_policy_sample(p.raw, floatsPtr(logits), C.size_t(len(logits)), &token, &d)
-	})
-	runtime.KeepAlive(logits)
-	return int32(token), decision(&d), err
+	d := newDecision()
+	defer native.DeleteReset_decision(d)
+	var token int32
+	err := call(func() native.Enum_SS_reset_status { return native.Reset_policy_sample(p.raw, logits, &token, d) })
+	return token, decision(d), err
 }
 
 // Accept records the token the sequence took.
 func (p *Policy) Accept(token int32) error {
-	return call(func() C.reset_status { return C.reset_policy_accept(p.raw, C.int32_t(token)) })
+	return call(func() native.Enum_SS_reset_status { return native.Reset_policy_accept(p.raw, int(token)) })
 }
 
 // Reset starts a new generation.
-func (p *Policy) Reset() error { return call(func() C.reset_status { return C.reset_policy_reset(p.raw) }) }
+func (p *Policy) Reset() error {
+	return call(func() native.Enum_SS_reset_status { return native.Reset_policy_reset(p.raw) })
+}
 
 // Close frees the policy.
 func (p *Policy) Close() error {
-	if p.raw != nil {
-		C.reset_policy_free(p.raw)
-		p.raw = nil
+	if p.raw != 0 {
+		native.Reset_policy_free(p.raw)
+		p.raw = 0
 		runtime.SetFinalizer(p, nil)
 	}
 	return nil

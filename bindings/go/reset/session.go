@@ -1,21 +1,16 @@
 package reset
 
-/*
-#include <stdlib.h>
-#include "reset.h"
-*/
-import "C"
-
 import (
 	"context"
 	"runtime"
 	"sync"
-	"unsafe"
+
+	"libreset.dev/reset/internal/native"
 )
 
 // Session is a decoding session: KV cache and sampler state on a model.
 type Session struct {
-	raw       *C.reset_session
+	raw       uintptr
 	model     *Model // keeps the model (and its finalizer) from running first
 	sequences int
 	vocab     int
@@ -26,17 +21,18 @@ type Session struct {
 
 // NewSession opens a session (reset_session_create); maxContext 0 means min(model, 4096).
 func (m *Model) NewSession(maxContext, sequences int) (*Session, error) {
-	var opts C.reset_session_options
-	C.reset_session_options_init(&opts)
-	opts.max_context = C.int32_t(maxContext)
-	opts.sequences = C.int32_t(sequences)
-	var raw *C.reset_session
-	if err := call(func() C.reset_status { return C.reset_session_create(m.raw, &opts, &raw) }); err != nil {
+	opts := native.NewReset_session_options()
+	defer native.DeleteReset_session_options(opts)
+	native.Reset_session_options_init(opts)
+	opts.SetMax_context(maxContext)
+	opts.SetSequences(sequences)
+	var raw uintptr
+	if err := call(func() native.Enum_SS_reset_status { return native.Reset_session_create(m.raw, opts, &raw) }); err != nil {
 		return nil, err
 	}
 	vocab, err := m.VocabSize()
 	if err != nil {
-		C.reset_session_free(raw)
+		native.Reset_session_free(raw)
 		return nil, err
 	}
 	if sequences < 1 {
@@ -51,9 +47,9 @@ func (m *Model) NewSession(maxContext, sequences int) (*Session, error) {
 func (s *Session) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.raw != nil {
-		C.reset_session_free(s.raw)
-		s.raw = nil
+	if s.raw != 0 {
+		native.Reset_session_free(s.raw)
+		s.raw = 0
 		runtime.SetFinalizer(s, nil)
 	}
 	return nil
@@ -61,14 +57,16 @@ func (s *Session) Close() error {
 
 // SetPolicy replaces the session's policy.
 func (s *Session) SetPolicy(params PolicyParams) error {
-	return params.withC(func(c *C.reset_policy_params) C.reset_status { return C.reset_set_policy(s.raw, c) })
+	return params.withC(func(c native.Reset_policy_params) native.Enum_SS_reset_status {
+		return native.Reset_set_policy(s.raw, c)
+	})
 }
 
 // Cancel stops the running (or next) Prefill/Step with StatusCancelled.  Any goroutine.
 func (s *Session) Cancel() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return call(func() C.reset_status { return C.reset_session_cancel(s.raw) })
+	return call(func() native.Enum_SS_reset_status { return native.Reset_session_cancel(s.raw) })
 }
 
 // whileRunning maps ctx's cancellation to reset_session_cancel for the duration of f.
@@ -98,36 +96,31 @@ func (s *Session) whileRunning(ctx context.Context, f func() error) error {
 // Prefill appends prompt tokens to every sequence; ctx cancels it.
 func (s *Session) Prefill(ctx context.Context, ids []int32) error {
 	return s.whileRunning(ctx, func() error {
-		var p *C.int32_t
-		if len(ids) > 0 {
-			p = (*C.int32_t)(unsafe.Pointer(&ids[0]))
-		}
-		err := call(func() C.reset_status { return C.reset_prefill(s.raw, p, C.size_t(len(ids))) })
-		runtime.KeepAlive(ids)
-		return err
+		return call(func() native.Enum_SS_reset_status { return native.Reset_prefill(s.raw, ids) })
 	})
 }
 
 // Logits are the raw logits of a sequence's last position.
 func (s *Session) Logits(sequence int) ([]float32, error) {
 	out := make([]float32, s.vocab)
-	err := call(func() C.reset_status {
-		return C.reset_session_logits(s.raw, C.int32_t(sequence), (*C.float)(unsafe.Pointer(&out[0])), C.size_t(len(out)))
-	})
+	err := call(func() native.Enum_SS_reset_status { return native.Reset_session_logits(s.raw, sequence, out) })
 	return out, err
 }
 
 // Len is the number of tokens a sequence holds.
-func (s *Session) Len(sequence int) int { return int(C.reset_session_length(s.raw, C.int32_t(sequence))) }
+func (s *Session) Len(sequence int) int { return native.Reset_session_length(s.raw, sequence) }
 
 // Reset forgets every token; the policy stays.
-func (s *Session) Reset() error { return call(func() C.reset_status { return C.reset_session_reset(s.raw) }) }
+func (s *Session) Reset() error {
+	return call(func() native.Enum_SS_reset_status { return native.Reset_session_reset(s.raw) })
+}
 
 // Step is what one decode step produced for one sequence, with the sampler's signals.
 type Step struct {
 	Sequence int
 	Token    int32 // -1 when the sequence had ended earlier
 	End      bool
+
 	Entropy, StepEntropy, GlobalMean, Threshold, Temperature float32
 	StepIndex                                                int
 	Boundary, Uncertain                                      bool
@@ -137,24 +130,29 @@ type Step struct {
 // Step runs one decode step for every sequence; ctx cancels it.
 func (s *Session) Step(ctx context.Context) ([]Step, error) {
 	// C memory: reset_step holds a pointer the library writes, which cgo forbids in Go memory.
-	raw := (*C.reset_step)(C.calloc(C.size_t(s.sequences), C.size_t(unsafe.Sizeof(C.reset_step{}))))
-	defer C.free(unsafe.Pointer(raw))
-	steps := unsafe.Slice(raw, s.sequences)
-	C.reset_step_init(raw, C.size_t(s.sequences))
+	steps := native.Reset_go_steps_new(int64(s.sequences))
+	if steps.Swigcptr() == 0 {
+		return nil, newError(statusOutOfMemory, "no memory for the decode steps")
+	}
+	defer native.Reset_go_steps_free(steps)
 	err := s.whileRunning(ctx, func() error {
-		return call(func() C.reset_status { return C.reset_decode_step(s.raw, raw, C.size_t(s.sequences), nil) })
+		return call(func() native.Enum_SS_reset_status {
+			return native.Reset_decode_step(s.raw, steps, int64(s.sequences), nil)
+		})
 	})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Step, s.sequences)
-	for i, c := range steps {
-		out[i] = Step{Sequence: int(c.sequence), Token: int32(c.token), End: c.end_of_generation != 0,
-			Entropy: float32(c.entropy), StepEntropy: float32(c.step_entropy), GlobalMean: float32(c.global_mean),
-			Threshold: float32(c.threshold), Temperature: float32(c.temperature), StepIndex: int(c.step_index),
-			Boundary: c.boundary != 0, Uncertain: c.uncertain != 0,
-			// The text lives in the session until its next call: copy it now.
-			Text: C.GoStringN(c.text, C.int(c.text_len))}
+	for i := range out {
+		c := native.Reset_go_steps_at(steps, int64(i))
+		// The text lives in the session until its next call: copy it now.
+		text := make([]byte, c.GetText_len())
+		c.Copy_text(text)
+		out[i] = Step{Sequence: c.GetSequence(), Token: int32(c.GetToken()), End: c.GetEnd_of_generation() != 0,
+			Entropy: c.GetEntropy(), StepEntropy: c.GetStep_entropy(), GlobalMean: c.GetGlobal_mean(),
+			Threshold: c.GetThreshold(), Temperature: c.GetTemperature(), StepIndex: c.GetStep_index(),
+			Boundary: c.GetBoundary() != 0, Uncertain: c.GetUncertain() != 0, Text: string(text)}
 	}
 	return out, nil
 }

@@ -1,0 +1,262 @@
+/*
+ * SWIG interface of the Go binding's low layer: package
+ * libreset.dev/reset/internal/native, generated at build time by
+ * generate.sh (swig -go -cgo -intgosize 64) into native.go and native_wrap.c
+ * next to this file, which bindings/go/.gitignore keeps out of git.  It is
+ * internal: the public API (package reset) is written by hand on top of it.
+ *
+ * What the typemaps below decide, and why:
+ *  - Opaque handles (reset_model *, ...) cross as uintptr and out-handles
+ *    (reset_model **) as *uintptr the call fills in.  The C memory they name
+ *    is not Go's, so the garbage collector must not trace it; package reset
+ *    owns each one and frees it in Close.  A proxy type per handle would add
+ *    nothing but another layer to unwrap.
+ *  - Text crosses as Go strings and byte slices, which already are UTF-8
+ *    with a length: input text with its byte length points straight at the
+ *    Go string for the duration of the call (it holds no Go pointers, so
+ *    cgo's rules allow it); a caller's output buffer (the snprintf idiom)
+ *    is a []byte the call writes into.  NUL-terminated inputs (a path, a
+ *    preset name) are copied into malloc'd memory that SWIG's freearg frees
+ *    when the call returns, and the library's own static strings (version,
+ *    status name, last error) are copied into Go strings: no C string
+ *    outlives a call.
+ *  - Id and logit arrays cross as []int32 / []float32 with their length.
+ *  - Counts and ids a call writes (size_t *n_ids, int32_t *out_token, ...)
+ *    cross as *int / *int32; the call writes a C temporary first, so a nil
+ *    Go pointer is allowed where the header allows NULL, and a
+ *    BUFFER_TOO_SMALL still reports the size needed.
+ *  - Statuses are returned as they are: reset_last_error() is per OS thread,
+ *    so package reset reads it with its goroutine locked to the thread that
+ *    made the call.
+ *  - Structs (options, params, steps, decisions, infos) are SWIG proxies
+ *    over C memory, made with New* and freed with Delete* at a known point;
+ *    structs that hold pointers (the chat messages, the steps' text, the
+ *    policy's delimiter ids and preset) keep them in C memory, because C
+ *    memory must not keep pointing at Go memory after a call returns.
+ *  - No callbacks: the progress callbacks of loading and calibration are not
+ *    offered to Go (calibration is the C API's and the CLI's), so no
+ *    runtime/cgo.Handle is needed.
+ */
+%module native
+
+%{
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "reset.h"
+%}
+
+/* The wrapper links against libreset; its header and library are found
+ * through CGO_CFLAGS / CGO_LDFLAGS, or where the compiler looks. */
+%insert(cgo_comment_typedefs) %{
+#cgo LDFLAGS: -lreset
+%}
+
+%include <stdint.i>
+
+/* ---------------------------------------------------------------- handles */
+
+%define RESET_GO_HANDLE(TYPE)
+%typemap(gotype) TYPE *, const TYPE * "uintptr"
+%typemap(in) TYPE *, const TYPE * %{ $1 = ($1_ltype)$input; %}
+%typemap(out) TYPE *, const TYPE * %{ $result = $1; %}
+%typemap(gotype) TYPE ** "*uintptr"
+%typemap(in) TYPE ** %{ $1 = ($1_ltype)$input; %}
+%enddef
+
+RESET_GO_HANDLE(reset_model)
+RESET_GO_HANDLE(reset_session)
+RESET_GO_HANDLE(reset_tokenizer)
+RESET_GO_HANDLE(reset_policy)
+/* A conversation built in C memory by the reset_go_messages_* helpers below. */
+RESET_GO_HANDLE(reset_chat_message)
+
+/* ---------------------------------------------------------------- text */
+
+/* Text with its byte length, read by the call: the Go string's own bytes. */
+%apply (char *STRING, size_t LENGTH) { (const char *text, size_t text_len) };
+
+/* A caller's buffer the call writes into. */
+%typemap(gotype) (char *buffer, size_t capacity) "[]byte"
+%typemap(in) (char *buffer, size_t capacity) %{
+  $1 = (char *)$input.array;
+  $2 = (size_t)$input.len;
+%}
+
+/* Fixed char arrays of the info structs: read-only, up to their NUL (a
+ * full array has none, so strlen could run past it). */
+%typemap(out, fragment="AllocateString") char [ANY] %{
+  {
+    const char *end = (const char *)memchr($1, 0, $1_dim0);
+    $result = Swig_AllocateString($1, end ? (size_t)(end - $1) : (size_t)$1_dim0);
+  }
+%}
+
+/* ---------------------------------------------------------------- arrays */
+
+%define RESET_GO_ARRAY(CTYPE, GOTYPE)
+%typemap(gotype) (const CTYPE *IN, size_t LENGTH), (CTYPE *OUT, size_t LENGTH) "[]GOTYPE"
+%typemap(in) (const CTYPE *IN, size_t LENGTH), (CTYPE *OUT, size_t LENGTH) %{
+  $1 = ($1_ltype)$input.array;
+  $2 = (size_t)$input.len;
+%}
+%enddef
+
+RESET_GO_ARRAY(int32_t, int32)
+RESET_GO_ARRAY(float, float32)
+
+%apply (const int32_t *IN, size_t LENGTH) { (const int32_t *ids, size_t n_ids) };
+%apply (int32_t *OUT, size_t LENGTH) { (int32_t *ids, size_t capacity) };
+%apply (const float *IN, size_t LENGTH) { (const float *logits, size_t n_vocab) };
+%apply (float *OUT, size_t LENGTH) { (float *out, size_t capacity) };
+
+/* ---------------------------------------------------------------- out-values */
+
+%define RESET_GO_OUT(CTYPE, GOTYPE, CGOTYPE)
+%typemap(gotype) CTYPE *OUT "*GOTYPE"
+%typemap(in) CTYPE *OUT (CTYPE temp) %{
+  temp = 0;
+  $1 = &temp;
+%}
+%typemap(argout) CTYPE *OUT %{
+  if ($input) *$input = (CGOTYPE)temp$argnum;
+%}
+%enddef
+
+RESET_GO_OUT(size_t, int, intgo)
+RESET_GO_OUT(int32_t, int32, int32_t)
+
+%apply size_t *OUT { size_t *n_ids, size_t *text_len, size_t *out_length };
+%apply int32_t *OUT { int32_t *out_id, int32_t *out_token, int32_t *n_active };
+
+/* ---------------------------------------------------------------- structs */
+
+/* Callbacks are not offered to Go; calibration is the C API's and the CLI's. */
+%ignore reset_model_options::progress;
+%ignore reset_model_options::progress_user_data;
+%ignore reset_calibration_options;
+%ignore reset_calibration_options_init;
+%ignore reset_calibration_result;
+%ignore reset_calibration_result_init;
+%ignore reset_entropy_percentiles;
+%ignore reset_calibrate;
+/* Pointer members are set through the owning %extend methods below. */
+%ignore reset_policy_params::preset;
+%ignore reset_policy_options::newline_ids;
+%ignore reset_policy_options::n_newline_ids;
+%ignore reset_policy_options::double_newline_ids;
+%ignore reset_policy_options::n_double_newline_ids;
+%ignore reset_step::text;
+%ignore reset_model_info::eos_ids;
+%ignore reset_tokenizer_info::eos_ids;
+%ignore reset_chat_message;
+%immutable reset_model_info::architecture;
+%immutable reset_tokenizer_info::kind;
+%immutable reset_step::text_len;
+
+/* The header's export attribute (__attribute__ on ELF) is not C that SWIG parses. */
+#define __attribute__(x)
+%include "reset.h"
+
+/* reset_policy_params owns a copy of its preset name (a Go string must not
+ * stay pointed at after the call that lent it), freed with the struct.
+ * reset_policy_params_init sets preset to NULL, so it comes before
+ * set_preset. */
+%extend reset_policy_params {
+  void set_preset(const char *name) {
+    free((char *)$self->preset);
+    $self->preset = NULL;
+    if (name && *name) {
+      size_t n = strlen(name) + 1;
+      char *copy = (char *)malloc(n);
+      if (copy) $self->preset = (const char *)memcpy(copy, name, n);
+    }
+  }
+  ~reset_policy_params() {
+    free((char *)$self->preset);
+    free($self);
+  }
+}
+
+/* reset_policy_options owns copies of its delimiter ids, freed with it
+ * (reset_policy_create copies them again, so they only live until then). */
+%extend reset_policy_options {
+  void set_newline_ids(const int32_t *ids, size_t n_ids) {
+    free((int32_t *)$self->newline_ids);
+    $self->newline_ids = n_ids ? (const int32_t *)malloc(n_ids * sizeof *ids) : NULL;
+    if ($self->newline_ids) memcpy((int32_t *)$self->newline_ids, ids, n_ids * sizeof *ids);
+    $self->n_newline_ids = $self->newline_ids ? n_ids : 0;
+  }
+  void set_double_newline_ids(const int32_t *ids, size_t n_ids) {
+    free((int32_t *)$self->double_newline_ids);
+    $self->double_newline_ids = n_ids ? (const int32_t *)malloc(n_ids * sizeof *ids) : NULL;
+    if ($self->double_newline_ids) memcpy((int32_t *)$self->double_newline_ids, ids, n_ids * sizeof *ids);
+    $self->n_double_newline_ids = $self->double_newline_ids ? n_ids : 0;
+  }
+  ~reset_policy_options() {
+    free((int32_t *)$self->newline_ids);
+    free((int32_t *)$self->double_newline_ids);
+    free($self);
+  }
+}
+
+/* A step's text belongs to the session until its next call: Go copies its
+ * text_len bytes out right after the step. */
+%extend reset_step {
+  void copy_text(char *buffer, size_t capacity) {
+    if ($self->text && $self->text_len && capacity >= $self->text_len) memcpy(buffer, $self->text, $self->text_len);
+  }
+}
+
+%extend reset_model_info {
+  int32_t eos_id(int32_t i) { return i >= 0 && i < $self->n_eos && i < 8 ? $self->eos_ids[i] : -1; }
+}
+%extend reset_tokenizer_info {
+  int32_t eos_id(int32_t i) { return i >= 0 && i < $self->n_eos && i < 8 ? $self->eos_ids[i] : -1; }
+}
+
+%inline %{
+/* reset_decode_step fills one step per sequence: an array in C memory,
+ * because a step holds a pointer the library writes, which cgo forbids in
+ * Go memory.  NULL when memory runs out. */
+reset_step *reset_go_steps_new(size_t count) {
+    reset_step *steps = (reset_step *)calloc(count ? count : 1, sizeof *steps);
+    if (steps) reset_step_init(steps, count);
+    return steps;
+}
+/* The i-th step, borrowed from the array. */
+reset_step *reset_go_steps_at(reset_step *steps, size_t i) { return steps + i; }
+void reset_go_steps_free(reset_step *steps) { free(steps); }
+
+/* A conversation for reset_chat_format, in C memory for the same reason:
+ * each message points at its role and content.  NULL when memory runs out. */
+reset_chat_message *reset_go_messages_new(size_t count) {
+    return (reset_chat_message *)calloc(count ? count : 1, sizeof(reset_chat_message));
+}
+/* Copies role (NUL-terminated) and content (with its length) into message
+ * i.  0, or -1 when memory runs out (what was copied is still freed by
+ * reset_go_messages_free). */
+int reset_go_messages_set(reset_chat_message *messages, size_t i, const char *role,
+                          const char *text, size_t text_len) {
+    size_t role_len = strlen(role);
+    char *role_copy = (char *)malloc(role_len + 1);
+    char *content = (char *)malloc(text_len + 1);
+    if (role_copy) memcpy(role_copy, role, role_len + 1);
+    if (content) {
+        if (text_len) memcpy(content, text, text_len);
+        content[text_len] = 0;
+    }
+    messages[i].role = role_copy;
+    messages[i].content = content;
+    messages[i].content_len = text_len;
+    return role_copy && content ? 0 : -1;
+}
+void reset_go_messages_free(reset_chat_message *messages, size_t count) {
+    if (!messages) return;
+    for (size_t i = 0; i < count; i++) {
+        free((char *)messages[i].role);
+        free((char *)messages[i].content);
+    }
+    free(messages);
+}
+%}
