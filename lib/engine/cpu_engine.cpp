@@ -89,14 +89,32 @@ void apply_rope(float *head, int32_t head_dim, int32_t position, const std::vect
     }
 }
 
+// Below this many multiply-adds a matrix is done on one thread: waking the
+// team costs more than it saves, and a busy core stalls every other thread at
+// the join (decode of a small model collapsed from ~110 to ~5 tokens/s when
+// another process took a core).
+constexpr int64_t kParallelMinimumWork = int64_t(1) << 20;
+
+// One row: 8 independent partial sums, so the compiler can keep them in
+// vector registers (the loop-carried dependence of a single sum cannot be
+// vectorised without reassociating, which FP32 reference code must not do
+// silently).  The order is fixed, so results are reproducible.
+float bf16_row_dot(const uint16_t *row, const float *x, int64_t n) {
+    constexpr int kLanes = 8;
+    float partial[kLanes] = {};
+    int64_t c = 0;
+    for (; c + kLanes <= n; c += kLanes)
+        for (int lane = 0; lane < kLanes; ++lane) partial[lane] += bf16_to_float(row[c + lane]) * x[c + lane];
+    float sum = 0.0f;
+    for (int lane = 0; lane < kLanes; ++lane) sum += partial[lane];
+    for (; c < n; ++c) sum += bf16_to_float(row[c]) * x[c];
+    return sum;
+}
+
 void bf16_matvec(const Bf16Matrix &m, const float *x, float *y, int threads) {
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (int64_t r = 0; r < m.rows; ++r) {
-        const uint16_t *row = m.data + r * m.cols;
-        float acc = 0.0f;
-        for (int64_t c = 0; c < m.cols; ++c) acc += bf16_to_float(row[c]) * x[c];
-        y[r] = acc;
-    }
+    const bool parallel = m.rows * m.cols >= kParallelMinimumWork;
+#pragma omp parallel for schedule(static) num_threads(threads) if (parallel)
+    for (int64_t r = 0; r < m.rows; ++r) y[r] = bf16_row_dot(m.data + r * m.cols, x, m.cols);
 }
 
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
@@ -160,7 +178,8 @@ void cpu_forward(const LoadedModel &model, int32_t token, int32_t position, int3
         const int64_t kv_stride = int64_t(c.n_kv_heads) * head_dim;
         const float *keys = cache.keys(l, sequence, 0);
         const float *values = cache.values(l, sequence, 0);
-#pragma omp parallel for schedule(static) num_threads(thread_count(model))
+        const bool parallel_heads = int64_t(length) * kv_stride >= kParallelMinimumWork / 8;
+#pragma omp parallel for schedule(static) num_threads(thread_count(model)) if (parallel_heads)
         for (int32_t h = 0; h < c.n_heads; ++h) {
             const int32_t kv_head = h / group;
             const float *qh = s.q.data() + h * head_dim;

@@ -19,13 +19,6 @@ namespace reset {
 
 using json = nlohmann::json;
 
-float bf16_to_float(uint16_t bits) {
-    const uint32_t wide = static_cast<uint32_t>(bits) << 16;
-    float value;
-    std::memcpy(&value, &wide, sizeof value);
-    return value;
-}
-
 uint16_t float_to_bf16(float value) {
     uint32_t bits;
     std::memcpy(&bits, &value, sizeof bits);

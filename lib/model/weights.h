@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -80,7 +81,13 @@ float nvfp4_shared_tensor_scale(const std::vector<const std::vector<float> *> &s
 void nvfp4_quantize_matrix(const std::vector<float> &values, int64_t rows, int64_t cols, float tensor_scale,
                            Linear &out);
 
-float bf16_to_float(uint16_t bits);
+// Inline: the CPU engine's inner loops decode BF16 per element.
+inline float bf16_to_float(uint16_t bits) {
+    const uint32_t wide = static_cast<uint32_t>(bits) << 16;
+    float value;
+    std::memcpy(&value, &wide, sizeof value);
+    return value;
+}
 uint16_t float_to_bf16(float value);  // round to nearest even
 
 }  // namespace reset

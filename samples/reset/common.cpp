@@ -155,8 +155,13 @@ static std::string executable_dir() {
 
 std::string model_path_or_default(const Args &args, size_t index) {
     if (args.positional.size() > index) return args.positional[index];
+    // An explicit RESET_MODEL wins, and a wrong one is an error, never a
+    // silent fall back to the embedded model.
+    if (const char *env = std::getenv("RESET_MODEL")) {
+        if (is_directory(env)) return env;
+        fail(std::string("RESET_MODEL='") + env + "' is not a model directory");
+    }
     std::vector<std::string> candidates;
-    if (const char *env = std::getenv("RESET_MODEL")) candidates.push_back(env);
     const std::string exe = executable_dir();
     for (const char *relative : {"/../models/default", "/../../models/default", "/../share/reset/models/default"})
         candidates.push_back(exe + relative);

@@ -87,10 +87,19 @@ check("chat works from a pipe, no escape codes",
 rc, out, err = run("chat", CHAT, "--no-think", "--max-tokens", "5", stdin='"""\nfirst\nsecond\n"""\n/policy greedy\n')
 check("chat reads a \"\"\" block and commands from a pipe", rc == 0 and "policy: greedy" in out, out + err)
 
+# --- the embedded default model ---------------------------------------------------
+# With no model argument `reset chat` loads models/default (the project's own
+# arithmetic model), reads the question from the pipe and answers it.
+with open(os.path.join(SOURCE, "training", "data", "test.jsonl"), encoding="utf-8") as f:
+    held_out = json.loads(f.readline())  # a held-out problem the model solves (card: 99.7% greedy)
+rc, out, err = run("chat", "--policy", "greedy", stdin=held_out["problem"] + "\n")
+check("chat with no model argument answers with the embedded model",
+      rc == 0 and f"\\boxed{{{held_out['answer']}}}" in out, out + err)
+
 # --- errors ------------------------------------------------------------------------
 check_error("missing model directory", ["chat", os.path.join(TMP, "nope")], 1, "does not exist")
 check_error("missing model directory (generate)", ["generate", os.path.join(TMP, "nope"), "hi"], 1, "does not exist")
-check_error("no default model", ["chat"], 1, "no default model found",
+check_error("a wrong RESET_MODEL", ["chat"], 1, "is not a model directory",
             env={"RESET_MODEL": os.path.join(TMP, "nope")})
 check_error("unknown policy", ["generate", CHAT, "hi", "--policy", "hot"], 2, "unknown policy 'hot'")
 check_error("ReSET without tau0 on an unrecognised model", ["generate", CHAT, "hi", "--policy", "reset"], 1,
