@@ -10,9 +10,20 @@ namespace reset {
 
 using namespace nvfp4;
 
-void nvfp4_matvec_w4a16(const Nvfp4Weight &w, const float *x, float *y) {
+namespace {
+
+// Both activation modes share one loop:
+//   y[n] = multiplier * sum_b block_scale(b, sW_b) * sum_{k in b} e2m1(qW_nk) * x[k]
+// W4A16 feeds the activations themselves; W4A4 feeds their decoded E2M1
+// values (products of two E2M1 values are multiples of 0.25 up to 36, so each
+// block sum is exact in FP32, as on a tensor core) and folds sx_b into the
+// block scale.
+template <typename BlockScale>
+void blocked_matvec(const Nvfp4Weight &w, const float *x, BlockScale block_scale, float multiplier, float *y) {
     const int64_t blocks = w.cols / kBlock;
-#pragma omp parallel for schedule(static)
+    // Small matrices stay on one thread: a team's fork and join cost more.
+    const bool parallel = w.rows * w.cols >= (int64_t(1) << 20);
+#pragma omp parallel for schedule(static) if (parallel)
     for (int64_t n = 0; n < w.rows; ++n) {
         const uint8_t *row_codes = w.codes + n * (w.cols / 2);
         const uint8_t *row_scales = w.scales + n * blocks;
@@ -23,10 +34,16 @@ void nvfp4_matvec_w4a16(const Nvfp4Weight &w, const float *x, float *y) {
                 const int64_t k = b * kBlock + i;
                 block_sum += e2m1_to_float(packed_code(row_codes, static_cast<int>(k))) * x[k];
             }
-            acc += e4m3_to_float(row_scales[b]) * block_sum;
+            acc += block_scale(b, e4m3_to_float(row_scales[b])) * block_sum;
         }
-        y[n] = w.tensor_scale * acc;
+        y[n] = multiplier * acc;
     }
+}
+
+}  // namespace
+
+void nvfp4_matvec_w4a16(const Nvfp4Weight &w, const float *x, float *y) {
+    blocked_matvec(w, x, [](int64_t, float weight_scale) { return weight_scale; }, w.tensor_scale, y);
 }
 
 float nvfp4_quantize_activations(const float *x, int64_t cols, float input_scale, uint8_t *codes,
@@ -53,24 +70,9 @@ void nvfp4_matvec_w4a4(const Nvfp4Weight &w, const float *x, float *y) {
     std::vector<float> x_scales(static_cast<size_t>(blocks));
     for (int64_t k = 0; k < w.cols; ++k) x_values[k] = e2m1_to_float(x_codes[k]);
     for (int64_t b = 0; b < blocks; ++b) x_scales[b] = e4m3_to_float(x_scale_codes[b]);
-
-#pragma omp parallel for schedule(static)
-    for (int64_t n = 0; n < w.rows; ++n) {
-        const uint8_t *row_codes = w.codes + n * (w.cols / 2);
-        const uint8_t *row_scales = w.scales + n * blocks;
-        float acc = 0.0f;
-        for (int64_t b = 0; b < blocks; ++b) {
-            // Products of two E2M1 values are multiples of 0.25 up to 36: this
-            // block sum is exact in FP32, as on a tensor core.
-            float block_sum = 0.0f;
-            for (int i = 0; i < kBlock; ++i) {
-                const int64_t k = b * kBlock + i;
-                block_sum += e2m1_to_float(packed_code(row_codes, static_cast<int>(k))) * x_values[k];
-            }
-            acc += (e4m3_to_float(row_scales[b]) * x_scales[b]) * block_sum;
-        }
-        y[n] = (w.tensor_scale * x_tensor_scale) * acc;
-    }
+    blocked_matvec(
+        w, x_values.data(), [&](int64_t b, float weight_scale) { return weight_scale * x_scales[size_t(b)]; },
+        w.tensor_scale * x_tensor_scale, y);
 }
 
 }  // namespace reset
