@@ -20,6 +20,7 @@ declare -A sources=(
     [test_attention_decode]="kernels/attention_decode.cu"
     [test_rms_norm]="kernels/rms_norm.cu"
     [test_qk_norm_rope_kv_append]="kernels/qk_norm_rope_kv_append.cu"
+    [test_sampling]="kernels/sampling.cu lib/sampling/sampler.cpp lib/sampling/entropy.cpp lib/sampling/truncation.cpp lib/api/errors.cpp"
 )
 
 echo "== device"

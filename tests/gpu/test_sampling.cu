@@ -1,0 +1,746 @@
+// test_sampling.cu — the device sampler (kernels/sampling.cu) against the CPU
+// sampler it must reproduce, reset::SequenceSampler (sampling/sampler.cpp):
+// the same token and the same signals for the same logits, seed and state.
+//
+// Fresh random logits every step (seed printed, argv[1] repeats it): normal
+// logits of random spread, some rows peaked, exact ties (also at the
+// maximum), masked (-inf) entries, and for the ReSET runs delimiter tokens
+// pushed to the top so boundaries are crossed.  Vocabularies 151,936 and
+// small ones (1, 2, 7, 1000, 32,005), 1..8 sequences with a mix of policies
+// in one launch, each team layout (8-CTA cluster with the row in shared
+// memory, the row in global memory, one CTA), a CUDA graph replayed over
+// the steps, and the error statuses.  Tokens must be identical; signals
+// within 1e-5 relative (1e-9 absolute); a temperature (or step gate) may
+// differ only where the entropy sits within rounding of the threshold, and a
+// token only where rounding_near_tie() shows the CPU itself picks the
+// device's token once one weight moves by the 3 ulp that CUDA's expf and the
+// C library's may differ by — such near-ties are counted and printed.  Then
+// the kernel's time at vocab 151,936, batch 1 and 8 (CUDA events, median).
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "api/errors.h"
+#include "gpu_test_util.h"
+#include "kernels/sampling.h"
+#include "reset.h"
+#include "rules/philox.h"
+#include "sampling/entropy.h"
+#include "sampling/sampler.h"
+#include "sampling/truncation.h"
+
+using namespace gpu_test;
+
+namespace {
+
+bool g_quick = false;
+int64_t g_compared_tokens = 0;
+int64_t g_sampled_tokens = 0;  // compared tokens drawn at a temperature > 0
+int64_t g_near_ties = 0;
+int64_t g_draw_near_ties = 0;
+int64_t g_boundaries = 0;
+int64_t g_state_checks = 0;
+
+constexpr int32_t kRingCapacity = 64;
+
+// Relative agreement, with an absolute floor of 1e-9 nats: an entropy of a
+// near-one-hot row (1e-13 nats, say) is the difference log Σ − Σey/Σ of two
+// nearly equal doubles, so its relative rounding is large on both sides.
+bool close_rel(double a, double b, double rel) {
+    return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b)) + 1e-9;
+}
+
+reset::SamplingPolicyDevice to_device(const reset::Policy &p) {
+    reset::SamplingPolicyDevice d;
+    d.kind = static_cast<int32_t>(p.kind);
+    d.temperature = p.temperature;
+    d.top_k = p.top_k;
+    d.top_p = p.top_p;
+    d.min_p = p.min_p;
+    d.t_high = p.t_high;
+    d.t_low = p.t_low;
+    d.tau0 = p.tau0;
+    d.window = p.window;
+    d.seed = p.seed;
+    return d;
+}
+
+reset::Policy fixed(float t, int32_t k = 0, float top_p = 1.0f, float min_p = 0.0f) {
+    reset::Policy p;
+    p.kind = RESET_POLICY_FIXED;
+    p.temperature = t;
+    p.top_k = k;
+    p.top_p = top_p;
+    p.min_p = min_p;
+    return p;
+}
+
+reset::Policy reset_policy(reset_policy_kind kind, float t_low, float tau0, int32_t window, int32_t k, float top_p,
+                           float min_p) {
+    reset::Policy p;
+    p.kind = kind;
+    p.t_high = 1.0f;
+    p.t_low = t_low;
+    p.tau0 = tau0;
+    p.window = window;
+    p.top_k = k;
+    p.top_p = top_p;
+    p.min_p = min_p;
+    return p;
+}
+
+// A token mismatch at the same temperature: is it a rounding near-tie?  The
+// device's weights come from CUDA's expf (at most 2 ulp from exact), the
+// CPU's from the C library's (under 1 ulp), so a weight may differ by up to
+// 3 ulp of FP32 (3.6e-7 relative), and so may every sum of weights.  Three
+// places turn that into a different token, each on a measure-zero slice of
+// inputs: a weight within that of min_p or of top-p's floor (the token is in
+// on one side, out on the other), top-p's running mass within that of its
+// target (the nucleus ends one token earlier or later), and the draw's target
+// within that of a slot edge.  For each such token this replays the CPU draw
+// with the token toggled (or the draw's neighbour taken); if that gives the
+// device's token, the mismatch is a near-tie, counted; anything else fails.
+bool rounding_near_tie(const float *row, int32_t vocab, const reset::Policy &p, float temperature, uint32_t sequence,
+                       int64_t accepted, int32_t cpu_token, int32_t gpu_token, std::string *why) {
+    constexpr double kRel = 3.6e-7;
+    const reset::LogitStats stats = reset::logit_stats(row, vocab);
+    reset::Candidates c;
+    reset::truncate(row, vocab, stats.max, temperature, p.top_k, p.top_p, p.min_p, c);
+    const double u = reset::philox::uniform(p.seed, sequence, static_cast<uint64_t>(accepted));
+    const float inv_t = 1.0f / temperature;
+    auto weight = [&](int32_t id) { return std::exp((row[id] - stats.max) * inv_t); };
+    // The CPU's draw over its survivors with `toggle` added or removed.
+    auto draw_with = [&](int32_t toggle) {
+        std::vector<int32_t> ids = c.ids;
+        const auto it = std::lower_bound(ids.begin(), ids.end(), toggle);
+        if (it != ids.end() && *it == toggle) ids.erase(it);
+        else ids.insert(it, toggle);
+        double total = 0.0;
+        for (int32_t id : ids) total += double(weight(id));
+        const double target = u * total;
+        double run = 0.0;
+        for (int32_t id : ids) {
+            run += double(weight(id));
+            if (run > target) return id;
+        }
+        return ids.back();
+    };
+    // 1. The draw's target at an edge of the CPU token's slot.
+    const double target = u * c.total;
+    double before = 0.0, after = 0.0;
+    for (size_t i = 0; i < c.ids.size(); ++i) {
+        before = after;
+        after += double(c.weights[i]);
+        if (c.ids[i] != cpu_token) continue;
+        const bool next = i + 1 < c.ids.size() && c.ids[i + 1] == gpu_token && after - target <= kRel * c.total;
+        const bool prev = i > 0 && c.ids[i - 1] == gpu_token && target - before <= kRel * c.total;
+        if (next || prev) {
+            *why = "draw target at a slot edge";
+            return true;
+        }
+        break;
+    }
+    // The filters' inputs, as truncate() computes them.
+    std::vector<int32_t> ids;
+    for (int32_t i = 0; i < vocab; ++i)
+        if (row[i] != -INFINITY) ids.push_back(i);
+    auto by_logit = [&](int32_t a, int32_t b) { return row[a] != row[b] ? row[a] > row[b] : a < b; };
+    if (p.top_k > 0 && size_t(p.top_k) < ids.size()) {
+        std::sort(ids.begin(), ids.end(), by_logit);
+        ids.resize(size_t(p.top_k));
+    }
+    // 2. A weight at min_p.
+    if (p.min_p > 0.0f)
+        for (int32_t id : ids)
+            if (std::fabs(double(weight(id)) - p.min_p) <= kRel * p.min_p && draw_with(id) == gpu_token) {
+                *why = "a weight at min_p";
+                return true;
+            }
+    if (p.top_p < 1.0f) {
+        double total = 0.0;
+        for (int32_t id : ids) total += double(weight(id));
+        const double floor = (1.0 - double(p.top_p)) * total / double(ids.size());
+        // 3. A weight at top-p's floor.
+        for (int32_t id : ids)
+            if (std::fabs(double(weight(id)) - floor) <= kRel * floor && draw_with(id) == gpu_token) {
+                *why = "a weight at top-p's floor";
+                return true;
+            }
+        // 4. The nucleus' running mass at its target: the last token kept or
+        // the first one left out may go the other way.
+        std::vector<int32_t> heavy;
+        for (int32_t id : ids)
+            if (double(weight(id)) >= floor) heavy.push_back(id);
+        std::sort(heavy.begin(), heavy.end(), by_logit);
+        const double goal = double(p.top_p) * total;
+        double mass = 0.0;
+        for (size_t i = 0; i < heavy.size(); ++i) {
+            const double prior = mass;
+            mass += double(weight(heavy[i]));
+            if (mass < goal) continue;
+            const bool last_in = goal - prior <= kRel * goal && i > 0;
+            const bool next_in = mass - goal <= kRel * goal && i + 1 < heavy.size();
+            if ((last_in && draw_with(heavy[i]) == gpu_token) || (next_in && draw_with(heavy[i + 1]) == gpu_token)) {
+                *why = "top-p's mass at its target";
+                return true;
+            }
+            break;
+        }
+    }
+    return false;
+}
+
+// A delimiter vocabulary for the boundary test: two NL ids and two DNL ids.
+struct Delimiters {
+    reset::DelimiterSets sets;
+    std::vector<uint8_t> flags;
+};
+
+Delimiters make_delimiters(int32_t vocab) {
+    Delimiters d;
+    d.flags.assign(static_cast<size_t>(vocab), 0);
+    if (vocab < 8) return d;
+    const int32_t nl[2] = {vocab / 7, vocab - 3};
+    const int32_t dnl[2] = {vocab / 3, 5};
+    for (int32_t id : nl) {
+        d.sets.newline.push_back(id);
+        d.flags[size_t(id)] |= reset::kDelimiterNewline;
+    }
+    for (int32_t id : dnl) {
+        d.sets.double_newline.push_back(id);
+        d.flags[size_t(id)] |= reset::kDelimiterDoubleNewline;
+    }
+    return d;
+}
+
+// One row of logits, never zeros: normal of random spread, plus (at random)
+// a peak, masked entries, exact ties, a tie at the maximum, and a delimiter
+// pushed to the top.
+void fill_row(float *z, int32_t vocab, const Delimiters &delims, bool push_delimiters) {
+    std::uniform_int_distribution<int32_t> pick(0, vocab - 1);
+    const float sigma = uniform(0.3f, 5.0f);
+    const float shift = uniform(-20.0f, 20.0f);
+    for (int32_t i = 0; i < vocab; ++i) z[i] = shift + normal(sigma);
+    if (vocab == 1) return;
+    if (uniform(0.0f, 1.0f) < 0.3f) z[pick(g_rng)] += uniform(3.0f, 12.0f);
+    if (uniform(0.0f, 1.0f) < 0.5f) {
+        const int32_t masked = std::max<int32_t>(1, vocab / 100);
+        for (int32_t j = 0; j < masked; ++j) z[pick(g_rng)] = -INFINITY;
+    }
+    if (uniform(0.0f, 1.0f) < 0.6f) {
+        // Exact ties among ordinary tokens and around the top: the order
+        // breaks them by id, so top-k and top-p cut through tie groups.
+        const int32_t pairs = std::min<int32_t>(200, vocab);
+        for (int32_t j = 0; j < pairs; ++j) z[pick(g_rng)] = z[pick(g_rng)];
+        const int32_t top = static_cast<int32_t>(std::max_element(z, z + vocab) - z);
+        const int32_t copies = 1 + static_cast<int32_t>(uniform(0.0f, 4.0f));
+        for (int32_t j = 0; j < copies; ++j) z[pick(g_rng)] = z[top];
+    }
+    if (push_delimiters && !delims.sets.newline.empty()) {
+        const float r = uniform(0.0f, 1.0f);
+        const float top = *std::max_element(z, z + vocab);
+        if (r < 0.12f) z[delims.sets.double_newline[size_t(r * 100) % 2]] = top + 40.0f;
+        else if (r < 0.35f) z[delims.sets.newline[size_t(r * 100) % 2]] = top + 40.0f;
+    }
+    // At least one finite logit (the masking above may have hit them all in tiny vocabularies).
+    bool any = false;
+    for (int32_t i = 0; i < vocab; ++i) any = any || z[i] != -INFINITY;
+    if (!any) z[0] = shift;
+}
+
+struct Case {
+    std::string name;
+    int32_t vocab = 0;
+    int team = 0;
+    bool force_global = false;
+    bool push_delimiters = false;
+    bool use_graph = false;
+    int steps = 1;
+    std::vector<reset::Policy> policies;  // one per sequence (batch = size)
+};
+
+// Runs one case: the device sampler and one SequenceSampler per sequence
+// over `steps` decode steps, the device state evolving on its own and the
+// CPU sampler accepting the device's token (so a counted near-tie does not
+// make the two diverge).
+void run_case(const Case &c) {
+    const int batch = static_cast<int>(c.policies.size());
+    const int32_t V = c.vocab;
+    const Delimiters delims = make_delimiters(V);
+    std::vector<reset::SequenceSampler> cpu;
+    std::vector<reset::SamplingPolicyDevice> dev_policies;
+    std::vector<reset::SamplingSequenceState> dev_states(static_cast<size_t>(batch));
+    std::vector<uint32_t> sequence_ids;
+    std::vector<reset::Policy> seeded;
+    for (int b = 0; b < batch; ++b) {
+        reset::Policy p = c.policies[size_t(b)];
+        p.seed = g_rng();
+        seeded.push_back(p);
+        cpu.emplace_back(delims.sets);
+        cpu.back().set_policy(p, true);
+        dev_policies.push_back(to_device(p));
+        reset::SamplingSequenceState &s = dev_states[size_t(b)];
+        reset::rule::clear_state(s.step);
+        s.accepted = 0;
+        s.last_token = -1;
+        s.prev_token = -1;
+        s.sequence = static_cast<uint32_t>(g_rng() % 1000);
+        sequence_ids.push_back(s.sequence);
+    }
+    DeviceBuffer d_logits(size_t(batch) * size_t(V) * 4), d_policies(dev_policies.size() * sizeof(dev_policies[0])),
+        d_states(dev_states.size() * sizeof(dev_states[0])), d_rings(size_t(batch) * kRingCapacity * 4),
+        d_flags(static_cast<size_t>(V)), d_workspace(reset::sampling_workspace_bytes(batch, V)), d_tokens(size_t(batch) * 4),
+        d_signals(size_t(batch) * sizeof(reset::SamplingSignalsDevice));
+    d_policies.upload(dev_policies);
+    d_states.upload(dev_states);
+    d_rings.poison();  // the window ring is only ever read where it was written
+    d_flags.upload(delims.flags);
+
+    reset::SamplingArgs args;
+    args.batch = batch;
+    args.vocab = V;
+    args.logits = d_logits.as<float>();
+    args.ld_logits = V;
+    args.policies = d_policies.as<reset::SamplingPolicyDevice>();
+    args.states = d_states.as<reset::SamplingSequenceState>();
+    args.rings = d_rings.as<float>();
+    args.ring_capacity = kRingCapacity;
+    args.delimiter_flags = d_flags.as<uint8_t>();
+    args.workspace = d_workspace.as<float>();
+    args.tokens = d_tokens.as<int32_t>();
+    args.signals = d_signals.as<reset::SamplingSignalsDevice>();
+    args.team = c.team;
+    args.force_global_memory = c.force_global;
+    const reset::SamplingPlan plan = reset::sampling_plan(args);
+
+    cudaStream_t stream;
+    CUDA_OK(cudaStreamCreate(&stream));
+    cudaGraphExec_t graph_exec = nullptr;
+    if (c.use_graph) {
+        cudaGraph_t graph;
+        CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+        reset::sample_tokens(args, stream);
+        CUDA_OK(cudaStreamEndCapture(stream, &graph));
+        CUDA_OK(cudaGraphInstantiate(&graph_exec, graph, 0));
+        CUDA_OK(cudaGraphDestroy(graph));
+    }
+
+    std::vector<float> logits(size_t(batch) * size_t(V));
+    int case_failures_before = g_failures;
+    int64_t near_ties = 0, sampled = 0;
+    for (int step = 0; step < c.steps; ++step) {
+        for (int b = 0; b < batch; ++b) fill_row(&logits[size_t(b) * size_t(V)], V, delims, c.push_delimiters);
+        d_logits.upload(logits);
+        d_tokens.poison();
+        d_signals.poison();
+        if (c.use_graph) CUDA_OK(cudaGraphLaunch(graph_exec, stream));
+        else reset::sample_tokens(args, stream);
+        CUDA_OK(cudaGetLastError());
+        CUDA_OK(cudaStreamSynchronize(stream));
+        const auto tokens = d_tokens.download<int32_t>(size_t(batch));
+        const auto signals = d_signals.download<reset::SamplingSignalsDevice>(size_t(batch));
+        const auto states = d_states.download<reset::SamplingSequenceState>(size_t(batch));
+        for (int b = 0; b < batch; ++b) {
+            const float *row = &logits[size_t(b) * size_t(V)];
+            reset::SamplerSignals ref;
+            const int32_t want = cpu[size_t(b)].sample(row, V, static_cast<int32_t>(sequence_ids[size_t(b)]), &ref);
+            const reset::SamplingSignalsDevice &got = signals[size_t(b)];
+            const char *what = c.name.c_str();
+            EXPECT(got.status == reset::kSamplingOk, "%s step %d seq %d: status %d", what, step, b, got.status);
+            EXPECT(close_rel(got.entropy, ref.entropy, 1e-5), "%s step %d seq %d: entropy %.9g vs CPU %.9g", what,
+                   step, b, got.entropy, ref.entropy);
+            EXPECT(close_rel(got.step_entropy, ref.step_entropy, 1e-5), "%s step %d seq %d: step entropy %.9g vs %.9g",
+                   what, step, b, got.step_entropy, ref.step_entropy);
+            EXPECT(close_rel(got.global_mean, ref.global_mean, 1e-5), "%s step %d seq %d: global mean %.9g vs %.9g",
+                   what, step, b, got.global_mean, ref.global_mean);
+            EXPECT(close_rel(got.threshold, ref.threshold, 1e-5), "%s step %d seq %d: threshold %.9g vs %.9g", what,
+                   step, b, got.threshold, ref.threshold);
+            EXPECT(got.step_index == ref.step_index, "%s step %d seq %d: step index %d vs %d", what, step, b,
+                   got.step_index, ref.step_index);
+            EXPECT((got.boundary != 0) == ref.boundary, "%s step %d seq %d: boundary %d vs %d", what, step, b,
+                   got.boundary, int(ref.boundary));
+            g_boundaries += ref.boundary ? 1 : 0;
+            // A near-tie: H_t within rounding of τ (the temperature), or Ĥ
+            // within rounding of H̄ (the step gate).  Either may then go the
+            // other way on the device; nothing else may.
+            const bool tie_t = close_rel(ref.entropy, ref.threshold, 2e-6) && ref.threshold != 0.0f;
+            const bool tie_gate = close_rel(ref.step_entropy, ref.global_mean, 2e-6) && ref.step_entropy != ref.global_mean;
+            const bool same_decision = got.temperature == ref.temperature && (got.uncertain != 0) == ref.uncertain;
+            if (!same_decision && (tie_t || tie_gate)) {
+                ++near_ties;
+                std::printf("  near-tie %s step %d seq %d: H %.9g tau %.9g Hstep %.9g Hbar %.9g (T %g vs %g)\n", what,
+                            step, b, ref.entropy, ref.threshold, ref.step_entropy, ref.global_mean, got.temperature,
+                            ref.temperature);
+            } else {
+                EXPECT(got.temperature == ref.temperature, "%s step %d seq %d: temperature %.9g vs %.9g", what, step,
+                       b, got.temperature, ref.temperature);
+                EXPECT((got.uncertain != 0) == ref.uncertain, "%s step %d seq %d: uncertain %d vs %d", what, step, b,
+                       got.uncertain, int(ref.uncertain));
+                std::string why;
+                if (tokens[size_t(b)] != want && got.temperature == ref.temperature && ref.temperature > 0.0f &&
+                    rounding_near_tie(row, V, seeded[size_t(b)], ref.temperature, sequence_ids[size_t(b)],
+                                      cpu[size_t(b)].accepted(), want, tokens[size_t(b)], &why)) {
+                    ++g_draw_near_ties;
+                    std::printf("  truncation/draw near-tie %s step %d seq %d: token %d vs CPU %d (%s)\n", what, step,
+                                b, tokens[size_t(b)], want, why.c_str());
+                } else {
+                    EXPECT(tokens[size_t(b)] == want,
+                           "%s step %d seq %d: token %d vs CPU %d (T %g, logits %.9g vs %.9g)", what, step, b,
+                           tokens[size_t(b)], want, ref.temperature,
+                           tokens[size_t(b)] >= 0 && tokens[size_t(b)] < V ? row[tokens[size_t(b)]] : 0.0f, row[want]);
+                }
+                ++g_compared_tokens;
+                if (ref.temperature > 0.0f) ++sampled;
+            }
+            // The device accepted its own token; the CPU accepts the same.
+            cpu[size_t(b)].accept(tokens[size_t(b)] >= 0 ? tokens[size_t(b)] : want);
+            const reset::SamplingSequenceState &ds = states[size_t(b)];
+            const reset::rule::StepState &cs = cpu[size_t(b)].state();
+            EXPECT(ds.accepted == cpu[size_t(b)].accepted() && ds.last_token == tokens[size_t(b)] &&
+                       ds.step.total_count == cs.total_count && ds.step.step_count == cs.step_count &&
+                       ds.step.window_count == cs.window_count && ds.step.window_next == cs.window_next &&
+                       ds.step.step_index == cs.step_index,
+                   "%s step %d seq %d: device state counts differ from the CPU's", what, step, b);
+            EXPECT(close_rel(ds.step.total_sum, cs.total_sum, 1e-5) && close_rel(ds.step.step_sum, cs.step_sum, 1e-5),
+                   "%s step %d seq %d: state sums %.12g/%.12g vs %.12g/%.12g", what, step, b, ds.step.total_sum,
+                   ds.step.step_sum, cs.total_sum, cs.step_sum);
+            ++g_state_checks;
+        }
+        if (g_failures > case_failures_before + 20) {
+            std::printf("  (stopping %s after 20 failures)\n", c.name.c_str());
+            break;
+        }
+    }
+    g_near_ties += near_ties;
+    g_sampled_tokens += sampled;
+    std::printf("  %-34s vocab %6d batch %d team %d %s%s, %d steps: %s (near-ties %lld)\n", c.name.c_str(), V, batch,
+                plan.team, plan.shared_row ? "shared row" : "global row", c.use_graph ? ", graph" : "", c.steps,
+                g_failures == case_failures_before ? "ok" : "FAILED", static_cast<long long>(near_ties));
+    if (graph_exec) CUDA_OK(cudaGraphExecDestroy(graph_exec));
+    CUDA_OK(cudaStreamDestroy(stream));
+}
+
+std::vector<reset::Policy> truncation_policies() {
+    std::vector<reset::Policy> v = {
+        fixed(0.7f),
+        fixed(1.0f, 1),
+        fixed(0.8f, 20),
+        fixed(1.3f, 1000),
+        fixed(0.7f, 0, 0.9f),
+        fixed(1.0f, 0, 0.5f),
+        fixed(1.2f, 0, 0.999f),
+        fixed(0.7f, 0, 1.0f, 0.05f),
+        fixed(1.0f, 0, 1.0f, 0.3f),
+        fixed(0.9f, 50, 0.9f, 0.02f),
+        fixed(1.5f, 200, 0.95f),
+        fixed(0.6f, 0, 0.95f, 0.1f),
+        fixed(1e-7f, 5),  // a FIXED temperature at the greedy limit: argmax
+        fixed(2.0f, 1 << 30),  // top_k above the vocabulary: off
+        fixed(0.2f, 0, 0.8f),
+        fixed(4.0f, 7, 0.3f, 0.5f),
+    };
+    reset::Policy greedy;
+    greedy.kind = RESET_POLICY_GREEDY;
+    v.push_back(greedy);
+    return v;
+}
+
+std::vector<reset::Policy> pick(const std::vector<reset::Policy> &from, int batch) {
+    std::vector<reset::Policy> out;
+    std::uniform_int_distribution<size_t> index(0, from.size() - 1);
+    for (int b = 0; b < batch; ++b) out.push_back(from[index(g_rng)]);
+    return out;
+}
+
+void test_truncation() {
+    std::printf("== greedy / FIXED with top-k, top-p, min-p (mixed policies per launch)\n");
+    const auto policies = truncation_policies();
+    const int32_t vocabs[] = {151936, 1, 2, 7, 1000, 32005};
+    for (int32_t V : vocabs) {
+        for (int batch : {1, 3, 8}) {
+            Case c;
+            c.name = "truncation";
+            c.vocab = V;
+            c.steps = g_quick ? 1 : (V > 100000 ? 6 : 10);
+            c.policies = pick(policies, batch);
+            run_case(c);
+        }
+    }
+    // Every policy at the large vocabulary, in each team layout.
+    struct Layout {
+        int team;
+        bool force_global;
+    };
+    const Layout layouts[] = {{0, false}, {1, false}, {8, true}, {4, false}, {2, false}};
+    for (const Layout &l : layouts) {
+        Case c;
+        c.name = "truncation, every policy";
+        c.vocab = 151936;
+        c.team = l.team;
+        c.force_global = l.force_global;
+        c.steps = g_quick ? 1 : 3;
+        std::vector<reset::Policy> all = policies;
+        for (size_t first = 0; first < all.size(); first += 8) {
+            c.policies.assign(all.begin() + long(first), all.begin() + long(std::min(all.size(), first + 8)));
+            run_case(c);
+        }
+    }
+    // Small vocabularies on an 8-CTA team (CTAs with no entries).
+    for (int32_t V : {7, 1000}) {
+        Case c;
+        c.name = "truncation, team 8, small vocab";
+        c.vocab = V;
+        c.team = 8;
+        c.steps = g_quick ? 1 : 5;
+        c.policies = pick(policies, 8);
+        run_case(c);
+    }
+}
+
+void test_reset_runs() {
+    std::printf("== ReSET / entropy-only over many steps (boundaries, window, state on the device)\n");
+    struct Run {
+        int32_t vocab;
+        int batch;
+        int team;
+        bool graph;
+    };
+    const Run runs[] = {{151936, 8, 0, true}, {151936, 3, 1, false}, {151936, 1, 0, false},
+                        {1000, 8, 0, false},  {50, 5, 0, true},      {32005, 2, 8, false}};
+    for (const Run &r : runs) {
+        Case c;
+        c.name = "ReSET run";
+        c.vocab = r.vocab;
+        c.team = r.team;
+        c.use_graph = r.graph;
+        c.push_delimiters = true;
+        c.steps = g_quick ? 12 : 120;
+        // τ0 near the middle of the entropies these logits produce, so both
+        // temperatures are chosen.
+        const float tau0 = 0.6f * std::log(float(r.vocab));
+        const std::vector<reset::Policy> kinds = {
+            reset_policy(RESET_POLICY_RESET, 0.1f, tau0, 32, 20, 0.95f, 0.0f),
+            reset_policy(RESET_POLICY_RESET, 0.0f, tau0, 5, 0, 1.0f, 0.0f),  // T_low = 0: greedy below τ
+            reset_policy(RESET_POLICY_RESET, 0.4f, tau0, 1, 0, 0.9f, 0.05f),
+            reset_policy(RESET_POLICY_ENTROPY, 0.3f, tau0, 40, 50, 1.0f, 0.0f),
+            reset_policy(RESET_POLICY_RESET, 0.1f, 0.5f * tau0, 64, 0, 1.0f, 0.0f),
+            fixed(0.7f, 0, 0.95f),
+            reset_policy(RESET_POLICY_RESET, 0.2f, 1.2f * tau0, 7, 100, 0.8f, 0.01f),
+        };
+        for (int b = 0; b < r.batch; ++b) c.policies.push_back(kinds[size_t(b) % kinds.size()]);
+        if (r.batch == 8) {
+            reset::Policy greedy;
+            greedy.kind = RESET_POLICY_GREEDY;
+            c.policies[7] = greedy;  // greedy keeps the ReSET state current too
+        }
+        run_case(c);
+    }
+}
+
+// Bad logits and a bad device policy: statuses, token -1, state untouched;
+// the CPU sampler throws on the same logits.
+void test_errors() {
+    std::printf("== error statuses\n");
+    const int batch = 5;
+    const int32_t V = 151936;
+    std::vector<float> logits(size_t(batch) * V);
+    for (auto &z : logits) z = normal(2.0f);
+    logits[size_t(0) * V + 777] = NAN;
+    logits[size_t(1) * V + 151935] = INFINITY;
+    for (int32_t i = 0; i < V; ++i) logits[size_t(2) * V + size_t(i)] = -INFINITY;
+    std::vector<reset::SamplingPolicyDevice> pol(batch, to_device(reset_policy(RESET_POLICY_RESET, 0.1f, 5.0f, 32, 20, 0.95f, 0.0f)));
+    pol[3].window = kRingCapacity + 1;  // larger than the ring
+    std::vector<reset::SamplingSequenceState> st(batch);
+    for (auto &s : st) {
+        reset::rule::clear_state(s.step);
+        s.step.total_count = 3;
+        s.step.total_sum = 12.5;
+        s.accepted = 3;
+        s.last_token = 11;
+        s.prev_token = 12;
+    }
+    DeviceBuffer d_logits(logits.size() * 4), d_pol(pol.size() * sizeof(pol[0])), d_st(st.size() * sizeof(st[0])),
+        d_rings(size_t(batch) * kRingCapacity * 4), d_ws(reset::sampling_workspace_bytes(batch, V)),
+        d_tok(size_t(batch) * 4), d_sig(size_t(batch) * sizeof(reset::SamplingSignalsDevice));
+    d_logits.upload(logits);
+    d_pol.upload(pol);
+    d_st.upload(st);
+    d_rings.upload(std::vector<float>(size_t(batch) * kRingCapacity, 1.0f));
+    reset::SamplingArgs a;
+    a.batch = batch;
+    a.vocab = V;
+    a.logits = d_logits.as<float>();
+    a.ld_logits = V;
+    a.policies = d_pol.as<reset::SamplingPolicyDevice>();
+    a.states = d_st.as<reset::SamplingSequenceState>();
+    a.rings = d_rings.as<float>();
+    a.ring_capacity = kRingCapacity;
+    a.workspace = d_ws.as<float>();
+    a.tokens = d_tok.as<int32_t>();
+    a.signals = d_sig.as<reset::SamplingSignalsDevice>();
+    reset::sample_tokens(a, nullptr);
+    CUDA_OK(cudaDeviceSynchronize());
+    const auto tok = d_tok.download<int32_t>(batch);
+    const auto sig = d_sig.download<reset::SamplingSignalsDevice>(batch);
+    const auto after = d_st.download<reset::SamplingSequenceState>(batch);
+    const int32_t want[batch] = {reset::kSamplingBadLogit, reset::kSamplingBadLogit, reset::kSamplingAllMasked,
+                                 reset::kSamplingBadPolicy, reset::kSamplingOk};
+    for (int b = 0; b < batch; ++b) {
+        EXPECT(sig[size_t(b)].status == want[b], "errors: sequence %d status %d, expected %d", b, sig[size_t(b)].status,
+               want[b]);
+        if (want[b] != reset::kSamplingOk) {
+            EXPECT(tok[size_t(b)] == -1, "errors: sequence %d token %d, expected -1", b, tok[size_t(b)]);
+            EXPECT(std::memcmp(&after[size_t(b)], &st[size_t(b)], sizeof(st[0])) == 0,
+                   "errors: sequence %d state changed", b);
+        } else {
+            EXPECT(tok[size_t(b)] >= 0 && tok[size_t(b)] < V && after[size_t(b)].accepted == 4,
+                   "errors: the good sequence was not sampled (token %d)", tok[size_t(b)]);
+        }
+    }
+    for (int b = 0; b < 3; ++b) {
+        reset::SequenceSampler s;
+        bool threw = false;
+        try {
+            s.sample(&logits[size_t(b) * V], V, 0, nullptr);
+        } catch (const reset::Error &) {
+            threw = true;
+        }
+        EXPECT(threw, "errors: the CPU sampler accepted the logits of sequence %d", b);
+    }
+    // Host-side argument checks launch nothing.
+    bool threw = false;
+    try {
+        reset::SamplingArgs bad = a;
+        bad.batch = 9;
+        reset::sample_tokens(bad, nullptr);
+    } catch (const reset::Error &) {
+        threw = true;
+    }
+    EXPECT(threw, "errors: batch 9 was accepted");
+    std::printf("  statuses ok\n");
+}
+
+// Median time of the sampler at vocab 151,936: CUDA events around each
+// launch, after a warm-up, with logits shaped like a language model's (a few
+// likely tokens over a normal background) and flat ones.
+void test_timing() {
+    const int32_t V = 151936;
+    cudaDeviceProp prop;
+    CUDA_OK(cudaGetDeviceProperties(&prop, 0));
+    std::printf("== timing on %s (vocab %d, median of 200 launches, CUDA events)\n", prop.name, V);
+    struct Policy {
+        const char *name;
+        reset::Policy p;
+    };
+    reset::Policy greedy;
+    greedy.kind = RESET_POLICY_GREEDY;
+    const Policy policies[] = {
+        {"greedy", greedy},
+        {"ReSET (Qwen3-8B preset), no truncation", reset_policy(RESET_POLICY_RESET, 0.1f, 0.5505f, 32, 0, 1.0f, 0.0f)},
+        {"ReSET + top-k 20 + top-p 0.95", reset_policy(RESET_POLICY_RESET, 0.1f, 0.5505f, 32, 20, 0.95f, 0.0f)},
+        {"FIXED 0.6 + top-p 0.95", fixed(0.6f, 0, 0.95f)},
+        {"FIXED 0.6 + top-k 20 + top-p 0.95 + min-p 0.05", fixed(0.6f, 20, 0.95f, 0.05f)},
+    };
+    for (int shape = 0; shape < 2; ++shape) {
+        for (int batch : {1, 8}) {
+            std::vector<float> logits(size_t(batch) * V);
+            for (int b = 0; b < batch; ++b) {
+                float *z = &logits[size_t(b) * V];
+                for (int32_t i = 0; i < V; ++i) z[i] = shape == 0 ? normal(2.0f) : normal(0.5f);
+                if (shape == 0)
+                    for (int j = 0; j < 10; ++j) z[size_t(g_rng() % V)] = 12.0f + uniform(0.0f, 6.0f);
+            }
+            DeviceBuffer d_logits(logits.size() * 4), d_pol(size_t(batch) * sizeof(reset::SamplingPolicyDevice)),
+                d_st(size_t(batch) * sizeof(reset::SamplingSequenceState)), d_rings(size_t(batch) * kRingCapacity * 4),
+                d_ws(reset::sampling_workspace_bytes(batch, V)), d_tok(size_t(batch) * 4),
+                d_sig(size_t(batch) * sizeof(reset::SamplingSignalsDevice));
+            d_logits.upload(logits);
+            for (const Policy &pp : policies) {
+                std::vector<reset::SamplingPolicyDevice> pol(size_t(batch), to_device(pp.p));
+                std::vector<reset::SamplingSequenceState> st(static_cast<size_t>(batch));
+                for (auto &s : st) reset::rule::clear_state(s.step);
+                d_pol.upload(pol);
+                d_st.upload(st);
+                reset::SamplingArgs a;
+                a.batch = batch;
+                a.vocab = V;
+                a.logits = d_logits.as<float>();
+                a.ld_logits = V;
+                a.policies = d_pol.as<reset::SamplingPolicyDevice>();
+                a.states = d_st.as<reset::SamplingSequenceState>();
+                a.rings = d_rings.as<float>();
+                a.ring_capacity = kRingCapacity;
+                a.workspace = d_ws.as<float>();
+                a.tokens = d_tok.as<int32_t>();
+                a.signals = d_sig.as<reset::SamplingSignalsDevice>();
+                cudaStream_t stream;
+                CUDA_OK(cudaStreamCreate(&stream));
+                // In a graph, as the decode step will run it.
+                cudaGraph_t graph;
+                cudaGraphExec_t exec;
+                CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+                reset::sample_tokens(a, stream);
+                CUDA_OK(cudaStreamEndCapture(stream, &graph));
+                CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+                cudaEvent_t e0, e1;
+                CUDA_OK(cudaEventCreate(&e0));
+                CUDA_OK(cudaEventCreate(&e1));
+                for (int i = 0; i < 20; ++i) CUDA_OK(cudaGraphLaunch(exec, stream));
+                std::vector<float> ms;
+                for (int i = 0; i < 200; ++i) {
+                    CUDA_OK(cudaEventRecord(e0, stream));
+                    CUDA_OK(cudaGraphLaunch(exec, stream));
+                    CUDA_OK(cudaEventRecord(e1, stream));
+                    CUDA_OK(cudaEventSynchronize(e1));
+                    float t = 0.0f;
+                    CUDA_OK(cudaEventElapsedTime(&t, e0, e1));
+                    ms.push_back(t);
+                }
+                std::sort(ms.begin(), ms.end());
+                const auto sig = d_sig.download<reset::SamplingSignalsDevice>(size_t(batch));
+                EXPECT(sig[0].status == reset::kSamplingOk, "timing: status %d", sig[0].status);
+                const double us = 1000.0 * ms[ms.size() / 2];
+                std::printf("timing: %-48s %s batch %d: median %7.2f us (min %7.2f, p90 %7.2f) = %.2f%% of a 2 ms step\n",
+                            pp.name, shape == 0 ? "peaked" : "flat  ", batch, us, 1000.0 * ms.front(),
+                            1000.0 * ms[ms.size() * 9 / 10], us / 20.0);
+                CUDA_OK(cudaEventDestroy(e0));
+                CUDA_OK(cudaEventDestroy(e1));
+                CUDA_OK(cudaGraphExecDestroy(exec));
+                CUDA_OK(cudaGraphDestroy(graph));
+                CUDA_OK(cudaStreamDestroy(stream));
+            }
+        }
+    }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    if (!start("test_sampling", argc, argv)) return 0;
+    g_quick = std::getenv("RESET_GPU_TEST_QUICK") != nullptr;
+    try {
+        reset::SamplingArgs probe;
+        probe.vocab = 151936;
+        const reset::SamplingPlan plan = reset::sampling_plan(probe);
+        std::printf("plan at vocab 151936: team %d, %d per thread, %s, %zu bytes of dynamic shared memory per CTA\n",
+                    plan.team, plan.per_thread, plan.shared_row ? "row in shared memory" : "row in global memory",
+                    plan.shared_bytes);
+        // RESET_GPU_TEST_TIMING_ONLY: the timings alone (for a profiler run).
+        if (std::getenv("RESET_GPU_TEST_TIMING_ONLY") == nullptr) {
+            test_errors();
+            test_truncation();
+            test_reset_runs();
+        }
+        if (!g_quick) test_timing();
+    } catch (const reset::Error &e) {
+        std::fprintf(stderr, "FAIL: reset::Error: %s\n", e.what());
+        ++g_failures;
+    }
+    std::printf("test_sampling: %lld tokens compared (%lld drawn at T > 0), %lld temperature/gate near-ties and %lld "
+                "truncation/draw near-ties counted, %lld boundaries, %lld state checks\n",
+                static_cast<long long>(g_compared_tokens), static_cast<long long>(g_sampled_tokens),
+                static_cast<long long>(g_near_ties), static_cast<long long>(g_draw_near_ties),
+                static_cast<long long>(g_boundaries),
+                static_cast<long long>(g_state_checks));
+    return finish("test_sampling");
+}
