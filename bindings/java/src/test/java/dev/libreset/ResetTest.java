@@ -168,12 +168,14 @@ class ResetTest {
             ResetException cancelled = null;
             int lengthBefore = -1;
             while (cancelled == null && System.nanoTime() < deadline) { // busy until the cancel lands
-                if (session.length(0) > 500) {
-                    session.reset();
-                    session.prefill(prompt);
-                }
-                lengthBefore = session.length(0);
                 try {
+                    // The cancel may land in any call: the refilling prefill as well as a step.
+                    if (session.length(0) > 500) {
+                        session.reset();
+                        lengthBefore = 0;
+                        session.prefill(prompt);
+                    }
+                    lengthBefore = session.length(0);
                     session.step();
                 } catch (ResetException e) {
                     cancelled = e;
@@ -182,7 +184,8 @@ class ResetTest {
             assertNotNull(cancelled, "no cancel within 30 s");
             assertEquals(Status.CANCELLED, cancelled.getStatus());
             assertEquals("RESET_ERR_CANCELLED", cancelled.getStatusName());
-            assertEquals(lengthBefore, session.length(0), "a cancelled step leaves the session as it was");
+            assertEquals(lengthBefore, session.length(0), "a cancelled call leaves the session as it was");
+            if (session.length(0) == 0) session.prefill(prompt); // the cancel hit the refill after a reset
             assertEquals(1, session.step().size(), "the cancel is spent: the session decodes again");
         } finally {
             timer.shutdownNow();
@@ -297,14 +300,16 @@ class ResetTest {
     @Test
     void aThousandCreateFreeCyclesKeepMemoryFlat() throws Exception {
         try (Model model = goldenOneThread()) {
-            for (int i = 0; i < 200; i++) cycle(model, i); // warm the allocators and the JIT first
+            for (int i = 0; i < 1000; i++) cycle(model, i); // warm the allocators and the JIT first
             long before = rssKiB();
             for (int i = 0; i < 1000; i++) cycle(model, i);
             long grown = rssKiB() - before;
-            // A leaked session holds a KV cache of ~50 KiB: 1,000 of them grow RSS far past 4 MiB.  The
-            // Java heap is fixed and pre-touched by java.sh, so it does not count here; small leaks are
-            // the C test's job (the same cycles under valgrind).
-            assertTrue(grown < 4096, "RSS grew by " + grown + " KiB over 1,000 cycles");
+            // A leaked session holds ~52 KiB (a 2-layer KV cache of 64 positions, logits, scratch): 1,000
+            // of them grow RSS by ~52 MiB.  The JVM itself moved RSS by up to 8 MiB between runs on a
+            // loaded CI machine (code cache, malloc arenas of its threads), so the bound sits between.
+            // The Java heap is fixed and pre-touched by java.sh, so it does not count here; small leaks
+            // are the C test's job (the same cycles under valgrind).
+            assertTrue(grown < 24 * 1024, "RSS grew by " + grown + " KiB over 1,000 cycles");
         }
     }
 
