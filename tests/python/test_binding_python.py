@@ -95,7 +95,7 @@ def test_a_thousand_create_free_cycles_keep_memory_flat():
     def cycle(model):
         with model.session(max_context=64) as session:
             session.prefill([1, 2, 3])
-        with reset.Policy("reset", t_low=0.3, tau0=0.6, newline_ids=[5], double_newline_ids=[6]):
+        with reset.Policy(t_low=0.3, tau0=0.6, nl_ids=[5], dnl_ids=[6]):
             pass
         with pytest.raises(reset.ResetError):
             reset.Model("/nonexistent/model")

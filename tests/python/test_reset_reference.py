@@ -231,7 +231,7 @@ def test_python_policy_binding(lib):
     except ImportError as error:
         pytest.skip(f"the Python bindings are not importable: {error}")
     rng = np.random.default_rng(3)
-    policy = reset.Policy("reset", t_low=0.2, tau0=0.7, window=4, newline_ids=[1], double_newline_ids=[2])
+    policy = reset.Policy(1.0, 0.2, 0.7, 4, [1], [2])  # the API shape: (t_high, t_low, tau0, window, nl, dnl)
     ref = ReferencePolicy([1], [2], 4, 1.0, np.float32(0.2), np.float32(0.7))
     for t in range(300):
         z = rng.standard_normal(1000, dtype=np.float32) * np.float32(rng.uniform(0.5, 8.0))
@@ -253,7 +253,7 @@ def test_python_policy_binding(lib):
         policy.set_params("fixed", top_p=0.0)
     assert error.value.name == "RESET_ERR_INVALID_ARGUMENT" and "top_p is 0" in error.value.message
     with pytest.raises(reset.ResetError) as error:
-        reset.Policy("reset")
+        reset.Policy()
     assert error.value.name == "RESET_ERR_UNSUPPORTED"
     with pytest.raises(reset.ResetError):
         policy.decide(np.array([0.0, np.nan], dtype=np.float32))

@@ -2,7 +2,7 @@
 policy") for logits computed by any engine.
 
     import numpy as np, reset
-    p = reset.Policy("reset", preset="Qwen3-8B", newline_ids=[198], double_newline_ids=[271, 382])
+    p = reset.Policy(preset="Qwen3-8B", nl_ids=[198], dnl_ids=[271, 382])
     for each generated token:
         d = p.decide(logits)           # d.temperature, d.entropy, d.step_entropy, ...
         token = my_engine_sample(logits, d.temperature)
@@ -89,19 +89,22 @@ def _logits(logits):
 
 
 class Policy(OwnedHandle):
-    """One sequence's ReSET policy.  kind: "greedy", "fixed", "reset" or
-    "entropy" (the token-entropy-only ablation).  t_low/tau0 None: from
-    `preset` (a row of the paper's table, e.g. "Qwen3-8B") or, with `model`
-    (a reset.Model), from the recognised model.  newline_ids /
-    double_newline_ids: the NL and DNL id sets (with `model` and none given,
-    the model tokenizer's).  `sequence` selects the Philox stream of sample()."""
+    """One sequence's ReSET policy: reset.Policy(t_high, t_low, tau0, window, nl_ids, dnl_ids).
+    t_low/tau0 None: from `preset` (a row of the paper's table, e.g.
+    "Qwen3-8B") or, with `model` (a reset.Model), from the recognised model.
+    nl_ids / dnl_ids: the NL and DNL id sets (with `model` and none given, the
+    model tokenizer's).  kind (keyword): "reset" (default), "entropy" (the
+    token-entropy-only ablation), "fixed" or "greedy".  `sequence` selects the
+    Philox stream of sample()."""
 
     _free = "reset_policy_free"
     _noun = "policy"
 
-    def __init__(self, kind="reset", *, temperature=0.6, top_k=0, top_p=1.0, min_p=0.0, seed=0, t_high=1.0,
-                 t_low=None, tau0=None, window=32, preset=None, newline_ids=(), double_newline_ids=(),
-                 sequence=0, model=None):
+    def __init__(self, t_high=1.0, t_low=None, tau0=None, window=32, nl_ids=(), dnl_ids=(), *, kind="reset",
+                 temperature=0.6, top_k=0, top_p=1.0, min_p=0.0, seed=0, preset=None, sequence=0, model=None):
+        # The positional order is the bindings issue's API shape:
+        #   reset.Policy(t_high, t_low, tau0, window, nl_ids, dnl_ids)
+        newline_ids, double_newline_ids = list(nl_ids), list(dnl_ids)
         self._handle = None
         params = _params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset, False)
         options = _Options()
