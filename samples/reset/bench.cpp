@@ -21,17 +21,10 @@ bool executable(const std::string &path) {
     return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
 }
 
-std::string self_dir() {
-    char buffer[4096];
-    const ssize_t n = readlink("/proc/self/exe", buffer, sizeof buffer - 1);
-    if (n <= 0) return ".";
-    std::string path(buffer, size_t(n));
-    return path.substr(0, path.rfind('/'));
-}
-
 int bench_gemv(int argc, char **argv) {
-    const std::string dir = self_dir();
-    std::vector<std::string> candidates = {dir + "/../tests/bench/nvfp4_gemv_bench", dir + "/nvfp4_gemv_bench"};
+    const std::string dir = executable_dir();
+    // build/samples/reset and build/tests/nvfp4_gemv_bench (the CMake target of a CUDA build).
+    std::vector<std::string> candidates = {dir + "/../tests/nvfp4_gemv_bench", dir + "/nvfp4_gemv_bench"};
     if (const char *env = std::getenv("RESET_GEMV_BENCH")) candidates.insert(candidates.begin(), env);
     for (const std::string &path : candidates) {
         if (!executable(path)) continue;

@@ -113,6 +113,9 @@ std::string token_text(const reset_tokenizer *tokenizer, int32_t id);
 // True when stdout/stderr is a terminal and NO_COLOR is not set.
 bool colour_enabled(int fd);
 
+// The folder of the running `reset` binary (to find files beside the build tree).
+std::string executable_dir();
+
 // --- progress -----------------------------------------------------------------
 
 // A progress bar with rate and ETA on a terminal (stderr), plain lines

@@ -144,7 +144,7 @@ static bool is_directory(const std::string &path) {
 
 // The directory holding this executable, to find models/ of the checkout it
 // was built from (build/samples/reset -> ../../models/default).
-static std::string executable_dir() {
+std::string executable_dir() {
     char buffer[4096];
     const ssize_t n = readlink("/proc/self/exe", buffer, sizeof buffer - 1);
     if (n <= 0) return ".";
