@@ -184,3 +184,24 @@ declare("reset_policy_params_init", None, [ctypes.POINTER(PolicyParams)])
 declare("reset_set_policy", ctypes.c_int, [c_session_p, ctypes.POINTER(PolicyParams)])
 declare("reset_step_init", None, [ctypes.POINTER(Step), ctypes.c_size_t])
 declare("reset_decode_step", ctypes.c_int, [c_session_p, ctypes.POINTER(Step), ctypes.c_size_t, ctypes.POINTER(ctypes.c_int32)])
+
+
+def policy_params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset, reset_state):
+    """A reset_policy_params filled from keyword values (t_low/tau0 None or < 0: from the preset or model)."""
+    if kind not in POLICIES:
+        raise ValueError(f"kind must be one of {sorted(POLICIES)}, not {kind!r}")
+    p = PolicyParams()
+    lib.reset_policy_params_init(ctypes.byref(p))
+    p.kind = POLICIES[kind]
+    p.temperature = temperature
+    p.top_k = top_k
+    p.top_p = top_p
+    p.min_p = min_p
+    p.seed = seed
+    p.t_high = t_high
+    p.t_low = -1.0 if t_low is None else t_low  # None: from the preset / the model
+    p.tau0 = -1.0 if tau0 is None else tau0
+    p.window = window
+    p.preset = preset.encode() if preset else None
+    p.reset_state = int(bool(reset_state))
+    return p

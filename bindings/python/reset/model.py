@@ -7,8 +7,8 @@ or when garbage-collected).  A Session keeps its Model alive.
 import ctypes
 from dataclasses import dataclass
 
-from ._lib import (BACKENDS, POLICIES, WEIGHTS, ModelInfo, ModelOptions, OwnedHandle, PolicyParams, SessionOptions, Step,
-                   check, lib)
+from ._lib import (BACKENDS, WEIGHTS, ModelInfo, ModelOptions, OwnedHandle, SessionOptions, Step, check, lib,
+                   policy_params)
 
 try:
     import numpy as _np
@@ -95,20 +95,8 @@ class Session(OwnedHandle):
 
     def set_policy(self, kind="greedy", temperature=0.6, top_p=1.0, top_k=0, min_p=0.0, seed=0, t_high=1.0,
                    t_low=-1.0, tau0=-1.0, window=32, preset=None, reset_state=False):
-        params = PolicyParams()
-        lib.reset_policy_params_init(ctypes.byref(params))
-        params.kind = _choice(POLICIES, kind, "kind")
-        params.temperature = temperature
-        params.top_p = top_p
-        params.top_k = top_k
-        params.min_p = min_p
-        params.seed = seed
-        params.t_high = t_high
-        params.t_low = t_low
-        params.tau0 = tau0
-        params.window = window
-        params.preset = preset.encode() if preset else None
-        params.reset_state = int(bool(reset_state))
+        params = policy_params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset,
+                               reset_state)
         check(lib.reset_set_policy(self.handle, ctypes.byref(params)))
 
     def prefill(self, ids):

@@ -12,7 +12,7 @@ policy") for logits computed by any engine.
 import ctypes
 from collections import namedtuple
 
-from ._lib import POLICIES, OwnedHandle, PolicyParams, check, declare, lib
+from ._lib import OwnedHandle, PolicyParams, check, declare, lib, policy_params
 
 try:
     import numpy as _np
@@ -57,26 +57,6 @@ _decision_to_json = declare("reset_decision_to_json", ctypes.c_int,
                              ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)])
 
 
-def _params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset, reset_state):
-    if kind not in POLICIES:
-        raise ValueError(f"kind must be one of {sorted(POLICIES)}, not {kind!r}")
-    p = PolicyParams()
-    lib.reset_policy_params_init(ctypes.byref(p))
-    p.kind = POLICIES[kind]
-    p.temperature = temperature
-    p.top_k = top_k
-    p.top_p = top_p
-    p.min_p = min_p
-    p.seed = seed
-    p.t_high = t_high
-    p.t_low = -1.0 if t_low is None else t_low  # None: from the preset / the model
-    p.tau0 = -1.0 if tau0 is None else tau0
-    p.window = window
-    p.preset = preset.encode() if preset else None
-    p.reset_state = int(bool(reset_state))
-    return p
-
-
 def _logits(logits):
     """A float32 C array view of logits (copied only when it must be)."""
     if _np is not None:
@@ -106,7 +86,7 @@ class Policy(OwnedHandle):
         #   reset.Policy(t_high, t_low, tau0, window, nl_ids, dnl_ids)
         newline_ids, double_newline_ids = list(nl_ids), list(dnl_ids)
         self._handle = None
-        params = _params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset, False)
+        params = policy_params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset, False)
         options = _Options()
         lib.reset_policy_options_init(ctypes.byref(options))
         nl = (ctypes.c_int32 * len(newline_ids))(*newline_ids)
@@ -127,7 +107,7 @@ class Policy(OwnedHandle):
     def set_params(self, kind="reset", *, temperature=0.6, top_k=0, top_p=1.0, min_p=0.0, seed=0, t_high=1.0,
                    t_low=None, tau0=None, window=32, preset=None, reset_state=False):
         """Replace the parameters; the step state is kept unless reset_state."""
-        params = _params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset,
+        params = policy_params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset,
                          reset_state)
         check(lib.reset_policy_set_params(self.handle, ctypes.byref(params)))
 
