@@ -25,7 +25,8 @@ int bench_gemv(int argc, char **argv) {
     const std::string dir = executable_dir();
     // build/samples/reset and build/tests/nvfp4_gemv_bench (the CMake target of a CUDA build).
     std::vector<std::string> candidates = {dir + "/../tests/nvfp4_gemv_bench", dir + "/nvfp4_gemv_bench"};
-    if (const char *env = std::getenv("RESET_GEMV_BENCH")) candidates.insert(candidates.begin(), env);
+    // An explicit path is the user's choice: never fall back to another binary behind their back.
+    if (const char *env = std::getenv("RESET_GEMV_BENCH")) candidates = {env};
     for (const std::string &path : candidates) {
         if (!executable(path)) continue;
         std::vector<char *> child = {const_cast<char *>(path.c_str())};

@@ -182,8 +182,9 @@ int main(int argc, char **argv) {
     }
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-        std::printf("nvfp4_gemv_bench: skipped (no CUDA device)\n");
-        return 0;
+        // A benchmark that measured nothing must not look like a success to `reset bench gemv` or a script.
+        std::fprintf(stderr, "nvfp4_gemv_bench: no CUDA device, nothing measured\n");
+        return 1;
     }
     cudaDeviceProp prop;
     CUDA_OK(cudaGetDeviceProperties(&prop, 0));
