@@ -1,7 +1,8 @@
 // attention_decode.cu — split-KV (flash-decoding) GQA attention for decode.
 //
-// Grid: (split, kv_head, sequence).  One CTA owns one KV head of one sequence
-// over one chunk of the context and serves every query head of that KV head,
+// Grid: (split, kv_head, row).  One CTA owns one KV head of one row (a
+// sequence, or one position of a prefill chunk; slots[row] names its cache
+// slot) over one chunk of the context and serves every query head of that KV head,
 // so each K/V byte is read from memory once per step whatever the group size.
 // Inside the chunk it walks 128-position tiles:
 //   A. one thread per position: 16-byte loads of its K row, FP32 dot products
@@ -14,12 +15,20 @@
 // split the CTA writes out = acc / l; otherwise it writes (acc, m, l) and a
 // second kernel merges the splits (Dao et al., "Flash-Decoding", 2023).
 //
+// head_dim 16, 32, 64 and 128 are instances of the same template.  Rows are
+// at least 16 bytes (16 FP8 elements), so every K row is whole 16-byte loads
+// (1 at FP8 d16 .. 16 at BF16 d128); phase C has head_dim / 8 slices per row
+// (2 at d16: 64 position groups of 2 positions per tile), and the merge
+// kernel runs head_dim threads (16 at d16: half a warp, no shuffles).
+//
 // The chunk of a split depends on lengths[b], read on the device, so the same
 // launch (and a CUDA graph holding it) serves every context length; splits
 // past the end write an empty partial (m = -inf, l = 0).
 #include "kernels/attention_decode.h"
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <algorithm>
 #include <cmath>
@@ -31,7 +40,7 @@ namespace {
 
 constexpr int kThreads = 128;
 constexpr int kTile = 128;     // positions per tile: one per thread in phase A
-constexpr int kVec = 8;        // BF16 elements per 16-byte load
+constexpr int kVec = 8;        // elements of one phase-C slice (16 bytes of BF16, 8 of FP8)
 
 // Eight BF16 values from a 16-byte word, as FP32 (BF16 is the top half of FP32).
 __device__ __forceinline__ void bf16x8_to_float(const uint4 raw, float (&out)[kVec]) {
@@ -42,6 +51,48 @@ __device__ __forceinline__ void bf16x8_to_float(const uint4 raw, float (&out)[kV
         out[2 * i + 1] = __uint_as_float(words[i] & 0xffff0000u);
     }
 }
+
+// Four E4M3 values (byte i of the word is element i) as FP32, exactly: E4M3 ->
+// FP16 is exact (native cvt on sm_89+, cuda_fp8.h's software path below).
+__device__ __forceinline__ void fp8x4_to_float(const uint32_t word, float *out) {
+    const __half2_raw lo = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(word & 0xffffu), __NV_E4M3);
+    const __half2_raw hi = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(word >> 16), __NV_E4M3);
+    const float2 a = __half22float2(__half2(lo)), b = __half22float2(__half2(hi));
+    out[0] = a.x;
+    out[1] = a.y;
+    out[2] = b.x;
+    out[3] = b.y;
+}
+
+// A 16-byte chunk of a K row as FP32: 8 BF16 or 16 FP8 elements.
+template <bool kFp8>
+__device__ __forceinline__ void chunk_to_float(const uint4 raw, float (&out)[kFp8 ? 16 : 8]) {
+    if constexpr (kFp8) {
+        fp8x4_to_float(raw.x, out);
+        fp8x4_to_float(raw.y, out + 4);
+        fp8x4_to_float(raw.z, out + 8);
+        fp8x4_to_float(raw.w, out + 12);
+    } else {
+        bf16x8_to_float(raw, out);
+    }
+}
+
+// One phase-C slice (kVec elements of a V row) as loaded: 16 bytes of BF16 or 8 of FP8.
+template <bool kFp8>
+struct VSlice {
+    using Raw = uint4;
+    static __device__ __forceinline__ Raw load(const void *p) { return __ldg(static_cast<const uint4 *>(p)); }
+    static __device__ __forceinline__ void to_float(const Raw raw, float (&out)[kVec]) { bf16x8_to_float(raw, out); }
+};
+template <>
+struct VSlice<true> {
+    using Raw = uint2;
+    static __device__ __forceinline__ Raw load(const void *p) { return __ldg(static_cast<const uint2 *>(p)); }
+    static __device__ __forceinline__ void to_float(const Raw raw, float (&out)[kVec]) {
+        fp8x4_to_float(raw.x, out);
+        fp8x4_to_float(raw.y, out + 4);
+    }
+};
 
 __device__ __forceinline__ float warp_max(float v) {
 #pragma unroll
@@ -55,17 +106,38 @@ __device__ __forceinline__ float warp_sum(float v) {
     return v;
 }
 
-// Partial result of one (sequence, query head, split): head_dim accumulators,
+// Partial result of one (row, query head, split): head_dim accumulators,
 // then the running max m and the sum l.
 __host__ __device__ constexpr int64_t partial_stride(int head_dim) { return head_dim + 2; }
 
 // kGroup: the group size rounded up to a power of two (register arrays need a
 // compile-time size); the padded heads get a zero query and are never written.
-template <int kHeadDim, int kGroup>
-__global__ void __launch_bounds__(kThreads) split_kernel(const AttentionDecodeArgs a) {
-    constexpr int kSlices = kHeadDim / kVec;         // threads per V row in phase C
+// kFp8: the cache holds E4M3 (scales folded: q · k_scale before the dots,
+// v_scale on the output); otherwise BF16.
+// Resident CTAs per SM the register budget is set for: 2 (up to 255
+// registers) for BF16, 3 (168) for FP8 up to group 4, whose tile is half the
+// bytes.
+template <bool kFp8, int kGroup>
+constexpr int kMinBlocks = kFp8 && kGroup <= 4 ? 3 : 2;
+
+template <int kHeadDim, int kGroup, bool kFp8>
+__global__ void __launch_bounds__(kThreads, (kMinBlocks<kFp8, kGroup>)) split_kernel(const AttentionDecodeArgs a) {
+    constexpr int kBytes = kFp8 ? 1 : 2;                  // per element
+    constexpr int kRowChunks = kHeadDim * kBytes / 16;    // 16-byte loads per K row
+    constexpr int kChunkElems = 16 / kBytes;
+    constexpr int kSlices = kHeadDim / kVec;              // threads per V row in phase C
     constexpr int kPositionGroups = kThreads / kSlices;
+    constexpr int kVPerThread = kTile / kPositionGroups;  // V slices per thread per tile
+    // V slices loaded together with the K row at the start of a tile (all of
+    // them, so a tile's K and V bytes are in flight at once; a quarter with
+    // BF16, group 8 and head_dim 64/128, whose accumulators leave fewer
+    // registers; head_dim 16/32 have only 2/4 slices per thread, all ahead).
+    constexpr int kVAhead = (!kFp8 && kGroup >= 8 && kHeadDim >= 64) ? kVPerThread / 4 : kVPerThread;
+    static_assert(kHeadDim % 16 == 0 && kHeadDim * kBytes >= 16 && kTile % kPositionGroups == 0 && kVAhead >= 1 &&
+                      kVPerThread % kVAhead == 0,
+                  "attention decode: unsupported head_dim");
     constexpr int kWarps = kThreads / 32;
+    using V = VSlice<kFp8>;
     __shared__ float4 q_s[kGroup][kHeadDim / 4];
     __shared__ float p_s[kGroup][kTile];
     __shared__ float max_s[kGroup][kWarps];
@@ -76,10 +148,12 @@ __global__ void __launch_bounds__(kThreads) split_kernel(const AttentionDecodeAr
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     const int group = a.n_heads / a.cache.n_kv_heads;
     const int first_head = kv_head * group;
+    const float q_scale = kFp8 ? a.scale * a.cache.k_scale : a.scale;
+    const float out_scale = kFp8 ? a.cache.v_scale : 1.0f;
 
     for (int i = tid; i < kGroup * kHeadDim; i += kThreads) {
         const int g = i / kHeadDim, d = i % kHeadDim;
-        const float v = g < group ? a.q[(int64_t(b) * a.n_heads + first_head + g) * kHeadDim + d] * a.scale : 0.0f;
+        const float v = g < group ? a.q[(int64_t(b) * a.n_heads + first_head + g) * kHeadDim + d] * q_scale : 0.0f;
         reinterpret_cast<float *>(&q_s[g][0])[d] = v;
     }
 
@@ -90,9 +164,10 @@ __global__ void __launch_bounds__(kThreads) split_kernel(const AttentionDecodeAr
     const int begin = split * tiles_per_split * kTile;
     const int end = min(length, begin + tiles_per_split * kTile);
 
-    const int64_t row0 = (int64_t(b) * a.cache.n_kv_heads + kv_head) * a.cache.capacity;
-    const __nv_bfloat16 *keys = static_cast<const __nv_bfloat16 *>(a.cache.keys) + row0 * kHeadDim;
-    const __nv_bfloat16 *values = static_cast<const __nv_bfloat16 *>(a.cache.values) + row0 * kHeadDim;
+    const int64_t slot = a.slots ? a.slots[b] : b;
+    const int64_t row0 = (slot * a.cache.n_kv_heads + kv_head) * a.cache.capacity;
+    const char *keys = static_cast<const char *>(a.cache.keys) + row0 * kHeadDim * kBytes;
+    const char *values = static_cast<const char *>(a.cache.values) + row0 * kHeadDim * kBytes;
 
     const int slice = tid % kSlices, position_group = tid / kSlices;
     float m[kGroup], l[kGroup], acc[kGroup][kVec];
@@ -107,24 +182,37 @@ __global__ void __launch_bounds__(kThreads) split_kernel(const AttentionDecodeAr
 
     for (int tile = begin; tile < end; tile += kTile) {
         const int count = min(kTile, end - tile);
+        // Loads first: this thread's K row (phase A) and its first kVAhead V slices (phase C).
+        uint4 k_raw[kRowChunks];
+        typename V::Raw v_raw[kVAhead];
+        if (tid < count) {
+            const uint4 *row = reinterpret_cast<const uint4 *>(keys + int64_t(tile + tid) * kHeadDim * kBytes);
+#pragma unroll
+            for (int c = 0; c < kRowChunks; ++c) k_raw[c] = __ldg(row + c);
+        }
+#pragma unroll
+        for (int i = 0; i < kVAhead; ++i) {
+            const int t = position_group + i * kPositionGroups;
+            if (t < count) v_raw[i] = V::load(values + (int64_t(tile + t) * kHeadDim + slice * kVec) * kBytes);
+        }
         // Phase A: scores of position tile + tid.
         float s[kGroup];
 #pragma unroll
         for (int g = 0; g < kGroup; ++g) s[g] = 0.0f;
         if (tid < count) {
-            const uint4 *row = reinterpret_cast<const uint4 *>(keys + int64_t(tile + tid) * kHeadDim);
-            uint4 raw[kSlices];
 #pragma unroll
-            for (int c = 0; c < kSlices; ++c) raw[c] = __ldg(row + c);  // all loads in flight first
-#pragma unroll
-            for (int c = 0; c < kSlices; ++c) {
-                float k[kVec];
-                bf16x8_to_float(raw[c], k);
+            for (int c = 0; c < kRowChunks; ++c) {
+                float k[kChunkElems];
+                chunk_to_float<kFp8>(k_raw[c], k);
 #pragma unroll
                 for (int g = 0; g < kGroup; ++g) {
-                    const float4 q0 = q_s[g][2 * c], q1 = q_s[g][2 * c + 1];
-                    s[g] += q0.x * k[0] + q0.y * k[1] + q0.z * k[2] + q0.w * k[3] + q1.x * k[4] + q1.y * k[5] +
-                            q1.z * k[6] + q1.w * k[7];
+                    float dot = 0.0f;
+#pragma unroll
+                    for (int j = 0; j < kChunkElems / 4; ++j) {
+                        const float4 q = q_s[g][c * (kChunkElems / 4) + j];
+                        dot += q.x * k[4 * j] + q.y * k[4 * j + 1] + q.z * k[4 * j + 2] + q.w * k[4 * j + 3];
+                    }
+                    s[g] += dot;
                 }
             }
         } else {
@@ -162,16 +250,30 @@ __global__ void __launch_bounds__(kThreads) split_kernel(const AttentionDecodeAr
 #pragma unroll
             for (int i = 0; i < kVec; ++i) acc[g][i] *= alpha[g];
         }
-        // Phase C: acc += p · V over this thread's positions and slice.
-#pragma unroll 4
-        for (int t = position_group; t < count; t += kPositionGroups) {
-            float v[kVec];
-            bf16x8_to_float(__ldg(reinterpret_cast<const uint4 *>(values + int64_t(tile + t) * kHeadDim) + slice), v);
+        // Phase C: acc += p · V over this thread's positions and slice, in
+        // batches of kVAhead slices (the first batch loaded above).
+#pragma unroll 1
+        for (int batch = 0; batch < kVPerThread; batch += kVAhead) {
+            if (batch > 0) {
 #pragma unroll
-            for (int g = 0; g < kGroup; ++g) {
-                const float p = p_s[g][t];
+                for (int i = 0; i < kVAhead; ++i) {
+                    const int t = position_group + (batch + i) * kPositionGroups;
+                    if (t < count) v_raw[i] = V::load(values + (int64_t(tile + t) * kHeadDim + slice * kVec) * kBytes);
+                }
+            }
 #pragma unroll
-                for (int i = 0; i < kVec; ++i) acc[g][i] += p * v[i];
+            for (int i = 0; i < kVAhead; ++i) {
+                const int t = position_group + (batch + i) * kPositionGroups;
+                if (t < count) {
+                    float v[kVec];
+                    V::to_float(v_raw[i], v);
+#pragma unroll
+                    for (int g = 0; g < kGroup; ++g) {
+                        const float p = p_s[g][t];
+#pragma unroll
+                        for (int e = 0; e < kVec; ++e) acc[g][e] += p * v[e];
+                    }
+                }
             }
         }
         __syncthreads();  // p_s, max_s and sum_s are rewritten by the next tile
@@ -187,6 +289,7 @@ __global__ void __launch_bounds__(kThreads) split_kernel(const AttentionDecodeAr
         const int g = i / kHeadDim, d = i % kHeadDim;
         float total = 0.0f;
         for (int pg = 0; pg < kPositionGroups; ++pg) total += acc_s[pg][g][d];
+        total *= out_scale;
         // m and l are the same in every thread; pick head g's without a dynamic register index.
         float m_g = 0.0f, l_g = 0.0f;
 #pragma unroll
@@ -233,7 +336,8 @@ template <int kHeadDim, int kGroup>
 void launch(const AttentionDecodeArgs &a, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>(a.splits), static_cast<unsigned>(a.cache.n_kv_heads),
                     static_cast<unsigned>(a.batch));
-    split_kernel<kHeadDim, kGroup><<<grid, kThreads, 0, stream>>>(a);
+    if (a.cache.type == KvCacheType::kFp8E4M3) split_kernel<kHeadDim, kGroup, true><<<grid, kThreads, 0, stream>>>(a);
+    else split_kernel<kHeadDim, kGroup, false><<<grid, kThreads, 0, stream>>>(a);
     RESET_CUDA_CHECK(cudaGetLastError());
     if (a.splits > 1) {
         combine_kernel<kHeadDim><<<dim3(static_cast<unsigned>(a.n_heads), static_cast<unsigned>(a.batch)), kHeadDim, 0,
@@ -268,11 +372,14 @@ size_t attention_decode_workspace_bytes(int batch, int n_heads, int head_dim, in
 
 void attention_decode(const AttentionDecodeArgs &a, cudaStream_t stream) {
     const KvCacheLayerView &c = a.cache;
-    if (c.head_dim != 64 && c.head_dim != 128)
-        fail(RESET_ERR_UNSUPPORTED, "attention decode: head_dim ", c.head_dim, " (64 and 128 are supported)");
+    if (c.head_dim != 16 && c.head_dim != 32 && c.head_dim != 64 && c.head_dim != 128)
+        fail(RESET_ERR_UNSUPPORTED, "attention decode: head_dim ", c.head_dim, " (16, 32, 64 and 128 are supported)");
     if (a.batch <= 0 || a.n_heads <= 0 || c.n_kv_heads <= 0 || c.capacity <= 0 || a.splits <= 0)
         fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: batch ", a.batch, ", heads ", a.n_heads, "/",
              c.n_kv_heads, ", capacity ", c.capacity, ", splits ", a.splits, " must all be positive");
+    if (a.batch > kAttentionDecodeMaxBatch || c.n_kv_heads > 65535)
+        fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: batch ", a.batch, " rows, ", c.n_kv_heads,
+             " KV heads (at most ", kAttentionDecodeMaxBatch, " and 65535 per launch)");
     if (a.n_heads % c.n_kv_heads != 0)
         fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: ", a.n_heads, " query heads are not a multiple of ",
              c.n_kv_heads, " KV heads");
@@ -280,6 +387,12 @@ void attention_decode(const AttentionDecodeArgs &a, cudaStream_t stream) {
     if (group > kAttentionDecodeMaxGroup)
         fail(RESET_ERR_UNSUPPORTED, "attention decode: ", group, " query heads per KV head (at most ",
              kAttentionDecodeMaxGroup, ")");
+    if (c.type != KvCacheType::kBFloat16 && c.type != KvCacheType::kFp8E4M3)
+        fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: unknown KV cache type ", static_cast<int>(c.type));
+    if (c.type == KvCacheType::kFp8E4M3 &&
+        !(std::isfinite(c.k_scale) && c.k_scale > 0.0f && std::isfinite(c.v_scale) && c.v_scale > 0.0f))
+        fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: FP8 cache scales ", c.k_scale, " and ", c.v_scale,
+             " must be finite and positive");
     require(a.q, "attention decode: q");
     require(a.lengths, "attention decode: lengths");
     require(a.out, "attention decode: out");
@@ -291,8 +404,12 @@ void attention_decode(const AttentionDecodeArgs &a, cudaStream_t stream) {
     if (needed > 0 && (!a.workspace || a.workspace_bytes < needed))
         fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: ", a.splits, " splits need ", needed,
              " bytes of workspace, got ", a.workspace ? a.workspace_bytes : 0);
-    if (c.head_dim == 64) launch_for_group<64>(a, group, stream);
-    else launch_for_group<128>(a, group, stream);
+    switch (c.head_dim) {
+    case 16: launch_for_group<16>(a, group, stream); break;
+    case 32: launch_for_group<32>(a, group, stream); break;
+    case 64: launch_for_group<64>(a, group, stream); break;
+    default: launch_for_group<128>(a, group, stream); break;
+    }
 }
 
 }  // namespace reset

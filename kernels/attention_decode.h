@@ -1,11 +1,13 @@
 // attention_decode.h — one decode step of grouped-query attention over a BF16
-// KV cache, split along the context (flash-decoding), on the GPU
+// or FP8 (E4M3) KV cache, split along the context (flash-decoding), on the GPU
 // (kernels/attention_decode.cu).  docs/cuda-engine.md has the design.
 //
-// For each sequence b of the batch and each query head h (KV head h / group):
-//   out[b][h] = Σ_t softmax_t(scale · q[b][h] · K[b][kv][t]) · V[b][kv][t],  t < lengths[b]
+// For each row b of the batch and each query head h (KV head h / group), with
+// slot s = slots ? slots[b] : b:
+//   out[b][h] = Σ_t softmax_t(scale · q[b][h] · K[s][kv][t]) · V[s][kv][t],  t < lengths[b]
 // which is the CPU reference's attention (engine/cpu_engine.cpp) with K and V
-// rounded to BF16 by the cache.  Arithmetic is FP32 throughout.
+// rounded to BF16 (or FP8 E4M3, times the view's scales) by the cache.  Arithmetic is FP32 throughout.
+// head_dim 16, 32, 64 or 128; group sizes 1..kAttentionDecodeMaxGroup.
 //
 // The context length of every sequence is read from device memory at run
 // time, so a CUDA graph captured once serves every length up to capacity.
@@ -23,29 +25,47 @@ namespace reset {
 // Query heads per KV head the kernel serves (Qwen3-32B: 64/8).
 constexpr int kAttentionDecodeMaxGroup = 8;
 
-// The KV cache of one layer: BF16 elements laid out [slot][kv_head][position][head_dim],
+// Element type of a KV cache.  kFp8E4M3 stores e4m3(x / scale) (round to
+// nearest even, saturated to ±448; NaN stays NaN) with one FP32 scale per
+// tensor and layer (KvCacheLayerView::k_scale, v_scale; 1.0 = vLLM's default
+// "fp8" KV cache without calibration), and reads x = stored · scale.
+enum class KvCacheType : int { kBFloat16 = 0, kFp8E4M3 = 1 };
+
+// Bytes per cache element of a type.
+RESET_HD int kv_cache_element_bytes(KvCacheType type) { return type == KvCacheType::kFp8E4M3 ? 1 : 2; }
+
+// The KV cache of one layer: elements laid out [slot][kv_head][position][head_dim],
 // so the rows one CTA streams (one KV head, a run of positions) are contiguous.
-// Batch entry b reads and writes slot b.
+// Row b of a launch reads and writes slot b, or slots[b] when the launch
+// passes a slot map (several rows of one sequence in a prefill chunk).
 struct KvCacheLayerView {
-    void *keys = nullptr;    // BF16, 16-byte aligned
-    void *values = nullptr;  // BF16, 16-byte aligned
+    void *keys = nullptr;    // `type` elements, 16-byte aligned
+    void *values = nullptr;  // `type` elements, 16-byte aligned
     int32_t capacity = 0;    // positions per slot
     int32_t n_kv_heads = 0;
-    int32_t head_dim = 0;
+    int32_t head_dim = 0;    // 16, 32, 64 or 128 (the kernels' instances): a row is >= 16 bytes
+    KvCacheType type = KvCacheType::kBFloat16;
+    float k_scale = 1.0f;    // kFp8E4M3 only: K = stored · k_scale (finite, > 0)
+    float v_scale = 1.0f;    // kFp8E4M3 only: V = stored · v_scale (finite, > 0)
 };
 
-// Element offset of (slot, kv_head, position, 0) in a KvCacheLayerView.
+// Element offset (in elements, not bytes: multiply by kv_cache_element_bytes)
+// of (slot, kv_head, position, 0) in a KvCacheLayerView.
 RESET_HD int64_t kv_cache_offset(const KvCacheLayerView &c, int64_t slot, int64_t kv_head, int64_t position) {
     return ((slot * c.n_kv_heads + kv_head) * c.capacity + position) * c.head_dim;
 }
 
+// Largest row count of one launch (the grid's y/z limit).
+constexpr int kAttentionDecodeMaxBatch = 65535;
+
 struct AttentionDecodeArgs {
-    int batch = 0;                // 1..8 (any positive count works)
+    int batch = 0;                // rows: 1..8 sequences in decode, up to a prefill chunk (1..65535)
     int n_heads = 0;              // query heads; n_heads / cache.n_kv_heads <= kAttentionDecodeMaxGroup
     float scale = 0.0f;           // softmax scale, 1/sqrt(head_dim) for every supported family
     const float *q = nullptr;     // [batch][n_heads][head_dim], RoPE applied
-    KvCacheLayerView cache;       // head_dim 64 or 128
+    KvCacheLayerView cache;       // head_dim 16, 32, 64 or 128
     const int32_t *lengths = nullptr;  // device [batch]: attend to positions [0, lengths[b]), 1..capacity
+    const int32_t *slots = nullptr;  // device [batch]: the cache slot of row b; null = slot b
     float *out = nullptr;         // [batch][n_heads][head_dim]
     int splits = 0;               // context splits; attention_decode_splits() picks one
     float *workspace = nullptr;   // attention_decode_workspace_bytes() (needed when splits > 1)
@@ -60,10 +80,14 @@ int attention_decode_splits(int batch, int n_kv_heads, int capacity);
 size_t attention_decode_workspace_bytes(int batch, int n_heads, int head_dim, int splits);
 
 // Enqueue on `stream`.  Throws reset::Error: RESET_ERR_UNSUPPORTED for a head
-// dimension or group size the kernel lacks, RESET_ERR_INVALID_ARGUMENT for
+// dimension other than 16, 32, 64 or 128 or a group size above
+// kAttentionDecodeMaxGroup, RESET_ERR_INVALID_ARGUMENT for
 // bad arguments (nothing launched then), RESET_ERR_BACKEND if a launch fails.
-// lengths[b] outside [1, capacity] is not checked on the device (it lives
-// there); the caller keeps it in range.
+// lengths[b] outside [1, capacity] and slots[b] outside the cache are not
+// checked on the device (they live there); the caller keeps them in range.
+// Rows that share a slot (a causal prefill chunk: row i at position p_i with
+// lengths = p_i + 1, after qk_norm_rope_kv_append wrote all of the chunk's
+// rows) are independent: each reads the cache, nothing is written to it.
 void attention_decode(const AttentionDecodeArgs &args, cudaStream_t stream);
 
 }  // namespace reset

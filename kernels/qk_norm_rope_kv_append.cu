@@ -1,10 +1,19 @@
-// qk_norm_rope_kv_append.cu — one warp per head (q, k or v) of one sequence.
+// qk_norm_rope_kv_append.cu — one warp per head (q, k or v) of one row (a
+// sequence, or one position of a prefill chunk).
 // Lane `lane` holds elements lane + 32·j; RoPE pairs element i with i + d/2,
 // which is j with j + d/64 in the same lane, so the rotation needs no shuffles
 // and the RMSNorm only one warp reduction.
+// head_dim 16 and 32 (the project's small models) have their own kernel: a
+// group of head_dim lanes per head (2 heads per warp at 16, 1 at 32), one
+// element per lane; RoPE's partner i ± d/2 comes from lane ^ d/2 by a
+// shuffle and the RMSNorm sums over the group's lanes (xor offsets < d stay
+// inside the group), with the same FP32 roundings as the wide kernel.
 #include "kernels/qk_norm_rope_kv_append.h"
 
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#include <cmath>
 
 #include "kernels/cuda_common.cuh"
 
@@ -63,23 +72,105 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormR
         return;
     }
     const int kv_head = is_k ? head - a.n_heads : head - a.n_heads - n_kv;
-    __nv_bfloat16 *cache = static_cast<__nv_bfloat16 *>(is_k ? a.cache.keys : a.cache.values) +
-                           kv_cache_offset(a.cache, b, kv_head, position);
+    const int64_t offset = kv_cache_offset(a.cache, a.slots ? a.slots[b] : b, kv_head, position);
+    if (a.cache.type == KvCacheType::kFp8E4M3) {
+        // e4m3(x / scale): an IEEE division (no fast-math), then round to nearest
+        // even with saturation to ±448 (native cvt on sm_89+, cuda_fp8.h's
+        // software path below).
+        const float scale = is_k ? a.cache.k_scale : a.cache.v_scale;
+        __nv_fp8_storage_t *cache = static_cast<__nv_fp8_storage_t *>(is_k ? a.cache.keys : a.cache.values) + offset;
+#pragma unroll
+        for (int j = 0; j < kPerLane; ++j)
+            cache[lane + 32 * j] = __nv_cvt_float_to_fp8(__fdiv_rn(x[j], scale), __NV_SATFINITE, __NV_E4M3);
+        return;
+    }
+    __nv_bfloat16 *cache = static_cast<__nv_bfloat16 *>(is_k ? a.cache.keys : a.cache.values) + offset;
 #pragma unroll
     for (int j = 0; j < kPerLane; ++j) cache[lane + 32 * j] = __float2bfloat16_rn(x[j]);
+}
+
+// head_dim 16 or 32: kHeadDim lanes per head, lane-in-head i holds element i.
+// No lane leaves before the shuffles (a warp may hold a q and a k head, or a
+// head past the end), so they run with the full mask in every lane.
+template <int kHeadDim>
+__global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_small_kernel(const QkNormRopeArgs a) {
+    static_assert(kHeadDim == 16 || kHeadDim == 32, "one element per lane, a power-of-two group within a warp");
+    constexpr int kHalf = kHeadDim / 2;  // element i pairs with i ^ kHalf
+    const int i = threadIdx.x % kHeadDim;
+    const int head = blockIdx.x * (kWarps * 32 / kHeadDim) + threadIdx.x / kHeadDim;
+    const int b = blockIdx.y;
+    const int n_kv = a.cache.n_kv_heads;
+    const bool valid = head < a.n_heads + 2 * n_kv;
+
+    float x = valid ? a.qkv[int64_t(b) * a.ld_qkv + int64_t(head) * kHeadDim + i] : 0.0f;
+    const int position = a.positions[b];
+    const bool is_q = head < a.n_heads, is_k = !is_q && head < a.n_heads + n_kv;
+    if (a.q_norm) {  // the same in every lane (q_norm and k_norm go together)
+        float sum = x * x;
+#pragma unroll
+        for (int o = kHalf; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        const float inverse = 1.0f / sqrtf(sum / static_cast<float>(kHeadDim) + a.eps);
+        if (is_q || is_k) x = (is_q ? a.q_norm : a.k_norm)[i] * (x * inverse);
+    }
+    const float partner = __shfl_xor_sync(0xffffffffu, x, kHalf);
+    if (is_q || is_k) {
+        const bool low = i < kHalf;
+        // The angle in double, as the CPU: an FP32 product loses digits at long contexts.
+        const double angle = double(position) * double(a.inv_freq[low ? i : i - kHalf]);
+        double s_d, c_d;
+        sincos(angle, &s_d, &c_d);
+        const float c = static_cast<float>(c_d), s = static_cast<float>(s_d);
+        const float first = low ? x : partner, second = low ? partner : x;
+        // Explicit roundings: no FMA contraction, so the products round as on the CPU.
+        x = low ? __fsub_rn(__fmul_rn(first, c), __fmul_rn(second, s))
+                : __fadd_rn(__fmul_rn(second, c), __fmul_rn(first, s));
+    }
+    if (!valid) return;
+
+    if (is_q) {
+        a.q_out[(int64_t(b) * a.n_heads + head) * kHeadDim + i] = x;
+        return;
+    }
+    const int kv_head = is_k ? head - a.n_heads : head - a.n_heads - n_kv;
+    const int64_t offset = kv_cache_offset(a.cache, a.slots ? a.slots[b] : b, kv_head, position) + i;
+    if (a.cache.type == KvCacheType::kFp8E4M3) {
+        // e4m3(x / scale) as in the wide kernel.
+        const float scale = is_k ? a.cache.k_scale : a.cache.v_scale;
+        static_cast<__nv_fp8_storage_t *>(is_k ? a.cache.keys : a.cache.values)[offset] =
+            __nv_cvt_float_to_fp8(__fdiv_rn(x, scale), __NV_SATFINITE, __NV_E4M3);
+        return;
+    }
+    static_cast<__nv_bfloat16 *>(is_k ? a.cache.keys : a.cache.values)[offset] = __float2bfloat16_rn(x);
+}
+
+template <int kHeadDim>
+void launch_small(const QkNormRopeArgs &a, int heads, cudaStream_t stream) {
+    constexpr int kHeadsPerBlock = kWarps * 32 / kHeadDim;
+    const dim3 grid(static_cast<unsigned>((heads + kHeadsPerBlock - 1) / kHeadsPerBlock), static_cast<unsigned>(a.batch));
+    qk_norm_rope_small_kernel<kHeadDim><<<grid, kWarps * 32, 0, stream>>>(a);
 }
 
 }  // namespace
 
 void qk_norm_rope_kv_append(const QkNormRopeArgs &a, cudaStream_t stream) {
     const KvCacheLayerView &c = a.cache;
-    if (c.head_dim != 64 && c.head_dim != 128)
-        fail(RESET_ERR_UNSUPPORTED, "qk_norm_rope_kv_append: head_dim ", c.head_dim, " (64 and 128 are supported)");
+    if (c.head_dim != 16 && c.head_dim != 32 && c.head_dim != 64 && c.head_dim != 128)
+        fail(RESET_ERR_UNSUPPORTED, "qk_norm_rope_kv_append: head_dim ", c.head_dim,
+             " (16, 32, 64 and 128 are supported)");
     if (a.batch <= 0 || a.n_heads <= 0 || c.n_kv_heads <= 0 || c.capacity <= 0 ||
         a.ld_qkv < int64_t(a.n_heads + 2 * c.n_kv_heads) * c.head_dim)
         fail(RESET_ERR_INVALID_ARGUMENT, "qk_norm_rope_kv_append: batch ", a.batch, ", heads ", a.n_heads, "/",
              c.n_kv_heads, ", capacity ", c.capacity, ", ld_qkv ", a.ld_qkv,
              " (all positive, ld_qkv >= (heads + 2 kv heads) * head_dim)");
+    if (a.batch > kAttentionDecodeMaxBatch)
+        fail(RESET_ERR_INVALID_ARGUMENT, "qk_norm_rope_kv_append: batch ", a.batch, " rows (at most ",
+             kAttentionDecodeMaxBatch, " per launch)");
+    if (c.type != KvCacheType::kBFloat16 && c.type != KvCacheType::kFp8E4M3)
+        fail(RESET_ERR_INVALID_ARGUMENT, "qk_norm_rope_kv_append: unknown KV cache type ", static_cast<int>(c.type));
+    if (c.type == KvCacheType::kFp8E4M3 &&
+        !(std::isfinite(c.k_scale) && c.k_scale > 0.0f && std::isfinite(c.v_scale) && c.v_scale > 0.0f))
+        fail(RESET_ERR_INVALID_ARGUMENT, "qk_norm_rope_kv_append: FP8 cache scales ", c.k_scale, " and ", c.v_scale,
+             " must be finite and positive");
     if ((a.q_norm == nullptr) != (a.k_norm == nullptr))
         fail(RESET_ERR_INVALID_ARGUMENT, "qk_norm_rope_kv_append: q_norm and k_norm go together");
     require(a.qkv, "qk_norm_rope_kv_append: qkv");
@@ -90,7 +181,9 @@ void qk_norm_rope_kv_append(const QkNormRopeArgs &a, cudaStream_t stream) {
     require(c.values, "qk_norm_rope_kv_append: cache values");
     const int heads = a.n_heads + 2 * c.n_kv_heads;
     const dim3 grid(static_cast<unsigned>((heads + kWarps - 1) / kWarps), static_cast<unsigned>(a.batch));
-    if (c.head_dim == 64) qk_norm_rope_kernel<64><<<grid, kWarps * 32, 0, stream>>>(a);
+    if (c.head_dim == 16) launch_small<16>(a, heads, stream);
+    else if (c.head_dim == 32) launch_small<32>(a, heads, stream);
+    else if (c.head_dim == 64) qk_norm_rope_kernel<64><<<grid, kWarps * 32, 0, stream>>>(a);
     else qk_norm_rope_kernel<128><<<grid, kWarps * 32, 0, stream>>>(a);
     RESET_CUDA_CHECK(cudaGetLastError());
 }

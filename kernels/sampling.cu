@@ -53,11 +53,23 @@ constexpr int kThreads = 512;
 constexpr int kWarps = kThreads / 32;
 constexpr int kBins = 256;           // radix digit of 8 bits
 constexpr int kMaxTeam = 8;          // the portable cluster size
-constexpr int kRingStage = 1024;
-constexpr int kLoadBatch = 20;     // row entries each thread loads at once (39 per thread at vocab 152k)     // windows up to this are staged in shared memory for the mean
+constexpr int kRingStage = 1024;     // windows up to this are staged in shared memory for the mean
+constexpr int kLoadBatch = 20;       // row entries each thread loads at once (39 per thread at vocab 152k)
 constexpr int32_t kAutoTeamVocab = 16384;  // below this one CTA per sequence is enough
 constexpr int32_t kNoCutId = INT_MAX;
 constexpr unsigned kFull = 0xFFFFFFFFu;
+// The per-warp histograms (first radix level over the whole row).  Once that
+// level is merged their space holds the candidate list: a local index and a
+// weight per candidate.
+constexpr int kHistogramBytes = kWarps * kBins * static_cast<int>(sizeof(uint64_t) + sizeof(uint32_t));
+constexpr int kListCapacity = kHistogramBytes / 8;  // candidates per CTA (6,144)
+// Histogram masses are sums of weights (each in [0, 1]) as 64-bit fixed point
+// with 45 fraction bits: integer sums do not depend on the order of the
+// additions (atomics are fine), and 152k weights stay below 2^63.  A weight is
+// rounded by at most 2^-46 (the total is >= 1: the argmax weighs exactly 1),
+// far below the ~3 ulp by which CUDA's expf and the C library's may differ.
+constexpr double kMassScale = 35184372088832.0;          // 2^45
+constexpr double kMassUnit = 1.0 / 35184372088832.0;     // 2^-45
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define RESET_SAMPLING_CLUSTERS 1
@@ -109,6 +121,9 @@ __device__ __forceinline__ uint32_t order_key(float z) {
 __device__ __forceinline__ float key_logit(uint32_t key) {
     return __uint_as_float((key & 0x80000000u) ? (key & 0x7FFFFFFFu) : ~key);
 }
+__device__ __forceinline__ uint64_t fixed_mass(float w) {
+    return __double2ull_rn(static_cast<double>(w) * kMassScale);
+}
 
 // A prefix of the order (logit descending, id ascending), ending at the token
 // with key `key` and id `id`: (k, i) is inside iff k > key, or k == key and
@@ -128,16 +143,56 @@ struct Mail {
     int32_t i0, i1, i2;
     uint32_t u0;
     uint32_t count[kBins];
-    double mass[kBins];
+    unsigned long long mass[kBins];  // fixed point (kMassScale)
 };
 
 struct SelectOut {
     int32_t found;
-    uint32_t key;          // the cut's logit key
-    uint32_t ties;         // members with exactly that key
+    uint32_t key;          // the cut's logit key (the chosen bin until the last level)
+    uint32_t ties;         // members with exactly that key (in the chosen bin until the last level)
     int64_t count_above;   // members with a larger key
     double mass_above;     // their weight
 };
+
+// The state of one radix select between levels: the key range [lo, hi] still
+// searched, the bin width, and what lies above the range.
+struct Radix {
+    uint32_t lo, hi;
+    int shift;
+    int64_t count_above;
+    double mass_above;
+};
+__device__ __forceinline__ Radix radix_start(uint32_t lo, uint32_t hi) {
+    Radix r;
+    const unsigned span_bits = hi > lo ? 32u - static_cast<unsigned>(__clz(static_cast<int>(hi - lo))) : 0u;
+    r.lo = lo;
+    r.hi = hi;
+    r.shift = span_bits > 8 ? static_cast<int>(span_bits) - 8 : 0;
+    r.count_above = 0;
+    r.mass_above = 0.0;
+    return r;
+}
+// The bin of a key in the current level, kBins if outside the range.
+__device__ __forceinline__ unsigned radix_bin(const Radix &r, uint32_t key) {
+    return (key >= r.lo && key <= r.hi) ? (key - r.lo) >> r.shift : static_cast<unsigned>(kBins);
+}
+// Narrow to the chosen bin (res.key holds it); true when that was the last
+// level, with res.key then the cut's key.
+__device__ __forceinline__ bool radix_advance(Radix &r, SelectOut &res) {
+    const uint32_t bin = res.key;
+    r.count_above = res.count_above;
+    r.mass_above = res.mass_above;
+    if (r.shift == 0) {
+        res.key = r.lo + bin;
+        return true;
+    }
+    const uint32_t new_lo = r.lo + (bin << r.shift);
+    const uint64_t new_hi = static_cast<uint64_t>(new_lo) + ((1ull << r.shift) - 1ull);
+    r.hi = new_hi < r.hi ? static_cast<uint32_t>(new_hi) : r.hi;
+    r.lo = new_lo;
+    r.shift = r.shift > 8 ? r.shift - 8 : 0;
+    return false;
+}
 
 // Values every thread of the CTA needs, set by one thread before a barrier.
 struct Broadcast {
@@ -160,13 +215,12 @@ struct Broadcast {
 struct StaticShared {
     Mail mail[2];  // double-buffered: exchange k+2 reuses k's buffer after exchange k+1's barrier
     uint32_t bin_count[kBins];
-    double bin_mass[kBins];
+    unsigned long long bin_mass[kBins];
     float ring[kRingStage];
     double scratch_d[kWarps];
     int32_t scratch_i[kWarps];
     float scratch_f[kWarps];
     uint32_t scratch_u[kWarps];
-    float lane_weight[kWarps][32];  // a warp's weights, for its leaders' group sums
     Broadcast bc;
 };
 
@@ -184,6 +238,19 @@ struct Row {
     float *w;        // weights (shared or workspace)
     int32_t base;    // vocabulary id of local entry 0
     int32_t begin, end;
+};
+
+// What the selects, tie searches and the draw iterate over: either the row
+// (position = local index) or the CTA's candidate list (position -> local
+// index through idx), in id order either way.  Thread t owns positions
+// [begin, end); span is the CTA-uniform trip count.
+struct Src {
+    const float *z;        // logits by local index
+    const float *w;        // weights by position
+    const int32_t *idx;    // position -> local index; null for the row
+    int32_t base;          // vocabulary id of local index 0
+    int begin, end, span;
+    __device__ __forceinline__ int local(int pos) const { return idx ? idx[pos] : pos; }
 };
 
 // ---- block-level helpers (fixed reduction order: deterministic) ----
@@ -282,220 +349,228 @@ __device__ void team_sum(double cta_value, int &phase, StaticShared &sh, double 
     *prefix = sh.bc.prefix;
 }
 
-// Radix select over the members' logit keys in [lo, hi], 8 bits per level.
-// by_mass = false: the key of the rank-th member in the order (rank >= 1);
-// by_mass = true: the key at which the running weight (heaviest first)
-// reaches target.  Returns that key, the members above it (count, weight) and
-// the members at it.  need_mass accumulates weights in count mode too.
-template <typename Member>
-__device__ SelectOut team_select(const Row &row, int per_thread, Member member, uint32_t lo, uint32_t hi, bool by_mass,
-                                 int64_t rank, double target, bool need_mass, double *warp_mass,
-                                 uint32_t *warp_count, int &phase, StaticShared &sh) {
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const unsigned span_bits = hi > lo ? 32u - static_cast<unsigned>(__clz(static_cast<int>(hi - lo))) : 0u;
-    int shift = span_bits > 8 ? static_cast<int>(span_bits) - 8 : 0;
-    int64_t count_above = 0;
-    double mass_above = 0.0;
-    double *my_mass = warp_mass + warp * kBins;
-    uint32_t *my_count = warp_count + warp * kBins;
-    float *lane_weight = sh.lane_weight[warp];
-    for (;;) {
-        // One private histogram per warp: whole-CTA histograms serialise
-        // when a flat distribution sends most entries to a few bins.
-        for (int j = lane; j < kBins; j += 32) {
-            my_count[j] = 0u;
-            if (need_mass) my_mass[j] = 0.0;
-        }
-        __syncwarp();
-        // Lanes that hit the same bin are grouped (match_any) and the lowest
-        // lane adds the group, in lane order: no atomics (a flat row sends
-        // most lanes to one bin, where atomics would serialise, and double
-        // atomics are CAS loops), and the sums are the same on every run.
-        for (int j = 0; j < per_thread; ++j) {  // warp-uniform trip count
-            const int i = row.begin + j;
-            unsigned bin = kBins;  // not a member
-            float w = 0.0f;
-            if (i < row.end) {
-                const float z = row.z[i];
-                if (z != -INFINITY) {
-                    const uint32_t key = order_key(z);
-                    if (key >= lo && key <= hi && member(i, key)) {
-                        bin = (key - lo) >> shift;
-                        if (need_mass) w = row.w[i];
-                    }
-                }
-            }
-            const unsigned group = __match_any_sync(kFull, bin);
-            if (group == kFull) {
-                // The whole warp in one bin (common on the first level).
-                double m = static_cast<double>(w);
-                if (need_mass) {
+// One lane's item into its warp's private histogram (bin kBins: none).  Lanes
+// that hit the same bin are grouped (match_any): the lowest adds the group's
+// count; masses are integers, added with atomics (their sum does not depend
+// on the order).  A whole warp in one bin (common on the first level of a
+// flat row) is reduced with shuffles.  Warp-collective.
+__device__ __forceinline__ void warp_histogram_add(uint32_t *my_count, unsigned long long *my_mass, unsigned bin,
+                                                   unsigned long long m, bool need_mass) {
+    const int lane = threadIdx.x & 31;
+    const unsigned group = __match_any_sync(kFull, bin);
+    if (group == kFull) {
+        if (need_mass) {
 #pragma unroll
-                    for (int o = 16; o > 0; o >>= 1) m += __shfl_xor_sync(kFull, m, o);
-                }
-                if (lane == 0 && bin < kBins) {
-                    my_count[bin] += 32u;
-                    if (need_mass) my_mass[bin] += m;
-                }
-            } else {
-                if (need_mass) {
-                    lane_weight[lane] = w;
-                    __syncwarp();
-                }
-                if (bin < kBins && lane == __ffs(group) - 1) {
-                    my_count[bin] += static_cast<uint32_t>(__popc(group));
-                    if (need_mass) {
-                        double m = 0.0;
-                        for (unsigned rest = group; rest != 0u; rest &= rest - 1u)
-                            m += static_cast<double>(lane_weight[__ffs(rest) - 1]);
-                        my_mass[bin] += m;
-                    }
-                }
-            }
-            // Orders this iteration's histogram updates and scratch reads
-            // before the next iteration's (lanes of one warp).
-            __syncwarp();
+            for (int o = 16; o > 0; o >>= 1) m += __shfl_xor_sync(kFull, m, o);
         }
-        __syncthreads();
-        Mail &out = sh.mail[phase & 1];
-        for (int j = tid; j < kBins; j += kThreads) {
-            uint32_t c = 0;
-            double m = 0.0;
-            for (int w = 0; w < kWarps; ++w) {
-                c += warp_count[w * kBins + j];
-                if (need_mass) m += warp_mass[w * kBins + j];
-            }
-            out.count[j] = c;
-            out.mass[j] = m;
+        if (lane == 0 && bin < kBins) {
+            my_count[bin] += 32u;
+            if (need_mass) my_mass[bin] += m;
         }
-        team_sync();
-        for (int j = tid; j < kBins; j += kThreads) {
-            // All remote loads first (one DSMEM round trip), then the sums in rank order.
-            const unsigned n = team_size();
-            uint32_t cr[kMaxTeam];
-            double mr[kMaxTeam];
-#pragma unroll
-            for (unsigned r = 0; r < kMaxTeam; ++r) {
-                cr[r] = 0u;
-                mr[r] = 0.0;
-                if (r < n) {
-                    const Mail *peer = team_peer(&sh.mail[phase & 1], r);
-                    cr[r] = peer->count[j];
-                    mr[r] = peer->mass[j];
-                }
-            }
-            uint32_t c = 0;
-            double m = 0.0;
-#pragma unroll
-            for (unsigned r = 0; r < kMaxTeam; ++r) {
-                c += cr[r];
-                m += mr[r];
-            }
-            sh.bin_count[j] = c;
-            sh.bin_mass[j] = m;
-        }
-        ++phase;
-        __syncthreads();
-        if (warp == 0) {
-            // Lane l holds bins 255-8l .. 248-8l (heaviest keys first); a
-            // scan over lanes finds the lane where the running total gets
-            // there, and that lane walks its 8 bins.
-            uint32_t c[8];
-            double m[8];
-            int64_t lane_count = 0;
-            double lane_mass = 0.0;
-#pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                const int bin = kBins - 1 - (lane * 8 + j);
-                c[j] = sh.bin_count[bin];
-                m[j] = sh.bin_mass[bin];
-                lane_count += c[j];
-                lane_mass += m[j];
-            }
-            int64_t inc_count = lane_count;
-            double inc_mass = lane_mass;
-#pragma unroll
-            for (int o = 1; o < 32; o <<= 1) {
-                const int64_t yc = __shfl_up_sync(kFull, inc_count, o);
-                const double ym = __shfl_up_sync(kFull, inc_mass, o);
-                if (lane >= o) {
-                    inc_count += yc;
-                    inc_mass += ym;
-                }
-            }
-            double exc_mass = __shfl_up_sync(kFull, inc_mass, 1);
-            if (lane == 0) exc_mass = 0.0;
-            const bool reach = by_mass ? mass_above + inc_mass >= target : count_above + inc_count >= rank;
-            const unsigned ballot = __ballot_sync(kFull, reach);
-            if (ballot == 0u) {
-                if (lane == 0) sh.bc.select.found = 0;
-            } else if (lane == __ffs(ballot) - 1) {
-                int64_t run_count = count_above + (inc_count - lane_count);
-                double run_mass = mass_above + exc_mass;
-                int chosen = -1, last_nonempty = -1;
-                int64_t last_count = 0;
-                double last_mass = 0.0;
-                for (int j = 0; j < 8; ++j) {
-                    if (c[j] == 0u) continue;
-                    last_nonempty = j;
-                    last_count = run_count;
-                    last_mass = run_mass;
-                    if (by_mass ? run_mass + m[j] >= target : run_count + c[j] >= rank) {
-                        chosen = j;
-                        break;
-                    }
-                    run_count += c[j];
-                    run_mass += m[j];
-                }
-                // The lane sums and the walk round differently; if the walk
-                // falls short, its last non-empty bin is where it got closest.
-                if (chosen < 0) {
-                    chosen = last_nonempty;
-                    run_count = last_count;
-                    run_mass = last_mass;
-                }
-                sh.bc.select.found = chosen >= 0 ? 1 : 0;
-                if (chosen >= 0) {
-                    sh.bc.select.key = static_cast<uint32_t>(kBins - 1 - (lane * 8 + chosen));  // the bin, for now
-                    sh.bc.select.ties = c[chosen];
-                    sh.bc.select.count_above = run_count;
-                    sh.bc.select.mass_above = run_mass;
-                }
-            }
-        }
-        __syncthreads();
-        SelectOut result = sh.bc.select;
-        __syncthreads();
-        if (!result.found) return result;
-        const uint32_t bin = result.key;
-        count_above = result.count_above;
-        mass_above = result.mass_above;
-        if (shift == 0) {
-            result.key = lo + bin;
-            return result;
-        }
-        const uint32_t new_lo = lo + (bin << shift);
-        const uint64_t new_hi = static_cast<uint64_t>(new_lo) + ((1ull << shift) - 1ull);
-        hi = new_hi < hi ? static_cast<uint32_t>(new_hi) : hi;
-        lo = new_lo;
-        shift = shift > 8 ? shift - 8 : 0;
+    } else if (bin < kBins) {
+        if (lane == __ffs(static_cast<int>(group)) - 1) my_count[bin] += static_cast<uint32_t>(__popc(group));
+        if (need_mass) atomicAdd(&my_mass[bin], m);
     }
+    // Orders this item's histogram updates before the next one's.
+    __syncwarp();
+}
+
+// A row level: each thread feeds item(i) -> (bin, weight) for its local
+// entries i into its warp's histogram; the warps' histograms are then summed
+// (in warp order) into this exchange's mailbox.
+template <typename Item>
+__device__ void row_histogram(const Row &row, int per_thread, Item item, bool need_mass, uint32_t *warp_count,
+                              unsigned long long *warp_mass, int phase, StaticShared &sh) {
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    uint32_t *my_count = warp_count + warp * kBins;
+    unsigned long long *my_mass = warp_mass + warp * kBins;
+    for (int j = lane; j < kBins; j += 32) {
+        my_count[j] = 0u;
+        if (need_mass) my_mass[j] = 0ull;
+    }
+    __syncwarp();
+    for (int j = 0; j < per_thread; ++j) {  // warp-uniform trip count
+        const int i = row.begin + j;
+        unsigned bin = kBins;
+        float w = 0.0f;
+        if (i < row.end) item(i, &bin, &w);
+        warp_histogram_add(my_count, my_mass, bin, need_mass && bin < kBins ? fixed_mass(w) : 0ull, need_mass);
+    }
+    __syncthreads();
+    Mail &out = sh.mail[phase & 1];
+    for (int j = tid; j < kBins; j += kThreads) {
+        uint32_t c = 0;
+        unsigned long long m = 0;
+        for (int w = 0; w < kWarps; ++w) {
+            c += warp_count[w * kBins + j];
+            if (need_mass) m += warp_mass[w * kBins + j];
+        }
+        out.count[j] = c;
+        out.mass[j] = m;
+    }
+}
+
+// A list level: few entries, so one CTA-wide histogram built in the mailbox
+// with integer atomics (deterministic).
+template <typename Item>
+__device__ void list_histogram(const Src &src, Item item, bool need_mass, int phase, StaticShared &sh) {
+    Mail &out = sh.mail[phase & 1];
+    for (int j = threadIdx.x; j < kBins; j += kThreads) {
+        out.count[j] = 0u;
+        out.mass[j] = 0ull;
+    }
+    __syncthreads();
+    for (int pos = src.begin; pos < src.end; ++pos) {
+        unsigned bin = kBins;
+        float w = 0.0f;
+        item(pos, &bin, &w);
+        if (bin < kBins) {
+            atomicAdd(&out.count[bin], 1u);
+            if (need_mass) atomicAdd(&out.mass[bin], fixed_mass(w));
+        }
+    }
+}
+
+// The team's histogram (every CTA's mailbox, summed in rank order) and the
+// bin where the running count (by_mass false: reaches rank) or weight (true:
+// reaches target) gets there, heaviest keys first, continuing from r's
+// count/mass above.  res.key is the bin.
+// must_find (levels after the first): the chosen bin of the level before
+// holds the answer, so if rounding of the double sums leaves the target just
+// out of reach, the lowest non-empty bin is taken.
+__device__ SelectOut team_histogram_pick(const Radix &r, bool by_mass, int64_t rank, double target, bool must_find,
+                                         int &phase, StaticShared &sh) {
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    team_sync();
+    for (int j = tid; j < kBins; j += kThreads) {
+        // All remote loads first (one DSMEM round trip), then the sums in rank order.
+        const unsigned n = team_size();
+        uint32_t cr[kMaxTeam];
+        unsigned long long mr[kMaxTeam];
+#pragma unroll
+        for (unsigned q = 0; q < kMaxTeam; ++q) {
+            cr[q] = 0u;
+            mr[q] = 0ull;
+            if (q < n) {
+                const Mail *peer = team_peer(&sh.mail[phase & 1], q);
+                cr[q] = peer->count[j];
+                mr[q] = peer->mass[j];
+            }
+        }
+        uint32_t c = 0;
+        unsigned long long m = 0;
+#pragma unroll
+        for (unsigned q = 0; q < kMaxTeam; ++q) {
+            c += cr[q];
+            m += mr[q];
+        }
+        sh.bin_count[j] = c;
+        sh.bin_mass[j] = m;
+    }
+    ++phase;
+    __syncthreads();
+    if (warp == 0) {
+        // Lane l holds bins 255-8l .. 248-8l (heaviest keys first); a scan
+        // over lanes finds the lane where the running total gets there, and
+        // that lane walks its 8 bins.
+        uint32_t c[8];
+        double m[8];
+        int64_t lane_count = 0;
+        double lane_mass = 0.0;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            const int bin = kBins - 1 - (lane * 8 + j);
+            c[j] = sh.bin_count[bin];
+            m[j] = static_cast<double>(sh.bin_mass[bin]) * kMassUnit;
+            lane_count += c[j];
+            lane_mass += m[j];
+        }
+        int64_t inc_count = lane_count;
+        double inc_mass = lane_mass;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const int64_t yc = __shfl_up_sync(kFull, inc_count, o);
+            const double ym = __shfl_up_sync(kFull, inc_mass, o);
+            if (lane >= o) {
+                inc_count += yc;
+                inc_mass += ym;
+            }
+        }
+        double exc_mass = __shfl_up_sync(kFull, inc_mass, 1);
+        if (lane == 0) exc_mass = 0.0;
+        const bool reach = by_mass ? r.mass_above + inc_mass >= target : r.count_above + inc_count >= rank;
+        const unsigned ballot = __ballot_sync(kFull, reach);
+        const unsigned nonempty = __ballot_sync(kFull, lane_count > 0);
+        int picker = -1;
+        if (ballot != 0u) picker = __ffs(static_cast<int>(ballot)) - 1;
+        else if (must_find && nonempty != 0u) picker = 31 - __clz(static_cast<int>(nonempty));
+        if (picker < 0) {
+            if (lane == 0) sh.bc.select.found = 0;
+        } else if (lane == picker) {
+            int64_t run_count = r.count_above + (inc_count - lane_count);
+            double run_mass = r.mass_above + exc_mass;
+            int chosen = -1, last_nonempty = -1;
+            int64_t last_count = 0;
+            double last_mass = 0.0;
+            for (int j = 0; j < 8; ++j) {
+                if (c[j] == 0u) continue;
+                last_nonempty = j;
+                last_count = run_count;
+                last_mass = run_mass;
+                if (by_mass ? run_mass + m[j] >= target : run_count + c[j] >= rank) {
+                    chosen = j;
+                    break;
+                }
+                run_count += c[j];
+                run_mass += m[j];
+            }
+            // The lane sums and the walk round differently; if the walk
+            // falls short, its last non-empty bin is where it got closest.
+            if (chosen < 0) {
+                chosen = last_nonempty;
+                run_count = last_count;
+                run_mass = last_mass;
+            }
+            sh.bc.select.found = chosen >= 0 ? 1 : 0;
+            if (chosen >= 0) {
+                sh.bc.select.key = static_cast<uint32_t>(kBins - 1 - (lane * 8 + chosen));  // the bin, for now
+                sh.bc.select.ties = c[chosen];
+                sh.bc.select.count_above = run_count;
+                sh.bc.select.mass_above = run_mass;
+            }
+        }
+    }
+    __syncthreads();
+    const SelectOut result = sh.bc.select;
+    __syncthreads();
+    return result;
 }
 
 // The first member in id order at which the running sum of its weights
 // (double, in id order) exceeds mult * total + offset, where total is the
 // members' total weight; the last member if none does (the CPU's draw()).
-// unit_weight counts members instead (the tie search).
+// unit_weight counts members instead (the tie search).  member(i, key, w):
+// local index, logit key, weight.  given_local (may be null): this thread's
+// sum over its members and its last member's id, already computed in the
+// pass that wrote the weights (the same values in the same order).
 template <typename Member>
-__device__ int32_t team_find_first(const Row &row, Member member, bool unit_weight, double mult, double offset,
-                                   int &phase, StaticShared &sh) {
+__device__ int32_t team_find_first(const Src &src, Member member, bool unit_weight, double mult, double offset,
+                                   const double *given_local, int32_t given_last, int &phase, StaticShared &sh) {
     double local = 0.0;
     int32_t last = -1;
-    for (int i = row.begin; i < row.end; ++i) {
-        const float z = row.z[i];
-        if (z == -INFINITY || !member(i, order_key(z))) continue;
-        local += unit_weight ? 1.0 : static_cast<double>(row.w[i]);
-        last = row.base + i;
+    if (given_local != nullptr) {
+        local = *given_local;
+        last = given_last;
+    } else {
+        for (int pos = src.begin; pos < src.end; ++pos) {
+            const int i = src.local(pos);
+            const float z = src.z[i];
+            if (z == -INFINITY) continue;
+            const float w = src.w[pos];
+            if (!member(i, order_key(z), w)) continue;
+            local += unit_weight ? 1.0 : static_cast<double>(w);
+            last = src.base + i;
+        }
     }
     double block_total = 0.0;
     const double thread_prefix = block_exclusive_scan(local, &block_total, sh);
@@ -539,15 +614,24 @@ __device__ int32_t team_find_first(const Row &row, Member member, bool unit_weig
     int32_t hit = kNoCutId;
     // Every thread walks its own range from its prefix; the earliest hit in
     // the team wins.  A zero weight never crosses (the CPU's running sum does
-    // not move on it), so it is never a hit.
-    for (int i = row.begin; i < row.end; ++i) {
-        const float z = row.z[i];
-        if (z == -INFINITY || !member(i, order_key(z))) continue;
-        const double wt = unit_weight ? 1.0 : static_cast<double>(row.w[i]);
-        run += wt;
-        if (wt > 0.0 && run > target) {
-            hit = row.base + i;
-            break;
+    // not move on it), so it is never a hit.  A thread whose whole range lies
+    // at or below the target cannot hit and skips the walk: its running sum
+    // ends within rounding (n additions, n < 10^4, each 2^-53 relative) of
+    // run + local, and never decreases, so 1e-12 of it is a safe margin.
+    const double range_end = run + local;
+    if (local > 0.0 && range_end + range_end * 1e-12 > target) {
+        for (int pos = src.begin; pos < src.end; ++pos) {
+            const int i = src.local(pos);
+            const float z = src.z[i];
+            if (z == -INFINITY) continue;
+            const float w = src.w[pos];
+            if (!member(i, order_key(z), w)) continue;
+            const double wt = unit_weight ? 1.0 : static_cast<double>(w);
+            run += wt;
+            if (wt > 0.0 && run > target) {
+                hit = src.base + i;
+                break;
+            }
         }
     }
     const int32_t block_hit = block_min_i(hit, sh);
@@ -591,9 +675,26 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
     const int b = blockIdx.y;
     const unsigned rank = team_rank();
 
-    double *warp_mass = reinterpret_cast<double *>(dynamic_shared);
+    // A skipped sequence: every CTA of the team reads the same flag and
+    // leaves before any exchange (no peer ever reads its shared memory).
+    if (a.active != nullptr && a.active[b] == 0) {
+        if (rank == 0 && tid == 0) {
+            a.tokens[b] = -1;
+            if (a.signals) {
+                SamplingSignalsDevice sig = {};
+                sig.status = kSamplingOk;
+                a.signals[b] = sig;
+            }
+        }
+        return;
+    }
+
+    unsigned long long *warp_mass = reinterpret_cast<unsigned long long *>(dynamic_shared);
     uint32_t *warp_count = reinterpret_cast<uint32_t *>(warp_mass + kWarps * kBins);
-    float *row_cache = reinterpret_cast<float *>(warp_count + kWarps * kBins);
+    float *row_cache = reinterpret_cast<float *>(dynamic_shared + kHistogramBytes);
+    // The candidate list reuses the histograms' space (see compact below).
+    int32_t *list_idx = reinterpret_cast<int32_t *>(dynamic_shared);
+    float *list_w = reinterpret_cast<float *>(list_idx + kListCapacity);
 
     const int32_t slice = kThreads * p.per_thread;
     const int64_t base64 = static_cast<int64_t>(rank) * slice;
@@ -606,21 +707,6 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
     row.begin = min(tid * p.per_thread, local_n);
     row.end = min(row.begin + p.per_thread, local_n);
     if (p.shared_row) {
-        // kLoadBatch independent loads in flight per thread: a load-then-
-        // store loop would wait one memory latency per element.
-        for (int i0 = tid; i0 < local_n; i0 += kThreads * kLoadBatch) {
-            float v[kLoadBatch];
-#pragma unroll
-            for (int j = 0; j < kLoadBatch; ++j) {
-                const int i = i0 + j * kThreads;
-                v[j] = i < local_n ? __ldg(logits + base + i) : 0.0f;
-            }
-#pragma unroll
-            for (int j = 0; j < kLoadBatch; ++j) {
-                const int i = i0 + j * kThreads;
-                if (i < local_n) row_cache[i] = v[j];
-            }
-        }
         row.z = row_cache;
         row.w = row_cache + slice;
     } else {
@@ -628,22 +714,25 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
         row.w = a.workspace + static_cast<int64_t>(b) * a.vocab + base;
     }
 
-    const SamplingPolicyDevice pol = a.policies[b];
-    const SamplingSequenceState st = a.states[b];
-    float *ring = a.rings + static_cast<int64_t>(b) * a.ring_capacity;
-    const bool policy_ok = policy_in_range(pol, st, a.ring_capacity);
-    if (policy_ok && pol.window <= kRingStage)
-        for (int i = tid; i < pol.window; i += kThreads) sh.ring[i] = ring[i];
-    __syncthreads();
-    int phase = 0;
-
-    // ---- 1. max / argmax / unmasked count / bad values -------------------
-    {
-        float best = -INFINITY;
-        int32_t best_id = -1, unmasked = 0, bad = 0;
-        uint32_t min_key = 0xFFFFFFFFu;
-        for (int i = row.begin; i < row.end; ++i) {
-            const float z = row.z[i];
+    // ---- 1. load (shared-memory layout) fused with max / argmax / unmasked
+    // count / bad values: kLoadBatch coalesced loads in flight per thread,
+    // and the statistics from the registers (order-independent results).
+    float best = -INFINITY;
+    int32_t best_id = -1, unmasked = 0, bad = 0;
+    uint32_t min_key = 0xFFFFFFFFu;
+    for (int i0 = tid; i0 < local_n; i0 += kThreads * kLoadBatch) {
+        float v[kLoadBatch];
+#pragma unroll
+        for (int j = 0; j < kLoadBatch; ++j) {
+            const int i = i0 + j * kThreads;
+            v[j] = i < local_n ? __ldg(logits + base + i) : 0.0f;
+        }
+#pragma unroll
+        for (int j = 0; j < kLoadBatch; ++j) {
+            const int i = i0 + j * kThreads;
+            if (i >= local_n) continue;
+            const float z = v[j];
+            if (p.shared_row) row_cache[i] = z;
             if (isnan(z) || z == INFINITY) {
                 bad = 1;
             } else if (z != -INFINITY) {
@@ -655,6 +744,17 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                 }
             }
         }
+    }
+
+    const SamplingPolicyDevice pol = a.policies[b];
+    const SamplingSequenceState st = a.states[b];
+    float *ring = a.rings + static_cast<int64_t>(b) * a.ring_capacity;
+    const bool policy_ok = policy_in_range(pol, st, a.ring_capacity);
+    if (policy_ok && pol.window <= kRingStage)
+        for (int i = tid; i < pol.window; i += kThreads) sh.ring[i] = ring[i];
+    int phase = 0;
+
+    {
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) {
             const float ov = __shfl_xor_sync(kFull, best, o);
@@ -674,6 +774,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
             sh.mail[0].count[warp] = static_cast<uint32_t>(unmasked);
             sh.mail[0].count[kWarps + warp] = static_cast<uint32_t>(bad);
         }
+        // Also orders the row copy and the ring before every later read.
         __syncthreads();
         if (tid == 0) {
             for (int w = 1; w < kWarps; ++w) {
@@ -701,32 +802,34 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
             int32_t arg = -1, total = 0, any_bad = 0;
             uint32_t kmin = 0xFFFFFFFFu;
             const unsigned n = team_size();
-            Mail got[kMaxTeam];  // only the scalar fields are read
+            float fr[kMaxTeam];
+            int32_t ir[kMaxTeam], tr[kMaxTeam], br[kMaxTeam];
+            uint32_t ur[kMaxTeam];
 #pragma unroll
             for (unsigned r = 0; r < kMaxTeam; ++r) {
-                got[r].f0 = -INFINITY;
-                got[r].i0 = -1;
-                got[r].i1 = 0;
-                got[r].i2 = 0;
-                got[r].u0 = 0xFFFFFFFFu;
+                fr[r] = -INFINITY;
+                ir[r] = -1;
+                tr[r] = 0;
+                br[r] = 0;
+                ur[r] = 0xFFFFFFFFu;
                 if (r < n) {
                     const Mail *peer = team_peer(&sh.mail[0], r);
-                    got[r].f0 = peer->f0;
-                    got[r].i0 = peer->i0;
-                    got[r].i1 = peer->i1;
-                    got[r].i2 = peer->i2;
-                    got[r].u0 = peer->u0;
+                    fr[r] = peer->f0;
+                    ir[r] = peer->i0;
+                    tr[r] = peer->i1;
+                    br[r] = peer->i2;
+                    ur[r] = peer->u0;
                 }
             }
 #pragma unroll
             for (unsigned r = 0; r < kMaxTeam; ++r) {
-                if (better(got[r].f0, got[r].i0, m, arg)) {
-                    m = got[r].f0;
-                    arg = got[r].i0;
+                if (better(fr[r], ir[r], m, arg)) {
+                    m = fr[r];
+                    arg = ir[r];
                 }
-                total += got[r].i1;
-                any_bad |= got[r].i2;
-                kmin = min(kmin, got[r].u0);
+                total += tr[r];
+                any_bad |= br[r];
+                kmin = min(kmin, ur[r]);
             }
             sh.bc.max_logit = m;
             sh.bc.argmax = arg;
@@ -743,13 +846,14 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
     const int32_t status = sh.bc.status;
     const float max_logit = sh.bc.max_logit;
     const int32_t argmax = sh.bc.argmax;
-    const int32_t unmasked = sh.bc.unmasked;
-    const uint32_t min_key = sh.bc.min_key;
+    const int32_t n_unmasked = sh.bc.unmasked;
+    const uint32_t team_min_key = sh.bc.min_key;
     int32_t token = -1;
 
     if (status == kSamplingOk) {
         // ---- 2. entropy: FP32 terms, double sums (sampling/entropy.cpp) ----
         double sum = 0.0, weighted = 0.0;
+#pragma unroll 4
         for (int i = row.begin; i < row.end; ++i) {
             const float y = row.z[i] - max_logit;
             const float e = expf(y);
@@ -831,58 +935,186 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
         if (temperature == 0.0f) {
             token = argmax;  // greedy ignores the truncation: the argmax survives every filter
         } else {
-            // ---- 4. weights of softmax(z / T), unnormalised (max weight 1) ----
             const float inv_t = 1.0f / temperature;
-            double weight_sum = 0.0;
-            for (int i = row.begin; i < row.end; ++i) {
-                const float z = row.z[i];
-                float w = 0.0f;
-                if (z != -INFINITY) {
-                    w = expf((z - max_logit) * inv_t);
-                    weight_sum += static_cast<double>(w);
-                }
-                row.w[i] = w;  // read back only by this thread
-            }
             auto weight_of_key = [&](uint32_t key) { return expf((key_logit(key) - max_logit) * inv_t); };
             const uint32_t max_key = order_key(max_logit);
-
-            // ---- 5. truncation: each filter is a cut in the order ----
-            const bool k_on = pol.top_k > 0 && pol.top_k < unmasked;
+            const bool k_on = pol.top_k > 0 && pol.top_k < n_unmasked;
             const bool p_on = pol.top_p < 1.0f;
             const bool min_p_on = pol.min_p > 0.0f;
+            const float min_p = pol.min_p;
             Cut cut_k{0u, kNoCutId}, cut_p{0u, kNoCutId};
-            const int64_t kept_by_k = k_on ? pol.top_k : unmasked;
-            double total_k = 0.0;  // weight of the top-k survivors (top-p's total)
-            if (k_on) {
-                auto any = [](int, uint32_t) { return true; };
-                const SelectOut s = team_select(row, p.per_thread, any, min_key, max_key, false, pol.top_k, 0.0, p_on, warp_mass,
-                                                warp_count, phase, sh);
-                const int64_t take = pol.top_k - s.count_above;  // ties at the cut, lowest ids first
-                cut_k.key = s.key;
-                if (take < static_cast<int64_t>(s.ties)) {
-                    const uint32_t tie_key = s.key;
-                    auto at_cut = [=](int, uint32_t key) { return key == tie_key; };
-                    cut_k.id = team_find_first(row, at_cut, true, 0.0, static_cast<double>(take - 1), phase, sh);
+            const int64_t kept_by_k = k_on ? pol.top_k : n_unmasked;
+            double total_k = 0.0;       // weight of the top-k survivors (top-p's total)
+            double weight_floor = 0.0;  // top-p's pre-filter
+            // Where the selects, tie searches and the draw look: the row,
+            // until the candidates of a select fit the list.
+            Src src;
+            src.z = row.z;
+            src.w = row.w;
+            src.idx = nullptr;
+            src.base = base;
+            src.begin = row.begin;
+            src.end = row.end;
+            src.span = p.per_thread;
+            bool listed = false;
+
+            // Every later step only looks at members of the current select
+            // with a key >= lo (inside its cut): copy them, in id order, to
+            // the list (local index and weight).  Only when the whole team's
+            // count fits one CTA's list, so every CTA takes the same branch.
+            auto compact = [&](auto member, uint32_t lo) {
+                int count = 0;
+                for (int i = row.begin; i < row.end; ++i) {
+                    const float z = row.z[i];
+                    if (z == -INFINITY) continue;
+                    const uint32_t key = order_key(z);
+                    if (key >= lo && member(i, key, row.w[i])) ++count;
                 }
-                total_k = s.mass_above + static_cast<double>(take) * static_cast<double>(weight_of_key(s.key));
+                double list_total = 0.0;
+                // Ends with a barrier; the histograms were last read before
+                // the previous team barrier, so their space is free.
+                int pos = static_cast<int>(block_exclusive_scan(static_cast<double>(count), &list_total, sh));
+                for (int i = row.begin; i < row.end && count > 0; ++i) {
+                    const float z = row.z[i];
+                    if (z == -INFINITY) continue;
+                    const uint32_t key = order_key(z);
+                    if (key >= lo && member(i, key, row.w[i])) {
+                        list_idx[pos] = i;
+                        list_w[pos] = row.w[i];
+                        ++pos;
+                        --count;
+                    }
+                }
+                __syncthreads();
+                const int n = static_cast<int>(list_total);
+                const int each = (n + kThreads - 1) / kThreads;
+                src.w = list_w;
+                src.idx = list_idx;
+                src.begin = min(tid * each, n);
+                src.end = min(src.begin + each, n);
+                src.span = each;
+                listed = true;
+            };
+
+            // Radix select continuing from r (after `levels_done` levels) over
+            // the current source; after a level over the row, the candidates
+            // (members from the chosen bin up) move to the list if they fit.
+            auto select = [&](auto member, bool load_w, Radix r, bool by_mass, int64_t rank_of, double target,
+                              bool need_mass, bool continuing) -> SelectOut {
+                for (;;) {
+                    if (listed) {
+                        list_histogram(
+                            src,
+                            [&](int pos, unsigned *bin, float *w) {
+                                const int i = src.idx[pos];
+                                const uint32_t key = order_key(row.z[i]);
+                                const float wv = src.w[pos];
+                                if (member(i, key, wv)) {
+                                    *bin = radix_bin(r, key);
+                                    *w = wv;
+                                }
+                            },
+                            need_mass, phase, sh);
+                    } else {
+                        row_histogram(
+                            row, p.per_thread,
+                            [&](int i, unsigned *bin, float *w) {
+                                const float z = row.z[i];
+                                if (z == -INFINITY) return;
+                                const uint32_t key = order_key(z);
+                                const unsigned bn = radix_bin(r, key);
+                                if (bn >= static_cast<unsigned>(kBins)) return;
+                                const float wv = load_w || need_mass ? row.w[i] : 0.0f;
+                                if (!member(i, key, wv)) return;
+                                *bin = bn;
+                                *w = wv;
+                            },
+                            need_mass, warp_count, warp_mass, phase, sh);
+                    }
+                    SelectOut res = team_histogram_pick(r, by_mass, rank_of, target, continuing, phase, sh);
+                    continuing = true;
+                    if (!res.found) return res;
+                    const int64_t candidates = res.count_above + static_cast<int64_t>(res.ties);
+                    if (radix_advance(r, res)) return res;
+                    if (!listed && candidates <= kListCapacity) compact(member, r.lo);
+                }
+            };
+
+            // ---- 4. weights of softmax(z / T), unnormalised (max weight 1),
+            // in one pass with what needs them first: top-k's first radix
+            // level, else the sums for top-p's total or for the draw.
+            double local_sum = 0.0;
+            int32_t local_last = -1;
+            auto any = [](int, uint32_t, float) { return true; };
+            SelectOut sel_k = {};
+            Radix radix_k = radix_start(team_min_key, max_key);
+            if (k_on) {
+                row_histogram(
+                    row, p.per_thread,
+                    [&](int i, unsigned *bin, float *w) {
+                        const float z = row.z[i];
+                        float wv = 0.0f;
+                        if (z != -INFINITY) {
+                            wv = expf((z - max_logit) * inv_t);
+                            *bin = radix_bin(radix_k, order_key(z));
+                            *w = wv;
+                        }
+                        row.w[i] = wv;  // read back only by this thread (or after a barrier)
+                    },
+                    p_on, warp_count, warp_mass, phase, sh);
+                sel_k = team_histogram_pick(radix_k, false, pol.top_k, 0.0, false, phase, sh);
+                const int64_t candidates = sel_k.count_above + static_cast<int64_t>(sel_k.ties);
+                if (sel_k.found && !radix_advance(radix_k, sel_k)) {
+                    if (candidates <= kListCapacity) compact(any, radix_k.lo);
+                    sel_k = select(any, false, radix_k, false, pol.top_k, 0.0, p_on, true);
+                }
+            } else {
+#pragma unroll 4
+                for (int i = row.begin; i < row.end; ++i) {
+                    const float z = row.z[i];
+                    float w = 0.0f;
+                    if (z != -INFINITY) {
+                        w = expf((z - max_logit) * inv_t);
+                        if (p_on) {
+                            local_sum += static_cast<double>(w);
+                        } else if (!(min_p_on && w < min_p)) {
+                            // The draw's members when nothing else cuts: the
+                            // sum team_find_first would take, in its order.
+                            local_sum += static_cast<double>(w);
+                            local_last = base + i;
+                        }
+                    }
+                    row.w[i] = w;  // read back only by this thread
+                }
+            }
+
+            // ---- 5. truncation: each filter is a cut in the order ----
+            if (k_on && sel_k.found) {
+                const int64_t take = pol.top_k - sel_k.count_above;  // ties at the cut, lowest ids first
+                cut_k.key = sel_k.key;
+                if (take < static_cast<int64_t>(sel_k.ties)) {
+                    const uint32_t tie_key = sel_k.key;
+                    auto at_cut = [=](int, uint32_t key, float) { return key == tie_key; };
+                    cut_k.id = team_find_first(src, at_cut, true, 0.0, static_cast<double>(take - 1), nullptr, -1,
+                                               phase, sh);
+                }
+                total_k = sel_k.mass_above + static_cast<double>(take) * static_cast<double>(weight_of_key(sel_k.key));
             } else if (p_on) {
                 double unused_prefix = 0.0;
-                team_sum(block_sum(weight_sum, sh), phase, sh, &total_k, &unused_prefix);
+                team_sum(block_sum(local_sum, sh), phase, sh, &total_k, &unused_prefix);
             }
-            double weight_floor = 0.0;
             if (p_on) {
                 // truncate(): tokens lighter than (1-p)·total/count cannot be
                 // in the nucleus; the CPU drops them before its sort, so the
                 // nucleus is searched among the others.
                 weight_floor = (1.0 - static_cast<double>(pol.top_p)) * total_k / static_cast<double>(kept_by_k);
                 const double target = static_cast<double>(pol.top_p) * total_k;
-                auto heavy = [&](int i, uint32_t key) {
-                    return inside(cut_k, key, row.base + i) && static_cast<double>(row.w[i]) >= weight_floor;
+                auto heavy = [&](int i, uint32_t key, float w) {
+                    return inside(cut_k, key, base + i) && static_cast<double>(w) >= weight_floor;
                 };
                 // Every member is inside the top-k cut, so no key below it.
-                const uint32_t lo = k_on ? cut_k.key : min_key;
-                const SelectOut s = team_select(row, p.per_thread, heavy, lo, max_key, true, 0, target, true, warp_mass,
-                                                warp_count, phase, sh);
+                const uint32_t lo = k_on ? cut_k.key : team_min_key;
+                const SelectOut s = select(heavy, true, radix_start(lo, max_key), true, 0, target, true, false);
                 if (s.found) {
                     // The CPU adds the tied tokens one at a time, lowest id
                     // first, until the mass reaches the target.
@@ -899,22 +1131,24 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                     cut_p.key = s.key;
                     if (take < static_cast<int64_t>(s.ties)) {
                         const uint32_t tie_key = s.key;
-                        auto at_cut = [&](int i, uint32_t key) { return key == tie_key && heavy(i, key); };
-                        cut_p.id = team_find_first(row, at_cut, true, 0.0, static_cast<double>(take - 1), phase, sh);
+                        auto at_cut = [&](int i, uint32_t key, float w) { return key == tie_key && heavy(i, key, w); };
+                        cut_p.id = team_find_first(src, at_cut, true, 0.0, static_cast<double>(take - 1), nullptr, -1,
+                                                   phase, sh);
                     }
                 }
             }
 
             // ---- 6. the draw over the survivors in id order ----
-            auto survives = [&](int i, uint32_t key) {
-                const int32_t id = row.base + i;
-                const float w = row.w[i];
+            auto survives = [&](int i, uint32_t key, float w) {
+                const int32_t id = base + i;
                 if (!inside(cut_k, key, id)) return false;
                 if (p_on && !(static_cast<double>(w) >= weight_floor && inside(cut_p, key, id))) return false;
-                return !(min_p_on && w < pol.min_p);
+                return !(min_p_on && w < min_p);
             };
             const double u = philox::uniform(pol.seed, st.sequence, static_cast<uint64_t>(st.accepted));
-            token = team_find_first(row, survives, false, u, 0.0, phase, sh);
+            const bool sums_known = !k_on && !p_on;  // the weights pass summed the survivors over the row
+            token = team_find_first(src, survives, false, u, 0.0, sums_known ? &local_sum : nullptr, local_last, phase,
+                                    sh);
         }
     }
 
@@ -1035,7 +1269,7 @@ SamplingPlan sampling_plan(const SamplingArgs &a) {
     if (plan.team > 1 && !info.clusters)
         fail(RESET_ERR_INVALID_ARGUMENT, "sample_tokens: team ", plan.team,
              " needs thread-block clusters (sm_90 or later)");
-    const size_t histogram_bytes = static_cast<size_t>(kWarps) * kBins * (sizeof(double) + sizeof(uint32_t));
+    const size_t histogram_bytes = static_cast<size_t>(kHistogramBytes);  // also the candidate list
     const size_t budget = static_cast<size_t>(info.shared_optin - info.static_shared);
     if (histogram_bytes > budget)
         fail(RESET_ERR_UNSUPPORTED, "sample_tokens: the device has ", info.shared_optin,

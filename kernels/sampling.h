@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "rules/reset_rule.h"
+#include "sampling/policy.h"
 
 namespace reset {
 
@@ -37,6 +38,22 @@ struct SamplingPolicyDevice {
     int32_t pad_ = 0;
     uint64_t seed = 0;
 };
+
+// The device form of a validated policy.
+inline SamplingPolicyDevice sampling_policy_device(const Policy &p) {
+    SamplingPolicyDevice d;
+    d.kind = static_cast<int32_t>(p.kind);
+    d.temperature = p.temperature;
+    d.top_k = p.top_k;
+    d.top_p = p.top_p;
+    d.min_p = p.min_p;
+    d.t_high = p.t_high;
+    d.t_low = p.t_low;
+    d.tau0 = p.tau0;
+    d.window = p.window;
+    d.seed = p.seed;
+    return d;
+}
 
 // One sequence's sampler state in device memory: what SequenceSampler keeps
 // between tokens.  The kernel accepts the token it draws (the state update of
@@ -89,6 +106,10 @@ struct SamplingArgs {
     float *workspace = nullptr;                     // sampling_workspace_bytes(batch, vocab)
     int32_t *tokens = nullptr;                      // [batch] out
     SamplingSignalsDevice *signals = nullptr;       // [batch] out, may be null
+    // Optional, read on the device (a captured graph sees changes): 0 = skip
+    // this sequence (token -1, no state change, signals.status kSamplingOk,
+    // every other signal field 0); null = every sequence active.
+    const int32_t *active = nullptr;                // device [batch]
     // Tests: CTAs per sequence (0 = automatic; > 1 needs thread-block
     // clusters, sm_90 and later) and keeping the row out of shared memory.
     int team = 0;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "api/errors.h"
+#include "engine/device_engine.h"
 #include "api/handles.h"
 #include "engine/loaded_model.h"
 #include "reset.h"
@@ -94,7 +95,7 @@ reset_status reset_model_get_info(const reset_model *model, reset_model_info *in
         out.n_parameters = m.weights.n_parameters;
         out.weight_bytes = m.weights.weight_bytes;
         out.host_bytes = m.weights.owned_bytes;
-        out.device_bytes = 0;
+        out.device_bytes = m.device ? device_model_bytes(*m.device) : 0;
         out.n_eos = static_cast<int32_t>(std::min<size_t>(c.eos_ids.size(), 8));
         for (int32_t i = 0; i < out.n_eos; ++i) out.eos_ids[i] = c.eos_ids[size_t(i)];
         out.bos_id = c.bos_id;

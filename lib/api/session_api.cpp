@@ -44,9 +44,19 @@ reset_status reset_session_create(reset_model *model, const reset_session_option
         if (o.max_context < 0 || o.max_context > model_max)
             fail(RESET_ERR_INVALID_ARGUMENT, "options->max_context = ", o.max_context, " is outside 0..", model_max,
                  " (the model's max_position_embeddings)");
+        const int32_t kv_cache = enum_as_int(o.kv_cache);
+        if (kv_cache != RESET_KV_CACHE_BF16 && kv_cache != RESET_KV_CACHE_FP8)
+            fail(RESET_ERR_INVALID_ARGUMENT, "options->kv_cache = ", kv_cache, " is not a reset_kv_cache value");
+        if (o.eager != 0 && o.eager != 1)
+            fail(RESET_ERR_INVALID_ARGUMENT, "options->eager = ", o.eager, " (must be 0 or 1)");
         const int32_t context = o.max_context ? o.max_context : std::min(model_max, kDefaultMaxContext);
+        SessionOptions session_options;
+        session_options.max_context = context;
+        session_options.sequences = o.sequences;
+        session_options.kv_cache = o.kv_cache;
+        session_options.cuda_graph = o.eager == 0;
         auto handle = std::make_unique<reset_session>();
-        handle->session = std::make_unique<Session>(std::move(loaded), context, o.sequences);
+        handle->session = std::make_unique<Session>(std::move(loaded), session_options);
         HandleRegistry<reset_session>::instance().add(handle.get());
         *out_session = handle.release();
     });

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "api/errors.h"
+#include "engine/device_engine.h"
 #include "text/tokenizer.h"
 
 namespace reset {
@@ -45,9 +46,14 @@ std::shared_ptr<LoadedModel> load_model(const std::string &directory, const rese
     if (backend < RESET_BACKEND_AUTO || backend > RESET_BACKEND_CUDA)
         fail(RESET_ERR_INVALID_ARGUMENT, "options->backend = ", backend, " is not a reset_backend value");
     if (options.threads < 0) fail(RESET_ERR_INVALID_ARGUMENT, "options->threads = ", options.threads, " is negative");
-    if (options.backend == RESET_BACKEND_CUDA)
-        fail(RESET_ERR_BACKEND, "RESET_BACKEND_CUDA: this version of libreset decodes on the CPU backend only; "
-             "use RESET_BACKEND_AUTO or RESET_BACKEND_CPU");
+    if (options.device < 0) fail(RESET_ERR_INVALID_ARGUMENT, "options->device = ", options.device, " is negative");
+    // Decide the backend before the (possibly long) load, so a missing device fails at once.
+    reset_backend resolved = RESET_BACKEND_CPU;
+    if (options.backend != RESET_BACKEND_CPU) {
+        std::string why;
+        if (cuda_backend_available(&why)) resolved = RESET_BACKEND_CUDA;
+        else if (options.backend == RESET_BACKEND_CUDA) fail(RESET_ERR_BACKEND, "RESET_BACKEND_CUDA: ", why);
+    }
 
     auto model = std::make_shared<LoadedModel>();
     model->directory = directory;
@@ -60,9 +66,11 @@ std::shared_ptr<LoadedModel> load_model(const std::string &directory, const rese
     load.progress_user_data = options.progress_user_data;
     model->weights = load_weights(model->config, model->store, directory, load);
     model->weights_format = load.weights;
-    model->backend = RESET_BACKEND_CPU;
+    model->backend = resolved;
     model->threads = options.threads;
     model->rope_inv_freq = rope_inverse_frequencies(model->config);
+    model->device_ordinal = options.device;
+    if (resolved == RESET_BACKEND_CUDA) model->device = upload_model(*model, options.device);
     if (Tokenizer::directory_has_tokenizer(directory)) {
         std::unique_ptr<Tokenizer> tokenizer = Tokenizer::load(directory);
         if (tokenizer->vocab_size() > model->config.vocab_size)

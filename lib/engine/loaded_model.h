@@ -16,6 +16,8 @@ struct reset_tokenizer;
 
 namespace reset {
 
+struct DeviceModel;  // engine/device_engine.h
+
 struct LoadedModel {
     std::string directory;
     ModelConfig config;
@@ -26,6 +28,8 @@ struct LoadedModel {
     int32_t threads = 0;           // CPU threads, 0 = all
     std::vector<float> rope_inv_freq;  // head_dim / 2 entries, llama3 scaling applied
     reset_tokenizer *tokenizer = nullptr;  // owned; null when the directory has none
+    std::shared_ptr<DeviceModel> device;   // the weights on the GPU (CUDA backend), else null
+    int32_t device_ordinal = 0;
 
     ~LoadedModel();
 };

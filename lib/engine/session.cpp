@@ -40,21 +40,33 @@ reset_policy_params initial_policy(const ModelConfig &config) {
 
 }  // namespace
 
-Session::Session(std::shared_ptr<LoadedModel> model, int32_t max_context, int32_t sequences)
-    : model_(std::move(model)), max_context_(max_context), cache_(model_->config, sequences, max_context),
-      scratch_(model_->config, max_context) {
+Session::Session(std::shared_ptr<LoadedModel> model, const SessionOptions &options)
+    : model_(std::move(model)), max_context_(options.max_context) {
     const DelimiterSets delimiters = delimiters_of(*model_);
+    if (model_->backend == RESET_BACKEND_CUDA) {
+        DeviceSessionOptions device;
+        device.sequences = options.sequences;
+        device.capacity = options.max_context;
+        device.kv_cache = options.kv_cache;
+        device.cuda_graph = options.cuda_graph;
+        device_ = create_device_session(*model_, device, delimiters);
+    } else {
+        cache_ = std::make_unique<KvCache>(model_->config, options.sequences, options.max_context);
+        scratch_ = std::make_unique<ForwardScratch>(model_->config, options.max_context);
+    }
     if (model_->tokenizer) tokenizer_vocab_ = tokenizer_of(model_->tokenizer).vocab_size();
     const Policy policy = validate_policy(initial_policy(model_->config), &model_->config);
-    sequences_.resize(size_t(sequences));
+    sequences_.resize(size_t(options.sequences));
     for (auto &sequence : sequences_) {
-        sequence.logits.assign(size_t(model_->config.vocab_size), 0.0f);
+        if (!device_) sequence.logits.assign(size_t(model_->config.vocab_size), 0.0f);
         sequence.sampler = SequenceSampler(delimiters);
         sequence.sampler.set_policy(policy, true);
         if (model_->tokenizer)
             sequence.stream = std::make_unique<StreamDecoder>(tokenizer_of(model_->tokenizer), /*skip_special=*/true);
     }
 }
+
+Session::~Session() = default;
 
 void Session::reset() {
     for (auto &sequence : sequences_) {
@@ -66,6 +78,7 @@ void Session::reset() {
     }
     has_logits_ = false;
     lockstep_ = true;
+    broken_.clear();
 }
 
 Session::Snapshot Session::snapshot() const {
@@ -96,6 +109,11 @@ void Session::restore(const Snapshot &saved) {
     has_logits_ = saved.has_logits;
 }
 
+void Session::throw_if_broken() const {
+    if (!broken_.empty())
+        fail(RESET_ERR_STATE, "the session stopped after a device failure (", broken_, "); call reset_session_reset");
+}
+
 void Session::throw_if_cancelled() {
     if (cancel_requested_.exchange(false, std::memory_order_relaxed))
         fail(RESET_ERR_CANCELLED, "cancelled by reset_session_cancel; the session is as it was before this call");
@@ -118,25 +136,15 @@ void Session::prefill(const int32_t *ids, size_t n_ids) {
             fail(RESET_ERR_CONTEXT_OVERFLOW, "prefill of ", n_ids, " tokens would grow a sequence from ", sequence.length,
                  " to ", uint64_t(sequence.length) + n_ids, " tokens, past max_context ", max_context_);
 
+    throw_if_broken();
     const Snapshot saved = snapshot();
     try {
         // Sequences holding the same tokens are computed once (sequence 0) and copied.
         const size_t computed = lockstep_ ? 1 : sequences_.size();
-        for (size_t s = 0; s < computed; ++s) {
-            Sequence &sequence = sequences_[s];
-            for (size_t i = 0; i < n_ids; ++i) {
-                throw_if_cancelled();
-                const bool last = i + 1 == n_ids;
-                cpu_forward(*model_, ids[i], sequence.length + int32_t(i), int32_t(s), cache_, scratch_,
-                            last ? sequence.logits.data() : nullptr);
-            }
-        }
+        if (device_) prefill_device(ids, n_ids, computed);
+        else prefill_cpu(ids, n_ids, computed);
         for (size_t s = 0; s < sequences_.size(); ++s) {
             Sequence &sequence = sequences_[s];
-            if (lockstep_ && s > 0) {
-                cache_.copy_sequence(0, int32_t(s), sequences_[0].length + int32_t(n_ids));
-                sequence.logits = sequences_[0].logits;
-            }
             // Prompt tokens are not streamed, but the decoder must know them
             // (sentencepiece treats the first piece of a text differently).
             if (sequence.stream)
@@ -155,14 +163,47 @@ void Session::prefill(const int32_t *ids, size_t n_ids) {
     }
 }
 
+void Session::prefill_cpu(const int32_t *ids, size_t n_ids, size_t computed) {
+    for (size_t s = 0; s < computed; ++s) {
+        Sequence &sequence = sequences_[s];
+        for (size_t i = 0; i < n_ids; ++i) {
+            throw_if_cancelled();
+            const bool last = i + 1 == n_ids;
+            cpu_forward(*model_, ids[i], sequence.length + int32_t(i), int32_t(s), *cache_, *scratch_,
+                        last ? sequence.logits.data() : nullptr);
+        }
+    }
+    if (computed == 1)
+        for (size_t s = 1; s < sequences_.size(); ++s) {
+            cache_->copy_sequence(0, int32_t(s), sequences_[0].length + int32_t(n_ids));
+            sequences_[s].logits = sequences_[0].logits;
+        }
+}
+
+void Session::prefill_device(const int32_t *ids, size_t n_ids, size_t computed) {
+    // Cancellation is checked between chunks of this many tokens (a chunk is a few ms).
+    constexpr size_t kCancelChunk = 256;
+    for (size_t s = 0; s < computed; ++s)
+        for (size_t done = 0; done < n_ids; done += kCancelChunk) {
+            throw_if_cancelled();
+            const size_t n = std::min(kCancelChunk, n_ids - done);
+            device_->prefill(int32_t(s), ids + done, int32_t(n), sequences_[s].length + int32_t(done));
+        }
+    if (computed == 1)
+        for (size_t s = 1; s < sequences_.size(); ++s)
+            device_->copy_sequence(0, int32_t(s), sequences_[0].length + int32_t(n_ids));
+}
+
 void Session::copy_logits(int32_t sequence, float *out, size_t capacity) const {
     if (sequence < 0 || sequence >= sequences())
         fail(RESET_ERR_OUT_OF_RANGE, "sequence ", sequence, " is outside [0, ", sequences(), ")");
     require(out, "out");
     if (!has_logits_) fail(RESET_ERR_STATE, "no logits yet: call reset_prefill first");
+    throw_if_broken();
     const size_t vocab = size_t(model_->config.vocab_size);
     if (capacity < vocab) fail(RESET_ERR_BUFFER_TOO_SMALL, "capacity ", capacity, " is less than the vocabulary size ", vocab);
-    std::copy_n(sequences_[size_t(sequence)].logits.data(), vocab, out);
+    if (device_) device_->copy_logits(sequence, out);
+    else std::copy_n(sequences_[size_t(sequence)].logits.data(), vocab, out);
 }
 
 int32_t Session::length(int32_t sequence) const {
@@ -194,56 +235,13 @@ int32_t Session::decode_step(reset_step *steps, size_t capacity) {
     }
     if (active == 0) fail(RESET_ERR_STATE, "every sequence has ended; reset the session or prefill a new turn");
 
+    throw_if_broken();
     const Snapshot saved = snapshot();
     std::vector<reset_step> results(sequences_.size());
-    const int32_t vocab = model_->config.vocab_size;
-    int32_t first_token = -1;
-    bool all_same = true;
     try {
         throw_if_cancelled();
-        for (size_t s = 0; s < sequences_.size(); ++s) {
-            Sequence &sequence = sequences_[s];
-            reset_step &r = results[s];
-            r.struct_size = sizeof(reset_step);
-            r.sequence = int32_t(s);
-            if (sequence.ended) {
-                r.token = -1;
-                r.end_of_generation = 1;
-                r.end_reason = RESET_END_FINISHED;
-                all_same = false;
-                continue;
-            }
-            SamplerSignals signals;
-            const int32_t token = sequence.sampler.sample(sequence.logits.data(), vocab, int32_t(s), &signals);
-            sequence.sampler.accept(token);
-            r.token = token;
-            r.entropy = signals.entropy;
-            r.step_entropy = signals.step_entropy;
-            r.global_mean = signals.global_mean;
-            r.threshold = signals.threshold;
-            r.temperature = signals.temperature;
-            r.step_index = signals.step_index;
-            r.boundary = signals.boundary;
-            r.uncertain = signals.uncertain;
-            // Embedding matrices are often padded past the tokenizer's vocabulary
-            // (Qwen3: 151,936 rows, 151,669 tokens); such an id has no text.
-            const bool has_text = sequence.stream && token < tokenizer_vocab_;
-            sequence.text = has_text ? sequence.stream->push(token) : std::string();
-            if (first_token < 0) first_token = token;
-            else if (token != first_token) all_same = false;
-            if (is_eos(token)) {
-                sequence.ended = true;
-                r.end_of_generation = 1;
-                r.end_reason = RESET_END_EOS;
-                if (sequence.stream) sequence.text += sequence.stream->finish();
-                all_same = false;
-                continue;
-            }
-            throw_if_cancelled();
-            cpu_forward(*model_, token, sequence.length, int32_t(s), cache_, scratch_, sequence.logits.data());
-            sequence.length += 1;
-        }
-        if (!all_same) lockstep_ = false;
+        if (device_) sample_and_forward_device(results);
+        else sample_and_forward_cpu(results);
     } catch (...) {
         restore(saved);
         throw;
@@ -260,6 +258,115 @@ int32_t Session::decode_step(reset_step *steps, size_t capacity) {
                     std::min<size_t>(stride, sizeof(reset_step)) - sizeof(uint32_t));
     }
     return still_active;
+}
+
+// Fill r for a token sequence s took; ends the sequence on an EOS id.
+// Returns through r; the caller runs the token's forward pass unless it ended.
+void Session::finish_token(size_t s, int32_t token, const SamplerSignals &signals, reset_step &r) {
+    Sequence &sequence = sequences_[s];
+    r.token = token;
+    r.entropy = signals.entropy;
+    r.step_entropy = signals.step_entropy;
+    r.global_mean = signals.global_mean;
+    r.threshold = signals.threshold;
+    r.temperature = signals.temperature;
+    r.step_index = signals.step_index;
+    r.boundary = signals.boundary;
+    r.uncertain = signals.uncertain;
+    // Embedding matrices are often padded past the tokenizer's vocabulary
+    // (Qwen3: 151,936 rows, 151,669 tokens); such an id has no text.
+    const bool has_text = sequence.stream && token < tokenizer_vocab_;
+    sequence.text = has_text ? sequence.stream->push(token) : std::string();
+    if (is_eos(token)) {
+        sequence.ended = true;
+        r.end_of_generation = 1;
+        r.end_reason = RESET_END_EOS;
+        if (sequence.stream) sequence.text += sequence.stream->finish();
+    }
+}
+
+void Session::sample_and_forward_cpu(std::vector<reset_step> &results) {
+    const int32_t vocab = model_->config.vocab_size;
+    int32_t first_token = -1;
+    bool all_same = true;
+    for (size_t s = 0; s < sequences_.size(); ++s) {
+        Sequence &sequence = sequences_[s];
+        reset_step &r = results[s];
+        r.struct_size = sizeof(reset_step);
+        r.sequence = int32_t(s);
+        if (sequence.ended) {
+            r.token = -1;
+            r.end_of_generation = 1;
+            r.end_reason = RESET_END_FINISHED;
+            all_same = false;
+            continue;
+        }
+        SamplerSignals signals;
+        const int32_t token = sequence.sampler.sample(sequence.logits.data(), vocab, int32_t(s), &signals);
+        sequence.sampler.accept(token);
+        finish_token(s, token, signals, r);
+        if (first_token < 0) first_token = token;
+        else if (token != first_token) all_same = false;
+        if (sequence.ended) {
+            all_same = false;
+            continue;
+        }
+        throw_if_cancelled();
+        cpu_forward(*model_, token, sequence.length, int32_t(s), *cache_, *scratch_, sequence.logits.data());
+        sequence.length += 1;
+    }
+    if (!all_same) lockstep_ = false;
+}
+
+void Session::sample_and_forward_device(std::vector<reset_step> &results) {
+    const size_t n = sequences_.size();
+    std::vector<SequenceSampler *> samplers(n);
+    std::vector<uint8_t> active(n);
+    std::vector<int32_t> positions(n);
+    for (size_t s = 0; s < n; ++s) {
+        samplers[s] = &sequences_[s].sampler;
+        active[s] = !sequences_[s].ended;
+        positions[s] = sequences_[s].length;
+    }
+    std::vector<DeviceStepResult> device_results;
+    try {
+        device_->step(samplers, active, positions, device_results);
+    } catch (const Error &e) {
+        // The device may have run part of the step: its state no longer
+        // matches the host's, so the session refuses work until a reset.
+        broken_ = e.what();
+        throw;
+    }
+    int32_t first_token = -1;
+    bool all_same = true;
+    for (size_t s = 0; s < n; ++s) {
+        Sequence &sequence = sequences_[s];
+        reset_step &r = results[s];
+        r.struct_size = sizeof(reset_step);
+        r.sequence = int32_t(s);
+        if (!active[s]) {
+            r.token = -1;
+            r.end_of_generation = 1;
+            r.end_reason = RESET_END_FINISHED;
+            all_same = false;
+            continue;
+        }
+        const DeviceStepResult &d = device_results[s];
+        if (d.status != 0) {
+            broken_ = "the device sampler rejected sequence " + std::to_string(s) + "'s logits or policy (status " +
+                      std::to_string(d.status) + ": 1 = NaN/+inf logit, 2 = all -inf, 3 = policy out of range)";
+            fail(RESET_ERR_BACKEND, broken_);
+        }
+        finish_token(s, d.token, d.signals, r);
+        if (first_token < 0) first_token = d.token;
+        else if (d.token != first_token) all_same = false;
+        if (sequence.ended) {
+            all_same = false;
+            continue;
+        }
+        sequence.length += 1;
+    }
+    if (!all_same) lockstep_ = false;
 }
 
 }  // namespace reset

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/cpu_engine.h"
+#include "engine/device_engine.h"
 #include "engine/loaded_model.h"
 #include "sampling/sampler.h"
 #include "text/tokenizer.h"
@@ -20,9 +21,17 @@ namespace reset {
 constexpr int32_t kMaxSequences = 8;
 constexpr int32_t kDefaultMaxContext = 4096;
 
+struct SessionOptions {
+    int32_t max_context = kDefaultMaxContext;
+    int32_t sequences = 1;
+    reset_kv_cache kv_cache = RESET_KV_CACHE_BF16;  // CUDA backend
+    bool cuda_graph = true;                         // CUDA backend: replay the step as a graph
+};
+
 class Session {
 public:
-    Session(std::shared_ptr<LoadedModel> model, int32_t max_context, int32_t sequences);
+    Session(std::shared_ptr<LoadedModel> model, const SessionOptions &options);
+    ~Session();
 
     void reset();
     void request_cancel() { cancel_requested_.store(true, std::memory_order_relaxed); }
@@ -36,12 +45,13 @@ public:
     int32_t sequences() const { return static_cast<int32_t>(sequences_.size()); }
     int32_t max_context() const { return max_context_; }
     const LoadedModel &model() const { return *model_; }
+    uint64_t device_bytes() const { return device_ ? device_->device_bytes() : 0; }
 
 private:
     struct Sequence {
         int32_t length = 0;
         bool ended = false;
-        std::vector<float> logits;
+        std::vector<float> logits;  // CPU backend (the CUDA backend keeps them on the device)
         SequenceSampler sampler;
         std::unique_ptr<StreamDecoder> stream;  // null without a tokenizer
         std::string text;                       // this step's text, handed out in reset_step
@@ -58,12 +68,23 @@ private:
     Snapshot snapshot() const;
     void restore(const Snapshot &saved);
     void throw_if_cancelled();
+    void throw_if_broken() const;
     bool is_eos(int32_t token) const;
+    // The arithmetic of one step / prefill on each backend.
+    void prefill_cpu(const int32_t *ids, size_t n_ids, size_t computed);
+    void prefill_device(const int32_t *ids, size_t n_ids, size_t computed);
+    void sample_and_forward_cpu(std::vector<reset_step> &results);
+    void sample_and_forward_device(std::vector<reset_step> &results);
+    void finish_token(size_t s, int32_t token, const SamplerSignals &signals, reset_step &r);
 
     std::shared_ptr<LoadedModel> model_;
     int32_t max_context_;
-    KvCache cache_;
-    ForwardScratch scratch_;
+    std::unique_ptr<KvCache> cache_;          // CPU backend
+    std::unique_ptr<ForwardScratch> scratch_; // CPU backend
+    std::unique_ptr<DeviceSession> device_;   // CUDA backend
+    // Set when the device failed mid-step: the device state no longer matches
+    // this object, so every call but reset/free fails until a reset.
+    std::string broken_;
     std::vector<Sequence> sequences_;
     bool has_logits_ = false;  // a prefill happened since the last reset
     bool lockstep_ = true;     // every sequence holds the same tokens: compute once, copy

@@ -48,6 +48,28 @@ void SequenceSampler::set_policy(const Policy &policy, bool reset_state) {
     policy_ = policy;
 }
 
+SequenceSampler::Carried SequenceSampler::carried() const {
+    Carried c;
+    c.state = state_;
+    c.ring = ring_;
+    c.accepted = accepted_;
+    c.last_token = last_token_;
+    c.prev_token = prev_token_;
+    return c;
+}
+
+void SequenceSampler::take_carried(const Carried &c) {
+    if (c.ring.size() != ring_.size())
+        fail(RESET_ERR_INTERNAL, "device sampler state has a window of ", c.ring.size(), " slots, the policy ",
+             ring_.size());
+    state_ = c.state;
+    ring_ = c.ring;
+    accepted_ = c.accepted;
+    last_token_ = c.last_token;
+    prev_token_ = c.prev_token;
+    pending_ = false;
+}
+
 void SequenceSampler::undo_pending() {
     if (!pending_) return;
     // observe() wrote H_t into the slot saved_state_.window_next; put the old

@@ -71,6 +71,22 @@ public:
     int64_t accepted() const { return accepted_; }
     const rule::StepState &state() const { return state_; }
 
+    // What a device sampler (kernels/sampling.h) carries between tokens: the
+    // CUDA engine hands it to the device before a step and takes it back
+    // after, so this object stays the one place a session's sampler lives
+    // (snapshots, policy changes and rollback work the same on every backend).
+    struct Carried {
+        rule::StepState state;
+        std::vector<float> ring;  // policy().window slots, as rule::observe indexes them
+        int64_t accepted = 0;
+        int32_t last_token = -1;
+        int32_t prev_token = -1;
+    };
+    Carried carried() const;
+    // Take back the state after the device accepted a token.  ring.size()
+    // must equal policy().window (throws RESET_ERR_INTERNAL otherwise).
+    void take_carried(const Carried &carried);
+
 private:
     bool in_set(const std::vector<int32_t> &set, int32_t token) const;
     void undo_pending();

@@ -45,22 +45,36 @@ double median(std::vector<double> v) {
     return v[v.size() / 2];
 }
 
-int bench_decode(int argc, char **argv) {
-    std::set<std::string> valued = kModelValued;
-    valued.insert({"prompt-tokens", "tokens", "repeat"});
-    const Args args = parse_args(argc, argv, 3, {"help"}, valued);
-    if (args.has("help") || args.positional.size() != 1) {
-        std::printf(
-            "usage: reset bench decode MODEL_DIR [--prompt-tokens N] [--tokens N] [--repeat R]\n"
-            "                          [--weights auto|bf16|nvfp4|w4a4] [--backend auto|cpu|cuda] [--threads N]\n"
-            "Prefills N synthetic prompt ids (default 128), decodes --tokens greedily (default 128), R times\n"
-            "(default 3), and prints the median prefill and decode tokens/s.  Batch 1.\n");
-        return args.has("help") ? 0 : 2;
+// "1,4,8" -> {1, 4, 8}, each in [lo, hi].
+std::vector<long> int_list(const std::string &text, const char *option, long lo, long hi) {
+    std::vector<long> values;
+    size_t at = 0;
+    while (at <= text.size()) {
+        const size_t comma = text.find(',', at);
+        const std::string piece = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+        char *end = nullptr;
+        const long v = std::strtol(piece.c_str(), &end, 10);
+        if (piece.empty() || *end || v < lo || v > hi)
+            usage_error(std::string("--") + option + " takes numbers in " + std::to_string(lo) + ".." +
+                        std::to_string(hi) + ", comma-separated");
+        values.push_back(v);
+        if (comma == std::string::npos) break;
+        at = comma + 1;
     }
-    const long prompt_tokens = args.get_int("prompt-tokens", 128, 1, 1 << 24);
-    const long tokens = args.get_int("tokens", 128, 1, 1 << 24);
-    const long repeat = args.get_int("repeat", 3, 1, 1000);
-    Model model(args.positional[0], args);
+    return values;
+}
+
+struct DecodeCase {
+    long sequences = 1, prompt_tokens = 128;
+    bool fp8 = false, eager = false;
+};
+
+struct DecodeResult {
+    double prefill_tokens_per_s = 0, ms_per_step = 0;
+};
+
+DecodeResult run_decode_case(const Model &model, const DecodeCase &c, long tokens, long repeat,
+                             const PolicySpec &policy) {
     const int32_t vocab = model.info.vocab_size;
     auto is_eos = [&](int32_t id) {
         for (int k = 0; k < model.info.n_eos && k < 8; ++k)
@@ -69,45 +83,118 @@ int bench_decode(int argc, char **argv) {
     };
     // Ids spread over the vocabulary, avoiding end-of-generation ids.
     std::vector<int32_t> prompt;
-    for (long i = 0; i < prompt_tokens; ++i) {
+    for (long i = 0; i < c.prompt_tokens; ++i) {
         int32_t id = int32_t((uint64_t(i) * 7919u + 17u) % uint64_t(vocab));
         while (is_eos(id)) id = (id + 1) % vocab;
         prompt.push_back(id);
     }
-    const long context = std::min<long>(model.info.max_position_embeddings, prompt_tokens + tokens + 8);
-    if (prompt_tokens + tokens > context) usage_error("prompt and decoded tokens exceed the model's positions");
-    Session session(model.handle, int32_t(context), 1);
-    reset_policy_params greedy;
-    reset_policy_params_init(&greedy);
-    greedy.kind = RESET_POLICY_GREEDY;
-    check(reset_set_policy(session.handle, &greedy), "policy");
-    std::vector<double> prefill_rates, decode_rates;
-    Progress progress("bench", uint64_t(repeat), "runs");
-    for (long r = 0; r < repeat; ++r) {
-        check(reset_session_reset(session.handle), "reset");
-        double t0 = now_seconds();
-        check(reset_prefill(session.handle, prompt.data(), prompt.size()), "prefill");
-        prefill_rates.push_back(double(prompt_tokens) / (now_seconds() - t0));
-        double decode_time = 0;
-        for (long n = 0; n < tokens; ++n) {
-            reset_step step;
-            reset_step_init(&step, 1);
-            t0 = now_seconds();
-            check(reset_decode_step(session.handle, &step, 1, nullptr), "decode");
-            decode_time += now_seconds() - t0;
-            // An end-of-generation id is not run through the model: append it
-            // (untimed) so that every timed step is a full forward pass.
-            if (step.end_of_generation) check(reset_prefill(session.handle, &step.token, 1), "prefill");
+    const long context = std::min<long>(model.info.max_position_embeddings, c.prompt_tokens + tokens + 8);
+    if (c.prompt_tokens + tokens > context) usage_error("prompt and decoded tokens exceed the model's positions");
+    reset_session_options options;
+    reset_session_options_init(&options);
+    options.max_context = int32_t(context);
+    options.sequences = int32_t(c.sequences);
+    options.kv_cache = c.fp8 ? RESET_KV_CACHE_FP8 : RESET_KV_CACHE_BF16;
+    options.eager = c.eager ? 1 : 0;
+    reset_session *session = nullptr;
+    check(reset_session_create(model.handle, &options, &session), "session");
+    std::vector<double> prefill_rates, step_ms;
+    std::vector<reset_step> steps(static_cast<size_t>(c.sequences));
+    try {
+        check(reset_set_policy(session, &policy.params), "policy");
+        for (long r = 0; r < repeat; ++r) {
+            check(reset_session_reset(session), "reset");
+            double t0 = now_seconds();
+            check(reset_prefill(session, prompt.data(), prompt.size()), "prefill");
+            prefill_rates.push_back(double(c.prompt_tokens) / (now_seconds() - t0));
+            std::vector<double> times;
+            for (long n = 0; n < tokens; ++n) {
+                reset_step_init(steps.data(), steps.size());
+                int32_t active = 0;
+                t0 = now_seconds();
+                check(reset_decode_step(session, steps.data(), steps.size(), &active), "decode");
+                times.push_back(now_seconds() - t0);
+                // An end-of-generation id is not run through the model: append it
+                // (untimed) so that every timed step is a full forward pass.
+                if (c.sequences == 1 && steps[0].end_of_generation)
+                    check(reset_prefill(session, &steps[0].token, 1), "prefill");
+                if (active == 0) break;
+            }
+            step_ms.push_back(1e3 * median(times));
         }
-        decode_rates.push_back(double(tokens) / decode_time);
-        progress.update(uint64_t(r + 1));
+    } catch (...) {
+        reset_session_free(session);
+        throw;
     }
-    progress.finish();
-    std::printf("model %s: %s, %d layers, %s on %s\n", args.positional[0].c_str(), model.info.architecture,
-                model.info.n_layers, weights_name(model.info.weights), backend_name(model.info.backend));
-    std::printf("prefill %ld tokens: %.1f tokens/s (median of %ld)\n", prompt_tokens, median(prefill_rates), repeat);
-    std::printf("decode  %ld tokens: %.1f tokens/s (median of %ld, batch 1, greedy)\n", tokens, median(decode_rates),
-                repeat);
+    reset_session_free(session);
+    return {median(prefill_rates), median(step_ms)};
+}
+
+int bench_decode(int argc, char **argv) {
+    std::set<std::string> valued = kModelValued;
+    valued.insert({"prompt-tokens", "tokens", "repeat", "sequences", "kv-cache", "policy"});
+    const Args args = parse_args(argc, argv, 3, {"help", "eager", "compare-eager", "json"}, valued);
+    if (args.has("help") || args.positional.size() != 1) {
+        std::printf(
+            "usage: reset bench decode MODEL_DIR [--prompt-tokens N,..] [--tokens N] [--repeat R] [--sequences B,..]\n"
+            "                          [--policy TEXT] [--kv-cache bf16|fp8|bf16,fp8] [--eager | --compare-eager]\n"
+            "                          [--json] [--weights auto|bf16|nvfp4|w4a4] [--backend auto|cpu|cuda] [--threads N]\n"
+            "For every combination of the comma-separated lists: prefill N synthetic prompt ids (default 128),\n"
+            "decode --tokens steps (default 128) of B parallel sequences (default 1) under --policy (default\n"
+            "greedy), R times (default 3); print the median prefill tokens/s and the median ms per decode step\n"
+            "(wall time of reset_prefill / reset_decode_step: host work and synchronisation included).\n"
+            "--kv-cache and --eager (launch kernels one by one instead of replaying the step's CUDA graph;\n"
+            "--compare-eager runs both) apply to the CUDA backend.  --json: one JSON object per case.\n");
+        return args.has("help") ? 0 : 2;
+    }
+    const std::vector<long> prompt_list = int_list(args.get("prompt-tokens", "128"), "prompt-tokens", 1, 1 << 24);
+    const std::vector<long> sequence_list = int_list(args.get("sequences", "1"), "sequences", 1, 8);
+    const long tokens = args.get_int("tokens", 128, 1, 1 << 24);
+    const long repeat = args.get_int("repeat", 3, 1, 1000);
+    const std::string kv = args.get("kv-cache", "bf16");
+    std::vector<bool> kv_list;
+    if (kv == "bf16") kv_list = {false};
+    else if (kv == "fp8") kv_list = {true};
+    else if (kv == "bf16,fp8") kv_list = {false, true};
+    else usage_error("--kv-cache must be bf16, fp8 or bf16,fp8");
+    std::vector<bool> eager_list = {args.has("eager")};
+    if (args.has("compare-eager")) eager_list = {false, true};
+    const PolicySpec policy = parse_policy(args.get("policy", "greedy"));
+    Model model(args.positional[0], args);
+    if (!args.has("json"))
+        std::printf("model %s: %s, %d layers, %s on %s\n", args.positional[0].c_str(), model.info.architecture,
+                    model.info.n_layers, weights_name(model.info.weights), backend_name(model.info.backend));
+    for (long prompt_tokens : prompt_list)
+        for (bool fp8 : kv_list)
+            for (long sequences : sequence_list)
+                for (bool eager : eager_list) {
+                    DecodeCase c;
+                    c.sequences = sequences;
+                    c.prompt_tokens = prompt_tokens;
+                    c.fp8 = fp8;
+                    c.eager = eager;
+                    const DecodeResult r = run_decode_case(model, c, tokens, repeat, policy);
+                    if (args.has("json")) {
+                        std::printf(
+                            "{\"model\": \"%s\", \"architecture\": \"%s\", \"weights\": \"%s\", "
+                            "\"backend\": \"%s\", \"weight_bytes\": %llu, \"sequences\": %ld, "
+                            "\"prompt_tokens\": %ld, \"decode_tokens\": %ld, \"kv_cache\": \"%s\", "
+                            "\"cuda_graph\": %s, \"policy\": \"%s\", \"prefill_tokens_per_s\": %.1f, "
+                            "\"ms_per_step\": %.4f, \"tokens_per_s\": %.1f, \"repeat\": %ld}\n",
+                            args.positional[0].c_str(), model.info.architecture, weights_name(model.info.weights),
+                            backend_name(model.info.backend), (unsigned long long)model.info.weight_bytes, sequences,
+                            prompt_tokens, tokens, fp8 ? "fp8" : "bf16", eager ? "false" : "true",
+                            policy.label.c_str(), r.prefill_tokens_per_s, r.ms_per_step,
+                            1e3 * double(sequences) / r.ms_per_step, repeat);
+                    } else {
+                        std::printf("prefill %ld tokens: %.1f tokens/s (median of %ld)\n", prompt_tokens,
+                                    r.prefill_tokens_per_s, repeat);
+                        std::printf("decode  %ld steps: %.3f ms per step, %.1f tokens/s (batch %ld, %s%s%s)\n",
+                                    tokens, r.ms_per_step, 1e3 * double(sequences) / r.ms_per_step, sequences,
+                                    policy.label.c_str(), fp8 ? ", FP8 KV" : "", eager ? ", eager" : "");
+                    }
+                    std::fflush(stdout);
+                }
     return 0;
 }
 

@@ -329,16 +329,16 @@ int cmd_calibrate(int argc, char **argv) {
           "calibration");
     progress.finish();
     const double seconds = now_seconds() - start;
-    std::printf("tau0 %.4f   (p%g of %llu token entropies, %s logits)\n", result.tau0, options.percentile,
+    std::printf("tau0 %.6g   (p%g of %llu token entropies, %s logits)\n", result.tau0, options.percentile,
                 (unsigned long long)result.n_tokens, options.processed_scores ? "processed" : "raw");
     std::printf("prompts %d (%d ended with EOS), %.1f s, %.1f tokens/s\n", result.n_prompts, result.n_finished,
                 seconds, seconds > 0 ? double(result.n_tokens) / seconds : 0.0);
-    std::printf("entropy mean %.4f nats; percentile table:\n", result.mean);
+    std::printf("entropy mean %.6g nats; percentile table:\n", result.mean);
     for (int p = 0; p <= 100; p += 10) {
-        std::printf("  p%-3d %.4f", p, result.percentiles[p]);
+        std::printf("  p%-3d %.6g", p, result.percentiles[p]);
         if (p % 50 == 40 || p == 100) std::printf("\n");
     }
-    std::printf("use it: --policy \"reset tau0=%.4f t_low=0.6\"\n", result.tau0);
+    std::printf("use it: --policy \"reset tau0=%.6g t_low=0.6\"\n", result.tau0);
     return 0;
 }
 

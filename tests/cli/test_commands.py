@@ -152,7 +152,15 @@ check("calibrate prints tau0 from 80 entropies",
 check("calibrate prints the percentile table, p80 equal to tau0",
       "percentile table" in out and f"p80  {out.split()[1]}" in out and "p100 " in out, out)
 rc, out, err = run("bench", "decode", CHAT, "--tokens", "16", "--prompt-tokens", "8", "--repeat", "1")
-check("bench decode prints tokens/s", rc == 0 and "prefill 8 tokens:" in out and "decode  16 tokens:" in out, out + err)
+check("bench decode prints tokens/s", rc == 0 and "prefill 8 tokens:" in out and "decode  16 steps:" in out
+      and "tokens/s" in out, out + err)
+rc, out, err = run("bench", "decode", CHAT, "--tokens", "4", "--prompt-tokens", "4", "--repeat", "1",
+                   "--sequences", "3", "--policy", "fixed 0.7", "--json")
+record = json.loads(out) if rc == 0 and out.strip().startswith("{") else {}
+check("bench decode --json records the settings and the speed",
+      record.get("sequences") == 3 and record.get("policy") == "fixed 0.7" and record.get("tokens_per_s", 0) > 0
+      and record.get("backend") == "cpu", out + err)
+check_error("bench decode with a bad --kv-cache", ["bench", "decode", CHAT, "--kv-cache", "fp4"], 2, "--kv-cache")
 
 print(f"{len(failures)} failure(s)" if failures else "all passed")
 sys.exit(1 if failures else 0)

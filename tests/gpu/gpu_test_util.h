@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -115,6 +117,28 @@ inline bool start(const char *name, int argc, char **argv) {
 inline int finish(const char *name) {
     std::printf("%s: %d checks, %d failures\n", name, g_checks, g_failures);
     return g_failures == 0 ? 0 : 1;
+}
+
+// Median time of `launch` over `reps` launches (after one warm-up), in µs, by CUDA events.
+inline float median_us(const std::function<void()> &launch, int reps) {
+    cudaEvent_t e0, e1;
+    CUDA_OK(cudaEventCreate(&e0));
+    CUDA_OK(cudaEventCreate(&e1));
+    launch();
+    std::vector<float> times;
+    for (int i = 0; i < reps; ++i) {
+        CUDA_OK(cudaEventRecord(e0));
+        launch();
+        CUDA_OK(cudaEventRecord(e1));
+        CUDA_OK(cudaEventSynchronize(e1));
+        float ms = 0.0f;
+        CUDA_OK(cudaEventElapsedTime(&ms, e0, e1));
+        times.push_back(ms * 1000.0f);
+    }
+    CUDA_OK(cudaEventDestroy(e0));
+    CUDA_OK(cudaEventDestroy(e1));
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
 }
 
 }  // namespace gpu_test

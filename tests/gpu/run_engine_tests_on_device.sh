@@ -19,8 +19,14 @@ nvcc_flags=(-std=c++17 -O3 -Iinclude -Ilib -I. -Itests/gpu --expt-relaxed-conste
 declare -A sources=(
     [test_attention_decode]="kernels/attention_decode.cu"
     [test_rms_norm]="kernels/rms_norm.cu"
-    [test_qk_norm_rope_kv_append]="kernels/qk_norm_rope_kv_append.cu"
+    [test_qk_norm_rope_kv_append]="kernels/qk_norm_rope_kv_append.cu kernels/attention_decode.cu"
     [test_sampling]="kernels/sampling.cu lib/sampling/sampler.cpp lib/sampling/entropy.cpp lib/sampling/truncation.cpp lib/api/errors.cpp"
+    [test_embedding_lookup]="kernels/embedding_lookup.cu lib/api/errors.cpp"
+    [test_silu_mul]="kernels/silu_mul.cu lib/api/errors.cpp"
+    [test_bf16_gemv]="kernels/bf16_gemv.cu lib/api/errors.cpp"
+    [test_prefill_epilogue]="kernels/prefill_epilogue.cu lib/api/errors.cpp"
+    [test_nvfp4_dequantize]="kernels/nvfp4_dequantize.cu kernels/nvfp4_gemv_layout.cpp lib/api/errors.cpp"
+    [test_rms_norm_prepare]="kernels/rms_norm_prepare.cu kernels/rms_norm.cu kernels/nvfp4_quantize_activations.cu lib/engine/nvfp4_linear.cpp lib/api/errors.cpp"
 )
 
 echo "== device"

@@ -1,13 +1,22 @@
 // test_attention_decode.cu — split-KV GQA decode attention (kernels/
 // attention_decode.cu) against a double-precision reference over the same
-// BF16 cache: head_dim 64/128, group sizes 1/4/7/8, batch 1..8, contexts 1 to
-// 32,768, automatic and forced split counts, one CUDA graph replayed at
-// several context lengths, and the argument checks.  Fresh random data every
-// run (the seed is printed; argv[1] repeats it); outputs are poisoned with NaN
-// first.  RESET_GPU_TEST_QUICK=1 runs the small cases only (for
-// compute-sanitizer).  Prints a bandwidth figure for the Qwen3-8B shape at 32k.
+// cache, BF16 and FP8 E4M3 (scales 1 and 0.05/0.3; the reference reads the
+// stored E4M3 values times the scales): head_dim 16/32/64/128 (16 and 32:
+// the project's own small models, reset-arith-4m's 8 heads / 4 KV heads of
+// 32), group sizes 1/2/4/7/8, batch 1..8, contexts 1 to 32,768, automatic and
+// forced split counts, one CUDA graph replayed at several context lengths
+// (head_dim 16, 32 and 128), row -> slot
+// maps (rows scattered over a larger cache; prefill chunks of up to 512 rows
+// sharing a slot at consecutive positions with causal lengths; two chunks
+// interleaved; head_dim 16/32 as well as 64/128), and the argument checks
+// (head_dims other than 16/32/64/128 rejected).  Fresh random data every run (the
+// seed is printed; argv[1] repeats it); outputs are poisoned with NaN first.
+// RESET_GPU_TEST_QUICK=1 runs the small cases only (for compute-sanitizer).
+// Prints "timing:" lines: BF16 and FP8 at 32k (Qwen3-8B and -32B heads),
+// batch 8, 1k, and prefill chunks.
 #include <algorithm>
 #include <string>
+#include <tuple>
 
 #include "api/errors.h"
 #include "gpu_test_util.h"
@@ -21,21 +30,70 @@ struct Shape {
     int batch, n_kv_heads, group, head_dim, capacity;
 };
 
+// E4M3 ("FN": no infinities, S.1111.111 is NaN, largest finite 448), exactly.
+double e4m3_to_double(uint8_t bits) {
+    const int sign = bits >> 7, exponent = (bits >> 3) & 15, mantissa = bits & 7;
+    if (exponent == 15 && mantissa == 7) return NAN;
+    const double magnitude = exponent == 0 ? std::ldexp(mantissa, -9) : std::ldexp(8 + mantissa, exponent - 10);
+    return sign ? -magnitude : magnitude;
+}
+
+// The spacing of E4M3 values around |x| (the binade of |x|; subnormal below 2^-6).
+double e4m3_quantum(double x) {
+    x = std::fabs(x);
+    if (x < std::ldexp(1.0, -6)) return std::ldexp(1.0, -9);
+    int exponent = 0;
+    std::frexp(x, &exponent);  // x = f · 2^exponent, f in [0.5, 1)
+    return std::ldexp(1.0, exponent - 4);
+}
+
+// Round to nearest even, saturating to ±448 (the kernel's __NV_SATFINITE conversion).
+uint8_t double_to_e4m3(double x) {
+    const uint8_t sign = std::signbit(x) ? 0x80 : 0;
+    double a = std::fabs(x);
+    if (a > 448.0) a = 448.0;
+    const double q = e4m3_quantum(a);
+    const double r = std::nearbyint(a / q) * q;  // ties to even: the default rounding mode
+    if (r < std::ldexp(1.0, -6)) return uint8_t(sign | uint8_t(r / std::ldexp(1.0, -9)));
+    int exponent = 0;
+    const double f = std::frexp(r, &exponent);  // r = (2f) · 2^(exponent - 1), 2f in [1, 2)
+    const int mantissa = int((2.0 * f - 1.0) * 8.0);
+    return uint8_t(sign | ((exponent - 1 + 7) << 3) | mantissa);
+}
+
+// The cache's element type and (FP8) scales.
+struct Format {
+    reset::KvCacheType type = reset::KvCacheType::kBFloat16;
+    float k_scale = 1.0f, v_scale = 1.0f;
+    bool fp8() const { return type == reset::KvCacheType::kFp8E4M3; }
+};
+
 // One batch of random queries and a random BF16 cache, on host and device.
+// Row b reads slot b, or slot_map[b] when a map is given (then the cache has
+// n_slots slots).
 struct Problem {
     Shape s;
+    std::vector<int32_t> slot_map;  // empty: slot b
+    int n_slots;
+    Format f;
     std::vector<float> q;
-    std::vector<uint16_t> keys, values;
+    std::vector<uint8_t> keys, values;  // the cache's bytes (BF16 or E4M3 elements)
     std::vector<int32_t> lengths;
-    DeviceBuffer d_q, d_keys, d_values, d_lengths, d_out;
+    DeviceBuffer d_q, d_keys, d_values, d_lengths, d_slots, d_out;
 
-    Problem(const Shape &shape, const std::vector<int32_t> &lens)
+    Problem(const Shape &shape, const std::vector<int32_t> &lens, const std::vector<int32_t> &map = {}, int slots = 0,
+            const Format &format = {})
         : s(shape),
+          slot_map(map),
+          n_slots(map.empty() ? shape.batch : slots),
+          f(format),
           lengths(lens),
           d_q(size_t(shape.batch) * shape.n_kv_heads * shape.group * shape.head_dim * sizeof(float)),
-          d_keys(size_t(shape.batch) * shape.n_kv_heads * shape.capacity * shape.head_dim * 2),
+          d_keys(size_t(n_slots) * shape.n_kv_heads * shape.capacity * shape.head_dim *
+                 size_t(reset::kv_cache_element_bytes(format.type))),
           d_values(d_keys.bytes),
           d_lengths(size_t(shape.batch) * sizeof(int32_t)),
+          d_slots(std::max<size_t>(1, map.size()) * sizeof(int32_t)),
           d_out(d_q.bytes) {
         q.resize(d_q.bytes / sizeof(float));
         // Query magnitudes vary per head so some softmaxes are flat and some peaked.
@@ -44,14 +102,39 @@ struct Problem {
             const float sigma = uniform(0.2f, 3.0f);
             for (int d = 0; d < s.head_dim; ++d) q[size_t(h) * s.head_dim + d] = normal(sigma);
         }
-        keys.resize(d_keys.bytes / 2);
+        keys.resize(d_keys.bytes);
         values.resize(keys.size());
-        for (auto &k : keys) k = float_to_bf16(normal(1.0f));
-        for (auto &v : values) v = float_to_bf16(uniform(-2.0f, 2.0f));
+        if (f.fp8()) {
+            for (auto &k : keys) k = double_to_e4m3(double(normal(1.0f) / f.k_scale));
+            for (auto &v : values) v = double_to_e4m3(double(uniform(-2.0f, 2.0f) / f.v_scale));
+        } else {
+            for (size_t i = 0; i < keys.size(); i += 2) {
+                const uint16_t k = float_to_bf16(normal(1.0f)), v = float_to_bf16(uniform(-2.0f, 2.0f));
+                std::memcpy(&keys[i], &k, 2);
+                std::memcpy(&values[i], &v, 2);
+            }
+        }
         d_q.upload(q);
         d_keys.upload(keys);
         d_values.upload(values);
         d_lengths.upload(lengths);
+        if (!slot_map.empty()) d_slots.upload(slot_map);
+    }
+
+    int slot(int b) const { return slot_map.empty() ? b : slot_map[size_t(b)]; }
+
+    // The value element i of the K or V cache stands for (the scale applied).
+    double key(size_t i) const {
+        if (f.fp8()) return e4m3_to_double(keys[i]) * double(f.k_scale);
+        uint16_t bits;
+        std::memcpy(&bits, &keys[2 * i], 2);
+        return bf16_to_float(bits);
+    }
+    double value(size_t i) const {
+        if (f.fp8()) return e4m3_to_double(values[i]) * double(f.v_scale);
+        uint16_t bits;
+        std::memcpy(&bits, &values[2 * i], 2);
+        return bf16_to_float(bits);
     }
 
     int n_heads() const { return s.n_kv_heads * s.group; }
@@ -67,7 +150,11 @@ struct Problem {
         a.cache.capacity = s.capacity;
         a.cache.n_kv_heads = s.n_kv_heads;
         a.cache.head_dim = s.head_dim;
+        a.cache.type = f.type;
+        a.cache.k_scale = f.k_scale;
+        a.cache.v_scale = f.v_scale;
         a.lengths = d_lengths.as<int32_t>();
+        a.slots = slot_map.empty() ? nullptr : d_slots.as<int32_t>();
         a.out = d_out.as<float>();
         a.splits = splits;
         a.workspace = workspace ? workspace->as<float>() : nullptr;
@@ -80,17 +167,19 @@ struct Problem {
         const int heads = n_heads(), d_head = s.head_dim;
         std::vector<double> out(size_t(s.batch) * heads * d_head);
         const double scale = 1.0 / std::sqrt(double(d_head));
+#if defined(_OPENMP)
 #pragma omp parallel for collapse(2) schedule(dynamic)
+#endif
         for (int b = 0; b < s.batch; ++b)
             for (int h = 0; h < heads; ++h) {
                 const int kv = h / s.group, len = lengths[size_t(b)];
-                const size_t base = (size_t(b) * s.n_kv_heads + kv) * s.capacity * d_head;
+                const size_t base = (size_t(slot(b)) * s.n_kv_heads + kv) * s.capacity * d_head;
                 const float *qh = q.data() + (size_t(b) * heads + h) * d_head;
                 std::vector<double> scores(static_cast<size_t>(len));
                 double max_score = -INFINITY;
                 for (int t = 0; t < len; ++t) {
                     double dot = 0.0;
-                    for (int d = 0; d < d_head; ++d) dot += double(qh[d]) * bf16_to_float(keys[base + size_t(t) * d_head + d]);
+                    for (int d = 0; d < d_head; ++d) dot += double(qh[d]) * key(base + size_t(t) * d_head + d);
                     scores[size_t(t)] = dot * scale;
                     max_score = std::max(max_score, scores[size_t(t)]);
                 }
@@ -100,7 +189,7 @@ struct Problem {
                 for (int d = 0; d < d_head; ++d) o[d] = 0.0;
                 for (int t = 0; t < len; ++t) {
                     const double p = scores[size_t(t)] / total;
-                    for (int d = 0; d < d_head; ++d) o[d] += p * bf16_to_float(values[base + size_t(t) * d_head + d]);
+                    for (int d = 0; d < d_head; ++d) o[d] += p * value(base + size_t(t) * d_head + d);
                 }
             }
         return out;
@@ -120,9 +209,9 @@ struct Problem {
             worst = std::max(worst, relative_l2(g, r));
             if (std::isnan(relative_l2(g, r))) worst = NAN;
         }
-        EXPECT(worst <= 2e-5, "%s (batch %d, kv heads %d, group %d, head_dim %d, capacity %d, splits %d): "
-               "worst per-head relative L2 %.3g", what, s.batch, s.n_kv_heads, s.group, s.head_dim, s.capacity,
-               splits, worst);
+        EXPECT(worst <= 2e-5, "%s (%s cache, batch %d, kv heads %d, group %d, head_dim %d, capacity %d, splits %d): "
+               "worst per-head relative L2 %.3g", what, f.fp8() ? "FP8" : "BF16", s.batch, s.n_kv_heads, s.group,
+               s.head_dim, s.capacity, splits, worst);
         return worst;
     }
 };
@@ -138,8 +227,8 @@ std::vector<int32_t> random_lengths(int batch, int capacity) {
     return lens;
 }
 
-void run_case(const Shape &s, const std::vector<int32_t> &lens, int forced_splits, const char *what) {
-    Problem p(s, lens);
+void run_problem(Problem &p, int forced_splits, const char *what) {
+    const Shape &s = p.s;
     const int splits = forced_splits > 0 ? forced_splits : reset::attention_decode_splits(s.batch, s.n_kv_heads, s.capacity);
     DeviceBuffer workspace(reset::attention_decode_workspace_bytes(s.batch, p.n_heads(), s.head_dim, splits));
     workspace.poison();  // the kernel must write every partial it reads
@@ -149,10 +238,58 @@ void run_case(const Shape &s, const std::vector<int32_t> &lens, int forced_split
     g_worst = std::max(g_worst, p.check(what, splits));
 }
 
+void run_case(const Shape &s, const std::vector<int32_t> &lens, int forced_splits, const char *what,
+              const Format &f = {}) {
+    Problem p(s, lens, {}, 0, f);
+    run_problem(p, forced_splits, what);
+}
+
+// Rows mapped to cache slots: scattered over a larger cache, and prefill
+// chunks (consecutive positions of one slot as rows, causal lengths p + 1;
+// two sequences' chunks interleaved in one launch).
+void test_slot_maps(bool quick, const Format &f) {
+    for (int head_dim : {16, 32, 128}) {
+        const Shape s{5, 2, 4, head_dim, 700};
+        Problem p(s, random_lengths(5, 700), {7, 0, 3, 8, 5}, 9, f);
+        run_problem(p, 0, "slot map");
+        run_problem(p, 1, "slot map");
+    }
+    for (int rows : quick ? std::vector<int>{17} : std::vector<int>{64, 512}) {
+        const int capacity = rows + 900;
+        const int first = std::uniform_int_distribution<int>(0, capacity - rows)(g_rng);
+        std::vector<int32_t> lens(static_cast<size_t>(rows)), map(static_cast<size_t>(rows), 2);
+        for (int i = 0; i < rows; ++i) lens[size_t(i)] = first + i + 1;
+        for (int head_dim : {16, 32, 128})
+            for (int group : {4, 8}) {
+                Problem p({rows, 2, group, head_dim, capacity}, lens, map, 3, f);
+                run_problem(p, 0, "prefill chunk");
+                run_problem(p, 1, "prefill chunk");
+                run_problem(p, 5, "prefill chunk");
+            }
+        // From position 0 (the first chunk of a prompt), head_dim 64, 32 and 16.
+        for (int i = 0; i < rows; ++i) lens[size_t(i)] = i + 1;
+        for (int head_dim : {16, 32, 64}) {
+            Problem p0({rows, 2, 4, head_dim, capacity}, lens, map, 3, f);
+            run_problem(p0, 0, "prefill chunk from 0");
+        }
+        // Two sequences: rows alternate between slots 1 and 0.
+        std::vector<int32_t> lens2(static_cast<size_t>(rows)), map2(static_cast<size_t>(rows));
+        for (int i = 0; i < rows; ++i) {
+            map2[size_t(i)] = 1 - i % 2;
+            lens2[size_t(i)] = (i % 2 ? 300 : first) + i / 2 + 1;
+        }
+        Problem p2({rows, 2, 4, 128, capacity}, lens2, map2, 2, f);
+        run_problem(p2, 0, "two prefill chunks");
+        Problem p3({rows, 4, 2, 32, capacity}, lens2, map2, 2, f);  // reset-arith-4m heads
+        run_problem(p3, 0, "two prefill chunks");
+        run_problem(p3, 3, "two prefill chunks");
+    }
+}
+
 // One graph, captured once, replayed with new lengths written to device memory.
-void test_graph_replay() {
-    const Shape s{2, 4, 4, 128, 4096};
-    Problem p(s, {1, 1});
+void test_graph_replay(const Format &f, int head_dim) {
+    const Shape s{2, 4, 4, head_dim, 4096};
+    Problem p(s, {1, 1}, {}, 0, f);
     const int splits = reset::attention_decode_splits(s.batch, s.n_kv_heads, s.capacity);
     DeviceBuffer workspace(reset::attention_decode_workspace_bytes(s.batch, p.n_heads(), s.head_dim, splits));
     cudaStream_t stream;
@@ -188,11 +325,21 @@ void expect_error(reset_status status, const char *what, F &&f) {
 
 void test_rejections() {
     Problem p({1, 2, 4, 64, 256}, {10});
-    expect_error(RESET_ERR_UNSUPPORTED, "head_dim 96", [&] {
-        auto a = p.args(1, nullptr);
-        a.cache.head_dim = 96;
-        reset::attention_decode(a, nullptr);
-    });
+    for (int head_dim : {0, 8, 24, 48, 80, 96, 256}) {
+        std::string message;
+        expect_error(RESET_ERR_UNSUPPORTED, "unsupported head_dim", [&] {
+            auto a = p.args(1, nullptr);
+            a.cache.head_dim = head_dim;
+            try {
+                reset::attention_decode(a, nullptr);
+            } catch (const reset::Error &e) {
+                message = e.what();
+                throw;
+            }
+        });
+        EXPECT(message.find("16, 32, 64 and 128") != std::string::npos, "head_dim %d: message \"%s\"", head_dim,
+               message.c_str());
+    }
     expect_error(RESET_ERR_UNSUPPORTED, "group 16", [&] {
         auto a = p.args(1, nullptr);
         a.n_heads = 32;
@@ -205,11 +352,31 @@ void test_rejections() {
     });
     expect_error(RESET_ERR_INVALID_ARGUMENT, "splits without workspace",
                  [&] { reset::attention_decode(p.args(2, nullptr), nullptr); });
+    expect_error(RESET_ERR_INVALID_ARGUMENT, "unknown cache type", [&] {
+        auto a = p.args(1, nullptr);
+        a.cache.type = static_cast<reset::KvCacheType>(2);
+        reset::attention_decode(a, nullptr);
+    });
+    for (float scale : {0.0f, -2.0f, NAN, INFINITY})
+        expect_error(RESET_ERR_INVALID_ARGUMENT, "bad FP8 scale", [&] {
+            auto a = p.args(1, nullptr);
+            a.cache.type = reset::KvCacheType::kFp8E4M3;
+            a.cache.k_scale = scale;
+            reset::attention_decode(a, nullptr);
+        });
+    expect_error(RESET_ERR_INVALID_ARGUMENT, "batch 65536", [&] {
+        auto a = p.args(1, nullptr);
+        a.batch = 65536;
+        reset::attention_decode(a, nullptr);
+    });
 }
 
 // Effective bandwidth (K + V bytes read) at one shape, median of 20 launches.
-void time_case(const Shape &s) {
-    Problem p(s, std::vector<int32_t>(size_t(s.batch), s.capacity));
+// Full contexts, unless `lens` and a slot map are given (a prefill chunk:
+// then the figure counts each row's K/V bytes, most of them served by L2).
+void time_case(const Format &f, const Shape &s, const std::vector<int32_t> &lens = {},
+               const std::vector<int32_t> &map = {}, int n_slots = 0, const char *label = "decode") {
+    Problem p(s, lens.empty() ? std::vector<int32_t>(size_t(s.batch), s.capacity) : lens, map, n_slots, f);
     const int splits = reset::attention_decode_splits(s.batch, s.n_kv_heads, s.capacity);
     DeviceBuffer workspace(reset::attention_decode_workspace_bytes(s.batch, p.n_heads(), s.head_dim, splits));
     const auto a = p.args(splits, &workspace);
@@ -228,10 +395,12 @@ void time_case(const Shape &s) {
         ms.push_back(t);
     }
     std::sort(ms.begin(), ms.end());
-    const double bytes = 2.0 * s.batch * s.n_kv_heads * double(s.capacity) * s.head_dim * 2;
-    std::printf("  timing: batch %d, %d kv heads x group %d, head_dim %d, context %d, %d splits: median %.1f us "
+    double positions = 0.0;
+    for (int32_t l : p.lengths) positions += l;
+    const double bytes = 2.0 * s.n_kv_heads * positions * s.head_dim * reset::kv_cache_element_bytes(f.type);
+    std::printf("  timing: %s %s, batch %d, %d kv heads x group %d, head_dim %d, context %d, %d splits: median %.1f us "
                 "(min %.1f, max %.1f), %.0f GB/s of K+V\n",
-                s.batch, s.n_kv_heads, s.group, s.head_dim, s.capacity, splits, ms[ms.size() / 2] * 1e3,
+                f.fp8() ? "FP8" : "BF16", label, s.batch, s.n_kv_heads, s.group, s.head_dim, s.capacity, splits, ms[ms.size() / 2] * 1e3,
                 ms.front() * 1e3, ms.back() * 1e3, bytes / (ms[ms.size() / 2] * 1e-3) / 1e9);
     CUDA_OK(cudaEventDestroy(start));
     CUDA_OK(cudaEventDestroy(stop));
@@ -246,25 +415,52 @@ int main(int argc, char **argv) {
         test_rejections();
         const std::vector<int> batches = quick ? std::vector<int>{1, 3} : std::vector<int>{1, 3, 8};
         const int capacity = quick ? 300 : 1500;
-        for (int head_dim : {64, 128})
-            for (int group : {1, 4, 8})
-                for (int batch : batches) {
-                    const Shape s{batch, 2, group, head_dim, capacity};
-                    run_case(s, random_lengths(batch, capacity), 0, "auto splits");
-                }
-        // DeepSeek-R1-Distill-Qwen-7B's group of 7 (a padded kernel instance).
-        run_case({2, 4, 7, 128, capacity}, random_lengths(2, capacity), 0, "group 7");
-        // Forced splits: one (direct output), a few, and more splits than tiles (empty partials).
-        for (int splits : {1, 3, 40}) run_case({3, 2, 4, 128, capacity}, random_lengths(3, capacity), splits, "forced splits");
-        test_graph_replay();
+        const Format bf16{}, fp8{reset::KvCacheType::kFp8E4M3, 1.0f, 1.0f},
+            fp8_scaled{reset::KvCacheType::kFp8E4M3, 0.05f, 0.3f};
+        const std::vector<Format> formats = quick ? std::vector<Format>{bf16, fp8_scaled} : std::vector<Format>{bf16, fp8, fp8_scaled};
+        for (const Format &f : formats) {
+            for (int head_dim : {16, 32, 64, 128})
+                for (int group : {1, 2, 4, 8})
+                    for (int batch : batches) {
+                        const Shape s{batch, 2, group, head_dim, capacity};
+                        run_case(s, random_lengths(batch, capacity), 0, "auto splits", f);
+                    }
+            // DeepSeek-R1-Distill-Qwen-7B's group of 7 (a padded kernel instance).
+            for (int head_dim : {16, 32, 128})
+                run_case({2, 4, 7, head_dim, capacity}, random_lengths(2, capacity), 0, "group 7", f);
+            // reset-arith-4m's heads: 4 KV heads x group 2, head_dim 32.
+            run_case({3, 4, 2, 32, capacity}, random_lengths(3, capacity), 0, "reset-arith-4m heads", f);
+            // Forced splits: one (direct output), a few, and more splits than tiles (empty partials).
+            for (int head_dim : {16, 32, 128})
+                for (int group : {1, 2, 4, 8})
+                    for (int splits : {1, 3, 40})
+                        run_case({3, 2, group, head_dim, capacity}, random_lengths(3, capacity), splits, "forced splits",
+                                 f);
+            for (int head_dim : {16, 32, 128}) test_graph_replay(f, head_dim);
+            test_slot_maps(quick, f);
+        }
         if (!quick) {
-            // Long contexts: the Qwen3-8B attention shape, and group 8 at batch 8.
-            run_case({2, 8, 4, 128, 32768}, {32768, std::uniform_int_distribution<int32_t>(16000, 32767)(g_rng)}, 0,
-                     "32k context");
-            run_case({8, 1, 8, 64, 32768}, random_lengths(8, 32768), 0, "32k context, batch 8");
-            time_case({1, 8, 4, 128, 32768});
-            time_case({8, 8, 4, 128, 32768});
-            time_case({1, 8, 4, 128, 1024});
+            for (const Format &f : {bf16, fp8}) {
+                // Long contexts: the Qwen3-8B attention shape, and group 8 at batch 8.
+                run_case({2, 8, 4, 128, 32768}, {32768, std::uniform_int_distribution<int32_t>(16000, 32767)(g_rng)}, 0,
+                         "32k context", f);
+                run_case({8, 1, 8, 64, 32768}, random_lengths(8, 32768), 0, "32k context, batch 8", f);
+                run_case({8, 4, 2, 32, 32768}, random_lengths(8, 32768), 0, "32k context, head_dim 32", f);
+                run_case({3, 2, 8, 16, 32768}, random_lengths(3, 32768), 0, "32k context, head_dim 16", f);
+            }
+            for (const Format &f : {bf16, fp8}) {
+                time_case(f, {1, 8, 4, 128, 32768});
+                time_case(f, {8, 8, 4, 128, 32768});
+                time_case(f, {1, 8, 4, 128, 1024});
+                time_case(f, {1, 8, 8, 128, 32768});  // Qwen3-32B heads (group 8)
+                // Prefill chunks through this kernel (rows sharing one slot, causal lengths): 512 rows at
+                // the start of a prompt, and 128 rows at the end of a 32k context.
+                for (const auto &[rows, first, cap] : {std::tuple<int, int, int>{512, 0, 512}, {128, 32640, 32768}}) {
+                    std::vector<int32_t> lens(static_cast<size_t>(rows));
+                    for (int i = 0; i < rows; ++i) lens[size_t(i)] = first + i + 1;
+                    time_case(f, {rows, 8, 4, 128, cap}, lens, std::vector<int32_t>(size_t(rows), 0), 1, "prefill chunk");
+                }
+            }
         }
     } catch (const reset::Error &e) {
         std::fprintf(stderr, "FAIL: unexpected reset::Error %d: %s\n", static_cast<int>(e.status()), e.what());

@@ -50,21 +50,6 @@ bool close_rel(double a, double b, double rel) {
     return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b)) + 1e-9;
 }
 
-reset::SamplingPolicyDevice to_device(const reset::Policy &p) {
-    reset::SamplingPolicyDevice d;
-    d.kind = static_cast<int32_t>(p.kind);
-    d.temperature = p.temperature;
-    d.top_k = p.top_k;
-    d.top_p = p.top_p;
-    d.min_p = p.min_p;
-    d.t_high = p.t_high;
-    d.t_low = p.t_low;
-    d.tau0 = p.tau0;
-    d.window = p.window;
-    d.seed = p.seed;
-    return d;
-}
-
 reset::Policy fixed(float t, int32_t k = 0, float top_p = 1.0f, float min_p = 0.0f) {
     reset::Policy p;
     p.kind = RESET_POLICY_FIXED;
@@ -248,6 +233,35 @@ void fill_row(float *z, int32_t vocab, const Delimiters &delims, bool push_delim
     if (!any) z[0] = shift;
 }
 
+// Rows for the candidate-list edge cases of the device's truncation.
+enum RowShape {
+    kRowRandom = 0,  // fill_row
+    kRowAllTied,     // every logit equal (one tie group: top-k and top-p cut through it)
+    kRowFlat,        // N(0, 0.5): tens of thousands of survivors under top-p / min-p
+    kRowCoarse,      // N(0, 2) rounded to 1/8: large tie groups in every bin
+    kRowWideBin,     // N(0, 0.3) + 24: most of the row inside one radix bin of the first level
+};
+
+void fill_shaped(float *z, int32_t vocab, RowShape shape, const Delimiters &delims, bool push_delimiters) {
+    switch (shape) {
+        case kRowRandom: fill_row(z, vocab, delims, push_delimiters); return;
+        case kRowAllTied: {
+            const float v = uniform(-5.0f, 5.0f);
+            for (int32_t i = 0; i < vocab; ++i) z[i] = v;
+            return;
+        }
+        case kRowFlat:
+            for (int32_t i = 0; i < vocab; ++i) z[i] = normal(0.5f);
+            return;
+        case kRowCoarse:
+            for (int32_t i = 0; i < vocab; ++i) z[i] = std::round(normal(2.0f) * 8.0f) / 8.0f;
+            return;
+        case kRowWideBin:
+            for (int32_t i = 0; i < vocab; ++i) z[i] = 24.0f + normal(0.3f);
+            return;
+    }
+}
+
 struct Case {
     std::string name;
     int32_t vocab = 0;
@@ -255,6 +269,8 @@ struct Case {
     bool force_global = false;
     bool push_delimiters = false;
     bool use_graph = false;
+    bool mask = false;  // a random per-sequence active mask each step (SamplingArgs::active)
+    RowShape shape = kRowRandom;
     int steps = 1;
     std::vector<reset::Policy> policies;  // one per sequence (batch = size)
 };
@@ -278,7 +294,7 @@ void run_case(const Case &c) {
         seeded.push_back(p);
         cpu.emplace_back(delims.sets);
         cpu.back().set_policy(p, true);
-        dev_policies.push_back(to_device(p));
+        dev_policies.push_back(reset::sampling_policy_device(p));
         reset::SamplingSequenceState &s = dev_states[size_t(b)];
         reset::rule::clear_state(s.step);
         s.accepted = 0;
@@ -290,7 +306,7 @@ void run_case(const Case &c) {
     DeviceBuffer d_logits(size_t(batch) * size_t(V) * 4), d_policies(dev_policies.size() * sizeof(dev_policies[0])),
         d_states(dev_states.size() * sizeof(dev_states[0])), d_rings(size_t(batch) * kRingCapacity * 4),
         d_flags(static_cast<size_t>(V)), d_workspace(reset::sampling_workspace_bytes(batch, V)), d_tokens(size_t(batch) * 4),
-        d_signals(size_t(batch) * sizeof(reset::SamplingSignalsDevice));
+        d_signals(size_t(batch) * sizeof(reset::SamplingSignalsDevice)), d_active(size_t(batch) * 4);
     d_policies.upload(dev_policies);
     d_states.upload(dev_states);
     d_rings.poison();  // the window ring is only ever read where it was written
@@ -311,6 +327,12 @@ void run_case(const Case &c) {
     args.signals = d_signals.as<reset::SamplingSignalsDevice>();
     args.team = c.team;
     args.force_global_memory = c.force_global;
+    std::vector<int32_t> active(static_cast<size_t>(batch), 1);
+    if (c.mask) {
+        d_active.upload(active);
+        args.active = d_active.as<int32_t>();
+    }
+    int64_t skipped = 0;
     const reset::SamplingPlan plan = reset::sampling_plan(args);
 
     cudaStream_t stream;
@@ -329,10 +351,22 @@ void run_case(const Case &c) {
     int case_failures_before = g_failures;
     int64_t near_ties = 0, sampled = 0;
     for (int step = 0; step < c.steps; ++step) {
-        for (int b = 0; b < batch; ++b) fill_row(&logits[size_t(b) * size_t(V)], V, delims, c.push_delimiters);
+        for (int b = 0; b < batch; ++b)
+            fill_shaped(&logits[size_t(b) * size_t(V)], V, c.shape, delims, c.push_delimiters);
         d_logits.upload(logits);
         d_tokens.poison();
         d_signals.poison();
+        std::vector<reset::SamplingSequenceState> states_before;
+        std::vector<float> rings_before;
+        if (c.mask) {
+            // About a third skipped, sometimes all or none.
+            const float r = uniform(0.0f, 1.0f);
+            for (int b = 0; b < batch; ++b)
+                active[size_t(b)] = r < 0.1f ? 0 : r < 0.2f ? 1 : (uniform(0.0f, 1.0f) < 0.35f ? 0 : 1);
+            d_active.upload(active);
+            states_before = d_states.download<reset::SamplingSequenceState>(size_t(batch));
+            rings_before = d_rings.download<float>(size_t(batch) * kRingCapacity);
+        }
         if (c.use_graph) CUDA_OK(cudaGraphLaunch(graph_exec, stream));
         else reset::sample_tokens(args, stream);
         CUDA_OK(cudaGetLastError());
@@ -340,8 +374,35 @@ void run_case(const Case &c) {
         const auto tokens = d_tokens.download<int32_t>(size_t(batch));
         const auto signals = d_signals.download<reset::SamplingSignalsDevice>(size_t(batch));
         const auto states = d_states.download<reset::SamplingSequenceState>(size_t(batch));
+        std::vector<float> rings_after;
+        if (c.mask) rings_after = d_rings.download<float>(size_t(batch) * kRingCapacity);
         for (int b = 0; b < batch; ++b) {
             const float *row = &logits[size_t(b) * size_t(V)];
+            if (c.mask) {
+                // Every sequence's ring: a skipped one is untouched, an active
+                // one changes in one slot at most.
+                const float *before = &rings_before[size_t(b) * kRingCapacity];
+                const float *after = &rings_after[size_t(b) * kRingCapacity];
+                int changed = 0;
+                for (int j = 0; j < kRingCapacity; ++j) changed += std::memcmp(&before[j], &after[j], 4) != 0 ? 1 : 0;
+                if (active[size_t(b)] == 0) {
+                    const reset::SamplingSignalsDevice &got = signals[size_t(b)];
+                    reset::SamplingSignalsDevice zero = {};
+                    zero.status = reset::kSamplingOk;
+                    EXPECT(tokens[size_t(b)] == -1, "%s step %d seq %d (skipped): token %d", c.name.c_str(), step, b,
+                           tokens[size_t(b)]);
+                    EXPECT(std::memcmp(&got, &zero, sizeof(zero)) == 0,
+                           "%s step %d seq %d (skipped): signals not zero / status %d", c.name.c_str(), step, b,
+                           got.status);
+                    EXPECT(std::memcmp(&states[size_t(b)], &states_before[size_t(b)], sizeof(states[0])) == 0,
+                           "%s step %d seq %d (skipped): state changed", c.name.c_str(), step, b);
+                    EXPECT(changed == 0, "%s step %d seq %d (skipped): %d ring slots changed", c.name.c_str(), step, b,
+                           changed);
+                    ++skipped;
+                    continue;
+                }
+                EXPECT(changed <= 1, "%s step %d seq %d: %d ring slots changed", c.name.c_str(), step, b, changed);
+            }
             reset::SamplerSignals ref;
             const int32_t want = cpu[size_t(b)].sample(row, V, static_cast<int32_t>(sequence_ids[size_t(b)]), &ref);
             const reset::SamplingSignalsDevice &got = signals[size_t(b)];
@@ -413,9 +474,11 @@ void run_case(const Case &c) {
     }
     g_near_ties += near_ties;
     g_sampled_tokens += sampled;
-    std::printf("  %-34s vocab %6d batch %d team %d %s%s, %d steps: %s (near-ties %lld)\n", c.name.c_str(), V, batch,
+    std::printf("  %-34s vocab %6d batch %d team %d %s%s, %d steps: %s (near-ties %lld", c.name.c_str(), V, batch,
                 plan.team, plan.shared_row ? "shared row" : "global row", c.use_graph ? ", graph" : "", c.steps,
                 g_failures == case_failures_before ? "ok" : "FAILED", static_cast<long long>(near_ties));
+    if (c.mask) std::printf(", %lld skipped", static_cast<long long>(skipped));
+    std::printf(")\n");
     if (graph_exec) CUDA_OK(cudaGraphExecDestroy(graph_exec));
     CUDA_OK(cudaStreamDestroy(stream));
 }
@@ -497,6 +560,114 @@ void test_truncation() {
     }
 }
 
+// The device's truncation moves the candidates of a select (the ids from the
+// chosen first-level radix bin up) to a per-CTA list when the team's count
+// fits (6,144) and keeps working on the row otherwise: rows and policies on
+// both sides of that, and through tie groups, in every layout; greedy alone
+// (argmax + entropy only) on the same rows.
+void test_candidate_list() {
+    std::printf("== candidate list / row fallback edge cases, fast greedy\n");
+    reset::Policy greedy;
+    greedy.kind = RESET_POLICY_GREEDY;
+    const std::vector<reset::Policy> policies = {
+        fixed(1.0f, 20, 0.95f),
+        fixed(0.7f, 5000),            // more candidates than the first bin's usual few hundred
+        fixed(1.0f, 6144, 0.99f),     // at the list's capacity
+        fixed(1.0f, 7000, 0.9f, 0.01f),
+        fixed(1.0f, 60000),           // far past it: the row path
+        fixed(1.0f, 0, 0.999f),       // top-p alone: tens of thousands of survivors on flat rows
+        fixed(1.0f, 0, 0.5f),
+        fixed(1.0f, 0, 1.0f, 0.05f),  // min-p alone
+        fixed(0.6f, 100, 1.0f, 0.2f),
+        fixed(1.0f, 1),
+        reset_policy(RESET_POLICY_RESET, 0.1f, 5.0f, 32, 20, 0.95f, 0.0f),
+        greedy,
+    };
+    const RowShape shapes[] = {kRowAllTied, kRowFlat, kRowCoarse, kRowWideBin, kRowRandom};
+    const char *names[] = {"list, all tied", "list, flat", "list, coarse ties", "list, one wide bin", "list, random"};
+    for (int si = 0; si < 5; ++si) {
+        for (size_t first = 0; first < policies.size(); first += 8) {
+            Case c;
+            c.name = names[si];
+            c.vocab = 151936;
+            c.shape = shapes[si];
+            c.steps = g_quick ? 1 : 3;
+            c.policies.assign(policies.begin() + long(first), policies.begin() + long(std::min(policies.size(), first + 8)));
+            run_case(c);
+        }
+    }
+    // The same in the other layouts (row in global memory, one CTA).
+    for (int layout = 0; layout < 2; ++layout) {
+        for (RowShape shape : {kRowFlat, kRowCoarse}) {
+            Case c;
+            c.name = layout == 0 ? "list, global row, team 8" : "list, one CTA";
+            c.vocab = 151936;
+            c.shape = shape;
+            c.team = layout == 0 ? 8 : 1;
+            c.force_global = layout == 0;
+            c.steps = g_quick ? 1 : 2;
+            c.policies = pick(policies, 8);
+            run_case(c);
+        }
+    }
+    // Tiny vocabularies: every shape, all policies mixed, batch 8.
+    for (int32_t V : {1, 2, 7}) {
+        for (RowShape shape : {kRowAllTied, kRowCoarse, kRowRandom}) {
+            Case c;
+            c.name = "list, tiny vocab";
+            c.vocab = V;
+            c.shape = shape;
+            c.steps = g_quick ? 1 : 4;
+            c.policies = pick(policies, 8);
+            run_case(c);
+        }
+    }
+    // Fast greedy: a whole batch of greedy sequences, each layout.
+    for (int team : {0, 1, 8}) {
+        Case c;
+        c.name = "greedy batch";
+        c.vocab = 151936;
+        c.team = team;
+        c.steps = g_quick ? 2 : 8;
+        c.policies.assign(8, greedy);
+        run_case(c);
+    }
+}
+
+// SamplingArgs::active: a skipped sequence gets token -1, status ok, zero
+// signals, and its state and ring stay bit-identical; the others are sampled
+// as usual (compared with the CPU, which skips the same steps).
+void test_active_mask() {
+    std::printf("== active mask\n");
+    reset::Policy greedy;
+    greedy.kind = RESET_POLICY_GREEDY;
+    struct Run {
+        int32_t vocab;
+        bool graph;
+        int team;
+    };
+    for (const Run &r : {Run{151936, true, 0}, Run{151936, false, 1}, Run{1000, false, 0}, Run{7, true, 8}}) {
+        Case c;
+        c.name = "active mask";
+        c.vocab = r.vocab;
+        c.use_graph = r.graph;
+        c.team = r.team;
+        c.mask = true;
+        c.push_delimiters = true;
+        c.steps = g_quick ? 6 : 40;
+        const float tau0 = 0.6f * std::log(float(r.vocab > 1 ? r.vocab : 2));
+        c.policies = {reset_policy(RESET_POLICY_RESET, 0.1f, tau0, 32, 20, 0.95f, 0.0f),
+                      greedy,
+                      fixed(0.7f, 0, 0.95f),
+                      reset_policy(RESET_POLICY_RESET, 0.0f, tau0, 5, 0, 1.0f, 0.0f),
+                      fixed(1.0f, 50, 1.0f, 0.05f),
+                      reset_policy(RESET_POLICY_ENTROPY, 0.3f, tau0, 7, 0, 0.9f, 0.0f),
+                      fixed(1.2f),
+                      reset_policy(RESET_POLICY_RESET, 0.2f, tau0, 64, 100, 0.8f, 0.01f)};
+        run_case(c);
+    }
+}
+
 void test_reset_runs() {
     std::printf("== ReSET / entropy-only over many steps (boundaries, window, state on the device)\n");
     struct Run {
@@ -548,7 +719,7 @@ void test_errors() {
     logits[size_t(0) * V + 777] = NAN;
     logits[size_t(1) * V + 151935] = INFINITY;
     for (int32_t i = 0; i < V; ++i) logits[size_t(2) * V + size_t(i)] = -INFINITY;
-    std::vector<reset::SamplingPolicyDevice> pol(batch, to_device(reset_policy(RESET_POLICY_RESET, 0.1f, 5.0f, 32, 20, 0.95f, 0.0f)));
+    std::vector<reset::SamplingPolicyDevice> pol(batch, reset::sampling_policy_device(reset_policy(RESET_POLICY_RESET, 0.1f, 5.0f, 32, 20, 0.95f, 0.0f)));
     pol[3].window = kRingCapacity + 1;  // larger than the ring
     std::vector<reset::SamplingSequenceState> st(batch);
     for (auto &s : st) {
@@ -656,7 +827,7 @@ void test_timing() {
                 d_sig(size_t(batch) * sizeof(reset::SamplingSignalsDevice));
             d_logits.upload(logits);
             for (const Policy &pp : policies) {
-                std::vector<reset::SamplingPolicyDevice> pol(size_t(batch), to_device(pp.p));
+                std::vector<reset::SamplingPolicyDevice> pol(size_t(batch), reset::sampling_policy_device(pp.p));
                 std::vector<reset::SamplingSequenceState> st(static_cast<size_t>(batch));
                 for (auto &s : st) reset::rule::clear_state(s.step);
                 d_pol.upload(pol);
@@ -729,6 +900,8 @@ int main(int argc, char **argv) {
         if (std::getenv("RESET_GPU_TEST_TIMING_ONLY") == nullptr) {
             test_errors();
             test_truncation();
+            test_candidate_list();
+            test_active_mask();
             test_reset_runs();
         }
         if (!g_quick) test_timing();

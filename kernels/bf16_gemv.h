@@ -1,0 +1,64 @@
+// bf16_gemv.h — y[M][N] = x[M][K] · Wᵀ (+ bias) (+ residual) for M = 1..8
+// tokens with W in BF16, row-major [N][K] (the checkpoint layout), on the GPU
+// (kernels/bf16_gemv.cu).  Used by the BF16 mode of the engine and for the
+// BF16 lm_head (Qwen3-8B: N = 151,936, K = 4096).
+//
+// Arithmetic: x FP32, every weight widened exactly to FP32, FP32 products and
+// FP32 accumulation (per-lane partial sums over K, then a tree across the
+// warp and, with split K inside a CTA, a fixed-order sum of the slices), then
+//   y = (acc + bias[n]) + residual[m][n].
+// Only the summation order differs from the CPU reference (bf16_row_dot in
+// engine/cpu_engine.cpp): results are reproducible run to run on one GPU and
+// launch configuration, not bit-identical to the CPU.
+//
+// Design: memory-bound streaming of W.  Each warp owns 4 rows and reads them
+// with 16-byte loads (8 BF16 per lane, two loads per row in flight), x is
+// staged in shared memory as FP32 — the whole of x when M·K·4 fits (up to
+// 160 KiB; Qwen3-8B's lm_head at M = 8 is 128 KiB), otherwise in K tiles
+// re-staged for each group of rows.  CTAs are persistent (a grid-stride loop
+// over row groups); for small N the 16 warps of a CTA split K among them so
+// that every SM has work.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace reset {
+
+constexpr int kBf16GemvMaxTokens = 8;
+
+struct Bf16GemvArgs {
+    int tokens = 0;                  // M, 1..8
+    const float *x = nullptr;        // FP32 [tokens][ldx], K used; 4-byte aligned (16-byte aligned with ldx % 4 == 0: vector staging)
+    int64_t ldx = 0;
+    const void *weight = nullptr;    // BF16 [rows][ldw] row-major, 16-byte aligned
+    int64_t rows = 0;                // N, >= 1
+    int64_t cols = 0;                // K, a positive multiple of 8
+    const float *bias = nullptr;     // [rows], or nullptr
+    const float *residual = nullptr; // FP32 [tokens][ld_residual], added last, or nullptr; may equal y (then ld_residual == ldy)
+    int64_t ld_residual = 0;
+    float *y = nullptr;              // FP32 [tokens][ldy], rows elements written per token; must not overlap x or weight
+    int64_t ldy = 0;
+    int64_t ldw = 0;                 // weight row stride in elements; 0 means cols.  A multiple of 8.
+};
+
+// Enqueue on `stream` (no host synchronisation, no allocation: capturable;
+// the first launch per device and token count sets the kernel's shared-memory
+// attribute).  Throws reset::Error: RESET_ERR_UNSUPPORTED for a token count
+// outside 1..8 or K not a multiple of 8, RESET_ERR_INVALID_ARGUMENT for a
+// bad shape, pointer or alignment (nothing launched), RESET_ERR_BACKEND if the
+// launch fails.
+void bf16_gemv(const Bf16GemvArgs &args, cudaStream_t stream);
+
+// The split of K inside a CTA (1, 2, 4, 8 or 16) and the grid a launch with
+// these arguments uses, for benchmarks and tests.  kt is the K tile staged in
+// shared memory (== cols when x is staged whole).
+struct Bf16GemvPlan {
+    int k_slices = 0;
+    int grid = 0;
+    int64_t k_tile = 0;
+};
+Bf16GemvPlan bf16_gemv_plan(int tokens, int64_t rows, int64_t cols);
+
+}  // namespace reset

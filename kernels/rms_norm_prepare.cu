@@ -1,0 +1,161 @@
+// rms_norm_prepare.cu — one CTA of 256 threads per row.  Pass 1 is
+// rms_norm.cu's sum of squares verbatim (thread t sums elements t, t + 256,
+// ... in order, then the same shuffle tree and the same warp-order sum), so
+// the inverse RMS is the same FP32 value.  Pass 2 (only when needed) finds
+// amax(|y|) over the normed row; pass 3 recomputes y (the same expression, so
+// the same values) and quantizes it with nvfp4_quantize_activations.cu's code:
+// element k on thread k % 256, so each 16-element block is 16 adjacent lanes.
+// The row is re-read from L1/L2 (at most 100 KiB per row).
+#include "kernels/rms_norm_prepare.h"
+
+#include <cuda_fp16.h>
+
+#include "kernels/cuda_common.cuh"
+#include "rules/nvfp4.h"
+
+namespace reset {
+namespace {
+
+constexpr int kThreads = 256;  // must equal rms_norm.cu's and nvfp4_quantize_activations.cu's
+
+struct FusedParams {
+    int64_t cols;
+    const float *x;
+    int64_t ldx;
+    const float *weight;
+    float eps;
+    int w4a4;
+    float input_scale;
+    __half *x16;
+    int64_t ld_x16;
+    float *row_scale;
+    uint8_t *codes;
+    uint8_t *scales;
+    float *normed;
+    int64_t ld_normed;
+};
+
+__device__ float block_max(float m, float *warp_max) {
+    for (int offset = 16; offset > 0; offset >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
+    if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x >> 5] = m;
+    __syncthreads();
+    m = 0.0f;
+    for (int w = 0; w < kThreads / 32; ++w) m = fmaxf(m, warp_max[w]);
+    return m;
+}
+
+__global__ void __launch_bounds__(kThreads) rms_norm_prepare_kernel(const __grid_constant__ FusedParams p) {
+    __shared__ float partial_s[kThreads / 32];
+    __shared__ float warp_max[kThreads / 32];
+    const int token = blockIdx.x;
+    const float *x = p.x + int64_t(token) * p.ldx;
+
+    // rms_norm.cu, same source expressions (so the same FMA contraction).
+    float sum = 0.0f;
+    for (int64_t i = threadIdx.x; i < p.cols; i += kThreads) sum += x[i] * x[i];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    if (threadIdx.x % 32 == 0) partial_s[threadIdx.x / 32] = sum;
+    __syncthreads();
+    float total = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kThreads / 32; ++w) total += partial_s[w];
+    const float inverse = 1.0f / sqrtf(total / static_cast<float>(p.cols) + p.eps);
+
+    // The row amax, when the mode needs it (W4A16 always, W4A4 dynamic).
+    const bool need_amax = !p.w4a4 || !(p.input_scale > 0.0f);
+    float amax = 0.0f;
+    if (need_amax) {
+        float m = 0.0f;
+        for (int64_t i = threadIdx.x; i < p.cols; i += kThreads) m = fmaxf(m, fabsf(p.weight[i] * (x[i] * inverse)));
+        amax = block_max(m, warp_max);
+    }
+
+    __half *out = p.x16 + int64_t(token) * p.ld_x16;
+    float *normed = p.normed ? p.normed + int64_t(token) * p.ld_normed : nullptr;
+    if (!p.w4a4) {
+        float scale = 1.0f;
+        if (amax > 32768.0f) {
+            int e = 0;
+            frexpf(amax / 32768.0f, &e);
+            scale = ldexpf(1.0f, e);
+        }
+        for (int64_t k = threadIdx.x; k < p.cols; k += kThreads) {
+            const float y = p.weight[k] * (x[k] * inverse);
+            if (normed) normed[k] = y;
+            out[k] = __float2half_rn(y / scale);
+        }
+        if (threadIdx.x == 0) p.row_scale[token] = scale;
+        return;
+    }
+
+    const float tensor_scale = p.input_scale > 0.0f ? p.input_scale : nvfp4::tensor_scale_from_amax(amax);
+    // K is a multiple of 16 and the loop bound is uniform per 16-lane group, so
+    // whole blocks are inside or outside; the shuffles run on full warps.
+    for (int64_t base = 0; base < p.cols; base += kThreads) {
+        const int64_t k = base + threadIdx.x;
+        const bool inside = k < p.cols;
+        const float y = inside ? p.weight[k] * (x[k] * inverse) : 0.0f;
+        float block_amax = fabsf(y);
+        for (int offset = 8; offset > 0; offset >>= 1)
+            block_amax = fmaxf(block_amax, __shfl_xor_sync(0xffffffffu, block_amax, offset));
+        const uint8_t scale_code = nvfp4::block_scale_code(block_amax, tensor_scale);
+        const float scale = nvfp4::e4m3_to_float(scale_code);
+        const uint8_t q = nvfp4::quantize_element(y, scale, tensor_scale);
+        const unsigned upper = __shfl_down_sync(0xffffffffu, static_cast<unsigned>(q), 1);
+        if (inside) {
+            if (normed) normed[k] = y;
+            out[k] = __float2half_rn(nvfp4::e2m1_to_float(q) * scale);
+            if (p.codes && (k & 1) == 0)
+                p.codes[int64_t(token) * (p.cols / 2) + k / 2] = static_cast<uint8_t>(q | (upper << 4));
+            if (p.scales && (k & 15) == 0)
+                p.scales[int64_t(token) * (p.cols / nvfp4::kBlock) + k / nvfp4::kBlock] = scale_code;
+        }
+    }
+    if (threadIdx.x == 0) p.row_scale[token] = tensor_scale;
+}
+
+}  // namespace
+
+void rms_norm_prepare(const RmsNormPrepareArgs &a, cudaStream_t stream) {
+    if (a.rows <= 0) fail(RESET_ERR_INVALID_ARGUMENT, "rms_norm_prepare: ", a.rows, " rows");
+    if (a.cols <= 0 || a.cols % nvfp4::kBlock != 0)
+        fail(RESET_ERR_UNSUPPORTED, "rms_norm_prepare: K = ", a.cols, " is not a positive multiple of 16");
+    require(a.x, "rms_norm_prepare: x");
+    require(a.weight, "rms_norm_prepare: weight");
+    require(a.x16, "rms_norm_prepare: x16");
+    require(a.row_scale, "rms_norm_prepare: row_scale");
+    if (a.ldx < a.cols || a.ld_x16 < a.cols || a.ld_x16 % 2 || reinterpret_cast<uintptr_t>(a.x16) % 4 ||
+        (a.normed && a.ld_normed < a.cols))
+        fail(RESET_ERR_INVALID_ARGUMENT, "rms_norm_prepare: ldx, ld_x16 and ld_normed must be >= K, ld_x16 even and "
+                                         "x16 4-byte aligned");
+    if (a.mode != Nvfp4ActivationMode::kW4A4 && a.mode != Nvfp4ActivationMode::kW4A16)
+        fail(RESET_ERR_INVALID_ARGUMENT, "rms_norm_prepare: unknown mode");
+    if (a.normed) {
+        const auto n0 = reinterpret_cast<uintptr_t>(a.normed);
+        const auto n1 = reinterpret_cast<uintptr_t>(a.normed + int64_t(a.rows - 1) * a.ld_normed + a.cols);
+        const auto x0 = reinterpret_cast<uintptr_t>(a.x);
+        const auto x1 = reinterpret_cast<uintptr_t>(a.x + int64_t(a.rows - 1) * a.ldx + a.cols);
+        if (n0 < x1 && x0 < n1)
+            fail(RESET_ERR_INVALID_ARGUMENT, "rms_norm_prepare: normed overlaps x (the row is read three times)");
+    }
+    FusedParams p{};
+    p.cols = a.cols;
+    p.x = a.x;
+    p.ldx = a.ldx;
+    p.weight = a.weight;
+    p.eps = a.eps;
+    p.w4a4 = a.mode == Nvfp4ActivationMode::kW4A4;
+    p.input_scale = a.input_scale;
+    p.x16 = static_cast<__half *>(a.x16);
+    p.ld_x16 = a.ld_x16;
+    p.row_scale = a.row_scale;
+    p.codes = a.codes;
+    p.scales = a.scales;
+    p.normed = a.normed;
+    p.ld_normed = a.ld_normed;
+    rms_norm_prepare_kernel<<<static_cast<unsigned>(a.rows), kThreads, 0, stream>>>(p);
+    RESET_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace reset

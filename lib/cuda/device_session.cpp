@@ -1,0 +1,549 @@
+// device_session.cpp — the CUDA decode engine: one session's KV cache,
+// scratch and sampler state on the device, and the decode step as one CUDA
+// graph.
+//
+// One decode step (rows = the session's sequences, all in one launch each):
+//   copy in:  positions, lengths, active flags, policies, sampler states, rings
+//   sample_tokens: from the current logits → tokens (kernels/sampling.h)
+//   embedding_lookup(tokens) → x
+//   per layer:  RMSNorm → [W4A4/W4A16 input preparation] → QKV GEMV (+bias)
+//               → q/k RMSNorm + RoPE + KV append → split-KV attention
+//               → o GEMV + residual → RMSNorm → gate/up GEMV with SiLU·up
+//               → down GEMV + residual
+//   final RMSNorm → lm_head → logits (the next step samples from them)
+//   copy out: tokens, signals, sampler states, rings
+// Every length, position and token is read from device memory, so the graph
+// is captured once per session and replayed for every token.
+//
+// Prefill runs the same forward pass over chunks of up to 8 positions of one
+// sequence (rows share a cache slot; row i attends to positions ≤ its own),
+// with the lm_head on the last row only.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "cuda/device_model.h"
+#include "engine/device_engine.h"
+#include "kernels/attention_decode.h"
+#include "kernels/bf16_gemv.h"
+#include "kernels/embedding_lookup.h"
+#include "kernels/nvfp4_gemv.h"
+#include "kernels/nvfp4_quantize_activations.h"
+#include "kernels/qk_norm_rope_kv_append.h"
+#include "kernels/rms_norm.h"
+#include "kernels/sampling.h"
+#include "kernels/silu_mul.h"
+
+namespace reset {
+
+namespace {
+
+constexpr int kMaxRows = 8;  // rows of one GEMV launch: sequences of a step, positions of a prefill chunk
+constexpr int64_t kPrefillStage = 256;  // prompt ids one prefill call stages (Session sends ≤ 256 at a time)
+
+int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+// What the host writes before a step; copied to the device in one transfer.
+struct StepInput {
+    int32_t positions[kMaxRows];
+    int32_t lengths[kMaxRows];
+    int32_t active[kMaxRows];
+    SamplingPolicyDevice policies[kMaxRows];
+    SamplingSequenceState states[kMaxRows];
+};
+
+// What the host reads after a step; copied back in one transfer.
+struct StepOutput {
+    int32_t tokens[kMaxRows];
+    SamplingSignalsDevice signals[kMaxRows];
+    SamplingSequenceState states[kMaxRows];
+};
+
+struct PrefillInput {
+    int32_t ids[kPrefillStage];
+    int32_t positions[kPrefillStage];
+    int32_t lengths[kPrefillStage];
+    int32_t slots[kPrefillStage];
+};
+
+class CudaSession final : public DeviceSession {
+public:
+    CudaSession(const LoadedModel &model, const DeviceSessionOptions &options, const DelimiterSets &delimiters);
+    ~CudaSession() override;
+
+    void prefill(int32_t sequence, const int32_t *ids, int32_t n, int32_t start) override;
+    void copy_sequence(int32_t from, int32_t to, int32_t length) override;
+    void copy_logits(int32_t sequence, float *out) override;
+    void step(const std::vector<SequenceSampler *> &samplers, const std::vector<uint8_t> &active,
+              const std::vector<int32_t> &positions, std::vector<DeviceStepResult> &results) override;
+    uint64_t device_bytes() const override { return bytes_; }
+
+private:
+    DeviceBuffer allocate(size_t bytes, const std::string &what) {
+        DeviceBuffer b(bytes, what);
+        bytes_ += bytes;
+        return b;
+    }
+    KvCacheLayerView cache_view(int32_t layer) const;
+    void ensure_ring_capacity(int32_t window);
+    // Enqueue the forward pass of `rows` tokens (ids at `tokens`, positions and
+    // lengths in device memory, slots null = row b uses slot b), logits of
+    // rows [lm_first, lm_first + lm_rows) into `logits` rows.
+    void enqueue_forward(int rows, const int32_t *tokens, const int32_t *positions, const int32_t *lengths,
+                         const int32_t *slots, int lm_first, int lm_rows, float *logits);
+    void enqueue_linear(const DeviceLinear &linear, int rows, const float *x, int64_t ldx, float *y, int64_t ldy,
+                        bool add_residual);
+    void enqueue_step();
+    void sync(const char *what) { cuda_check(cudaStreamSynchronize(stream_), what); }
+
+    const LoadedModel &model_;
+    const DeviceModel &dm_;
+    const ModelConfig &config_;
+    int32_t sequences_, capacity_;
+    KvCacheType kv_type_;
+    bool use_graph_;
+    uint64_t bytes_ = 0;
+    cudaStream_t stream_ = nullptr;
+    cudaGraphExec_t graph_ = nullptr;
+
+    int64_t ld_act_ = 0, ld_x16_ = 0, ld_qkv_ = 0, ld_gate_up_ = 0;
+    DeviceBuffer keys_, values_;  // every layer: [layer][slot][kv_head][position][head_dim]
+    size_t layer_elements_ = 0;
+    DeviceBuffer x_, normed_, qkv_, q_, attention_, gate_up_, act_, x16_, row_scale_;
+    DeviceBuffer gemv_workspace_, attention_workspace_;
+    int attention_splits_ = 1;
+    DeviceBuffer logits_;
+    // Sampler.
+    DeviceBuffer delimiter_flags_, sampling_workspace_;
+    int32_t ring_capacity_ = 0;
+    DeviceBuffer step_in_, step_out_, rings_;       // device copies of StepInput/StepOutput, [seq][ring]
+    PinnedBuffer host_in_, host_out_, host_rings_;  // what the graph's copies read and write
+    DeviceBuffer prefill_in_;
+    PinnedBuffer host_prefill_;
+};
+
+CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &options,
+                         const DelimiterSets &delimiters)
+    : model_(model), dm_(*model.device), config_(model.config), sequences_(options.sequences),
+      capacity_(options.capacity),
+      kv_type_(options.kv_cache == RESET_KV_CACHE_FP8 ? KvCacheType::kFp8E4M3 : KvCacheType::kBFloat16),
+      use_graph_(options.cuda_graph) {
+    if (sequences_ < 1 || sequences_ > kMaxRows) fail(RESET_ERR_INVALID_ARGUMENT, "sequences ", sequences_);
+    use_device(dm_.device);
+    cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    const ModelConfig &c = config_;
+    const int64_t q_width = int64_t(c.n_heads) * c.head_dim, kv_width = int64_t(c.n_kv_heads) * c.head_dim;
+    ld_act_ = round_up(std::max({int64_t(c.hidden_size), int64_t(c.intermediate_size), q_width, dm_.max_padded_in}), 64);
+    ld_x16_ = round_up(std::max<int64_t>(dm_.max_padded_in, 64), 64);
+    ld_qkv_ = round_up(q_width + 2 * kv_width, 64);
+    ld_gate_up_ = round_up(2 * int64_t(c.intermediate_size), 64);
+
+    // The KV cache first: it is the big allocation, and the one whose size the user picks.
+    layer_elements_ = size_t(sequences_) * size_t(c.n_kv_heads) * size_t(capacity_) * size_t(c.head_dim);
+    const size_t cache_bytes = layer_elements_ * size_t(c.n_layers) * size_t(kv_cache_element_bytes(kv_type_));
+    keys_ = allocate(cache_bytes, "the KV cache's keys (" + std::to_string(sequences_) + " sequences x " +
+                                       std::to_string(capacity_) + " tokens; lower max_context or sequences)");
+    values_ = allocate(cache_bytes, "the KV cache's values");
+
+    const size_t rows = kMaxRows;
+    x_ = allocate(rows * size_t(ld_act_) * 4, "activations");
+    normed_ = allocate(rows * size_t(ld_act_) * 4, "activations");
+    qkv_ = allocate(rows * size_t(ld_qkv_) * 4, "activations");
+    q_ = allocate(rows * size_t(q_width) * 4, "activations");
+    attention_ = allocate(rows * size_t(ld_act_) * 4, "activations");
+    gate_up_ = allocate(rows * size_t(ld_gate_up_) * 4, "activations");
+    act_ = allocate(rows * size_t(ld_act_) * 4, "activations");
+    x16_ = allocate(rows * size_t(ld_x16_) * 2, "activations");
+    row_scale_ = allocate(rows * 4, "activations");
+    gemv_workspace_ = allocate(std::max<size_t>(dm_.gemv_workspace_bytes, 16), "GEMV workspace");
+    attention_splits_ = attention_decode_splits(kMaxRows, c.n_kv_heads, capacity_);
+    attention_workspace_ = allocate(
+        std::max<size_t>(attention_decode_workspace_bytes(kMaxRows, c.n_heads, c.head_dim, attention_splits_), 16),
+        "attention workspace");
+    logits_ = allocate(size_t(sequences_) * size_t(c.vocab_size) * 4, "logits");
+
+    std::vector<uint8_t> flags(size_t(c.vocab_size), 0);
+    for (int32_t id : delimiters.newline)
+        if (id >= 0 && id < c.vocab_size) flags[size_t(id)] |= kDelimiterNewline;
+    for (int32_t id : delimiters.double_newline)
+        if (id >= 0 && id < c.vocab_size) flags[size_t(id)] |= kDelimiterDoubleNewline;
+    delimiter_flags_ = allocate(flags.size(), "delimiter flags");
+    cuda_check(cudaMemcpy(delimiter_flags_.as(), flags.data(), flags.size(), cudaMemcpyHostToDevice), "upload");
+    sampling_workspace_ = allocate(std::max<size_t>(sampling_workspace_bytes(sequences_, c.vocab_size), 16),
+                                   "sampler workspace");
+    step_in_ = allocate(sizeof(StepInput), "step input");
+    step_out_ = allocate(sizeof(StepOutput), "step output");
+    host_in_ = PinnedBuffer(sizeof(StepInput), "step input");
+    host_out_ = PinnedBuffer(sizeof(StepOutput), "step output");
+    ensure_ring_capacity(32);
+    prefill_in_ = allocate(sizeof(PrefillInput), "prefill input");
+    host_prefill_ = PinnedBuffer(sizeof(PrefillInput), "prefill input");
+}
+
+CudaSession::~CudaSession() {
+    cudaSetDevice(dm_.device);
+    if (graph_) cudaGraphExecDestroy(graph_);
+    if (stream_) {
+        cudaStreamSynchronize(stream_);
+        cudaStreamDestroy(stream_);
+    }
+}
+
+void CudaSession::ensure_ring_capacity(int32_t window) {
+    if (window <= ring_capacity_) return;
+    ring_capacity_ = int32_t(round_up(window, 32));
+    const size_t bytes = size_t(sequences_) * size_t(ring_capacity_) * sizeof(float);
+    if (rings_.bytes()) bytes_ -= rings_.bytes();
+    rings_ = allocate(bytes, "ReSET window rings");
+    host_rings_ = PinnedBuffer(bytes, "ReSET window rings");
+    // The graph copies the rings by address: capture again.
+    if (graph_) cudaGraphExecDestroy(graph_);
+    graph_ = nullptr;
+}
+
+KvCacheLayerView CudaSession::cache_view(int32_t layer) const {
+    KvCacheLayerView v;
+    const size_t offset = size_t(layer) * layer_elements_ * size_t(kv_cache_element_bytes(kv_type_));
+    v.keys = keys_.as<uint8_t>() + offset;
+    v.values = values_.as<uint8_t>() + offset;
+    v.capacity = capacity_;
+    v.n_kv_heads = config_.n_kv_heads;
+    v.head_dim = config_.head_dim;
+    v.type = kv_type_;
+    return v;
+}
+
+// ---------------------------------------------------------------------------
+// The forward pass
+// ---------------------------------------------------------------------------
+
+void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const float *x, int64_t ldx, float *y,
+                                 int64_t ldy, bool add_residual) {
+    for (const DeviceLinearPart &part : linear.parts) {
+        float *out = y + part.column;
+        if (part.nvfp4) {
+            Nvfp4PrepareArgs prepare;
+            prepare.mode = dm_.w4a4 ? Nvfp4ActivationMode::kW4A4 : Nvfp4ActivationMode::kW4A16;
+            prepare.tokens = rows;
+            prepare.cols = part.padded_in;  // the zero padding of the activation rows is read as zeros
+            prepare.x = x;
+            prepare.ldx = ldx;
+            prepare.input = Nvfp4ActivationInput::kFloat32;
+            prepare.input_scale = part.input_scale;
+            prepare.x16 = x16_.as();
+            prepare.ld_x16 = ld_x16_;
+            prepare.row_scale = row_scale_.as<float>();
+            nvfp4_prepare_activations(prepare, stream_);
+
+            Nvfp4GemvArgs args;
+            args.tokens = rows;
+            args.x = x16_.as();
+            args.ldx = ld_x16_;
+            args.x_row_scale = row_scale_.as<float>();
+            args.bias = part.bias;
+            args.residual = add_residual ? out : nullptr;
+            args.ld_residual = ldy;
+            args.y = out;
+            args.ldy = ldy;
+            args.output = Nvfp4GemvOutput::kFloat32;
+            args.workspace = gemv_workspace_.as();
+            args.workspace_bytes = gemv_workspace_.bytes();
+            nvfp4_gemv(part.gemv, args, stream_);
+        } else {
+            Bf16GemvArgs args;
+            args.tokens = rows;
+            args.x = x;
+            args.ldx = ldx;
+            args.weight = part.bf16;
+            args.rows = part.out_features;
+            args.cols = part.in_features;
+            args.bias = part.bias;
+            args.residual = add_residual ? out : nullptr;
+            args.ld_residual = ldy;
+            args.y = out;
+            args.ldy = ldy;
+            bf16_gemv(args, stream_);
+        }
+    }
+}
+
+void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t *positions, const int32_t *lengths,
+                                  const int32_t *slots, int lm_first, int lm_rows, float *logits) {
+    const ModelConfig &c = config_;
+    const float eps = static_cast<float>(c.rms_norm_eps);
+
+    EmbeddingLookupArgs embed;
+    embed.tokens = rows;
+    embed.ids = tokens;
+    embed.table = dm_.embed;
+    embed.vocab = c.vocab_size;
+    embed.hidden = c.hidden_size;
+    embed.x = x_.as<float>();
+    embed.ldx = ld_act_;
+    embedding_lookup(embed, stream_);
+
+    auto norm = [&](const float *weight, const float *in, int n_rows, float *out) {
+        RmsNormArgs a;
+        a.rows = n_rows;
+        a.cols = c.hidden_size;
+        a.x = in;
+        a.ldx = ld_act_;
+        a.weight = weight;
+        a.eps = eps;
+        a.out = out;
+        a.ld_out = ld_act_;
+        rms_norm(a, stream_);
+    };
+
+    for (int32_t l = 0; l < c.n_layers; ++l) {
+        const DeviceLayer &layer = dm_.layers[size_t(l)];
+        const KvCacheLayerView cache = cache_view(l);
+
+        norm(layer.input_norm, x_.as<float>(), rows, normed_.as<float>());
+        enqueue_linear(layer.qkv, rows, normed_.as<float>(), ld_act_, qkv_.as<float>(), ld_qkv_, false);
+
+        QkNormRopeArgs rope;
+        rope.batch = rows;
+        rope.n_heads = c.n_heads;
+        rope.qkv = qkv_.as<float>();
+        rope.ld_qkv = ld_qkv_;
+        rope.q_norm = layer.q_norm;
+        rope.k_norm = layer.k_norm;
+        rope.eps = eps;
+        rope.inv_freq = dm_.inv_freq;
+        rope.positions = positions;
+        rope.slots = slots;
+        rope.q_out = q_.as<float>();
+        rope.cache = cache;
+        qk_norm_rope_kv_append(rope, stream_);
+
+        AttentionDecodeArgs attention;
+        attention.batch = rows;
+        attention.n_heads = c.n_heads;
+        attention.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+        attention.q = q_.as<float>();
+        attention.cache = cache;
+        attention.lengths = lengths;
+        attention.slots = slots;
+        attention.out = attention_.as<float>();
+        attention.splits = attention_splits_;
+        attention.workspace = attention_workspace_.as<float>();
+        attention.workspace_bytes = attention_workspace_.bytes();
+        // attention_decode writes [rows][n_heads * head_dim] densely, so the o_proj reads that stride.
+        attention_decode(attention, stream_);
+        enqueue_linear(layer.o, rows, attention_.as<float>(), int64_t(c.n_heads) * c.head_dim, x_.as<float>(),
+                       ld_act_, true);
+
+        norm(layer.post_attention_norm, x_.as<float>(), rows, normed_.as<float>());
+        if (layer.gate_up.fused_silu) {
+            enqueue_linear(layer.gate_up, rows, normed_.as<float>(), ld_act_, act_.as<float>(), ld_act_, false);
+        } else {
+            enqueue_linear(layer.gate_up, rows, normed_.as<float>(), ld_act_, gate_up_.as<float>(), ld_gate_up_,
+                           false);
+            SiluMulArgs silu;
+            silu.rows = rows;
+            silu.cols = c.intermediate_size;
+            silu.gate = gate_up_.as<float>();
+            silu.ld_gate = ld_gate_up_;
+            silu.up = gate_up_.as<float>() + c.intermediate_size;
+            silu.ld_up = ld_gate_up_;
+            silu.out = act_.as<float>();
+            silu.ld_out = ld_act_;
+            silu_mul(silu, stream_);
+        }
+        enqueue_linear(layer.down, rows, act_.as<float>(), ld_act_, x_.as<float>(), ld_act_, true);
+    }
+
+    if (lm_rows == 0) return;  // a prefill chunk before the last: only its K/V matter
+    norm(dm_.final_norm, x_.as<float>() + int64_t(lm_first) * ld_act_, lm_rows, normed_.as<float>());
+    enqueue_linear(dm_.lm_head, lm_rows, normed_.as<float>(), ld_act_, logits, c.vocab_size, false);
+}
+
+// ---------------------------------------------------------------------------
+// Prefill, copies, logits
+// ---------------------------------------------------------------------------
+
+void CudaSession::prefill(int32_t sequence, const int32_t *ids, int32_t n, int32_t start) {
+    if (n < 1 || n > kPrefillStage) fail(RESET_ERR_INTERNAL, "device prefill of ", n, " tokens");
+    use_device(dm_.device);
+    PrefillInput *in = host_prefill_.as<PrefillInput>();
+    for (int32_t i = 0; i < n; ++i) {
+        in->ids[i] = ids[i];
+        in->positions[i] = start + i;
+        in->lengths[i] = start + i + 1;
+        in->slots[i] = sequence;
+    }
+    cuda_check(cudaMemcpyAsync(prefill_in_.as(), in, sizeof(PrefillInput), cudaMemcpyHostToDevice, stream_),
+               "prefill upload");
+    const PrefillInput *d = prefill_in_.as<PrefillInput>();
+    for (int32_t done = 0; done < n; done += kMaxRows) {
+        const int rows = std::min<int>(kMaxRows, n - done);
+        const bool last = done + rows == n;
+        enqueue_forward(rows, d->ids + done, d->positions + done, d->lengths + done, d->slots + done,
+                        last ? rows - 1 : 0, last ? 1 : 0,
+                        logits_.as<float>() + int64_t(sequence) * config_.vocab_size);
+    }
+    sync("prefill");
+}
+
+void CudaSession::copy_sequence(int32_t from, int32_t to, int32_t length) {
+    use_device(dm_.device);
+    const ModelConfig &c = config_;
+    const size_t element = size_t(kv_cache_element_bytes(kv_type_));
+    const size_t head_bytes = size_t(capacity_) * size_t(c.head_dim) * element;  // one (slot, kv_head) run
+    const size_t width = size_t(length) * size_t(c.head_dim) * element;
+    for (int32_t l = 0; l < c.n_layers; ++l) {
+        const KvCacheLayerView v = cache_view(l);
+        for (void *base : {v.keys, v.values}) {
+            uint8_t *b = static_cast<uint8_t *>(base);
+            cuda_check(cudaMemcpy2DAsync(b + size_t(to) * c.n_kv_heads * head_bytes, head_bytes,
+                                         b + size_t(from) * c.n_kv_heads * head_bytes, head_bytes, width,
+                                         size_t(c.n_kv_heads), cudaMemcpyDeviceToDevice, stream_),
+                       "KV copy");
+        }
+    }
+    const size_t row = size_t(c.vocab_size) * sizeof(float);
+    cuda_check(cudaMemcpyAsync(logits_.as<uint8_t>() + size_t(to) * row, logits_.as<uint8_t>() + size_t(from) * row,
+                               row, cudaMemcpyDeviceToDevice, stream_),
+               "logits copy");
+    sync("sequence copy");
+}
+
+void CudaSession::copy_logits(int32_t sequence, float *out) {
+    use_device(dm_.device);
+    const size_t row = size_t(config_.vocab_size) * sizeof(float);
+    cuda_check(cudaMemcpy(out, logits_.as<uint8_t>() + size_t(sequence) * row, row, cudaMemcpyDeviceToHost),
+               "logits download");
+}
+
+// ---------------------------------------------------------------------------
+// The decode step
+// ---------------------------------------------------------------------------
+
+void CudaSession::enqueue_step() {
+    const size_t ring_bytes = size_t(sequences_) * size_t(ring_capacity_) * sizeof(float);
+    cuda_check(cudaMemcpyAsync(step_in_.as(), host_in_.as(), sizeof(StepInput), cudaMemcpyHostToDevice, stream_),
+               "step upload");
+    cuda_check(cudaMemcpyAsync(rings_.as(), host_rings_.as(), ring_bytes, cudaMemcpyHostToDevice, stream_),
+               "ring upload");
+    StepInput *in = step_in_.as<StepInput>();
+    StepOutput *out = step_out_.as<StepOutput>();
+
+    SamplingArgs sampling;
+    sampling.batch = sequences_;
+    sampling.vocab = config_.vocab_size;
+    sampling.logits = logits_.as<float>();
+    sampling.ld_logits = config_.vocab_size;
+    sampling.policies = in->policies;
+    sampling.states = in->states;
+    sampling.rings = rings_.as<float>();
+    sampling.ring_capacity = ring_capacity_;
+    sampling.delimiter_flags = delimiter_flags_.as<uint8_t>();
+    sampling.workspace = sampling_workspace_.as<float>();
+    sampling.tokens = out->tokens;
+    sampling.signals = out->signals;
+    sampling.active = in->active;
+    sample_tokens(sampling, stream_);
+    // The sampler updated the states in place (in the input struct); return them with the tokens.
+    cuda_check(cudaMemcpyAsync(out->states, in->states, sizeof(in->states), cudaMemcpyDeviceToDevice, stream_),
+               "state copy");
+
+    enqueue_forward(sequences_, out->tokens, in->positions, in->lengths, nullptr, 0, sequences_,
+                    logits_.as<float>());
+
+    cuda_check(cudaMemcpyAsync(host_out_.as(), step_out_.as(), sizeof(StepOutput), cudaMemcpyDeviceToHost, stream_),
+               "step download");
+    cuda_check(cudaMemcpyAsync(host_rings_.as(), rings_.as(), ring_bytes, cudaMemcpyDeviceToHost, stream_),
+               "ring download");
+}
+
+void CudaSession::step(const std::vector<SequenceSampler *> &samplers, const std::vector<uint8_t> &active,
+                       const std::vector<int32_t> &positions, std::vector<DeviceStepResult> &results) {
+    use_device(dm_.device);
+    int32_t window = 1;
+    for (const SequenceSampler *s : samplers) window = std::max(window, s->policy().window);
+    ensure_ring_capacity(window);
+
+    StepInput *in = host_in_.as<StepInput>();
+    float *rings = host_rings_.as<float>();
+    for (int32_t s = 0; s < sequences_; ++s) {
+        const SequenceSampler &sampler = *samplers[size_t(s)];
+        const SequenceSampler::Carried carried = sampler.carried();
+        // An inactive row still runs through the layers (one graph serves
+        // every step); keep its position inside the cache.
+        const int32_t position = std::min(positions[size_t(s)], capacity_ - 1);
+        in->positions[s] = position;
+        in->lengths[s] = position + 1;
+        in->active[s] = active[size_t(s)] ? 1 : 0;
+        in->policies[s] = sampling_policy_device(sampler.policy());
+        SamplingSequenceState &state = in->states[s];
+        state = SamplingSequenceState();
+        state.step = carried.state;
+        state.accepted = carried.accepted;
+        state.last_token = carried.last_token;
+        state.prev_token = carried.prev_token;
+        state.sequence = uint32_t(s);
+        std::copy(carried.ring.begin(), carried.ring.end(), rings + size_t(s) * size_t(ring_capacity_));
+    }
+
+    if (!use_graph_) {
+        enqueue_step();
+    } else {
+        if (!graph_) {
+            cudaGraph_t graph = nullptr;
+            cuda_check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed), "graph capture");
+            try {
+                enqueue_step();
+            } catch (...) {
+                cudaStreamEndCapture(stream_, &graph);
+                if (graph) cudaGraphDestroy(graph);
+                cudaGetLastError();
+                throw;
+            }
+            cuda_check(cudaStreamEndCapture(stream_, &graph), "graph capture");
+            const cudaError_t status = cudaGraphInstantiate(&graph_, graph, 0);
+            cudaGraphDestroy(graph);
+            cuda_check(status, "graph instantiation");
+        }
+        cuda_check(cudaGraphLaunch(graph_, stream_), "graph launch");
+    }
+    sync("decode step");
+
+    const StepOutput *out = host_out_.as<StepOutput>();
+    results.assign(size_t(sequences_), DeviceStepResult());
+    for (int32_t s = 0; s < sequences_; ++s) {
+        if (!active[size_t(s)]) continue;
+        DeviceStepResult &r = results[size_t(s)];
+        const SamplingSignalsDevice &g = out->signals[s];
+        r.token = out->tokens[s];
+        r.status = g.status;
+        r.signals.entropy = g.entropy;
+        r.signals.step_entropy = g.step_entropy;
+        r.signals.global_mean = g.global_mean;
+        r.signals.threshold = g.threshold;
+        r.signals.temperature = g.temperature;
+        r.signals.step_index = g.step_index;
+        r.signals.boundary = g.boundary != 0;
+        r.signals.uncertain = g.uncertain != 0;
+        if (g.status != kSamplingOk) continue;
+        SequenceSampler::Carried carried = samplers[size_t(s)]->carried();
+        const SamplingSequenceState &state = out->states[s];
+        carried.state = state.step;
+        carried.accepted = state.accepted;
+        carried.last_token = state.last_token;
+        carried.prev_token = state.prev_token;
+        const float *ring = rings + size_t(s) * size_t(ring_capacity_);
+        std::copy(ring, ring + carried.ring.size(), carried.ring.begin());
+        samplers[size_t(s)]->take_carried(carried);
+    }
+}
+
+}  // namespace
+
+std::unique_ptr<DeviceSession> create_device_session(const LoadedModel &model, const DeviceSessionOptions &options,
+                                                     const DelimiterSets &delimiters) {
+    if (!model.device) fail(RESET_ERR_INTERNAL, "a CUDA session on a model without device weights");
+    return std::make_unique<CudaSession>(model, options, delimiters);
+}
+
+}  // namespace reset

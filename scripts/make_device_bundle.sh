@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# make_device_bundle.sh — gather a CUDA build's executables and the shared
+# libraries they load into build-bundle/, so the GPU machine (whose image
+# lacks the host library's -dev packages: pcre2, sentencepiece, icu, libedit)
+# can run the library-level GPU tests and the `reset` command built here.
+#   scripts/make_device_bundle.sh [BUILD_DIR]   (default build-sm90, a CUDA build for sm_90a:
+#   cmake -S . -B build-sm90 -DCMAKE_BUILD_TYPE=Release -DRESET_CUDA=ON -DRESET_CUDA_ARCHITECTURES=90a)
+# On the GPU machine: LD_LIBRARY_PATH=build-bundle/lib build-bundle/bin/<program>
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build-sm90}
+out=build-bundle
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/lib"
+programs=("$build/tests/gpu_test_cuda_engine" "$build/samples/reset" "$build/tests/decode_bench")
+for p in "${programs[@]}"; do [[ -x $p ]] && cp "$p" "$out/bin/"; done
+cp -L "$build/libreset.so.0" "$out/lib/"
+# Every non-glibc library the programs load (glibc, libstdc++ and libgcc are on the GPU machine).
+for p in "$out"/bin/* "$out/lib/libreset.so.0"; do
+    ldd "$p" | awk '/=> \// {print $3}'
+done | sort -u | grep -Ev '/(libc|libm|libdl|libpthread|librt|ld-linux|libstdc\+\+|libgcc_s)[.-]' |
+    grep -v "$PWD" | while read -r lib; do cp -L "$lib" "$out/lib/"; done
+du -sh "$out"; ls "$out/lib"

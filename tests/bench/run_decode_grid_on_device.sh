@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# run_decode_grid_on_device.sh — the CUDA engine's decode benchmark (issue 6) on
+# the GPU machine, from the repository root, with build-bundle/ carried over
+# (scripts/make_device_bundle.sh).  Writes random-weight checkpoints at the
+# Qwen3-8B shape (tests/bench/make_random_checkpoint.py: BF16, and a ModelOpt
+# NVFP4 export), measures the streaming bandwidth with torch in the same run,
+# then runs `reset bench decode --json` over the grid.  JSON lines in
+# $OUT/decode_grid.jsonl, the device and bandwidth in $OUT/decode_grid_env.json.
+set -uo pipefail
+out=${OUT:-$PWD/build-device/out}
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$PWD/build-bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+reset=build-bundle/bin/reset
+ckpt=${CHECKPOINTS:-/tmp/checkpoints}
+shape=${SHAPE:-qwen3-8b}
+mkdir -p "$ckpt"
+for fmt in nvfp4 bf16; do
+    [[ -f $ckpt/$shape-$fmt/model.safetensors ]] || python3 tests/bench/make_random_checkpoint.py "$shape" "$fmt" "$ckpt/$shape-$fmt"
+done
+python3 - "$out/decode_grid_env.json" <<'PY'
+# Streaming bandwidth: copy 2 GiB buffers (well past the 50 MB L2), CUDA events, median of 20.
+import json, subprocess, sys, torch
+n = 1 << 30
+a, b = torch.empty(n, dtype=torch.uint16, device="cuda"), torch.empty(n, dtype=torch.uint16, device="cuda")
+a.random_(0, 1 << 15)
+times = []
+for _ in range(22):
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record(); b.copy_(a); e.record(); torch.cuda.synchronize()
+    times.append(s.elapsed_time(e) / 1e3)
+t = sorted(times[2:])[10]
+env = {"device": torch.cuda.get_device_name(0), "stream_copy_GBps": 2 * 2 * n / t / 1e9,
+       "driver": subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                capture_output=True, text=True).stdout.strip()}
+json.dump(env, open(sys.argv[1], "w")); print(env)
+PY
+git_commit=$(cat COMMIT 2>/dev/null || echo unknown)
+run() {  # run ARGS... : one reset bench decode process, JSON lines appended
+    echo "== reset bench decode $*" | tee -a "$out/decode_grid.log"
+    "$reset" bench decode "$@" --json --backend cuda 2>>"$out/decode_grid.log" | tee -a "$out/decode_grid.jsonl"
+}
+nv=$ckpt/$shape-nvfp4
+bf=$ckpt/$shape-bf16
+run "$nv" --weights auto --prompt-tokens 1024,8192 --sequences 1,4,8 --kv-cache bf16,fp8 --tokens 64 --repeat 2
+run "$nv" --weights w4a4 --prompt-tokens 1024 --sequences 1,8 --tokens 64 --repeat 2
+run "$nv" --weights auto --prompt-tokens 1024 --sequences 1 --compare-eager --tokens 64 --repeat 2
+run "$nv" --weights auto --prompt-tokens 1024 --sequences 1,8 --tokens 64 --repeat 2 --policy "reset t_low=0.6 tau0=1.2"
+run "$nv" --weights auto --prompt-tokens 1024 --sequences 1,8 --tokens 64 --repeat 2 --policy "reset t_low=0.6 tau0=1.2 top_k=20 top_p=0.95"
+run "$bf" --weights bf16 --prompt-tokens 1024 --sequences 1,8 --tokens 64 --repeat 2
+run "$nv" --weights auto --prompt-tokens 32000 --sequences 1 --kv-cache bf16,fp8 --tokens 32 --repeat 1
+echo "commit $git_commit" >> "$out/decode_grid.log"

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# run_cuda_engine_on_device.sh — on the GPU machine, from the repository root,
+# with build-bundle/ carried over (scripts/make_device_bundle.sh): make the
+# engine test's random-weight HF models with transformers, run the CUDA
+# engine against the CPU reference (tests/gpu/test_cuda_engine.cpp), then
+# compute-sanitizer memcheck over a quick run.  Outputs under $OUT.
+set -uo pipefail
+out=${OUT:-$PWD/build-device/out}
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$PWD/build-bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+models=${ENGINE_MODELS:-/tmp/engine-models}
+status=0
+if [[ ! -d $models/engine-llama3 ]]; then
+    python3 tests/gpu/make_engine_models.py "$models" > "$out/make_engine_models.log" 2>&1 || { cat "$out/make_engine_models.log"; exit 1; }
+fi
+# The engine's own HF models (head_dim 64/128), the golden fixtures whose head
+# dimension the kernels serve (16, 32; qwen3-tied's 24 is not), and the embedded model.
+dirs=("$models"/engine-* tests/fixtures/models/llama3-scaled tests/fixtures/models/qwen2-bias-sharded
+      tests/fixtures/models/modelopt-qwen3 tests/fixtures/chat-model models/reset-arith-4m "$@")
+echo "== test_cuda_engine ${dirs[*]}"
+build-bundle/bin/gpu_test_cuda_engine "${dirs[@]}" > "$out/test_cuda_engine.log" 2>&1 || status=1
+cat "$out/test_cuda_engine.log" | tail -n 60
+if [[ ${SANITIZE:-1} != 0 ]]; then
+    echo "== compute-sanitizer memcheck (quick)"
+    RESET_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck --error-exitcode 3 --leak-check no \
+        build-bundle/bin/gpu_test_cuda_engine "$models/engine-qwen3" > "$out/memcheck_cuda_engine.log" 2>&1 || status=1
+    tail -n 5 "$out/memcheck_cuda_engine.log"
+fi
+exit $status
