@@ -5,7 +5,7 @@
 # compute-sanitizer memcheck on each in quick mode.  Outputs under $OUT
 # (default ./build-device/out).  Usage, from the repository root:
 #   tests/gpu/run_engine_tests_on_device.sh [seed]
-# Environment: ARCH (default 90a), SANITIZE=0 to skip compute-sanitizer.
+# Environment: ARCH (default 90a), SANITIZE=0 to skip compute-sanitizer, TESTS to pick tests.
 set -uo pipefail
 arch=${ARCH:-90a}
 out=${OUT:-$PWD/build-device/out}
@@ -28,6 +28,11 @@ declare -A sources=(
     [test_nvfp4_dequantize]="kernels/nvfp4_dequantize.cu kernels/nvfp4_gemv_layout.cpp lib/api/errors.cpp"
     [test_rms_norm_prepare]="kernels/rms_norm_prepare.cu kernels/rms_norm.cu kernels/nvfp4_quantize_activations.cu lib/engine/nvfp4_linear.cpp lib/api/errors.cpp"
 )
+
+# TESTS="test_a test_b" runs a subset.
+if [[ -n ${TESTS:-} ]]; then
+    for t in "${!sources[@]}"; do [[ " $TESTS " == *" $t "* ]] || unset "sources[$t]"; done
+fi
 
 echo "== device"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$out/device.txt"
