@@ -5,7 +5,7 @@
 # can run the library-level GPU tests and the `reset` command built here.
 #   scripts/make_device_bundle.sh [BUILD_DIR]   (default build-sm90, a CUDA build for sm_90a:
 #   cmake -S . -B build-sm90 -DCMAKE_BUILD_TYPE=Release -DRESET_CUDA=ON -DRESET_CUDA_ARCHITECTURES=90a)
-# On the GPU machine: LD_LIBRARY_PATH=build-bundle/lib build-bundle/bin/<program>
+# On the GPU machine: tar xJf build-bundle.tar.xz; LD_LIBRARY_PATH=build-bundle/lib build-bundle/bin/<program>
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-sm90}
@@ -20,4 +20,7 @@ for p in "$out"/bin/* "$out/lib/libreset.so.0"; do
     ldd "$p" | awk '/=> \// {print $3}'
 done | sort -u | grep -Ev '/(libc|libm|libdl|libpthread|librt|ld-linux|libstdc\+\+|libgcc_s)[.-]' |
     grep -v "$PWD" | while read -r lib; do cp -L "$lib" "$out/lib/"; done
-du -sh "$out"; ls "$out/lib"
+# The device tool carries at most 64 MiB with the working tree: ship it compressed
+# (ICU's data library alone is 30 MB); on the GPU machine: tar xJf build-bundle.tar.xz
+tar -cJf build-bundle.tar.xz "$out"
+du -sh "$out" build-bundle.tar.xz
