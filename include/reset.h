@@ -118,7 +118,10 @@ typedef enum reset_weights {
 typedef enum reset_backend {
     RESET_BACKEND_AUTO = 0, /* CUDA if the library was built with it and a device is present, else CPU */
     RESET_BACKEND_CPU = 1,  /* the FP32 reference engine */
-    RESET_BACKEND_CUDA = 2
+    RESET_BACKEND_CUDA = 2  /* the CUDA engine: weights, KV cache, the decode step and the sampler on
+                               the GPU (options->device); head_dim 16, 32, 64 or 128.  Loading fails
+                               with RESET_ERR_BACKEND (and the reason) when the library was built
+                               without CUDA or no device is usable */
 } reset_backend;
 
 /* Progress of long work (loading with quantization, calibration): called on
@@ -352,7 +355,11 @@ RESET_API void reset_step_init(reset_step *steps, size_t count);
  * Errors: RESET_ERR_STATE (no prefill yet, or every sequence has ended),
  * RESET_ERR_CONTEXT_OVERFLOW (a sequence is at max_context),
  * RESET_ERR_CANCELLED, RESET_ERR_BUFFER_TOO_SMALL (capacity < sequences),
- * RESET_ERR_BACKEND.  On error the session is unchanged. */
+ * RESET_ERR_BACKEND.  On error the session is unchanged, with one exception:
+ * when the CUDA device fails after the step's graph ran (a launch error, or
+ * logits the device sampler rejects as NaN/inf), RESET_ERR_BACKEND is
+ * returned and every later call but reset_session_reset / _free returns
+ * RESET_ERR_STATE, because the device state is ahead of the host's. */
 RESET_API reset_status reset_decode_step(reset_session *session, reset_step *steps, size_t capacity,
                                          int32_t *n_active);
 

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/device_engine.h"
 #include "reset.h"
 #include "test_support.h"
 
@@ -242,6 +243,20 @@ TEST_CASE("bad options and struct sizes are invalid arguments naming the field")
     options.struct_size = 3;
     CHECK(reset_session_create(m.model, &options, &session) == RESET_ERR_INVALID_ARGUMENT);
     CHECK(last_error().find("struct_size") != std::string::npos);
+    reset_session_options_init(&options);
+    options.kv_cache = static_cast<reset_kv_cache>(7);
+    CHECK(reset_session_create(m.model, &options, &session) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(last_error().find("kv_cache") != std::string::npos);
+    reset_session_options_init(&options);
+    options.eager = 2;
+    CHECK(reset_session_create(m.model, &options, &session) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(last_error().find("eager") != std::string::npos);
+    // An older caller's struct (without kv_cache and eager) still works: the defaults fill them.
+    reset_session_options_init(&options);
+    options.struct_size = offsetof(reset_session_options, kv_cache);
+    REQUIRE(reset_session_create(m.model, &options, &session) == RESET_OK);
+    reset_session_free(session);
+    session = nullptr;
 
     reset_model_options model_options;
     reset_model_options_init(&model_options);
@@ -250,6 +265,32 @@ TEST_CASE("bad options and struct sizes are invalid arguments naming the field")
     CHECK(reset_model_load("/nonexistent", &model_options, &model) == RESET_ERR_INVALID_ARGUMENT);
     CHECK(reset_model_load(nullptr, nullptr, &model) == RESET_ERR_INVALID_ARGUMENT);
     CHECK(reset_model_load("/nonexistent", nullptr, nullptr) == RESET_ERR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("RESET_BACKEND_CUDA without a usable device is RESET_ERR_BACKEND with the reason; AUTO falls back to the CPU") {
+    std::string why;
+    if (reset::cuda_backend_available(&why)) return;  // a machine with a GPU runs tests/gpu/test_cuda_engine instead
+    TinyShape shape;
+    const std::string dir = write_tiny_model(shape, 8, "cuda-backend");
+    reset_model_options options;
+    reset_model_options_init(&options);
+    options.backend = RESET_BACKEND_CUDA;
+    reset_model *model = nullptr;
+    CHECK(reset_model_load(dir.c_str(), &options, &model) == RESET_ERR_BACKEND);
+    CHECK(model == nullptr);
+    CHECK(last_error().find("RESET_BACKEND_CUDA") != std::string::npos);
+    CHECK((last_error().find("without CUDA") != std::string::npos || last_error().find("CUDA device") != std::string::npos));
+    options.backend = RESET_BACKEND_AUTO;
+    ModelGuard m{nullptr};
+    REQUIRE(reset_model_load(dir.c_str(), &options, &m.model) == RESET_OK);
+    reset_model_info info;
+    reset_model_info_init(&info);
+    REQUIRE(reset_model_get_info(m.model, &info) == RESET_OK);
+    CHECK(info.backend == RESET_BACKEND_CPU);
+    CHECK(info.device_bytes == 0);
+    options.device = -1;
+    reset_model *bad = nullptr;
+    CHECK(reset_model_load(dir.c_str(), &options, &bad) == RESET_ERR_INVALID_ARGUMENT);
 }
 
 TEST_CASE("loading broken model directories gives the right status, never a crash") {
