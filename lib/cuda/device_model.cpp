@@ -46,6 +46,19 @@ struct HostLinear {
     bool fused_silu = false;
 };
 
+// The group's biases end to end (zeros for a part without one), or empty when none has a bias.
+std::vector<float> concatenated_bias(const std::vector<const Linear *> &group) {
+    std::vector<float> bias;
+    bool any = false;
+    for (const Linear *l : group) any |= !l->bias.empty();
+    if (!any) return bias;
+    for (const Linear *l : group) {
+        if (l->bias.empty()) bias.insert(bias.end(), size_t(l->out_features), 0.0f);
+        else bias.insert(bias.end(), l->bias.begin(), l->bias.end());
+    }
+    return bias;
+}
+
 bool can_fuse_nvfp4(const std::vector<const Linear *> &group) {
     for (const Linear *l : group) {
         if (l->format != LinearFormat::NVFP4) return false;
@@ -86,13 +99,7 @@ HostPart nvfp4_part(const std::vector<const Linear *> &group, bool gate_up, Nvfp
     p.codes.resize(p.layout.code_bytes());
     p.scales.resize(p.layout.scale_bytes());
     nvfp4_gemv_repack(p.layout, codes_ptr, scales_ptr, p.codes.data(), p.scales.data());
-    bool any_bias = false;
-    for (const Linear *l : group) any_bias |= !l->bias.empty();
-    if (any_bias)
-        for (const Linear *l : group) {
-            if (l->bias.empty()) p.bias.insert(p.bias.end(), size_t(l->out_features), 0.0f);
-            else p.bias.insert(p.bias.end(), l->bias.begin(), l->bias.end());
-        }
+    p.bias = concatenated_bias(group);
     return p;
 }
 
@@ -106,13 +113,7 @@ HostPart bf16_part(const std::vector<const Linear *> &group) {
         for (const Linear *l : group)
             p.bf16.insert(p.bf16.end(), l->dense.data, l->dense.data + l->dense.rows * l->dense.cols);
     }
-    bool any_bias = false;
-    for (const Linear *l : group) any_bias |= !l->bias.empty();
-    if (any_bias)
-        for (const Linear *l : group) {
-            if (l->bias.empty()) p.bias.insert(p.bias.end(), size_t(l->out_features), 0.0f);
-            else p.bias.insert(p.bias.end(), l->bias.begin(), l->bias.end());
-        }
+    p.bias = concatenated_bias(group);
     return p;
 }
 

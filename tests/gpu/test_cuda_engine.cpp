@@ -25,22 +25,13 @@
 #include <string>
 #include <vector>
 
+#include "gpu_test_util.h"
 #include "reset.h"
 
 namespace {
 
-int g_checks = 0, g_failures = 0;
-
-#define EXPECT(cond, ...)                                                     \
-    do {                                                                      \
-        ++g_checks;                                                           \
-        if (!(cond)) {                                                        \
-            ++g_failures;                                                     \
-            std::fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            std::fprintf(stderr, __VA_ARGS__);                                \
-            std::fprintf(stderr, "\n");                                       \
-        }                                                                     \
-    } while (0)
+using gpu_test::g_checks;
+using gpu_test::g_failures;
 
 void ok(reset_status s, const char *what) {
     if (s != RESET_OK) {
