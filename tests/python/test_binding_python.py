@@ -54,6 +54,25 @@ def test_steps_carry_the_sampler_signals():
         assert all(s.threshold > 0 for s in steps)
 
 
+def test_session_options_reach_the_library():
+    with reset.Model(MODEL, weights="bf16", backend="cpu") as model:
+        # kv_cache and eager matter to the CUDA backend; the CPU accepts and ignores them.
+        with model.session(max_context=32, sequences=2, kv_cache="fp8", eager=True) as session:
+            session.prefill(fixture_i32("input_ids")[:4])
+            assert len(session.step()) == 2
+        with pytest.raises(ValueError):
+            model.session(kv_cache="fp4")
+
+
+def test_cuda_backend_without_a_device_is_status_backend():
+    if os.path.exists("/dev/nvidia0"):
+        pytest.skip("a GPU is present: tests/gpu/test_cuda_engine covers the CUDA backend")
+    with pytest.raises(reset.ResetError) as error:
+        reset.Model(MODEL, backend="cuda")
+    assert error.value.status == 14  # RESET_ERR_BACKEND
+    assert "RESET_BACKEND_CUDA" in str(error.value)
+
+
 def test_missing_model_is_status_io():
     with pytest.raises(reset.ResetError) as error:
         reset.Model("/nonexistent/model")

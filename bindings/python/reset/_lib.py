@@ -148,7 +148,8 @@ class PolicyParams(ctypes.Structure):
 
 
 class SessionOptions(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_uint32), ("max_context", ctypes.c_int32), ("sequences", ctypes.c_int32)]
+    _fields_ = [("struct_size", ctypes.c_uint32), ("max_context", ctypes.c_int32), ("sequences", ctypes.c_int32),
+                ("kv_cache", ctypes.c_int), ("eager", ctypes.c_int32)]
 
 
 class Step(ctypes.Structure):

@@ -69,8 +69,8 @@ class Model(OwnedHandle):
         out["backend"] = {v: k for k, v in BACKENDS.items()}[info.backend]
         return out
 
-    def session(self, max_context=0, sequences=1):
-        return Session(self, max_context=max_context, sequences=sequences)
+    def session(self, max_context=0, sequences=1, kv_cache="bf16", eager=False):
+        return Session(self, max_context=max_context, sequences=sequences, kv_cache=kv_cache, eager=eager)
 
 
 class Session(OwnedHandle):
@@ -79,11 +79,18 @@ class Session(OwnedHandle):
     _free = "reset_session_free"
     _noun = "session"
 
-    def __init__(self, model, max_context=0, sequences=1):
+    # reset_kv_cache values by name (the CUDA backend's KV cache; the CPU keeps FP32).
+    KV_CACHE = {"bf16": 0, "fp8": 1}
+
+    def __init__(self, model, max_context=0, sequences=1, kv_cache="bf16", eager=False):
+        if kv_cache not in self.KV_CACHE:
+            raise ValueError(f"kv_cache must be one of {sorted(self.KV_CACHE)}, not {kv_cache!r}")
         options = SessionOptions()
         lib.reset_session_options_init(ctypes.byref(options))
         options.max_context = int(max_context)
         options.sequences = int(sequences)
+        options.kv_cache = self.KV_CACHE[kv_cache]
+        options.eager = 1 if eager else 0
         handle = ctypes.c_void_p()
         check(lib.reset_session_create(model.handle, ctypes.byref(options), ctypes.byref(handle)))
         self._handle = handle
