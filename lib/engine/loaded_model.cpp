@@ -70,7 +70,11 @@ std::shared_ptr<LoadedModel> load_model(const std::string &directory, const rese
     model->threads = options.threads;
     model->rope_inv_freq = rope_inverse_frequencies(model->config);
     model->device_ordinal = options.device;
-    if (resolved == RESET_BACKEND_CUDA) model->device = upload_model(*model, options.device);
+    if (resolved == RESET_BACKEND_CUDA) {
+        model->device = upload_model(*model, options.device);
+        // Sessions of this model decode on the device only (an 8B NVFP4 model frees ~4.4 GB of host memory here).
+        release_host_weights(model->weights);
+    }
     if (Tokenizer::directory_has_tokenizer(directory)) {
         std::unique_ptr<Tokenizer> tokenizer = Tokenizer::load(directory);
         if (tokenizer->vocab_size() > model->config.vocab_size)

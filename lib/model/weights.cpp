@@ -233,6 +233,23 @@ void load_modelopt_linear(const TensorStore &store, Linear &linear) {
 
 }  // namespace
 
+void release_host_weights(ModelWeights &w) {
+    auto release_dense = [](Bf16Matrix &m) {
+        std::vector<uint16_t>().swap(m.owned);
+        m.data = nullptr;
+    };
+    auto release = [&](Linear &l) {
+        std::vector<uint8_t>().swap(l.codes);
+        std::vector<uint8_t>().swap(l.scales);
+        release_dense(l.dense);
+    };
+    for (LayerWeights &layer : w.layers)
+        for (Linear *l : {&layer.q, &layer.k, &layer.v, &layer.o, &layer.gate, &layer.up, &layer.down}) release(*l);
+    release(w.lm_head);
+    release_dense(w.embed);
+    w.owned_bytes = 0;
+}
+
 float nvfp4_shared_tensor_scale(const std::vector<const std::vector<float> *> &siblings) {
     float amax = 0.0f;
     for (const auto *values : siblings)

@@ -75,6 +75,13 @@ struct LoadOptions {
 ModelWeights load_weights(const ModelConfig &config, const TensorStore &store, const std::string &directory,
                           LoadOptions &options);
 
+// Drop the host copies a device backend no longer reads: NVFP4 codes and
+// scales and converted BF16 data (data that points into the mapped checkpoint
+// costs nothing and is only unlinked).  Shapes, formats, scales, biases and
+// norms stay, so the model still describes itself.  After this the CPU engine
+// cannot run the model.
+void release_host_weights(ModelWeights &weights);
+
 // Quantize a row-major FP32 matrix group to NVFP4 with one shared tensor scale
 // (siblings such as q/k/v share one, nvfp4.md).  Exposed for tests.
 float nvfp4_shared_tensor_scale(const std::vector<const std::vector<float> *> &siblings);

@@ -132,6 +132,32 @@ TEST_CASE("golden: NVFP4 W4A16 and W4A4 logits match the PyTorch NVFP4 reference
     }
 }
 
+TEST_CASE("release_host_weights frees the quantized host copies and keeps the model's description") {
+    REQUIRE(have_fixtures());
+    const std::string dir = kFixtures + std::string("qwen3-tied");
+    reset_model_options options;
+    reset_model_options_init(&options);
+    options.weights = RESET_WEIGHTS_NVFP4_W4A4;
+    options.backend = RESET_BACKEND_CPU;
+    const auto model = load_model(dir, options);
+    ModelWeights &w = model->weights;
+    REQUIRE(w.owned_bytes > 0);
+    const float tensor_scale = w.layers[0].q.tensor_scale;
+    const int64_t out_features = w.layers[0].gate.out_features;
+    release_host_weights(w);
+    CHECK(w.owned_bytes == 0);
+    CHECK(w.embed.data == nullptr);
+    for (const auto &layer : w.layers)
+        for (const Linear *l : {&layer.q, &layer.k, &layer.v, &layer.o, &layer.gate, &layer.up, &layer.down}) {
+            CHECK(l->codes.capacity() == 0);
+            CHECK(l->scales.capacity() == 0);
+            CHECK(l->format == LinearFormat::NVFP4);
+        }
+    CHECK(w.layers[0].q.tensor_scale == tensor_scale);
+    CHECK(w.layers[0].gate.out_features == out_features);
+    CHECK(w.layers.size() == size_t(model->config.n_layers));
+}
+
 TEST_CASE("golden: the quantizer is bit-exact against the reference script") {
     REQUIRE(have_fixtures());
     for (const char *name : kModels) {
