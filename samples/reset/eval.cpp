@@ -163,8 +163,11 @@ int cmd_eval(int argc, char **argv) {
             "usage: reset eval MODEL_DIR DATA.jsonl [--policy P]... [--samples N] [--max-tokens N] [--limit K]\n"
             "                  [--out SAMPLES.jsonl] [--seed S] [--weights auto|bf16|nvfp4|w4a4] [--context N]\n"
             "DATA: one JSON object per line, {\"problem\",\"answer\"} or GSM8K's {\"question\",\"answer\": \"... #### N\"}.\n"
-            "Each policy (default: fixed 0.6, top_p 0.95) draws N samples (default 1) per problem; sample k uses\n"
-            "seed S+k.  Accuracy is the mean over samples; the 95%% interval is over problems (normal\n"
+            "Each policy (default: fixed 0.6, top_p 0.95) draws N samples (default 1) per problem.  Up to 8\n"
+            "samples run as the parallel sequences of one session, which draw independent Philox streams; the\n"
+            "seed of problem i's samples k..k+7 is S + i*N + k (S: --seed, else the policy's seed=, else 0),\n"
+            "so no two problems share random numbers.  Accuracy is the mean over samples; the 95%% interval is\n"
+            "over problems (normal\n"
             "approximation of the mean of per-problem accuracies; Wilson's interval for one problem).\n");
         return args.has("help") ? 0 : 2;
     }
@@ -174,7 +177,6 @@ int cmd_eval(int argc, char **argv) {
     for (PolicySpec &p : policies) apply_sampling_overrides(p, args);
     const long samples = args.get_int("samples", 1, 1, 1 << 20);
     const long max_tokens = args.get_int("max-tokens", 32768, 1, 1L << 30);
-    const uint64_t base_seed = uint64_t(args.get_int("seed", 0, 0, 0x7fffffffffffffffL));
     const std::vector<Problem> problems = read_problems(args.positional[1], args.get_int("limit", 0, 0, 1L << 30));
 
     std::unique_ptr<FILE, int (*)(FILE *)> out(nullptr, std::fclose);
@@ -202,9 +204,9 @@ int cmd_eval(int argc, char **argv) {
                 const long n = std::min(width, samples - first);
                 reset_session *s = n == width ? wide.handle : narrow->handle;
                 reset_policy_params params = policies[qi].params;
-                // Sequences draw independent Philox streams; the seed moves
-                // with each chunk so that sample k always has seed S+k's chunk.
-                params.seed = base_seed + uint64_t(first) + policies[qi].params.seed;
+                // Sequences draw independent Philox streams; the seed moves with
+                // the problem and the chunk (--seed already replaced the policy's seed).
+                params.seed = policies[qi].params.seed + uint64_t(pi) * uint64_t(samples) + uint64_t(first);
                 params.reset_state = 1;
                 check(reset_session_reset(s), "reset");
                 check(reset_set_policy(s, &params), "cannot use policy '" + policies[qi].label + "'");

@@ -130,6 +130,13 @@ check("eval prints a table row per policy",
 check("eval writes problems x policies x samples records",
       len(rows) == 12 and {r["expected"] for r in rows} == {"5", "7"} and all(r["tokens"] == 16 for r in rows)
       and len({(r["problem"], r["policy"], r["sample"]) for r in rows}) == 12, str(rows[:1]))
+rc, out, err = run("eval", CHAT, data, "--policy", "fixed 0.6", "--samples", "2", "--max-tokens", "4",
+                   "--seed", "5", "--out", samples)
+with open(samples, encoding="utf-8") as f:
+    seeds = {(r["problem"], r["sample"]): r["seed"] for r in (json.loads(line) for line in f)}
+check("eval seeds problem i's samples with S + i*N (no problem shares random numbers, --seed counted once)",
+      rc == 0 and sorted(set(seeds.values())) == [5, 7] and seeds[(0, 0)] == 5 and seeds[(1, 1)] == 7,
+      str(seeds) + err)
 
 for text, expected, verdict in [
     (r"so \boxed{5}.", "5", "correct"),
