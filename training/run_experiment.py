@@ -37,7 +37,8 @@ so an interrupted run resumes where it stopped; --force redoes them):
                greedy ones 1 sample: greedy is deterministic), each its own `reset eval`
                process (its own wall time), per-sample JSONL kept.  --shard-size K runs
                each configuration as several evals of K problems (to fit time limits);
-               results are identical, since the draws do not depend on the problem index.
+               results are identical (each shard passes --seed S + offset*N, so problem i
+               keeps the seeds S + i*N + k of an unsharded run).
  4. traces     per-token signals (`reset generate --jsonl`) on the first --trace-prompts
                test prompts for BF16 and W4A4 at T=0.6, top-p 0.95 (seed S+i), and ReSET
                W4A4 traces of the first --reset-traces prompts for the temperature plot.
@@ -170,7 +171,10 @@ class Runner:
             data = self.subset(split, start, end)
             tag = name if shard >= n_problems else f"{name}.{start:05d}"
             samples_path = os.path.join(self.out, group, tag + ".samples.jsonl")
+            # reset eval seeds problem i's samples with S + i*N + k; a shard starting at
+            # `start` passes S + start*N so every problem keeps the seed of an unsharded run.
             cmd = [a.reset, "eval", a.model, data, "--policy", policy, "--samples", str(samples),
+                   "--seed", str(a.seed + start * samples),
                    "--max-tokens", str(a.max_tokens), "--out", samples_path] + self.base(weights)
             print(f"[run] {group}/{tag}: {weights}, {policy}, problems {start}..{end - 1} x {samples}", flush=True)
             r = self.run(f"{group}.{tag}", cmd)
