@@ -351,16 +351,14 @@ class Runner:
         b = {}
         for w in FORMATS:
             cmd = [a.reset, "bench", "decode", a.model, "--prompt-tokens", "64", "--tokens", "256",
-                   "--repeat", "5"] + self.base(w)
+                   "--repeat", "5", "--json"] + self.base(w)
             print(f"[run] bench decode {w}", flush=True)
             r = self.run(f"bench.{w}", cmd)
             if not a.dry_run:
                 with open(os.path.join(self.out, r["stdout"]), encoding="utf-8") as f:
-                    for line in f:
-                        if line.startswith("decode"):
-                            r["decode_tokens_per_s"] = float(line.split(":")[1].split()[0])
-                        if line.startswith("prefill"):
-                            r["prefill_tokens_per_s"] = float(line.split(":")[1].split()[0])
+                    record = json.loads(f.readline())
+                r["decode_tokens_per_s"] = record["tokens_per_s"]
+                r["prefill_tokens_per_s"] = record["prefill_tokens_per_s"]
             b[w] = r
         b["complete"] = True
         self.manifest["bench"] = b
