@@ -303,6 +303,11 @@ RESET_API reset_status reset_session_logits(const reset_session *session, int32_
 /* Number of tokens sequence `sequence` holds (prompt and generated). -1 on a bad argument. */
 RESET_API int32_t reset_session_length(const reset_session *session, int32_t sequence);
 
+/* Device memory the session holds (KV cache, activations, sampler state, in
+ * bytes), all reserved at reset_session_create; 0 on the CPU backend or for
+ * a bad handle.  The model's weights are reported by reset_model_get_info. */
+RESET_API uint64_t reset_session_device_bytes(const reset_session *session);
+
 /* Replace the session's policy.  Every parameter is validated; the error
  * names the wrong one.  The ReSET step state is kept unless
  * params->reset_state is 1, so a policy may change between steps.

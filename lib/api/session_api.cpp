@@ -84,6 +84,12 @@ reset_status reset_session_logits(const reset_session *session, int32_t sequence
     return api_call([&] { session_of(session).copy_logits(sequence, out, capacity); });
 }
 
+uint64_t reset_session_device_bytes(const reset_session *session) {
+    uint64_t bytes = 0;
+    const reset_status status = api_call([&] { bytes = session_of(session).device_bytes(); });
+    return status == RESET_OK ? bytes : 0;
+}
+
 int32_t reset_session_length(const reset_session *session, int32_t sequence) {
     int32_t length = -1;
     const reset_status status = api_call([&] { length = session_of(session).length(sequence); });

@@ -96,7 +96,6 @@ private:
     void enqueue_step();
     void sync(const char *what) { cuda_check(cudaStreamSynchronize(stream_), what); }
 
-    const LoadedModel &model_;
     const DeviceModel &dm_;
     const ModelConfig &config_;
     int32_t sequences_, capacity_;
@@ -124,7 +123,7 @@ private:
 
 CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &options,
                          const DelimiterSets &delimiters)
-    : model_(model), dm_(*model.device), config_(model.config), sequences_(options.sequences),
+    : dm_(*model.device), config_(model.config), sequences_(options.sequences),
       capacity_(options.capacity),
       kv_type_(options.kv_cache == RESET_KV_CACHE_FP8 ? KvCacheType::kFp8E4M3 : KvCacheType::kBFloat16),
       use_graph_(options.cuda_graph) {

@@ -173,6 +173,11 @@ void test_model(const std::string &dir) {
             reset_session *a = session(cpu_model, 1, 512), *b = session(gpu_model, 1, 512);
             set_policy(a, RESET_POLICY_GREEDY);
             set_policy(b, RESET_POLICY_GREEDY);
+            EXPECT(reset_session_device_bytes(a) == 0, "a CPU session holds device memory");
+            // At least the BF16 K/V of 512 positions of every layer.
+            EXPECT(reset_session_device_bytes(b) >= uint64_t(info.n_layers) * 2 * 512 * info.n_kv_heads *
+                                                       info.head_dim * 2,
+                   "device bytes %llu", (unsigned long long)reset_session_device_bytes(b));
             ok(reset_prefill(a, ids.data(), ids.size()), "prefill cpu");
             ok(reset_prefill(b, ids.data(), ids.size()), "prefill cuda");
             const double prefill = rel_l2(logits(b, 0, vocab), logits(a, 0, vocab));

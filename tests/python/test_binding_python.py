@@ -60,6 +60,7 @@ def test_session_options_reach_the_library():
         with model.session(max_context=32, sequences=2, kv_cache="fp8", eager=True) as session:
             session.prefill(fixture_i32("input_ids")[:4])
             assert len(session.step()) == 2
+            assert session.device_bytes() == 0
         with pytest.raises(ValueError):
             model.session(kv_cache="fp4")
 

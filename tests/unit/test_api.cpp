@@ -288,6 +288,10 @@ TEST_CASE("RESET_BACKEND_CUDA without a usable device is RESET_ERR_BACKEND with 
     REQUIRE(reset_model_get_info(m.model, &info) == RESET_OK);
     CHECK(info.backend == RESET_BACKEND_CPU);
     CHECK(info.device_bytes == 0);
+    SessionGuard s;
+    REQUIRE(reset_session_create(m.model, nullptr, &s.session) == RESET_OK);
+    CHECK(reset_session_device_bytes(s.session) == 0);
+    CHECK(reset_session_device_bytes(nullptr) == 0);
     options.device = -1;
     reset_model *bad = nullptr;
     CHECK(reset_model_load(dir.c_str(), &options, &bad) == RESET_ERR_INVALID_ARGUMENT);

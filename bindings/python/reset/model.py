@@ -127,6 +127,10 @@ class Session(OwnedHandle):
     def length(self, sequence=0):
         return lib.reset_session_length(self.handle, sequence)
 
+    def device_bytes(self):
+        """Device memory the session holds (0 on the CPU backend)."""
+        return lib.reset_session_device_bytes(self.handle)
+
     def steps(self):
         """One decode step for every sequence: a list of StepResult, one per sequence."""
         lib.reset_step_init(self._steps, self.sequences)
