@@ -30,37 +30,6 @@ struct Shape {
     int batch, n_kv_heads, group, head_dim, capacity;
 };
 
-// E4M3 ("FN": no infinities, S.1111.111 is NaN, largest finite 448), exactly.
-double e4m3_to_double(uint8_t bits) {
-    const int sign = bits >> 7, exponent = (bits >> 3) & 15, mantissa = bits & 7;
-    if (exponent == 15 && mantissa == 7) return NAN;
-    const double magnitude = exponent == 0 ? std::ldexp(mantissa, -9) : std::ldexp(8 + mantissa, exponent - 10);
-    return sign ? -magnitude : magnitude;
-}
-
-// The spacing of E4M3 values around |x| (the binade of |x|; subnormal below 2^-6).
-double e4m3_quantum(double x) {
-    x = std::fabs(x);
-    if (x < std::ldexp(1.0, -6)) return std::ldexp(1.0, -9);
-    int exponent = 0;
-    std::frexp(x, &exponent);  // x = f · 2^exponent, f in [0.5, 1)
-    return std::ldexp(1.0, exponent - 4);
-}
-
-// Round to nearest even, saturating to ±448 (the kernel's __NV_SATFINITE conversion).
-uint8_t double_to_e4m3(double x) {
-    const uint8_t sign = std::signbit(x) ? 0x80 : 0;
-    double a = std::fabs(x);
-    if (a > 448.0) a = 448.0;
-    const double q = e4m3_quantum(a);
-    const double r = std::nearbyint(a / q) * q;  // ties to even: the default rounding mode
-    if (r < std::ldexp(1.0, -6)) return uint8_t(sign | uint8_t(r / std::ldexp(1.0, -9)));
-    int exponent = 0;
-    const double f = std::frexp(r, &exponent);  // r = (2f) · 2^(exponent - 1), 2f in [1, 2)
-    const int mantissa = int((2.0 * f - 1.0) * 8.0);
-    return uint8_t(sign | ((exponent - 1 + 7) << 3) | mantissa);
-}
-
 // The cache's element type and (FP8) scales.
 struct Format {
     reset::KvCacheType type = reset::KvCacheType::kBFloat16;
