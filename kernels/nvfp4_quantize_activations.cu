@@ -10,12 +10,13 @@
 #include <cuda_fp16.h>
 
 #include "kernels/cuda_common.cuh"
+#include "kernels/row_rules.cuh"
 #include "rules/nvfp4.h"
 
 namespace reset {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = kRowThreads;
 
 struct PrepareParams {
     const void *x;
@@ -38,15 +39,9 @@ __device__ __forceinline__ float load_x(const PrepareParams &p, const void *row,
 
 // The largest |x| of the row, on every thread of the CTA.
 __device__ float row_amax(const PrepareParams &p, const void *row) {
-    __shared__ float warp_max[kThreads / 32];
     float m = 0.0f;
     for (int64_t k = threadIdx.x; k < p.cols; k += kThreads) m = fmaxf(m, fabsf(load_x(p, row, k)));
-    for (int offset = 16; offset > 0; offset >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
-    if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x >> 5] = m;
-    __syncthreads();
-    m = 0.0f;
-    for (int w = 0; w < kThreads / 32; ++w) m = fmaxf(m, warp_max[w]);
-    return m;
+    return row_max(m);
 }
 
 // Grid: x covers the row in kThreads-element pieces, one element per thread
@@ -65,13 +60,7 @@ __global__ void __launch_bounds__(kThreads) prepare_kernel(const __grid_constant
     if (!p.w4a4) {
         // Power-of-two row scale: dividing by it is exact, and the GEMV's FP32
         // epilogue multiplies it back.
-        const float amax = row_amax(p, row);
-        float scale = 1.0f;
-        if (amax > 32768.0f) {
-            int e = 0;
-            frexpf(amax / 32768.0f, &e);  // amax / 32768 = f * 2^e, f in [0.5, 1): 2^e covers it
-            scale = ldexpf(1.0f, e);
-        }
+        const float scale = fp16_row_scale(row_amax(p, row));
         if (inside) out[k] = __float2half_rn(x / scale);
         if (k == 0) p.row_scale[token] = scale;
         return;
@@ -79,18 +68,11 @@ __global__ void __launch_bounds__(kThreads) prepare_kernel(const __grid_constant
 
     const float tensor_scale =
         p.input_scale > 0.0f ? p.input_scale : nvfp4::tensor_scale_from_amax(row_amax(p, row));
-    // nvfp4::quantize_block, one element per lane: the same functions in the
-    // same order, so the codes are bit-identical to the CPU reference.
-    float block_amax = fabsf(x);
-    for (int offset = 8; offset > 0; offset >>= 1)
-        block_amax = fmaxf(block_amax, __shfl_xor_sync(0xffffffffu, block_amax, offset));
-    const uint8_t scale_code = nvfp4::block_scale_code(block_amax, tensor_scale);
-    const float scale = nvfp4::e4m3_to_float(scale_code);
-    const uint8_t q = nvfp4::quantize_element(x, scale, tensor_scale);
-    const unsigned upper = __shfl_down_sync(0xffffffffu, static_cast<unsigned>(q), 1);
+    uint8_t q = 0, scale_code = 0;
+    unsigned upper = 0;
+    const __half value = nvfp4_quantize_lane(x, tensor_scale, &q, &upper, &scale_code);
     if (inside) {
-        // e2m1 * E4M3 has at most 6 significant bits and lies in [2^-10, 2688]: exact in FP16.
-        out[k] = __float2half_rn(nvfp4::e2m1_to_float(q) * scale);
+        out[k] = value;
         if (p.codes && (k & 1) == 0)
             p.codes[token * (p.cols / 2) + k / 2] = static_cast<uint8_t>(q | (upper << 4));
         if (p.scales && (k & 15) == 0) p.scales[token * (p.cols / nvfp4::kBlock) + k / nvfp4::kBlock] = scale_code;

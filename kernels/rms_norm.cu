@@ -4,27 +4,17 @@
 #include "kernels/rms_norm.h"
 
 #include "kernels/cuda_common.cuh"
+#include "kernels/row_rules.cuh"
 
 namespace reset {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = kRowThreads;
 
 __global__ void __launch_bounds__(kThreads) rms_norm_kernel(const RmsNormArgs a) {
-    __shared__ float partial_s[kThreads / 32];
     const float *x = a.x + int64_t(blockIdx.x) * a.ldx;
     float *out = a.out + int64_t(blockIdx.x) * a.ld_out;
-    float sum = 0.0f;
-    for (int64_t i = threadIdx.x; i < a.cols; i += kThreads) sum += x[i] * x[i];
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    if (threadIdx.x % 32 == 0) partial_s[threadIdx.x / 32] = sum;
-    __syncthreads();
-    float total = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kThreads / 32; ++w) total += partial_s[w];
-    // Same expression as the CPU: 1 / sqrt(sum / n + eps), in FP32.
-    const float inverse = 1.0f / sqrtf(total / static_cast<float>(a.cols) + a.eps);
+    const float inverse = row_rms_inverse(x, a.cols, a.eps);
     for (int64_t i = threadIdx.x; i < a.cols; i += kThreads) out[i] = a.weight[i] * (x[i] * inverse);
 }
 

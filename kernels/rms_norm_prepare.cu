@@ -1,9 +1,8 @@
 // rms_norm_prepare.cu — one CTA of 256 threads per row.  Pass 1 is
-// rms_norm.cu's sum of squares verbatim (thread t sums elements t, t + 256,
-// ... in order, then the same shuffle tree and the same warp-order sum), so
-// the inverse RMS is the same FP32 value.  Pass 2 (only when needed) finds
-// amax(|y|) over the normed row; pass 3 recomputes y (the same expression, so
-// the same values) and quantizes it with nvfp4_quantize_activations.cu's code:
+// rms_norm.cu's inverse RMS (row_rms_inverse, kernels/row_rules.cuh), so it is
+// the same FP32 value.  Pass 2 (only when needed) finds amax(|y|) over the
+// normed row; pass 3 recomputes y (the same expression, so the same values)
+// and quantizes it with nvfp4_quantize_activations.cu's rules (row_rules.cuh):
 // element k on thread k % 256, so each 16-element block is 16 adjacent lanes.
 // The row is re-read from L1/L2 (at most 100 KiB per row).
 #include "kernels/rms_norm_prepare.h"
@@ -11,12 +10,13 @@
 #include <cuda_fp16.h>
 
 #include "kernels/cuda_common.cuh"
+#include "kernels/row_rules.cuh"
 #include "rules/nvfp4.h"
 
 namespace reset {
 namespace {
 
-constexpr int kThreads = 256;  // must equal rms_norm.cu's and nvfp4_quantize_activations.cu's
+constexpr int kThreads = kRowThreads;
 
 struct FusedParams {
     int64_t cols;
@@ -35,32 +35,10 @@ struct FusedParams {
     int64_t ld_normed;
 };
 
-__device__ float block_max(float m, float *warp_max) {
-    for (int offset = 16; offset > 0; offset >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
-    if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x >> 5] = m;
-    __syncthreads();
-    m = 0.0f;
-    for (int w = 0; w < kThreads / 32; ++w) m = fmaxf(m, warp_max[w]);
-    return m;
-}
-
 __global__ void __launch_bounds__(kThreads) rms_norm_prepare_kernel(const __grid_constant__ FusedParams p) {
-    __shared__ float partial_s[kThreads / 32];
-    __shared__ float warp_max[kThreads / 32];
     const int token = blockIdx.x;
     const float *x = p.x + int64_t(token) * p.ldx;
-
-    // rms_norm.cu, same source expressions (so the same FMA contraction).
-    float sum = 0.0f;
-    for (int64_t i = threadIdx.x; i < p.cols; i += kThreads) sum += x[i] * x[i];
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    if (threadIdx.x % 32 == 0) partial_s[threadIdx.x / 32] = sum;
-    __syncthreads();
-    float total = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kThreads / 32; ++w) total += partial_s[w];
-    const float inverse = 1.0f / sqrtf(total / static_cast<float>(p.cols) + p.eps);
+    const float inverse = row_rms_inverse(x, p.cols, p.eps);  // rms_norm.cu's rule
 
     // The row amax, when the mode needs it (W4A16 always, W4A4 dynamic).
     const bool need_amax = !p.w4a4 || !(p.input_scale > 0.0f);
@@ -68,18 +46,13 @@ __global__ void __launch_bounds__(kThreads) rms_norm_prepare_kernel(const __grid
     if (need_amax) {
         float m = 0.0f;
         for (int64_t i = threadIdx.x; i < p.cols; i += kThreads) m = fmaxf(m, fabsf(p.weight[i] * (x[i] * inverse)));
-        amax = block_max(m, warp_max);
+        amax = row_max(m);
     }
 
     __half *out = p.x16 + int64_t(token) * p.ld_x16;
     float *normed = p.normed ? p.normed + int64_t(token) * p.ld_normed : nullptr;
     if (!p.w4a4) {
-        float scale = 1.0f;
-        if (amax > 32768.0f) {
-            int e = 0;
-            frexpf(amax / 32768.0f, &e);
-            scale = ldexpf(1.0f, e);
-        }
+        const float scale = fp16_row_scale(amax);
         for (int64_t k = threadIdx.x; k < p.cols; k += kThreads) {
             const float y = p.weight[k] * (x[k] * inverse);
             if (normed) normed[k] = y;
@@ -96,16 +69,12 @@ __global__ void __launch_bounds__(kThreads) rms_norm_prepare_kernel(const __grid
         const int64_t k = base + threadIdx.x;
         const bool inside = k < p.cols;
         const float y = inside ? p.weight[k] * (x[k] * inverse) : 0.0f;
-        float block_amax = fabsf(y);
-        for (int offset = 8; offset > 0; offset >>= 1)
-            block_amax = fmaxf(block_amax, __shfl_xor_sync(0xffffffffu, block_amax, offset));
-        const uint8_t scale_code = nvfp4::block_scale_code(block_amax, tensor_scale);
-        const float scale = nvfp4::e4m3_to_float(scale_code);
-        const uint8_t q = nvfp4::quantize_element(y, scale, tensor_scale);
-        const unsigned upper = __shfl_down_sync(0xffffffffu, static_cast<unsigned>(q), 1);
+        uint8_t q = 0, scale_code = 0;
+        unsigned upper = 0;
+        const __half value = nvfp4_quantize_lane(y, tensor_scale, &q, &upper, &scale_code);
         if (inside) {
             if (normed) normed[k] = y;
-            out[k] = __float2half_rn(nvfp4::e2m1_to_float(q) * scale);
+            out[k] = value;
             if (p.codes && (k & 1) == 0)
                 p.codes[int64_t(token) * (p.cols / 2) + k / 2] = static_cast<uint8_t>(q | (upper << 4));
             if (p.scales && (k & 15) == 0)
