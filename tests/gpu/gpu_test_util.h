@@ -15,7 +15,10 @@
 #include <algorithm>
 #include <functional>
 #include <random>
+#include <string>
 #include <vector>
+
+#include "api/errors.h"
 
 namespace gpu_test {
 
@@ -171,6 +174,20 @@ inline uint8_t double_to_e4m3(double x) {
     const double f = std::frexp(r, &exponent);  // r = (2f) · 2^(exponent - 1), 2f in [1, 2)
     const int mantissa = int((2.0 * f - 1.0) * 8.0);
     return uint8_t(sign | ((exponent - 1 + 7) << 3) | mantissa);
+}
+
+// Run f and expect it to throw reset::Error with `status` (a shape or an
+// argument the launcher must reject); returns the error's message, "" if none.
+template <typename F>
+std::string expect_error(reset_status status, const char *what, F &&f) {
+    try {
+        f();
+        EXPECT(false, "%s: no error", what);
+    } catch (const reset::Error &e) {
+        EXPECT(e.status() == status, "%s: status %d (%s)", what, int(e.status()), e.what());
+        return e.what();
+    }
+    return std::string();
 }
 
 }  // namespace gpu_test
