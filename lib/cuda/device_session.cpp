@@ -39,7 +39,7 @@ namespace reset {
 namespace {
 
 constexpr int kMaxRows = 8;  // rows of one GEMV launch: sequences of a step, positions of a prefill chunk
-constexpr int64_t kPrefillStage = 256;  // prompt ids one prefill call stages (Session sends ≤ 256 at a time)
+constexpr int32_t kPrefillStage = 256;  // prompt ids staged to the device per transfer
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
@@ -363,26 +363,29 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
 // ---------------------------------------------------------------------------
 
 void CudaSession::prefill(int32_t sequence, const int32_t *ids, int32_t n, int32_t start) {
-    if (n < 1 || n > kPrefillStage) fail(RESET_ERR_INTERNAL, "device prefill of ", n, " tokens");
     use_device(dm_.device);
     PrefillInput *in = host_prefill_.as<PrefillInput>();
-    for (int32_t i = 0; i < n; ++i) {
-        in->ids[i] = ids[i];
-        in->positions[i] = start + i;
-        in->lengths[i] = start + i + 1;
-        in->slots[i] = sequence;
-    }
-    cuda_check(cudaMemcpyAsync(prefill_in_.as(), in, sizeof(PrefillInput), cudaMemcpyHostToDevice, stream_),
-               "prefill upload");
     const PrefillInput *d = prefill_in_.as<PrefillInput>();
-    for (int32_t done = 0; done < n; done += kMaxRows) {
-        const int rows = std::min<int>(kMaxRows, n - done);
-        const bool last = done + rows == n;
-        enqueue_forward(rows, d->ids + done, d->positions + done, d->lengths + done, d->slots + done,
-                        last ? rows - 1 : 0, last ? 1 : 0,
-                        logits_.as<float>() + int64_t(sequence) * config_.vocab_size);
+    float *logits = logits_.as<float>() + int64_t(sequence) * config_.vocab_size;
+    // The ids go to the device a stage at a time; the staging buffer is reused only after a sync.
+    for (int32_t staged = 0; staged < n; staged += kPrefillStage) {
+        const int32_t count = std::min<int32_t>(kPrefillStage, n - staged);
+        for (int32_t i = 0; i < count; ++i) {
+            in->ids[i] = ids[staged + i];
+            in->positions[i] = start + staged + i;
+            in->lengths[i] = start + staged + i + 1;
+            in->slots[i] = sequence;
+        }
+        cuda_check(cudaMemcpyAsync(prefill_in_.as(), in, sizeof(PrefillInput), cudaMemcpyHostToDevice, stream_),
+                   "prefill upload");
+        for (int32_t done = 0; done < count; done += kMaxRows) {
+            const int rows = std::min<int>(kMaxRows, count - done);
+            const bool last = staged + done + rows == n;  // only the prompt's last token needs logits
+            enqueue_forward(rows, d->ids + done, d->positions + done, d->lengths + done, d->slots + done,
+                            last ? rows - 1 : 0, last ? 1 : 0, logits);
+        }
+        sync("prefill");
     }
-    sync("prefill");
 }
 
 void CudaSession::copy_sequence(int32_t from, int32_t to, int32_t length) {
@@ -525,14 +528,14 @@ void CudaSession::step(const std::vector<SequenceSampler *> &samplers, const std
         r.signals.boundary = g.boundary != 0;
         r.signals.uncertain = g.uncertain != 0;
         if (g.status != kSamplingOk) continue;
-        SequenceSampler::Carried carried = samplers[size_t(s)]->carried();
         const SamplingSequenceState &state = out->states[s];
+        SequenceSampler::Carried carried;
         carried.state = state.step;
         carried.accepted = state.accepted;
         carried.last_token = state.last_token;
         carried.prev_token = state.prev_token;
         const float *ring = rings + size_t(s) * size_t(ring_capacity_);
-        std::copy(ring, ring + carried.ring.size(), carried.ring.begin());
+        carried.ring.assign(ring, ring + samplers[size_t(s)]->policy().window);
         samplers[size_t(s)]->take_carried(carried);
     }
 }

@@ -181,7 +181,7 @@ void Session::prefill_cpu(const int32_t *ids, size_t n_ids, size_t computed) {
 }
 
 void Session::prefill_device(const int32_t *ids, size_t n_ids, size_t computed) {
-    // Cancellation is checked between chunks of this many tokens (a chunk is a few ms).
+    // Cancellation is checked between chunks of this many tokens (a chunk takes tens of ms).
     constexpr size_t kCancelChunk = 256;
     for (size_t s = 0; s < computed; ++s)
         for (size_t done = 0; done < n_ids; done += kCancelChunk) {
