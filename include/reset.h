@@ -237,18 +237,24 @@ RESET_API void reset_policy_params_init(reset_policy_params *params);
 
 typedef struct reset_session reset_session;
 
-/* How the CUDA backend stores the KV cache (the CPU backend keeps FP32). */
+/* How a session stores its KV cache.  Both backends round keys and values to the
+   chosen type the same way when they are written, so the CPU reference computes
+   with exactly the cache values the CUDA backend reads (the CPU keeps them in FP32
+   storage, rounded). */
 typedef enum reset_kv_cache {
-    RESET_KV_CACHE_BF16 = 0, /* BF16 keys and values */
-    RESET_KV_CACHE_FP8 = 1   /* FP8 E4M3 (saturating, scale 1): half the bytes of BF16, so long
-                                contexts decode faster and fit in less memory */
+    RESET_KV_CACHE_BF16 = 0, /* BF16 keys and values (round to nearest even) */
+    RESET_KV_CACHE_FP8 = 1,  /* FP8 E4M3 (round to nearest even, saturating at +-448, scale 1):
+                                half the bytes of BF16, so long contexts decode faster and fit in
+                                less memory */
+    RESET_KV_CACHE_FP32 = 2  /* CPU backend only: FP32, unrounded (the reference without cache
+                                rounding); the CUDA backend answers RESET_ERR_UNSUPPORTED */
 } reset_kv_cache;
 
 typedef struct reset_session_options {
     uint32_t struct_size;
     int32_t max_context; /* tokens per sequence, >= 1; 0 = min(model maximum, 4096). Default 0 */
     int32_t sequences;   /* parallel sequences 1..8 sharing one prompt. Default 1 */
-    reset_kv_cache kv_cache; /* CUDA backend only. Default RESET_KV_CACHE_BF16 */
+    reset_kv_cache kv_cache; /* Default RESET_KV_CACHE_BF16 */
     int32_t eager;       /* CUDA backend: 1 = launch each kernel of a decode step one by one
                             instead of replaying the step's CUDA graph (slower; for comparison
                             and debugging). Default 0 */

@@ -45,7 +45,7 @@ reset_status reset_session_create(reset_model *model, const reset_session_option
             fail(RESET_ERR_INVALID_ARGUMENT, "options->max_context = ", o.max_context, " is outside 0..", model_max,
                  " (the model's max_position_embeddings)");
         const int32_t kv_cache = enum_as_int(o.kv_cache);
-        if (kv_cache != RESET_KV_CACHE_BF16 && kv_cache != RESET_KV_CACHE_FP8)
+        if (kv_cache != RESET_KV_CACHE_BF16 && kv_cache != RESET_KV_CACHE_FP8 && kv_cache != RESET_KV_CACHE_FP32)
             fail(RESET_ERR_INVALID_ARGUMENT, "options->kv_cache = ", kv_cache, " is not a reset_kv_cache value");
         if (o.eager != 0 && o.eager != 1)
             fail(RESET_ERR_INVALID_ARGUMENT, "options->eager = ", o.eager, " (must be 0 or 1)");

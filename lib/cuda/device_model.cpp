@@ -270,6 +270,10 @@ std::shared_ptr<DeviceModel> upload_model(const LoadedModel &model, int32_t devi
     } else {
         m->lm_head = up.linear(prepare_group({&w.lm_head}, false, decode), "lm_head");
     }
+    // cudaMemset and pageable cudaMemcpy may return before the device has finished them, and
+    // they run on the legacy stream, which a session's non-blocking stream does not wait for:
+    // wait here, so no kernel can read a weight that has not landed.
+    cuda_check(cudaDeviceSynchronize(), "weight upload");
     return m;
 }
 

@@ -15,6 +15,8 @@
 #include <new>
 
 #include "api/errors.h"
+#include "model/weights.h"
+#include "rules/nvfp4.h"
 
 namespace reset {
 
@@ -22,9 +24,9 @@ namespace reset {
 // The KV cache
 // ---------------------------------------------------------------------------
 
-KvCache::KvCache(const ModelConfig &config, int32_t sequences, int32_t capacity)
+KvCache::KvCache(const ModelConfig &config, int32_t sequences, int32_t capacity, reset_kv_cache type)
     : layers_(config.n_layers), sequences_(sequences), capacity_(capacity),
-      kv_dim_(config.n_kv_heads * config.head_dim) {
+      kv_dim_(config.n_kv_heads * config.head_dim), type_(type) {
     const uint64_t elements = uint64_t(layers_) * uint64_t(sequences_) * uint64_t(capacity_) * uint64_t(kv_dim_);
     try {
         keys_.assign(elements, 0.0f);
@@ -39,18 +41,55 @@ size_t KvCache::offset(int32_t layer, int32_t sequence, int32_t position) const 
     return ((size_t(layer) * sequences_ + size_t(sequence)) * capacity_ + size_t(position)) * kv_dim_;
 }
 
-float *KvCache::keys(int32_t layer, int32_t sequence, int32_t position) {
+float *KvCache::mutable_keys(int32_t layer, int32_t sequence, int32_t position) {
     return keys_.data() + offset(layer, sequence, position);
 }
 
-float *KvCache::values(int32_t layer, int32_t sequence, int32_t position) {
+float *KvCache::mutable_values(int32_t layer, int32_t sequence, int32_t position) {
     return values_.data() + offset(layer, sequence, position);
+}
+
+const float *KvCache::keys(int32_t layer, int32_t sequence, int32_t position) const {
+    return keys_.data() + offset(layer, sequence, position);
+}
+
+const float *KvCache::values(int32_t layer, int32_t sequence, int32_t position) const {
+    return values_.data() + offset(layer, sequence, position);
+}
+
+namespace {
+
+// What the cache keeps of x: the value the CUDA backend's append kernel stores
+// (qk_norm_rope_kv_append.cu: __float2bfloat16_rn, or FP8 E4M3 round-to-nearest-even
+// with saturation to +-448 at scale 1).
+float round_to_cache_type(float x, reset_kv_cache type) {
+    switch (type) {
+    case RESET_KV_CACHE_BF16:
+        return bf16_to_float(float_to_bf16(x));
+    case RESET_KV_CACHE_FP8: {
+        if (x != x) return x;
+        const float magnitude = nvfp4::e4m3_to_float(nvfp4::float_to_e4m3(std::fabs(x)));
+        return x < 0.0f ? -magnitude : magnitude;
+    }
+    default:
+        return x;
+    }
+}
+
+}  // namespace
+
+void KvCache::store(int32_t layer, int32_t sequence, int32_t position, const float *k, const float *v) {
+    float *keys_out = mutable_keys(layer, sequence, position), *values_out = mutable_values(layer, sequence, position);
+    for (int32_t i = 0; i < kv_dim_; ++i) {
+        keys_out[i] = round_to_cache_type(k[i], type_);
+        values_out[i] = round_to_cache_type(v[i], type_);
+    }
 }
 
 void KvCache::copy_sequence(int32_t from, int32_t to, int32_t length) {
     for (int32_t layer = 0; layer < layers_; ++layer) {
-        std::copy_n(keys(layer, from, 0), size_t(length) * kv_dim_, keys(layer, to, 0));
-        std::copy_n(values(layer, from, 0), size_t(length) * kv_dim_, values(layer, to, 0));
+        std::copy_n(keys(layer, from, 0), size_t(length) * kv_dim_, mutable_keys(layer, to, 0));
+        std::copy_n(values(layer, from, 0), size_t(length) * kv_dim_, mutable_values(layer, to, 0));
     }
 }
 
@@ -171,8 +210,7 @@ void cpu_forward(const LoadedModel &model, int32_t token, int32_t position, int3
             if (c.qk_norm) rms_norm(kh, layer.k_norm.data(), head_dim, c.rms_norm_eps, kh);
             apply_rope(kh, c.head_dim, position, model.rope_inv_freq);
         }
-        std::copy(s.k.begin(), s.k.end(), cache.keys(l, sequence, position));
-        std::copy(s.v.begin(), s.v.end(), cache.values(l, sequence, position));
+        cache.store(l, sequence, position, s.k.data(), s.v.data());
 
         const int32_t length = position + 1;
         const int64_t kv_stride = int64_t(c.n_kv_heads) * head_dim;

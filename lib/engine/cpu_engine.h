@@ -7,15 +7,21 @@
 #include <vector>
 
 #include "engine/loaded_model.h"
+#include "reset.h"
 
 namespace reset {
 
-// K and V of every layer, sequence and position, in FP32.
+// K and V of every layer, sequence and position, in FP32 storage holding values
+// rounded to the session's cache type (BF16 or FP8 E4M3, as the CUDA backend
+// stores them; FP32: unrounded).
 class KvCache {
 public:
-    KvCache(const ModelConfig &config, int32_t sequences, int32_t capacity);  // throws RESET_ERR_OUT_OF_MEMORY
-    float *keys(int32_t layer, int32_t sequence, int32_t position);
-    float *values(int32_t layer, int32_t sequence, int32_t position);
+    KvCache(const ModelConfig &config, int32_t sequences, int32_t capacity,
+            reset_kv_cache type = RESET_KV_CACHE_FP32);  // throws RESET_ERR_OUT_OF_MEMORY
+    // Write one position's K and V (n_kv_heads * head_dim each), rounded to the cache type.
+    void store(int32_t layer, int32_t sequence, int32_t position, const float *k, const float *v);
+    const float *keys(int32_t layer, int32_t sequence, int32_t position) const;
+    const float *values(int32_t layer, int32_t sequence, int32_t position) const;
     // Copy positions [0, length) of one sequence onto another (shared prefill).
     void copy_sequence(int32_t from, int32_t to, int32_t length);
     int32_t capacity() const { return capacity_; }
@@ -23,7 +29,10 @@ public:
 
 private:
     size_t offset(int32_t layer, int32_t sequence, int32_t position) const;
+    float *mutable_keys(int32_t layer, int32_t sequence, int32_t position);
+    float *mutable_values(int32_t layer, int32_t sequence, int32_t position);
     int32_t layers_, sequences_, capacity_, kv_dim_;
+    reset_kv_cache type_;
     std::vector<float> keys_, values_;
 };
 

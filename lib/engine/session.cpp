@@ -44,6 +44,8 @@ Session::Session(std::shared_ptr<LoadedModel> model, const SessionOptions &optio
     : model_(std::move(model)), max_context_(options.max_context) {
     const DelimiterSets delimiters = delimiters_of(*model_);
     if (model_->backend == RESET_BACKEND_CUDA) {
+        if (options.kv_cache == RESET_KV_CACHE_FP32)
+            fail(RESET_ERR_UNSUPPORTED, "the CUDA backend stores the KV cache in BF16 or FP8, not FP32");
         DeviceSessionOptions device;
         device.sequences = options.sequences;
         device.capacity = options.max_context;
@@ -51,7 +53,7 @@ Session::Session(std::shared_ptr<LoadedModel> model, const SessionOptions &optio
         device.cuda_graph = options.cuda_graph;
         device_ = create_device_session(*model_, device, delimiters);
     } else {
-        cache_ = std::make_unique<KvCache>(model_->config, options.sequences, options.max_context);
+        cache_ = std::make_unique<KvCache>(model_->config, options.sequences, options.max_context, options.kv_cache);
         scratch_ = std::make_unique<ForwardScratch>(model_->config, options.max_context);
     }
     if (model_->tokenizer) tokenizer_vocab_ = tokenizer_of(model_->tokenizer).vocab_size();

@@ -24,7 +24,7 @@ constexpr int32_t kDefaultMaxContext = 4096;
 struct SessionOptions {
     int32_t max_context = kDefaultMaxContext;
     int32_t sequences = 1;
-    reset_kv_cache kv_cache = RESET_KV_CACHE_BF16;  // CUDA backend
+    reset_kv_cache kv_cache = RESET_KV_CACHE_BF16;  // FP32: CPU backend only
     bool cuda_graph = true;                         // CUDA backend: replay the step as a graph
 };
 

@@ -71,6 +71,7 @@ struct DecodeCase {
 
 struct DecodeResult {
     double prefill_tokens_per_s = 0, ms_per_step = 0;
+    uint64_t session_device_bytes = 0;  // the session's KV cache, activations and sampler on the device
 };
 
 DecodeResult run_decode_case(const Model &model, const DecodeCase &c, long tokens, long repeat,
@@ -98,6 +99,7 @@ DecodeResult run_decode_case(const Model &model, const DecodeCase &c, long token
     options.eager = c.eager ? 1 : 0;
     reset_session *session = nullptr;
     check(reset_session_create(model.handle, &options, &session), "session");
+    const uint64_t session_bytes = reset_session_device_bytes(session);
     std::vector<double> prefill_rates, step_ms;
     std::vector<reset_step> steps(static_cast<size_t>(c.sequences));
     try {
@@ -127,7 +129,7 @@ DecodeResult run_decode_case(const Model &model, const DecodeCase &c, long token
         throw;
     }
     reset_session_free(session);
-    return {median(prefill_rates), median(step_ms)};
+    return {median(prefill_rates), median(step_ms), session_bytes};
 }
 
 int bench_decode(int argc, char **argv) {
@@ -180,12 +182,14 @@ int bench_decode(int argc, char **argv) {
                             "\"backend\": \"%s\", \"weight_bytes\": %llu, \"sequences\": %ld, "
                             "\"prompt_tokens\": %ld, \"decode_tokens\": %ld, \"kv_cache\": \"%s\", "
                             "\"cuda_graph\": %s, \"policy\": \"%s\", \"prefill_tokens_per_s\": %.1f, "
-                            "\"ms_per_step\": %.4f, \"tokens_per_s\": %.1f, \"repeat\": %ld}\n",
+                            "\"ms_per_step\": %.4f, \"tokens_per_s\": %.1f, \"repeat\": %ld, "
+                            "\"model_device_bytes\": %llu, \"session_device_bytes\": %llu}\n",
                             args.positional[0].c_str(), model.info.architecture, weights_name(model.info.weights),
                             backend_name(model.info.backend), (unsigned long long)model.info.weight_bytes, sequences,
                             prompt_tokens, tokens, fp8 ? "fp8" : "bf16", eager ? "false" : "true",
                             policy.label.c_str(), r.prefill_tokens_per_s, r.ms_per_step,
-                            1e3 * double(sequences) / r.ms_per_step, repeat);
+                            1e3 * double(sequences) / r.ms_per_step, repeat,
+                            (unsigned long long)model.info.device_bytes, (unsigned long long)r.session_device_bytes);
                     } else {
                         std::printf("prefill %ld tokens: %.1f tokens/s (median of %ld)\n", prompt_tokens,
                                     r.prefill_tokens_per_s, repeat);

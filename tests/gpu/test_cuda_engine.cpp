@@ -9,13 +9,14 @@
 //     relative L2 ≤ 2e-3 (BF16) / 5e-3 (NVFP4) — the bounds.  Both
 //     engines see the same weights; the differences are FP32 summation order
 //     and, for NVFP4 W4A16, activations rounded to FP16 (2^-11 relative) before
-//     the GEMV, and BF16 K/V in the GPU cache where the CPU keeps FP32.
+//     the GEMV.
 //   - the 64 greedy tokens are identical;
 //   - sampled tokens (FIXED T=0.8 + top-p, and ReSET) over 4 parallel sequences
 //     with one seed are identical while the logits agree (every step here);
 //   - graph replay and eager launches give bit-identical logits;
-//   - an FP8 KV cache stays close (relative L2 ≤ 5e-2; FP8 E4M3 keeps 3
-//     mantissa bits, so K/V carry up to 6% error per element);
+//   - the CPU sessions use the same KV cache type as the GPU ones (BF16 by
+//     default; the CPU rounds K/V on write exactly as the append kernel does),
+//     so an FP8 KV cache is held to the same bounds;
 #include <cuda_runtime_api.h>
 
 #include <cmath>
@@ -192,6 +193,34 @@ void test_model(const std::string &dir) {
             reset_session_free(a);
             reset_session_free(b);
         }
+        // A session used the moment it exists, while the legacy stream is busy: the session's
+        // zeroing memsets queue behind ~8 GB of memset on that stream, so unless session creation
+        // waits for them they land after the prefill has written the KV cache (the bug that, with
+        // 8 processes sharing the GPU, turned a process's first prompt into garbage or NaN).
+        if (w == RESET_WEIGHTS_BF16) {
+            const size_t scratch_bytes = size_t(2) << 30;
+            void *scratch = nullptr;
+            if (cudaMalloc(&scratch, scratch_bytes) == cudaSuccess) {
+                reset_session *a = session(cpu_model, 2, 512);
+                set_policy(a, RESET_POLICY_GREEDY);
+                ok(reset_prefill(a, ids.data(), ids.size()), "prefill cpu");
+                for (int i = 0; i < 4; ++i) cudaMemsetAsync(scratch, i + 1, scratch_bytes, nullptr);
+                reset_session *b = session(gpu_model, 2, 512);
+                set_policy(b, RESET_POLICY_GREEDY);
+                ok(reset_prefill(b, ids.data(), ids.size()), "prefill cuda");
+                const double prefill = rel_l2(logits(b, 0, vocab), logits(a, 0, vocab));
+                const Compared c = decode_both(a, b, 2, vocab, 8);
+                EXPECT(prefill <= bound && c.mismatches == 0 && c.worst <= bound,
+                       "%s %s session used at once behind a busy legacy stream: prefill rel L2 %.3g, "
+                       "%d of %d tokens differ, worst %.3g",
+                       dir.c_str(), names[w], prefill, c.mismatches, c.tokens, c.worst);
+                std::printf("%-40s %-6s fresh session behind a busy legacy stream: prefill rel L2 %.2e, %d tokens\n",
+                            dir.c_str(), names[w], prefill, c.tokens);
+                reset_session_free(a);
+                reset_session_free(b);
+                cudaFree(scratch);
+            }
+        }
         // Sampling over 4 parallel sequences (shared prefill, then divergence), FIXED and ReSET.
         for (reset_policy_kind kind : {RESET_POLICY_FIXED, RESET_POLICY_RESET}) {
             reset_session *a = session(cpu_model, 4, 512), *b = session(gpu_model, 4, 512);
@@ -234,20 +263,40 @@ void test_model(const std::string &dir) {
             reset_session_free(g);
             reset_session_free(e);
         }
-        // FP8 KV cache.
+        // FP8 KV cache on both sides: the CPU rounds K/V to E4M3 as the append kernel does, so
+        // the same bounds hold; the FP32 cache shows how far FP8 moves the logits.
         {
-            reset_session *a = session(cpu_model, 1, 512), *b = session(gpu_model, 1, 512, RESET_KV_CACHE_FP8);
+            reset_session *a = session(cpu_model, 1, 512, RESET_KV_CACHE_FP8),
+                          *b = session(gpu_model, 1, 512, RESET_KV_CACHE_FP8),
+                          *r = session(cpu_model, 1, 512, RESET_KV_CACHE_FP32);
             set_policy(a, RESET_POLICY_GREEDY);
             set_policy(b, RESET_POLICY_GREEDY);
-            ok(reset_prefill(a, ids.data(), ids.size()), "prefill cpu");
+            ok(reset_prefill(a, ids.data(), ids.size()), "prefill cpu fp8");
             ok(reset_prefill(b, ids.data(), ids.size()), "prefill cuda fp8");
+            ok(reset_prefill(r, ids.data(), ids.size()), "prefill cpu fp32");
             const double d = rel_l2(logits(b, 0, vocab), logits(a, 0, vocab));
-            EXPECT(d <= 5e-2, "%s %s FP8 KV prefill logits rel L2 %.3g", dir.c_str(), names[w], d);
+            const double from_fp32 = rel_l2(logits(a, 0, vocab), logits(r, 0, vocab));
+            // W4A16 feeds the GEMV FP16 activations (2^-11) where the CPU keeps FP32; E4M3 steps
+            // are 2^-4, so about 1 cached element in 2^7 rounds the other way, each off by up
+            // to 1/16: the bound of the earlier FP8 test (5e-2) holds there, not 5e-3.
+            const double fp8_bound = w == RESET_WEIGHTS_NVFP4_W4A16 ? 5e-2 : bound;
+            EXPECT(d <= fp8_bound, "%s %s FP8 KV prefill logits rel L2 %.3g > %.3g", dir.c_str(), names[w], d, fp8_bound);
             const Compared c = decode_both(a, b, 1, vocab, 64);
-            std::printf("%-40s %-6s fp8 kv: prefill rel L2 %.2e, greedy agrees for %d of 64 tokens\n", dir.c_str(),
-                        names[w], d, c.tokens - c.mismatches);
+            EXPECT(c.mismatches == 0 && c.worst <= fp8_bound, "%s %s FP8 KV greedy: %d of %d differ, worst %.3g",
+                   dir.c_str(), names[w], c.mismatches, c.tokens, c.worst);
+            std::printf("%-40s %-6s fp8 kv: prefill rel L2 %.2e (FP8 vs FP32 cache %.2e), greedy %d of %d, "
+                        "worst %.2e\n",
+                        dir.c_str(), names[w], d, from_fp32, c.tokens - c.mismatches, c.tokens, c.worst);
             reset_session_free(a);
             reset_session_free(b);
+            reset_session_free(r);
+            // The CUDA backend has no FP32 cache: a clear error, not a silent substitute.
+            reset_session_options o;
+            reset_session_options_init(&o);
+            o.kv_cache = RESET_KV_CACHE_FP32;
+            reset_session *none = nullptr;
+            EXPECT(reset_session_create(gpu_model, &o, &none) == RESET_ERR_UNSUPPORTED && none == nullptr,
+                   "a CUDA session with an FP32 KV cache was not refused");
         }
         reset_model_free(cpu_model);
         reset_model_free(gpu_model);

@@ -35,13 +35,34 @@ def test_greedy_continuation_matches_transformers(reference):
 
 def test_logits_match_transformers_at_the_last_position(reference):
     with reset.Model(MODEL, weights="bf16") as model:
-        session = model.session()
+        session = model.session(kv_cache="fp32")  # transformers keeps its cache in FP32 too
         session.prefill(reference["input_ids"].tolist())
         logits = session.logits()
         expected = reference["logits_bf16"][-1]
         assert logits.shape == expected.shape
         # FP32 on both sides, different summation order: far below 1e-3.
         assert np.linalg.norm(logits - expected) / np.linalg.norm(expected) < 1e-3
+
+
+def test_kv_cache_type_rounds_the_cached_keys_and_values(reference):
+    """The default BF16 cache and the FP8 cache round K/V as the CUDA backend does: the
+    logits move away from the FP32 cache's, FP8 (3 mantissa bits) further than BF16 (8)."""
+    ids = reference["input_ids"].tolist()
+    last = {}
+    with reset.Model(MODEL, weights="bf16") as model:
+        for kind in ("fp32", "bf16", "fp8"):
+            with model.session(kv_cache=kind) as session:
+                session.prefill(ids)
+                last[kind] = session.logits()
+        with model.session() as session:  # the default is BF16
+            session.prefill(ids)
+            assert np.array_equal(session.logits(), last["bf16"])
+    norm = np.linalg.norm(last["fp32"])
+    bf16 = np.linalg.norm(last["bf16"] - last["fp32"]) / norm
+    fp8 = np.linalg.norm(last["fp8"] - last["fp32"]) / norm
+    # BF16 rounding is 2^-9 relative per element, E4M3's 2^-4: both show, neither breaks the model.
+    assert 1e-5 < bf16 < 1e-2
+    assert bf16 < fp8 < 1e-1
 
 
 def test_model_info_reports_the_weight_format():

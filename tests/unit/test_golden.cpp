@@ -59,7 +59,11 @@ struct Loaded {
         const reset_status status = reset_model_load(dir.c_str(), &options, &model);
         INFO(reset_last_error());
         REQUIRE(status == RESET_OK);
-        REQUIRE(reset_session_create(model, nullptr, &session) == RESET_OK);
+        // The fixtures are transformers in FP32, KV cache included: compare the FP32 cache.
+        reset_session_options session_options;
+        reset_session_options_init(&session_options);
+        session_options.kv_cache = RESET_KV_CACHE_FP32;
+        REQUIRE(reset_session_create(model, &session_options, &session) == RESET_OK);
     }
     ~Loaded() {
         reset_session_free(session);

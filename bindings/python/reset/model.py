@@ -79,8 +79,8 @@ class Session(OwnedHandle):
     _free = "reset_session_free"
     _noun = "session"
 
-    # reset_kv_cache values by name (the CUDA backend's KV cache; the CPU keeps FP32).
-    KV_CACHE = {"bf16": 0, "fp8": 1}
+    # reset_kv_cache values by name ("fp32": the CPU backend's unrounded reference cache).
+    KV_CACHE = {"bf16": 0, "fp8": 1, "fp32": 2}
 
     def __init__(self, model, max_context=0, sequences=1, kv_cache="bf16", eager=False):
         if kv_cache not in self.KV_CACHE:
