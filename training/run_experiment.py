@@ -54,7 +54,9 @@ import os
 import shlex
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -93,6 +95,7 @@ class Runner:
         self.log_path = os.path.join(self.out, "commands.log")
         self.manifest_path = os.path.join(self.out, "manifest.json")
         self.manifest = {}
+        self.log_lock = threading.Lock()
         if os.path.exists(self.manifest_path):
             with open(self.manifest_path, encoding="utf-8") as f:
                 self.manifest = json.load(f)
@@ -124,13 +127,22 @@ class Runner:
         with open(out_path, "wb") as o, open(err_path, "wb") as e:
             rc = subprocess.call(cmd, stdout=o, stderr=e, cwd=ROOT)
         wall = time.time() - t0
-        with open(self.log_path, "a", encoding="utf-8") as log:
+        with self.log_lock, open(self.log_path, "a", encoding="utf-8") as log:
             log.write(f"# {now()} rc={rc} wall_s={wall:.2f} cwd={ROOT}\n{line}\n")
         if rc != 0:
             with open(err_path, encoding="utf-8", errors="replace") as e:
                 tail = e.read()[-2000:]
-            sys.exit(f"run_experiment: `{line}` failed (rc {rc}):\n{tail}")
+            raise RuntimeError(f"run_experiment: `{line}` failed (rc {rc}):\n{tail}")
         return {"rc": rc, "wall_s": wall, "command": line, "stdout": os.path.relpath(out_path, self.out)}
+
+    def run_all(self, jobs):
+        """Runs [(name, cmd, stdout_path or None)] on up to --jobs processes at once; results in order.
+
+        On the GPU the processes share the device: a small model's step leaves it idle
+        while each process does its host work, so several processes fill those gaps."""
+        with ThreadPoolExecutor(max_workers=max(1, self.args.jobs)) as pool:
+            futures = [pool.submit(self.run, *job) for job in jobs]
+            return [f.result() for f in futures]
 
     # --- data subsets ------------------------------------------------------
 
@@ -166,6 +178,7 @@ class Runner:
         shard = a.shard_size or n_problems
         entry = dict(want, shards=[], complete=False)
         os.makedirs(os.path.join(self.out, group), exist_ok=True)
+        shards = []
         for start in range(0, n_problems, shard):
             end = min(n_problems, start + shard)
             data = self.subset(split, start, end)
@@ -176,8 +189,27 @@ class Runner:
             cmd = [a.reset, "eval", a.model, data, "--policy", policy, "--samples", str(samples),
                    "--seed", str(a.seed + start * samples),
                    "--max-tokens", str(a.max_tokens), "--out", samples_path] + self.base(weights)
-            print(f"[run] {group}/{tag}: {weights}, {policy}, problems {start}..{end - 1} x {samples}", flush=True)
+            shards.append((start, end, data, tag, samples_path, cmd))
+        print(f"[run] {group}/{name}: {weights}, {policy}, {n_problems} problems x {samples}"
+              f" in {len(shards)} shard(s), {min(len(shards), a.jobs)} at a time", flush=True)
+        # A shard that finished in an earlier, interrupted invocation is kept (its record is
+        # written next to its samples the moment it ends).
+        def shard_job(tag, samples_path, cmd):
+            record = samples_path + ".run.json"
+            if os.path.exists(record) and not a.force:
+                with open(record, encoding="utf-8") as f:
+                    return json.load(f)
             r = self.run(f"{group}.{tag}", cmd)
+            if not a.dry_run:
+                with open(record + ".tmp", "w", encoding="utf-8") as f:
+                    json.dump(r, f)
+                os.replace(record + ".tmp", record)
+            return r
+
+        with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+            futures = [pool.submit(shard_job, tag, samples_path, cmd) for _, _, _, tag, samples_path, cmd in shards]
+            results = [f.result() for f in futures]
+        for (start, end, data, tag, samples_path, cmd), r in zip(shards, results):
             tokens = n = 0
             if not a.dry_run:
                 with open(samples_path, encoding="utf-8") as f:
@@ -190,8 +222,9 @@ class Runner:
                      data=os.path.relpath(data, self.out), generated_tokens=tokens,
                      tokens_per_s=tokens / r["wall_s"] if r["wall_s"] > 0 else None)
             entry["shards"].append(r)
-            print(f"      {tokens} tokens in {r['wall_s']:.1f} s"
-                  + (f" = {tokens / r['wall_s']:.1f} tokens/s" if r["wall_s"] > 0 else ""), flush=True)
+        tokens = sum(r["generated_tokens"] for r in entry["shards"])
+        wall = sum(r["wall_s"] for r in entry["shards"])
+        print(f"      {tokens} tokens, {wall:.1f} process-seconds", flush=True)
         entry["complete"] = True
         self.manifest[group][name] = entry
         self.save()
@@ -249,13 +282,17 @@ class Runner:
         problems = self.problems("calibration", 0, n)
         print(f"[run] calibrate: the same decoding with per-token traces ({n} generate runs)", flush=True)
         t0 = time.time()
+        jobs, traces = [], []
         for i, p in enumerate(problems):
             trace = os.path.join(self.out, "calibration", f"{i:04d}.jsonl")
             cmd = [a.reset, "generate", a.model, p["problem"], "--policy",
                    f"fixed {a.temperature:g} top_p={a.top_p:g}", "--seed", str(a.seed + i),
                    "--max-tokens", str(a.calib_max_tokens), "--jsonl", trace] + self.base("w4a4")
-            self.run(f"calibration.{i:04d}", cmd, stdout_path=os.path.join(self.out, "calibration", f"{i:04d}.txt"))
-            if not a.dry_run:
+            jobs.append((f"calibration.{i:04d}", cmd, os.path.join(self.out, "calibration", f"{i:04d}.txt")))
+            traces.append(trace)
+        self.run_all(jobs)
+        if not a.dry_run:
+            for trace in traces:  # in prompt order, as reset calibrate reads them
                 with open(trace, encoding="utf-8") as f:
                     entropies += [json.loads(l)["entropy"] for l in f]
         cal["traces_wall_s"] = time.time() - t0
@@ -328,13 +365,16 @@ class Runner:
             print(f"[run] traces {name}: {count} test prompts", flush=True)
             t0 = time.time()
             tokens = 0
+            runs = []
             for i in range(count):
                 trace = os.path.join(d, f"{i:04d}.jsonl")
                 cmd = [a.reset, "generate", a.model, problems[i]["problem"], "--policy", policy,
                        "--seed", str(a.seed + i), "--max-tokens", str(a.max_tokens), "--jsonl", trace] + self.base(weights)
-                self.run(f"traces.{name}.{i:04d}", cmd, stdout_path=os.path.join(d, f"{i:04d}.txt"))
-                if not a.dry_run:
-                    with open(trace, encoding="utf-8") as f:
+                runs.append((f"traces.{name}.{i:04d}", cmd, os.path.join(d, f"{i:04d}.txt")))
+            self.run_all(runs)
+            if not a.dry_run:
+                for i in range(count):
+                    with open(os.path.join(d, f"{i:04d}.jsonl"), encoding="utf-8") as f:
                         tokens += sum(1 for _ in f)
             tr["runs"][name] = {"weights": weights, "policy": policy, "prompts": count, "seeds": f"{a.seed}+i",
                                 "dir": os.path.relpath(d, self.out), "tokens": tokens, "wall_s": time.time() - t0}
@@ -391,6 +431,9 @@ def main():
     p.add_argument("--trace-formats", default="bf16,w4a4")
     p.add_argument("--reset-traces", type=int, default=4, help="ReSET W4A4 traces for the temperature plot")
     p.add_argument("--shard-size", type=int, default=0, help="problems per eval process (0: one per config)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="processes run at once: a configuration's shards, the calibration and trace runs "
+                        "(results do not depend on it: every process has its own seeds)")
     p.add_argument("--configs", default="", help="comma-separated subset of test configurations (default all)")
     p.add_argument("--steps", default="calibrate,validate,test,traces,bench")
     p.add_argument("--tune-entropy", action="store_true", help="choose entropy-only's T_low on validation too")
@@ -414,6 +457,13 @@ def main():
         r.manifest["git"] = git.stdout.strip()
     r.save()
 
+    try:
+        run_steps(r, a, steps)
+    except RuntimeError as e:
+        sys.exit(str(e))
+
+
+def run_steps(r, a, steps):
     tau0 = r.step_calibrate()["tau0"] if "calibrate" in steps or "calibration" not in r.manifest \
         else r.manifest["calibration"]["tau0"]
     choice = r.manifest.get("t_low_choice", {})
