@@ -130,6 +130,21 @@ typedef enum reset_backend {
  * RESET_ERR_CANCELLED and keeps nothing. */
 typedef int (*reset_progress_callback)(float fraction, void *user_data);
 
+/* What the activations of NVFP4 W4A16 linears are multiplied by.  The CUDA
+   GEMV reads FP16 activations (tensor cores): each activation row is divided by
+   a power-of-two scale (exact: 1 when its largest |x| is at most 32768, else the
+   smallest power of two that brings it below 32768), rounded to FP16 (nearest
+   even), and the scale multiplied back after the sum.
+   The CPU reference does the same by default, so both backends multiply the
+   same values and differ only in FP32 summation order. */
+typedef enum reset_activations {
+    RESET_ACTIVATIONS_FP16 = 0, /* the row-scaled FP16 values above (what the CUDA GEMV reads) */
+    RESET_ACTIVATIONS_FP32 = 1  /* CPU backend only: FP32, unrounded (nvfp4.md's formula literally;
+                                   the reference for tests against FP32 implementations); loading
+                                   with it on the CUDA backend (or AUTO finding a device) fails
+                                   with RESET_ERR_UNSUPPORTED */
+} reset_activations;
+
 typedef struct reset_model_options {
     uint32_t struct_size;
     reset_weights weights;    /* default RESET_WEIGHTS_AUTO */
@@ -139,6 +154,8 @@ typedef struct reset_model_options {
     int32_t threads;          /* CPU threads; 0 = all cores. Default 0 */
     reset_progress_callback progress; /* called as layers load; NULL = none. Default NULL */
     void *progress_user_data;         /* handed to progress. Default NULL */
+    reset_activations w4a16_activations; /* Default RESET_ACTIVATIONS_FP16. Affects NVFP4 W4A16
+                                            linears only (BF16 and W4A4 linears ignore it) */
 } reset_model_options;
 
 /* Fill *options with defaults and set struct_size. */
@@ -154,7 +171,8 @@ RESET_API void reset_model_options_init(reset_model_options *options);
  * against the config).  options may be NULL for defaults.
  *
  * Errors: RESET_ERR_IO (missing directory or file), RESET_ERR_FORMAT,
- * RESET_ERR_UNSUPPORTED (architecture, quantization feature),
+ * RESET_ERR_UNSUPPORTED (architecture, quantization feature, FP32 W4A16
+ * activations on the CUDA backend),
  * RESET_ERR_SHAPE, RESET_ERR_OUT_OF_MEMORY, RESET_ERR_BACKEND.
  * Ownership: on success *out_model is a new model the caller frees with
  * reset_model_free (after every session made from it).  On failure
@@ -258,6 +276,15 @@ typedef struct reset_session_options {
     int32_t eager;       /* CUDA backend: 1 = launch each kernel of a decode step one by one
                             instead of replaying the step's CUDA graph (slower; for comparison
                             and debugging). Default 0 */
+    int32_t prefill_gemm_tokens; /* CUDA backend, NVFP4 models: prompt chunks of at least this
+                            many tokens (up to 512 per chunk) are prefilled through the GEMM path
+                            (weights dequantized to FP16 a slice at a time, then cuBLAS with FP32
+                            accumulation); shorter chunks run through the decode GEMV, 8 tokens
+                            per pass.  0 = the measured crossover (docs/cuda-engine.md);
+                            -1 = never (GEMV path only).  Both paths multiply the same values;
+                            they differ in FP32 summation order and what it moves (an FP16
+                            rounding an ulp apart in W4A16, rarely an E2M1 code in W4A4).
+                            Default 0 */
 } reset_session_options;
 
 RESET_API void reset_session_options_init(reset_session_options *options);

@@ -12,6 +12,7 @@
 #include "kernels/cuda_common.cuh"
 #include "kernels/row_rules.cuh"
 #include "rules/nvfp4.h"
+#include "rules/w4a16.h"
 
 namespace reset {
 namespace {
@@ -60,7 +61,7 @@ __global__ void __launch_bounds__(kThreads) prepare_kernel(const __grid_constant
     if (!p.w4a4) {
         // Power-of-two row scale: dividing by it is exact, and the GEMV's FP32
         // epilogue multiplies it back.
-        const float scale = fp16_row_scale(row_amax(p, row));
+        const float scale = w4a16::fp16_row_scale(row_amax(p, row));
         if (inside) out[k] = __float2half_rn(x / scale);
         if (k == 0) p.row_scale[token] = scale;
         return;

@@ -1,6 +1,6 @@
 // prefill_epilogue.cu — one (piece of a row, row) per CTA, rows strided over
 // the grid's y dimension; each thread reads and writes its own elements only,
-// so residual may alias y.
+// so residual may alias y or out.
 #include "kernels/prefill_epilogue.h"
 
 #include "kernels/cuda_common.cuh"
@@ -20,7 +20,8 @@ template <bool kVector>
 __global__ void __launch_bounds__(kThreads) prefill_epilogue_kernel(const PrefillEpilogueArgs a) {
     for (int64_t row = blockIdx.y; row < a.rows; row += gridDim.y) {
         const float factor = a.row_scale ? __fmul_rn(a.scale, a.row_scale[row]) : a.scale;
-        float *y = a.y + row * a.ldy;
+        const float *y = a.y + row * a.ldy;
+        float *out = a.out ? a.out + row * a.ld_out : a.y + row * a.ldy;
         const float *res = a.residual ? a.residual + row * a.ld_residual : nullptr;
         if constexpr (kVector) {
             const int64_t i = (static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) * 4;
@@ -32,11 +33,11 @@ __global__ void __launch_bounds__(kThreads) prefill_epilogue_kernel(const Prefil
             v.y = apply(v.y, factor, b.y, r.y);
             v.z = apply(v.z, factor, b.z, r.z);
             v.w = apply(v.w, factor, b.w, r.w);
-            *reinterpret_cast<float4 *>(y + i) = v;
+            *reinterpret_cast<float4 *>(out + i) = v;
         } else {
             const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
             if (i >= a.cols) continue;
-            y[i] = apply(y[i], factor, a.bias ? a.bias[i] : 0.0f, res ? res[i] : 0.0f);
+            out[i] = apply(y[i], factor, a.bias ? a.bias[i] : 0.0f, res ? res[i] : 0.0f);
         }
     }
 }
@@ -52,12 +53,18 @@ void prefill_epilogue(const PrefillEpilogueArgs &a, cudaStream_t stream) {
     require(a.y, "prefill_epilogue: y");
     if (a.residual == a.y && a.ld_residual != a.ldy)
         fail(RESET_ERR_INVALID_ARGUMENT, "prefill_epilogue: residual == y needs ld_residual == ldy");
+    if (a.out && a.ld_out < a.cols)
+        fail(RESET_ERR_INVALID_ARGUMENT, "prefill_epilogue: ld_out ", a.ld_out, " < cols ", a.cols);
+    if (a.out && ((a.residual == a.out && a.ld_residual != a.ld_out) || (a.out == a.y && a.ld_out != a.ldy)))
+        fail(RESET_ERR_INVALID_ARGUMENT, "prefill_epilogue: an out that aliases y or residual needs its leading "
+                                         "dimension");
     if (reinterpret_cast<uintptr_t>(a.y) % 4 || reinterpret_cast<uintptr_t>(a.residual) % 4 ||
-        reinterpret_cast<uintptr_t>(a.bias) % 4 || reinterpret_cast<uintptr_t>(a.row_scale) % 4)
+        reinterpret_cast<uintptr_t>(a.bias) % 4 || reinterpret_cast<uintptr_t>(a.row_scale) % 4 ||
+        reinterpret_cast<uintptr_t>(a.out) % 4)
         fail(RESET_ERR_INVALID_ARGUMENT, "prefill_epilogue: pointers must be 4-byte aligned");
     const bool vector = a.cols % 4 == 0 && a.ldy % 4 == 0 && aligned16(a.y) &&
                         (!a.residual || (a.ld_residual % 4 == 0 && aligned16(a.residual))) &&
-                        (!a.bias || aligned16(a.bias));
+                        (!a.bias || aligned16(a.bias)) && (!a.out || (a.ld_out % 4 == 0 && aligned16(a.out)));
     const int64_t per_cta = vector ? int64_t(kThreads) * 4 : int64_t(kThreads);
     const int64_t pieces = (a.cols + per_cta - 1) / per_cta;
     if (pieces > 0x7fffffff) fail(RESET_ERR_UNSUPPORTED, "prefill_epilogue: cols ", a.cols, " is too large");

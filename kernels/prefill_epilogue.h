@@ -2,9 +2,9 @@
 // (kernels/prefill_epilogue.cu).  After cuBLAS has written Y[M][N] in FP32
 // (for NVFP4 weights: the product with the FP16 weights of
 // nvfp4_dequantize, which still lack the tensor_scale * 2^14 factor), one
-// launch applies in place
-//   y[m][n] = (y[m][n] * (scale * row_scale[m]) + bias[n]) + residual[m][n]
-// with each term optional: scale defaults to 1, row_scale / bias / residual
+// launch applies
+//   out[m][n] = (y[m][n] * (scale * row_scale[m]) + bias[n]) + residual[m][n]
+// (out = y, in place, unless an out is given) with each term optional: scale defaults to 1, row_scale / bias / residual
 // are skipped when null.  The factor scale * row_scale[m] is formed first in
 // FP32 (one rounding), then one multiply, one add for the bias, one for the
 // residual, in that order.
@@ -26,6 +26,9 @@ struct PrefillEpilogueArgs {
     const float *bias = nullptr;      // device [cols], or null
     const float *residual = nullptr;  // FP32 [rows][ld_residual], or null; may equal y (then ld_residual == ldy)
     int64_t ld_residual = 0;
+    float *out = nullptr;             // FP32 [rows][ld_out], or null for y itself; may equal residual
+                                      // (a residual GEMM writes a scratch y, and the sum lands in the residual)
+    int64_t ld_out = 0;
 };
 
 // Enqueue on `stream` (capturable).  Throws reset::Error:

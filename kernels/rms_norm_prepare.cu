@@ -12,6 +12,7 @@
 #include "kernels/cuda_common.cuh"
 #include "kernels/row_rules.cuh"
 #include "rules/nvfp4.h"
+#include "rules/w4a16.h"
 
 namespace reset {
 namespace {
@@ -52,7 +53,7 @@ __global__ void __launch_bounds__(kThreads) rms_norm_prepare_kernel(const __grid
     __half *out = p.x16 + int64_t(token) * p.ld_x16;
     float *normed = p.normed ? p.normed + int64_t(token) * p.ld_normed : nullptr;
     if (!p.w4a4) {
-        const float scale = fp16_row_scale(amax);
+        const float scale = w4a16::fp16_row_scale(amax);
         for (int64_t k = threadIdx.x; k < p.cols; k += kThreads) {
             const float y = p.weight[k] * (x[k] * inverse);
             if (normed) normed[k] = y;

@@ -1,8 +1,9 @@
 // row_rules.cuh — the per-row device rules that rms_norm.cu,
 // nvfp4_quantize_activations.cu and the fused rms_norm_prepare.cu must apply
 // identically (the fused kernel is tested bit for bit against the other two):
-// the RMSNorm inverse, the row maximum, the W4A16 FP16 row scale, and the
-// W4A4 quantization of one element per lane.  One CTA of kRowThreads per row.
+// the RMSNorm inverse, the row maximum and the W4A4 quantization of one
+// element per lane.  One CTA of kRowThreads per row.  The W4A16 FP16 row scale
+// is rules/w4a16.h's, shared with the CPU reference.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -10,6 +11,7 @@
 #include <cstdint>
 
 #include "rules/nvfp4.h"
+#include "rules/w4a16.h"
 
 namespace reset {
 
@@ -42,16 +44,6 @@ __device__ __forceinline__ float row_max(float m) {
     m = 0.0f;
     for (int w = 0; w < kRowThreads / 32; ++w) m = fmaxf(m, warp_max[w]);
     return m;
-}
-
-// W4A16: the smallest power of two >= 1 that keeps |x / scale| <= 32768, so
-// no activation overflows FP16; dividing by it is exact, and the GEMV's FP32
-// epilogue multiplies it back.
-__device__ __forceinline__ float fp16_row_scale(float amax) {
-    if (!(amax > 32768.0f)) return 1.0f;
-    int e = 0;
-    frexpf(amax / 32768.0f, &e);  // amax / 32768 = f * 2^e, f in [0.5, 1): 2^e covers it
-    return ldexpf(1.0f, e);
 }
 
 // W4A4: element x of a 16-element block held by 16 adjacent lanes (a whole

@@ -5,21 +5,29 @@
 # can run the library-level GPU tests and the `reset` command built here.
 #   scripts/make_device_bundle.sh [BUILD_DIR]   (default build-sm90, a CUDA build for sm_90a:
 #   cmake -S . -B build-sm90 -DCMAKE_BUILD_TYPE=Release -DRESET_CUDA=ON -DRESET_CUDA_ARCHITECTURES=90a)
-# On the GPU machine: tar xJf build-bundle.tar.xz; LD_LIBRARY_PATH=build-bundle/lib build-bundle/bin/<program>
+# On the GPU machine: tar xJf build-bundle.tar.xz; source build-bundle/env.sh; build-bundle/bin/<program>
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-sm90}
 out=build-bundle
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
-programs=("$build/tests/gpu_test_cuda_engine" "$build/samples/reset" "$build/tests/decode_bench")
+programs=("$build/tests/gpu_test_cuda_engine" "$build/samples/reset" "$build/tests/decode_bench" "$build/tests/gpu_test_prefill_epilogue")
 for p in "${programs[@]}"; do [[ -x $p ]] && cp "$p" "$out/bin/"; done
 cp -L "$build/libreset.so.0" "$out/lib/"
 # Every non-glibc library the programs load (glibc, libstdc++ and libgcc are on the GPU machine).
 for p in "$out"/bin/* "$out/lib/libreset.so.0"; do
     ldd "$p" | awk '/=> \// {print $3}'
 done | sort -u | grep -Ev '/(libc|libm|libdl|libpthread|librt|ld-linux|libstdc\+\+|libgcc_s)[.-]' |
-    grep -v "$PWD" | while read -r lib; do cp -L "$lib" "$out/lib/"; done
+    grep -v "$PWD" | grep -v '/libcublas' | while read -r lib; do cp -L "$lib" "$out/lib/"; done
+# cuBLAS (570 MB with cuBLASLt) is not carried: the GPU machine has CUDA 13's in its Python
+# packages (nvidia-cublas) and toolkit.  build-bundle/env.sh puts the bundle and that copy on
+# the library path: source it there before running a program.
+cat > "$out/env.sh" <<'SH'
+bundle=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cublas=$(python3 -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib"))' 2>/dev/null)
+export LD_LIBRARY_PATH=$bundle/lib${cublas:+:$cublas}:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+SH
 # The device tool carries at most 64 MiB with the working tree: ship it compressed
 # (ICU's data library alone is 30 MB); on the GPU machine: tar xJf build-bundle.tar.xz
 tar -cJf build-bundle.tar.xz "$out"

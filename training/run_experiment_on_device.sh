@@ -19,7 +19,7 @@ shift || true
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
 [[ -d build-bundle ]] || tar xJf build-bundle.tar.xz
-export LD_LIBRARY_PATH=$PWD/build-bundle/lib
+source build-bundle/env.sh  # the bundle's libraries and the machine's cuBLAS
 work=/tmp/reset-exp
 if [[ -f experiment.tar.xz ]]; then
     mkdir -p /tmp/resume && tar xJf experiment.tar.xz -C /tmp/resume && rm -rf "$work" && mv /tmp/resume/reset-exp "$work"

@@ -33,6 +33,7 @@ void reset_model_options_init(reset_model_options *options) {
     options->quantize_lm_head = 0;
     options->device = 0;
     options->threads = 0;
+    options->w4a16_activations = RESET_ACTIVATIONS_FP16;
 }
 
 reset_status reset_model_load(const char *path, const reset_model_options *options, reset_model **out_model) {

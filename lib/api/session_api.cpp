@@ -49,12 +49,16 @@ reset_status reset_session_create(reset_model *model, const reset_session_option
             fail(RESET_ERR_INVALID_ARGUMENT, "options->kv_cache = ", kv_cache, " is not a reset_kv_cache value");
         if (o.eager != 0 && o.eager != 1)
             fail(RESET_ERR_INVALID_ARGUMENT, "options->eager = ", o.eager, " (must be 0 or 1)");
+        if (o.prefill_gemm_tokens < -1)
+            fail(RESET_ERR_INVALID_ARGUMENT, "options->prefill_gemm_tokens = ", o.prefill_gemm_tokens,
+                 " (must be -1, 0 or a token count)");
         const int32_t context = o.max_context ? o.max_context : std::min(model_max, kDefaultMaxContext);
         SessionOptions session_options;
         session_options.max_context = context;
         session_options.sequences = o.sequences;
         session_options.kv_cache = o.kv_cache;
         session_options.cuda_graph = o.eager == 0;
+        session_options.prefill_gemm_tokens = o.prefill_gemm_tokens;
         auto handle = std::make_unique<reset_session>();
         handle->session = std::make_unique<Session>(std::move(loaded), session_options);
         HandleRegistry<reset_session>::instance().add(handle.get());

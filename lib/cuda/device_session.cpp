@@ -15,9 +15,20 @@
 // Every length, position and token is read from device memory, so the graph
 // is captured once per session and replayed for every token.
 //
-// Prefill runs the same forward pass over chunks of up to 8 positions of one
-// sequence (rows share a cache slot; row i attends to positions ≤ its own),
-// with the lm_head on the last row only.
+// Prefill runs the same forward pass over chunks of positions of one sequence
+// (rows share a cache slot; row i attends to positions ≤ its own), with the
+// lm_head on the last row only.  Two paths, the same arithmetic up to FP32
+// summation order:
+//   - GEMV: chunks of up to 8 rows through the decode kernels;
+//   - GEMM (NVFP4 models, chunks of at least prefill_gemm_tokens rows, up to
+//     512): each NVFP4 weight is dequantized to FP16 a slice of rows at a time
+//     (exact: kernels/nvfp4_dequantize.h) and multiplied by the prepared FP16
+//     activations with cuBLAS (FP32 accumulation); prefill_epilogue applies
+//     the tensor and row scales, the bias and the residual.  The dequantization
+//     reads and writes every weight once per chunk, so the GEMM path pays off
+//     only from a few dozen rows (the crossover is measured: docs/cuda-engine.md).
+#include <cublas_v2.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -27,8 +38,10 @@
 #include "kernels/attention_decode.h"
 #include "kernels/bf16_gemv.h"
 #include "kernels/embedding_lookup.h"
+#include "kernels/nvfp4_dequantize.h"
 #include "kernels/nvfp4_gemv.h"
 #include "kernels/nvfp4_quantize_activations.h"
+#include "kernels/prefill_epilogue.h"
 #include "kernels/qk_norm_rope_kv_append.h"
 #include "kernels/rms_norm.h"
 #include "kernels/rms_norm_prepare.h"
@@ -40,7 +53,20 @@ namespace reset {
 namespace {
 
 constexpr int kMaxRows = 8;  // rows of one GEMV launch: sequences of a step, positions of a prefill chunk
-constexpr int32_t kPrefillStage = 256;  // prompt ids staged to the device per transfer
+constexpr int32_t kPrefillStage = 512;  // prompt ids staged to the device per transfer
+constexpr int kGemmRows = kPrefillStage;  // rows of one GEMM prefill chunk (within one stage)
+// Default prefill_gemm_tokens: below this many rows a chunk runs through the GEMV.
+// Measured on the H100 with the Qwen3-8B shape (docs/cuda-engine.md): a GEMM chunk
+// costs ~30 ms however few its rows (the dequantization writes and the GEMM reads
+// 16 GB of FP16 weights), the GEMV ~0.39 ms per row: they cross near 77 rows.
+constexpr int kDefaultPrefillGemmTokens = 80;
+// The FP16 scratch one slice of a dequantized weight lands in before its GEMM.
+constexpr size_t kDequantizedBytes = size_t(64) << 20;
+
+void cublas_check(cublasStatus_t status, const char *what) {
+    if (status == CUBLAS_STATUS_ALLOC_FAILED) fail(RESET_ERR_OUT_OF_MEMORY, what, ": cuBLAS could not allocate");
+    if (status != CUBLAS_STATUS_SUCCESS) fail(RESET_ERR_BACKEND, what, ": cuBLAS status ", int(status));
+}
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
@@ -90,14 +116,23 @@ private:
     // Enqueue the forward pass of `rows` tokens (ids at `tokens`, positions and
     // lengths in device memory, slots null = row b uses slot b), logits of
     // rows [lm_first, lm_first + lm_rows) into `logits` rows.
+    // `gemm`: the NVFP4 linears of the layers run through the GEMM path (rows up to gemm_rows_).
     void enqueue_forward(int rows, const int32_t *tokens, const int32_t *positions, const int32_t *lengths,
-                         const int32_t *slots, int lm_first, int lm_rows, float *logits);
+                         const int32_t *slots, int lm_first, int lm_rows, float *logits, bool gemm = false);
     // RMSNorm of x_ (rows from `first`) with `weight`, then `linear` on it: one fused norm +
     // NVFP4 preparation launch where the linear is a single NVFP4 part over the hidden size
     // (kernels/rms_norm_prepare.h), else rms_norm into normed_ and enqueue_linear.
     void enqueue_norm_linear(const float *weight, int first, int rows, const DeviceLinear &linear, float *y,
                              int64_t ldy);
     void enqueue_gemv(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual);
+    // The same product through the GEMM path: every checkpoint row of the part (a fused
+    // gate_up writes [gate | up], 2 * intermediate columns), then the epilogue.
+    void enqueue_gemm(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual);
+    // enqueue_gemv or enqueue_gemm, as the current forward pass runs.
+    void enqueue_product(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual) {
+        if (gemm_mode_) enqueue_gemm(part, rows, y, ldy, add_residual);
+        else enqueue_gemv(part, rows, y, ldy, add_residual);
+    }
     // The activation-preparation fields Nvfp4PrepareArgs and RmsNormPrepareArgs share:
     // the mode, the part's input scale, and the x16_ / row_scale_ outputs the GEMV reads.
     template <typename Args>
@@ -123,6 +158,12 @@ private:
     cudaGraphExec_t graph_ = nullptr;
 
     int64_t ld_act_ = 0, ld_x16_ = 0, ld_qkv_ = 0, ld_gate_up_ = 0;
+    // GEMM prefill: chunk rows (0 = the path is off), the smallest chunk that takes it,
+    // and whether the forward pass being enqueued uses it.
+    int gemm_rows_ = 0, gemm_min_rows_ = 0;
+    bool gemm_mode_ = false;
+    cublasHandle_t cublas_ = nullptr;
+    DeviceBuffer dequantized_, gemm_out_;
     DeviceBuffer keys_, values_;  // every layer: [layer][slot][kv_head][position][head_dim]
     size_t layer_elements_ = 0;
     DeviceBuffer x_, normed_, qkv_, q_, attention_, gate_up_, act_, x16_, row_scale_;
@@ -161,7 +202,16 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
                                        std::to_string(capacity_) + " tokens; lower max_context or sequences)");
     values_ = allocate(cache_bytes, "the KV cache's values");
 
-    const size_t rows = kMaxRows;
+    // The GEMM prefill path: NVFP4 layers only (a BF16 linear has no FP16 weight to
+    // multiply, and BF16 mode keeps FP32 activations, which cuBLAS's FP16 GEMM would round).
+    bool all_nvfp4 = true;
+    for (const DeviceLayer &layer : dm_.layers)
+        for (const DeviceLinear *linear : {&layer.qkv, &layer.o, &layer.gate_up, &layer.down})
+            for (const DeviceLinearPart &part : linear->parts) all_nvfp4 = all_nvfp4 && part.nvfp4;
+    gemm_min_rows_ = options.prefill_gemm_tokens == 0 ? kDefaultPrefillGemmTokens : options.prefill_gemm_tokens;
+    if (all_nvfp4 && gemm_min_rows_ > 0) gemm_rows_ = std::max(kMaxRows, std::min(kGemmRows, capacity_));
+
+    const size_t rows = size_t(std::max(kMaxRows, gemm_rows_));
     x_ = allocate(rows * size_t(ld_act_) * 4, "activations");
     normed_ = allocate(rows * size_t(ld_act_) * 4, "activations");
     qkv_ = allocate(rows * size_t(ld_qkv_) * 4, "activations");
@@ -177,6 +227,18 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
         std::max<size_t>(attention_decode_workspace_bytes(kMaxRows, c.n_heads, c.head_dim, attention_splits_), 16),
         "attention workspace");
     logits_ = allocate(size_t(sequences_) * size_t(c.vocab_size) * 4, "logits");
+    if (gemm_rows_ > 0) {
+        size_t largest = 0;  // the largest dequantized weight; one slice of it at a time
+        for (const DeviceLayer &layer : dm_.layers)
+            for (const DeviceLinear *linear : {&layer.qkv, &layer.o, &layer.gate_up, &layer.down})
+                for (const DeviceLinearPart &part : linear->parts)
+                    largest = std::max(largest, size_t(part.gemv.layout.rows) * size_t(part.gemv.layout.cols) * 2);
+        dequantized_ = allocate(std::min(largest, kDequantizedBytes), "the prefill GEMM's dequantized weight slice");
+        gemm_out_ = allocate(rows * size_t(ld_act_) * 4, "the prefill GEMM's output");
+        cuda_check(cudaDeviceSynchronize(), "session allocation");
+        cublas_check(cublasCreate(&cublas_), "cublasCreate");
+        cublas_check(cublasSetStream(cublas_, stream_), "cublasSetStream");
+    }
 
     std::vector<uint8_t> flags(size_t(c.vocab_size), 0);
     for (int32_t id : delimiters.newline)
@@ -204,10 +266,9 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
 CudaSession::~CudaSession() {
     cudaSetDevice(dm_.device);
     if (graph_) cudaGraphExecDestroy(graph_);
-    if (stream_) {
-        cudaStreamSynchronize(stream_);
-        cudaStreamDestroy(stream_);
-    }
+    if (stream_) cudaStreamSynchronize(stream_);
+    if (cublas_) cublasDestroy(cublas_);
+    if (stream_) cudaStreamDestroy(stream_);
 }
 
 void CudaSession::ensure_ring_capacity(int32_t window) {
@@ -257,6 +318,46 @@ void CudaSession::enqueue_gemv(const DeviceLinearPart &part, int rows, float *y,
     nvfp4_gemv(part.gemv, args, stream_);
 }
 
+void CudaSession::enqueue_gemm(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual) {
+    const Nvfp4GemvWeight &w = part.gemv;
+    const int64_t n = w.layout.rows, k = w.layout.cols;
+    // A residual product lands in gemm_out_ first: the epilogue adds y to it and writes y.
+    float *product = add_residual ? gemm_out_.as<float>() : y + part.column;
+    const int64_t ld_product = add_residual ? ld_act_ : ldy;
+    const int64_t slice = std::max<int64_t>(1, int64_t(dequantized_.bytes() / (size_t(k) * 2)));
+    for (int64_t first = 0; first < n; first += slice) {
+        const int64_t count = std::min(slice, n - first);
+        Nvfp4DequantizeArgs d;
+        d.row_begin = first;
+        d.row_end = first + count;
+        d.out = dequantized_.as();
+        d.ld_out = k;
+        nvfp4_dequantize(w, d, stream_);
+        // Row-major product[rows][count] = x16[rows][k] · slice[count][k]ᵀ, which in cuBLAS's
+        // column-major terms is sliceᵀ (count × k) times x16 (k × rows).
+        const float one = 1.0f, zero = 0.0f;
+        cublas_check(cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, int(count), rows, int(k), &one, d.out,
+                                  CUDA_R_16F, int(k), x16_.as(), CUDA_R_16F, int(ld_x16_), &zero, product + first,
+                                  CUDA_R_32F, int(ld_product), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                     "prefill GEMM");
+    }
+    PrefillEpilogueArgs e;
+    e.rows = rows;
+    e.cols = n;
+    e.y = product;
+    e.ldy = ld_product;
+    e.scale = w.tensor_scale * 16384.0f;  // the 2^14 the FP16 weights lack (nvfp4_dequantize.h)
+    e.row_scale = row_scale_.as<float>();
+    e.bias = part.bias;
+    if (add_residual) {
+        e.residual = y + part.column;
+        e.ld_residual = ldy;
+        e.out = y + part.column;
+        e.ld_out = ldy;
+    }
+    prefill_epilogue(e, stream_);
+}
+
 void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, const DeviceLinear &linear, float *y,
                                       int64_t ldy) {
     const ModelConfig &c = config_;
@@ -280,7 +381,7 @@ void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, 
         norm_input(a);
         set_preparation(a, part);
         rms_norm_prepare(a, stream_);
-        enqueue_gemv(part, rows, y, ldy, false);
+        enqueue_product(part, rows, y, ldy, false);
         return;
     }
     RmsNormArgs a;
@@ -304,8 +405,9 @@ void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const flo
             prepare.ldx = ldx;
             prepare.input = Nvfp4ActivationInput::kFloat32;
             nvfp4_prepare_activations(prepare, stream_);
-            enqueue_gemv(part, rows, y, ldy, add_residual);
+            enqueue_product(part, rows, y, ldy, add_residual);
         } else {
+            if (gemm_mode_) fail(RESET_ERR_INTERNAL, "a BF16 linear on the prefill GEMM path");
             Bf16GemvArgs args;
             args.tokens = rows;
             args.x = x;
@@ -324,8 +426,9 @@ void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const flo
 }
 
 void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t *positions, const int32_t *lengths,
-                                  const int32_t *slots, int lm_first, int lm_rows, float *logits) {
+                                  const int32_t *slots, int lm_first, int lm_rows, float *logits, bool gemm) {
     const ModelConfig &c = config_;
+    gemm_mode_ = gemm;
     const float eps = static_cast<float>(c.rms_norm_eps);
 
     EmbeddingLookupArgs embed;
@@ -369,6 +472,14 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         attention.slots = slots;
         attention.out = attention_.as<float>();
         attention.splits = attention_splits_;
+        if (rows > kMaxRows) {
+            // A GEMM chunk: as many splits as the shape wants and the decode-sized workspace holds.
+            attention.splits = attention_decode_splits(rows, c.n_kv_heads, capacity_);
+            while (attention.splits > 1 && attention_decode_workspace_bytes(rows, c.n_heads, c.head_dim,
+                                                                            attention.splits) >
+                                               attention_workspace_.bytes())
+                --attention.splits;
+        }
         attention.workspace = attention_workspace_.as<float>();
         attention.workspace_bytes = attention_workspace_.bytes();
         // attention_decode writes [rows][n_heads * head_dim] densely, so the o_proj reads that stride.
@@ -376,7 +487,8 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         enqueue_linear(layer.o, rows, attention_.as<float>(), int64_t(c.n_heads) * c.head_dim, x_.as<float>(),
                        ld_act_, true);
 
-        if (layer.gate_up.fused_silu) {
+        // The GEMM path writes a fused gate_up weight's [gate | up] rows; silu_mul follows.
+        if (layer.gate_up.fused_silu && !gemm) {
             enqueue_norm_linear(layer.post_attention_norm, 0, rows, layer.gate_up, act_.as<float>(), ld_act_);
         } else {
             enqueue_norm_linear(layer.post_attention_norm, 0, rows, layer.gate_up, gate_up_.as<float>(), ld_gate_up_);
@@ -394,6 +506,7 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         enqueue_linear(layer.down, rows, act_.as<float>(), ld_act_, x_.as<float>(), ld_act_, true);
     }
 
+    gemm_mode_ = false;  // the lm_head (one row, perhaps BF16) runs through the GEMV
     if (lm_rows == 0) return;  // a prefill chunk before the last: only its K/V matter
     enqueue_norm_linear(dm_.final_norm, lm_first, lm_rows, dm_.lm_head, logits, c.vocab_size);
 }
@@ -418,11 +531,13 @@ void CudaSession::prefill(int32_t sequence, const int32_t *ids, int32_t n, int32
         }
         cuda_check(cudaMemcpyAsync(prefill_in_.as(), in, sizeof(PrefillInput), cudaMemcpyHostToDevice, stream_),
                    "prefill upload");
-        for (int32_t done = 0; done < count; done += kMaxRows) {
-            const int rows = std::min<int>(kMaxRows, count - done);
+        for (int32_t done = 0; done < count;) {
+            const bool gemm = gemm_rows_ > 0 && count - done >= gemm_min_rows_;
+            const int rows = std::min<int>(gemm ? gemm_rows_ : kMaxRows, count - done);
             const bool last = staged + done + rows == n;  // only the prompt's last token needs logits
             enqueue_forward(rows, d->ids + done, d->positions + done, d->lengths + done, d->slots + done,
-                            last ? rows - 1 : 0, last ? 1 : 0, logits);
+                            last ? rows - 1 : 0, last ? 1 : 0, logits, gemm);
+            done += rows;
         }
         sync("prefill");
     }

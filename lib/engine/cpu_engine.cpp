@@ -172,7 +172,7 @@ void cpu_linear(const LoadedModel &model, const Linear &linear, const float *x, 
         }
         const Nvfp4Weight view = linear.nvfp4_view();
         if (model.weights_format == RESET_WEIGHTS_NVFP4_W4A4) nvfp4_matvec_w4a4(view, input, y);
-        else nvfp4_matvec_w4a16(view, input, y);
+        else nvfp4_matvec_w4a16(view, input, y, model.w4a16_activations);
     }
     for (size_t i = 0; i < linear.bias.size(); ++i) y[i] += linear.bias[i];
 }

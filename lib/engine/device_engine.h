@@ -40,6 +40,7 @@ struct DeviceSessionOptions {
     int32_t capacity = 0;                        // positions per sequence
     reset_kv_cache kv_cache = RESET_KV_CACHE_BF16;
     bool cuda_graph = true;                      // false: eager launches (for comparison)
+    int32_t prefill_gemm_tokens = 0;             // reset_session_options.prefill_gemm_tokens
 };
 
 // One sequence's result of a device decode step.

@@ -47,6 +47,18 @@ std::shared_ptr<LoadedModel> load_model(const std::string &directory, const rese
         fail(RESET_ERR_INVALID_ARGUMENT, "options->backend = ", backend, " is not a reset_backend value");
     if (options.threads < 0) fail(RESET_ERR_INVALID_ARGUMENT, "options->threads = ", options.threads, " is negative");
     if (options.device < 0) fail(RESET_ERR_INVALID_ARGUMENT, "options->device = ", options.device, " is negative");
+    const int32_t activations = enum_as_int(options.w4a16_activations);
+    if (activations != RESET_ACTIVATIONS_FP16 && activations != RESET_ACTIVATIONS_FP32)
+        fail(RESET_ERR_INVALID_ARGUMENT, "options->w4a16_activations = ", activations,
+             " is not a reset_activations value");
+    // The CUDA GEMV reads FP16 activations only.  An explicit CUDA request is
+    // refused before looking for a device, so the answer does not depend on the machine.
+    const auto refuse_fp32_on_cuda = [&](reset_backend backend) {
+        if (backend == RESET_BACKEND_CUDA && activations == RESET_ACTIVATIONS_FP32)
+            fail(RESET_ERR_UNSUPPORTED, "options->w4a16_activations = RESET_ACTIVATIONS_FP32 is the CPU "
+                 "reference's; the CUDA backend reads W4A16 activations in FP16 (load with RESET_BACKEND_CPU)");
+    };
+    refuse_fp32_on_cuda(options.backend);
     // Decide the backend before the (possibly long) load, so a missing device fails at once.
     reset_backend resolved = RESET_BACKEND_CPU;
     if (options.backend != RESET_BACKEND_CPU) {
@@ -54,6 +66,7 @@ std::shared_ptr<LoadedModel> load_model(const std::string &directory, const rese
         if (cuda_backend_available(&why)) resolved = RESET_BACKEND_CUDA;
         else if (options.backend == RESET_BACKEND_CUDA) fail(RESET_ERR_BACKEND, "RESET_BACKEND_CUDA: ", why);
     }
+    refuse_fp32_on_cuda(resolved);  // AUTO found a device
 
     auto model = std::make_shared<LoadedModel>();
     model->directory = directory;
@@ -68,6 +81,7 @@ std::shared_ptr<LoadedModel> load_model(const std::string &directory, const rese
     model->weights_format = load.weights;
     model->backend = resolved;
     model->threads = options.threads;
+    model->w4a16_activations = options.w4a16_activations;
     model->rope_inv_freq = rope_inverse_frequencies(model->config);
     model->device_ordinal = options.device;
     if (resolved == RESET_BACKEND_CUDA) {

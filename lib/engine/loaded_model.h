@@ -26,6 +26,7 @@ struct LoadedModel {
     reset_weights weights_format = RESET_WEIGHTS_BF16;  // resolved
     reset_backend backend = RESET_BACKEND_CPU;          // resolved
     int32_t threads = 0;           // CPU threads, 0 = all
+    reset_activations w4a16_activations = RESET_ACTIVATIONS_FP16;  // what CPU W4A16 linears multiply
     std::vector<float> rope_inv_freq;  // head_dim / 2 entries, llama3 scaling applied
     reset_tokenizer *tokenizer = nullptr;  // owned; null when the directory has none
     std::shared_ptr<DeviceModel> device;   // the weights on the GPU (CUDA backend), else null

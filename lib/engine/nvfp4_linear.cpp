@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "rules/nvfp4.h"
+#include "rules/w4a16.h"
 
 namespace reset {
 
@@ -42,8 +43,21 @@ void blocked_matvec(const Nvfp4Weight &w, const float *x, BlockScale block_scale
 
 }  // namespace
 
-void nvfp4_matvec_w4a16(const Nvfp4Weight &w, const float *x, float *y) {
-    blocked_matvec(w, x, [](int64_t, float weight_scale) { return weight_scale; }, w.tensor_scale, y);
+void nvfp4_matvec_w4a16(const Nvfp4Weight &w, const float *x, float *y, reset_activations activations) {
+    const auto weight_scale_only = [](int64_t, float weight_scale) { return weight_scale; };
+    if (activations == RESET_ACTIVATIONS_FP32) {
+        blocked_matvec(w, x, weight_scale_only, w.tensor_scale, y);
+        return;
+    }
+    // The GPU's FP16 input (nvfp4_quantize_activations.cu): divide by the
+    // power-of-two row scale (exact), round to FP16; the scale is multiplied
+    // back with the tensor scale (exactly: a power of two), as the GEMV's epilogue does.
+    float amax = 0.0f;
+    for (int64_t k = 0; k < w.cols; ++k) amax = std::fmax(amax, std::fabs(x[k]));
+    const float row_scale = w4a16::fp16_row_scale(amax);
+    std::vector<float> x16(static_cast<size_t>(w.cols));
+    for (int64_t k = 0; k < w.cols; ++k) x16[size_t(k)] = w4a16::round_to_fp16(x[k] / row_scale);
+    blocked_matvec(w, x16.data(), weight_scale_only, w.tensor_scale * row_scale, y);
 }
 
 float nvfp4_quantize_activations(const float *x, int64_t cols, float input_scale, uint8_t *codes,

@@ -1,10 +1,13 @@
 // nvfp4_linear.h — the CPU reference of an NVFP4 linear layer, y = W x.
 //
 // Clarity over speed: this is what every GPU kernel is tested against.  The
-// arithmetic follows nvfp4.md's two activation modes literally, in FP32.
+// arithmetic follows nvfp4.md's two activation modes in FP32; W4A16 rounds its
+// activations to FP16 as the GPU does unless asked for FP32.
 #pragma once
 
 #include <cstdint>
+
+#include "reset.h"
 
 namespace reset {
 
@@ -18,9 +21,11 @@ struct Nvfp4Weight {
     float input_scale = 0.0f;         // W4A4: calibrated activation tensor scale; <= 0 means dynamic
 };
 
-// W4A16: y[n] = tensor_scale * sum_b scale_b * sum_{k in b} e2m1(q_nk) * x_k.
-// x has cols elements, y has rows.
-void nvfp4_matvec_w4a16(const Nvfp4Weight &w, const float *x, float *y);
+// W4A16: y[n] = tensor_scale * sum_b scale_b * sum_{k in b} e2m1(q_nk) * a_k.
+// x has cols elements, y has rows.  RESET_ACTIVATIONS_FP32: a_k = x_k (nvfp4.md
+// literally).  RESET_ACTIVATIONS_FP16: what the CUDA GEMV reads (rules/w4a16.h),
+// a_k = fp16(x_k / s) with s = fp16_row_scale(amax_k |x_k|), and y multiplied by s.
+void nvfp4_matvec_w4a16(const Nvfp4Weight &w, const float *x, float *y, reset_activations activations);
 
 // W4A4: x is first quantized per 16-element block (tensor scale input_scale,
 // or amax(|x|)/(6*448) when input_scale <= 0), then

@@ -26,6 +26,7 @@ struct SessionOptions {
     int32_t sequences = 1;
     reset_kv_cache kv_cache = RESET_KV_CACHE_BF16;  // FP32: CPU backend only
     bool cuda_graph = true;                         // CUDA backend: replay the step as a graph
+    int32_t prefill_gemm_tokens = 0;                // CUDA backend: see reset_session_options
 };
 
 class Session {

@@ -12,7 +12,7 @@
 set -uo pipefail
 out=${OUT:-$PWD/build-device/out}
 mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/build-bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+source build-bundle/env.sh  # the bundle's libraries and the machine's cuBLAS
 reset=build-bundle/bin/reset
 ckpt=${CHECKPOINTS:-/tmp/checkpoints}
 shape=${SHAPE:-qwen3-8b}

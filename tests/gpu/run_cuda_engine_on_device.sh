@@ -7,7 +7,7 @@
 set -uo pipefail
 out=${OUT:-$PWD/build-device/out}
 mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/build-bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+source build-bundle/env.sh  # the bundle's libraries and the machine's cuBLAS
 models=${ENGINE_MODELS:-/tmp/engine-models}
 status=0
 if [[ ! -d $models/engine-llama3 ]]; then

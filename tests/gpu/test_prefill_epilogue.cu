@@ -28,7 +28,7 @@ float expected(float y, float factor, float bias, float residual) {
 
 void run_case(int rows, int64_t cols, int flags, bool misaligned) {
     const bool use_scale = flags & 1, use_row = flags & 2, use_bias = flags & 4, use_res = flags & 8,
-               alias = flags & 16;
+               alias = flags & 16, into_residual = flags & 32;  // 32: out = residual (the engine's residual GEMMs)
     const int off = misaligned ? 1 : 0;
     const int64_t ldy = cols + (misaligned ? 3 : 4);
     const int64_t ldr = alias ? ldy : cols + 8;
@@ -55,22 +55,30 @@ void run_case(int rows, int64_t cols, int flags, bool misaligned) {
     a.bias = use_bias ? d_bias.as<float>() + off : nullptr;
     a.residual = alias ? a.y : (use_res ? d_res.as<float>() + off : nullptr);
     a.ld_residual = alias ? ldy : (use_res ? ldr : 0);
+    if (into_residual) {
+        a.out = d_res.as<float>() + off;
+        a.ld_out = ldr;
+    }
     reset::prefill_epilogue(a, nullptr);
     CUDA_OK(cudaDeviceSynchronize());
-    const std::vector<float> got = d_y.download<float>(y.size());
+    const std::vector<float> got_y = d_y.download<float>(y.size()), got_res = d_res.download<float>(res.size());
     size_t wrong = 0, padding = 0;
     for (int r = 0; r < rows; ++r) {
         const float factor = use_row ? scale * row_scale[size_t(r)] : scale;
         for (int64_t i = 0; i < ldy; ++i) {
             const size_t at = size_t(off) + size_t(r) * size_t(ldy) + size_t(i);
+            const size_t res_at = size_t(off) + size_t(r) * size_t(ldr) + size_t(i);
             if (i >= cols) {
-                padding += std::isnan(got[at]) ? 0 : 1;
+                padding += std::isnan(got_y[at]) ? 0 : 1;
                 continue;
             }
             const float b = use_bias ? bias[size_t(off) + size_t(i)] : 0.0f;
-            const float re = alias ? y[at] : (use_res ? res[size_t(off) + size_t(r) * size_t(ldr) + size_t(i)] : 0.0f);
+            const float re = alias ? y[at] : (use_res ? res[res_at] : 0.0f);
             const float want = expected(y[at], factor, b, re);
-            wrong += std::memcmp(&want, &got[at], 4) == 0 ? 0 : 1;
+            const float got = into_residual ? got_res[res_at] : got_y[at];
+            wrong += std::memcmp(&want, &got, 4) == 0 ? 0 : 1;
+            // With a separate out, y is left as it was.
+            if (into_residual) wrong += std::memcmp(&y[at], &got_y[at], 4) == 0 ? 0 : 1;
         }
     }
     EXPECT(wrong == 0, "rows %d cols %lld flags %d misaligned %d: %zu elements differ", rows, (long long)cols, flags,
@@ -126,8 +134,9 @@ int main(int argc, char **argv) {
         const std::vector<int> row_counts = g_quick ? std::vector<int>{1, 7} : std::vector<int>{1, 7, 64, 300};
         for (int64_t cols : sizes)
             for (int rows : row_counts)
-                for (int flags = 0; flags < 32; ++flags) {
+                for (int flags = 0; flags < 64; ++flags) {
                     if ((flags & 16) && (flags & 8)) continue;  // alias replaces the separate residual
+                    if ((flags & 32) && !(flags & 8)) continue;  // out = residual needs a residual
                     run_case(rows, cols, flags, false);
                     if (flags % 5 == 0) run_case(rows, cols, flags, true);
                 }
@@ -147,6 +156,13 @@ int main(int argc, char **argv) {
         a.residual = a.y;
         a.ld_residual = 12;
         expect_status(a, RESET_ERR_INVALID_ARGUMENT, "residual == y with another leading dimension");
+        a.ld_residual = 8;
+        a.residual = d.as<float>() + 16;
+        a.out = d.as<float>() + 16;
+        a.ld_out = 12;
+        expect_status(a, RESET_ERR_INVALID_ARGUMENT, "out == residual with another leading dimension");
+        a.ld_out = 4;
+        expect_status(a, RESET_ERR_INVALID_ARGUMENT, "ld_out < cols");
         if (!g_quick) timing();
     } catch (const reset::Error &e) {
         std::fprintf(stderr, "FAIL: unexpected reset::Error %d: %s\n", static_cast<int>(e.status()), e.what());

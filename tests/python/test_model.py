@@ -1,5 +1,6 @@
 """The Python binding end to end on the fixture models: the same greedy
 continuation as transformers, errors as exceptions, cancellation from a thread."""
+import ctypes
 import threading
 import time
 
@@ -63,6 +64,36 @@ def test_kv_cache_type_rounds_the_cached_keys_and_values(reference):
     # BF16 rounding is 2^-9 relative per element, E4M3's 2^-4: both show, neither breaks the model.
     assert 1e-5 < bf16 < 1e-2
     assert bf16 < fp8 < 1e-1
+
+
+def test_w4a16_activations_fp16_by_default_fp32_on_request(reference):
+    """W4A16 multiplies FP16-rounded activations by default, as the CUDA GEMV does; "fp32" is the
+    unrounded reference the PyTorch NVFP4 logits were computed with."""
+    options = reset._lib.ModelOptions()
+    reset._lib.lib.reset_model_options_init(ctypes.byref(options))
+    assert options.struct_size == ctypes.sizeof(options)  # the ctypes mirror matches reset.h
+    assert options.w4a16_activations == 0  # RESET_ACTIVATIONS_FP16
+    ids = reference["input_ids"].tolist()
+    last = {}
+    for activations in ("fp16", "fp32"):
+        with reset.Model(MODEL, weights="nvfp4-w4a16", backend="cpu", activations=activations) as model:
+            with model.session(kv_cache="fp32") as session:
+                session.prefill(ids)
+                last[activations] = session.logits()
+    expected = reference["logits_w4a16"][-1]
+
+    def error(logits):
+        return np.linalg.norm(logits - expected) / np.linalg.norm(expected)
+
+    # FP32 on both sides: summation order only.  FP16 rounds each activation by up to 2^-11.
+    assert error(last["fp32"]) < 1e-4
+    gap = np.linalg.norm(last["fp16"] - last["fp32"]) / np.linalg.norm(last["fp32"])
+    assert 0 < gap < 1e-2
+    with pytest.raises(ValueError):
+        reset.Model(MODEL, activations="bf16")
+    with pytest.raises(reset.ResetError) as error_info:  # refused before any device is looked for
+        reset.Model(MODEL, backend="cuda", activations="fp32")
+    assert error_info.value.name == "RESET_ERR_UNSUPPORTED"
 
 
 def test_model_info_reports_the_weight_format():

@@ -267,6 +267,70 @@ TEST_CASE("bad options and struct sizes are invalid arguments naming the field")
     CHECK(reset_model_load("/nonexistent", nullptr, nullptr) == RESET_ERR_INVALID_ARGUMENT);
 }
 
+namespace {
+// The last-position logits of a fixed prompt on a W4A16 model loaded with these options.
+std::vector<float> w4a16_logits(const std::string &dir, reset_model_options options) {
+    options.weights = RESET_WEIGHTS_NVFP4_W4A16;
+    options.backend = RESET_BACKEND_CPU;
+    ModelGuard m;
+    const reset_status status = reset_model_load(dir.c_str(), &options, &m.model);
+    INFO(reset_last_error());
+    REQUIRE(status == RESET_OK);
+    SessionGuard s{session_on(m.model)};
+    const int32_t prompt[] = {5, 9, 2, 40};
+    REQUIRE(reset_prefill(s.session, prompt, 4) == RESET_OK);
+    std::vector<float> logits(64);
+    REQUIRE(reset_session_logits(s.session, 0, logits.data(), logits.size()) == RESET_OK);
+    return logits;
+}
+}  // namespace
+
+TEST_CASE("W4A16 activations: FP16 by default, FP32 on the CPU only, other values refused") {
+    TinyShape shape;
+    const std::string dir = write_tiny_model(shape, 8, "activations");
+    reset_model_options options;
+    reset_model_options_init(&options);
+    CHECK(options.w4a16_activations == RESET_ACTIVATIONS_FP16);
+    const std::vector<float> fp16 = w4a16_logits(dir, options);
+    options.w4a16_activations = RESET_ACTIVATIONS_FP32;
+    const std::vector<float> fp32 = w4a16_logits(dir, options);
+    // The FP16 rounding (2^-11 relative per activation) moves the logits a little, not a lot.
+    double num = 0, den = 0;
+    for (size_t i = 0; i < fp16.size(); ++i) {
+        num += (double(fp16[i]) - fp32[i]) * (double(fp16[i]) - fp32[i]);
+        den += double(fp32[i]) * fp32[i];
+    }
+    CHECK(num > 0);
+    CHECK(std::sqrt(num / den) < 1e-2);
+    // An older caller's struct ends before the field: whatever lies beyond is not read, FP16 is used.
+    reset_model_options_init(&options);
+    options.w4a16_activations = static_cast<reset_activations>(7);
+    options.struct_size = offsetof(reset_model_options, w4a16_activations);
+    CHECK(w4a16_logits(dir, options) == fp16);
+
+    reset_model_options_init(&options);
+    options.w4a16_activations = static_cast<reset_activations>(7);
+    reset_model *model = nullptr;
+    CHECK(reset_model_load(dir.c_str(), &options, &model) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(last_error().find("w4a16_activations") != std::string::npos);
+    CHECK(model == nullptr);
+    // FP32 is the CPU reference's: an explicit CUDA request is refused whether or not a device is present.
+    options.w4a16_activations = RESET_ACTIVATIONS_FP32;
+    options.backend = RESET_BACKEND_CUDA;
+    CHECK(reset_model_load(dir.c_str(), &options, &model) == RESET_ERR_UNSUPPORTED);
+    CHECK(last_error().find("RESET_ACTIVATIONS_FP32") != std::string::npos);
+    CHECK(model == nullptr);
+    // AUTO: refused when it finds a device, else it loads on the CPU.
+    options.backend = RESET_BACKEND_AUTO;
+    std::string why;
+    if (reset::cuda_backend_available(&why)) {
+        CHECK(reset_model_load(dir.c_str(), &options, &model) == RESET_ERR_UNSUPPORTED);
+    } else {
+        ModelGuard m;
+        CHECK(reset_model_load(dir.c_str(), &options, &m.model) == RESET_OK);
+    }
+}
+
 TEST_CASE("RESET_BACKEND_CUDA without a usable device is RESET_ERR_BACKEND with the reason; AUTO falls back to the CPU") {
     std::string why;
     if (reset::cuda_backend_available(&why)) return;  // a machine with a GPU runs tests/gpu/test_cuda_engine instead

@@ -56,6 +56,9 @@ struct Loaded {
         reset_model_options options;
         reset_model_options_init(&options);
         options.weights = weights;
+        options.backend = RESET_BACKEND_CPU;  // the reference engine; FP32 activations and cache are CPU-only
+        // The NVFP4 references multiply FP32 activations: compare W4A16 without the GPU's FP16 rounding.
+        options.w4a16_activations = RESET_ACTIVATIONS_FP32;
         const reset_status status = reset_model_load(dir.c_str(), &options, &model);
         INFO(reset_last_error());
         REQUIRE(status == RESET_OK);

@@ -103,31 +103,68 @@ double relative_l2(const std::vector<float> &a, const std::vector<double> &b) {
 }
 }  // namespace
 
-TEST_CASE("W4A16 reference matvec equals the FP64 product of the dequantized weights") {
-    const int64_t rows = 37, cols = 96;
-    const std::vector<float> weights = random_values(size_t(rows * cols), 1, 0.3f);
+namespace {
+// A rows x cols linear of N(0, 0.3) weights, NVFP4-quantized.
+Linear random_linear(int64_t rows, int64_t cols, uint32_t seed) {
+    const std::vector<float> weights = random_values(size_t(rows * cols), seed, 0.3f);
     Linear linear;
     nvfp4_quantize_matrix(weights, rows, cols, nvfp4_shared_tensor_scale({&weights}), linear);
-    const std::vector<float> x = random_values(size_t(cols), 2, 1.0f);
-    std::vector<float> y(static_cast<size_t>(rows));
-    nvfp4_matvec_w4a16(linear.nvfp4_view(), x.data(), y.data());
-    std::vector<double> expected(size_t(rows), 0.0);
+    return linear;
+}
+
+// The FP64 product of linear's dequantized weights with the activations a.
+std::vector<double> fp64_product(const Linear &linear, int64_t rows, int64_t cols, const std::vector<float> &a) {
+    std::vector<double> out(size_t(rows), 0.0);
     for (int64_t r = 0; r < rows; ++r)
         for (int64_t k = 0; k < cols; ++k) {
             const uint8_t code = packed_code(linear.codes.data() + r * cols / 2, int(k));
             const double w = double(e2m1_to_float(code)) * e4m3_to_float(linear.scales[size_t(r * cols / 16 + k / 16)]) *
                              linear.tensor_scale;
-            expected[size_t(r)] += w * x[size_t(k)];
+            out[size_t(r)] += w * a[size_t(k)];
         }
+    return out;
+}
+
+// x / scale rounded to FP16 by the compiler's _Float16 (independent of rules/w4a16.h), times scale.
+std::vector<float> fp16_rounded(const std::vector<float> &x, float scale) {
+    std::vector<float> out(x.size());
+    for (size_t i = 0; i < x.size(); ++i) out[i] = static_cast<float>(static_cast<_Float16>(x[i] / scale)) * scale;
+    return out;
+}
+}  // namespace
+
+TEST_CASE("W4A16 reference matvec equals the FP64 product of the dequantized weights and its activations") {
+    const int64_t rows = 37, cols = 96;
+    const Linear linear = random_linear(rows, cols, 1);
+    const std::vector<float> x = random_values(size_t(cols), 2, 1.0f);
+    std::vector<float> y(static_cast<size_t>(rows));
     // FP32 accumulation of 96 terms: ~1e-6 relative; 1e-5 leaves room for the summation order.
-    CHECK(relative_l2(y, expected) < 1e-5);
+    SUBCASE("FP16 activations (the default, what the CUDA GEMV reads): x rounded to FP16") {
+        nvfp4_matvec_w4a16(linear.nvfp4_view(), x.data(), y.data(), RESET_ACTIVATIONS_FP16);
+        CHECK(relative_l2(y, fp64_product(linear, rows, cols, fp16_rounded(x, 1.0f))) < 1e-5);
+        // The rounding shows: ~2^-12 relative per element, far above the FP32 sums' error.
+        CHECK(relative_l2(y, fp64_product(linear, rows, cols, x)) > 1e-5);
+    }
+    SUBCASE("FP32 activations: x as it is") {
+        nvfp4_matvec_w4a16(linear.nvfp4_view(), x.data(), y.data(), RESET_ACTIVATIONS_FP32);
+        CHECK(relative_l2(y, fp64_product(linear, rows, cols, x)) < 1e-5);
+    }
+}
+
+TEST_CASE("W4A16 FP16 activations beyond FP16's range: the row scale keeps them finite") {
+    const int64_t rows = 21, cols = 64;
+    const Linear linear = random_linear(rows, cols, 5);
+    std::vector<float> x = random_values(size_t(cols), 6, 1000.0f);
+    x[17] = 200000.0f;  // amax 2e5 > 65504: row scale 8 (2e5 / 8 = 25000 <= 32768)
+    std::vector<float> y(static_cast<size_t>(rows));
+    nvfp4_matvec_w4a16(linear.nvfp4_view(), x.data(), y.data(), RESET_ACTIVATIONS_FP16);
+    for (float v : y) CHECK(std::isfinite(v));
+    CHECK(relative_l2(y, fp64_product(linear, rows, cols, fp16_rounded(x, 8.0f))) < 1e-5);
 }
 
 TEST_CASE("W4A4 reference matvec equals the FP64 product of both dequantized operands") {
     const int64_t rows = 19, cols = 64;
-    const std::vector<float> weights = random_values(size_t(rows * cols), 3, 0.3f);
-    Linear linear;
-    nvfp4_quantize_matrix(weights, rows, cols, nvfp4_shared_tensor_scale({&weights}), linear);
+    Linear linear = random_linear(rows, cols, 3);
     const std::vector<float> x = random_values(size_t(cols), 4, 2.0f);
     for (float input_scale : {0.0f, 0.002f}) {
         linear.input_scale = input_scale;
@@ -136,15 +173,10 @@ TEST_CASE("W4A4 reference matvec equals the FP64 product of both dequantized ope
         if (input_scale > 0) CHECK(ts_x == input_scale);
         std::vector<float> y(static_cast<size_t>(rows));
         nvfp4_matvec_w4a4(linear.nvfp4_view(), x.data(), y.data());
-        std::vector<double> expected(size_t(rows), 0.0);
-        for (int64_t r = 0; r < rows; ++r)
-            for (int64_t k = 0; k < cols; ++k) {
-                const double w = double(e2m1_to_float(packed_code(linear.codes.data() + r * cols / 2, int(k)))) *
-                                 e4m3_to_float(linear.scales[size_t(r * cols / 16 + k / 16)]) * linear.tensor_scale;
-                const double a = double(e2m1_to_float(x_codes[size_t(k)])) * e4m3_to_float(x_scales[size_t(k / 16)]) * ts_x;
-                expected[size_t(r)] += w * a;
-            }
-        CHECK(relative_l2(y, expected) < 1e-5);
+        std::vector<float> a(static_cast<size_t>(cols));  // dequantized activations (one FP32 rounding: 6e-8)
+        for (int64_t k = 0; k < cols; ++k)
+            a[size_t(k)] = e2m1_to_float(x_codes[size_t(k)]) * e4m3_to_float(x_scales[size_t(k / 16)]) * ts_x;
+        CHECK(relative_l2(y, fp64_product(linear, rows, cols, a)) < 1e-5);
     }
 }
 

@@ -119,7 +119,8 @@ def declare(name, restype, argtypes):
 class ModelOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("weights", ctypes.c_int), ("backend", ctypes.c_int),
                 ("quantize_lm_head", ctypes.c_int32), ("device", ctypes.c_int32), ("threads", ctypes.c_int32),
-                ("progress", ctypes.c_void_p), ("progress_user_data", ctypes.c_void_p)]
+                ("progress", ctypes.c_void_p), ("progress_user_data", ctypes.c_void_p),
+                ("w4a16_activations", ctypes.c_int)]
 
 # int (*reset_progress_callback)(float fraction, void *user_data)
 PROGRESS_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_float, ctypes.c_void_p)
@@ -149,7 +150,7 @@ class PolicyParams(ctypes.Structure):
 
 class SessionOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("max_context", ctypes.c_int32), ("sequences", ctypes.c_int32),
-                ("kv_cache", ctypes.c_int), ("eager", ctypes.c_int32)]
+                ("kv_cache", ctypes.c_int), ("eager", ctypes.c_int32), ("prefill_gemm_tokens", ctypes.c_int32)]
 
 
 class Step(ctypes.Structure):
@@ -163,6 +164,8 @@ class Step(ctypes.Structure):
 
 WEIGHTS = {"auto": 0, "bf16": 1, "nvfp4-w4a16": 2, "nvfp4-w4a4": 3}
 BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
+# reset_activations ("fp32": the CPU backend's unrounded W4A16 reference).
+ACTIVATIONS = {"fp16": 0, "fp32": 1}
 POLICIES = {"greedy": 0, "fixed": 1, "reset": 2, "entropy": 3}
 
 c_model_p = ctypes.c_void_p

@@ -7,8 +7,8 @@ or when garbage-collected).  A Session keeps its Model alive.
 import ctypes
 from dataclasses import dataclass
 
-from ._lib import (BACKENDS, WEIGHTS, ModelInfo, ModelOptions, OwnedHandle, SessionOptions, Step, check, lib,
-                   policy_params)
+from ._lib import (ACTIVATIONS, BACKENDS, WEIGHTS, ModelInfo, ModelOptions, OwnedHandle, SessionOptions, Step, check,
+                   lib, policy_params)
 
 try:
     import numpy as _np
@@ -41,16 +41,19 @@ class StepResult:
 
 
 class Model(OwnedHandle):
-    """reset.Model(path, weights="auto"|"bf16"|"nvfp4-w4a16"|"nvfp4-w4a4", backend="auto"|"cpu"|"cuda")."""
+    """reset.Model(path, weights="auto"|"bf16"|"nvfp4-w4a16"|"nvfp4-w4a4", backend="auto"|"cpu"|"cuda",
+    activations="fp16"|"fp32"): activations is what W4A16 linears multiply, FP16 as the CUDA GEMV
+    reads them or (CPU backend only) FP32 unrounded."""
 
     _free = "reset_model_free"
     _noun = "model"
 
-    def __init__(self, path, weights="auto", backend="auto", quantize_lm_head=False, threads=0):
+    def __init__(self, path, weights="auto", backend="auto", quantize_lm_head=False, threads=0, activations="fp16"):
         options = ModelOptions()
         lib.reset_model_options_init(ctypes.byref(options))
         options.weights = _choice(WEIGHTS, weights, "weights")
         options.backend = _choice(BACKENDS, backend, "backend")
+        options.w4a16_activations = _choice(ACTIVATIONS, activations, "activations")
         options.quantize_lm_head = int(bool(quantize_lm_head))
         options.threads = int(threads)
         handle = ctypes.c_void_p()
