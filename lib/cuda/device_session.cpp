@@ -123,14 +123,15 @@ private:
     // NVFP4 preparation launch where the linear is a single NVFP4 part over the hidden size
     // (kernels/rms_norm_prepare.h), else rms_norm into normed_ and enqueue_linear.
     void enqueue_norm_linear(const float *weight, int first, int rows, const DeviceLinear &linear, float *y,
-                             int64_t ldy);
+                             int64_t ldy, bool gemm = false);
     void enqueue_gemv(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual);
     // The same product through the GEMM path: every checkpoint row of the part (a fused
     // gate_up writes [gate | up], 2 * intermediate columns), then the epilogue.
     void enqueue_gemm(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual);
-    // enqueue_gemv or enqueue_gemm, as the current forward pass runs.
-    void enqueue_product(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual) {
-        if (gemm_mode_) enqueue_gemm(part, rows, y, ldy, add_residual);
+    // enqueue_gemm on the GEMM path, else enqueue_gemv.
+    void enqueue_product(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual,
+                         bool gemm) {
+        if (gemm) enqueue_gemm(part, rows, y, ldy, add_residual);
         else enqueue_gemv(part, rows, y, ldy, add_residual);
     }
     // The activation-preparation fields Nvfp4PrepareArgs and RmsNormPrepareArgs share:
@@ -144,7 +145,7 @@ private:
         a.row_scale = row_scale_.as<float>();
     }
     void enqueue_linear(const DeviceLinear &linear, int rows, const float *x, int64_t ldx, float *y, int64_t ldy,
-                        bool add_residual);
+                        bool add_residual, bool gemm = false);
     void enqueue_step();
     void sync(const char *what) { cuda_check(cudaStreamSynchronize(stream_), what); }
 
@@ -158,10 +159,8 @@ private:
     cudaGraphExec_t graph_ = nullptr;
 
     int64_t ld_act_ = 0, ld_x16_ = 0, ld_qkv_ = 0, ld_gate_up_ = 0;
-    // GEMM prefill: chunk rows (0 = the path is off), the smallest chunk that takes it,
-    // and whether the forward pass being enqueued uses it.
+    // GEMM prefill: chunk rows (0 = the path is off), and the smallest chunk that takes it.
     int gemm_rows_ = 0, gemm_min_rows_ = 0;
-    bool gemm_mode_ = false;
     cublasHandle_t cublas_ = nullptr;
     DeviceBuffer dequantized_, gemm_out_;
     DeviceBuffer keys_, values_;  // every layer: [layer][slot][kv_head][position][head_dim]
@@ -205,9 +204,13 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
     // The GEMM prefill path: NVFP4 layers only (a BF16 linear has no FP16 weight to
     // multiply, and BF16 mode keeps FP32 activations, which cuBLAS's FP16 GEMM would round).
     bool all_nvfp4 = true;
+    size_t largest_fp16 = 0;  // the largest dequantized weight (the GEMM path holds a slice of it at a time)
     for (const DeviceLayer &layer : dm_.layers)
         for (const DeviceLinear *linear : {&layer.qkv, &layer.o, &layer.gate_up, &layer.down})
-            for (const DeviceLinearPart &part : linear->parts) all_nvfp4 = all_nvfp4 && part.nvfp4;
+            for (const DeviceLinearPart &part : linear->parts) {
+                all_nvfp4 = all_nvfp4 && part.nvfp4;
+                largest_fp16 = std::max(largest_fp16, size_t(part.gemv.layout.rows) * size_t(part.gemv.layout.cols) * 2);
+            }
     gemm_min_rows_ = options.prefill_gemm_tokens == 0 ? kDefaultPrefillGemmTokens : options.prefill_gemm_tokens;
     if (all_nvfp4 && gemm_min_rows_ > 0) gemm_rows_ = std::max(kMaxRows, std::min(kGemmRows, capacity_));
 
@@ -228,14 +231,9 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
         "attention workspace");
     logits_ = allocate(size_t(sequences_) * size_t(c.vocab_size) * 4, "logits");
     if (gemm_rows_ > 0) {
-        size_t largest = 0;  // the largest dequantized weight; one slice of it at a time
-        for (const DeviceLayer &layer : dm_.layers)
-            for (const DeviceLinear *linear : {&layer.qkv, &layer.o, &layer.gate_up, &layer.down})
-                for (const DeviceLinearPart &part : linear->parts)
-                    largest = std::max(largest, size_t(part.gemv.layout.rows) * size_t(part.gemv.layout.cols) * 2);
-        dequantized_ = allocate(std::min(largest, kDequantizedBytes), "the prefill GEMM's dequantized weight slice");
+        dequantized_ =
+            allocate(std::min(largest_fp16, kDequantizedBytes), "the prefill GEMM's dequantized weight slice");
         gemm_out_ = allocate(rows * size_t(ld_act_) * 4, "the prefill GEMM's output");
-        cuda_check(cudaDeviceSynchronize(), "session allocation");
         cublas_check(cublasCreate(&cublas_), "cublasCreate");
         cublas_check(cublasSetStream(cublas_, stream_), "cublasSetStream");
     }
@@ -359,7 +357,7 @@ void CudaSession::enqueue_gemm(const DeviceLinearPart &part, int rows, float *y,
 }
 
 void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, const DeviceLinear &linear, float *y,
-                                      int64_t ldy) {
+                                      int64_t ldy, bool gemm) {
     const ModelConfig &c = config_;
     const float *x = x_.as<float>() + int64_t(first) * ld_act_;
     auto norm_input = [&](auto &a) {  // the fields RmsNormArgs and RmsNormPrepareArgs share
@@ -381,7 +379,7 @@ void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, 
         norm_input(a);
         set_preparation(a, part);
         rms_norm_prepare(a, stream_);
-        enqueue_product(part, rows, y, ldy, false);
+        enqueue_product(part, rows, y, ldy, false, gemm);
         return;
     }
     RmsNormArgs a;
@@ -389,11 +387,11 @@ void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, 
     a.out = normed_.as<float>();
     a.ld_out = ld_act_;
     rms_norm(a, stream_);
-    enqueue_linear(linear, rows, normed_.as<float>(), ld_act_, y, ldy, false);
+    enqueue_linear(linear, rows, normed_.as<float>(), ld_act_, y, ldy, false, gemm);
 }
 
 void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const float *x, int64_t ldx, float *y,
-                                 int64_t ldy, bool add_residual) {
+                                 int64_t ldy, bool add_residual, bool gemm) {
     for (const DeviceLinearPart &part : linear.parts) {
         float *out = y + part.column;
         if (part.nvfp4) {
@@ -405,9 +403,9 @@ void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const flo
             prepare.ldx = ldx;
             prepare.input = Nvfp4ActivationInput::kFloat32;
             nvfp4_prepare_activations(prepare, stream_);
-            enqueue_product(part, rows, y, ldy, add_residual);
+            enqueue_product(part, rows, y, ldy, add_residual, gemm);
         } else {
-            if (gemm_mode_) fail(RESET_ERR_INTERNAL, "a BF16 linear on the prefill GEMM path");
+            if (gemm) fail(RESET_ERR_INTERNAL, "a BF16 linear on the prefill GEMM path");
             Bf16GemvArgs args;
             args.tokens = rows;
             args.x = x;
@@ -428,8 +426,16 @@ void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const flo
 void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t *positions, const int32_t *lengths,
                                   const int32_t *slots, int lm_first, int lm_rows, float *logits, bool gemm) {
     const ModelConfig &c = config_;
-    gemm_mode_ = gemm;
     const float eps = static_cast<float>(c.rms_norm_eps);
+    int attention_splits = attention_splits_;
+    if (rows > kMaxRows) {
+        // A GEMM chunk: as many splits as the shape wants and the decode-sized workspace holds.
+        attention_splits = attention_decode_splits(rows, c.n_kv_heads, capacity_);
+        while (attention_splits > 1 &&
+               attention_decode_workspace_bytes(rows, c.n_heads, c.head_dim, attention_splits) >
+                   attention_workspace_.bytes())
+            --attention_splits;
+    }
 
     EmbeddingLookupArgs embed;
     embed.tokens = rows;
@@ -445,7 +451,7 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         const DeviceLayer &layer = dm_.layers[size_t(l)];
         const KvCacheLayerView cache = cache_view(l);
 
-        enqueue_norm_linear(layer.input_norm, 0, rows, layer.qkv, qkv_.as<float>(), ld_qkv_);
+        enqueue_norm_linear(layer.input_norm, 0, rows, layer.qkv, qkv_.as<float>(), ld_qkv_, gemm);
 
         QkNormRopeArgs rope;
         rope.batch = rows;
@@ -471,27 +477,20 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         attention.lengths = lengths;
         attention.slots = slots;
         attention.out = attention_.as<float>();
-        attention.splits = attention_splits_;
-        if (rows > kMaxRows) {
-            // A GEMM chunk: as many splits as the shape wants and the decode-sized workspace holds.
-            attention.splits = attention_decode_splits(rows, c.n_kv_heads, capacity_);
-            while (attention.splits > 1 && attention_decode_workspace_bytes(rows, c.n_heads, c.head_dim,
-                                                                            attention.splits) >
-                                               attention_workspace_.bytes())
-                --attention.splits;
-        }
+        attention.splits = attention_splits;
         attention.workspace = attention_workspace_.as<float>();
         attention.workspace_bytes = attention_workspace_.bytes();
         // attention_decode writes [rows][n_heads * head_dim] densely, so the o_proj reads that stride.
         attention_decode(attention, stream_);
         enqueue_linear(layer.o, rows, attention_.as<float>(), int64_t(c.n_heads) * c.head_dim, x_.as<float>(),
-                       ld_act_, true);
+                       ld_act_, true, gemm);
 
         // The GEMM path writes a fused gate_up weight's [gate | up] rows; silu_mul follows.
         if (layer.gate_up.fused_silu && !gemm) {
             enqueue_norm_linear(layer.post_attention_norm, 0, rows, layer.gate_up, act_.as<float>(), ld_act_);
         } else {
-            enqueue_norm_linear(layer.post_attention_norm, 0, rows, layer.gate_up, gate_up_.as<float>(), ld_gate_up_);
+            enqueue_norm_linear(layer.post_attention_norm, 0, rows, layer.gate_up, gate_up_.as<float>(), ld_gate_up_,
+                                gemm);
             SiluMulArgs silu;
             silu.rows = rows;
             silu.cols = c.intermediate_size;
@@ -503,11 +502,11 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
             silu.ld_out = ld_act_;
             silu_mul(silu, stream_);
         }
-        enqueue_linear(layer.down, rows, act_.as<float>(), ld_act_, x_.as<float>(), ld_act_, true);
+        enqueue_linear(layer.down, rows, act_.as<float>(), ld_act_, x_.as<float>(), ld_act_, true, gemm);
     }
 
-    gemm_mode_ = false;  // the lm_head (one row, perhaps BF16) runs through the GEMV
     if (lm_rows == 0) return;  // a prefill chunk before the last: only its K/V matter
+    // The lm_head (one row, perhaps BF16) runs through the GEMV.
     enqueue_norm_linear(dm_.final_norm, lm_first, lm_rows, dm_.lm_head, logits, c.vocab_size);
 }
 

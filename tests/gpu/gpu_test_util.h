@@ -122,16 +122,18 @@ inline int finish(const char *name) {
     return g_failures == 0 ? 0 : 1;
 }
 
-// Median time of `launch` over `reps` launches (after one warm-up), in µs, by CUDA events.
-inline float median_us(const std::function<void()> &launch, int reps) {
+// Median time of `launch` over `reps` launches (after one warm-up), in µs, by CUDA
+// events.  launch(i) gets the launch's index (0 is the warm-up), for benchmarks
+// that rotate through copies of their operands to keep the L2 cold.
+inline float median_us(const std::function<void(int)> &launch, int reps) {
     cudaEvent_t e0, e1;
     CUDA_OK(cudaEventCreate(&e0));
     CUDA_OK(cudaEventCreate(&e1));
-    launch();
+    launch(0);
     std::vector<float> times;
     for (int i = 0; i < reps; ++i) {
         CUDA_OK(cudaEventRecord(e0));
-        launch();
+        launch(i + 1);
         CUDA_OK(cudaEventRecord(e1));
         CUDA_OK(cudaEventSynchronize(e1));
         float ms = 0.0f;
@@ -142,6 +144,10 @@ inline float median_us(const std::function<void()> &launch, int reps) {
     CUDA_OK(cudaEventDestroy(e1));
     std::sort(times.begin(), times.end());
     return times[times.size() / 2];
+}
+
+inline float median_us(const std::function<void()> &launch, int reps) {
+    return median_us([&](int) { launch(); }, reps);
 }
 
 // FP8 E4M3 on the host, exactly: the references of the FP8 KV cache tests.
