@@ -285,6 +285,12 @@ typedef struct reset_session_options {
                             they differ in FP32 summation order and what it moves (an FP16
                             rounding an ulp apart in W4A16, rarely an E2M1 code in W4A4).
                             Default 0 */
+    int32_t programmatic_launch; /* CUDA backend: programmatic dependent launch (GPUs from sm_90
+                            on): each kernel of a step is placed on the GPU while the one before
+                            it finishes, and the GEMVs fetch their first weights meanwhile, which
+                            hides most of the per-kernel launch ramp.  Same results either way.
+                            0 = on where the GPU supports it; -1 = off (plain stream order, for
+                            comparison).  Default 0 */
 } reset_session_options;
 
 RESET_API void reset_session_options_init(reset_session_options *options);

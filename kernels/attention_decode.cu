@@ -34,6 +34,7 @@
 #include <cmath>
 
 #include "kernels/cuda_common.cuh"
+#include "kernels/dependent_launch.cuh"
 
 namespace reset {
 namespace {
@@ -122,6 +123,7 @@ constexpr int kMinBlocks = kFp8 && kGroup <= 4 ? 3 : 2;
 
 template <int kHeadDim, int kGroup, bool kFp8>
 __global__ void __launch_bounds__(kThreads, (kMinBlocks<kFp8, kGroup>)) split_kernel(const AttentionDecodeArgs a) {
+    cuda::begin_dependent_kernel();
     constexpr int kBytes = kFp8 ? 1 : 2;                  // per element
     constexpr int kRowChunks = kHeadDim * kBytes / 16;    // 16-byte loads per K row
     constexpr int kChunkElems = 16 / kBytes;
@@ -315,6 +317,7 @@ __global__ void __launch_bounds__(kThreads, (kMinBlocks<kFp8, kGroup>)) split_ke
 // Merge the splits of one (sequence, query head): weights exp(m_s - M).
 template <int kHeadDim>
 __global__ void __launch_bounds__(kHeadDim) combine_kernel(const AttentionDecodeArgs a) {
+    cuda::begin_dependent_kernel();
     const int64_t head = int64_t(blockIdx.y) * a.n_heads + blockIdx.x;
     const float *partials = a.workspace + head * a.splits * partial_stride(kHeadDim);
     const int d = threadIdx.x;
@@ -336,14 +339,14 @@ template <int kHeadDim, int kGroup>
 void launch(const AttentionDecodeArgs &a, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>(a.splits), static_cast<unsigned>(a.cache.n_kv_heads),
                     static_cast<unsigned>(a.batch));
-    if (a.cache.type == KvCacheType::kFp8E4M3) split_kernel<kHeadDim, kGroup, true><<<grid, kThreads, 0, stream>>>(a);
-    else split_kernel<kHeadDim, kGroup, false><<<grid, kThreads, 0, stream>>>(a);
-    RESET_CUDA_CHECK(cudaGetLastError());
-    if (a.splits > 1) {
-        combine_kernel<kHeadDim><<<dim3(static_cast<unsigned>(a.n_heads), static_cast<unsigned>(a.batch)), kHeadDim, 0,
-                                   stream>>>(a);
-        RESET_CUDA_CHECK(cudaGetLastError());
-    }
+    cuda::launch_kernel("attention_decode",
+                        a.cache.type == KvCacheType::kFp8E4M3 ? split_kernel<kHeadDim, kGroup, true>
+                                                               : split_kernel<kHeadDim, kGroup, false>,
+                        grid, dim3(kThreads), 0, stream, a);
+    if (a.splits > 1)
+        cuda::launch_kernel("attention_decode combine", combine_kernel<kHeadDim>,
+                            dim3(static_cast<unsigned>(a.n_heads), static_cast<unsigned>(a.batch)), dim3(kHeadDim), 0,
+                            stream, a);
 }
 
 template <int kHeadDim>

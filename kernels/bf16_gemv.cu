@@ -9,6 +9,7 @@
 #include <atomic>
 
 #include "kernels/cuda_common.cuh"
+#include "kernels/dependent_launch.cuh"
 
 namespace reset {
 namespace {
@@ -83,6 +84,7 @@ __device__ __forceinline__ void accumulate(float (&acc)[kRows][M], const uint4 (
 
 template <int M>
 __global__ void __launch_bounds__(kThreads, 1) bf16_gemv_kernel(const __grid_constant__ GemvParams p) {
+    cuda::begin_dependent_kernel();
     extern __shared__ float4 xs_storage[];
     float *xs = reinterpret_cast<float *>(xs_storage);
     __shared__ float partial[kWarps][kRows * M];
@@ -324,8 +326,7 @@ void bf16_gemv(const Bf16GemvArgs &a, cudaStream_t stream) {
     p.groups = (a.rows + per_group - 1) / per_group;
     p.x_vector = a.ldx % 4 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0;
     const size_t smem = static_cast<size_t>(plan.k_tile) * a.tokens * 4;
-    fn<<<plan.grid, kThreads, smem, stream>>>(p);
-    RESET_CUDA_CHECK(cudaGetLastError());
+    cuda::launch_kernel("bf16_gemv", fn, dim3(plan.grid), dim3(kThreads), smem, stream, p);
 }
 
 }  // namespace reset

@@ -4,6 +4,7 @@
 #include "kernels/embedding_lookup.h"
 
 #include "kernels/cuda_common.cuh"
+#include "kernels/dependent_launch.cuh"
 
 namespace reset {
 namespace {
@@ -14,6 +15,7 @@ __device__ __forceinline__ float bf16_bits_to_float(uint32_t bits16) { return __
 
 template <bool kVector>
 __global__ void __launch_bounds__(kThreads) embedding_lookup_kernel(const EmbeddingLookupArgs a) {
+    cuda::begin_dependent_kernel();
     const int token = blockIdx.y;
     const int32_t id = a.ids[token];
     const bool valid = id >= 0 && static_cast<int64_t>(id) < a.vocab;
@@ -63,9 +65,8 @@ void embedding_lookup(const EmbeddingLookupArgs &a, cudaStream_t stream) {
                         reinterpret_cast<uintptr_t>(a.x) % 16 == 0;
     const int64_t per_cta = vector ? int64_t(kThreads) * 8 : int64_t(kThreads);
     const dim3 grid(static_cast<unsigned>((a.hidden + per_cta - 1) / per_cta), static_cast<unsigned>(a.tokens));
-    if (vector) embedding_lookup_kernel<true><<<grid, kThreads, 0, stream>>>(a);
-    else embedding_lookup_kernel<false><<<grid, kThreads, 0, stream>>>(a);
-    RESET_CUDA_CHECK(cudaGetLastError());
+    cuda::launch_kernel("embedding_lookup", vector ? embedding_lookup_kernel<true> : embedding_lookup_kernel<false>,
+                        grid, dim3(kThreads), 0, stream, a);
 }
 
 }  // namespace reset

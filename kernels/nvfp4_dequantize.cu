@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 
 #include "kernels/cuda_common.cuh"
+#include "kernels/dependent_launch.cuh"
 #include "rules/nvfp4.h"
 
 namespace reset {
@@ -63,6 +64,7 @@ __device__ __forceinline__ uint8_t code_of(const DequantParams &p, uint32_t word
 
 template <bool kVector>
 __global__ void __launch_bounds__(kThreads) dequantize_kernel(const __grid_constant__ DequantParams p) {
+    cuda::begin_dependent_kernel();
     const int64_t run = (static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) >> 5;
     if (run >= p.runs) return;
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
@@ -171,9 +173,8 @@ void nvfp4_dequantize(const Nvfp4GemvWeight &weight, const Nvfp4DequantizeArgs &
     const int64_t blocks = (p.runs * 32 + kThreads - 1) / kThreads;
     if (blocks > 0x7fffffff) fail(RESET_ERR_UNSUPPORTED, "nvfp4_dequantize: weight too large");
     const bool vector = args.ld_out % 8 == 0 && reinterpret_cast<uintptr_t>(args.out) % 16 == 0;
-    if (vector) dequantize_kernel<true><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(p);
-    else dequantize_kernel<false><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(p);
-    RESET_CUDA_CHECK(cudaGetLastError());
+    cuda::launch_kernel("nvfp4_dequantize", vector ? dequantize_kernel<true> : dequantize_kernel<false>,
+                        dim3(static_cast<unsigned>(blocks)), dim3(kThreads), 0, stream, p);
 }
 
 }  // namespace reset

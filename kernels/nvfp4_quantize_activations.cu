@@ -10,6 +10,7 @@
 #include <cuda_fp16.h>
 
 #include "kernels/cuda_common.cuh"
+#include "kernels/dependent_launch.cuh"
 #include "kernels/row_rules.cuh"
 #include "rules/nvfp4.h"
 #include "rules/w4a16.h"
@@ -50,6 +51,7 @@ __device__ float row_amax(const PrepareParams &p, const void *row) {
 // its amax with 4 shuffles); y is the token.  A CTA that needs the row's amax
 // reads the whole row itself (it sits in L2), so no second launch is needed.
 __global__ void __launch_bounds__(kThreads) prepare_kernel(const __grid_constant__ PrepareParams p) {
+    cuda::begin_dependent_kernel();
     const int token = blockIdx.y;
     const void *row = p.input_bf16 ? static_cast<const void *>(static_cast<const __nv_bfloat16 *>(p.x) + token * p.ldx)
                                    : static_cast<const void *>(static_cast<const float *>(p.x) + token * p.ldx);
@@ -111,8 +113,7 @@ void nvfp4_prepare_activations(const Nvfp4PrepareArgs &args, cudaStream_t stream
     p.codes = args.codes;
     p.scales = args.scales;
     const dim3 grid(static_cast<unsigned>((args.cols + kThreads - 1) / kThreads), static_cast<unsigned>(args.tokens));
-    prepare_kernel<<<grid, kThreads, 0, stream>>>(p);
-    RESET_CUDA_CHECK(cudaGetLastError());
+    cuda::launch_kernel("nvfp4_prepare_activations", prepare_kernel, grid, dim3(kThreads), 0, stream, p);
 }
 
 }  // namespace reset

@@ -4,6 +4,7 @@
 #include "kernels/prefill_epilogue.h"
 
 #include "kernels/cuda_common.cuh"
+#include "kernels/dependent_launch.cuh"
 
 namespace reset {
 namespace {
@@ -18,6 +19,7 @@ __device__ __forceinline__ float apply(float y, float factor, float bias, float 
 
 template <bool kVector>
 __global__ void __launch_bounds__(kThreads) prefill_epilogue_kernel(const PrefillEpilogueArgs a) {
+    cuda::begin_dependent_kernel();
     for (int64_t row = blockIdx.y; row < a.rows; row += gridDim.y) {
         const float factor = a.row_scale ? __fmul_rn(a.scale, a.row_scale[row]) : a.scale;
         const float *y = a.y + row * a.ldy;
@@ -69,9 +71,8 @@ void prefill_epilogue(const PrefillEpilogueArgs &a, cudaStream_t stream) {
     const int64_t pieces = (a.cols + per_cta - 1) / per_cta;
     if (pieces > 0x7fffffff) fail(RESET_ERR_UNSUPPORTED, "prefill_epilogue: cols ", a.cols, " is too large");
     const dim3 grid(static_cast<unsigned>(pieces), static_cast<unsigned>(a.rows < 65535 ? a.rows : 65535));
-    if (vector) prefill_epilogue_kernel<true><<<grid, kThreads, 0, stream>>>(a);
-    else prefill_epilogue_kernel<false><<<grid, kThreads, 0, stream>>>(a);
-    RESET_CUDA_CHECK(cudaGetLastError());
+    cuda::launch_kernel("prefill_epilogue", vector ? prefill_epilogue_kernel<true> : prefill_epilogue_kernel<false>,
+                        grid, dim3(kThreads), 0, stream, a);
 }
 
 }  // namespace reset

@@ -16,6 +16,7 @@
 #include <cmath>
 
 #include "kernels/cuda_common.cuh"
+#include "kernels/dependent_launch.cuh"
 
 namespace reset {
 namespace {
@@ -24,6 +25,7 @@ constexpr int kWarps = 4;
 
 template <int kHeadDim>
 __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormRopeArgs a) {
+    cuda::begin_dependent_kernel();
     constexpr int kPerLane = kHeadDim / 32;
     constexpr int kHalf = kPerLane / 2;  // j and j + kHalf form a rotation pair
     const int lane = threadIdx.x % 32;
@@ -94,6 +96,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormR
 // head past the end), so they run with the full mask in every lane.
 template <int kHeadDim>
 __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_small_kernel(const QkNormRopeArgs a) {
+    cuda::begin_dependent_kernel();
     static_assert(kHeadDim == 16 || kHeadDim == 32, "one element per lane, a power-of-two group within a warp");
     constexpr int kHalf = kHeadDim / 2;  // element i pairs with i ^ kHalf
     const int i = threadIdx.x % kHeadDim;
@@ -147,7 +150,8 @@ template <int kHeadDim>
 void launch_small(const QkNormRopeArgs &a, int heads, cudaStream_t stream) {
     constexpr int kHeadsPerBlock = kWarps * 32 / kHeadDim;
     const dim3 grid(static_cast<unsigned>((heads + kHeadsPerBlock - 1) / kHeadsPerBlock), static_cast<unsigned>(a.batch));
-    qk_norm_rope_small_kernel<kHeadDim><<<grid, kWarps * 32, 0, stream>>>(a);
+    cuda::launch_kernel("qk_norm_rope_kv_append", qk_norm_rope_small_kernel<kHeadDim>, grid, dim3(kWarps * 32), 0, stream,
+                        a);
 }
 
 }  // namespace
@@ -183,9 +187,9 @@ void qk_norm_rope_kv_append(const QkNormRopeArgs &a, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>((heads + kWarps - 1) / kWarps), static_cast<unsigned>(a.batch));
     if (c.head_dim == 16) launch_small<16>(a, heads, stream);
     else if (c.head_dim == 32) launch_small<32>(a, heads, stream);
-    else if (c.head_dim == 64) qk_norm_rope_kernel<64><<<grid, kWarps * 32, 0, stream>>>(a);
-    else qk_norm_rope_kernel<128><<<grid, kWarps * 32, 0, stream>>>(a);
-    RESET_CUDA_CHECK(cudaGetLastError());
+    else
+        cuda::launch_kernel("qk_norm_rope_kv_append", c.head_dim == 64 ? qk_norm_rope_kernel<64> : qk_norm_rope_kernel<128>,
+                            grid, dim3(kWarps * 32), 0, stream, a);
 }
 
 }  // namespace reset

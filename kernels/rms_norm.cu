@@ -4,6 +4,7 @@
 #include "kernels/rms_norm.h"
 
 #include "kernels/cuda_common.cuh"
+#include "kernels/dependent_launch.cuh"
 #include "kernels/row_rules.cuh"
 
 namespace reset {
@@ -12,6 +13,7 @@ namespace {
 constexpr int kThreads = kRowThreads;
 
 __global__ void __launch_bounds__(kThreads) rms_norm_kernel(const RmsNormArgs a) {
+    cuda::begin_dependent_kernel();
     const float *x = a.x + int64_t(blockIdx.x) * a.ldx;
     float *out = a.out + int64_t(blockIdx.x) * a.ld_out;
     const float inverse = row_rms_inverse(x, a.cols, a.eps);
@@ -29,8 +31,7 @@ void rms_norm(const RmsNormArgs &a, cudaStream_t stream) {
     require(a.out, "rms_norm: out");
     if (a.out == a.x && a.ld_out != a.ldx)
         fail(RESET_ERR_INVALID_ARGUMENT, "rms_norm: in place needs ld_out == ldx");
-    rms_norm_kernel<<<static_cast<unsigned>(a.rows), kThreads, 0, stream>>>(a);
-    RESET_CUDA_CHECK(cudaGetLastError());
+    cuda::launch_kernel("rms_norm", rms_norm_kernel, dim3(static_cast<unsigned>(a.rows)), dim3(kThreads), 0, stream, a);
 }
 
 }  // namespace reset

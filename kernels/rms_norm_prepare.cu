@@ -10,6 +10,7 @@
 #include <cuda_fp16.h>
 
 #include "kernels/cuda_common.cuh"
+#include "kernels/dependent_launch.cuh"
 #include "kernels/row_rules.cuh"
 #include "rules/nvfp4.h"
 #include "rules/w4a16.h"
@@ -37,6 +38,7 @@ struct FusedParams {
 };
 
 __global__ void __launch_bounds__(kThreads) rms_norm_prepare_kernel(const __grid_constant__ FusedParams p) {
+    cuda::begin_dependent_kernel();
     const int token = blockIdx.x;
     const float *x = p.x + int64_t(token) * p.ldx;
     const float inverse = row_rms_inverse(x, p.cols, p.eps);  // rms_norm.cu's rule
@@ -124,8 +126,8 @@ void rms_norm_prepare(const RmsNormPrepareArgs &a, cudaStream_t stream) {
     p.scales = a.scales;
     p.normed = a.normed;
     p.ld_normed = a.ld_normed;
-    rms_norm_prepare_kernel<<<static_cast<unsigned>(a.rows), kThreads, 0, stream>>>(p);
-    RESET_CUDA_CHECK(cudaGetLastError());
+    cuda::launch_kernel("rms_norm_prepare", rms_norm_prepare_kernel, dim3(static_cast<unsigned>(a.rows)), dim3(kThreads),
+                        0, stream, p);
 }
 
 }  // namespace reset

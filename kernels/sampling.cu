@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "kernels/cuda_common.cuh"
+#include "kernels/dependent_launch.cuh"
 #include "reset.h"
 #include "rules/philox.h"
 #include "rules/reset_rule.h"
@@ -674,6 +675,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int b = blockIdx.y;
     const unsigned rank = team_rank();
+    cuda::begin_dependent_kernel();
 
     // A skipped sequence: every CTA of the team reads the same flag and
     // leaves before any exchange (no peer ever reads its shared memory).
@@ -1325,13 +1327,22 @@ void sample_tokens(const SamplingArgs &a, cudaStream_t stream) {
     config.blockDim = dim3(kThreads, 1u, 1u);
     config.dynamicSmemBytes = plan.shared_bytes;
     config.stream = stream;
-    cudaLaunchAttribute attribute[1];
-    attribute[0].id = cudaLaunchAttributeClusterDimension;
-    attribute[0].val.clusterDim.x = static_cast<unsigned>(plan.team);
-    attribute[0].val.clusterDim.y = 1;
-    attribute[0].val.clusterDim.z = 1;
+    cudaLaunchAttribute attribute[2];
+    unsigned attributes = 0;
+    if (plan.team > 1) {
+        attribute[attributes].id = cudaLaunchAttributeClusterDimension;
+        attribute[attributes].val.clusterDim.x = static_cast<unsigned>(plan.team);
+        attribute[attributes].val.clusterDim.y = 1;
+        attribute[attributes].val.clusterDim.z = 1;
+        ++attributes;
+    }
+    if (cuda::dependent_launch_flag()) {  // kernels/dependent_launch.cuh
+        attribute[attributes].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attribute[attributes].val.programmaticStreamSerializationAllowed = 1;
+        ++attributes;
+    }
     config.attrs = attribute;
-    config.numAttrs = plan.team > 1 ? 1 : 0;
+    config.numAttrs = attributes;
     RESET_CUDA_CHECK(cudaLaunchKernelEx(&config, sampling_kernel, params));
 }
 

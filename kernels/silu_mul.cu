@@ -4,6 +4,7 @@
 #include "kernels/silu_mul.h"
 
 #include "kernels/cuda_common.cuh"
+#include "kernels/dependent_launch.cuh"
 
 namespace reset {
 namespace {
@@ -15,6 +16,7 @@ __device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
 
 template <bool kVector>
 __global__ void __launch_bounds__(kThreads) silu_mul_kernel(const SiluMulArgs a) {
+    cuda::begin_dependent_kernel();
     const int64_t row = blockIdx.y;
     const float *gate = a.gate + row * a.ld_gate;
     const float *up = a.up + row * a.ld_up;
@@ -56,9 +58,8 @@ void silu_mul(const SiluMulArgs &a, cudaStream_t stream) {
     const int64_t pieces = (a.cols + per_cta - 1) / per_cta;
     if (pieces > 0x7fffffff) fail(RESET_ERR_UNSUPPORTED, "silu_mul: cols ", a.cols, " is too large");
     const dim3 grid(static_cast<unsigned>(pieces), static_cast<unsigned>(a.rows));
-    if (vector) silu_mul_kernel<true><<<grid, kThreads, 0, stream>>>(a);
-    else silu_mul_kernel<false><<<grid, kThreads, 0, stream>>>(a);
-    RESET_CUDA_CHECK(cudaGetLastError());
+    cuda::launch_kernel("silu_mul", vector ? silu_mul_kernel<true> : silu_mul_kernel<false>, grid, dim3(kThreads), 0,
+                        stream, a);
 }
 
 }  // namespace reset

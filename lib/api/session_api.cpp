@@ -52,6 +52,9 @@ reset_status reset_session_create(reset_model *model, const reset_session_option
         if (o.prefill_gemm_tokens < -1)
             fail(RESET_ERR_INVALID_ARGUMENT, "options->prefill_gemm_tokens = ", o.prefill_gemm_tokens,
                  " (must be -1, 0 or a token count)");
+        if (o.programmatic_launch != 0 && o.programmatic_launch != -1)
+            fail(RESET_ERR_INVALID_ARGUMENT, "options->programmatic_launch = ", o.programmatic_launch,
+                 " (must be 0 or -1)");
         const int32_t context = o.max_context ? o.max_context : std::min(model_max, kDefaultMaxContext);
         SessionOptions session_options;
         session_options.max_context = context;
@@ -59,6 +62,7 @@ reset_status reset_session_create(reset_model *model, const reset_session_option
         session_options.kv_cache = o.kv_cache;
         session_options.cuda_graph = o.eager == 0;
         session_options.prefill_gemm_tokens = o.prefill_gemm_tokens;
+        session_options.programmatic_launch = o.programmatic_launch == 0;
         auto handle = std::make_unique<reset_session>();
         handle->session = std::make_unique<Session>(std::move(loaded), session_options);
         HandleRegistry<reset_session>::instance().add(handle.get());

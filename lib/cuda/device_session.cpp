@@ -37,6 +37,7 @@
 #include "engine/device_engine.h"
 #include "kernels/attention_decode.h"
 #include "kernels/bf16_gemv.h"
+#include "kernels/dependent_launch.cuh"
 #include "kernels/embedding_lookup.h"
 #include "kernels/nvfp4_dequantize.h"
 #include "kernels/nvfp4_gemv.h"
@@ -154,6 +155,7 @@ private:
     int32_t sequences_, capacity_;
     KvCacheType kv_type_;
     bool use_graph_;
+    bool dependent_launch_ = false;  // kernels/dependent_launch.cuh: options and an sm_90+ device
     uint64_t bytes_ = 0;
     cudaStream_t stream_ = nullptr;
     cudaGraphExec_t graph_ = nullptr;
@@ -167,7 +169,6 @@ private:
     size_t layer_elements_ = 0;
     DeviceBuffer x_, normed_, qkv_, q_, attention_, gate_up_, act_, x16_, row_scale_;
     DeviceBuffer gemv_workspace_, attention_workspace_;
-    int attention_splits_ = 1;
     DeviceBuffer logits_;
     // Sampler.
     DeviceBuffer delimiter_flags_, sampling_workspace_;
@@ -187,6 +188,9 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
     if (sequences_ < 1 || sequences_ > kMaxRows) fail(RESET_ERR_INVALID_ARGUMENT, "sequences ", sequences_);
     use_device(dm_.device);
     cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    int major = 0;
+    cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dm_.device), "cudaDeviceGetAttribute");
+    dependent_launch_ = options.programmatic_launch && major >= 9;
     const ModelConfig &c = config_;
     const int64_t q_width = int64_t(c.n_heads) * c.head_dim, kv_width = int64_t(c.n_kv_heads) * c.head_dim;
     ld_act_ = round_up(std::max({int64_t(c.hidden_size), int64_t(c.intermediate_size), q_width, dm_.max_padded_in}), 64);
@@ -225,10 +229,14 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
     x16_ = allocate(rows * size_t(ld_x16_) * 2, "activations");
     row_scale_ = allocate(rows * 4, "activations");
     gemv_workspace_ = allocate(std::max<size_t>(dm_.gemv_workspace_bytes, 16), "GEMV workspace");
-    attention_splits_ = attention_decode_splits(kMaxRows, c.n_kv_heads, capacity_);
-    attention_workspace_ = allocate(
-        std::max<size_t>(attention_decode_workspace_bytes(kMaxRows, c.n_heads, c.head_dim, attention_splits_), 16),
-        "attention workspace");
+    // Sized for the larger of a decode step (sequences_ rows) and a GEMV prefill pass (kMaxRows
+    // rows), each with the splits that fill the GPU for it (batch x splits is about constant).
+    size_t attention_bytes = 16;
+    for (int rows : {sequences_, kMaxRows})
+        attention_bytes = std::max(attention_bytes,
+                                   attention_decode_workspace_bytes(rows, c.n_heads, c.head_dim,
+                                                                    attention_decode_splits(rows, c.n_kv_heads, capacity_)));
+    attention_workspace_ = allocate(attention_bytes, "attention workspace");
     logits_ = allocate(size_t(sequences_) * size_t(c.vocab_size) * 4, "logits");
     if (gemm_rows_ > 0) {
         dequantized_ =
@@ -427,15 +435,12 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
                                   const int32_t *slots, int lm_first, int lm_rows, float *logits, bool gemm) {
     const ModelConfig &c = config_;
     const float eps = static_cast<float>(c.rms_norm_eps);
-    int attention_splits = attention_splits_;
-    if (rows > kMaxRows) {
-        // A GEMM chunk: as many splits as the shape wants and the decode-sized workspace holds.
-        attention_splits = attention_decode_splits(rows, c.n_kv_heads, capacity_);
-        while (attention_splits > 1 &&
-               attention_decode_workspace_bytes(rows, c.n_heads, c.head_dim, attention_splits) >
-                   attention_workspace_.bytes())
-            --attention_splits;
-    }
+    // As many context splits as fill the GPU for these rows (a batch-1 step needs 8x the splits of
+    // a batch-8 one to keep the same CTAs streaming the cache), within the workspace.
+    int attention_splits = attention_decode_splits(rows, c.n_kv_heads, capacity_);
+    while (attention_splits > 1 &&
+           attention_decode_workspace_bytes(rows, c.n_heads, c.head_dim, attention_splits) > attention_workspace_.bytes())
+        --attention_splits;
 
     EmbeddingLookupArgs embed;
     embed.tokens = rows;
@@ -516,6 +521,7 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
 
 void CudaSession::prefill(int32_t sequence, const int32_t *ids, int32_t n, int32_t start) {
     use_device(dm_.device);
+    const cuda::ScopedDependentLaunch dependent_launch(dependent_launch_);
     PrefillInput *in = host_prefill_.as<PrefillInput>();
     const PrefillInput *d = prefill_in_.as<PrefillInput>();
     float *logits = logits_.as<float>() + int64_t(sequence) * config_.vocab_size;
@@ -580,6 +586,7 @@ void CudaSession::copy_logits(int32_t sequence, float *out) {
 // ---------------------------------------------------------------------------
 
 void CudaSession::enqueue_step() {
+    const cuda::ScopedDependentLaunch dependent_launch(dependent_launch_);
     const size_t ring_bytes = size_t(sequences_) * size_t(ring_capacity_) * sizeof(float);
     cuda_check(cudaMemcpyAsync(step_in_.as(), host_in_.as(), sizeof(StepInput), cudaMemcpyHostToDevice, stream_),
                "step upload");

@@ -41,6 +41,7 @@ struct DeviceSessionOptions {
     reset_kv_cache kv_cache = RESET_KV_CACHE_BF16;
     bool cuda_graph = true;                      // false: eager launches (for comparison)
     int32_t prefill_gemm_tokens = 0;             // reset_session_options.prefill_gemm_tokens
+    bool programmatic_launch = true;             // where the GPU has it (sm_90+): kernels/dependent_launch.cuh
 };
 
 // One sequence's result of a device decode step.

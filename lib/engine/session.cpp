@@ -52,6 +52,7 @@ Session::Session(std::shared_ptr<LoadedModel> model, const SessionOptions &optio
         device.kv_cache = options.kv_cache;
         device.cuda_graph = options.cuda_graph;
         device.prefill_gemm_tokens = options.prefill_gemm_tokens;
+        device.programmatic_launch = options.programmatic_launch;
         device_ = create_device_session(*model_, device, delimiters);
     } else {
         cache_ = std::make_unique<KvCache>(model_->config, options.sequences, options.max_context, options.kv_cache);

@@ -27,6 +27,7 @@ struct SessionOptions {
     reset_kv_cache kv_cache = RESET_KV_CACHE_BF16;  // FP32: CPU backend only
     bool cuda_graph = true;                         // CUDA backend: replay the step as a graph
     int32_t prefill_gemm_tokens = 0;                // CUDA backend: see reset_session_options
+    bool programmatic_launch = true;                // CUDA backend, sm_90+: see reset_session_options
 };
 
 class Session {

@@ -68,6 +68,7 @@ struct DecodeCase {
     long sequences = 1, prompt_tokens = 128;
     bool fp8 = false, eager = false;
     long prefill_gemm_tokens = 0;  // reset_session_options.prefill_gemm_tokens
+    long programmatic_launch = 0;  // reset_session_options.programmatic_launch
 };
 
 struct DecodeResult {
@@ -99,6 +100,7 @@ DecodeResult run_decode_case(const Model &model, const DecodeCase &c, long token
     options.kv_cache = c.fp8 ? RESET_KV_CACHE_FP8 : RESET_KV_CACHE_BF16;
     options.eager = c.eager ? 1 : 0;
     options.prefill_gemm_tokens = int32_t(c.prefill_gemm_tokens);
+    options.programmatic_launch = int32_t(c.programmatic_launch);
     reset_session *session = nullptr;
     check(reset_session_create(model.handle, &options, &session), "session");
     const uint64_t session_bytes = reset_session_device_bytes(session);
@@ -136,13 +138,15 @@ DecodeResult run_decode_case(const Model &model, const DecodeCase &c, long token
 
 int bench_decode(int argc, char **argv) {
     std::set<std::string> valued = kModelValued;
-    valued.insert({"prompt-tokens", "tokens", "repeat", "sequences", "kv-cache", "policy", "prefill-gemm-tokens"});
+    valued.insert({"prompt-tokens", "tokens", "repeat", "sequences", "kv-cache", "policy", "prefill-gemm-tokens",
+                   "programmatic-launch"});
     const Args args = parse_args(argc, argv, 3, {"help", "eager", "compare-eager", "json"}, valued);
     if (args.has("help") || args.positional.size() != 1) {
         std::printf(
             "usage: reset bench decode MODEL_DIR [--prompt-tokens N,..] [--tokens N] [--repeat R] [--sequences B,..]\n"
             "                          [--policy TEXT] [--kv-cache bf16|fp8|bf16,fp8] [--eager | --compare-eager]\n"
-            "                          [--prefill-gemm-tokens T,..] [--json] [--weights auto|bf16|nvfp4|w4a4]\n"
+            "                          [--prefill-gemm-tokens T,..] [--programmatic-launch 0,-1] [--json]\n"
+            "                          [--weights auto|bf16|nvfp4|w4a4]\n"
             "                          [--backend auto|cpu|cuda] [--threads N]\n"
             "For every combination of the comma-separated lists: prefill N synthetic prompt ids (default 128),\n"
             "decode --tokens steps (default 128) of B parallel sequences (default 1) under --policy (default\n"
@@ -150,14 +154,16 @@ int bench_decode(int argc, char **argv) {
             "(wall time of reset_prefill / reset_decode_step: host work and synchronisation included).\n"
             "--kv-cache and --eager (launch kernels one by one instead of replaying the step's CUDA graph;\n"
             "--compare-eager runs both) and --prefill-gemm-tokens (prompt chunks of at least T tokens take the GEMM\n"
-            "path; 0 = the library's default, -1 = never) apply to the CUDA backend.  --json: one JSON object per\n"
-            "case.\n");
+            "path; 0 = the library's default, -1 = never) and --programmatic-launch (0 = programmatic dependent\n"
+            "launch where the GPU has it, -1 = plain stream order) apply to the CUDA backend.  --json: one JSON\n"
+            "object per case.\n");
         return args.has("help") ? 0 : 2;
     }
     const std::vector<long> prompt_list = int_list(args.get("prompt-tokens", "128"), "prompt-tokens", 1, 1 << 24);
     const std::vector<long> sequence_list = int_list(args.get("sequences", "1"), "sequences", 1, 8);
     const std::vector<long> gemm_list =
         int_list(args.get("prefill-gemm-tokens", "0"), "prefill-gemm-tokens", -1, 1 << 24);
+    const std::vector<long> launch_list = int_list(args.get("programmatic-launch", "0"), "programmatic-launch", -1, 0);
     const long tokens = args.get_int("tokens", 128, 1, 1 << 24);
     const long repeat = args.get_int("repeat", 3, 1, 1000);
     const std::string kv = args.get("kv-cache", "bf16");
@@ -177,8 +183,10 @@ int bench_decode(int argc, char **argv) {
         for (bool fp8 : kv_list)
             for (long sequences : sequence_list)
                 for (bool eager : eager_list)
-                for (long gemm_tokens : gemm_list) {
+                for (long gemm_tokens : gemm_list)
+                for (long programmatic_launch : launch_list) {
                     DecodeCase c;
+                    c.programmatic_launch = programmatic_launch;
                     c.prefill_gemm_tokens = gemm_tokens;
                     c.sequences = sequences;
                     c.prompt_tokens = prompt_tokens;
@@ -193,13 +201,14 @@ int bench_decode(int argc, char **argv) {
                             "\"cuda_graph\": %s, \"policy\": \"%s\", \"prefill_tokens_per_s\": %.1f, "
                             "\"ms_per_step\": %.4f, \"tokens_per_s\": %.1f, \"repeat\": %ld, "
                             "\"model_device_bytes\": %llu, \"session_device_bytes\": %llu, "
-                            "\"prefill_gemm_tokens\": %ld}\n",
+                            "\"prefill_gemm_tokens\": %ld, \"programmatic_launch\": %ld}\n",
                             args.positional[0].c_str(), model.info.architecture, weights_name(model.info.weights),
                             backend_name(model.info.backend), (unsigned long long)model.info.weight_bytes, sequences,
                             prompt_tokens, tokens, fp8 ? "fp8" : "bf16", eager ? "false" : "true",
                             policy.label.c_str(), r.prefill_tokens_per_s, r.ms_per_step,
                             1e3 * double(sequences) / r.ms_per_step, repeat,
-                            (unsigned long long)model.info.device_bytes, (unsigned long long)r.session_device_bytes, gemm_tokens);
+                            (unsigned long long)model.info.device_bytes, (unsigned long long)r.session_device_bytes, gemm_tokens,
+                            programmatic_launch);
                     } else {
                         std::printf("prefill %ld tokens: %.1f tokens/s (median of %ld)\n", prompt_tokens,
                                     r.prefill_tokens_per_s, repeat);

@@ -21,6 +21,7 @@ find_program(RESET_VALGRIND valgrind)
 if(RESET_VALGRIND AND NOT RESET_SANITIZE)
   add_test(NAME binding_c_leaks
            COMMAND ${RESET_VALGRIND} --quiet --leak-check=full --errors-for-leak-kinds=definite,indirect
+                   --suppressions=${CMAKE_CURRENT_LIST_DIR}/valgrind.supp
                    --error-exitcode=1 $<TARGET_FILE:c_binding_test> churn ${PROJECT_SOURCE_DIR} 1000)
 else()
   add_test(NAME binding_c_leaks COMMAND c_binding_test churn ${PROJECT_SOURCE_DIR} 1000)

@@ -36,7 +36,9 @@
 //     FP8 runs are held to 5e-2 (as before; the FP8-vs-FP32-cache effect
 //     itself is printed: 2e-3..0.46); BF16 FP8 runs keep the BF16 bound, W4A4
 //     FP8 runs the W4A4 rule;
-//   - graph replay and eager launches give bit-identical logits;
+//   - graph replay, eager launches and plain stream order (programmatic
+//     dependent launch off) give bit-identical logits: the same kernels in the
+//     same order, so any difference is a missing wait (a data race);
 //   - the CPU sessions use the same KV cache type as the GPU ones (BF16 by
 //     default; the CPU rounds K/V on write exactly as the append kernel does),
 //     so an FP8 KV cache is held to the same bounds;
@@ -84,7 +86,7 @@ reset_model *load(const std::string &dir, reset_weights weights, reset_backend b
 }
 
 reset_session *session(reset_model *m, int sequences, int context, reset_kv_cache kv = RESET_KV_CACHE_BF16,
-                        int eager = 0, int prefill_gemm_tokens = 0) {
+                        int eager = 0, int prefill_gemm_tokens = 0, int programmatic_launch = 0) {
     reset_session_options o;
     reset_session_options_init(&o);
     o.sequences = sequences;
@@ -92,6 +94,7 @@ reset_session *session(reset_model *m, int sequences, int context, reset_kv_cach
     o.kv_cache = kv;
     o.eager = eager;
     o.prefill_gemm_tokens = prefill_gemm_tokens;
+    o.programmatic_launch = programmatic_launch;
     reset_session *s = nullptr;
     ok(reset_session_create(m, &o, &s), "reset_session_create");
     return s;
@@ -369,30 +372,41 @@ void test_model(const std::string &dir) {
                         c.worst);
             for (reset_session *x : {a, gemm, mixed, gemv}) reset_session_free(x);
         }
-        // Graph replay against eager launches: the same kernels, so the same bits.
+        // Graph replay against eager launches, and programmatic dependent launch against plain
+        // stream order (a prompt of 300 ids: GEMV and, for NVFP4, GEMM prefill chunks): the same
+        // kernels in the same order, so the same bits.
         {
-            reset_session *g = session(gpu_model, 2, 256), *e = session(gpu_model, 2, 256, RESET_KV_CACHE_BF16, 1);
-            set_policy(g, RESET_POLICY_FIXED);
-            set_policy(e, RESET_POLICY_FIXED);
-            ok(reset_prefill(g, ids.data(), ids.size()), "prefill");
-            ok(reset_prefill(e, ids.data(), ids.size()), "prefill");
-            bool same = true;
-            std::vector<reset_step> sg(2), se(2);
-            for (int t = 0; t < 24 && same; ++t) {
+            const std::vector<int32_t> long_ids = prompt(vocab, 300, 4242u + unsigned(w));
+            reset_session *g = session(gpu_model, 2, 512), *e = session(gpu_model, 2, 512, RESET_KV_CACHE_BF16, 1),
+                          *plain = session(gpu_model, 2, 512, RESET_KV_CACHE_BF16, 0, 0, -1);
+            for (reset_session *x : {g, e, plain}) {
+                set_policy(x, RESET_POLICY_FIXED);
+                ok(reset_prefill(x, long_ids.data(), long_ids.size()), "prefill");
+            }
+            bool same_eager = true, same_plain = true;
+            std::vector<reset_step> sg(2), se(2), sp(2);
+            for (int t = 0; t < 24 && same_eager && same_plain; ++t) {
                 reset_step_init(sg.data(), 2);
                 reset_step_init(se.data(), 2);
+                reset_step_init(sp.data(), 2);
                 int32_t n = 0;
                 ok(reset_decode_step(g, sg.data(), 2, &n), "step graph");
                 ok(reset_decode_step(e, se.data(), 2, &n), "step eager");
+                ok(reset_decode_step(plain, sp.data(), 2, &n), "step plain");
                 for (int s = 0; s < 2; ++s) {
-                    same = same && sg[size_t(s)].token == se[size_t(s)].token;
-                    if (!sg[size_t(s)].end_of_generation)
-                        same = same && logits(g, s, vocab) == logits(e, s, vocab);
+                    same_eager = same_eager && sg[size_t(s)].token == se[size_t(s)].token;
+                    same_plain = same_plain && sg[size_t(s)].token == sp[size_t(s)].token;
+                    if (!sg[size_t(s)].end_of_generation) {
+                        const std::vector<float> lg = logits(g, s, vocab);
+                        same_eager = same_eager && lg == logits(e, s, vocab);
+                        same_plain = same_plain && lg == logits(plain, s, vocab);
+                    }
                 }
             }
-            EXPECT(same, "%s %s: graph replay and eager launches differ", dir.c_str(), names[w]);
-            reset_session_free(g);
-            reset_session_free(e);
+            EXPECT(same_eager, "%s %s: graph replay and eager launches differ", dir.c_str(), names[w]);
+            EXPECT(same_plain, "%s %s: programmatic dependent launch and plain stream order differ", dir.c_str(),
+                   names[w]);
+            for (reset_session *x : {g, e, plain}) reset_session_free(x);
         }
         // FP8 KV cache on both sides: the CPU rounds K/V to E4M3 as the append kernel does, so
         // the same bounds hold; the FP32 cache shows how far FP8 moves the logits.

@@ -251,6 +251,21 @@ TEST_CASE("bad options and struct sizes are invalid arguments naming the field")
     options.eager = 2;
     CHECK(reset_session_create(m.model, &options, &session) == RESET_ERR_INVALID_ARGUMENT);
     CHECK(last_error().find("eager") != std::string::npos);
+    reset_session_options_init(&options);
+    options.prefill_gemm_tokens = -2;
+    CHECK(reset_session_create(m.model, &options, &session) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(last_error().find("prefill_gemm_tokens") != std::string::npos);
+    reset_session_options_init(&options);
+    options.programmatic_launch = 1;  // 0 (on where supported) and -1 (off) only
+    CHECK(reset_session_create(m.model, &options, &session) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(last_error().find("programmatic_launch") != std::string::npos);
+    CHECK(session == nullptr);
+    // The CPU backend ignores the CUDA launch choice: -1 is accepted.
+    reset_session_options_init(&options);
+    options.programmatic_launch = -1;
+    REQUIRE(reset_session_create(m.model, &options, &session) == RESET_OK);
+    reset_session_free(session);
+    session = nullptr;
     // An older caller's struct (without kv_cache and eager) still works: the defaults fill them.
     reset_session_options_init(&options);
     options.struct_size = offsetof(reset_session_options, kv_cache);

@@ -150,7 +150,8 @@ class PolicyParams(ctypes.Structure):
 
 class SessionOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("max_context", ctypes.c_int32), ("sequences", ctypes.c_int32),
-                ("kv_cache", ctypes.c_int), ("eager", ctypes.c_int32), ("prefill_gemm_tokens", ctypes.c_int32)]
+                ("kv_cache", ctypes.c_int), ("eager", ctypes.c_int32), ("prefill_gemm_tokens", ctypes.c_int32),
+                ("programmatic_launch", ctypes.c_int32)]
 
 
 class Step(ctypes.Structure):
