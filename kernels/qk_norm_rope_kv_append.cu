@@ -150,8 +150,8 @@ template <int kHeadDim>
 void launch_small(const QkNormRopeArgs &a, int heads, cudaStream_t stream) {
     constexpr int kHeadsPerBlock = kWarps * 32 / kHeadDim;
     const dim3 grid(static_cast<unsigned>((heads + kHeadsPerBlock - 1) / kHeadsPerBlock), static_cast<unsigned>(a.batch));
-    cuda::launch_kernel("qk_norm_rope_kv_append", qk_norm_rope_small_kernel<kHeadDim>, grid, dim3(kWarps * 32), 0, stream,
-                        a);
+    cuda::launch_kernel("qk_norm_rope_kv_append", qk_norm_rope_small_kernel<kHeadDim>, grid, dim3(kWarps * 32), 0,
+                        stream, a);
 }
 
 }  // namespace
@@ -188,8 +188,9 @@ void qk_norm_rope_kv_append(const QkNormRopeArgs &a, cudaStream_t stream) {
     if (c.head_dim == 16) launch_small<16>(a, heads, stream);
     else if (c.head_dim == 32) launch_small<32>(a, heads, stream);
     else
-        cuda::launch_kernel("qk_norm_rope_kv_append", c.head_dim == 64 ? qk_norm_rope_kernel<64> : qk_norm_rope_kernel<128>,
-                            grid, dim3(kWarps * 32), 0, stream, a);
+        cuda::launch_kernel("qk_norm_rope_kv_append",
+                            c.head_dim == 64 ? qk_norm_rope_kernel<64> : qk_norm_rope_kernel<128>, grid,
+                            dim3(kWarps * 32), 0, stream, a);
 }
 
 }  // namespace reset

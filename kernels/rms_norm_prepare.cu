@@ -126,8 +126,8 @@ void rms_norm_prepare(const RmsNormPrepareArgs &a, cudaStream_t stream) {
     p.scales = a.scales;
     p.normed = a.normed;
     p.ld_normed = a.ld_normed;
-    cuda::launch_kernel("rms_norm_prepare", rms_norm_prepare_kernel, dim3(static_cast<unsigned>(a.rows)), dim3(kThreads),
-                        0, stream, p);
+    cuda::launch_kernel("rms_norm_prepare", rms_norm_prepare_kernel, dim3(static_cast<unsigned>(a.rows)),
+                        dim3(kThreads), 0, stream, p);
 }
 
 }  // namespace reset

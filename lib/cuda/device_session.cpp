@@ -149,6 +149,9 @@ private:
                         bool add_residual, bool gemm = false);
     void enqueue_step();
     void sync(const char *what) { cuda_check(cudaStreamSynchronize(stream_), what); }
+    // Destroy the graph, the cuBLAS handle and the stream (after the stream's work): the
+    // destructor, and the constructor when it throws.
+    void release_handles() noexcept;
 
     const DeviceModel &dm_;
     const ModelConfig &config_;
@@ -188,93 +191,110 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
     if (sequences_ < 1 || sequences_ > kMaxRows) fail(RESET_ERR_INVALID_ARGUMENT, "sequences ", sequences_);
     use_device(dm_.device);
     cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-    int major = 0;
-    cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dm_.device), "cudaDeviceGetAttribute");
-    dependent_launch_ = options.programmatic_launch && major >= 9;
-    const ModelConfig &c = config_;
-    const int64_t q_width = int64_t(c.n_heads) * c.head_dim, kv_width = int64_t(c.n_kv_heads) * c.head_dim;
-    ld_act_ = round_up(std::max({int64_t(c.hidden_size), int64_t(c.intermediate_size), q_width, dm_.max_padded_in}), 64);
-    ld_x16_ = round_up(std::max<int64_t>(dm_.max_padded_in, 64), 64);
-    ld_qkv_ = round_up(q_width + 2 * kv_width, 64);
-    ld_gate_up_ = round_up(2 * int64_t(c.intermediate_size), 64);
+    // From here on a throw (out of memory, most often) must not leak the stream or cuBLAS handle.
+    try {
+        int major = 0;
+        cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dm_.device),
+                   "cudaDeviceGetAttribute");
+        dependent_launch_ = options.programmatic_launch && major >= 9;
+        const ModelConfig &c = config_;
+        const int64_t q_width = int64_t(c.n_heads) * c.head_dim, kv_width = int64_t(c.n_kv_heads) * c.head_dim;
+        ld_act_ = round_up(
+            std::max({int64_t(c.hidden_size), int64_t(c.intermediate_size), q_width, dm_.max_padded_in}), 64);
+        ld_x16_ = round_up(std::max<int64_t>(dm_.max_padded_in, 64), 64);
+        ld_qkv_ = round_up(q_width + 2 * kv_width, 64);
+        ld_gate_up_ = round_up(2 * int64_t(c.intermediate_size), 64);
 
-    // The KV cache first: it is the big allocation, and the one whose size the user picks.
-    layer_elements_ = size_t(sequences_) * size_t(c.n_kv_heads) * size_t(capacity_) * size_t(c.head_dim);
-    const size_t cache_bytes = layer_elements_ * size_t(c.n_layers) * size_t(kv_cache_element_bytes(kv_type_));
-    keys_ = allocate(cache_bytes, "the KV cache's keys (" + std::to_string(sequences_) + " sequences x " +
-                                       std::to_string(capacity_) + " tokens; lower max_context or sequences)");
-    values_ = allocate(cache_bytes, "the KV cache's values");
+        // The KV cache first: it is the big allocation, and the one whose size the user picks.
+        layer_elements_ = size_t(sequences_) * size_t(c.n_kv_heads) * size_t(capacity_) * size_t(c.head_dim);
+        const size_t cache_bytes = layer_elements_ * size_t(c.n_layers) * size_t(kv_cache_element_bytes(kv_type_));
+        keys_ = allocate(cache_bytes, "the KV cache's keys (" + std::to_string(sequences_) + " sequences x " +
+                                           std::to_string(capacity_) + " tokens; lower max_context or sequences)");
+        values_ = allocate(cache_bytes, "the KV cache's values");
 
-    // The GEMM prefill path: NVFP4 layers only (a BF16 linear has no FP16 weight to
-    // multiply, and BF16 mode keeps FP32 activations, which cuBLAS's FP16 GEMM would round).
-    bool all_nvfp4 = true;
-    size_t largest_fp16 = 0;  // the largest dequantized weight (the GEMM path holds a slice of it at a time)
-    for (const DeviceLayer &layer : dm_.layers)
-        for (const DeviceLinear *linear : {&layer.qkv, &layer.o, &layer.gate_up, &layer.down})
-            for (const DeviceLinearPart &part : linear->parts) {
-                all_nvfp4 = all_nvfp4 && part.nvfp4;
-                largest_fp16 = std::max(largest_fp16, size_t(part.gemv.layout.rows) * size_t(part.gemv.layout.cols) * 2);
-            }
-    gemm_min_rows_ = options.prefill_gemm_tokens == 0 ? kDefaultPrefillGemmTokens : options.prefill_gemm_tokens;
-    if (all_nvfp4 && gemm_min_rows_ > 0) gemm_rows_ = std::max(kMaxRows, std::min(kGemmRows, capacity_));
+        // The GEMM prefill path: NVFP4 layers only (a BF16 linear has no FP16 weight to
+        // multiply, and BF16 mode keeps FP32 activations, which cuBLAS's FP16 GEMM would round).
+        bool all_nvfp4 = true;
+        size_t largest_fp16 = 0;  // the largest dequantized weight (the GEMM path holds a slice of it at a time)
+        for (const DeviceLayer &layer : dm_.layers)
+            for (const DeviceLinear *linear : {&layer.qkv, &layer.o, &layer.gate_up, &layer.down})
+                for (const DeviceLinearPart &part : linear->parts) {
+                    all_nvfp4 = all_nvfp4 && part.nvfp4;
+                    largest_fp16 =
+                        std::max(largest_fp16, size_t(part.gemv.layout.rows) * size_t(part.gemv.layout.cols) * 2);
+                }
+        gemm_min_rows_ = options.prefill_gemm_tokens == 0 ? kDefaultPrefillGemmTokens : options.prefill_gemm_tokens;
+        if (all_nvfp4 && gemm_min_rows_ > 0) gemm_rows_ = std::max(kMaxRows, std::min(kGemmRows, capacity_));
 
-    const size_t rows = size_t(std::max(kMaxRows, gemm_rows_));
-    x_ = allocate(rows * size_t(ld_act_) * 4, "activations");
-    normed_ = allocate(rows * size_t(ld_act_) * 4, "activations");
-    qkv_ = allocate(rows * size_t(ld_qkv_) * 4, "activations");
-    q_ = allocate(rows * size_t(q_width) * 4, "activations");
-    attention_ = allocate(rows * size_t(ld_act_) * 4, "activations");
-    gate_up_ = allocate(rows * size_t(ld_gate_up_) * 4, "activations");
-    act_ = allocate(rows * size_t(ld_act_) * 4, "activations");
-    x16_ = allocate(rows * size_t(ld_x16_) * 2, "activations");
-    row_scale_ = allocate(rows * 4, "activations");
-    gemv_workspace_ = allocate(std::max<size_t>(dm_.gemv_workspace_bytes, 16), "GEMV workspace");
-    // Sized for the larger of a decode step (sequences_ rows) and a GEMV prefill pass (kMaxRows
-    // rows), each with the splits that fill the GPU for it (batch x splits is about constant).
-    size_t attention_bytes = 16;
-    for (int rows : {sequences_, kMaxRows})
-        attention_bytes = std::max(attention_bytes,
-                                   attention_decode_workspace_bytes(rows, c.n_heads, c.head_dim,
-                                                                    attention_decode_splits(rows, c.n_kv_heads, capacity_)));
-    attention_workspace_ = allocate(attention_bytes, "attention workspace");
-    logits_ = allocate(size_t(sequences_) * size_t(c.vocab_size) * 4, "logits");
-    if (gemm_rows_ > 0) {
-        dequantized_ =
-            allocate(std::min(largest_fp16, kDequantizedBytes), "the prefill GEMM's dequantized weight slice");
-        gemm_out_ = allocate(rows * size_t(ld_act_) * 4, "the prefill GEMM's output");
-        cublas_check(cublasCreate(&cublas_), "cublasCreate");
-        cublas_check(cublasSetStream(cublas_, stream_), "cublasSetStream");
+        const size_t rows = size_t(std::max(kMaxRows, gemm_rows_));
+        x_ = allocate(rows * size_t(ld_act_) * 4, "activations");
+        normed_ = allocate(rows * size_t(ld_act_) * 4, "activations");
+        qkv_ = allocate(rows * size_t(ld_qkv_) * 4, "activations");
+        q_ = allocate(rows * size_t(q_width) * 4, "activations");
+        attention_ = allocate(rows * size_t(ld_act_) * 4, "activations");
+        gate_up_ = allocate(rows * size_t(ld_gate_up_) * 4, "activations");
+        act_ = allocate(rows * size_t(ld_act_) * 4, "activations");
+        x16_ = allocate(rows * size_t(ld_x16_) * 2, "activations");
+        row_scale_ = allocate(rows * 4, "activations");
+        gemv_workspace_ = allocate(std::max<size_t>(dm_.gemv_workspace_bytes, 16), "GEMV workspace");
+        // Sized for the larger of a decode step (sequences_ rows) and a GEMV prefill pass (kMaxRows
+        // rows), each with the splits that fill the GPU for it (batch x splits is about constant).
+        size_t attention_bytes = 16;
+        for (int rows : {sequences_, kMaxRows}) {
+            const int splits = attention_decode_splits(rows, c.n_kv_heads, capacity_);
+            attention_bytes =
+                std::max(attention_bytes, attention_decode_workspace_bytes(rows, c.n_heads, c.head_dim, splits));
+        }
+        attention_workspace_ = allocate(attention_bytes, "attention workspace");
+        logits_ = allocate(size_t(sequences_) * size_t(c.vocab_size) * 4, "logits");
+        if (gemm_rows_ > 0) {
+            dequantized_ =
+                allocate(std::min(largest_fp16, kDequantizedBytes), "the prefill GEMM's dequantized weight slice");
+            gemm_out_ = allocate(rows * size_t(ld_act_) * 4, "the prefill GEMM's output");
+            cublas_check(cublasCreate(&cublas_), "cublasCreate");
+            cublas_check(cublasSetStream(cublas_, stream_), "cublasSetStream");
+        }
+
+        std::vector<uint8_t> flags(size_t(c.vocab_size), 0);
+        for (int32_t id : delimiters.newline)
+            if (id >= 0 && id < c.vocab_size) flags[size_t(id)] |= kDelimiterNewline;
+        for (int32_t id : delimiters.double_newline)
+            if (id >= 0 && id < c.vocab_size) flags[size_t(id)] |= kDelimiterDoubleNewline;
+        delimiter_flags_ = allocate(flags.size(), "delimiter flags");
+        cuda_check(cudaMemcpy(delimiter_flags_.as(), flags.data(), flags.size(), cudaMemcpyHostToDevice), "upload");
+        sampling_workspace_ = allocate(std::max<size_t>(sampling_workspace_bytes(sequences_, c.vocab_size), 16),
+                                       "sampler workspace");
+        step_in_ = allocate(sizeof(StepInput), "step input");
+        step_out_ = allocate(sizeof(StepOutput), "step output");
+        host_in_ = PinnedBuffer(sizeof(StepInput), "step input");
+        host_out_ = PinnedBuffer(sizeof(StepOutput), "step output");
+        ensure_ring_capacity(32);
+        prefill_in_ = allocate(sizeof(PrefillInput), "prefill input");
+        host_prefill_ = PinnedBuffer(sizeof(PrefillInput), "prefill input");
+        // The zeroing memsets and uploads above ran on the legacy stream, which stream_ (non-blocking)
+        // does not wait for.  Without this wait a late memset of the KV cache could wipe what the
+        // first prefill wrote (seen with 8 processes sharing the GPU: a process's first prompt
+        // decoded to garbage or NaN).
+        cuda_check(cudaDeviceSynchronize(), "session allocation");
+    } catch (...) {
+        release_handles();
+        throw;
     }
-
-    std::vector<uint8_t> flags(size_t(c.vocab_size), 0);
-    for (int32_t id : delimiters.newline)
-        if (id >= 0 && id < c.vocab_size) flags[size_t(id)] |= kDelimiterNewline;
-    for (int32_t id : delimiters.double_newline)
-        if (id >= 0 && id < c.vocab_size) flags[size_t(id)] |= kDelimiterDoubleNewline;
-    delimiter_flags_ = allocate(flags.size(), "delimiter flags");
-    cuda_check(cudaMemcpy(delimiter_flags_.as(), flags.data(), flags.size(), cudaMemcpyHostToDevice), "upload");
-    sampling_workspace_ = allocate(std::max<size_t>(sampling_workspace_bytes(sequences_, c.vocab_size), 16),
-                                   "sampler workspace");
-    step_in_ = allocate(sizeof(StepInput), "step input");
-    step_out_ = allocate(sizeof(StepOutput), "step output");
-    host_in_ = PinnedBuffer(sizeof(StepInput), "step input");
-    host_out_ = PinnedBuffer(sizeof(StepOutput), "step output");
-    ensure_ring_capacity(32);
-    prefill_in_ = allocate(sizeof(PrefillInput), "prefill input");
-    host_prefill_ = PinnedBuffer(sizeof(PrefillInput), "prefill input");
-    // The zeroing memsets and uploads above ran on the legacy stream, which stream_ (non-blocking)
-    // does not wait for.  Without this wait a late memset of the KV cache could wipe what the
-    // first prefill wrote (seen with 8 processes sharing the GPU: a process's first prompt
-    // decoded to garbage or NaN).
-    cuda_check(cudaDeviceSynchronize(), "session allocation");
 }
 
 CudaSession::~CudaSession() {
     cudaSetDevice(dm_.device);
+    release_handles();
+}
+
+void CudaSession::release_handles() noexcept {
     if (graph_) cudaGraphExecDestroy(graph_);
+    graph_ = nullptr;
     if (stream_) cudaStreamSynchronize(stream_);
     if (cublas_) cublasDestroy(cublas_);
+    cublas_ = nullptr;
     if (stream_) cudaStreamDestroy(stream_);
+    stream_ = nullptr;
 }
 
 void CudaSession::ensure_ring_capacity(int32_t window) {
@@ -438,8 +458,8 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
     // As many context splits as fill the GPU for these rows (a batch-1 step needs 8x the splits of
     // a batch-8 one to keep the same CTAs streaming the cache), within the workspace.
     int attention_splits = attention_decode_splits(rows, c.n_kv_heads, capacity_);
-    while (attention_splits > 1 &&
-           attention_decode_workspace_bytes(rows, c.n_heads, c.head_dim, attention_splits) > attention_workspace_.bytes())
+    while (attention_splits > 1 && attention_decode_workspace_bytes(rows, c.n_heads, c.head_dim, attention_splits) >
+                                       attention_workspace_.bytes())
         --attention_splits;
 
     EmbeddingLookupArgs embed;

@@ -207,8 +207,8 @@ int bench_decode(int argc, char **argv) {
                             prompt_tokens, tokens, fp8 ? "fp8" : "bf16", eager ? "false" : "true",
                             policy.label.c_str(), r.prefill_tokens_per_s, r.ms_per_step,
                             1e3 * double(sequences) / r.ms_per_step, repeat,
-                            (unsigned long long)model.info.device_bytes, (unsigned long long)r.session_device_bytes, gemm_tokens,
-                            programmatic_launch);
+                            (unsigned long long)model.info.device_bytes, (unsigned long long)r.session_device_bytes,
+                            gemm_tokens, programmatic_launch);
                     } else {
                         std::printf("prefill %ld tokens: %.1f tokens/s (median of %ld)\n", prompt_tokens,
                                     r.prefill_tokens_per_s, repeat);

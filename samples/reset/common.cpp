@@ -165,6 +165,9 @@ std::string model_path_or_default(const Args &args, size_t index) {
     const std::string exe = executable_dir();
     for (const char *relative : {"/../models/default", "/../../models/default", "/../share/reset/models/default"})
         candidates.push_back(exe + relative);
+#ifdef RESET_CHECKOUT_DEFAULT_MODEL
+    candidates.push_back(RESET_CHECKOUT_DEFAULT_MODEL);  // the checkout this executable was built from
+#endif
     candidates.push_back("models/default");
     for (const std::string &candidate : candidates)
         if (is_directory(candidate)) return candidate;
