@@ -54,6 +54,16 @@ private:
     bool saved_;
 };
 
+// Host: append the PDL attribute to attributes[0, count) where this thread
+// asked for it; returns the new count (for launches that set attributes of
+// their own, such as a cluster shape).
+inline unsigned append_dependent_launch(cudaLaunchAttribute *attributes, unsigned count) {
+    if (!dependent_launch_flag()) return count;
+    attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attributes[count].val.programmaticStreamSerializationAllowed = 1;
+    return count + 1;
+}
+
 #if defined(__CUDACC__)
 
 // Host: launch `kernel` on `stream`, with the PDL attribute where this thread
@@ -67,10 +77,8 @@ void launch_kernel(const char *what, void (*kernel)(KernelParams...), dim3 grid,
     config.dynamicSmemBytes = shared_bytes;
     config.stream = stream;
     cudaLaunchAttribute attribute[1];
-    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute[0].val.programmaticStreamSerializationAllowed = 1;
     config.attrs = attribute;
-    config.numAttrs = dependent_launch_flag() ? 1 : 0;
+    config.numAttrs = append_dependent_launch(attribute, 0);
     check(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), what);
 }
 

@@ -4,8 +4,8 @@
 // nvfp4_dequantize, which still lack the tensor_scale * 2^14 factor), one
 // launch applies
 //   out[m][n] = (y[m][n] * (scale * row_scale[m]) + bias[n]) + residual[m][n]
-// (out = y, in place, unless an out is given) with each term optional: scale defaults to 1, row_scale / bias / residual
-// are skipped when null.  The factor scale * row_scale[m] is formed first in
+// (out = y, in place, unless an out is given) with each term optional: scale
+// defaults to 1, row_scale / bias / residual are skipped when null.  The factor scale * row_scale[m] is formed first in
 // FP32 (one rounding), then one multiply, one add for the bias, one for the
 // residual, in that order.
 #pragma once

@@ -1336,11 +1336,7 @@ void sample_tokens(const SamplingArgs &a, cudaStream_t stream) {
         attribute[attributes].val.clusterDim.z = 1;
         ++attributes;
     }
-    if (cuda::dependent_launch_flag()) {  // kernels/dependent_launch.cuh
-        attribute[attributes].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attribute[attributes].val.programmaticStreamSerializationAllowed = 1;
-        ++attributes;
-    }
+    attributes = cuda::append_dependent_launch(attribute, attributes);
     config.attrs = attribute;
     config.numAttrs = attributes;
     RESET_CUDA_CHECK(cudaLaunchKernelEx(&config, sampling_kernel, params));

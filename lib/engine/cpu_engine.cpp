@@ -61,18 +61,20 @@ namespace {
 
 // What the cache keeps of x: the value the CUDA backend's append kernel stores
 // (qk_norm_rope_kv_append.cu: __float2bfloat16_rn, or FP8 E4M3 round-to-nearest-even
-// with saturation to +-448 at scale 1).
-float round_to_cache_type(float x, reset_kv_cache type) {
-    switch (type) {
-    case RESET_KV_CACHE_BF16:
-        return bf16_to_float(float_to_bf16(x));
-    case RESET_KV_CACHE_FP8: {
-        if (x != x) return x;
-        const float magnitude = nvfp4::e4m3_to_float(nvfp4::float_to_e4m3(std::fabs(x)));
-        return x < 0.0f ? -magnitude : magnitude;
-    }
-    default:
-        return x;
+// with saturation to +-448 at scale 1; FP32 keeps x).
+float round_to_bf16(float x) { return bf16_to_float(float_to_bf16(x)); }
+
+float round_to_fp8(float x) {
+    if (x != x) return x;
+    const float magnitude = nvfp4::e4m3_to_float(nvfp4::float_to_e4m3(std::fabs(x)));
+    return x < 0.0f ? -magnitude : magnitude;
+}
+
+template <typename Round>
+void store_rounded(const float *k, const float *v, int32_t n, float *keys_out, float *values_out, Round round) {
+    for (int32_t i = 0; i < n; ++i) {
+        keys_out[i] = round(k[i]);
+        values_out[i] = round(v[i]);
     }
 }
 
@@ -80,9 +82,16 @@ float round_to_cache_type(float x, reset_kv_cache type) {
 
 void KvCache::store(int32_t layer, int32_t sequence, int32_t position, const float *k, const float *v) {
     float *keys_out = mutable_keys(layer, sequence, position), *values_out = mutable_values(layer, sequence, position);
-    for (int32_t i = 0; i < kv_dim_; ++i) {
-        keys_out[i] = round_to_cache_type(k[i], type_);
-        values_out[i] = round_to_cache_type(v[i], type_);
+    // The type is chosen once per row, not per element.
+    switch (type_) {
+    case RESET_KV_CACHE_BF16:
+        store_rounded(k, v, kv_dim_, keys_out, values_out, round_to_bf16);
+        break;
+    case RESET_KV_CACHE_FP8:
+        store_rounded(k, v, kv_dim_, keys_out, values_out, round_to_fp8);
+        break;
+    default:
+        store_rounded(k, v, kv_dim_, keys_out, values_out, [](float x) { return x; });
     }
 }
 

@@ -179,45 +179,51 @@ int bench_decode(int argc, char **argv) {
     if (!args.has("json"))
         std::printf("model %s: %s, %d layers, %s on %s\n", args.positional[0].c_str(), model.info.architecture,
                     model.info.n_layers, weights_name(model.info.weights), backend_name(model.info.backend));
-    for (long prompt_tokens : prompt_list)
-        for (bool fp8 : kv_list)
-            for (long sequences : sequence_list)
-                for (bool eager : eager_list)
-                for (long gemm_tokens : gemm_list)
-                for (long programmatic_launch : launch_list) {
-                    DecodeCase c;
-                    c.programmatic_launch = programmatic_launch;
-                    c.prefill_gemm_tokens = gemm_tokens;
-                    c.sequences = sequences;
-                    c.prompt_tokens = prompt_tokens;
-                    c.fp8 = fp8;
-                    c.eager = eager;
-                    const DecodeResult r = run_decode_case(model, c, tokens, repeat, policy);
-                    if (args.has("json")) {
-                        std::printf(
-                            "{\"model\": \"%s\", \"architecture\": \"%s\", \"weights\": \"%s\", "
-                            "\"backend\": \"%s\", \"weight_bytes\": %llu, \"sequences\": %ld, "
-                            "\"prompt_tokens\": %ld, \"decode_tokens\": %ld, \"kv_cache\": \"%s\", "
-                            "\"cuda_graph\": %s, \"policy\": \"%s\", \"prefill_tokens_per_s\": %.1f, "
-                            "\"ms_per_step\": %.4f, \"tokens_per_s\": %.1f, \"repeat\": %ld, "
-                            "\"model_device_bytes\": %llu, \"session_device_bytes\": %llu, "
-                            "\"prefill_gemm_tokens\": %ld, \"programmatic_launch\": %ld}\n",
-                            args.positional[0].c_str(), model.info.architecture, weights_name(model.info.weights),
-                            backend_name(model.info.backend), (unsigned long long)model.info.weight_bytes, sequences,
-                            prompt_tokens, tokens, fp8 ? "fp8" : "bf16", eager ? "false" : "true",
-                            policy.label.c_str(), r.prefill_tokens_per_s, r.ms_per_step,
-                            1e3 * double(sequences) / r.ms_per_step, repeat,
-                            (unsigned long long)model.info.device_bytes, (unsigned long long)r.session_device_bytes,
-                            gemm_tokens, programmatic_launch);
-                    } else {
-                        std::printf("prefill %ld tokens: %.1f tokens/s (median of %ld)\n", prompt_tokens,
-                                    r.prefill_tokens_per_s, repeat);
-                        std::printf("decode  %ld steps: %.3f ms per step, %.1f tokens/s (batch %ld, %s%s%s)\n",
-                                    tokens, r.ms_per_step, 1e3 * double(sequences) / r.ms_per_step, sequences,
-                                    policy.label.c_str(), fp8 ? ", FP8 KV" : "", eager ? ", eager" : "");
-                    }
-                    std::fflush(stdout);
-                }
+    // Every combination of the lists, the first list outermost.
+    std::vector<DecodeCase> cases(1);
+    const auto expand = [&cases](const auto &values, auto set) {
+        std::vector<DecodeCase> next;
+        for (const DecodeCase &base : cases)
+            for (const auto value : values) {
+                DecodeCase c = base;
+                set(c, value);
+                next.push_back(c);
+            }
+        cases = std::move(next);
+    };
+    expand(prompt_list, [](DecodeCase &c, long v) { c.prompt_tokens = v; });
+    expand(kv_list, [](DecodeCase &c, bool v) { c.fp8 = v; });
+    expand(sequence_list, [](DecodeCase &c, long v) { c.sequences = v; });
+    expand(eager_list, [](DecodeCase &c, bool v) { c.eager = v; });
+    expand(gemm_list, [](DecodeCase &c, long v) { c.prefill_gemm_tokens = v; });
+    expand(launch_list, [](DecodeCase &c, long v) { c.programmatic_launch = v; });
+    for (const DecodeCase &c : cases) {
+        const DecodeResult r = run_decode_case(model, c, tokens, repeat, policy);
+        const double tokens_per_s = 1e3 * double(c.sequences) / r.ms_per_step;
+        if (args.has("json")) {
+            std::printf(
+                "{\"model\": \"%s\", \"architecture\": \"%s\", \"weights\": \"%s\", "
+                "\"backend\": \"%s\", \"weight_bytes\": %llu, \"sequences\": %ld, "
+                "\"prompt_tokens\": %ld, \"decode_tokens\": %ld, \"kv_cache\": \"%s\", "
+                "\"cuda_graph\": %s, \"policy\": \"%s\", \"prefill_tokens_per_s\": %.1f, "
+                "\"ms_per_step\": %.4f, \"tokens_per_s\": %.1f, \"repeat\": %ld, "
+                "\"model_device_bytes\": %llu, \"session_device_bytes\": %llu, "
+                "\"prefill_gemm_tokens\": %ld, \"programmatic_launch\": %ld}\n",
+                args.positional[0].c_str(), model.info.architecture, weights_name(model.info.weights),
+                backend_name(model.info.backend), (unsigned long long)model.info.weight_bytes, c.sequences,
+                c.prompt_tokens, tokens, c.fp8 ? "fp8" : "bf16", c.eager ? "false" : "true", policy.label.c_str(),
+                r.prefill_tokens_per_s, r.ms_per_step, tokens_per_s, repeat,
+                (unsigned long long)model.info.device_bytes, (unsigned long long)r.session_device_bytes,
+                c.prefill_gemm_tokens, c.programmatic_launch);
+        } else {
+            std::printf("prefill %ld tokens: %.1f tokens/s (median of %ld)\n", c.prompt_tokens,
+                        r.prefill_tokens_per_s, repeat);
+            std::printf("decode  %ld steps: %.3f ms per step, %.1f tokens/s (batch %ld, %s%s%s)\n", tokens,
+                        r.ms_per_step, tokens_per_s, c.sequences, policy.label.c_str(), c.fp8 ? ", FP8 KV" : "",
+                        c.eager ? ", eager" : "");
+        }
+        std::fflush(stdout);
+    }
     return 0;
 }
 
