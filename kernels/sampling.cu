@@ -1,10 +1,12 @@
 // sampling.cu — the on-device sampler: one launch, one thread-block cluster
-// (a "team" of up to 8 CTAs) per sequence.
+// (a "team" of up to 16 CTAs) per sequence.
 //
 // Why a cluster.  A 152k-entry row is 608 KB; one CTA streaming it several
 // times would take tens of microseconds, and the sampler must cost well under
-// 1% of a ~2 ms decode step.  A team of 8 CTAs splits the row (76 KB each,
-// kept with its weights in shared memory) and exchanges partial results
+// 1% of a ~2 ms decode step.  A team of 8 CTAs (the portable cluster size) or,
+// where the GPU can hold one per sequence, 16 (H100: half the ids per SM, so
+// every pass over the row takes half as long) splits the row (76 or 38 KB
+// each, kept with its weights in shared memory) and exchanges partial results
 // through distributed shared memory with hardware cluster barriers: no second
 // launch, no grid-wide barrier, no host synchronisation, so the whole sampler
 // is one graph node.  Without clusters (before sm_90) the team is one CTA
@@ -53,7 +55,8 @@ namespace cg = cooperative_groups;
 constexpr int kThreads = 512;
 constexpr int kWarps = kThreads / 32;
 constexpr int kBins = 256;           // radix digit of 8 bits
-constexpr int kMaxTeam = 8;          // the portable cluster size
+constexpr int kMaxTeam = 16;         // a non-portable cluster size (sm_90: up to 16)
+constexpr int kPortableTeam = 8;     // the cluster size every sm_90+ GPU supports
 constexpr int kRingStage = 1024;     // windows up to this are staged in shared memory for the mean
 constexpr int kLoadBatch = 20;       // row entries each thread loads at once (39 per thread at vocab 152k)
 constexpr int32_t kAutoTeamVocab = 16384;  // below this one CTA per sequence is enough
@@ -1213,27 +1216,34 @@ DeviceInfo device_info(int device) {
 }
 
 // Raise the kernel's dynamic shared-memory limit to `bytes` (once per device
-// and size), and say whether a cluster of `team` CTAs of that size can be
-// resident at all (a GPC must hold `team` such CTAs).
-bool prepare_launch(int device, int team, size_t bytes) {
+// and size), and say how many clusters of `team` CTAs of that size can be
+// resident at once (0: none; a GPC must hold `team` such CTAs).  A team of one
+// CTA always counts as fitting (returns 1).
+int prepare_launch(int device, int team, size_t bytes) {
     struct Known {
         int device, team;
         size_t bytes;
-        bool fits;
+        int clusters;
     };
     static std::mutex mutex;
     static std::vector<Known> known;
     static int raised[kMaxDevices] = {};
     std::lock_guard<std::mutex> lock(mutex);
     for (const Known &k : known)
-        if (k.device == device && k.team == team && k.bytes == bytes) return k.fits;
+        if (k.device == device && k.team == team && k.bytes == bytes) return k.clusters;
     const int wanted = static_cast<int>(bytes);
     if (device < 0 || device >= kMaxDevices || raised[device] < wanted) {
         RESET_CUDA_CHECK(cudaFuncSetAttribute(sampling_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, wanted));
         if (device >= 0 && device < kMaxDevices) raised[device] = wanted;
     }
-    bool fits = true;
+    int clusters = 1;
     if (team > 1) {
+        if (team > kPortableTeam &&
+            cudaFuncSetAttribute(sampling_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+            (void)cudaGetLastError();
+            known.push_back({device, team, bytes, 0});
+            return 0;
+        }
         cudaLaunchConfig_t config = {};
         config.gridDim = dim3(static_cast<unsigned>(team), 1u, 1u);
         config.blockDim = dim3(kThreads, 1u, 1u);
@@ -1245,12 +1255,11 @@ bool prepare_launch(int device, int team, size_t bytes) {
         attribute[0].val.clusterDim.z = 1;
         config.attrs = attribute;
         config.numAttrs = 1;
-        int clusters = 0;
-        fits = cudaOccupancyMaxActiveClusters(&clusters, sampling_kernel, &config) == cudaSuccess && clusters > 0;
+        if (cudaOccupancyMaxActiveClusters(&clusters, sampling_kernel, &config) != cudaSuccess) clusters = 0;
         (void)cudaGetLastError();  // a refused query leaves no sticky error behind
     }
-    known.push_back({device, team, bytes, fits});
-    return fits;
+    known.push_back({device, team, bytes, clusters});
+    return clusters;
 }
 
 }  // namespace
@@ -1267,7 +1276,8 @@ SamplingPlan sampling_plan(const SamplingArgs &a) {
     RESET_CUDA_CHECK(cudaGetDevice(&device));
     const DeviceInfo info = device_info(device);
     SamplingPlan plan;
-    plan.team = a.team > 0 ? a.team : (info.clusters && a.vocab >= kAutoTeamVocab ? kMaxTeam : 1);
+    const bool automatic = a.team == 0;
+    plan.team = !automatic ? a.team : (info.clusters && a.vocab >= kAutoTeamVocab ? kMaxTeam : 1);
     if (plan.team > 1 && !info.clusters)
         fail(RESET_ERR_INVALID_ARGUMENT, "sample_tokens: team ", plan.team,
              " needs thread-block clusters (sm_90 or later)");
@@ -1276,7 +1286,7 @@ SamplingPlan sampling_plan(const SamplingArgs &a) {
     if (histogram_bytes > budget)
         fail(RESET_ERR_UNSUPPORTED, "sample_tokens: the device has ", info.shared_optin,
              " bytes of shared memory per block; the sampler needs ", histogram_bytes + info.static_shared);
-    for (;;) {
+    auto lay_out = [&] {  // per_thread and the shared memory of plan.team CTAs
         const int64_t per_cta = (static_cast<int64_t>(a.vocab) + plan.team - 1) / plan.team;
         int64_t per_thread = (per_cta + kThreads - 1) / kThreads;
         per_thread |= 1;  // odd: a warp's strided shared-memory reads hit 32 different banks
@@ -1284,12 +1294,23 @@ SamplingPlan sampling_plan(const SamplingArgs &a) {
         const size_t row_bytes = 2u * static_cast<size_t>(kThreads) * static_cast<size_t>(per_thread) * sizeof(float);
         plan.shared_row = !a.force_global_memory && histogram_bytes + row_bytes <= budget;
         plan.shared_bytes = histogram_bytes + (plan.shared_row ? row_bytes : 0u);
-        if (prepare_launch(device, plan.team, plan.shared_bytes)) return plan;
+    };
+    if (automatic && plan.team > kPortableTeam) {
+        // The large team only where every sequence of the batch gets its own
+        // cluster at once (a GPC must have kMaxTeam free SMs), with the row in
+        // shared memory; else the portable size.
+        lay_out();
+        if (plan.shared_row && prepare_launch(device, plan.team, plan.shared_bytes) >= a.batch) return plan;
+        plan.team = kPortableTeam;
+    }
+    for (;;) {
+        lay_out();
+        if (prepare_launch(device, plan.team, plan.shared_bytes) > 0) return plan;
         // The cluster cannot be resident: first keep the row in global
         // memory (smaller CTAs), then, for the automatic choice, one CTA.
         if (plan.shared_row) {
-            if (!prepare_launch(device, plan.team, histogram_bytes)) {
-                if (a.team > 0) break;
+            if (prepare_launch(device, plan.team, histogram_bytes) == 0) {
+                if (!automatic) break;
                 plan.team = 1;
                 continue;
             }
@@ -1297,7 +1318,7 @@ SamplingPlan sampling_plan(const SamplingArgs &a) {
             plan.shared_bytes = histogram_bytes;
             return plan;
         }
-        if (a.team > 0 || plan.team == 1) break;
+        if (!automatic || plan.team == 1) break;
         plan.team = 1;
     }
     fail(RESET_ERR_UNSUPPORTED, "sample_tokens: a cluster of ", plan.team,

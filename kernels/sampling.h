@@ -111,7 +111,8 @@ struct SamplingArgs {
     // every other signal field 0); null = every sequence active.
     const int32_t *active = nullptr;                // device [batch]
     // Tests: CTAs per sequence (0 = automatic; > 1 needs thread-block
-    // clusters, sm_90 and later) and keeping the row out of shared memory.
+    // clusters, sm_90 and later; 9..16 a GPU that allows non-portable
+    // cluster sizes, as the H100 does) and keeping the row out of shared memory.
     int team = 0;
     bool force_global_memory = false;
 };

@@ -150,7 +150,8 @@ int bench_decode(int argc, char **argv) {
             "                          [--backend auto|cpu|cuda] [--threads N]\n"
             "For every combination of the comma-separated lists: prefill N synthetic prompt ids (default 128),\n"
             "decode --tokens steps (default 128) of B parallel sequences (default 1) under --policy (default\n"
-            "greedy), R times (default 3); print the median prefill tokens/s and the median ms per decode step\n"
+            "greedy; `fixed T`, `reset` and `entropy` keep top-p 0.95 unless top_p=1 is given), R times (default\n"
+            "3); print the median prefill tokens/s and the median ms per decode step\n"
             "(wall time of reset_prefill / reset_decode_step: host work and synchronisation included).\n"
             "--kv-cache and --eager (launch kernels one by one instead of replaying the step's CUDA graph;\n"
             "--compare-eager runs both) and --prefill-gemm-tokens (prompt chunks of at least T tokens take the GEMM\n"
@@ -205,13 +206,15 @@ int bench_decode(int argc, char **argv) {
                 "{\"model\": \"%s\", \"architecture\": \"%s\", \"weights\": \"%s\", "
                 "\"backend\": \"%s\", \"weight_bytes\": %llu, \"sequences\": %ld, "
                 "\"prompt_tokens\": %ld, \"decode_tokens\": %ld, \"kv_cache\": \"%s\", "
-                "\"cuda_graph\": %s, \"policy\": \"%s\", \"prefill_tokens_per_s\": %.1f, "
+                "\"cuda_graph\": %s, \"policy\": \"%s\", \"top_k\": %d, \"top_p\": %.3g, \"min_p\": %.3g, "
+                "\"prefill_tokens_per_s\": %.1f, "
                 "\"ms_per_step\": %.4f, \"tokens_per_s\": %.1f, \"repeat\": %ld, "
                 "\"model_device_bytes\": %llu, \"session_device_bytes\": %llu, "
                 "\"prefill_gemm_tokens\": %ld, \"programmatic_launch\": %ld}\n",
                 args.positional[0].c_str(), model.info.architecture, weights_name(model.info.weights),
                 backend_name(model.info.backend), (unsigned long long)model.info.weight_bytes, c.sequences,
                 c.prompt_tokens, tokens, c.fp8 ? "fp8" : "bf16", c.eager ? "false" : "true", policy.label.c_str(),
+                int(policy.params.top_k), double(policy.params.top_p), double(policy.params.min_p),
                 r.prefill_tokens_per_s, r.ms_per_step, tokens_per_s, repeat,
                 (unsigned long long)model.info.device_bytes, (unsigned long long)r.session_device_bytes,
                 c.prefill_gemm_tokens, c.programmatic_launch);

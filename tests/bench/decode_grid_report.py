@@ -36,11 +36,16 @@ def main():
           f"(device copy, same run).  Model: random weights at the {shape} shape.\n")
     print("| weights | batch | context | KV | graph | policy | prefill tok/s | ms/step | tok/s | roofline ms | % of roofline |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
+    def policy(r):  # the truncation the policy ran with, where the bench recorded it (since session 6)
+        cuts = [f"{name} {r[key]:g}" for name, key, off in (("top-k", "top_k", 0), ("top-p", "top_p", 1),
+                                                             ("min-p", "min_p", 0)) if r.get(key, off) != off]
+        return r["policy"] + (f" ({', '.join(cuts)})" if cuts and r["policy"] != "greedy" else "")
+
     for r in rows:
         context = r["prompt_tokens"] + r["decode_tokens"] // 2
         roof = step_bytes(shape, r["weights"], r["sequences"], context, r["kv_cache"]) / bw * 1e3
         print(f"| {r['weights']} | {r['sequences']} | {r['prompt_tokens']} | {r['kv_cache']} | "
-              f"{'graph' if r['cuda_graph'] else 'eager'} | {r['policy']} | {r['prefill_tokens_per_s']:.0f} | "
+              f"{'graph' if r['cuda_graph'] else 'eager'} | {policy(r)} | {r['prefill_tokens_per_s']:.0f} | "
               f"{r['ms_per_step']:.3f} | {r['tokens_per_s']:.1f} | {roof:.3f} | {100 * roof / r['ms_per_step']:.0f}% |")
 
 

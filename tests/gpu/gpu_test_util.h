@@ -104,6 +104,8 @@ inline size_t count_nan(const std::vector<float> &v) {
 // The common start of every test program: skip without a device, seed the
 // generator from argv[1] or at random, and print both.  False = skipped.
 inline bool start(const char *name, int argc, char **argv) {
+    // Line-buffered even into a file: a test killed by a time limit still shows how far it got.
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
         std::printf("%s: skipped (no CUDA device)\n", name);

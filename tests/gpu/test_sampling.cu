@@ -7,8 +7,8 @@
 // maximum), masked (-inf) entries, and for the ReSET runs delimiter tokens
 // pushed to the top so boundaries are crossed.  Vocabularies 151,936 and
 // small ones (1, 2, 7, 1000, 32,005), 1..8 sequences with a mix of policies
-// in one launch, each team layout (8-CTA cluster with the row in shared
-// memory, the row in global memory, one CTA), a CUDA graph replayed over
+// in one launch, each team layout (16- and 8-CTA clusters with the row in
+// shared memory, the row in global memory, one CTA), a CUDA graph replayed over
 // the steps, and the error statuses.  Tokens must be identical; signals
 // within 1e-5 relative (1e-9 absolute); a temperature (or step gate) may
 // differ only where the entropy sits within rounding of the threshold, and a
@@ -534,7 +534,8 @@ void test_truncation() {
         int team;
         bool force_global;
     };
-    const Layout layouts[] = {{0, false}, {1, false}, {8, true}, {4, false}, {2, false}};
+    // 0 is automatic: a 16-CTA team on GPUs that hold one per sequence (H100), else 8.
+    const Layout layouts[] = {{0, false}, {8, false}, {1, false}, {8, true}, {4, false}, {2, false}};
     for (const Layout &l : layouts) {
         Case c;
         c.name = "truncation, every policy";
@@ -808,6 +809,8 @@ void test_timing() {
     const Policy policies[] = {
         {"greedy", greedy},
         {"ReSET (Qwen3-8B preset), no truncation", reset_policy(RESET_POLICY_RESET, 0.1f, 0.5505f, 32, 0, 1.0f, 0.0f)},
+        {"ReSET + top-p 0.95 (reset bench's default)",
+         reset_policy(RESET_POLICY_RESET, 0.1f, 0.5505f, 32, 0, 0.95f, 0.0f)},
         {"ReSET + top-k 20 + top-p 0.95", reset_policy(RESET_POLICY_RESET, 0.1f, 0.5505f, 32, 20, 0.95f, 0.0f)},
         {"FIXED 0.6 + top-p 0.95", fixed(0.6f, 0, 0.95f)},
         {"FIXED 0.6 + top-k 20 + top-p 0.95 + min-p 0.05", fixed(0.6f, 20, 0.95f, 0.05f)},

@@ -63,6 +63,14 @@ def test_session_options_reach_the_library():
             assert session.device_bytes() == 0
         with pytest.raises(ValueError):
             model.session(kv_cache="fp4")
+        # The CUDA-only launch options pass through too; the library validates them on every backend.
+        with model.session(max_context=32, prefill_gemm_tokens=-1, programmatic_launch=False) as session:
+            session.prefill(fixture_i32("input_ids")[:4])
+            assert session.step().token >= 0
+        with pytest.raises(reset.ResetError) as failure:
+            model.session(prefill_gemm_tokens=-2)
+        assert failure.value.name == "RESET_ERR_INVALID_ARGUMENT"
+        assert "prefill_gemm_tokens" in str(failure.value)
 
 
 def test_cuda_backend_without_a_device_is_status_backend():

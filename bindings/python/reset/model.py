@@ -72,8 +72,10 @@ class Model(OwnedHandle):
         out["backend"] = {v: k for k, v in BACKENDS.items()}[info.backend]
         return out
 
-    def session(self, max_context=0, sequences=1, kv_cache="bf16", eager=False):
-        return Session(self, max_context=max_context, sequences=sequences, kv_cache=kv_cache, eager=eager)
+    def session(self, max_context=0, sequences=1, kv_cache="bf16", eager=False, prefill_gemm_tokens=0,
+                programmatic_launch=True):
+        return Session(self, max_context=max_context, sequences=sequences, kv_cache=kv_cache, eager=eager,
+                       prefill_gemm_tokens=prefill_gemm_tokens, programmatic_launch=programmatic_launch)
 
 
 class Session(OwnedHandle):
@@ -85,7 +87,10 @@ class Session(OwnedHandle):
     # reset_kv_cache values by name ("fp32": the CPU backend's unrounded reference cache).
     KV_CACHE = {"bf16": 0, "fp8": 1, "fp32": 2}
 
-    def __init__(self, model, max_context=0, sequences=1, kv_cache="bf16", eager=False):
+    def __init__(self, model, max_context=0, sequences=1, kv_cache="bf16", eager=False, prefill_gemm_tokens=0,
+                 programmatic_launch=True):
+        """The reset_session_options fields by name; prefill_gemm_tokens 0 is the library's crossover, -1 never
+        (reset.h); programmatic_launch False is plain stream order."""
         if kv_cache not in self.KV_CACHE:
             raise ValueError(f"kv_cache must be one of {sorted(self.KV_CACHE)}, not {kv_cache!r}")
         options = SessionOptions()
@@ -94,6 +99,8 @@ class Session(OwnedHandle):
         options.sequences = int(sequences)
         options.kv_cache = self.KV_CACHE[kv_cache]
         options.eager = 1 if eager else 0
+        options.prefill_gemm_tokens = int(prefill_gemm_tokens)
+        options.programmatic_launch = 0 if programmatic_launch else -1
         handle = ctypes.c_void_p()
         check(lib.reset_session_create(model.handle, ctypes.byref(options), ctypes.byref(handle)))
         self._handle = handle
