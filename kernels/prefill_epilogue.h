@@ -5,9 +5,9 @@
 // launch applies
 //   out[m][n] = (y[m][n] * (scale * row_scale[m]) + bias[n]) + residual[m][n]
 // (out = y, in place, unless an out is given) with each term optional: scale
-// defaults to 1, row_scale / bias / residual are skipped when null.  The factor scale * row_scale[m] is formed first in
-// FP32 (one rounding), then one multiply, one add for the bias, one for the
-// residual, in that order.
+// defaults to 1, row_scale / bias / residual are skipped when null.  The
+// factor scale * row_scale[m] is formed first in FP32 (one rounding), then one
+// multiply, one add for the bias, one for the residual, in that order.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -11,7 +11,6 @@
 #include <cstdint>
 
 #include "rules/nvfp4.h"
-#include "rules/w4a16.h"
 
 namespace reset {
 
