@@ -111,6 +111,33 @@ __device__ __forceinline__ float warp_sum(float v) {
 // then the running max m and the sum l.
 __host__ __device__ constexpr int64_t partial_stride(int head_dim) { return head_dim + 2; }
 
+// The splits that hold positions for a context of `length` (whole tiles,
+// as evenly spread as tiles allow; the later splits are empty).
+__device__ __forceinline__ int live_split_count(int length, int splits) {
+    const int tiles = (length + kTile - 1) / kTile;
+    const int tiles_per_split = (tiles + splits - 1) / splits;
+    return (tiles + tiles_per_split - 1) / tiles_per_split;
+}
+
+// Splits one merge can weigh (its weights sit in shared memory);
+// attention_decode_splits never picks more, and attention_decode refuses more.
+constexpr int kMaxMergeSplits = 256;
+
+// The workspace: kMergeCounters arrival counters, one per (row, KV head),
+// which the merging CTA sets back to zero, then the partials
+// [batch][n_heads][splits][partial_stride].  The counters sit at the same
+// place whatever the batch and the splits, so one workspace serves every
+// launch of a session in stream order (decode steps and prefill chunks):
+// partials never land where a later launch expects zero counters.
+constexpr int kMergeCounters = 65536;
+__host__ __device__ inline int64_t partial_floats(int batch, int n_heads, int head_dim, int splits) {
+    return int64_t(batch) * n_heads * splits * partial_stride(head_dim);
+}
+__device__ inline unsigned *attention_counters(const AttentionDecodeArgs &a) {
+    return reinterpret_cast<unsigned *>(a.workspace);
+}
+__device__ inline float *attention_partials(const AttentionDecodeArgs &a) { return a.workspace + kMergeCounters; }
+
 // kGroup: the group size rounded up to a power of two (register arrays need a
 // compile-time size); the padded heads get a zero query and are never written.
 // kFp8: the cache holds E4M3 (scales folded: q · k_scale before the dots,
@@ -160,9 +187,13 @@ __global__ void __launch_bounds__(kThreads, (kMinBlocks<kFp8, kGroup>)) split_ke
     }
 
     // The chunk: whole tiles, as evenly spread over the splits as tiles allow.
+    // Splits past the context's end (a short context in a graph sized for a
+    // long one) have nothing to do and leave at once; the merge counts only
+    // the live ones.
     const int length = a.lengths[b];
     const int tiles = (length + kTile - 1) / kTile;
     const int tiles_per_split = (tiles + a.splits - 1) / a.splits;
+    if (split >= live_split_count(length, a.splits)) return;
     const int begin = split * tiles_per_split * kTile;
     const int end = min(length, begin + tiles_per_split * kTile);
 
@@ -281,6 +312,9 @@ __global__ void __launch_bounds__(kThreads, (kMinBlocks<kFp8, kGroup>)) split_ke
         __syncthreads();  // p_s, max_s and sum_s are rewritten by the next tile
     }
 
+    // Recomputed here rather than kept live through the loop (registers: the FP8 group-4 instance spills).
+    const int live = live_split_count(a.lengths[b], a.splits);
+
     // Sum the position groups' accumulators.
 #pragma unroll
     for (int g = 0; g < kGroup; ++g)
@@ -301,38 +335,60 @@ __global__ void __launch_bounds__(kThreads, (kMinBlocks<kFp8, kGroup>)) split_ke
                 l_g = l[j];
             }
         const int64_t head = int64_t(b) * a.n_heads + first_head + g;
-        if (a.splits == 1) {
+        if (live == 1) {
             a.out[head * kHeadDim + d] = total / l_g;
         } else {
-            float *partial = a.workspace + (head * a.splits + split) * partial_stride(kHeadDim);
-            partial[d] = total;
+            float *partial = attention_partials(a) + (head * a.splits + split) * partial_stride(kHeadDim);
+            __stcg(partial + d, total);
             if (d == 0) {
-                partial[kHeadDim] = m_g;
-                partial[kHeadDim + 1] = l_g;
+                __stcg(partial + kHeadDim, m_g);
+                __stcg(partial + kHeadDim + 1, l_g);
             }
         }
     }
-}
+    if (live == 1) return;
 
-// Merge the splits of one (sequence, query head): weights exp(m_s - M).
-template <int kHeadDim>
-__global__ void __launch_bounds__(kHeadDim) combine_kernel(const AttentionDecodeArgs a) {
-    cuda::begin_dependent_kernel();
-    const int64_t head = int64_t(blockIdx.y) * a.n_heads + blockIdx.x;
-    const float *partials = a.workspace + head * a.splits * partial_stride(kHeadDim);
-    const int d = threadIdx.x;
-    float max_m = -INFINITY;
-    for (int s = 0; s < a.splits; ++s) max_m = fmaxf(max_m, partials[s * partial_stride(kHeadDim) + kHeadDim]);
-    float numerator = 0.0f, denominator = 0.0f;
-    for (int s = 0; s < a.splits; ++s) {
-        const float *p = partials + s * partial_stride(kHeadDim);
-        const float m = p[kHeadDim];
-        if (m == -INFINITY) continue;  // an empty split (past the context's end)
-        const float w = expf(m - max_m);
-        numerator += w * p[d];
-        denominator += w * p[kHeadDim + 1];
+    // The last live split of this (row, KV head) to finish merges them all
+    // (Dao et al., "Flash-Decoding", 2023: weights exp(m_s - M)), in split
+    // order whatever the order of arrival, so the result is deterministic.
+    __shared__ int last;
+    // The merge weights of the group's heads, in acc_s (free once the position groups are summed).
+    static_assert(sizeof(acc_s) >= sizeof(float) * kGroup * kMaxMergeSplits, "merge weights fit in acc_s");
+    auto &weight_s = *reinterpret_cast<float (*)[kGroup][kMaxMergeSplits]>(&acc_s[0][0][0]);
+    __threadfence();  // this CTA's partials are visible before its arrival is
+    __syncthreads();  // and every thread is done with acc_s
+    unsigned *counter = attention_counters(a) + int64_t(b) * a.cache.n_kv_heads + kv_head;
+    if (tid == 0) last = atomicAdd(counter, 1u) == static_cast<unsigned>(live - 1);
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    const float *head_partials =
+        attention_partials(a) + (int64_t(b) * a.n_heads + first_head) * a.splits * partial_stride(kHeadDim);
+    // Each head's splits: M = max m_s, then w_s = exp(m_s - M) / sum_s exp(m_s - M) l_s.
+    for (int g = warp; g < group; g += kWarps) {
+        const float *p = head_partials + int64_t(g) * a.splits * partial_stride(kHeadDim);
+        float max_m = -INFINITY;
+        for (int s = lane; s < live; s += 32) max_m = fmaxf(max_m, __ldcg(p + s * partial_stride(kHeadDim) + kHeadDim));
+        max_m = warp_max(max_m);
+        float denominator = 0.0f;
+        for (int s = lane; s < live; s += 32) {
+            const float w = expf(__ldcg(p + s * partial_stride(kHeadDim) + kHeadDim) - max_m);
+            weight_s[g][s] = w;
+            denominator += w * __ldcg(p + s * partial_stride(kHeadDim) + kHeadDim + 1);
+        }
+        denominator = warp_sum(denominator);
+        for (int s = lane; s < live; s += 32) weight_s[g][s] /= denominator;
     }
-    a.out[head * kHeadDim + d] = numerator / denominator;
+    __syncthreads();
+    for (int i = tid; i < group * kHeadDim; i += kThreads) {
+        const int g = i / kHeadDim, d = i % kHeadDim;
+        const float *p = head_partials + int64_t(g) * a.splits * partial_stride(kHeadDim) + d;
+        float total = 0.0f;
+#pragma unroll 8
+        for (int s = 0; s < live; ++s) total += weight_s[g][s] * __ldcg(p + s * partial_stride(kHeadDim));
+        a.out[(int64_t(b) * a.n_heads + first_head + g) * kHeadDim + d] = total;
+    }
+    if (tid == 0) *counter = 0;  // ready for the next launch or graph replay
 }
 
 template <int kHeadDim, int kGroup>
@@ -343,10 +399,6 @@ void launch(const AttentionDecodeArgs &a, cudaStream_t stream) {
                         a.cache.type == KvCacheType::kFp8E4M3 ? split_kernel<kHeadDim, kGroup, true>
                                                                : split_kernel<kHeadDim, kGroup, false>,
                         grid, dim3(kThreads), 0, stream, a);
-    if (a.splits > 1)
-        cuda::launch_kernel("attention_decode combine", combine_kernel<kHeadDim>,
-                            dim3(static_cast<unsigned>(a.n_heads), static_cast<unsigned>(a.batch)), dim3(kHeadDim), 0,
-                            stream, a);
 }
 
 template <int kHeadDim>
@@ -365,12 +417,14 @@ int attention_decode_splits(int batch, int n_kv_heads, int capacity) {
     const int ctas_per_split = std::max(1, batch * n_kv_heads);
     const int wanted = (4 * cuda::multiprocessor_count() + ctas_per_split - 1) / ctas_per_split;
     const int tiles = std::max(1, (capacity + kTile - 1) / kTile);
-    return std::max(1, std::min(wanted, tiles));
+    if (int64_t(batch) * n_kv_heads > kMergeCounters) return 1;  // more (row, KV head) pairs than merge counters
+    return std::max(1, std::min({wanted, tiles, kMaxMergeSplits}));
 }
 
-size_t attention_decode_workspace_bytes(int batch, int n_heads, int head_dim, int splits) {
+size_t attention_decode_workspace_bytes(int batch, int n_heads, int head_dim, int splits, int n_kv_heads) {
     if (splits <= 1) return 0;
-    return size_t(batch) * size_t(n_heads) * size_t(splits) * size_t(partial_stride(head_dim)) * sizeof(float);
+    (void)n_kv_heads;  // the counters' region is fixed (kMergeCounters); attention_decode_splits keeps within it
+    return size_t(kMergeCounters) * sizeof(unsigned) + size_t(partial_floats(batch, n_heads, head_dim, splits)) * sizeof(float);
 }
 
 void attention_decode(const AttentionDecodeArgs &a, cudaStream_t stream) {
@@ -403,7 +457,12 @@ void attention_decode(const AttentionDecodeArgs &a, cudaStream_t stream) {
     require(c.values, "attention decode: cache values");
     if (reinterpret_cast<uintptr_t>(c.keys) % 16 || reinterpret_cast<uintptr_t>(c.values) % 16)
         fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: the cache must be 16-byte aligned");
-    const size_t needed = attention_decode_workspace_bytes(a.batch, a.n_heads, c.head_dim, a.splits);
+    if (a.splits > kMaxMergeSplits)
+        fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: ", a.splits, " splits (at most ", kMaxMergeSplits, ")");
+    if (a.splits > 1 && int64_t(a.batch) * c.n_kv_heads > kMergeCounters)
+        fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: ", a.batch, " rows x ", c.n_kv_heads,
+             " KV heads split over the context (at most ", kMergeCounters, " pairs; use one split)");
+    const size_t needed = attention_decode_workspace_bytes(a.batch, a.n_heads, c.head_dim, a.splits, c.n_kv_heads);
     if (needed > 0 && (!a.workspace || a.workspace_bytes < needed))
         fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: ", a.splits, " splits need ", needed,
              " bytes of workspace, got ", a.workspace ? a.workspace_bytes : 0);

@@ -68,7 +68,7 @@ struct AttentionDecodeArgs {
     const int32_t *slots = nullptr;  // device [batch]: the cache slot of row b; null = slot b
     float *out = nullptr;         // [batch][n_heads][head_dim]
     int splits = 0;               // context splits; attention_decode_splits() picks one
-    float *workspace = nullptr;   // attention_decode_workspace_bytes() (needed when splits > 1)
+    float *workspace = nullptr;   // attention_decode_workspace_bytes() (needed when splits > 1), zeroed once
     size_t workspace_bytes = 0;
 };
 
@@ -76,8 +76,13 @@ struct AttentionDecodeArgs {
 // full capacity, no more splits than 128-position tiles fit in capacity.
 int attention_decode_splits(int batch, int n_kv_heads, int capacity);
 
-// Workspace for the partial results of `splits` splits (0 when splits <= 1).
-size_t attention_decode_workspace_bytes(int batch, int n_heads, int head_dim, int splits);
+// Workspace for the arrival counters of the merge and the partial results of
+// `splits` splits (0 when splits <= 1).  The caller zeroes it once
+// (cudaMemset); every launch leaves the counters at zero again, and they sit
+// at the same place whatever the batch and splits, so graph replays and later
+// launches of any shape reuse it.  One workspace must not serve two launches
+// that run at the same time.
+size_t attention_decode_workspace_bytes(int batch, int n_heads, int head_dim, int splits, int n_kv_heads);
 
 // Enqueue on `stream`.  Throws reset::Error: RESET_ERR_UNSUPPORTED for a head
 // dimension other than 16, 32, 64 or 128 or a group size above

@@ -21,7 +21,8 @@ struct DequantParams {
     int64_t rows;
     int64_t cols;
     int64_t k_supers;
-    int64_t k_quads;
+    int64_t quad_stride;  // nvfp4_gemv_layout.h: records between quads / tiles
+    int64_t tile_stride;
     int64_t tile_begin;
     int64_t runs;        // (tile_end - tile_begin) * k_supers
     int64_t row_begin;
@@ -46,7 +47,7 @@ __device__ __forceinline__ int64_t tile_row(const DequantParams &p, int64_t tile
 
 // kNvfp4MagnitudeBit / kNvfp4SignBit as device constants (j is unrolled).
 __host__ __device__ constexpr int magnitude_bit(int j) { return j == 0 ? 9 : j == 1 ? 6 : j == 2 ? 0 : 3; }
-__host__ __device__ constexpr int sign_bit(int j) { return j == 0 ? 15 : j == 1 ? 12 : j == 2 ? 13 : 14; }
+__host__ __device__ constexpr int sign_bit(int j) { return j == 0 ? 15 : j == 1 ? 12 : j == 2 ? 14 : 13; }
 static_assert(magnitude_bit(0) == kNvfp4MagnitudeBit[0] && magnitude_bit(1) == kNvfp4MagnitudeBit[1] &&
                   magnitude_bit(2) == kNvfp4MagnitudeBit[2] && magnitude_bit(3) == kNvfp4MagnitudeBit[3],
               "integer decode magnitude bits");
@@ -72,8 +73,10 @@ __global__ void __launch_bounds__(kThreads) dequantize_kernel(const __grid_const
     const int64_t s = run % p.k_supers;
     const int64_t k_first = 64 * s + 16 * t;  // the lane's block: 4s + t
     if (k_first >= p.cols) return;            // padding super/block (K is a multiple of 16)
-    const uint4 words = __ldg(p.codes + (tile * p.k_supers + s) * 32 + lane);
-    const uint8_t *scale_word = p.scales + (tile * p.k_quads + s / 4) * 256 + lane * 8 + 2 * (s % 4);
+    // nvfp4_gemv_code_offset / nvfp4_gemv_scale_offset, in 16-byte words and bytes.
+    const int64_t record = (s / 4) * p.quad_stride + tile * p.tile_stride;
+    const uint4 words = __ldg(p.codes + record * 128 + (s % 4) * 32 + lane);
+    const uint8_t *scale_word = p.scales + record * 256 + lane * 8 + 2 * (s % 4);
     const uint32_t w[4] = {words.x, words.y, words.z, words.w};
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -161,7 +164,8 @@ void nvfp4_dequantize(const Nvfp4GemvWeight &weight, const Nvfp4DequantizeArgs &
     p.rows = L.rows;
     p.cols = L.cols;
     p.k_supers = L.k_supers;
-    p.k_quads = L.k_quads();
+    p.quad_stride = nvfp4_gemv_quad_stride(L);
+    p.tile_stride = nvfp4_gemv_tile_stride(L);
     p.tile_begin = tile_begin;
     p.runs = (tile_end - tile_begin) * L.k_supers;
     p.row_begin = row_begin;

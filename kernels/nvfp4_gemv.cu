@@ -3,15 +3,23 @@
 //
 // Decoding a batch-1..8 step is a stream of the weights through the chip, so
 // the kernel is built around reading each weight byte once at full bandwidth
-// while spending as few instructions per byte as possible:
-//  - each warp owns kTilesPerWarp 16-row tiles and one slice of K; per quad
-//    of 4 64-element supers it issues every load first (per tile and super
-//    one coalesced 16-byte weight load per thread, layout in
-//    nvfp4_gemv_layout.h; one 8-byte scale word per tile; its activations as
-//    32 contiguous bytes per super straight from x, L1-resident), then
-//    computes: no staging of x, no barrier before the first weight load;
+// while spending as few instructions per byte as possible (the H100 issues
+// about 10 thread instructions per weight byte at full bandwidth, and a warp
+// that spends them on bookkeeping leaves the loads waiting):
+//  - each warp owns one 16-row tile and one slice of K; per quad of 4
+//    64-element supers it issues every weight load first (one coalesced
+//    16-byte load per thread and super, layout in nvfp4_gemv_layout.h; one
+//    8-byte scale word), then its activations as 32 contiguous bytes per
+//    super straight from x (L1-resident), then computes: no staging of x, no
+//    barrier before the first weight load;
+//  - the loop over the quads that lie wholly inside K has no bounds checks:
+//    a warp past the last tile streams the last tile again and stores
+//    nothing, token columns past M repeat the last token (in bounds, finite,
+//    never stored), pointers advance by a fixed step; the one quad that
+//    crosses K (when K is not a multiple of 256) runs once after the loop
+//    with the checks;
 //  - the 8 codes of a thread's tensor-core A fragment sit in one 32-bit word
-//    and become four FP16 pairs with 11 integer operations (or 4 native
+//    and become four FP16 pairs with 9 integer operations (or 4 native
 //    conversions on sm_100a/sm_120a); each pair is multiplied by its FP16
 //    block scale, so e2m1 * scale is exact in FP16;
 //  - mma.m16n8k16 multiplies them with the activations (the 8 token columns
@@ -29,6 +37,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 
 #include "kernels/cuda_common.cuh"
 #include "kernels/dependent_launch.cuh"
@@ -36,22 +46,28 @@
 namespace reset {
 namespace {
 
-#ifndef RESET_NVFP4_GEMV_TILES_PER_WARP
-#define RESET_NVFP4_GEMV_TILES_PER_WARP 1
-#endif
-// Tiles per warp and CTAs per SM are compile-time knobs only for the A/B
-// runs of docs/gemv.md (tests/bench/compare_variants.sh).  Two tiles share
-// each activation load but double the weight registers; one tile with a
-// register cap of 80 (3 CTAs, 24 warps per SM) measured fastest: more warps
-// and more bytes in flight per SM.
-constexpr int kTilesPerWarp = RESET_NVFP4_GEMV_TILES_PER_WARP;
 constexpr int kMaxWarps = 8;            // CTA size (the K slices of a tile group share a CTA)
-constexpr int kMaxSlices = 8;           // K slices per tile group inside one CTA
+constexpr int kMaxSlices = 8;           // K slices per tile inside one CTA
+// CTAs per SM the register budget is set for, and how many supers ahead a
+// warp loads its activations: compile-time knobs only for the A/B runs of
+// docs/gemv.md (tests/bench/compare_variants.sh).
 #ifndef RESET_NVFP4_GEMV_MIN_CTAS
 #define RESET_NVFP4_GEMV_MIN_CTAS 3
 #endif
-constexpr int kMinCtasPerSm = RESET_NVFP4_GEMV_MIN_CTAS;  // register cap: 2 CTAs = 128 registers (16 warps per SM), 3 = 80 registers (24 warps)
+#ifndef RESET_NVFP4_GEMV_X_AHEAD
+#define RESET_NVFP4_GEMV_X_AHEAD 1
+#endif
+constexpr int kMinCtasPerSm = RESET_NVFP4_GEMV_MIN_CTAS;  // 3 = 80 registers (24 warps per SM), 4 = 64 (32 warps)
 constexpr int kResidentWarpsPerSm = kMaxWarps * kMinCtasPerSm;  // the launch heuristic's one wave
+// The streamed plan's arrival counters: a fixed region at the start of the
+// workspace (plan_workspace_bytes), enough for a 512k-row weight.
+constexpr int64_t kCounterTiles = 32768;
+constexpr size_t kCounterBytes = kCounterTiles * sizeof(unsigned);
+// 4: all four supers' activations are loaded with the quad's weights (32
+// registers); 1: one super ahead of the products (8 registers, an L1 round
+// trip per super for other warps to cover).
+constexpr int kXAhead = RESET_NVFP4_GEMV_X_AHEAD;
+static_assert(kXAhead == 1 || kXAhead == 4, "RESET_NVFP4_GEMV_X_AHEAD is 1 or 4");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000 && defined(__CUDA_ARCH_FAMILY_SPECIFIC__)
 #define RESET_NVFP4_NATIVE_E2M1 1
 #else
@@ -63,18 +79,20 @@ constexpr int kResidentWarpsPerSm = kMaxWarps * kMinCtasPerSm;  // the launch he
 __device__ int g_gemv_decode = RESET_NVFP4_NATIVE_E2M1;
 
 struct GemvParams {
-    const uint4 *codes;   // [row_tiles][k_supers][32] 16-byte lane words
-    const uint2 *scales;  // [row_tiles][k_quads][32] 8-byte lane words
-    int64_t row_tiles;
-    int64_t k_supers;
-    int64_t k_quads;
+    const uint4 *codes;   // quad-major records (nvfp4_gemv_layout.h), 16-byte lane words
+    const uint2 *scales;  // the same records, 8-byte lane words
+    int row_tiles;        // the quad counts are 32-bit (nvfp4_gemv checks that they fit)
+    int k_quads;
+    int64_t quad_stride;  // records between quads q and q + 1 of a tile (nvfp4_gemv_layout.h)
+    int64_t tile_stride;  // records between tiles r and r + 1 of a quad
+    int full_quads;       // quads whose 256 columns all lie inside K: read without checks
+    int total_quads;      // row_tiles * k_quads
     int64_t cols;
     int64_t rows;
     int64_t outputs;
     const __half *x;
     int64_t ldx;
     int tokens;
-    int x_vector;         // x and ldx allow 16-byte loads
     const float *x_row_scale;
     float out_scale;
     const float *bias;
@@ -84,12 +102,14 @@ struct GemvParams {
     int64_t ldy;
     int output_bf16;
     int gate_up;
-    int slices;           // K slices of a tile group, one warp each, in one CTA
-    int groups_per_cta;   // tile groups (kTilesPerWarp tiles) per CTA
-    int splits;           // K splits across CTAs (blockIdx.y)
-    int quads_per_split;
-    float *partials;      // [splits][row_tiles][32 lanes][4]
-    unsigned *counters;   // [row_tiles]
+    // The division of the quads among warps (Plan).
+    int local;            // 1: a tile's runs are the `slices` warps of one CTA; 0: streamed runs
+    int slices;
+    int tiles_per_cta;
+    int quads_per_run;
+    int max_parts;        // streamed: the partial tiles' stride in the workspace
+    float *partials;      // streamed: [row_tiles][max_parts][32 lanes][4]
+    unsigned *counters;   // streamed: [row_tiles]
 };
 
 // Four A-fragment registers (FP16 pairs, e2m1 * 2^-14, or exact e2m1 on the
@@ -112,13 +132,16 @@ __device__ __forceinline__ void decode_word(uint32_t w, uint32_t (&a)[4]) {
     // subnormal 2^-15), so placing the bits is the whole decode.
     static_assert(kNvfp4MagnitudeBit[0] == 9 && kNvfp4SignBit[0] == 15, "layout changed: update the shifts");
     static_assert(kNvfp4MagnitudeBit[1] == 6 && kNvfp4SignBit[1] == 12, "layout changed: update the shifts");
-    static_assert(kNvfp4MagnitudeBit[2] == 0 && kNvfp4SignBit[2] == 13, "layout changed: update the shifts");
-    static_assert(kNvfp4MagnitudeBit[3] == 3 && kNvfp4SignBit[3] == 14, "layout changed: update the shifts");
-    constexpr uint32_t kBoth = 0x8E008E00u, kMagnitude = 0x0E000E00u, kSign = 0x80008000u;
+    static_assert(kNvfp4MagnitudeBit[2] == 0 && kNvfp4SignBit[2] == 14, "layout changed: update the shifts");
+    static_assert(kNvfp4MagnitudeBit[3] == 3 && kNvfp4SignBit[3] == 13, "layout changed: update the shifts");
+    constexpr uint32_t kBoth = 0x8E008E00u;  // FP16 bits 9-11 and 15 of both halves
     a[0] = w & kBoth;
     a[1] = (w << 3) & kBoth;
-    a[2] = ((w << 9) & kMagnitude) | ((w << 2) & kSign);
-    a[3] = ((w << 6) & kMagnitude) | ((w << 1) & kSign);
+    // Magnitude up 9, sign up 1: (m << 9) + (m << 1) of the masked word m;
+    // the two copies never share a set bit, so the sum is their union.
+    a[2] = ((w & 0x40074007u) * ((1u << 9) + (1u << 1))) & kBoth;
+    // Magnitude up 6, sign up 2, likewise.
+    a[3] = ((w & 0x20382038u) * ((1u << 6) + (1u << 2))) & kBoth;
 #endif
 }
 
@@ -138,7 +161,7 @@ __device__ __forceinline__ void decode_scales(uint2 s, int u, uint32_t &row_g, u
 
 // One super of one tile: 4 tensor-core products.  All of the lane's weights
 // in the super share one block (docs: the k permutation), so one scale pair
-// serves the 16 FP16 pairs; xw are the lane's 16 activations of the block.
+// serves the 16 FP16 pairs; xv are the lane's 16 activations of the block.
 __device__ __forceinline__ void super_step(const uint4 &codes, uint32_t sg, uint32_t sg8, const uint4 (&xv)[2],
                                            float (&acc)[4]) {
     const uint32_t words[4] = {codes.x, codes.y, codes.z, codes.w};
@@ -155,19 +178,15 @@ __device__ __forceinline__ void super_step(const uint4 &codes, uint32_t sg, uint
     }
 }
 
-// The lane's 16 activations k .. k+15 (k = 64s + 16t) of token g;
-// zeros past K (whose weights are zero codes: 0 * 0 adds nothing) and for
-// token columns past M.
-__device__ __forceinline__ void load_x(const GemvParams &p, const __half *x_row, bool has_x, int64_t k,
-                                       uint4 (&xv)[2]) {
-    xv[0] = xv[1] = make_uint4(0, 0, 0, 0);
-    if (!has_x || k >= p.cols) return;
-    if (p.x_vector) {
-        const uint4 *v = reinterpret_cast<const uint4 *>(x_row + k);
+// The lane's 16 activations of one super (32 contiguous bytes at x).
+template <bool kVectorX>
+__device__ __forceinline__ void load_x(const __half *x, uint4 (&xv)[2]) {
+    if constexpr (kVectorX) {
+        const uint4 *v = reinterpret_cast<const uint4 *>(x);
         xv[0] = __ldg(v);
         xv[1] = __ldg(v + 1);
     } else {
-        const uint32_t *w = reinterpret_cast<const uint32_t *>(x_row + k);
+        const uint32_t *w = reinterpret_cast<const uint32_t *>(x);
         xv[0] = make_uint4(__ldg(w), __ldg(w + 1), __ldg(w + 2), __ldg(w + 3));
         xv[1] = make_uint4(__ldg(w + 4), __ldg(w + 5), __ldg(w + 6), __ldg(w + 7));
     }
@@ -231,180 +250,281 @@ __device__ __forceinline__ void epilogue(const GemvParams &p, int64_t tile, int 
     }
 }
 
-// The weights of one quad (4 supers) of a warp's tiles.
-template <int kTiles>
+// The weights of one quad (4 supers) of a warp's tile.
 struct QuadWeights {
-    uint4 codes[kTiles][4];
-    uint2 scales[kTiles];
+    uint4 codes[4];
+    uint2 scales;
 };
 
-// Issue the weight loads of quad q (zeros where `valid` is false, past K, or
-// for a tile past N: zero codes add exact zeros, and 1.0 scales keep them so).
-template <int kTiles>
-__device__ __forceinline__ void load_quad(const GemvParams &p, int64_t tile0, const bool (&tile_ok)[kTiles], int64_t q,
-                                          bool valid, int lane, QuadWeights<kTiles> &w) {
+// A quad inside K: codes points at the lane's word of the quad's first super
+// (the next supers follow 32 words apart), scales at the lane's scale word.
+__device__ __forceinline__ void load_full_quad(const uint4 *codes, const uint2 *scales, QuadWeights &w) {
 #pragma unroll
-    for (int i = 0; i < kTiles; ++i) {
-        w.scales[i] = make_uint2(0x38383838u, 0x38383838u);
-        if (valid && tile_ok[i]) w.scales[i] = cuda::load_stream_8(p.scales + ((tile0 + i) * p.k_quads + q) * 32 + lane);
+    for (int u = 0; u < 4; ++u) w.codes[u] = cuda::load_stream_16(codes + 32 * u);
+    w.scales = cuda::load_stream_8(scales);
+}
+
+// The products of one quad; x points at the lane's activations of its first
+// super (the next supers follow 64 elements apart).
+template <bool kVectorX>
+__device__ __forceinline__ void compute_full_quad(const QuadWeights &w, const __half *x, float (&acc)[4]) {
+    if constexpr (kXAhead == 4) {
+        uint4 xv[4][2];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) load_x<kVectorX>(x + 64 * u, xv[u]);
 #pragma unroll
         for (int u = 0; u < 4; ++u) {
-            const int64_t s = 4 * q + u;
-            w.codes[i][u] = make_uint4(0, 0, 0, 0);
-            if (valid && tile_ok[i] && s < p.k_supers)
-                w.codes[i][u] = cuda::load_stream_16(p.codes + ((tile0 + i) * p.k_supers + s) * 32 + lane);
+            uint32_t sg, sg8;
+            decode_scales(w.scales, u, sg, sg8);
+            super_step(w.codes[u], sg, sg8, xv[u], acc);
+        }
+    } else {
+        uint4 xv[2][2];
+        load_x<kVectorX>(x, xv[0]);
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+            if (u < 3) load_x<kVectorX>(x + 64 * (u + 1), xv[(u + 1) & 1]);
+            uint32_t sg, sg8;
+            decode_scales(w.scales, u, sg, sg8);
+            super_step(w.codes[u], sg, sg8, xv[u & 1], acc);
         }
     }
 }
 
-template <int kTiles>
-__device__ __forceinline__ void compute_quad(const QuadWeights<kTiles> &w, const uint4 (&xv)[4][2],
-                                             float (&acc)[kTiles][4]) {
+// The quad that crosses K (K not a multiple of 256): its supers past K are
+// stored as zero codes (exact zeros), and activations past K read as zeros
+// (K is a multiple of 16, so a lane's 16 columns are all in or all out).
+template <bool kVectorX>
+__device__ __forceinline__ void tail_quad(const GemvParams &p, int64_t quad, const uint4 *codes, const uint2 *scales,
+                                          const __half *x, int t, float (&acc)[4]) {
+    QuadWeights w;
+    load_full_quad(codes, scales, w);
+    uint4 xv[4][2];
 #pragma unroll
-    for (int i = 0; i < kTiles; ++i)
+    for (int u = 0; u < 4; ++u) {
+        xv[u][0] = xv[u][1] = make_uint4(0, 0, 0, 0);
+        if (256 * quad + 64 * u + 16 * t < p.cols) load_x<kVectorX>(x + 64 * u, xv[u]);
+    }
 #pragma unroll
-        for (int u = 0; u < 4; ++u) {
-            uint32_t sg, sg8;
-            decode_scales(w.scales[i], u, sg, sg8);
-            super_step(w.codes[i][u], sg, sg8, xv[u], acc[i]);
-        }
+    for (int u = 0; u < 4; ++u) {
+        uint32_t sg, sg8;
+        decode_scales(w.scales, u, sg, sg8);
+        super_step(w.codes[u], sg, sg8, xv[u], acc);
+    }
 }
 
+// The products of the quads q_first, q_first + step, ... below q_end of one
+// tile; w holds quad q_first's weights when `loaded` (the first quad of a
+// launch, loaded before the wait).  Every quad but the one that crosses K
+// (always the tile's last) runs without checks.
+template <bool kVectorX>
+__device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_first, int q_end, int step, int token,
+                                           int lane, bool loaded, QuadWeights &w, float (&acc)[4]) {
+    const int t = lane & 3;
+    // nvfp4_gemv_code_offset / nvfp4_gemv_scale_offset in 16- and 8-byte words.
+    const int64_t record = static_cast<int64_t>(q_first) * p.quad_stride + static_cast<int64_t>(tile) * p.tile_stride;
+    const uint4 *codes = p.codes + record * 128 + lane;
+    const uint2 *scales = p.scales + record * 32 + lane;
+    const __half *x = p.x + token * p.ldx + 256 * static_cast<int64_t>(q_first) + 16 * t;
+    const int64_t code_step = 128 * step * p.quad_stride, scale_step = 32 * step * p.quad_stride;
+    const int x_step = 256 * step;
+    const int full_end = min(q_end, p.full_quads);
+    const int full = q_first < full_end ? (full_end - q_first + step - 1) / step : 0;
+    for (int i = 0; i < full; ++i) {
+        // Every weight load of the quad first (2 KB per warp), then the activations, then the products.
+        if (i != 0 || !loaded) load_full_quad(codes, scales, w);
+        compute_full_quad<kVectorX>(w, x, acc);
+        codes += code_step;
+        scales += scale_step;
+        x += x_step;
+    }
+    const int tail = q_first + full * step;
+    if (tail < q_end) tail_quad<kVectorX>(p, tail, codes, scales, x, t, acc);
+}
+
+// kStreamed: the plan (Plan below), one instance each, so that each keeps
+// its registers for the loop.
+template <bool kVectorX, bool kStreamed>
 __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kernel(const __grid_constant__ GemvParams p) {
-    // Partial tiles of the K slices, [warp][tile of the warp][lane]: summed by slice 0.
+    // Local plan: the partial tiles of the K slices, [warp][lane], summed by slice 0.
     extern __shared__ __align__(16) float4 slice_partials[];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int slice = warp % p.slices;
-    const int64_t group = static_cast<int64_t>(blockIdx.x) * p.groups_per_cta + warp / p.slices;
-    const int64_t tile0 = group * kTilesPerWarp;
-    const int g = lane >> 2, t = lane & 3;
-    const bool has_x = g < p.tokens;  // token columns past M multiply zeros
-    const int split = blockIdx.y;
-    const int64_t quad_begin = static_cast<int64_t>(split) * p.quads_per_split;
-    const int64_t quad_end = min(p.k_quads, quad_begin + p.quads_per_split);
-    const __half *x_row = p.x + g * p.ldx;
+    const int g = lane >> 2;
+    // B-fragment column g is token g; columns past M repeat the last token
+    // (in bounds and finite) and their results are never stored.
+    const int token = min(g, p.tokens - 1);
 
-    bool tile_ok[kTilesPerWarp];
-#pragma unroll
-    for (int i = 0; i < kTilesPerWarp; ++i) tile_ok[i] = tile0 + i < p.row_tiles;
-
-    float acc[kTilesPerWarp][4] = {};
-    // Slices take quads in turn, so at any moment the warps of a group read
-    // neighbouring 2 KB of each tile's stream.
-    const int64_t q_first = quad_begin + slice;
+    // The quads this warp multiplies.  Quad indices are 32-bit (the host
+    // checks that they fit): a 64-bit division costs a ~70-instruction call,
+    // which delays the first weight load (measured: 0.4-0.9 us per launch).
+    // Local plan: slice s of its CTA's tile takes quads s, s + slices, ...: at
+    // any moment the slices of a tile read neighbouring 2 KB records (faster
+    // than a contiguous range per slice: Qwen3-8B qkv 7.75 against 8.37 us).
+    // Streamed plan: the run [begin, end) of the tile-major sequence
+    // (tile * k_quads + quad), starting at quad first_quad of first_tile.
+    const int k_quads = static_cast<int>(p.k_quads);
+    int first_tile = 0, first_quad = 0, begin = 0, end = 0;
+    bool has_work;
+    if constexpr (!kStreamed) {
+        first_quad = warp % p.slices;
+        first_tile = static_cast<int>(blockIdx.x) * p.tiles_per_cta + warp / p.slices;
+        has_work = first_tile < p.row_tiles && first_quad < k_quads;
+    } else {
+        const int run = static_cast<int>(blockIdx.x) * kMaxWarps + warp;
+        begin = min(run * p.quads_per_run, p.total_quads);
+        end = min(begin + p.quads_per_run, p.total_quads);
+        first_tile = static_cast<int>(static_cast<unsigned>(begin) / static_cast<unsigned>(k_quads));
+        first_quad = begin - first_tile * k_quads;
+        has_work = begin < end;
+    }
 
     // While the previous kernel of the stream finishes (dependent_launch.cuh):
     // the first quad's weights into registers (weights are constant; the
     // activations, the partials and the counters are touched after the wait).
     // Asking the L2 for the next 3 quads as well was measured slower on the
     // H100 (Qwen3-8B gate_up 24.1 vs 22.4 us, qkv 8.9 vs 7.7): docs/gemv.md.
-    QuadWeights<kTilesPerWarp> cur;
-    load_quad(p, tile0, tile_ok, q_first, q_first < quad_end, lane, cur);
+    QuadWeights w;
+    const bool loaded = has_work && first_quad < p.full_quads;
+    if (loaded) {
+        const int64_t record = first_quad * p.quad_stride + first_tile * p.tile_stride;
+        load_full_quad(p.codes + record * 128 + lane, p.scales + record * 32 + lane, w);
+    }
     cuda::begin_dependent_kernel();
 
-    for (int64_t q = q_first; q < quad_end; q += p.slices) {
-        // Every load of the quad first: kTilesPerWarp * 4 weight loads (2 KB
-        // per tile per warp) and the activations are in flight together.
-        if (q != q_first) load_quad(p, tile0, tile_ok, q, true, lane, cur);
-        uint4 xv[4][2];
-#pragma unroll
-        for (int u = 0; u < 4; ++u) load_x(p, x_row, has_x, 64 * (4 * q + u) + 16 * t, xv[u]);
-        compute_quad(cur, xv, acc);
-    }
-
-    if (p.slices > 1) {
-        // Sum the K slices of each tile group in slice order (deterministic).
-#pragma unroll
-        for (int i = 0; i < kTilesPerWarp; ++i)
-            slice_partials[(warp * kTilesPerWarp + i) * 32 + lane] = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
-        __syncthreads();
-        if (slice != 0) return;  // no barrier follows
-#pragma unroll
-        for (int i = 0; i < kTilesPerWarp; ++i) {
-            acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
+    float acc[4] = {};
+    if constexpr (!kStreamed) {
+        if (has_work) tile_quads<kVectorX>(p, first_tile, first_quad, k_quads, p.slices, token, lane, loaded, w, acc);
+        if (p.slices > 1) {
+            // Sum the K slices of each tile in slice order (deterministic).
+            slice_partials[warp * 32 + lane] = make_float4(acc[0], acc[1], acc[2], acc[3]);
+            __syncthreads();
+            if (warp % p.slices != 0) return;  // no barrier follows
+            acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
             for (int other = 0; other < p.slices; ++other) {
-                const float4 v = slice_partials[((warp + other) * kTilesPerWarp + i) * 32 + lane];
-                acc[i][0] += v.x;
-                acc[i][1] += v.y;
-                acc[i][2] += v.z;
-                acc[i][3] += v.w;
+                const float4 v = slice_partials[(warp + other) * 32 + lane];
+                acc[0] += v.x;
+                acc[1] += v.y;
+                acc[2] += v.z;
+                acc[3] += v.w;
             }
         }
-    }
-    if (!tile_ok[0]) return;
+        if (first_tile < p.row_tiles) epilogue(p, first_tile, lane, acc);
+    } else {
 
-    if (p.splits > 1) {
-        // Publish this split's partial tiles; the last of the group's splits
-        // to arrive adds them all in split order and finishes the tiles.
-#pragma unroll
-        for (int i = 0; i < kTilesPerWarp; ++i)
-            if (tile_ok[i])
-                __stcg(reinterpret_cast<float4 *>(p.partials) + (split * p.row_tiles + tile0 + i) * 32 + lane,
-                       make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]));
+    // Streamed plan: the run may end one tile and start others.  A tile whose
+    // K lies wholly in the run is finished here; a tile cut between runs is
+    // finished by the last of its runs to arrive, which adds the parts in run
+    // order (deterministic) from the workspace.
+    const int run = static_cast<int>(blockIdx.x) * kMaxWarps + warp;
+    int tile = first_tile, q0 = first_quad;
+    for (int i = begin; i < end; ++tile, q0 = 0) {
+        const int q1 = min(k_quads, q0 + (end - i));
+        acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
+        tile_quads<kVectorX>(p, tile, q0, q1, 1, token, lane, loaded && i == begin, w, acc);
+        i += q1 - q0;
+        if (q0 == 0 && q1 == k_quads) {
+            epilogue(p, tile, lane, acc);
+            continue;
+        }
+        const int first_run = static_cast<int>(static_cast<unsigned>(tile * k_quads) / static_cast<unsigned>(p.quads_per_run));
+        const int part = run - first_run;
+        const int parts =
+            static_cast<int>(static_cast<unsigned>((tile + 1) * k_quads - 1) / static_cast<unsigned>(p.quads_per_run)) -
+            first_run + 1;
+        float4 *tile_partials = reinterpret_cast<float4 *>(p.partials) + tile * p.max_parts * 32 + lane;
+        __stcg(tile_partials + part * 32, make_float4(acc[0], acc[1], acc[2], acc[3]));
         __threadfence();
         __syncwarp();
         unsigned arrived = 0;
-        if (lane == 0) arrived = atomicAdd(p.counters + tile0, 1u);
+        if (lane == 0) arrived = atomicAdd(p.counters + tile, 1u);
         arrived = __shfl_sync(0xffffffffu, arrived, 0);
-        if (arrived != static_cast<unsigned>(p.splits - 1)) return;
+        if (arrived != static_cast<unsigned>(parts - 1)) continue;
         __threadfence();
-#pragma unroll
-        for (int i = 0; i < kTilesPerWarp; ++i) {
-            acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
-            if (!tile_ok[i]) continue;
-            for (int other = 0; other < p.splits; ++other) {
-                const float4 v = __ldcg(reinterpret_cast<const float4 *>(p.partials) +
-                                        (other * p.row_tiles + tile0 + i) * 32 + lane);
-                acc[i][0] += v.x;
-                acc[i][1] += v.y;
-                acc[i][2] += v.z;
-                acc[i][3] += v.w;
-            }
+        acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
+        for (int other = 0; other < parts; ++other) {
+            const float4 v = __ldcg(tile_partials + other * 32);
+            acc[0] += v.x;
+            acc[1] += v.y;
+            acc[2] += v.z;
+            acc[3] += v.w;
         }
-        if (lane == 0) p.counters[tile0] = 0;  // ready for the next launch or graph replay
+        if (lane == 0) p.counters[tile] = 0;  // ready for the next launch or graph replay
+        epilogue(p, tile, lane, acc);
     }
-#pragma unroll
-    for (int i = 0; i < kTilesPerWarp; ++i)
-        if (tile_ok[i]) epilogue(p, tile0 + i, lane, acc[i]);
+    }
 }
 
-// The workspace starts with the per-tile arrival counters, at a fixed place
-// whatever the split count (a launch must find them zero), then the partials.
-size_t counter_bytes(const Nvfp4GemvLayout &layout) {
-    return (static_cast<size_t>(layout.row_tiles) * sizeof(unsigned) + 15) / 16 * 16;
-}
-
-// How a launch divides the work: tile groups of kTilesPerWarp tiles, each
-// group's K cut into `slices` warps of one CTA and, only for matrices too
-// small to fill the GPU that way, into `splits` CTAs.
+// How a launch divides the quads among warps.  Local: each tile's K is cut
+// into `slices` runs, the warps of one CTA, summed in shared memory; right
+// where the tiles times slices fill about one wave of resident warps.
+// Streamed: every warp of one wave takes an equal run of quads_per_run quads
+// of the tile-major sequence, whatever the tile boundaries, and tiles cut
+// between runs are summed through the workspace; right where the local plan
+// would leave a partial second wave (Qwen3-32B gate_up: 400 CTAs for 396
+// slots) or too few warps.
 struct Plan {
+    bool local = true;
     int slices = 1;
-    int groups_per_cta = 1;
-    int splits = 1;
-    int64_t quads_per_split = 1;
+    int tiles_per_cta = kMaxWarps;
+    int64_t quads_per_run = 1;
+    int64_t ctas = 1;
+    int max_parts = 1;  // streamed: runs a tile can be cut into
 };
 
-Plan make_plan(const Nvfp4GemvLayout &layout, int requested_splits) {
-    const int64_t groups = (layout.row_tiles + kTilesPerWarp - 1) / kTilesPerWarp;
-    // One wave of resident warps: more warps only queue, fewer leave bytes
-    // in flight (and so bandwidth) on the table.  25% slack keeps shapes
-    // just past a power of two on the larger split.
-    const int64_t target = static_cast<int64_t>(kResidentWarpsPerSm) * cuda::multiprocessor_count();
-    const int64_t slack_target = target + target / 4;
-    int64_t splits = requested_splits;
-    if (splits <= 0) {
-        const int64_t slices_max = std::min<int64_t>(kMaxSlices, layout.k_quads());
-        splits = std::max<int64_t>(1, std::min(target / (groups * slices_max), layout.k_quads() / slices_max));
-    }
-    splits = std::clamp<int64_t>(splits, 1, layout.k_quads());
+// Plan choice override for the A/B runs of docs/gemv.md: RESET_NVFP4_GEMV_PLAN=local or streamed.
+int forced_plan() {
+    static const int forced = [] {
+        const char *v = std::getenv("RESET_NVFP4_GEMV_PLAN");
+        if (!v) return 0;
+        return std::strcmp(v, "local") == 0 ? 1 : std::strcmp(v, "streamed") == 0 ? 2 : 0;
+    }();
+    return forced;
+}
+
+Plan streamed_plan(const Nvfp4GemvLayout &layout, int64_t quads_per_run) {
     Plan plan;
-    plan.quads_per_split = (layout.k_quads() + splits - 1) / splits;
-    plan.splits = static_cast<int>((layout.k_quads() + plan.quads_per_split - 1) / plan.quads_per_split);
-    while (plan.slices * 2 <= kMaxSlices && plan.slices * 2 <= plan.quads_per_split &&
-           groups * plan.splits * plan.slices * 2 <= slack_target)
-        plan.slices *= 2;
-    plan.groups_per_cta = std::max(1, kMaxWarps / plan.slices);
+    plan.local = false;
+    plan.quads_per_run = std::max<int64_t>(1, quads_per_run);
+    const int64_t total = layout.row_tiles * layout.k_quads();
+    const int64_t runs = (total + plan.quads_per_run - 1) / plan.quads_per_run;
+    plan.ctas = (runs + kMaxWarps - 1) / kMaxWarps;
+    plan.max_parts = static_cast<int>((layout.k_quads() + plan.quads_per_run - 1) / plan.quads_per_run + 1);
     return plan;
+}
+
+Plan make_plan(const Nvfp4GemvLayout &layout, int requested_splits) {
+    const int64_t tiles = layout.row_tiles, k_quads = layout.k_quads();
+    if (tiles > kCounterTiles) requested_splits = 0;  // more tiles than counters: the local plan (no workspace)
+    // A forced split count cuts every tile into at least that many runs; a
+    // negative one gives runs of that many quads across tiles (tests, benchmarks).
+    if (requested_splits < 0) return streamed_plan(layout, -static_cast<int64_t>(requested_splits));
+    if (requested_splits > 0)
+        return streamed_plan(layout, (k_quads + std::min<int64_t>(requested_splits, k_quads) - 1) /
+                                         std::min<int64_t>(requested_splits, k_quads));
+    const int64_t sms = cuda::multiprocessor_count();
+    const int64_t target = static_cast<int64_t>(kResidentWarpsPerSm) * sms;
+    const int64_t slots = static_cast<int64_t>(kMinCtasPerSm) * sms;
+    // Local: slices up to 8, as long as the warps stay within one wave (25%
+    // slack keeps shapes just past a power of two on the larger split).
+    Plan local;
+    const int64_t slack_target = target + target / 4;
+    while (local.slices * 2 <= kMaxSlices && local.slices * 2 <= k_quads && tiles * local.slices * 2 <= slack_target)
+        local.slices *= 2;
+    local.tiles_per_cta = kMaxWarps / local.slices;
+    local.quads_per_run = (k_quads + local.slices - 1) / local.slices;
+    local.ctas = (tiles + local.tiles_per_cta - 1) / local.tiles_per_cta;
+    if (tiles > kCounterTiles) return local;
+    const Plan streamed = streamed_plan(layout, (tiles * k_quads + target - 1) / target);
+    if (forced_plan() == 1) return local;
+    if (forced_plan() == 2) return streamed;
+    // Cost in quads per warp on the critical path: the local plan's waves
+    // times its run; the streamed run plus, where it cuts tiles, the
+    // reduction through memory (store, fence, counter, reload), about 6
+    // quads' time as measured on the H100: that rule picks the faster plan
+    // on every shape of the benchmark (docs/gemv.md, session 7).
+    const int64_t local_cost = (local.ctas + slots - 1) / slots * local.quads_per_run;
+    const int64_t streamed_cost = streamed.quads_per_run + (streamed.quads_per_run % k_quads != 0 ? 6 : 0);
+    return local_cost <= streamed_cost ? local : streamed;
 }
 
 Nvfp4GemvDecode query_device_decode() {
@@ -426,20 +546,37 @@ const char *decode_name(Nvfp4GemvDecode d) {
     return d == Nvfp4GemvDecode::kNativeE2M1 ? "native-e2m1" : "integer";
 }
 
+// The workspace of a streamed plan: kCounterTiles arrival counters, one per
+// tile, then the partial tiles.  The counters sit at the same place for every
+// weight, so one workspace serves launches on every weight of a model in
+// stream order: each launch finds them zero (partials of other weights never
+// land there) and leaves them zero.
+size_t plan_workspace_bytes(const Nvfp4GemvLayout &layout, const Plan &plan) {
+    if (plan.local) return 0;
+    return kCounterBytes + static_cast<size_t>(layout.row_tiles * plan.max_parts) * 32 * sizeof(float4);
+}
+
 }  // namespace
 
 Nvfp4GemvDecode nvfp4_gemv_device_decode() { return query_device_decode(); }
 
 size_t nvfp4_gemv_workspace_bytes(const Nvfp4GemvLayout &layout, int max_splits) {
-    const int64_t splits = std::max<int64_t>(static_cast<int64_t>(max_splits), make_plan(layout, 0).splits);
-    return counter_bytes(layout) +
-           static_cast<size_t>(std::min(splits, layout.k_quads()) * layout.row_tiles) * 128 * sizeof(float);
+    size_t bytes = plan_workspace_bytes(layout, make_plan(layout, 0));
+    // Both plans, whichever the GPU or the override picks.
+    const int64_t sms = cuda::multiprocessor_count();
+    const int64_t target = static_cast<int64_t>(kResidentWarpsPerSm) * sms;
+    bytes = std::max(bytes, plan_workspace_bytes(layout, streamed_plan(layout, (layout.row_tiles * layout.k_quads() +
+                                                                                target - 1) / target)));
+    for (int splits = 1; splits <= std::min<int64_t>(max_splits, layout.k_quads()); ++splits)
+        bytes = std::max(bytes, plan_workspace_bytes(layout, make_plan(layout, splits)));
+    return bytes;
 }
 
 int nvfp4_gemv_splits(const Nvfp4GemvLayout &layout, int tokens, int requested) {
     if (tokens < 1 || tokens > kNvfp4GemvMaxTokens)
         fail(RESET_ERR_UNSUPPORTED, "nvfp4 gemv: ", tokens, " tokens (supported: 1 to ", kNvfp4GemvMaxTokens, ")");
-    return make_plan(layout, requested).splits;
+    const Plan plan = make_plan(layout, requested);
+    return plan.local ? plan.slices : plan.max_parts;
 }
 
 void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaStream_t stream) {
@@ -471,20 +608,23 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
              " decode, but this GPU runs the ", decode_name(decode), " decode (repack with nvfp4_gemv_device_decode())");
 
     const Plan plan = make_plan(layout, args.splits);
-    const int splits = plan.splits;
     GemvParams p{};
     p.codes = static_cast<const uint4 *>(weight.codes);
     p.scales = static_cast<const uint2 *>(weight.scales);
-    p.row_tiles = layout.row_tiles;
-    p.k_supers = layout.k_supers;
-    p.k_quads = layout.k_quads();
+    if (layout.row_tiles * layout.k_quads() > 0x7fffffff)
+        fail(RESET_ERR_UNSUPPORTED, "nvfp4 gemv: ", layout.rows, " x ", layout.cols, " weight is too large");
+    p.row_tiles = static_cast<int>(layout.row_tiles);
+    p.k_quads = static_cast<int>(layout.k_quads());
+    p.quad_stride = nvfp4_gemv_quad_stride(layout);
+    p.tile_stride = nvfp4_gemv_tile_stride(layout);
+    p.full_quads = static_cast<int>(layout.cols / 256);
+    p.total_quads = static_cast<int>(layout.row_tiles * layout.k_quads());
     p.cols = layout.cols;
     p.rows = layout.rows;
     p.outputs = layout.outputs();
     p.x = static_cast<const __half *>(args.x);
     p.ldx = args.ldx;
     p.tokens = args.tokens;
-    p.x_vector = reinterpret_cast<uintptr_t>(args.x) % 16 == 0 && args.ldx % 8 == 0;
     p.x_row_scale = args.x_row_scale;
     p.out_scale = weight.tensor_scale * 16384.0f;  // undo the 2^-14 carried by every decoded weight
     p.bias = args.bias;
@@ -494,27 +634,30 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
     p.ldy = args.ldy;
     p.output_bf16 = args.output == Nvfp4GemvOutput::kBFloat16;
     p.gate_up = layout.gate_up;
+    p.local = plan.local;
     p.slices = plan.slices;
-    p.groups_per_cta = plan.groups_per_cta;
-    p.splits = splits;
-    p.quads_per_split = static_cast<int>(plan.quads_per_split);
-    if (splits > 1) {
-        const size_t needed =
-            counter_bytes(layout) + static_cast<size_t>(splits * layout.row_tiles) * 128 * sizeof(float);
+    p.tiles_per_cta = plan.tiles_per_cta;
+    p.quads_per_run = static_cast<int>(plan.quads_per_run);
+    p.max_parts = plan.max_parts;
+    if (!plan.local) {
+        const size_t needed = plan_workspace_bytes(layout, plan);
         if (!args.workspace || args.workspace_bytes < needed)
-            fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: split-K over ", splits, " needs a workspace of ", needed,
-                 " bytes (nvfp4_gemv_workspace_bytes), got ", args.workspace_bytes);
+            fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: cutting K into up to ", plan.max_parts,
+                 " runs per tile needs a workspace of ", needed, " bytes (nvfp4_gemv_workspace_bytes), got ",
+                 args.workspace ? args.workspace_bytes : 0);
         if (reinterpret_cast<uintptr_t>(args.workspace) % 16)
             fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: workspace must be 16-byte aligned");
         p.counters = static_cast<unsigned *>(args.workspace);
-        p.partials = reinterpret_cast<float *>(static_cast<uint8_t *>(args.workspace) + counter_bytes(layout));
+        p.partials = reinterpret_cast<float *>(static_cast<uint8_t *>(args.workspace) + kCounterBytes);
     }
-    const int warps = plan.slices * plan.groups_per_cta;
-    const size_t smem = plan.slices > 1 ? static_cast<size_t>(warps) * kTilesPerWarp * 32 * sizeof(float4) : 0;
-    const int64_t groups = (layout.row_tiles + kTilesPerWarp - 1) / kTilesPerWarp;
-    const dim3 grid(static_cast<unsigned>((groups + plan.groups_per_cta - 1) / plan.groups_per_cta),
-                    static_cast<unsigned>(splits));
-    cuda::launch_kernel("nvfp4_gemv", nvfp4_gemv_kernel, grid, dim3(32 * warps), smem, stream, p);
+    if (plan.ctas > 0x7fffffff) fail(RESET_ERR_UNSUPPORTED, "nvfp4 gemv: weight too large");
+    const size_t smem = plan.local && plan.slices > 1 ? static_cast<size_t>(kMaxWarps) * 32 * sizeof(float4) : 0;
+    // 16-byte activation loads where x and its row stride allow them, else 4-byte ones.
+    const bool vector_x = reinterpret_cast<uintptr_t>(args.x) % 16 == 0 && args.ldx % 8 == 0;
+    auto kernel = plan.local ? (vector_x ? nvfp4_gemv_kernel<true, false> : nvfp4_gemv_kernel<false, false>)
+                             : (vector_x ? nvfp4_gemv_kernel<true, true> : nvfp4_gemv_kernel<false, true>);
+    cuda::launch_kernel("nvfp4_gemv", kernel, dim3(static_cast<unsigned>(plan.ctas)), dim3(32 * kMaxWarps), smem,
+                        stream, p);
 }
 
 }  // namespace reset

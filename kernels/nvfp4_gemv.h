@@ -47,8 +47,11 @@ struct Nvfp4GemvArgs {
     void *y = nullptr;                  // [tokens][ldy], layout.outputs() written per token
     int64_t ldy = 0;
     Nvfp4GemvOutput output = Nvfp4GemvOutput::kFloat32;
-    // Split-K: 0 picks from the shape and the GPU; a positive value forces it
-    // (clamped to what the shape allows).  Splits > 1 use the workspace.
+    // 0 picks how K is divided among warps from the shape and the GPU; a
+    // positive value cuts every tile's K into at least that many runs
+    // (tests, benchmarks); a negative value -c gives every warp a run of c
+    // quads across tile boundaries (tests).  A plan that cuts tiles between
+    // warps of different CTAs uses the workspace.
     int splits = 0;
     void *workspace = nullptr;          // nvfp4_gemv_workspace_bytes(), zeroed once by the caller
     size_t workspace_bytes = 0;
@@ -57,14 +60,15 @@ struct Nvfp4GemvArgs {
 // Which decode the GPU of the current device runs (the layout to repack into).
 Nvfp4GemvDecode nvfp4_gemv_device_decode();
 
-// Workspace the launch needs for this weight at any M <= 8 with automatic
-// splits, or forced splits up to max_splits.  The caller zeroes it once (cudaMemset);
-// every launch leaves its counters at zero again, so CUDA graph replays and
-// later launches reuse it.  One workspace must not serve two launches that
-// run at the same time.
-size_t nvfp4_gemv_workspace_bytes(const Nvfp4GemvLayout &layout, int max_splits = 64);
+// Workspace the launch needs for this weight at any M <= 8 with the automatic
+// division of K, or forced splits up to max_splits (0 in a production
+// session: none).  The caller zeroes it once (cudaMemset); every launch leaves
+// its counters at zero again, so CUDA graph replays and later launches reuse
+// it.  One workspace must not serve two launches that run at the same time.
+size_t nvfp4_gemv_workspace_bytes(const Nvfp4GemvLayout &layout, int max_splits = 0);
 
-// The split-K factor a launch with these arguments uses (for benchmarks).
+// Into how many runs of warps a launch with these arguments cuts a tile's K
+// at most (1: one warp per tile; for benchmarks).
 int nvfp4_gemv_splits(const Nvfp4GemvLayout &layout, int tokens, int requested);
 
 // Enqueue the product on `stream`.  Throws reset::Error with

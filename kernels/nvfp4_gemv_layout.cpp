@@ -67,14 +67,14 @@ void nvfp4_gemv_repack(const Nvfp4GemvLayout &layout, const uint8_t *codes, cons
         if (row < 0 || k >= layout.cols) return 0;
         return nvfp4::packed_code(codes + row * code_stride, static_cast<int>(k));
     };
-    // Scale bytes of supers past K in a tile's last quad stay 1.0 (their codes are zero).
+    // Supers past K in a tile's last quad keep zero codes and 1.0 scales: exact zeros.
+    std::fill(out_codes, out_codes + layout.code_bytes(), uint8_t{0});
     std::fill(out_scales, out_scales + layout.scale_bytes(), nvfp4::kE4M3One);
     for (int64_t tile = 0; tile < layout.row_tiles; ++tile) {
         int64_t row_of[16];
         for (int r = 0; r < 16; ++r) row_of[r] = nvfp4_gemv_tile_row(layout, tile, r);
         for (int64_t s = 0; s < layout.k_supers; ++s) {
-            const int64_t run = tile * layout.k_supers + s;
-            uint8_t *code_run = out_codes + run * 512;
+            uint8_t *code_run = out_codes + nvfp4_gemv_code_offset(layout, tile, s);
             for (int lane = 0; lane < 32; ++lane) {
                 const int g = lane >> 2, t = lane & 3;
                 for (int b = 0; b < 4; ++b) {
@@ -94,7 +94,7 @@ void nvfp4_gemv_repack(const Nvfp4GemvLayout &layout, const uint8_t *codes, cons
             }
             // Scales: one 8-byte word per lane per 4 supers (a quad); byte 2 * (s % 4) + h is
             // the scale of row g + 8h in the lane's block 4s + t.
-            uint8_t *scale_word = out_scales + (tile * layout.k_quads() + s / 4) * 256 + 2 * (s % 4);
+            uint8_t *scale_word = out_scales + nvfp4_gemv_scale_offset(layout, tile, s / 4) + 2 * (s % 4);
             for (int lane = 0; lane < 32; ++lane) {
                 const int g = lane >> 2, t = lane & 3;
                 for (int h = 0; h < 2; ++h) {

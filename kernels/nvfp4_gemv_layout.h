@@ -13,10 +13,13 @@
 // block 4s + t, so the lane reads its activations (B fragments) as 32
 // contiguous bytes straight from x, and needs one scale per row per super.
 //
-// The layout, with N_pad = 16 * row_tiles, K_pad = 64 * k_supers, and
-// k_quads = ceil(k_supers / 4):
-//   codes:  [row_tiles][k_supers][32 lanes][4 words]  (512 bytes per tile x super)
-//   scales: [row_tiles][k_quads][32 lanes][4 supers][2 rows]  (256 bytes per tile x quad)
+// The layout, with N_pad = 16 * row_tiles, K_pad = 256 * k_quads, and
+// k_quads = ceil(k_supers / 4), quad-major:
+//   codes:  [k_quads][row_tiles][4 supers][32 lanes][4 words]  (2048 bytes per quad x tile)
+//   scales: [k_quads][row_tiles][32 lanes][4 supers][2 rows]   (256 bytes per quad x tile)
+// Quad-major because the kernel's warps (one tile each) walk K together: at
+// any moment the GPU reads one contiguous window of each array, as a plain
+// copy does, instead of thousands of separate streams (measured: docs/gemv.md).
 // Lane l = 4*g + t of tile r, super s, word b (the super's product b; with
 // k0 = 64s + 16t + 4b) holds the codes of A-fragment registers
 //   a0 = (row g,   k0, k0+1)      a1 = (row g+8, k0, k0+1)
@@ -51,16 +54,44 @@ struct Nvfp4GemvLayout {
 
     // Output features the GEMV produces: rows, or rows/2 with the SiLU(gate)*up epilogue.
     int64_t outputs() const { return gate_up ? rows / 2 : rows; }
-    size_t code_bytes() const { return static_cast<size_t>(row_tiles * k_supers) * 512; }
     int64_t k_quads() const { return (k_supers + 3) / 4; }  // groups of 4 supers sharing a scale word
-    size_t scale_bytes() const { return static_cast<size_t>(row_tiles * k_quads()) * 256; }
+    size_t code_bytes() const { return static_cast<size_t>(k_quads() * row_tiles) * 2048; }
+    size_t scale_bytes() const { return static_cast<size_t>(k_quads() * row_tiles) * 256; }
 };
 
+// The (quad, tile) records of both arrays sit at index quad * quad_stride +
+// tile * tile_stride: quad-major.  RESET_NVFP4_GEMV_TILE_MAJOR=1 builds the
+// earlier tile-major order instead, for the A/B run of docs/gemv.md only (the
+// repack and the kernels take the strides from here, so they always agree).
+#ifndef RESET_NVFP4_GEMV_TILE_MAJOR
+#define RESET_NVFP4_GEMV_TILE_MAJOR 0
+#endif
+inline int64_t nvfp4_gemv_quad_stride(const Nvfp4GemvLayout &layout) {
+    return RESET_NVFP4_GEMV_TILE_MAJOR ? 1 : layout.row_tiles;
+}
+inline int64_t nvfp4_gemv_tile_stride(const Nvfp4GemvLayout &layout) {
+    return RESET_NVFP4_GEMV_TILE_MAJOR ? layout.k_quads() : 1;
+}
+
+// Byte offsets into the two arrays: the 512-byte code run of (tile, super)
+// and the 256-byte scale run of (tile, quad).  The kernels compute the same
+// offsets from the two strides; the repack and the tests use these.
+inline size_t nvfp4_gemv_code_offset(const Nvfp4GemvLayout &layout, int64_t tile, int64_t super) {
+    const int64_t record = (super / 4) * nvfp4_gemv_quad_stride(layout) + tile * nvfp4_gemv_tile_stride(layout);
+    return static_cast<size_t>(record) * 2048 + static_cast<size_t>(super % 4) * 512;
+}
+inline size_t nvfp4_gemv_scale_offset(const Nvfp4GemvLayout &layout, int64_t tile, int64_t quad) {
+    return static_cast<size_t>(quad * nvfp4_gemv_quad_stride(layout) + tile * nvfp4_gemv_tile_stride(layout)) * 256;
+}
+
 // Bit positions of the integer decode (see the header comment).  a0 needs only
-// a mask, a1 one shift; a2 and a3 two shifts each: 11 integer operations per
-// 8 weights.  Four single-shift patterns cannot tile 32 bits (docs/gemv.md).
+// a mask and a1 a shift and a mask.  a2 and a3 take their magnitude and their
+// sign from two different shifts (no four single-shift patterns tile 32 bits:
+// docs/gemv.md); with these positions the two shifted copies of the masked
+// word never share a set bit, so one multiply by 2^m + 2^s adds them without
+// carries: mask, multiply, mask.  9 integer operations per 8 weights.
 constexpr int kNvfp4MagnitudeBit[4] = {9, 6, 0, 3};
-constexpr int kNvfp4SignBit[4] = {15, 12, 13, 14};
+constexpr int kNvfp4SignBit[4] = {15, 12, 14, 13};
 
 // Describe the kernel layout of a rows x cols NVFP4 weight.  Throws
 // reset::Error (RESET_ERR_UNSUPPORTED) when cols is not a positive multiple

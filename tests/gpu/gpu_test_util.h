@@ -67,6 +67,15 @@ struct DeviceBuffer {
     void poison() { CUDA_OK(cudaMemset(ptr, 0xFF, bytes)); }
 };
 
+// An attention_decode workspace as the engine holds it: the merge's arrival
+// counters (its first batch * n_kv_heads words) zeroed once, the rest
+// poisoned so that a partial read before it is written shows as NaN.
+inline void prepare_attention_workspace(DeviceBuffer &workspace, int batch, int n_kv_heads) {
+    workspace.poison();
+    const size_t counters = std::min(workspace.bytes, size_t(batch) * size_t(n_kv_heads) * sizeof(unsigned));
+    if (counters > 0) CUDA_OK(cudaMemset(workspace.ptr, 0, counters));
+}
+
 // Round-to-nearest-even FP32 -> BF16 bits, and back.
 inline uint16_t float_to_bf16(float f) {
     uint32_t u;

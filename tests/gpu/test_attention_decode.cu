@@ -199,8 +199,8 @@ std::vector<int32_t> random_lengths(int batch, int capacity) {
 void run_problem(Problem &p, int forced_splits, const char *what) {
     const Shape &s = p.s;
     const int splits = forced_splits > 0 ? forced_splits : reset::attention_decode_splits(s.batch, s.n_kv_heads, s.capacity);
-    DeviceBuffer workspace(reset::attention_decode_workspace_bytes(s.batch, p.n_heads(), s.head_dim, splits));
-    workspace.poison();  // the kernel must write every partial it reads
+    DeviceBuffer workspace(reset::attention_decode_workspace_bytes(s.batch, p.n_heads(), s.head_dim, splits, s.n_kv_heads));
+    prepare_attention_workspace(workspace, s.batch, s.n_kv_heads);  // the kernel must write every partial it reads
     p.d_out.poison();
     reset::attention_decode(p.args(splits, &workspace), nullptr);
     CUDA_OK(cudaDeviceSynchronize());
@@ -211,6 +211,26 @@ void run_case(const Shape &s, const std::vector<int32_t> &lens, int forced_split
               const Format &f = {}) {
     Problem p(s, lens, {}, 0, f);
     run_problem(p, forced_splits, what);
+}
+
+// One workspace for launches of different shapes, in turn, zeroed once (as a
+// session holds it: decode steps of a few rows with many splits, prefill
+// chunks of more rows with fewer): every launch must find its merge counters
+// at zero, whatever the earlier launches left in the partials.
+void test_shared_workspace(const Format &f) {
+    Problem decode({1, 8, 4, 128, 8192}, {8192}, {}, 0, f);
+    Problem chunk({8, 8, 4, 128, 8192}, random_lengths(8, 8192), {}, 0, f);
+    const size_t bytes = std::max(reset::attention_decode_workspace_bytes(1, 32, 128, 64, 8),
+                                  reset::attention_decode_workspace_bytes(8, 32, 128, 8, 8));
+    DeviceBuffer workspace(bytes);
+    CUDA_OK(cudaMemset(workspace.ptr, 0, bytes));
+    for (int round = 0; round < 2; ++round)
+        for (auto [problem, splits] : {std::pair<Problem *, int>{&decode, 64}, {&chunk, 8}, {&decode, 17}}) {
+            problem->d_out.poison();
+            reset::attention_decode(problem->args(splits, &workspace), nullptr);
+            CUDA_OK(cudaDeviceSynchronize());
+            g_worst = std::max(g_worst, problem->check("shared workspace", splits));
+        }
 }
 
 // Rows mapped to cache slots: scattered over a larger cache, and prefill
@@ -260,7 +280,8 @@ void test_graph_replay(const Format &f, int head_dim) {
     const Shape s{2, 4, 4, head_dim, 4096};
     Problem p(s, {1, 1}, {}, 0, f);
     const int splits = reset::attention_decode_splits(s.batch, s.n_kv_heads, s.capacity);
-    DeviceBuffer workspace(reset::attention_decode_workspace_bytes(s.batch, p.n_heads(), s.head_dim, splits));
+    DeviceBuffer workspace(reset::attention_decode_workspace_bytes(s.batch, p.n_heads(), s.head_dim, splits, s.n_kv_heads));
+    prepare_attention_workspace(workspace, s.batch, s.n_kv_heads);
     cudaStream_t stream;
     CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     cudaGraph_t graph;
@@ -331,7 +352,8 @@ void time_case(const Format &f, const Shape &s, const std::vector<int32_t> &lens
                const std::vector<int32_t> &map = {}, int n_slots = 0, const char *label = "decode") {
     Problem p(s, lens.empty() ? std::vector<int32_t>(size_t(s.batch), s.capacity) : lens, map, n_slots, f);
     const int splits = reset::attention_decode_splits(s.batch, s.n_kv_heads, s.capacity);
-    DeviceBuffer workspace(reset::attention_decode_workspace_bytes(s.batch, p.n_heads(), s.head_dim, splits));
+    DeviceBuffer workspace(reset::attention_decode_workspace_bytes(s.batch, p.n_heads(), s.head_dim, splits, s.n_kv_heads));
+    prepare_attention_workspace(workspace, s.batch, s.n_kv_heads);
     const auto a = p.args(splits, &workspace);
     cudaEvent_t start, stop;
     CUDA_OK(cudaEventCreate(&start));
@@ -389,6 +411,11 @@ int main(int argc, char **argv) {
                     for (int splits : {1, 3, 40})
                         run_case({3, 2, group, head_dim, capacity}, random_lengths(3, capacity), splits, "forced splits",
                                  f);
+            // Many live splits for the fused merge (the engine's 32k steps merge 66): forced 64
+            // and automatic, lengths across the whole range.
+            run_case({2, 2, 4, 128, 8192}, {8192, 5000}, 64, "64 live splits", f);
+            run_case({3, 2, 8, 64, 8192}, random_lengths(3, 8192), 0, "auto splits at 8k", f);
+            test_shared_workspace(f);
             for (int head_dim : {16, 32, 128}) test_graph_replay(f, head_dim);
             test_slot_maps(quick, f);
         }

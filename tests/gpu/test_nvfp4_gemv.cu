@@ -17,6 +17,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "api/errors.h"
@@ -162,7 +163,8 @@ bool is_poison(const void *p, size_t bytes) {
 // [tokens][outputs] as float after checking the rest stayed poisoned.
 std::vector<float> run_gemv(const Device &d, int tokens, const DeviceBuffer &x, int64_t ldx, const float *x_row_scale,
                             const float *bias, const void *residual, reset::Nvfp4GemvOutput output, int splits,
-                            const char *label) {
+                            const char *label, const DeviceBuffer *workspace = nullptr) {
+    if (!workspace) workspace = &d.workspace;
     const int64_t outputs = d.weight.layout.outputs();
     const int64_t ldy = outputs + 3;  // a gap after each row must stay untouched
     const size_t elem = output == reset::Nvfp4GemvOutput::kBFloat16 ? 2 : 4;
@@ -180,8 +182,8 @@ std::vector<float> run_gemv(const Device &d, int tokens, const DeviceBuffer &x, 
     a.ldy = ldy;
     a.output = output;
     a.splits = splits;
-    a.workspace = d.workspace.ptr;
-    a.workspace_bytes = d.workspace.bytes;
+    a.workspace = workspace->ptr;
+    a.workspace_bytes = workspace->bytes;
     DeviceBuffer res(residual ? bytes : 0);
     if (residual) {
         res.upload(residual, bytes);
@@ -236,7 +238,10 @@ void test_w4a16_shape(int64_t rows, int64_t cols) {
             for (int64_t n = 0; n < rows; ++n)
                 fp64_row(w, n, x.data() + m * ldx, exact[m * rows + n], magnitude[m * rows + n]);
         }
-        for (int splits : {0, 1, 2, max_splits}) {
+        // 0: the automatic plan; 1, 2, max: every tile cut into that many runs of
+        // warps (reduced through the workspace); -3, -5: runs of 3 or 5 quads
+        // that cross tile boundaries (a warp finishes one tile and starts the next).
+        for (int splits : {0, 1, 2, max_splits, -3, -5}) {
             char label[128];
             std::snprintf(label, sizeof label, "w4a16 N=%" PRId64 " K=%" PRId64 " M=%d splits=%d", rows, cols,
                           tokens, splits);
@@ -297,7 +302,7 @@ void test_epilogues() {
                         }
                         residual_value[static_cast<size_t>(m * outputs + n)] = r;
                     }
-                for (int splits : {1, 3}) {
+                for (int splits : {1, 3, -3}) {
                     char label[128];
                     std::snprintf(label, sizeof label, "epilogue gate_up=%d M=%d bf16=%d splits=%d", gate_up, tokens,
                                   bf16, splits);
@@ -494,7 +499,7 @@ void test_repack_layout() {
                     for (int lane = 0; lane < 32; ++lane)
                         for (int b = 0; b < 4; ++b) {
                             uint32_t word;
-                            std::memcpy(&word, c.data() + (tile * layout.k_supers + sup) * 512 + lane * 16 + b * 4, 4);
+                            std::memcpy(&word, c.data() + reset::nvfp4_gemv_code_offset(layout, tile, sup) + lane * 16 + b * 4, 4);
                             const int g = lane >> 2, t = lane & 3;
                             for (int j = 0; j < 4; ++j)
                                 for (int e = 0; e < 2; ++e) {
@@ -516,6 +521,11 @@ void test_repack_layout() {
                                     ok = ok && code == want;
                                 }
                         }
+            // The supers that pad the last quad hold zero codes (exact zeros whatever their scale).
+            for (int64_t tile = 0; tile < layout.row_tiles; ++tile)
+                for (int64_t sup = layout.k_supers; sup < 4 * layout.k_quads(); ++sup)
+                    for (int byte = 0; byte < 512; ++byte)
+                        ok = ok && c[reset::nvfp4_gemv_code_offset(layout, tile, sup) + byte] == 0;
             EXPECT(ok, "repack decode=%d gate_up=%d: a code is not where the layout says", static_cast<int>(decode),
                    gate_up);
             // Scales: lane 4g+t, quad q, byte 2u + h = row g + 8h, block 4(4q + u) + t; 1.0 in the padding.
@@ -531,10 +541,43 @@ void test_repack_layout() {
                                 const uint8_t want = (row < 0 || block >= w.cols / 16)
                                                          ? reset::nvfp4::kE4M3One
                                                          : w.scales[row * (w.cols / 16) + block];
-                                scales_ok = scales_ok && s[((tile * layout.k_quads() + q) * 32 + lane) * 8 + 2 * u + h] == want;
+                                scales_ok = scales_ok && s[reset::nvfp4_gemv_scale_offset(layout, tile, q) + lane * 8 + 2 * u + h] == want;
                             }
             EXPECT(scales_ok, "repack decode=%d gate_up=%d: a scale is not where the layout says",
                    static_cast<int>(decode), gate_up);
+        }
+}
+
+// One workspace, zeroed once, for launches on two weights of different tile
+// counts in turn (as a session holds it for every linear of a model): each
+// launch that cuts tiles between warps must find its counters at zero,
+// whatever the other weight's partials left behind.
+void test_shared_workspace() {
+    const HostWeight a = random_weight(257, 1040), b = random_weight(999, 4096);
+    Device da(a, false, reset::nvfp4_gemv_device_decode()), db(b, false, reset::nvfp4_gemv_device_decode());
+    DeviceBuffer workspace(std::max(da.workspace.bytes, db.workspace.bytes));
+    CUDA_OK(cudaMemset(workspace.ptr, 0, workspace.bytes));
+    const int tokens = 3;
+    for (int round = 0; round < 2; ++round)
+        for (const auto &[w, d, splits] : {std::tuple<const HostWeight *, const Device *, int>{&a, &da, -3},
+                                          {&b, &db, -5}, {&a, &da, 2}}) {
+            std::vector<float> x = random_fp16_values(static_cast<size_t>(tokens * w->cols), 1.0f);
+            DeviceBuffer xd(x.size() * 2);
+            xd.upload(to_half(x).data(), x.size() * 2);
+            char label[96];
+            std::snprintf(label, sizeof label, "shared workspace N=%" PRId64 " splits=%d round %d", w->rows, splits,
+                          round);
+            const std::vector<float> y = run_gemv(*d, tokens, xd, w->cols, nullptr, nullptr, nullptr,
+                                                  reset::Nvfp4GemvOutput::kFloat32, splits, label, &workspace);
+            double worst = 0.0;
+            for (int m = 0; m < tokens; ++m)
+                for (int64_t n = 0; n < w->rows; ++n) {
+                    double exact, magnitude;
+                    fp64_row(*w, n, x.data() + m * w->cols, exact, magnitude);
+                    worst = std::max(worst, std::fabs(y[m * w->rows + n] - exact) / std::max(magnitude, 1e-30));
+                }
+            // The same bound as test_w4a16_shape (exact products, FP32 accumulation); NaN fails it.
+            EXPECT(worst < 1e-5, "%s: error vs FP64 %.3g of the magnitude sum", label, worst);
         }
 }
 
@@ -612,6 +655,7 @@ int main(int argc, char **argv) {
                                                              {257, 1040}, {129, 3120}, {999, 4096}, {515, 4128}};
         for (const auto &[n, k] : shapes) test_w4a16_shape(n, k);
         test_epilogues();
+        test_shared_workspace();
         test_w4a4(quick ? 19 : 301, quick ? 160 : 2064);
         test_w4a16_prepare_large();
     } catch (const reset::Error &e) {
