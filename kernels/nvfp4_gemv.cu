@@ -3,9 +3,9 @@
 //
 // Decoding a batch-1..8 step is a stream of the weights through the chip, so
 // the kernel is built around reading each weight byte once at full bandwidth
-// while spending as few instructions per byte as possible (the H100 issues
-// about 10 thread instructions per weight byte at full bandwidth, and a warp
-// that spends them on bookkeeping leaves the loads waiting):
+// with few instructions per byte (the H100 issues about 10 thread
+// instructions per weight byte at full bandwidth; at 4.2 the count no longer
+// limits it, docs/gemv.md session 7):
 //  - each warp owns one 16-row tile and one slice of K; per quad of 4
 //    64-element supers it issues every weight load first (one coalesced
 //    16-byte load per thread and super, layout in nvfp4_gemv_layout.h; one
@@ -13,11 +13,10 @@
 //    super straight from x (L1-resident), then computes: no staging of x, no
 //    barrier before the first weight load;
 //  - the loop over the quads that lie wholly inside K has no bounds checks:
-//    a warp past the last tile streams the last tile again and stores
-//    nothing, token columns past M repeat the last token (in bounds, finite,
-//    never stored), pointers advance by a fixed step; the one quad that
-//    crosses K (when K is not a multiple of 256) runs once after the loop
-//    with the checks;
+//    token columns past M repeat the last token (in bounds, finite, never
+//    stored), pointers advance by a fixed step, quad indices are 32-bit; the
+//    one quad that crosses K (when K is not a multiple of 256) runs once
+//    after the loop with the checks (270 SASS instructions per quad, was 478);
 //  - the 8 codes of a thread's tensor-core A fragment sit in one 32-bit word
 //    and become four FP16 pairs with 9 integer operations (or 4 native
 //    conversions on sm_100a/sm_120a); each pair is multiplied by its FP16
@@ -25,10 +24,13 @@
 //  - mma.m16n8k16 multiplies them with the activations (the 8 token columns
 //    are the MMA's N, so M = 1..8 costs the same instructions) and
 //    accumulates in FP32: no FP16 overflow, no per-block FP32 FMAs;
-//  - small matrices split K across the warps of one CTA (summed in shared
-//    memory, fixed order) and, only where that is not enough, across CTAs:
-//    the last warp to finish a tile sums the partial tiles in a fixed order
-//    (deterministic) and runs the epilogue, so one launch does everything.
+//  - the quads are divided among warps by one of two plans (Plan, below):
+//    local, each tile's K cut into up to 8 slices of one CTA, summed in
+//    shared memory in slice order; or streamed, equal runs of quads across
+//    tile boundaries for every warp of one wave, where the local plan would
+//    leave a partial second wave: the last run of a cut tile to arrive sums
+//    its parts from the workspace in run order (deterministic) and runs the
+//    epilogue, so one launch does everything.
 #include "kernels/nvfp4_gemv.h"
 
 #include <cuda_bf16.h>

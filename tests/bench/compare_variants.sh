@@ -2,7 +2,7 @@
 # compare_variants.sh — build the benchmark once per compile-time variant of
 # the GEMV kernel and run them one after the other on the same shapes (the
 # A/B runs of docs/gemv.md).  Usage, from the repository root:
-#   tests/bench/compare_variants.sh "Qwen3-8B" "-DRESET_NVFP4_GEMV_TILES_PER_WARP=1" "-DRESET_NVFP4_GEMV_TILES_PER_WARP=2"
+#   tests/bench/compare_variants.sh "Qwen3-8B" "-DRESET_NVFP4_GEMV_X_AHEAD=1" "-DRESET_NVFP4_GEMV_X_AHEAD=4"
 # The first argument is the --only shape filter; each further argument is one
 # variant's extra nvcc flags, optionally opening with src=FILE to build FILE in
 # place of kernels/nvfp4_gemv.cu (an earlier version of the kernel, e.g. from

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# run_all_on_device.sh — one GPU-machine call that reproduces the committed
+# session results: the engine test (against the CPU reference) alongside the
+# kernel tests and compute-sanitizer, then, with the GPU to themselves, the
+# NVFP4 GEMV benchmark with its baselines (run_on_device.sh bench) and the
+# decode grid (run_decode_grid_on_device.sh, GRID=short by default).  From
+# the repository root, with build-bundle/ carried (scripts/make_device_bundle.sh):
+#   COMMIT=$(git rev-parse --short HEAD) tests/bench/run_all_on_device.sh
+# Outputs under $OUT: results.md, bench.json, tinygemm.json (GEMV),
+# decode_grid.{jsonl,md}, decode_grid_env.json, and logs.tar.xz (every log;
+# the device tool returns at most 8 files).  Takes about 6 minutes on an H100.
+set -uo pipefail
+export PYTHONUNBUFFERED=1
+out=${OUT:-$PWD/build-device/out}
+logs=$out/logs
+mkdir -p "$logs"
+start=$(date +%s)
+stage() { echo "[t=$(($(date +%s) - start))s] $*"; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader |
+    tee "$logs/device.txt"
+[[ -d build-bundle ]] || tar xJf build-bundle.tar.xz
+source build-bundle/env.sh
+# Correctness only, so it may share the GPU with the kernel tests; the measurements wait for it.
+(SANITIZE=0 OUT=$logs timeout 320 tests/gpu/run_cuda_engine_on_device.sh >"$logs/engine.log" 2>&1
+ echo "engine rc=$?" >"$logs/engine.rc") &
+engine=$!
+# The grid's checkpoints meanwhile (disk and CPU only).
+checkpoints=${CHECKPOINTS:-/tmp/checkpoints}
+(mkdir -p "$checkpoints"
+ for f in nvfp4 bf16; do
+     [[ -f $checkpoints/qwen3-8b-$f/model.safetensors ]] ||
+         python3 tests/bench/make_random_checkpoint.py qwen3-8b $f "$checkpoints/qwen3-8b-$f"
+ done >"$logs/checkpoints.log" 2>&1) &
+writer=$!
+stage "kernel tests"
+for t in nvfp4_gemv nvfp4_dequantize qk_norm_rope_kv_append; do
+    timeout 200 build-bundle/bin/gpu_test_$t >"$logs/$t.log" 2>&1
+    echo "$t rc=$?: $(tail -n 1 "$logs/$t.log")"
+done
+RESET_GPU_TEST_QUICK=1 timeout 200 build-bundle/bin/gpu_test_attention_decode >"$logs/attention_quick.log" 2>&1
+echo "attention (quick) rc=$?: $(tail -n 1 "$logs/attention_quick.log")"
+for tool in memcheck racecheck; do
+    RESET_GPU_TEST_QUICK=1 timeout 120 compute-sanitizer --tool $tool --error-exitcode 3 \
+        build-bundle/bin/gpu_test_nvfp4_gemv >"$logs/gemv_$tool.log" 2>&1
+    echo "gemv $tool rc=$?"
+done
+RESET_GPU_TEST_QUICK=1 timeout 200 compute-sanitizer --tool memcheck --error-exitcode 3 \
+    build-bundle/bin/gpu_test_attention_decode >"$logs/attention_memcheck.log" 2>&1
+echo "attention memcheck rc=$?"
+stage "waiting for the engine test"
+wait $engine
+cat "$logs/engine.rc"
+grep -E "checks|FAIL" "$logs/test_cuda_engine.log" | head -8
+stage "GEMV benchmark"
+OUT=$out tests/bench/run_on_device.sh bench >"$logs/gemv_bench.log" 2>&1
+echo "gemv bench rc=$?"
+sed -n '/Goals of issue 5/,$p' "$out/results.md"
+stage "decode grid"
+wait $writer
+echo "${COMMIT:-unknown}" >COMMIT
+GRID=${GRID:-short} OUT=$out CHECKPOINTS=$checkpoints timeout 330 tests/bench/run_decode_grid_on_device.sh \
+    >"$logs/grid.log" 2>&1
+echo "grid rc=$?"
+python3 tests/bench/decode_grid_report.py "$out/decode_grid.jsonl" "$out/decode_grid_env.json" qwen3-8b \
+    >"$out/decode_grid.md" 2>>"$logs/grid.log"
+cat "$out/decode_grid.md"
+for f in device.txt bench.log tinygemm.log memcheck.log racecheck.log test.log decode_grid.log; do
+    [[ -f $out/$f ]] && mv "$out/$f" "$logs/"
+done
+tar cJf "$out/logs.tar.xz" -C "$out" logs && rm -rf "$logs"
+stage "done"
