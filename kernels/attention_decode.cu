@@ -421,9 +421,8 @@ int attention_decode_splits(int batch, int n_kv_heads, int capacity) {
     return std::max(1, std::min({wanted, tiles, kMaxMergeSplits}));
 }
 
-size_t attention_decode_workspace_bytes(int batch, int n_heads, int head_dim, int splits, int n_kv_heads) {
+size_t attention_decode_workspace_bytes(int batch, int n_heads, int head_dim, int splits) {
     if (splits <= 1) return 0;
-    (void)n_kv_heads;  // the counters' region is fixed (kMergeCounters); attention_decode_splits keeps within it
     return size_t(kMergeCounters) * sizeof(unsigned) + size_t(partial_floats(batch, n_heads, head_dim, splits)) * sizeof(float);
 }
 
@@ -462,7 +461,7 @@ void attention_decode(const AttentionDecodeArgs &a, cudaStream_t stream) {
     if (a.splits > 1 && int64_t(a.batch) * c.n_kv_heads > kMergeCounters)
         fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: ", a.batch, " rows x ", c.n_kv_heads,
              " KV heads split over the context (at most ", kMergeCounters, " pairs; use one split)");
-    const size_t needed = attention_decode_workspace_bytes(a.batch, a.n_heads, c.head_dim, a.splits, c.n_kv_heads);
+    const size_t needed = attention_decode_workspace_bytes(a.batch, a.n_heads, c.head_dim, a.splits);
     if (needed > 0 && (!a.workspace || a.workspace_bytes < needed))
         fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: ", a.splits, " splits need ", needed,
              " bytes of workspace, got ", a.workspace ? a.workspace_bytes : 0);

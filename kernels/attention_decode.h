@@ -82,7 +82,7 @@ int attention_decode_splits(int batch, int n_kv_heads, int capacity);
 // at the same place whatever the batch and splits, so graph replays and later
 // launches of any shape reuse it.  One workspace must not serve two launches
 // that run at the same time.
-size_t attention_decode_workspace_bytes(int batch, int n_heads, int head_dim, int splits, int n_kv_heads);
+size_t attention_decode_workspace_bytes(int batch, int n_heads, int head_dim, int splits);
 
 // Enqueue on `stream`.  Throws reset::Error: RESET_ERR_UNSUPPORTED for a head
 // dimension other than 16, 32, 64 or 128 or a group size above

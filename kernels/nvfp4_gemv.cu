@@ -104,12 +104,11 @@ struct GemvParams {
     int64_t ldy;
     int output_bf16;
     int gate_up;
-    // The division of the quads among warps (Plan).
-    int local;            // 1: a tile's runs are the `slices` warps of one CTA; 0: streamed runs
+    int max_parts;        // streamed: the partial tiles' stride in the workspace
+    // The division of the quads among warps (Plan; which plan is the kernel's kStreamed).
     int slices;
     int tiles_per_cta;
     int quads_per_run;
-    int max_parts;        // streamed: the partial tiles' stride in the workspace
     float *partials;      // streamed: [row_tiles][max_parts][32 lanes][4]
     unsigned *counters;   // streamed: [row_tiles]
 };
@@ -412,47 +411,46 @@ __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kern
         }
         if (first_tile < p.row_tiles) epilogue(p, first_tile, lane, acc);
     } else {
-
-    // Streamed plan: the run may end one tile and start others.  A tile whose
-    // K lies wholly in the run is finished here; a tile cut between runs is
-    // finished by the last of its runs to arrive, which adds the parts in run
-    // order (deterministic) from the workspace.
-    const int run = static_cast<int>(blockIdx.x) * kMaxWarps + warp;
-    int tile = first_tile, q0 = first_quad;
-    for (int i = begin; i < end; ++tile, q0 = 0) {
-        const int q1 = min(k_quads, q0 + (end - i));
-        acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
-        tile_quads<kVectorX>(p, tile, q0, q1, 1, token, lane, loaded && i == begin, w, acc);
-        i += q1 - q0;
-        if (q0 == 0 && q1 == k_quads) {
+        // Streamed plan: the run may end one tile and start others.  A tile whose
+        // K lies wholly in the run is finished here; a tile cut between runs is
+        // finished by the last of its runs to arrive, which adds the parts in run
+        // order (deterministic) from the workspace.
+        const int run = static_cast<int>(blockIdx.x) * kMaxWarps + warp;
+        int tile = first_tile, q0 = first_quad;
+        for (int i = begin; i < end; ++tile, q0 = 0) {
+            const int q1 = min(k_quads, q0 + (end - i));
+            acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
+            tile_quads<kVectorX>(p, tile, q0, q1, 1, token, lane, loaded && i == begin, w, acc);
+            i += q1 - q0;
+            if (q0 == 0 && q1 == k_quads) {
+                epilogue(p, tile, lane, acc);
+                continue;
+            }
+            const int first_run = static_cast<int>(static_cast<unsigned>(tile * k_quads) / static_cast<unsigned>(p.quads_per_run));
+            const int part = run - first_run;
+            const int parts =
+                static_cast<int>(static_cast<unsigned>((tile + 1) * k_quads - 1) / static_cast<unsigned>(p.quads_per_run)) -
+                first_run + 1;
+            float4 *tile_partials = reinterpret_cast<float4 *>(p.partials) + tile * p.max_parts * 32 + lane;
+            __stcg(tile_partials + part * 32, make_float4(acc[0], acc[1], acc[2], acc[3]));
+            __threadfence();
+            __syncwarp();
+            unsigned arrived = 0;
+            if (lane == 0) arrived = atomicAdd(p.counters + tile, 1u);
+            arrived = __shfl_sync(0xffffffffu, arrived, 0);
+            if (arrived != static_cast<unsigned>(parts - 1)) continue;
+            __threadfence();
+            acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
+            for (int other = 0; other < parts; ++other) {
+                const float4 v = __ldcg(tile_partials + other * 32);
+                acc[0] += v.x;
+                acc[1] += v.y;
+                acc[2] += v.z;
+                acc[3] += v.w;
+            }
+            if (lane == 0) p.counters[tile] = 0;  // ready for the next launch or graph replay
             epilogue(p, tile, lane, acc);
-            continue;
         }
-        const int first_run = static_cast<int>(static_cast<unsigned>(tile * k_quads) / static_cast<unsigned>(p.quads_per_run));
-        const int part = run - first_run;
-        const int parts =
-            static_cast<int>(static_cast<unsigned>((tile + 1) * k_quads - 1) / static_cast<unsigned>(p.quads_per_run)) -
-            first_run + 1;
-        float4 *tile_partials = reinterpret_cast<float4 *>(p.partials) + tile * p.max_parts * 32 + lane;
-        __stcg(tile_partials + part * 32, make_float4(acc[0], acc[1], acc[2], acc[3]));
-        __threadfence();
-        __syncwarp();
-        unsigned arrived = 0;
-        if (lane == 0) arrived = atomicAdd(p.counters + tile, 1u);
-        arrived = __shfl_sync(0xffffffffu, arrived, 0);
-        if (arrived != static_cast<unsigned>(parts - 1)) continue;
-        __threadfence();
-        acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
-        for (int other = 0; other < parts; ++other) {
-            const float4 v = __ldcg(tile_partials + other * 32);
-            acc[0] += v.x;
-            acc[1] += v.y;
-            acc[2] += v.z;
-            acc[3] += v.w;
-        }
-        if (lane == 0) p.counters[tile] = 0;  // ready for the next launch or graph replay
-        epilogue(p, tile, lane, acc);
-    }
     }
 }
 
@@ -494,15 +492,14 @@ Plan streamed_plan(const Nvfp4GemvLayout &layout, int64_t quads_per_run) {
     return plan;
 }
 
+// The streamed plan make_plan weighs: runs that spread the quads over one wave of resident warps.
+Plan automatic_streamed_plan(const Nvfp4GemvLayout &layout) {
+    const int64_t target = static_cast<int64_t>(kResidentWarpsPerSm) * cuda::multiprocessor_count();
+    return streamed_plan(layout, (layout.row_tiles * layout.k_quads() + target - 1) / target);
+}
+
 Plan make_plan(const Nvfp4GemvLayout &layout, int requested_splits) {
     const int64_t tiles = layout.row_tiles, k_quads = layout.k_quads();
-    if (tiles > kCounterTiles) requested_splits = 0;  // more tiles than counters: the local plan (no workspace)
-    // A forced split count cuts every tile into at least that many runs; a
-    // negative one gives runs of that many quads across tiles (tests, benchmarks).
-    if (requested_splits < 0) return streamed_plan(layout, -static_cast<int64_t>(requested_splits));
-    if (requested_splits > 0)
-        return streamed_plan(layout, (k_quads + std::min<int64_t>(requested_splits, k_quads) - 1) /
-                                         std::min<int64_t>(requested_splits, k_quads));
     const int64_t sms = cuda::multiprocessor_count();
     const int64_t target = static_cast<int64_t>(kResidentWarpsPerSm) * sms;
     const int64_t slots = static_cast<int64_t>(kMinCtasPerSm) * sms;
@@ -515,8 +512,14 @@ Plan make_plan(const Nvfp4GemvLayout &layout, int requested_splits) {
     local.tiles_per_cta = kMaxWarps / local.slices;
     local.quads_per_run = (k_quads + local.slices - 1) / local.slices;
     local.ctas = (tiles + local.tiles_per_cta - 1) / local.tiles_per_cta;
-    if (tiles > kCounterTiles) return local;
-    const Plan streamed = streamed_plan(layout, (tiles * k_quads + target - 1) / target);
+    if (tiles > kCounterTiles) return local;  // more tiles than counters: only the local plan (no workspace)
+    // A forced split count cuts every tile into at least that many runs; a
+    // negative one gives runs of that many quads across tiles (tests, benchmarks).
+    if (requested_splits < 0) return streamed_plan(layout, -static_cast<int64_t>(requested_splits));
+    if (requested_splits > 0)
+        return streamed_plan(layout, (k_quads + std::min<int64_t>(requested_splits, k_quads) - 1) /
+                                         std::min<int64_t>(requested_splits, k_quads));
+    const Plan streamed = automatic_streamed_plan(layout);
     if (forced_plan() == 1) return local;
     if (forced_plan() == 2) return streamed;
     // Cost in quads per warp on the critical path: the local plan's waves
@@ -563,12 +566,10 @@ size_t plan_workspace_bytes(const Nvfp4GemvLayout &layout, const Plan &plan) {
 Nvfp4GemvDecode nvfp4_gemv_device_decode() { return query_device_decode(); }
 
 size_t nvfp4_gemv_workspace_bytes(const Nvfp4GemvLayout &layout, int max_splits) {
-    size_t bytes = plan_workspace_bytes(layout, make_plan(layout, 0));
-    // Both plans, whichever the GPU or the override picks.
-    const int64_t sms = cuda::multiprocessor_count();
-    const int64_t target = static_cast<int64_t>(kResidentWarpsPerSm) * sms;
-    bytes = std::max(bytes, plan_workspace_bytes(layout, streamed_plan(layout, (layout.row_tiles * layout.k_quads() +
-                                                                                target - 1) / target)));
+    // The streamed plan whether or not the rule picks it (RESET_NVFP4_GEMV_PLAN may); none for a weight
+    // with more tiles than counters, which always takes the local plan.
+    if (layout.row_tiles > kCounterTiles) return 0;
+    size_t bytes = plan_workspace_bytes(layout, automatic_streamed_plan(layout));
     for (int splits = 1; splits <= std::min<int64_t>(max_splits, layout.k_quads()); ++splits)
         bytes = std::max(bytes, plan_workspace_bytes(layout, make_plan(layout, splits)));
     return bytes;
@@ -636,7 +637,6 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
     p.ldy = args.ldy;
     p.output_bf16 = args.output == Nvfp4GemvOutput::kBFloat16;
     p.gate_up = layout.gate_up;
-    p.local = plan.local;
     p.slices = plan.slices;
     p.tiles_per_cta = plan.tiles_per_cta;
     p.quads_per_run = static_cast<int>(plan.quads_per_run);

@@ -243,7 +243,7 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
         for (int rows : {sequences_, kMaxRows}) {
             const int splits = attention_decode_splits(rows, c.n_kv_heads, capacity_);
             attention_bytes =
-                std::max(attention_bytes, attention_decode_workspace_bytes(rows, c.n_heads, c.head_dim, splits, c.n_kv_heads));
+                std::max(attention_bytes, attention_decode_workspace_bytes(rows, c.n_heads, c.head_dim, splits));
         }
         attention_workspace_ = allocate(attention_bytes, "attention workspace");
         logits_ = allocate(size_t(sequences_) * size_t(c.vocab_size) * 4, "logits");
@@ -458,7 +458,7 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
     // As many context splits as fill the GPU for these rows (a batch-1 step needs 8x the splits of
     // a batch-8 one to keep the same CTAs streaming the cache), within the workspace.
     int attention_splits = attention_decode_splits(rows, c.n_kv_heads, capacity_);
-    while (attention_splits > 1 && attention_decode_workspace_bytes(rows, c.n_heads, c.head_dim, attention_splits, c.n_kv_heads) >
+    while (attention_splits > 1 && attention_decode_workspace_bytes(rows, c.n_heads, c.head_dim, attention_splits) >
                                        attention_workspace_.bytes())
         --attention_splits;
 

@@ -199,7 +199,7 @@ std::vector<int32_t> random_lengths(int batch, int capacity) {
 void run_problem(Problem &p, int forced_splits, const char *what) {
     const Shape &s = p.s;
     const int splits = forced_splits > 0 ? forced_splits : reset::attention_decode_splits(s.batch, s.n_kv_heads, s.capacity);
-    DeviceBuffer workspace(reset::attention_decode_workspace_bytes(s.batch, p.n_heads(), s.head_dim, splits, s.n_kv_heads));
+    DeviceBuffer workspace(reset::attention_decode_workspace_bytes(s.batch, p.n_heads(), s.head_dim, splits));
     prepare_attention_workspace(workspace, s.batch, s.n_kv_heads);  // the kernel must write every partial it reads
     p.d_out.poison();
     reset::attention_decode(p.args(splits, &workspace), nullptr);
@@ -220,8 +220,8 @@ void run_case(const Shape &s, const std::vector<int32_t> &lens, int forced_split
 void test_shared_workspace(const Format &f) {
     Problem decode({1, 8, 4, 128, 8192}, {8192}, {}, 0, f);
     Problem chunk({8, 8, 4, 128, 8192}, random_lengths(8, 8192), {}, 0, f);
-    const size_t bytes = std::max(reset::attention_decode_workspace_bytes(1, 32, 128, 64, 8),
-                                  reset::attention_decode_workspace_bytes(8, 32, 128, 8, 8));
+    const size_t bytes = std::max(reset::attention_decode_workspace_bytes(1, 32, 128, 64),
+                                  reset::attention_decode_workspace_bytes(8, 32, 128, 8));
     DeviceBuffer workspace(bytes);
     CUDA_OK(cudaMemset(workspace.ptr, 0, bytes));
     for (int round = 0; round < 2; ++round)
@@ -280,7 +280,7 @@ void test_graph_replay(const Format &f, int head_dim) {
     const Shape s{2, 4, 4, head_dim, 4096};
     Problem p(s, {1, 1}, {}, 0, f);
     const int splits = reset::attention_decode_splits(s.batch, s.n_kv_heads, s.capacity);
-    DeviceBuffer workspace(reset::attention_decode_workspace_bytes(s.batch, p.n_heads(), s.head_dim, splits, s.n_kv_heads));
+    DeviceBuffer workspace(reset::attention_decode_workspace_bytes(s.batch, p.n_heads(), s.head_dim, splits));
     prepare_attention_workspace(workspace, s.batch, s.n_kv_heads);
     cudaStream_t stream;
     CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -352,7 +352,7 @@ void time_case(const Format &f, const Shape &s, const std::vector<int32_t> &lens
                const std::vector<int32_t> &map = {}, int n_slots = 0, const char *label = "decode") {
     Problem p(s, lens.empty() ? std::vector<int32_t>(size_t(s.batch), s.capacity) : lens, map, n_slots, f);
     const int splits = reset::attention_decode_splits(s.batch, s.n_kv_heads, s.capacity);
-    DeviceBuffer workspace(reset::attention_decode_workspace_bytes(s.batch, p.n_heads(), s.head_dim, splits, s.n_kv_heads));
+    DeviceBuffer workspace(reset::attention_decode_workspace_bytes(s.batch, p.n_heads(), s.head_dim, splits));
     prepare_attention_workspace(workspace, s.batch, s.n_kv_heads);
     const auto a = p.args(splits, &workspace);
     cudaEvent_t start, stop;

@@ -93,7 +93,7 @@ void check_attention(const Case &c, const Layout &l, const std::vector<int32_t> 
     a.slots = l.slots.empty() ? nullptr : d_slots.as<int32_t>();
     a.out = d_out.as<float>();
     a.splits = reset::attention_decode_splits(c.batch, c.n_kv_heads, c.capacity);
-    DeviceBuffer workspace(reset::attention_decode_workspace_bytes(c.batch, c.n_heads, d, a.splits, c.n_kv_heads));
+    DeviceBuffer workspace(reset::attention_decode_workspace_bytes(c.batch, c.n_heads, d, a.splits));
     prepare_attention_workspace(workspace, c.batch, c.n_kv_heads);
     a.workspace = workspace.as<float>();
     a.workspace_bytes = workspace.bytes;
