@@ -1,29 +1,98 @@
-// attention_decode.cu — split-KV (flash-decoding) GQA attention for decode.
+// attention_decode.cu — split-KV (flash-decoding) GQA attention for decode,
+// on the tensor cores, streaming the cache through a cp.async pipeline.
 //
 // Grid: (split, kv_head, row).  One CTA owns one KV head of one row (a
 // sequence, or one position of a prefill chunk; slots[row] names its cache
-// slot) over one chunk of the context and serves every query head of that KV head,
-// so each K/V byte is read from memory once per step whatever the group size.
-// Inside the chunk it walks 128-position tiles:
-//   A. one thread per position: 16-byte loads of its K row, FP32 dot products
-//      with the group's queries (kept in shared memory, pre-scaled);
-//   B. the tile's max and exp-sum per query head (online softmax: the running
-//      max m and sum l are rescaled, Milakov & Gimelshein 2018);
-//   C. threads split as (position group × 8-element slice of head_dim):
-//      16-byte loads of V rows, acc += p · v per query head.
-// At the end the position groups are summed through shared memory.  With one
-// split the CTA writes out = acc / l; otherwise it writes (acc, m, l) and a
-// second kernel merges the splits (Dao et al., "Flash-Decoding", 2023).
+// slot) over one chunk of the context and serves every query head of that KV
+// head, so each K/V byte is read from memory once per step whatever the group
+// size.
 //
-// head_dim 16, 32, 64 and 128 are instances of the same template.  Rows are
-// at least 16 bytes (16 FP8 elements), so every K row is whole 16-byte loads
-// (1 at FP8 d16 .. 16 at BF16 d128); phase C has head_dim / 8 slices per row
-// (2 at d16: 64 position groups of 2 positions per tile), and the merge
-// kernel runs head_dim threads (16 at d16: half a warp, no shuffles).
+// Why the tensor cores.  With FP32 FMAs a position costs 2 · group · head_dim
+// FMAs (1,024 at Qwen3-8B's group 4 and head_dim 128) plus the conversions:
+// at 32k with an FP8 cache that is ~12 µs of pure issue against a ~21.6 µs
+// memory floor, so the CUDA-core kernel could not overlap it with the loads
+// (it reached ~29% of bandwidth).  Here the products are mma.sync.m16n8k16
+// (sm_80 and later, so every shipped target), the FLOPs drop out of the
+// critical path, and what is left per byte is one conversion (FP8) or none
+// (BF16), a few shuffles and the exponentials.
 //
-// The chunk of a split depends on lengths[b], read on the device, so the same
-// launch (and a CUDA graph holding it) serves every context length; splits
-// past the end write an empty partial (m = -inf, l = 0).
+// Exactness with 16-bit tensor-core operands.  K and V are exact in the mma
+// operand type: BF16 cache -> bf16 mma; FP8 E4M3 -> f16 mma (E4M3 -> FP16 is
+// exact).  The FP32 factors are split into 16-bit parts whose sum carries
+// (nearly) all of their bits, one mma per part, FP32 accumulation:
+//   - q (scale, k_scale and log2(e) folded in): three bf16 parts (24 bits)
+//     for BF16, two f16 parts (22 bits) for FP8, after a per-head power of
+//     two brings the head's largest |q| to [2^13, 2^14) (f16's range; undone
+//     exactly on the scores);
+//   - p = 2^(s - m) · 2^15 (the power of two keeps the f16 parts clear of
+//     f16's subnormals; l carries the same factor, so it cancels in acc / l):
+//     three bf16 / two f16 parts.
+// Scores and weights are in the log2 domain (exp2 = one MUFU op).  The result
+// differs from the FP32 CUDA-core kernel in the last bits only (tests: per-head
+// relative L2 against FP64 <= 2e-5, unchanged).
+//
+// The mma shapes (heads padded to 8 = kAttentionDecodeMaxGroup rows, so one
+// instance serves every group size 1..8; the padded heads get a zero query
+// and are never written):
+//   S  = Q · K^T:  A = Q (16 rows: heads 0..7, rows 8..15 zero), B = K^T,
+//                  8 positions per mma, head_dim / 16 k-steps;
+//   O^T += V^T · P^T:  A = V^T (16 of head_dim per mma), B = P^T.
+// The accumulator of S (row = head g, columns = positions 2·tig, 2·tig + 1)
+// is exactly the B fragment P^T needs, so P never leaves registers; O^T's
+// accumulators hold (d, head) with no padding rows.
+//
+// The pipeline.  Each warp streams its own blocks of kBlock = 16 positions
+// (K and V, 2·16·head_dim elements) through a private ring of kStages stages
+// in shared memory (16 KiB per warp: 2 stages of 8 KiB at BF16 head_dim 128,
+// 4 of 4 KiB at FP8), filled by cp.async (16-byte copies, coalesced; rows past
+// the chunk's end are zero-filled so that p = 0 never meets garbage).  While
+// block i is computed, blocks i+1 .. i+kStages-1 are in flight.  Warps never
+// wait for each other inside the loop: each keeps its own online softmax
+// (running max m, sum l, accumulators; Milakov & Gimelshein 2018) over the
+// blocks warp, warp + 4, ... of the chunk, and the four are combined once at
+// the end through shared memory (exp2(m_w - M) weights, in warp order).
+// 64 KiB of ring per CTA (+ 4.5-6.5 KiB static) and <= 168 registers (sm_90a,
+// head_dim 128: BF16 148, FP8 124) give 3 CTAs per SM on sm_90: 12 warps and
+// 96 KiB (BF16) to 144 KiB (FP8) in flight; fewer where shared memory is
+// smaller (cudaOccupancy… decides, see attention_decode_splits).  Shared
+// memory is XOR-swizzled in 16-byte chunks (chunk ^ (row or 128-byte line
+// mod 8)) so the fragment reads (ldmatrix for BF16, 16/8/4-byte LDS for
+// FP8, whose bytes are converted in registers) are free of bank conflicts
+// at head_dim 128.
+//
+// Before the previous kernel finishes (programmatic dependent launch): the
+// CTA reads lengths[b] and slots[b], works out its chunk, and asks L2 to
+// prefetch its first blocks of K and V (cp.async.bulk.prefetch.L2, sm_90+,
+// at most kWarps · kStages blocks = 32 KiB of each: the first round of every
+// warp, so the L2 (50 MB) is not flooded at 32k).  Why that is safe:
+//   - lengths and slots are written by host copies at the start of the step
+//     (or prefill stage), long before: every kernel waits for its
+//     predecessor before it lets its successor start, so when this CTA runs,
+//     everything two launches back, copies included, is complete and visible;
+//   - the L2 is the point of coherence, so prefetching lines that the previous
+//     kernel (qk_norm_rope_kv_append) is still writing (position length-1)
+//     cannot serve stale data; nothing is loaded into registers, L1 or shared
+//     memory from the cache, q or the workspace before the wait.
+//
+// The chunk of a split is whole kChunk = 64-position pieces (one block per
+// warp), as evenly spread over the splits as pieces allow; it depends on
+// lengths[b], read on the device, so the same launch (and a CUDA graph holding
+// it) serves every context length.  Splits past the end leave at once, and the
+// merge counts only the live ones.  attention_decode_splits picks as many
+// splits as fill one wave of resident CTAs (3 per SM on the H100: 49 splits
+// for 8 KV heads at batch 1, 6 at batch 8), so no second, ragged wave streams
+// alone; measured on the H100 at 32k, two or three waves cost 30-70% more
+// time (more partials, more CTA prologues) and fewer splits than a wave up to
+// 10%.
+//
+// The merge (the kernel's tail: the last CTA of each (row, KV head) reads
+// every split's partials from L2) issues each pass's loads together: the
+// partials go to the ring by cp.async, as many splits per round trip as fit
+// (14 to 28 at head_dim 128), the first batch while the weights are formed.
+//
+// With one live split the CTA writes out = acc / l; otherwise it writes (acc,
+// m, l) and the last live split to arrive merges them all in split order
+// (Dao et al., "Flash-Decoding", 2023), so results are deterministic.
 #include "kernels/attention_decode.h"
 
 #include <cuda_bf16.h>
@@ -31,7 +100,9 @@
 #include <cuda_fp8.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstring>
 
 #include "kernels/cuda_common.cuh"
 #include "kernels/dependent_launch.cuh"
@@ -40,60 +111,171 @@ namespace reset {
 namespace {
 
 constexpr int kThreads = 128;
-constexpr int kTile = 128;     // positions per tile: one per thread in phase A
-constexpr int kVec = 8;        // elements of one phase-C slice (16 bytes of BF16, 8 of FP8)
+constexpr int kWarps = kThreads / 32;
+constexpr int kBlock = 16;               // positions per warp step: two 8-position S tiles, one 16-deep PV k-step
+constexpr int kChunk = kWarps * kBlock;  // granularity of a split's chunk: one block per warp
+constexpr int kHeadRows = 8;             // query heads per mma (the group, padded)
+static_assert(kAttentionDecodeMaxGroup == kHeadRows, "the mma tiles hold 8 query heads");
+constexpr int kWarpRingBytes = 16384;    // shared memory per warp for its stages
+constexpr int kMinBlocks = 3;            // resident CTAs per SM the register budget is set for (<= 168)
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kPScale = 32768.0f;      // 2^15: p's f16 parts stay normal (see the top)
 
-// Eight BF16 values from a 16-byte word, as FP32 (BF16 is the top half of FP32).
-__device__ __forceinline__ void bf16x8_to_float(const uint4 raw, float (&out)[kVec]) {
-    const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        out[2 * i] = __uint_as_float(words[i] << 16);
-        out[2 * i + 1] = __uint_as_float(words[i] & 0xffff0000u);
-    }
+// Splits one merge can weigh (its weights sit in shared memory);
+// attention_decode_splits never picks more, and attention_decode refuses more.
+constexpr int kMaxMergeSplits = 256;
+
+// The workspace: kMergeCounters arrival counters, one per (row, KV head),
+// which the merging CTA sets back to zero, then the partials
+// [batch][n_heads][splits][partial_stride].  The counters sit at the same
+// place whatever the batch and the splits, so one workspace serves every
+// launch of a session in stream order (decode steps and prefill chunks):
+// partials never land where a later launch expects zero counters.
+constexpr int kMergeCounters = 65536;
+
+// Partial result of one (row, query head, split): head_dim accumulators,
+// then the running max m (log2 domain) and the sum l.
+__host__ __device__ constexpr int64_t partial_stride(int head_dim) { return head_dim + 2; }
+__host__ __device__ inline int64_t partial_floats(int batch, int n_heads, int head_dim, int splits) {
+    return int64_t(batch) * n_heads * splits * partial_stride(head_dim);
+}
+__device__ inline unsigned *attention_counters(const AttentionDecodeArgs &a) {
+    return reinterpret_cast<unsigned *>(a.workspace);
+}
+__device__ inline float *attention_partials(const AttentionDecodeArgs &a) { return a.workspace + kMergeCounters; }
+
+// Shapes of one instance: head_dim 16, 32, 64 or 128, BF16 or FP8 cache.
+template <int kHeadDim, bool kFp8>
+struct Tiles {
+    static constexpr int kBytes = kFp8 ? 1 : 2;
+    static constexpr int kRowBytes = kHeadDim * kBytes;  // 16 .. 256: whole 16-byte chunks
+    static constexpr int kRowChunks = kRowBytes / 16;
+    static constexpr int kBlockBytes = kBlock * kRowBytes;  // K (or V) of one block
+    static constexpr int kStageBytes = 2 * kBlockBytes;
+    static constexpr int kStages = std::min(8, std::max(2, kWarpRingBytes / kStageBytes));
+    static constexpr int kWarpBytes = kStages * kStageBytes;
+    static constexpr int kCopies = 2 * kBlock * kRowChunks / 32;  // 16-byte cp.async per lane per block
+    static constexpr int kSteps = kHeadDim / 16;  // k-steps of S = m-tiles of O^T
+    static constexpr int kParts = kFp8 ? 2 : 3;   // 16-bit parts of q and p
+    static constexpr int kKeyBytes = kHeadDim / 4;          // FP8: bytes of a K row per thread (4 per row)
+    static constexpr int kValueBytes = kHeadDim / 8;        // FP8: bytes of a V row per thread (8 per row)
+    static constexpr int kValueWords = (kValueBytes + 3) / 4;
+    // Swizzle key: the row (rows of >= 8 chunks) or the 128-byte line (shorter rows) mod 8.
+    static constexpr int kSwizzleShift = kRowChunks > 8 ? 4 : 3;
+    // The ring, reused after the loop for each warp's accumulators ([8 heads][head_dim] floats)
+    // and by the merge for its weights ([8][kMaxMergeSplits] floats).
+    static constexpr int kSharedBytes = std::max(kWarps * kWarpBytes, int(sizeof(float)) * kHeadRows * kMaxMergeSplits);
+    static_assert(kRowBytes % 16 == 0 && kCopies >= 1 && (kStages & (kStages - 1)) == 0 && kKeyBytes >= 4 &&
+                      kValueWords >= 1,
+                  "attention decode tiles");
+    // A warp's accumulators after the loop: [head][kAccStride] floats (the padding of 4 makes the
+    // stores of the mma layout free of bank conflicts for BF16, 2-way for FP8's float2 stores).
+    static constexpr int kAccStride = kHeadDim + 4;
+    static_assert(kWarpBytes >= int(sizeof(float)) * kHeadRows * kAccStride, "a warp's accumulators fit its ring");
+    // The merge's staging after its weights: at least one split of a group of 8.
+    static constexpr int kStagedFloats = kSharedBytes / 4 - kHeadRows * kMaxMergeSplits;
+    static_assert(kStagedFloats >= kHeadRows * kHeadDim, "the merge stages at least one split");
+};
+
+// Byte offset of 16-byte chunk `index` (row-major: row * kRowChunks + chunk) of a K or V block.
+template <class T>
+__device__ __forceinline__ int swizzle(int index) {
+    return 16 * (index ^ ((index >> T::kSwizzleShift) & 7));
 }
 
-// Four E4M3 values (byte i of the word is element i) as FP32, exactly: E4M3 ->
-// FP16 is exact (native cvt on sm_89+, cuda_fp8.h's software path below).
-__device__ __forceinline__ void fp8x4_to_float(const uint32_t word, float *out) {
-    const __half2_raw lo = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(word & 0xffffu), __NV_E4M3);
-    const __half2_raw hi = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(word >> 16), __NV_E4M3);
-    const float2 a = __half22float2(__half2(lo)), b = __half22float2(__half2(hi));
-    out[0] = a.x;
-    out[1] = a.y;
-    out[2] = b.x;
-    out[3] = b.y;
+__device__ __forceinline__ uint32_t shared_address(const void *p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-// A 16-byte chunk of a K row as FP32: 8 BF16 or 16 FP8 elements.
-template <bool kFp8>
-__device__ __forceinline__ void chunk_to_float(const uint4 raw, float (&out)[kFp8 ? 16 : 8]) {
-    if constexpr (kFp8) {
-        fp8x4_to_float(raw.x, out);
-        fp8x4_to_float(raw.y, out + 4);
-        fp8x4_to_float(raw.z, out + 8);
-        fp8x4_to_float(raw.w, out + 12);
+// 16 bytes global -> shared, bypassing L1; `valid` false zero-fills without reading.
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void *src, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
+                 : "memory");
+}
+// 8 bytes global -> shared through L1 (the merge's partial rows are 8-byte aligned).
+__device__ __forceinline__ void cp_async_8(uint32_t dst, const void *src) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Ask L2 to fetch [p, p + bytes) (16-byte aligned, a multiple of 16); sm_90+, a no-op before.
+__device__ __forceinline__ void prefetch_l2(const void *p, uint32_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(p), "r"(bytes) : "memory");
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t address) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(address)
+                 : "memory");
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t address) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(address)
+                 : "memory");
+}
+
+// D += A · B, m16n8k16, FP32 accumulators; bf16 or f16 operands (PTX ISA fragment layouts).
+template <bool kF16>
+__device__ __forceinline__ void mma(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                                    uint32_t b1) {
+    if constexpr (kF16) {
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+            "{%0, %1, %2, %3};\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
     } else {
-        bf16x8_to_float(raw, out);
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+            "{%0, %1, %2, %3};\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
     }
 }
 
-// One phase-C slice (kVec elements of a V row) as loaded: 16 bytes of BF16 or 8 of FP8.
-template <bool kFp8>
-struct VSlice {
-    using Raw = uint4;
-    static __device__ __forceinline__ Raw load(const void *p) { return __ldg(static_cast<const uint4 *>(p)); }
-    static __device__ __forceinline__ void to_float(const Raw raw, float (&out)[kVec]) { bf16x8_to_float(raw, out); }
-};
-template <>
-struct VSlice<true> {
-    using Raw = uint2;
-    static __device__ __forceinline__ Raw load(const void *p) { return __ldg(static_cast<const uint2 *>(p)); }
-    static __device__ __forceinline__ void to_float(const Raw raw, float (&out)[kVec]) {
-        fp8x4_to_float(raw.x, out);
-        fp8x4_to_float(raw.y, out + 4);
+template <typename T>
+__device__ __forceinline__ uint32_t bits(const T &v) {
+    static_assert(sizeof(T) == 4, "32-bit");
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    return u;
+}
+
+// Two E4M3 values (the low byte first) as an f16x2 word, exactly (native cvt on sm_89+).
+__device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t pair) {
+    const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(pair & 0xffffu), __NV_E4M3);
+    return uint32_t(h.x) | (uint32_t(h.y) << 16);
+}
+
+// x0, x1 (x0 in the low half) as 16-bit parts whose sum is x to 22 (f16, two
+// parts) or 24 (bf16, three parts) bits.
+template <bool kF16, int kParts>
+__device__ __forceinline__ void split_pair(float x0, float x1, uint32_t (&part)[kParts]) {
+#pragma unroll
+    for (int t = 0; t < kParts; ++t) {
+        float2 back;
+        if constexpr (kF16) {
+            const __half2 h = __floats2half2_rn(x0, x1);
+            part[t] = bits(h);
+            back = __half22float2(h);
+        } else {
+            const __nv_bfloat162 h = __floats2bfloat162_rn(x0, x1);
+            part[t] = bits(h);
+            back = __bfloat1622float2(h);
+        }
+        x0 -= back.x;  // exact: the residual of a round to nearest
+        x1 -= back.y;
     }
-};
+}
 
 __device__ __forceinline__ float warp_max(float v) {
 #pragma unroll
@@ -107,318 +289,573 @@ __device__ __forceinline__ float warp_sum(float v) {
     return v;
 }
 
-// Partial result of one (row, query head, split): head_dim accumulators,
-// then the running max m and the sum l.
-__host__ __device__ constexpr int64_t partial_stride(int head_dim) { return head_dim + 2; }
+// AttentionDecodeArgs::out_amax: every thread of the CTA calls this with the
+// max |out| it stored (0 if none); one atomic per warp.
+__device__ __forceinline__ void raise_out_amax(const AttentionDecodeArgs &a, int b, float stored_max) {
+    if (!a.out_amax) return;
+    stored_max = warp_max(stored_max);
+    if (threadIdx.x % 32 == 0) atomicMax(reinterpret_cast<unsigned *>(a.out_amax + b), __float_as_uint(stored_max));
+}
 
-// The splits that hold positions for a context of `length` (whole tiles,
-// as evenly spread as tiles allow; the later splits are empty).
+// The splits that hold positions for a context of `length` (whole kChunk
+// pieces, as evenly spread as pieces allow; the later splits are empty).
 __device__ __forceinline__ int live_split_count(int length, int splits) {
-    const int tiles = (length + kTile - 1) / kTile;
-    const int tiles_per_split = (tiles + splits - 1) / splits;
-    return (tiles + tiles_per_split - 1) / tiles_per_split;
+    const int pieces = (length + kChunk - 1) / kChunk;
+    const int per_split = (pieces + splits - 1) / splits;
+    return (pieces + per_split - 1) / per_split;
 }
 
-// Splits one merge can weigh (its weights sit in shared memory);
-// attention_decode_splits never picks more, and attention_decode refuses more.
-constexpr int kMaxMergeSplits = 256;
-
-// The workspace: kMergeCounters arrival counters, one per (row, KV head),
-// which the merging CTA sets back to zero, then the partials
-// [batch][n_heads][splits][partial_stride].  The counters sit at the same
-// place whatever the batch and the splits, so one workspace serves every
-// launch of a session in stream order (decode steps and prefill chunks):
-// partials never land where a later launch expects zero counters.
-constexpr int kMergeCounters = 65536;
-__host__ __device__ inline int64_t partial_floats(int batch, int n_heads, int head_dim, int splits) {
-    return int64_t(batch) * n_heads * splits * partial_stride(head_dim);
+// Element u (= 4·step + 2·half + e) of the query slice thread (g, tig) holds
+// for the S mma: the head_dim index it multiplies.  BF16: the natural order of
+// ldmatrix fragments; FP8: the thread's own kKeyBytes contiguous K bytes.
+template <class T, bool kFp8>
+__device__ __forceinline__ int query_index(int tig, int u) {
+    if constexpr (kFp8) return T::kKeyBytes * tig + u;
+    else return 16 * (u / 4) + 8 * ((u / 2) % 2) + 2 * tig + u % 2;
 }
-__device__ inline unsigned *attention_counters(const AttentionDecodeArgs &a) {
-    return reinterpret_cast<unsigned *>(a.workspace);
+
+// FP8: the kKeyBytes bytes of K row `row` thread tig owns, as words (word s feeds k-step s).
+template <class T>
+__device__ __forceinline__ void load_key_words(const unsigned char *block, int row, int tig, uint32_t (&w)[T::kSteps]) {
+    if constexpr (T::kKeyBytes >= 16) {
+#pragma unroll
+        for (int p = 0; p < T::kKeyBytes / 16; ++p) {
+            const int chunk = (T::kKeyBytes / 16) * tig + p;
+            const uint4 v = *reinterpret_cast<const uint4 *>(block + swizzle<T>(row * T::kRowChunks + chunk));
+            w[4 * p] = v.x;
+            w[4 * p + 1] = v.y;
+            w[4 * p + 2] = v.z;
+            w[4 * p + 3] = v.w;
+        }
+    } else {
+        const int byte = T::kKeyBytes * tig;
+        const unsigned char *p = block + swizzle<T>(row * T::kRowChunks + byte / 16) + byte % 16;
+        if constexpr (T::kKeyBytes == 8) {
+            const uint2 v = *reinterpret_cast<const uint2 *>(p);
+            w[0] = v.x;
+            w[1] = v.y;
+        } else {
+            w[0] = *reinterpret_cast<const uint32_t *>(p);
+        }
+    }
 }
-__device__ inline float *attention_partials(const AttentionDecodeArgs &a) { return a.workspace + kMergeCounters; }
 
-// kGroup: the group size rounded up to a power of two (register arrays need a
-// compile-time size); the padded heads get a zero query and are never written.
-// kFp8: the cache holds E4M3 (scales folded: q · k_scale before the dots,
-// v_scale on the output); otherwise BF16.
-// Resident CTAs per SM the register budget is set for: 2 (up to 255
-// registers) for BF16, 3 (168) for FP8 up to group 4, whose tile is half the
-// bytes.
-template <bool kFp8, int kGroup>
-constexpr int kMinBlocks = kFp8 && kGroup <= 4 ? 3 : 2;
+// FP8: the kValueBytes bytes of V row `row` thread g owns (head_dim indices kValueBytes·g ..).
+template <class T>
+__device__ __forceinline__ void load_value_words(const unsigned char *block, int row, int g,
+                                                 uint32_t (&w)[T::kValueWords]) {
+    const int byte = T::kValueBytes * g;
+    const unsigned char *p = block + swizzle<T>(row * T::kRowChunks + byte / 16) + byte % 16;
+    if constexpr (T::kValueBytes == 16) {
+        const uint4 v = *reinterpret_cast<const uint4 *>(p);
+        w[0] = v.x;
+        w[1] = v.y;
+        w[2] = v.z;
+        w[3] = v.w;
+    } else if constexpr (T::kValueBytes == 8) {
+        const uint2 v = *reinterpret_cast<const uint2 *>(p);
+        w[0] = v.x;
+        w[1] = v.y;
+    } else if constexpr (T::kValueBytes == 4) {
+        w[0] = *reinterpret_cast<const uint32_t *>(p);
+    } else {
+        w[0] = *reinterpret_cast<const uint16_t *>(p);
+    }
+}
 
-template <int kHeadDim, int kGroup, bool kFp8>
-__global__ void __launch_bounds__(kThreads, (kMinBlocks<kFp8, kGroup>)) split_kernel(const AttentionDecodeArgs a) {
-    cuda::begin_dependent_kernel();
-    constexpr int kBytes = kFp8 ? 1 : 2;                  // per element
-    constexpr int kRowChunks = kHeadDim * kBytes / 16;    // 16-byte loads per K row
-    constexpr int kChunkElems = 16 / kBytes;
-    constexpr int kSlices = kHeadDim / kVec;              // threads per V row in phase C
-    constexpr int kPositionGroups = kThreads / kSlices;
-    constexpr int kVPerThread = kTile / kPositionGroups;  // V slices per thread per tile
-    // V slices loaded together with the K row at the start of a tile (all of
-    // them, so a tile's K and V bytes are in flight at once; a quarter with
-    // BF16, group 8 and head_dim 64/128, whose accumulators leave fewer
-    // registers; head_dim 16/32 have only 2/4 slices per thread, all ahead).
-    constexpr int kVAhead = (!kFp8 && kGroup >= 8 && kHeadDim >= 64) ? kVPerThread / 4 : kVPerThread;
-    static_assert(kHeadDim % 16 == 0 && kHeadDim * kBytes >= 16 && kTile % kPositionGroups == 0 && kVAhead >= 1 &&
-                      kVPerThread % kVAhead == 0,
-                  "attention decode: unsupported head_dim");
-    constexpr int kWarps = kThreads / 32;
-    using V = VSlice<kFp8>;
-    __shared__ float4 q_s[kGroup][kHeadDim / 4];
-    __shared__ float p_s[kGroup][kTile];
-    __shared__ float max_s[kGroup][kWarps];
-    __shared__ float sum_s[kGroup][kWarps];
-    __shared__ float acc_s[kPositionGroups][kGroup][kHeadDim];
+// Warp 0: query head `head` of row b, the elements thread tig multiplies (query_index), in 16-byte
+// (FP8: 4 consecutive) or 8-byte (BF16: pairs) loads where q's alignment allows, else one by one.
+template <class T, bool kFp8>
+__device__ __forceinline__ void load_query(const AttentionDecodeArgs &a, int b, int head, int tig,
+                                           float (&q)[T::kSteps * 4]) {
+    const float *q_head = a.q + (int64_t(b) * a.n_heads + head) * (T::kSteps * 16);
+    const uintptr_t alignment = reinterpret_cast<uintptr_t>(a.q) | uintptr_t(a.n_heads * T::kSteps * 64);
+    if (alignment % (kFp8 ? 16 : 8) == 0) {
+#pragma unroll
+        for (int u = 0; u < T::kSteps * 4; u += kFp8 ? 4 : 2) {
+            if constexpr (kFp8) {
+                const float4 v = *reinterpret_cast<const float4 *>(q_head + query_index<T, kFp8>(tig, u));
+                q[u] = v.x;
+                q[u + 1] = v.y;
+                q[u + 2] = v.z;
+                q[u + 3] = v.w;
+            } else {
+                const float2 v = *reinterpret_cast<const float2 *>(q_head + query_index<T, kFp8>(tig, u));
+                q[u] = v.x;
+                q[u + 1] = v.y;
+            }
+        }
+    } else {
+#pragma unroll
+        for (int u = 0; u < T::kSteps * 4; ++u) q[u] = q_head[query_index<T, kFp8>(tig, u)];
+    }
+}
+
+template <int kHeadDim, bool kFp8>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const AttentionDecodeArgs a) {
+    using T = Tiles<kHeadDim, kFp8>;
+    constexpr int kSteps = T::kSteps, kParts = T::kParts;
+    extern __shared__ __align__(128) unsigned char ring_s[];
+    __shared__ float m_s[kWarps][kHeadRows];
+    __shared__ float l_s[kWarps][kHeadRows];
+    __shared__ uint2 q_s[kSteps][kParts][32];  // the S mma's A registers 0 and 2, per k-step, part and lane
+    __shared__ float score_scale_s[kHeadRows];
+    __shared__ int last;
 
     const int split = blockIdx.x, kv_head = blockIdx.y, b = blockIdx.z;
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-    const int group = a.n_heads / a.cache.n_kv_heads;
-    const int first_head = kv_head * group;
-    const float q_scale = kFp8 ? a.scale * a.cache.k_scale : a.scale;
-    const float out_scale = kFp8 ? a.cache.v_scale : 1.0f;
+    const int g = lane / 4, tig = lane % 4;  // the mma fragments' groupID and thread-in-group
 
-    for (int i = tid; i < kGroup * kHeadDim; i += kThreads) {
-        const int g = i / kHeadDim, d = i % kHeadDim;
-        const float v = g < group ? a.q[(int64_t(b) * a.n_heads + first_head + g) * kHeadDim + d] * q_scale : 0.0f;
-        reinterpret_cast<float *>(&q_s[g][0])[d] = v;
-    }
-
-    // The chunk: whole tiles, as evenly spread over the splits as tiles allow.
-    // Splits past the context's end (a short context in a graph sized for a
-    // long one) have nothing to do and leave at once; the merge counts only
-    // the live ones.
+    // --- Before the previous kernel is done: lengths, slots and the L2 prefetch only (see the top).
     const int length = a.lengths[b];
-    const int tiles = (length + kTile - 1) / kTile;
-    const int tiles_per_split = (tiles + a.splits - 1) / a.splits;
-    if (split >= live_split_count(length, a.splits)) return;
-    const int begin = split * tiles_per_split * kTile;
-    const int end = min(length, begin + tiles_per_split * kTile);
-
+    const int live = live_split_count(length, a.splits);
+    if (split >= live) return;  // past the context's end: nothing to do (the merge counts live splits)
+    const int pieces_per_split = ((length + kChunk - 1) / kChunk + a.splits - 1) / a.splits;
+    const int begin = split * pieces_per_split * kChunk;
+    const int end = min(length, begin + pieces_per_split * kChunk);
     const int64_t slot = a.slots ? a.slots[b] : b;
     const int64_t row0 = (slot * a.cache.n_kv_heads + kv_head) * a.cache.capacity;
-    const char *keys = static_cast<const char *>(a.cache.keys) + row0 * kHeadDim * kBytes;
-    const char *values = static_cast<const char *>(a.cache.values) + row0 * kHeadDim * kBytes;
-
-    const int slice = tid % kSlices, position_group = tid / kSlices;
-    float m[kGroup], l[kGroup], acc[kGroup][kVec];
-#pragma unroll
-    for (int g = 0; g < kGroup; ++g) {
-        m[g] = -INFINITY;
-        l[g] = 0.0f;
-#pragma unroll
-        for (int i = 0; i < kVec; ++i) acc[g][i] = 0.0f;
+    const char *keys = static_cast<const char *>(a.cache.keys) + row0 * T::kRowBytes;
+    const char *values = static_cast<const char *>(a.cache.values) + row0 * T::kRowBytes;
+    if (tid == 0) {
+        const int first_round = min(end - begin, kWarps * T::kStages * kBlock);
+        prefetch_l2(keys + int64_t(begin) * T::kRowBytes, uint32_t(first_round) * T::kRowBytes);
+        prefetch_l2(values + int64_t(begin) * T::kRowBytes, uint32_t(first_round) * T::kRowBytes);
     }
-    __syncthreads();  // q_s ready
+    cuda::begin_dependent_kernel();
 
-    for (int tile = begin; tile < end; tile += kTile) {
-        const int count = min(kTile, end - tile);
-        // Loads first: this thread's K row (phase A) and its first kVAhead V slices (phase C).
-        uint4 k_raw[kRowChunks];
-        typename V::Raw v_raw[kVAhead];
-        if (tid < count) {
-            const uint4 *row = reinterpret_cast<const uint4 *>(keys + int64_t(tile + tid) * kHeadDim * kBytes);
+    // --- q first: warp 0's loads of the group's queries go out before the CTA's burst of K/V
+    // copies, which would otherwise queue ahead of them (q is needed before the first product).
+    const int group = a.n_heads / a.cache.n_kv_heads;
+    const int first_head = kv_head * group;
+    float q[kHeadDim / 4];  // warp 0: head g's slice for the S mma, element u = 4·step + 2·half + e
+    if (warp == 0) load_query<T, kFp8>(a, b, first_head + min(g, group - 1), tig, q);
+
+    // --- This warp's blocks: warp, warp + kWarps, ... of the chunk, each through its ring.
+    const int blocks = (end - begin + kBlock - 1) / kBlock;
+    const int my_blocks = blocks > warp ? (blocks - warp + kWarps - 1) / kWarps : 0;
+    unsigned char *ring = ring_s + warp * T::kWarpBytes;
+    const uint32_t ring_address = shared_address(ring);
+    const auto issue = [&](int i) {
+        const int first = begin + (warp + i * kWarps) * kBlock;
+        const int valid = min(kBlock, end - first);
+        const char *k_src = keys + int64_t(first) * T::kRowBytes;
+        const char *v_src = values + int64_t(first) * T::kRowBytes;
+        const uint32_t dst = ring_address + (i % T::kStages) * T::kStageBytes;
 #pragma unroll
-            for (int c = 0; c < kRowChunks; ++c) k_raw[c] = __ldg(row + c);
+        for (int c = 0; c < T::kCopies; ++c) {
+            const int index = lane + 32 * c;
+            const bool is_v = index >= kBlock * T::kRowChunks;
+            const int chunk = is_v ? index - kBlock * T::kRowChunks : index;
+            const bool ok = chunk / T::kRowChunks < valid;
+            cp_async_16(dst + (is_v ? T::kBlockBytes : 0) + swizzle<T>(chunk), (is_v ? v_src : k_src) + (ok ? 16 * chunk : 0),
+                        ok);
+        }
+    };
+#pragma unroll
+    for (int i = 0; i < T::kStages - 1; ++i) {
+        if (i < my_blocks) issue(i);
+        cp_async_commit();
+    }
+
+    // --- The group's queries, as the S mma's A fragments in 16-bit parts: warp 0 builds them (thread
+    // (g, tig): head g's slice) into shared memory, where every warp reads them per k-step (registers
+    // would cost 32-48 per thread at head_dim 128 and spill under the 3-CTA budget).
+    const float out_scale = kFp8 ? a.cache.v_scale : 1.0f;
+    if (warp == 0) {
+        const float q_scale = a.scale * (kFp8 ? a.cache.k_scale : 1.0f) * kLog2e;
+#pragma unroll
+        for (int u = 0; u < kHeadDim / 4; ++u) q[u] = g < group ? q[u] * q_scale : 0.0f;
+        if constexpr (kFp8) {
+            // A power of two brings head g's largest |q| into [2^13, 2^14), inside f16's range;
+            // the scores are scaled back by its inverse (both exact).
+            float largest = 0.0f;
+#pragma unroll
+            for (int u = 0; u < kHeadDim / 4; ++u) largest = fmaxf(largest, fabsf(q[u]));
+            largest = fmaxf(largest, __shfl_xor_sync(0xffffffffu, largest, 1));
+            largest = fmaxf(largest, __shfl_xor_sync(0xffffffffu, largest, 2));
+            // largest in [2^(e-127), 2^(e-126)): 2^(140-e) brings it to [2^13, 2^14).
+            const int e = int((__float_as_uint(largest) >> 23) & 0xffu);
+            const int shift = largest > 0.0f && e < 255 ? max(-100, min(100, 140 - e)) : 0;
+            const float up = __uint_as_float(uint32_t(127 + shift) << 23);
+#pragma unroll
+            for (int u = 0; u < kHeadDim / 4; ++u) q[u] *= up;
+            if (tig == 0) score_scale_s[g] = __uint_as_float(uint32_t(127 - shift) << 23);
+        } else {
+            if (tig == 0) score_scale_s[g] = 1.0f;
         }
 #pragma unroll
-        for (int i = 0; i < kVAhead; ++i) {
-            const int t = position_group + i * kPositionGroups;
-            if (t < count) v_raw[i] = V::load(values + (int64_t(tile + t) * kHeadDim + slice * kVec) * kBytes);
+        for (int s = 0; s < kSteps; ++s) {
+            uint32_t r0[kParts], r2[kParts];  // A registers 0 (k 2·tig..) and 2 (k 2·tig + 8..)
+            split_pair<kFp8, kParts>(q[4 * s], q[4 * s + 1], r0);
+            split_pair<kFp8, kParts>(q[4 * s + 2], q[4 * s + 3], r2);
+#pragma unroll
+            for (int t = 0; t < kParts; ++t) q_s[s][t][lane] = make_uint2(r0[t], r2[t]);
         }
-        // Phase A: scores of position tile + tid.
-        float s[kGroup];
+    }
+    __syncthreads();
+    const float score_scale = score_scale_s[g];
+
+    float m = -INFINITY, l = 0.0f;  // head g's running max (log2 domain) and this thread's share of the sum
+    float acc[kSteps][4];           // O^T: (d rows of m-tile, heads 2·tig, 2·tig + 1)
 #pragma unroll
-        for (int g = 0; g < kGroup; ++g) s[g] = 0.0f;
-        if (tid < count) {
+    for (int s = 0; s < kSteps; ++s)
 #pragma unroll
-            for (int c = 0; c < kRowChunks; ++c) {
-                float k[kChunkElems];
-                chunk_to_float<kFp8>(k_raw[c], k);
+        for (int i = 0; i < 4; ++i) acc[s][i] = 0.0f;
+
+    // ldmatrix lane addressing (BF16): rows 0-7 / 8-15 and 16-byte chunks 2k / 2k + 1 of a 16-row block.
+    const int ld_chunk = ((lane & 7) + 8 * (lane >> 4)) * T::kRowChunks + ((lane >> 3) & 1);
+
+    for (int i = 0; i < my_blocks; ++i) {
+        cp_async_wait<T::kStages - 2>();  // this lane's copies of block i are done
+        __syncwarp();                     // ... and every lane's are visible; the stage refilled below is free
+        if (i + T::kStages - 1 < my_blocks) issue(i + T::kStages - 1);
+        cp_async_commit();
+
+        const unsigned char *k_block = ring + (i % T::kStages) * T::kStageBytes;
+        const unsigned char *v_block = k_block + T::kBlockBytes;
+        const int valid = min(kBlock, end - (begin + (warp + i * kWarps) * kBlock));
+
+        // S = Q · K^T for the block's two 8-position tiles, one accumulator per part (short chains).
+        float c[kParts][2][4];
 #pragma unroll
-                for (int g = 0; g < kGroup; ++g) {
-                    float dot = 0.0f;
+        for (int t = 0; t < kParts; ++t)
 #pragma unroll
-                    for (int j = 0; j < kChunkElems / 4; ++j) {
-                        const float4 q = q_s[g][c * (kChunkElems / 4) + j];
-                        dot += q.x * k[4 * j] + q.y * k[4 * j + 1] + q.z * k[4 * j + 2] + q.w * k[4 * j + 3];
+            for (int j = 0; j < 2; ++j)
+#pragma unroll
+                for (int r = 0; r < 4; ++r) c[t][j][r] = 0.0f;
+        if constexpr (kFp8) {
+            uint32_t key[2][kSteps];
+            load_key_words<T>(k_block, g, tig, key[0]);
+            load_key_words<T>(k_block, 8 + g, tig, key[1]);
+#pragma unroll
+            for (int s = 0; s < kSteps; ++s)
+#pragma unroll
+                for (int j = 0; j < 2; ++j) {
+                    const uint32_t b0 = e4m3x2_to_f16x2(key[j][s]), b1 = e4m3x2_to_f16x2(key[j][s] >> 16);
+#pragma unroll
+                    for (int t = 0; t < kParts; ++t) {
+                        const uint2 qa = q_s[s][t][lane];
+                        mma<true>(c[t][j], qa.x, 0u, qa.y, 0u, b0, b1);
                     }
-                    s[g] += dot;
                 }
+        } else {
+            const uint32_t k_address = shared_address(k_block);
+#pragma unroll
+            for (int s = 0; s < kSteps; ++s) {
+                uint32_t kb[4];  // tile 0: b0, b1; tile 1: b0, b1
+                ldmatrix_x4(kb, k_address + swizzle<T>(ld_chunk + 2 * s));
+#pragma unroll
+                for (int t = 0; t < kParts; ++t) {
+                    const uint2 qa = q_s[s][t][lane];
+                    mma<false>(c[t][0], qa.x, 0u, qa.y, 0u, kb[0], kb[1]);
+                    mma<false>(c[t][1], qa.x, 0u, qa.y, 0u, kb[2], kb[3]);
+                }
+            }
+        }
+
+        // Online softmax for head g over the block's 16 positions (thread: 8j + 2·tig + e).
+        float p[2][2];
+        float block_max = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                float v = c[kParts - 1][j][e];
+#pragma unroll
+                for (int t = kParts - 2; t >= 0; --t) v += c[t][j][e];  // smallest part first
+                v *= score_scale;
+                p[j][e] = 8 * j + 2 * tig + e < valid ? v : -INFINITY;
+                block_max = fmaxf(block_max, p[j][e]);
+            }
+        block_max = fmaxf(block_max, __shfl_xor_sync(0xffffffffu, block_max, 1));
+        block_max = fmaxf(block_max, __shfl_xor_sync(0xffffffffu, block_max, 2));
+        const float new_m = fmaxf(m, block_max);  // finite: position 0 of a block is always valid
+        const float alpha = exp2f(m - new_m);     // 0 on the first block (m = -inf)
+        m = new_m;
+        float block_sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                p[j][e] = exp2f(p[j][e] - new_m) * kPScale;
+                block_sum += p[j][e];
+            }
+        l = l * alpha + block_sum;
+        // The accumulators hold heads 2·tig and 2·tig + 1: their alphas live in lanes 8·tig and 8·tig + 4.
+        const float alpha0 = __shfl_sync(0xffffffffu, alpha, 8 * tig), alpha1 = __shfl_sync(0xffffffffu, alpha, 8 * tig + 4);
+#pragma unroll
+        for (int s = 0; s < kSteps; ++s) {
+            acc[s][0] *= alpha0;
+            acc[s][1] *= alpha1;
+            acc[s][2] *= alpha0;
+            acc[s][3] *= alpha1;
+        }
+
+        // O^T += V^T · P^T: S's accumulators are P^T's B fragments (tile 0 -> b0, tile 1 -> b1).
+        uint32_t pb[2][kParts];
+        split_pair<kFp8, kParts>(p[0][0], p[0][1], pb[0]);
+        split_pair<kFp8, kParts>(p[1][0], p[1][1], pb[1]);
+        if constexpr (kFp8) {
+            // Rows 2·tig, 2·tig + 1 (k 2·tig..) and 2·tig + 8, 2·tig + 9 (k 2·tig + 8..); bytes paired
+            // across positions (prmt), then E4M3 -> f16.
+            uint32_t vw[4][T::kValueWords];
+            load_value_words<T>(v_block, 2 * tig, g, vw[0]);
+            load_value_words<T>(v_block, 2 * tig + 1, g, vw[1]);
+            load_value_words<T>(v_block, 2 * tig + 8, g, vw[2]);
+            load_value_words<T>(v_block, 2 * tig + 9, g, vw[3]);
+#pragma unroll
+            for (int s = 0; s < kSteps; ++s) {
+                const uint32_t select = s % 2 ? 0x7362u : 0x5140u;  // bytes 2(s%2), 2(s%2)+1 of both words
+                const uint32_t lo = __byte_perm(vw[0][s / 2], vw[1][s / 2], select);
+                const uint32_t hi = __byte_perm(vw[2][s / 2], vw[3][s / 2], select);
+                const uint32_t a0 = e4m3x2_to_f16x2(lo), a1 = e4m3x2_to_f16x2(lo >> 16);
+                const uint32_t a2 = e4m3x2_to_f16x2(hi), a3 = e4m3x2_to_f16x2(hi >> 16);
+#pragma unroll
+                for (int t = 0; t < kParts; ++t) mma<true>(acc[s], a0, a1, a2, a3, pb[0][t], pb[1][t]);
             }
         } else {
+            const uint32_t v_address = shared_address(v_block);
 #pragma unroll
-            for (int g = 0; g < kGroup; ++g) s[g] = -INFINITY;
-        }
-        // Phase B: tile max, new running max, weights, tile sum.
+            for (int s = 0; s < kSteps; ++s) {
+                uint32_t va[4];
+                ldmatrix_x4_trans(va, v_address + swizzle<T>(ld_chunk + 2 * s));
 #pragma unroll
-        for (int g = 0; g < kGroup; ++g) {
-            const float w = warp_max(s[g]);
-            if (lane == 0) max_s[g][warp] = w;
-        }
-        __syncthreads();
-        float alpha[kGroup];
-#pragma unroll
-        for (int g = 0; g < kGroup; ++g) {
-            float tile_max = max_s[g][0];
-#pragma unroll
-            for (int w = 1; w < kWarps; ++w) tile_max = fmaxf(tile_max, max_s[g][w]);
-            const float new_m = fmaxf(m[g], tile_max);  // finite: the tile has a position
-            alpha[g] = expf(m[g] - new_m);              // 0 on the first tile (m = -inf)
-            m[g] = new_m;
-            const float p = tid < count ? expf(s[g] - new_m) : 0.0f;
-            p_s[g][tid] = p;
-            const float w = warp_sum(p);
-            if (lane == 0) sum_s[g][warp] = w;
-        }
-        __syncthreads();
-#pragma unroll
-        for (int g = 0; g < kGroup; ++g) {
-            float tile_sum = 0.0f;
-#pragma unroll
-            for (int w = 0; w < kWarps; ++w) tile_sum += sum_s[g][w];
-            l[g] = l[g] * alpha[g] + tile_sum;
-#pragma unroll
-            for (int i = 0; i < kVec; ++i) acc[g][i] *= alpha[g];
-        }
-        // Phase C: acc += p · V over this thread's positions and slice, in
-        // batches of kVAhead slices (the first batch loaded above).
-#pragma unroll 1
-        for (int batch = 0; batch < kVPerThread; batch += kVAhead) {
-            if (batch > 0) {
-#pragma unroll
-                for (int i = 0; i < kVAhead; ++i) {
-                    const int t = position_group + (batch + i) * kPositionGroups;
-                    if (t < count) v_raw[i] = V::load(values + (int64_t(tile + t) * kHeadDim + slice * kVec) * kBytes);
-                }
-            }
-#pragma unroll
-            for (int i = 0; i < kVAhead; ++i) {
-                const int t = position_group + (batch + i) * kPositionGroups;
-                if (t < count) {
-                    float v[kVec];
-                    V::to_float(v_raw[i], v);
-#pragma unroll
-                    for (int g = 0; g < kGroup; ++g) {
-                        const float p = p_s[g][t];
-#pragma unroll
-                        for (int e = 0; e < kVec; ++e) acc[g][e] += p * v[e];
-                    }
-                }
+                for (int t = 0; t < kParts; ++t) mma<false>(acc[s], va[0], va[1], va[2], va[3], pb[0][t], pb[1][t]);
             }
         }
-        __syncthreads();  // p_s, max_s and sum_s are rewritten by the next tile
     }
+    cp_async_wait<0>();  // only empty groups can be left; the ring is reused below
 
-    // Recomputed here rather than kept live through the loop (registers: the FP8 group-4 instance spills).
-    const int live = live_split_count(a.lengths[b], a.splits);
-
-    // Sum the position groups' accumulators.
+    // --- Combine the four warps (in warp order): M = max m_w, weights exp2(m_w - M).
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    if (tig == 0) {
+        m_s[warp][g] = m;
+        l_s[warp][g] = l;
+    }
+    __syncwarp();  // every lane is done with the ring before it holds the accumulators
+    float *acc_w = reinterpret_cast<float *>(ring);  // [head][kAccStride]
 #pragma unroll
-    for (int g = 0; g < kGroup; ++g)
-#pragma unroll
-        for (int i = 0; i < kVec; ++i) acc_s[position_group][g][slice * kVec + i] = acc[g][i];
+    for (int s = 0; s < kSteps; ++s) {
+        // Rows g and g + 8 of m-tile s are head_dim indices d0 and d0 + 1 (FP8) or d0 + 8 (BF16).
+        if constexpr (kFp8) {
+            const int d0 = T::kValueBytes * g + 2 * s;
+            *reinterpret_cast<float2 *>(acc_w + (2 * tig) * T::kAccStride + d0) = make_float2(acc[s][0], acc[s][2]);
+            *reinterpret_cast<float2 *>(acc_w + (2 * tig + 1) * T::kAccStride + d0) = make_float2(acc[s][1], acc[s][3]);
+        } else {
+            const int d0 = 16 * s + g;
+            acc_w[(2 * tig) * T::kAccStride + d0] = acc[s][0];
+            acc_w[(2 * tig + 1) * T::kAccStride + d0] = acc[s][1];
+            acc_w[(2 * tig) * T::kAccStride + d0 + 8] = acc[s][2];
+            acc_w[(2 * tig + 1) * T::kAccStride + d0 + 8] = acc[s][3];
+        }
+    }
     __syncthreads();
+    float stored_max = 0.0f;  // max |out| this thread stored (out_amax; fmaxf drops NaN)
     for (int i = tid; i < group * kHeadDim; i += kThreads) {
-        const int g = i / kHeadDim, d = i % kHeadDim;
-        float total = 0.0f;
-        for (int pg = 0; pg < kPositionGroups; ++pg) total += acc_s[pg][g][d];
-        total *= out_scale;
-        // m and l are the same in every thread; pick head g's without a dynamic register index.
-        float m_g = 0.0f, l_g = 0.0f;
+        const int h = i / kHeadDim, d = i % kHeadDim;
+        float max_m = m_s[0][h];
 #pragma unroll
-        for (int j = 0; j < kGroup; ++j)
-            if (j == g) {
-                m_g = m[j];
-                l_g = l[j];
-            }
-        const int64_t head = int64_t(b) * a.n_heads + first_head + g;
+        for (int w = 1; w < kWarps; ++w) max_m = fmaxf(max_m, m_s[w][h]);  // finite: warp 0 has a block
+        float total = 0.0f, sum = 0.0f;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) {
+            const float weight = exp2f(m_s[w][h] - max_m);  // 0 for a warp without blocks
+            total += weight * reinterpret_cast<const float *>(ring_s + w * T::kWarpBytes)[h * T::kAccStride + d];
+            sum += weight * l_s[w][h];
+        }
+        total *= out_scale;
+        const int64_t head = int64_t(b) * a.n_heads + first_head + h;
         if (live == 1) {
-            a.out[head * kHeadDim + d] = total / l_g;
+            const float value = total / sum;
+            a.out[head * kHeadDim + d] = value;
+            stored_max = fmaxf(stored_max, fabsf(value));
         } else {
             float *partial = attention_partials(a) + (head * a.splits + split) * partial_stride(kHeadDim);
             __stcg(partial + d, total);
             if (d == 0) {
-                __stcg(partial + kHeadDim, m_g);
-                __stcg(partial + kHeadDim + 1, l_g);
+                __stcg(partial + kHeadDim, max_m);
+                __stcg(partial + kHeadDim + 1, sum);
             }
         }
     }
-    if (live == 1) return;
+    if (live == 1) {
+        raise_out_amax(a, b, stored_max);
+        return;
+    }
 
     // The last live split of this (row, KV head) to finish merges them all
-    // (Dao et al., "Flash-Decoding", 2023: weights exp(m_s - M)), in split
+    // (Dao et al., "Flash-Decoding", 2023: weights exp2(m_s - M)), in split
     // order whatever the order of arrival, so the result is deterministic.
-    __shared__ int last;
-    // The merge weights of the group's heads, in acc_s (free once the position groups are summed).
-    static_assert(sizeof(acc_s) >= sizeof(float) * kGroup * kMaxMergeSplits, "merge weights fit in acc_s");
-    auto &weight_s = *reinterpret_cast<float (*)[kGroup][kMaxMergeSplits]>(&acc_s[0][0][0]);
-    __threadfence();  // this CTA's partials are visible before its arrival is
-    __syncthreads();  // and every thread is done with acc_s
+    // The merge weights of the group's heads sit in the ring (free now).
+    auto &weight_s = *reinterpret_cast<float (*)[kHeadRows][kMaxMergeSplits]>(ring_s);
+    // One thread fences for the CTA after the barrier (as cooperative groups' grid sync does): the
+    // fence is cumulative over the partials the barrier ordered before it, so they are visible before
+    // the arrival; the last arrival's second fence orders its reads of every split's partials after.
+    __syncthreads();  // every partial is stored, and every thread is done with the ring
     unsigned *counter = attention_counters(a) + int64_t(b) * a.cache.n_kv_heads + kv_head;
-    if (tid == 0) last = atomicAdd(counter, 1u) == static_cast<unsigned>(live - 1);
+    if (tid == 0) {
+        __threadfence();
+        last = atomicAdd(counter, 1u) == static_cast<unsigned>(live - 1);
+        if (last) __threadfence();
+    }
     __syncthreads();
     if (!last) return;
-    __threadfence();
     const float *head_partials =
         attention_partials(a) + (int64_t(b) * a.n_heads + first_head) * a.splits * partial_stride(kHeadDim);
-    // Each head's splits: M = max m_s, then w_s = exp(m_s - M) / sum_s exp(m_s - M) l_s.
-    for (int g = warp; g < group; g += kWarps) {
-        const float *p = head_partials + int64_t(g) * a.splits * partial_stride(kHeadDim);
+    // The merge is the kernel's tail, a chain of L2 round trips, so each pass issues all its loads
+    // before the first use: the partial accumulators of as many splits as fit the ring (14 to 28 at
+    // head_dim 128) go to shared memory by cp.async (no registers held), the first batch while the
+    // weights are worked out; then each output is summed in split order from shared memory.
+    // cp.async is a weak load of this thread: thread 0's fence after the arrival count and the
+    // barrier order it after the other splits' partials, like the plain loads of the weights.
+    const int outputs = group * kHeadDim;  // per split, even
+    float *staged = &weight_s[kHeadRows - 1][kMaxMergeSplits - 1] + 1;
+    const int batch = min(live, T::kStagedFloats / outputs);
+    const auto stage = [&](int s0) {
+        for (int u = 0; u < min(batch, live - s0); ++u)
+            for (int i = 2 * tid; i < outputs; i += 2 * kThreads)
+                cp_async_8(shared_address(staged + u * outputs + i),
+                           head_partials + (int64_t(i / kHeadDim) * a.splits + s0 + u) * partial_stride(kHeadDim) +
+                               i % kHeadDim);
+        cp_async_commit();
+    };
+    stage(0);
+    // Each head's splits: M = max m_s, then w_s = exp2(m_s - M) / sum_s exp2(m_s - M) l_s.
+    constexpr int kSplitsPerLane = kMaxMergeSplits / 32;
+    for (int h = warp; h < group; h += kWarps) {
+        const float *p = head_partials + int64_t(h) * a.splits * partial_stride(kHeadDim);
+        float m_v[kSplitsPerLane], l_v[kSplitsPerLane];
+#pragma unroll
+        for (int k = 0; k < kSplitsPerLane; ++k) {
+            const int s = lane + 32 * k;
+            m_v[k] = s < live ? __ldcg(p + s * partial_stride(kHeadDim) + kHeadDim) : -INFINITY;
+            l_v[k] = s < live ? __ldcg(p + s * partial_stride(kHeadDim) + kHeadDim + 1) : 0.0f;
+        }
         float max_m = -INFINITY;
-        for (int s = lane; s < live; s += 32) max_m = fmaxf(max_m, __ldcg(p + s * partial_stride(kHeadDim) + kHeadDim));
+#pragma unroll
+        for (int k = 0; k < kSplitsPerLane; ++k) max_m = fmaxf(max_m, m_v[k]);
         max_m = warp_max(max_m);
         float denominator = 0.0f;
-        for (int s = lane; s < live; s += 32) {
-            const float w = expf(__ldcg(p + s * partial_stride(kHeadDim) + kHeadDim) - max_m);
-            weight_s[g][s] = w;
-            denominator += w * __ldcg(p + s * partial_stride(kHeadDim) + kHeadDim + 1);
+#pragma unroll
+        for (int k = 0; k < kSplitsPerLane; ++k) {
+            m_v[k] = exp2f(m_v[k] - max_m);  // 0 past the live splits
+            denominator += m_v[k] * l_v[k];
         }
         denominator = warp_sum(denominator);
-        for (int s = lane; s < live; s += 32) weight_s[g][s] /= denominator;
+#pragma unroll
+        for (int k = 0; k < kSplitsPerLane; ++k)
+            if (lane + 32 * k < live) weight_s[h][lane + 32 * k] = m_v[k] / denominator;
     }
-    __syncthreads();
-    for (int i = tid; i < group * kHeadDim; i += kThreads) {
-        const int g = i / kHeadDim, d = i % kHeadDim;
-        const float *p = head_partials + int64_t(g) * a.splits * partial_stride(kHeadDim) + d;
-        float total = 0.0f;
-#pragma unroll 8
-        for (int s = 0; s < live; ++s) total += weight_s[g][s] * __ldcg(p + s * partial_stride(kHeadDim));
-        a.out[(int64_t(b) * a.n_heads + first_head + g) * kHeadDim + d] = total;
+    constexpr int kSlots = (kHeadRows * kHeadDim + kThreads - 1) / kThreads;  // outputs per thread, at most
+    float total[kSlots];
+#pragma unroll
+    for (int k = 0; k < kSlots; ++k) total[k] = 0.0f;
+    for (int s0 = 0; s0 < live; s0 += batch) {
+        if (s0 > 0) {
+            __syncthreads();  // the previous batch is summed
+            stage(s0);
+        }
+        cp_async_wait<0>();
+        __syncthreads();  // every thread's copies (and, the first time, the weights) are in
+        const int n = min(batch, live - s0);
+#pragma unroll 2
+        for (int u = 0; u < n; ++u)
+#pragma unroll
+            for (int k = 0; k < kSlots; ++k) {
+                const int i = tid + kThreads * k;
+                if (i < outputs) total[k] += weight_s[i / kHeadDim][s0 + u] * staged[u * outputs + i];  // in split order
+            }
+    }
+#pragma unroll
+    for (int k = 0; k < kSlots; ++k) {
+        const int i = tid + kThreads * k;
+        if (i < outputs) {
+            a.out[(int64_t(b) * a.n_heads + first_head) * kHeadDim + i] = total[k];
+            stored_max = fmaxf(stored_max, fabsf(total[k]));
+        }
     }
     if (tid == 0) *counter = 0;  // ready for the next launch or graph replay
+    raise_out_amax(a, b, stored_max);
 }
 
-template <int kHeadDim, int kGroup>
-void launch(const AttentionDecodeArgs &a, cudaStream_t stream) {
-    const dim3 grid(static_cast<unsigned>(a.splits), static_cast<unsigned>(a.cache.n_kv_heads),
-                    static_cast<unsigned>(a.batch));
-    cuda::launch_kernel("attention_decode",
-                        a.cache.type == KvCacheType::kFp8E4M3 ? split_kernel<kHeadDim, kGroup, true>
-                                                               : split_kernel<kHeadDim, kGroup, false>,
-                        grid, dim3(kThreads), 0, stream, a);
+// Host: raise the instance's dynamic shared-memory limit (above the default
+// 48 KiB), once per device.
+template <int kHeadDim, bool kFp8>
+void allow_shared_memory() {
+    static std::atomic<uint64_t> done{0};
+    int device = 0;
+    cuda::check(cudaGetDevice(&device), "cudaGetDevice");
+    const uint64_t bit = device >= 0 && device < 64 ? uint64_t(1) << device : 0;
+    if (bit && (done.load(std::memory_order_relaxed) & bit)) return;
+    cuda::check(cudaFuncSetAttribute(split_kernel<kHeadDim, kFp8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     Tiles<kHeadDim, kFp8>::kSharedBytes),
+                "attention_decode: cudaFuncSetAttribute");
+    done.fetch_or(bit, std::memory_order_relaxed);
+}
+
+// Host: resident CTAs per SM of the head_dim-128 instances (the smaller head
+// dims need less), read once per device: the wave attention_decode_splits fills.
+// It raises every instance's shared-memory limit on the way (the session asks
+// for its splits before it captures a graph, so no launch inside a capture is
+// the first of its instance on the device).
+int resident_ctas_per_multiprocessor() {
+    constexpr int kMaxDevices = 64;
+    static std::atomic<int> cached[kMaxDevices] = {};
+    int device = 0;
+    cuda::check(cudaGetDevice(&device), "cudaGetDevice");
+    if (device >= 0 && device < kMaxDevices) {
+        const int known = cached[device].load(std::memory_order_relaxed);
+        if (known > 0) return known;
+    }
+    allow_shared_memory<16, false>();
+    allow_shared_memory<16, true>();
+    allow_shared_memory<32, false>();
+    allow_shared_memory<32, true>();
+    allow_shared_memory<64, false>();
+    allow_shared_memory<64, true>();
+    allow_shared_memory<128, false>();
+    allow_shared_memory<128, true>();
+    int bf16 = 0, fp8 = 0;
+    cuda::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bf16, split_kernel<128, false>, kThreads,
+                                                              Tiles<128, false>::kSharedBytes),
+                "attention_decode: occupancy");
+    cuda::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fp8, split_kernel<128, true>, kThreads,
+                                                              Tiles<128, true>::kSharedBytes),
+                "attention_decode: occupancy");
+    const int resident = std::max(1, std::min(bf16, fp8));
+    if (device >= 0 && device < kMaxDevices) cached[device].store(resident, std::memory_order_relaxed);
+    return resident;
 }
 
 template <int kHeadDim>
-void launch_for_group(const AttentionDecodeArgs &a, int group, cudaStream_t stream) {
-    if (group == 1) launch<kHeadDim, 1>(a, stream);
-    else if (group == 2) launch<kHeadDim, 2>(a, stream);
-    else if (group <= 4) launch<kHeadDim, 4>(a, stream);
-    else launch<kHeadDim, 8>(a, stream);
+void launch(const AttentionDecodeArgs &a, cudaStream_t stream) {
+    const dim3 grid(static_cast<unsigned>(a.splits), static_cast<unsigned>(a.cache.n_kv_heads),
+                    static_cast<unsigned>(a.batch));
+    if (a.cache.type == KvCacheType::kFp8E4M3) {
+        allow_shared_memory<kHeadDim, true>();
+        cuda::launch_kernel("attention_decode", split_kernel<kHeadDim, true>, grid, dim3(kThreads),
+                            Tiles<kHeadDim, true>::kSharedBytes, stream, a);
+    } else {
+        allow_shared_memory<kHeadDim, false>();
+        cuda::launch_kernel("attention_decode", split_kernel<kHeadDim, false>, grid, dim3(kThreads),
+                            Tiles<kHeadDim, false>::kSharedBytes, stream, a);
+    }
 }
 
 }  // namespace
 
 int attention_decode_splits(int batch, int n_kv_heads, int capacity) {
-    // Four CTAs per multiprocessor at full context keep enough 16-byte loads
-    // in flight to stream the cache; more splits only add merge traffic.
-    const int ctas_per_split = std::max(1, batch * n_kv_heads);
-    const int wanted = (4 * cuda::multiprocessor_count() + ctas_per_split - 1) / ctas_per_split;
-    const int tiles = std::max(1, (capacity + kTile - 1) / kTile);
     if (int64_t(batch) * n_kv_heads > kMergeCounters) return 1;  // more (row, KV head) pairs than merge counters
-    return std::max(1, std::min({wanted, tiles, kMaxMergeSplits}));
+    // One full wave of resident CTAs at full capacity: every CTA streams from
+    // the start to the end of the kernel, with no ragged second wave; more
+    // splits would only add merge traffic and a wave.
+    const int64_t pairs = std::max<int64_t>(1, int64_t(batch) * n_kv_heads);
+    const int64_t slots = int64_t(resident_ctas_per_multiprocessor()) * cuda::multiprocessor_count();
+    const int64_t wanted = std::max<int64_t>(1, slots / pairs);
+    const int64_t pieces = std::max(1, (capacity + kChunk - 1) / kChunk);
+    return int(std::max<int64_t>(1, std::min<int64_t>({wanted, pieces, kMaxMergeSplits})));
 }
 
 size_t attention_decode_workspace_bytes(int batch, int n_heads, int head_dim, int splits) {
@@ -466,10 +903,10 @@ void attention_decode(const AttentionDecodeArgs &a, cudaStream_t stream) {
         fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: ", a.splits, " splits need ", needed,
              " bytes of workspace, got ", a.workspace ? a.workspace_bytes : 0);
     switch (c.head_dim) {
-    case 16: launch_for_group<16>(a, group, stream); break;
-    case 32: launch_for_group<32>(a, group, stream); break;
-    case 64: launch_for_group<64>(a, group, stream); break;
-    default: launch_for_group<128>(a, group, stream); break;
+    case 16: launch<16>(a, stream); break;
+    case 32: launch<32>(a, stream); break;
+    case 64: launch<64>(a, stream); break;
+    default: launch<128>(a, stream); break;
     }
 }
 

@@ -6,7 +6,10 @@
 // slot s = slots ? slots[b] : b:
 //   out[b][h] = Σ_t softmax_t(scale · q[b][h] · K[s][kv][t]) · V[s][kv][t],  t < lengths[b]
 // which is the CPU reference's attention (engine/cpu_engine.cpp) with K and V
-// rounded to BF16 (or FP8 E4M3, times the view's scales) by the cache.  Arithmetic is FP32 throughout.
+// rounded to BF16 (or FP8 E4M3, times the view's scales) by the cache.  The
+// products run on the tensor cores with FP32 accumulation; the FP32 queries
+// and softmax weights enter them as 16-bit parts that carry 22-24 of their
+// bits, so results match FP32 arithmetic to its last few bits.
 // head_dim 16, 32, 64 or 128; group sizes 1..kAttentionDecodeMaxGroup.
 //
 // The context length of every sequence is read from device memory at run
@@ -67,13 +70,21 @@ struct AttentionDecodeArgs {
     const int32_t *lengths = nullptr;  // device [batch]: attend to positions [0, lengths[b]), 1..capacity
     const int32_t *slots = nullptr;  // device [batch]: the cache slot of row b; null = slot b
     float *out = nullptr;         // [batch][n_heads][head_dim]
+    // Where set: out_amax[b] = max(out_amax[b], max |out| over the values
+    // stored for row b) (NaN dropped), by atomicMax on the bits (non-negative
+    // floats order as their bits: exact and order-independent); the caller
+    // zeroes it before the launch.  It is the x_amax of an NVFP4 GEMV that
+    // reads out directly (Nvfp4GemvArgs::x_amax), as the GEMV's y_amax is.
+    float *out_amax = nullptr;
     int splits = 0;               // context splits; attention_decode_splits() picks one
     float *workspace = nullptr;   // attention_decode_workspace_bytes() (needed when splits > 1), zeroed once
     size_t workspace_bytes = 0;
 };
 
-// A split count for this shape: enough CTAs to cover the GPU several times at
-// full capacity, no more splits than 128-position tiles fit in capacity.
+// A split count for this shape: as many CTAs as fill one wave of resident
+// CTAs on the current device at full capacity (batch x n_kv_heads x splits
+// <= resident CTAs), at most kMaxMergeSplits (256) and no more splits than
+// 64-position pieces fit in capacity; 1 when the pairs alone fill the GPU.
 int attention_decode_splits(int batch, int n_kv_heads, int capacity);
 
 // Workspace for the arrival counters of the merge and the partial results of

@@ -41,9 +41,12 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/cuda_common.cuh"
 #include "kernels/dependent_launch.cuh"
+#include "kernels/row_rules.cuh"
+#include "rules/w4a16.h"
 
 namespace reset {
 namespace {
@@ -92,7 +95,7 @@ struct GemvParams {
     int64_t cols;
     int64_t rows;
     int64_t outputs;
-    const __half *x;
+    const void *x;        // FP16, or FP32 when x_amax is set (the kernel's kFloatX)
     int64_t ldx;
     int tokens;
     const float *x_row_scale;
@@ -111,6 +114,8 @@ struct GemvParams {
     int quads_per_run;
     float *partials;      // streamed: [row_tiles][max_parts][32 lanes][4]
     unsigned *counters;   // streamed: [row_tiles]
+    const float *x_amax;  // FP32 input: the rows' max |x| (Nvfp4GemvArgs::x_amax)
+    float *y_amax;        // where set: the stored rows' max |y|, by atomicMax
 };
 
 // Four A-fragment registers (FP16 pairs, e2m1 * 2^-14, or exact e2m1 on the
@@ -180,8 +185,9 @@ __device__ __forceinline__ void super_step(const uint4 &codes, uint32_t sg, uint
 }
 
 // The lane's 16 activations of one super (32 contiguous bytes at x).
+// `inverse` is for the FP32 overload below.
 template <bool kVectorX>
-__device__ __forceinline__ void load_x(const __half *x, uint4 (&xv)[2]) {
+__device__ __forceinline__ void load_x(const __half *x, float /*inverse*/, uint4 (&xv)[2]) {
     if constexpr (kVectorX) {
         const uint4 *v = reinterpret_cast<const uint4 *>(x);
         xv[0] = __ldg(v);
@@ -193,9 +199,31 @@ __device__ __forceinline__ void load_x(const __half *x, uint4 (&xv)[2]) {
     }
 }
 
+// FP32 activations not yet prepared (Nvfp4GemvArgs::x_amax): the lane's 16
+// of one super (64 contiguous bytes) as the 16 FP16 values
+// nvfp4_prepare_activations would have written, by the same rule
+// (row_rules.cuh's w4a16_chunk: v times the exact inverse of the power-of-two
+// row scale, rounded to FP16), so the products are bit for bit the same.
+template <bool kVectorX>
+__device__ __forceinline__ void load_x(const float *x, float inverse, uint4 (&xv)[2]) {
+    static_assert(kVectorX, "FP32 input takes 16-byte loads only (the host checks the alignment)");
+    const float4 *v = reinterpret_cast<const float4 *>(x);
+    uint32_t h[8];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        __half2 lo, hi;
+        w4a16_chunk(__ldg(v + i), inverse, &lo, &hi);
+        h[2 * i] = *reinterpret_cast<const uint32_t *>(&lo);
+        h[2 * i + 1] = *reinterpret_cast<const uint32_t *>(&hi);
+    }
+    xv[0] = make_uint4(h[0], h[1], h[2], h[3]);
+    xv[1] = make_uint4(h[4], h[5], h[6], h[7]);
+}
+
 __device__ __forceinline__ float silu(float v) { return v / (1.0f + __expf(-v)); }
 
-__device__ __forceinline__ void store_output(const GemvParams &p, int token, int64_t col, float v) {
+// Returns the value stored (for y_amax, which the host allows with FP32 output only).
+__device__ __forceinline__ float store_output(const GemvParams &p, int token, int64_t col, float v) {
     const int64_t y_index = token * p.ldy + col;
     if (p.output_bf16) {
         if (p.residual)
@@ -205,6 +233,12 @@ __device__ __forceinline__ void store_output(const GemvParams &p, int token, int
         if (p.residual) v += static_cast<const float *>(p.residual)[token * p.ld_residual + col];
         static_cast<float *>(p.y)[y_index] = v;
     }
+    return v;
+}
+
+// The row scale of an FP32-input token: nvfp4_prepare_activations' W4A16 rule on its max |x|.
+__device__ __forceinline__ float input_row_scale(const GemvParams &p, int token) {
+    return w4a16::fp16_row_scale(p.x_amax[token]);
 }
 
 // Scale, bias, activation, residual and store for one lane's four results:
@@ -217,37 +251,55 @@ __device__ __forceinline__ void epilogue(const GemvParams &p, int64_t tile, int 
     for (int c = 0; c < 2; ++c) {
         const int token = 2 * t + c;
         valid_token[c] = token < p.tokens;
-        row_factor[c] = p.out_scale * ((valid_token[c] && p.x_row_scale) ? p.x_row_scale[token] : 1.0f);
+        float row_scale = 1.0f;
+        if (valid_token[c]) row_scale = p.x_amax ? input_row_scale(p, token) : p.x_row_scale ? p.x_row_scale[token] : 1.0f;
+        row_factor[c] = p.out_scale * row_scale;
     }
+    float stored_max[2] = {0.0f, 0.0f};  // max |y| of this lane's stores, per token (fmaxf drops NaN, as row_max)
     if (p.gate_up) {
         // Tile rows g and g+8 are gate and up of output 8*tile + g.
         const int64_t col = 8 * tile + g;
-        if (col >= p.outputs) return;
         const int64_t half = p.rows / 2;
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
-            if (!valid_token[c]) continue;
+            if (!valid_token[c] || col >= p.outputs) continue;
             float gate = acc[c] * row_factor[c];
             float up = acc[2 + c] * row_factor[c];
             if (p.bias) {
                 gate += p.bias[col];
                 up += p.bias[half + col];
             }
-            store_output(p, 2 * t + c, col, silu(gate) * up);
+            stored_max[c] = fmaxf(stored_max[c], fabsf(store_output(p, 2 * t + c, col, silu(gate) * up)));
         }
-        return;
+    } else {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int64_t col = 16 * tile + g + 8 * h;
+            if (col >= p.outputs) continue;
+#pragma unroll
+            for (int c = 0; c < 2; ++c) {
+                if (!valid_token[c]) continue;
+                float v = acc[2 * h + c] * row_factor[c];
+                if (p.bias) v += p.bias[col];
+                stored_max[c] = fmaxf(stored_max[c], fabsf(store_output(p, 2 * t + c, col, v)));
+            }
+        }
     }
+    if (p.y_amax) {
+        // The next GEMV's row maxima (Nvfp4GemvArgs::y_amax): the lanes of one
+        // token (same t) first, then one atomic per token and warp.  A maximum
+        // does not depend on the order, and non-negative floats order as their
+        // bits, so the unsigned atomicMax is exact and deterministic.
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int64_t col = 16 * tile + g + 8 * h;
-        if (col >= p.outputs) continue;
+        for (int c = 0; c < 2; ++c)
 #pragma unroll
-        for (int c = 0; c < 2; ++c) {
-            if (!valid_token[c]) continue;
-            float v = acc[2 * h + c] * row_factor[c];
-            if (p.bias) v += p.bias[col];
-            store_output(p, 2 * t + c, col, v);
-        }
+            for (int offset = 4; offset < 32; offset <<= 1)
+                stored_max[c] = fmaxf(stored_max[c], __shfl_xor_sync(0xffffffffu, stored_max[c], offset));
+        if (g == 0)
+#pragma unroll
+            for (int c = 0; c < 2; ++c)
+                if (valid_token[c])
+                    atomicMax(reinterpret_cast<unsigned *>(p.y_amax + 2 * t + c), __float_as_uint(stored_max[c]));
     }
 }
 
@@ -266,13 +318,14 @@ __device__ __forceinline__ void load_full_quad(const uint4 *codes, const uint2 *
 }
 
 // The products of one quad; x points at the lane's activations of its first
-// super (the next supers follow 64 elements apart).
-template <bool kVectorX>
-__device__ __forceinline__ void compute_full_quad(const QuadWeights &w, const __half *x, float (&acc)[4]) {
+// super (the next supers follow 64 elements apart).  X is __half, or float
+// for unprepared FP32 input (with the row scale's inverse).
+template <bool kVectorX, typename X>
+__device__ __forceinline__ void compute_full_quad(const QuadWeights &w, const X *x, float inverse, float (&acc)[4]) {
     if constexpr (kXAhead == 4) {
         uint4 xv[4][2];
 #pragma unroll
-        for (int u = 0; u < 4; ++u) load_x<kVectorX>(x + 64 * u, xv[u]);
+        for (int u = 0; u < 4; ++u) load_x<kVectorX>(x + 64 * u, inverse, xv[u]);
 #pragma unroll
         for (int u = 0; u < 4; ++u) {
             uint32_t sg, sg8;
@@ -281,10 +334,10 @@ __device__ __forceinline__ void compute_full_quad(const QuadWeights &w, const __
         }
     } else {
         uint4 xv[2][2];
-        load_x<kVectorX>(x, xv[0]);
+        load_x<kVectorX>(x, inverse, xv[0]);
 #pragma unroll
         for (int u = 0; u < 4; ++u) {
-            if (u < 3) load_x<kVectorX>(x + 64 * (u + 1), xv[(u + 1) & 1]);
+            if (u < 3) load_x<kVectorX>(x + 64 * (u + 1), inverse, xv[(u + 1) & 1]);
             uint32_t sg, sg8;
             decode_scales(w.scales, u, sg, sg8);
             super_step(w.codes[u], sg, sg8, xv[u & 1], acc);
@@ -295,16 +348,16 @@ __device__ __forceinline__ void compute_full_quad(const QuadWeights &w, const __
 // The quad that crosses K (K not a multiple of 256): its supers past K are
 // stored as zero codes (exact zeros), and activations past K read as zeros
 // (K is a multiple of 16, so a lane's 16 columns are all in or all out).
-template <bool kVectorX>
+template <bool kVectorX, typename X>
 __device__ __forceinline__ void tail_quad(const GemvParams &p, int64_t quad, const uint4 *codes, const uint2 *scales,
-                                          const __half *x, int t, float (&acc)[4]) {
+                                          const X *x, float inverse, int t, float (&acc)[4]) {
     QuadWeights w;
     load_full_quad(codes, scales, w);
     uint4 xv[4][2];
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
         xv[u][0] = xv[u][1] = make_uint4(0, 0, 0, 0);
-        if (256 * quad + 64 * u + 16 * t < p.cols) load_x<kVectorX>(x + 64 * u, xv[u]);
+        if (256 * quad + 64 * u + 16 * t < p.cols) load_x<kVectorX>(x + 64 * u, inverse, xv[u]);
     }
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
@@ -318,15 +371,15 @@ __device__ __forceinline__ void tail_quad(const GemvParams &p, int64_t quad, con
 // tile; w holds quad q_first's weights when `loaded` (the first quad of a
 // launch, loaded before the wait).  Every quad but the one that crosses K
 // (always the tile's last) runs without checks.
-template <bool kVectorX>
+template <bool kVectorX, typename X>
 __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_first, int q_end, int step, int token,
-                                           int lane, bool loaded, QuadWeights &w, float (&acc)[4]) {
+                                           float inverse, int lane, bool loaded, QuadWeights &w, float (&acc)[4]) {
     const int t = lane & 3;
     // nvfp4_gemv_code_offset / nvfp4_gemv_scale_offset in 16- and 8-byte words.
     const int64_t record = static_cast<int64_t>(q_first) * p.quad_stride + static_cast<int64_t>(tile) * p.tile_stride;
     const uint4 *codes = p.codes + record * 128 + lane;
     const uint2 *scales = p.scales + record * 32 + lane;
-    const __half *x = p.x + token * p.ldx + 256 * static_cast<int64_t>(q_first) + 16 * t;
+    const X *x = static_cast<const X *>(p.x) + token * p.ldx + 256 * static_cast<int64_t>(q_first) + 16 * t;
     const int64_t code_step = 128 * step * p.quad_stride, scale_step = 32 * step * p.quad_stride;
     const int x_step = 256 * step;
     const int full_end = min(q_end, p.full_quads);
@@ -334,18 +387,19 @@ __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_
     for (int i = 0; i < full; ++i) {
         // Every weight load of the quad first (2 KB per warp), then the activations, then the products.
         if (i != 0 || !loaded) load_full_quad(codes, scales, w);
-        compute_full_quad<kVectorX>(w, x, acc);
+        compute_full_quad<kVectorX>(w, x, inverse, acc);
         codes += code_step;
         scales += scale_step;
         x += x_step;
     }
     const int tail = q_first + full * step;
-    if (tail < q_end) tail_quad<kVectorX>(p, tail, codes, scales, x, t, acc);
+    if (tail < q_end) tail_quad<kVectorX>(p, tail, codes, scales, x, inverse, t, acc);
 }
 
 // kStreamed: the plan (Plan below), one instance each, so that each keeps
-// its registers for the loop.
-template <bool kVectorX, bool kStreamed>
+// its registers for the loop.  kFloatX: unprepared FP32 activations
+// (Nvfp4GemvArgs::x_amax), converted to FP16 as they are loaded.
+template <bool kVectorX, bool kStreamed, bool kFloatX>
 __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kernel(const __grid_constant__ GemvParams p) {
     // Local plan: the partial tiles of the K slices, [warp][lane], summed by slice 0.
     extern __shared__ __align__(16) float4 slice_partials[];
@@ -391,10 +445,15 @@ __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kern
         load_full_quad(p.codes + record * 128 + lane, p.scales + record * 32 + lane, w);
     }
     cuda::begin_dependent_kernel();
+    using X = std::conditional_t<kFloatX, float, __half>;
+    // FP32 input: the inverse of the B-fragment token's row scale (exact: a power of two).
+    float inverse = 1.0f;
+    if constexpr (kFloatX) inverse = 1.0f / input_row_scale(p, token);
 
     float acc[4] = {};
     if constexpr (!kStreamed) {
-        if (has_work) tile_quads<kVectorX>(p, first_tile, first_quad, k_quads, p.slices, token, lane, loaded, w, acc);
+        if (has_work)
+            tile_quads<kVectorX, X>(p, first_tile, first_quad, k_quads, p.slices, token, inverse, lane, loaded, w, acc);
         if (p.slices > 1) {
             // Sum the K slices of each tile in slice order (deterministic).
             slice_partials[warp * 32 + lane] = make_float4(acc[0], acc[1], acc[2], acc[3]);
@@ -420,7 +479,7 @@ __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kern
         for (int i = begin; i < end; ++tile, q0 = 0) {
             const int q1 = min(k_quads, q0 + (end - i));
             acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
-            tile_quads<kVectorX>(p, tile, q0, q1, 1, token, lane, loaded && i == begin, w, acc);
+            tile_quads<kVectorX, X>(p, tile, q0, q1, 1, token, inverse, lane, loaded && i == begin, w, acc);
             i += q1 - q0;
             if (q0 == 0 && q1 == k_quads) {
                 epilogue(p, tile, lane, acc);
@@ -504,10 +563,14 @@ Plan make_plan(const Nvfp4GemvLayout &layout, int requested_splits) {
     const int64_t target = static_cast<int64_t>(kResidentWarpsPerSm) * sms;
     const int64_t slots = static_cast<int64_t>(kMinCtasPerSm) * sms;
     // Local: slices up to 8, as long as the warps stay within one wave (25%
-    // slack keeps shapes just past a power of two on the larger split).
+    // slack keeps shapes just past a power of two on the larger split), but
+    // never past one wave of CTAs: Qwen3-14B qkv (448 tiles) at 8 slices is
+    // 448 CTAs for 396 slots, a second wave of 52 for a third of the time.
     Plan local;
     const int64_t slack_target = target + target / 4;
-    while (local.slices * 2 <= kMaxSlices && local.slices * 2 <= k_quads && tiles * local.slices * 2 <= slack_target)
+    auto ctas_at = [&](int64_t slices) { return (tiles + kMaxWarps / slices - 1) / (kMaxWarps / slices); };
+    while (local.slices * 2 <= kMaxSlices && local.slices * 2 <= k_quads && tiles * local.slices * 2 <= slack_target &&
+           (ctas_at(local.slices * 2) <= slots || ctas_at(local.slices) > slots))
         local.slices *= 2;
     local.tiles_per_cta = kMaxWarps / local.slices;
     local.quads_per_run = (k_quads + local.slices - 1) / local.slices;
@@ -605,6 +668,11 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
              layout.outputs());
     if (args.output != Nvfp4GemvOutput::kFloat32 && args.output != Nvfp4GemvOutput::kBFloat16)
         fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: unknown output type");
+    if (args.x_amax && (reinterpret_cast<uintptr_t>(args.x) % 16 || args.ldx % 4 || args.x_row_scale))
+        fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: FP32 input (x_amax) needs x 16-byte aligned, ldx a multiple "
+                                         "of 4 and no x_row_scale (the kernel derives it), got ldx ", args.ldx);
+    if (args.y_amax && args.output != Nvfp4GemvOutput::kFloat32)
+        fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: y_amax needs FP32 output");
     const Nvfp4GemvDecode decode = query_device_decode();
     if (layout.decode != decode)
         fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: weight repacked for the ", decode_name(layout.decode),
@@ -625,7 +693,9 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
     p.cols = layout.cols;
     p.rows = layout.rows;
     p.outputs = layout.outputs();
-    p.x = static_cast<const __half *>(args.x);
+    p.x = args.x;
+    p.x_amax = args.x_amax;
+    p.y_amax = args.y_amax;
     p.ldx = args.ldx;
     p.tokens = args.tokens;
     p.x_row_scale = args.x_row_scale;
@@ -656,8 +726,9 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
     const size_t smem = plan.local && plan.slices > 1 ? static_cast<size_t>(kMaxWarps) * 32 * sizeof(float4) : 0;
     // 16-byte activation loads where x and its row stride allow them, else 4-byte ones.
     const bool vector_x = reinterpret_cast<uintptr_t>(args.x) % 16 == 0 && args.ldx % 8 == 0;
-    auto kernel = plan.local ? (vector_x ? nvfp4_gemv_kernel<true, false> : nvfp4_gemv_kernel<false, false>)
-                             : (vector_x ? nvfp4_gemv_kernel<true, true> : nvfp4_gemv_kernel<false, true>);
+    auto kernel = args.x_amax ? (plan.local ? nvfp4_gemv_kernel<true, false, true> : nvfp4_gemv_kernel<true, true, true>)
+                  : plan.local ? (vector_x ? nvfp4_gemv_kernel<true, false, false> : nvfp4_gemv_kernel<false, false, false>)
+                               : (vector_x ? nvfp4_gemv_kernel<true, true, false> : nvfp4_gemv_kernel<false, true, false>);
     cuda::launch_kernel("nvfp4_gemv", kernel, dim3(static_cast<unsigned>(plan.ctas)), dim3(32 * kMaxWarps), smem,
                         stream, p);
 }

@@ -41,12 +41,25 @@ struct Nvfp4GemvArgs {
                                         // (16-byte aligned with ldx % 8 == 0: 16-byte loads, the fast path)
     int64_t ldx = 0;
     const float *x_row_scale = nullptr;  // [tokens] multipliers, or nullptr for 1
+    // W4A16 from FP32 activations not yet prepared: where set, x is FP32
+    // [tokens][ldx] (16-byte aligned, ldx a multiple of 4) and x_amax[token]
+    // its row's max |x| (NaN ignored, as an earlier GEMV's y_amax or
+    // attention_decode's out_amax leave it); the kernel converts x as it loads
+    // it, by nvfp4_prepare_activations' W4A16 rule (rules/w4a16.h), so the
+    // result is bit for bit that of the prepare launch plus this GEMV, without
+    // the launch.  x_row_scale must then be null.
+    const float *x_amax = nullptr;
     const float *bias = nullptr;        // [layout.rows] in checkpoint row order, or nullptr
     const void *residual = nullptr;     // output dtype [tokens][ld_residual], added last; may equal y
     int64_t ld_residual = 0;
     void *y = nullptr;                  // [tokens][ldy], layout.outputs() written per token
     int64_t ldy = 0;
     Nvfp4GemvOutput output = Nvfp4GemvOutput::kFloat32;
+    // Where set (FP32 output only): y_amax[token] = max(y_amax[token], max |y|
+    // over the values stored for token), by atomicMax on the bits (exact and
+    // order-independent); the caller zeroes it before the launch.  It is the
+    // x_amax of a GEMV that reads y.
+    float *y_amax = nullptr;
     // 0 picks how K is divided among warps from the shape and the GPU; a
     // positive value cuts every tile's K into at least that many runs
     // (tests, benchmarks); a negative value -c gives every warp a run of c

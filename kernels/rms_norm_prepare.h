@@ -8,7 +8,7 @@
 //     W4A4:  per-16 NVFP4 quantization through rules/nvfp4.h, tensor scale
 //            input_scale or (input_scale <= 0) amax(|y|) / (6 * 448).
 // The output is bit-identical to the two separate launches (same FP32
-// expressions, the same 256-thread reduction order for the sum of squares).
+// expressions, the same row layout for the sum of squares: row_rules.cuh, threads a function of K).
 // Optionally the normed FP32 row is written too (`normed`).
 #pragma once
 

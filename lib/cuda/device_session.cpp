@@ -123,18 +123,33 @@ private:
     // RMSNorm of x_ (rows from `first`) with `weight`, then `linear` on it: one fused norm +
     // NVFP4 preparation launch where the linear is a single NVFP4 part over the hidden size
     // (kernels/rms_norm_prepare.h), else rms_norm into normed_ and enqueue_linear.
+    // y_amax: the GEMV also leaves the rows' max |y| there (Nvfp4GemvArgs::y_amax), for a
+    // next GEMV that reads y directly.
     void enqueue_norm_linear(const float *weight, int first, int rows, const DeviceLinear &linear, float *y,
-                             int64_t ldy, bool gemm = false);
-    void enqueue_gemv(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual);
+                             int64_t ldy, bool gemm = false, float *y_amax = nullptr);
+    // The NVFP4 GEMV of one part on the prepared activations in x16_ / row_scale_, or, where
+    // x_amax is set, straight from FP32 activations x (Nvfp4GemvArgs::x_amax: no prepare launch).
+    void enqueue_gemv(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual,
+                      float *y_amax = nullptr, const float *x = nullptr, int64_t ldx = 0,
+                      const float *x_amax = nullptr);
     // The same product through the GEMM path: every checkpoint row of the part (a fused
     // gate_up writes [gate | up], 2 * intermediate columns), then the epilogue.
     void enqueue_gemm(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual);
     // enqueue_gemm on the GEMM path, else enqueue_gemv.
     void enqueue_product(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual,
-                         bool gemm) {
+                         bool gemm, float *y_amax = nullptr) {
         if (gemm) enqueue_gemm(part, rows, y, ldy, add_residual);
-        else enqueue_gemv(part, rows, y, ldy, add_residual);
+        else enqueue_gemv(part, rows, y, ldy, add_residual, y_amax);
     }
+    // Whether the decode GEMV of `linear` can read its FP32 activations directly, given their
+    // row maxima (W4A16, one NVFP4 part, no K padding): the prepare launch it saves is
+    // bit for bit the conversion the GEMV then does as it loads (kernels/nvfp4_gemv.h).
+    bool reads_float_input(const DeviceLinear &linear) const {
+        return !dm_.w4a4 && linear.parts.size() == 1 && linear.parts[0].nvfp4 &&
+               linear.parts[0].padded_in == linear.parts[0].in_features;
+    }
+    // The row maxima of layer l's attention output (0) or gate_up output (1), kMaxRows each.
+    float *row_amax(int32_t layer, int which) { return amax_.as<float>() + (int64_t(layer) * 2 + which) * kMaxRows; }
     // The activation-preparation fields Nvfp4PrepareArgs and RmsNormPrepareArgs share:
     // the mode, the part's input scale, and the x16_ / row_scale_ outputs the GEMV reads.
     template <typename Args>
@@ -145,8 +160,9 @@ private:
         a.ld_x16 = ld_x16_;
         a.row_scale = row_scale_.as<float>();
     }
+    // x_amax (GEMV path, reads_float_input): the rows' max |x|; the GEMV then reads x directly.
     void enqueue_linear(const DeviceLinear &linear, int rows, const float *x, int64_t ldx, float *y, int64_t ldy,
-                        bool add_residual, bool gemm = false);
+                        bool add_residual, bool gemm = false, const float *x_amax = nullptr);
     void enqueue_step();
     void sync(const char *what) { cuda_check(cudaStreamSynchronize(stream_), what); }
     // Destroy the graph, the cuBLAS handle and the stream (after the stream's work): the
@@ -172,6 +188,9 @@ private:
     size_t layer_elements_ = 0;
     DeviceBuffer x_, normed_, qkv_, q_, attention_, gate_up_, act_, x16_, row_scale_;
     DeviceBuffer gemv_workspace_, attention_workspace_;
+    // [layer][attention output, gate_up output][kMaxRows] row maxima |x| (reads_float_input),
+    // zeroed at the start of every GEMV-path forward pass; their producers atomicMax into them.
+    DeviceBuffer amax_;
     DeviceBuffer logits_;
     // Sampler.
     DeviceBuffer delimiter_flags_, sampling_workspace_;
@@ -236,6 +255,7 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
         act_ = allocate(rows * size_t(ld_act_) * 4, "activations");
         x16_ = allocate(rows * size_t(ld_x16_) * 2, "activations");
         row_scale_ = allocate(rows * 4, "activations");
+        amax_ = allocate(size_t(c.n_layers) * 2 * kMaxRows * 4, "activation row maxima");
         gemv_workspace_ = allocate(std::max<size_t>(dm_.gemv_workspace_bytes, 16), "GEMV workspace");
         // Sized for the larger of a decode step (sequences_ rows) and a GEMV prefill pass (kMaxRows
         // rows), each with the splits that fill the GPU for it (batch x splits is about constant).
@@ -326,13 +346,21 @@ KvCacheLayerView CudaSession::cache_view(int32_t layer) const {
 // ---------------------------------------------------------------------------
 
 // The NVFP4 GEMV of one part on the prepared activations in x16_ / row_scale_.
-void CudaSession::enqueue_gemv(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual) {
+void CudaSession::enqueue_gemv(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual,
+                               float *y_amax, const float *x, int64_t ldx, const float *x_amax) {
     float *out = y + part.column;
     Nvfp4GemvArgs args;
     args.tokens = rows;
-    args.x = x16_.as();
-    args.ldx = ld_x16_;
-    args.x_row_scale = row_scale_.as<float>();
+    if (x_amax) {
+        args.x = x;
+        args.ldx = ldx;
+        args.x_amax = x_amax;
+    } else {
+        args.x = x16_.as();
+        args.ldx = ld_x16_;
+        args.x_row_scale = row_scale_.as<float>();
+    }
+    args.y_amax = y_amax;
     args.bias = part.bias;
     args.residual = add_residual ? out : nullptr;
     args.ld_residual = ldy;
@@ -385,7 +413,7 @@ void CudaSession::enqueue_gemm(const DeviceLinearPart &part, int rows, float *y,
 }
 
 void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, const DeviceLinear &linear, float *y,
-                                      int64_t ldy, bool gemm) {
+                                      int64_t ldy, bool gemm, float *y_amax) {
     const ModelConfig &c = config_;
     const float *x = x_.as<float>() + int64_t(first) * ld_act_;
     auto norm_input = [&](auto &a) {  // the fields RmsNormArgs and RmsNormPrepareArgs share
@@ -407,7 +435,7 @@ void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, 
         norm_input(a);
         set_preparation(a, part);
         rms_norm_prepare(a, stream_);
-        enqueue_product(part, rows, y, ldy, false, gemm);
+        enqueue_product(part, rows, y, ldy, false, gemm, y_amax);
         return;
     }
     RmsNormArgs a;
@@ -415,11 +443,17 @@ void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, 
     a.out = normed_.as<float>();
     a.ld_out = ld_act_;
     rms_norm(a, stream_);
+    if (y_amax) fail(RESET_ERR_INTERNAL, "row maxima asked of a linear without the fused norm");
     enqueue_linear(linear, rows, normed_.as<float>(), ld_act_, y, ldy, false, gemm);
 }
 
 void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const float *x, int64_t ldx, float *y,
-                                 int64_t ldy, bool add_residual, bool gemm) {
+                                 int64_t ldy, bool add_residual, bool gemm, const float *x_amax) {
+    if (x_amax) {
+        if (gemm || !reads_float_input(linear)) fail(RESET_ERR_INTERNAL, "FP32 GEMV input where it does not apply");
+        enqueue_gemv(linear.parts[0], rows, y, ldy, add_residual, nullptr, x, ldx, x_amax);
+        return;
+    }
     for (const DeviceLinearPart &part : linear.parts) {
         float *out = y + part.column;
         if (part.nvfp4) {
@@ -461,6 +495,10 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
     while (attention_splits > 1 && attention_decode_workspace_bytes(rows, c.n_heads, c.head_dim, attention_splits) >
                                        attention_workspace_.bytes())
         --attention_splits;
+
+    // The row maxima the producers below (attention, the gate_up GEMV) raise with atomicMax
+    // start at zero: one memset for every layer's slots.
+    if (!gemm) cuda_check(cudaMemsetAsync(amax_.as(), 0, amax_.bytes(), stream_), "row maxima reset");
 
     EmbeddingLookupArgs embed;
     embed.tokens = rows;
@@ -505,14 +543,23 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         attention.splits = attention_splits;
         attention.workspace = attention_workspace_.as<float>();
         attention.workspace_bytes = attention_workspace_.bytes();
+        // The o GEMV reads the attention output directly where it can (no prepare launch).
+        float *attention_amax = !gemm && reads_float_input(layer.o) ? row_amax(l, 0) : nullptr;
+        attention.out_amax = attention_amax;
         // attention_decode writes [rows][n_heads * head_dim] densely, so the o_proj reads that stride.
         attention_decode(attention, stream_);
         enqueue_linear(layer.o, rows, attention_.as<float>(), int64_t(c.n_heads) * c.head_dim, x_.as<float>(),
-                       ld_act_, true, gemm);
+                       ld_act_, true, gemm, attention_amax);
 
         // The GEMM path writes a fused gate_up weight's [gate | up] rows; silu_mul follows.
+        float *act_amax = nullptr;
         if (layer.gate_up.fused_silu && !gemm) {
-            enqueue_norm_linear(layer.post_attention_norm, 0, rows, layer.gate_up, act_.as<float>(), ld_act_);
+            // The down GEMV reads the SiLU·up output directly where both GEMVs allow it.
+            if (reads_float_input(layer.gate_up) && reads_float_input(layer.down) &&
+                layer.gate_up.parts[0].padded_in == c.hidden_size)
+                act_amax = row_amax(l, 1);
+            enqueue_norm_linear(layer.post_attention_norm, 0, rows, layer.gate_up, act_.as<float>(), ld_act_, false,
+                                act_amax);
         } else {
             enqueue_norm_linear(layer.post_attention_norm, 0, rows, layer.gate_up, gate_up_.as<float>(), ld_gate_up_,
                                 gemm);
@@ -527,7 +574,7 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
             silu.ld_out = ld_act_;
             silu_mul(silu, stream_);
         }
-        enqueue_linear(layer.down, rows, act_.as<float>(), ld_act_, x_.as<float>(), ld_act_, true, gemm);
+        enqueue_linear(layer.down, rows, act_.as<float>(), ld_act_, x_.as<float>(), ld_act_, true, gemm, act_amax);
     }
 
     if (lm_rows == 0) return;  // a prefill chunk before the last: only its K/V matter

@@ -9,6 +9,11 @@
 # Outputs under $OUT: results.md, bench.json, tinygemm.json (GEMV),
 # decode_grid.{jsonl,md}, decode_grid_env.json, and logs.tar.xz (every log;
 # the device tool returns at most 8 files).  Takes about 6 minutes on an H100.
+# Optional stages: OLD_LIB=path/to/tarball of old/libreset.so.0 (a build of an
+# earlier commit) adds decode_ab.jsonl, the decode step of both libraries
+# alternated in this run (tests/bench/ab_decode_on_device.sh); GEMV=0 skips
+# the GEMV benchmark; GRID=none the decode grid; the attention benchmark's
+# JSON lines go to attention.jsonl.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 out=${OUT:-$PWD/build-device/out}
@@ -33,7 +38,7 @@ checkpoints=${CHECKPOINTS:-/tmp/checkpoints}
  done >"$logs/checkpoints.log" 2>&1) &
 writer=$!
 stage "kernel tests"
-for t in nvfp4_gemv nvfp4_dequantize qk_norm_rope_kv_append; do
+for t in nvfp4_gemv nvfp4_dequantize qk_norm_rope_kv_append rms_norm rms_norm_prepare; do
     timeout 200 build-bundle/bin/gpu_test_$t >"$logs/$t.log" 2>&1
     echo "$t rc=$?: $(tail -n 1 "$logs/$t.log")"
 done
@@ -44,19 +49,51 @@ for tool in memcheck racecheck; do
         build-bundle/bin/gpu_test_nvfp4_gemv >"$logs/gemv_$tool.log" 2>&1
     echo "gemv $tool rc=$?"
 done
-RESET_GPU_TEST_QUICK=1 timeout 200 compute-sanitizer --tool memcheck --error-exitcode 3 \
-    build-bundle/bin/gpu_test_attention_decode >"$logs/attention_memcheck.log" 2>&1
-echo "attention memcheck rc=$?"
+for tool in memcheck racecheck; do
+    RESET_GPU_TEST_QUICK=1 timeout 200 compute-sanitizer --tool $tool --error-exitcode 3 \
+        build-bundle/bin/gpu_test_attention_decode >"$logs/attention_$tool.log" 2>&1
+    echo "attention $tool rc=$?"
+done
 stage "waiting for the engine test"
 wait $engine
 cat "$logs/engine.rc"
 grep -E "checks|FAIL" "$logs/test_cuda_engine.log" | head -8
-stage "GEMV benchmark"
-OUT=$out tests/bench/run_on_device.sh bench >"$logs/gemv_bench.log" 2>&1
-echo "gemv bench rc=$?"
-sed -n '/Goals of issue 5/,$p' "$out/results.md"
-stage "decode grid"
+if [[ -x build-bundle/bin/attention_decode_bench ]]; then
+    stage "attention benchmark"
+    timeout 200 build-bundle/bin/attention_decode_bench >"$out/attention.jsonl" 2>"$logs/attention_bench.log"
+    echo "attention bench rc=$?"
+    cat "$out/attention.jsonl"
+fi
+if [[ ${GEMV:-1} != 0 ]]; then
+    stage "GEMV benchmark"
+    OUT=$out tests/bench/run_on_device.sh bench >"$logs/gemv_bench.log" 2>&1
+    echo "gemv bench rc=$?"
+    sed -n '/Goals of issue 5/,$p' "$out/results.md"
+fi
+if [[ -n ${OLD_LIB:-} ]]; then
+    stage "decode A/B against the old library"
+    wait $writer
+    mkdir -p /tmp/old-lib && tar xJf "$OLD_LIB" -C /tmp/old-lib
+    old_dir=$(dirname "$(find /tmp/old-lib -name libreset.so.0 | head -n 1)")
+    nv=$checkpoints/qwen3-8b-nvfp4
+    OUT=$logs tests/bench/ab_decode_on_device.sh "$old_dir" "$nv" 2 --weights auto --prompt-tokens 1024 \
+        --sequences 1,8 --tokens 64 --repeat 2 >"$out/decode_ab.jsonl"
+    OUT=$logs tests/bench/ab_decode_on_device.sh "$old_dir" "$nv" 1 --weights auto --prompt-tokens 32000 \
+        --sequences 1 --kv-cache fp8 --tokens 32 --repeat 1 >>"$out/decode_ab.jsonl"
+    python3 - "$out/decode_ab.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    print(d["lib"], d["round"], "batch", d["sequences"], "context", d["prompt_tokens"], d["kv_cache"], d["ms_per_step"], "ms")
+PY
+fi
 wait $writer
+if [[ ${GRID:-short} == none ]]; then
+    tar cJf "$out/logs.tar.xz" -C "$out" logs && rm -rf "$logs"
+    stage "done (GRID=none: no decode grid)"
+    exit 0
+fi
+stage "decode grid"
 echo "${COMMIT:-unknown}" >COMMIT
 GRID=${GRID:-short} OUT=$out CHECKPOINTS=$checkpoints timeout 330 tests/bench/run_decode_grid_on_device.sh \
     >"$logs/grid.log" 2>&1

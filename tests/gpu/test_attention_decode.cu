@@ -11,6 +11,8 @@
 // interleaved; head_dim 16/32 as well as 64/128), and the argument checks
 // (head_dims other than 16/32/64/128 rejected).  Fresh random data every run (the
 // seed is printed; argv[1] repeats it); outputs are poisoned with NaN first.
+// Every launch also checks out_amax (each row's max |out|, exactly), and the
+// same launch repeated gives the same bits (determinism).
 // RESET_GPU_TEST_QUICK=1 runs the small cases only (for compute-sanitizer).
 // Prints "timing:" lines: BF16 and FP8 at 32k (Qwen3-8B and -32B heads),
 // batch 8, 1k, and prefill chunks.
@@ -196,15 +198,57 @@ std::vector<int32_t> random_lengths(int batch, int capacity) {
     return lens;
 }
 
+// out_amax (AttentionDecodeArgs): each row's max |out| over what was stored, exactly.
+void check_out_amax(const Problem &p, const DeviceBuffer &amax, const char *what) {
+    const std::vector<float> got = amax.download<float>(size_t(p.s.batch));
+    const std::vector<float> out = p.d_out.download<float>(p.q.size());
+    const size_t row = out.size() / size_t(p.s.batch);
+    for (int b = 0; b < p.s.batch; ++b) {
+        float expected = 0.0f;
+        for (size_t i = 0; i < row; ++i) expected = std::fmax(expected, std::fabs(out[size_t(b) * row + i]));
+        EXPECT(got[size_t(b)] == expected, "%s: out_amax of row %d is %.9g, max |out| %.9g", what, b,
+               double(got[size_t(b)]), double(expected));
+    }
+}
+
 void run_problem(Problem &p, int forced_splits, const char *what) {
     const Shape &s = p.s;
     const int splits = forced_splits > 0 ? forced_splits : reset::attention_decode_splits(s.batch, s.n_kv_heads, s.capacity);
     DeviceBuffer workspace(reset::attention_decode_workspace_bytes(s.batch, p.n_heads(), s.head_dim, splits));
     prepare_attention_workspace(workspace, s.batch, s.n_kv_heads);  // the kernel must write every partial it reads
+    DeviceBuffer amax(size_t(s.batch) * sizeof(float));
+    CUDA_OK(cudaMemset(amax.ptr, 0, amax.bytes));
     p.d_out.poison();
-    reset::attention_decode(p.args(splits, &workspace), nullptr);
+    auto a = p.args(splits, &workspace);
+    a.out_amax = amax.as<float>();
+    reset::attention_decode(a, nullptr);
     CUDA_OK(cudaDeviceSynchronize());
     g_worst = std::max(g_worst, p.check(what, splits));
+    check_out_amax(p, amax, what);
+}
+
+// The same launch three times (one workspace, as a graph replays it) gives
+// the same bits: the merge weighs the splits in split order, whatever order
+// the CTAs arrive in.
+void test_determinism(const Format &f) {
+    for (const Shape &s : {Shape{1, 8, 4, 128, 8192}, Shape{3, 2, 8, 64, 5000}}) {
+        Problem p(s, s.batch == 1 ? std::vector<int32_t>{s.capacity} : random_lengths(s.batch, s.capacity), {}, 0, f);
+        const int splits = reset::attention_decode_splits(s.batch, s.n_kv_heads, s.capacity);
+        DeviceBuffer workspace(reset::attention_decode_workspace_bytes(s.batch, p.n_heads(), s.head_dim, splits));
+        prepare_attention_workspace(workspace, s.batch, s.n_kv_heads);
+        std::vector<float> first;
+        for (int run = 0; run < 3; ++run) {
+            p.d_out.poison();
+            reset::attention_decode(p.args(splits, &workspace), nullptr);
+            CUDA_OK(cudaDeviceSynchronize());
+            const std::vector<float> got = p.d_out.download<float>(p.q.size());
+            if (run == 0) first = got;
+            else
+                EXPECT(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)) == 0,
+                       "determinism (%s, head_dim %d, %d splits): run %d differs from run 0", f.fp8() ? "FP8" : "BF16",
+                       s.head_dim, splits, run);
+        }
+    }
 }
 
 void run_case(const Shape &s, const std::vector<int32_t> &lens, int forced_splits, const char *what,
@@ -411,11 +455,12 @@ int main(int argc, char **argv) {
                     for (int splits : {1, 3, 40})
                         run_case({3, 2, group, head_dim, capacity}, random_lengths(3, capacity), splits, "forced splits",
                                  f);
-            // Many live splits for the fused merge (the engine's 32k steps merge 66): forced 64
+            // Many live splits for the fused merge (the engine's 32k steps merge ~47 on an H100): forced 64
             // and automatic, lengths across the whole range.
             run_case({2, 2, 4, 128, 8192}, {8192, 5000}, 64, "64 live splits", f);
             run_case({3, 2, 8, 64, 8192}, random_lengths(3, 8192), 0, "auto splits at 8k", f);
             test_shared_workspace(f);
+            test_determinism(f);
             for (int head_dim : {16, 32, 128}) test_graph_replay(f, head_dim);
             test_slot_maps(quick, f);
         }

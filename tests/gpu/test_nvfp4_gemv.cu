@@ -163,7 +163,8 @@ bool is_poison(const void *p, size_t bytes) {
 // [tokens][outputs] as float after checking the rest stayed poisoned.
 std::vector<float> run_gemv(const Device &d, int tokens, const DeviceBuffer &x, int64_t ldx, const float *x_row_scale,
                             const float *bias, const void *residual, reset::Nvfp4GemvOutput output, int splits,
-                            const char *label, const DeviceBuffer *workspace = nullptr) {
+                            const char *label, const DeviceBuffer *workspace = nullptr, const float *x_amax = nullptr,
+                            float *y_amax = nullptr) {
     if (!workspace) workspace = &d.workspace;
     const int64_t outputs = d.weight.layout.outputs();
     const int64_t ldy = outputs + 3;  // a gap after each row must stay untouched
@@ -177,6 +178,8 @@ std::vector<float> run_gemv(const Device &d, int tokens, const DeviceBuffer &x, 
     a.x = x.ptr;
     a.ldx = ldx;
     a.x_row_scale = x_row_scale;
+    a.x_amax = x_amax;
+    a.y_amax = y_amax;
     a.bias = bias;
     a.y = y.ptr;
     a.ldy = ldy;
@@ -446,6 +449,22 @@ void test_w4a4(int64_t rows, int64_t cols) {
 
 // W4A16 preparation of BF16 rows beyond the FP16 range: the power-of-two row
 // scale keeps them finite and the GEMV result right.
+// W4A16 preparation of [tokens][ldx] rows into FP16 [tokens][cols] x16 and the row scales rs.
+void prepare_w4a16(const DeviceBuffer &x, int64_t ldx, reset::Nvfp4ActivationInput input, int tokens, int64_t cols,
+                   const DeviceBuffer &x16, const DeviceBuffer &rs) {
+    reset::Nvfp4PrepareArgs pa;
+    pa.mode = reset::Nvfp4ActivationMode::kW4A16;
+    pa.tokens = tokens;
+    pa.cols = cols;
+    pa.x = x.ptr;
+    pa.ldx = ldx;
+    pa.input = input;
+    pa.x16 = x16.ptr;
+    pa.ld_x16 = cols;
+    pa.row_scale = rs.as<float>();
+    reset::nvfp4_prepare_activations(pa, nullptr);
+}
+
 void test_w4a16_prepare_large() {
     const int64_t rows = 37, cols = 96;
     const HostWeight w = random_weight(rows, cols);
@@ -461,17 +480,7 @@ void test_w4a16_prepare_large() {
     }
     DeviceBuffer xd(xb.size() * 2), x16(x.size() * 2), rs(static_cast<size_t>(tokens) * 4);
     xd.upload(xb.data(), xd.bytes);
-    reset::Nvfp4PrepareArgs pa;
-    pa.mode = reset::Nvfp4ActivationMode::kW4A16;
-    pa.tokens = tokens;
-    pa.cols = cols;
-    pa.x = xd.ptr;
-    pa.ldx = cols;
-    pa.input = reset::Nvfp4ActivationInput::kBFloat16;
-    pa.x16 = x16.ptr;
-    pa.ld_x16 = cols;
-    pa.row_scale = rs.as<float>();
-    reset::nvfp4_prepare_activations(pa, nullptr);
+    prepare_w4a16(xd, cols, reset::Nvfp4ActivationInput::kBFloat16, tokens, cols, x16, rs);
     const std::vector<float> y = run_gemv(d, tokens, x16, cols, rs.as<float>(), nullptr, nullptr,
                                           reset::Nvfp4GemvOutput::kFloat32, 0, "w4a16 prepare large");
     double worst = 0.0;
@@ -483,6 +492,58 @@ void test_w4a16_prepare_large() {
             worst = std::max(worst, std::fabs(y[static_cast<size_t>(m * rows + n)] - exact) / magnitude);
         }
     EXPECT(worst < 1e-5, "w4a16 prepare large: error %.3g", worst);
+}
+
+// FP32 input (x_amax): the GEMV converts x as it loads it, which must give
+// exactly the prepare launch + FP16 GEMV result (the same FP16 values, the
+// same products, the same summation), rows past FP16's range included; and
+// y_amax must be exactly the largest |y| stored per token.
+void test_float_input() {
+    for (bool gate_up : {false, true}) {
+        const int64_t rows = gate_up ? 2 * 53 : 77, cols = 4128;  // K = 16 quads + 32: the tail quad too
+        const HostWeight w = random_weight(rows, cols);
+        Device d(w, gate_up, reset::nvfp4_gemv_device_decode());
+        const int64_t outputs = d.weight.layout.outputs();
+        for (int tokens : {1, 3, 8}) {
+            const int64_t ldx = cols + 4;  // FP32 rows 16-byte aligned, wider than K
+            std::vector<float> x(static_cast<size_t>(tokens * ldx));
+            std::normal_distribution<float> normal(0.0f, 1.0f);
+            std::vector<float> amax(static_cast<size_t>(tokens), 0.0f);
+            for (int m = 0; m < tokens; ++m)
+                for (int64_t k = 0; k < ldx; ++k) {
+                    const float spread = m == 1 ? 3e6f : 2.0f;  // token 1 needs a row scale > 1
+                    const float v = normal(g_rng) * spread;
+                    x[static_cast<size_t>(m * ldx + k)] = v;
+                    if (k < cols) amax[static_cast<size_t>(m)] = std::max(amax[static_cast<size_t>(m)], std::fabs(v));
+                }
+            DeviceBuffer xd(x.size() * 4), amax_d(amax.size() * 4), x16(static_cast<size_t>(tokens * cols) * 2),
+                rs(static_cast<size_t>(tokens) * 4), y_amax(static_cast<size_t>(tokens) * 4);
+            xd.upload(x.data(), xd.bytes);
+            amax_d.upload(amax.data(), amax_d.bytes);
+            prepare_w4a16(xd, ldx, reset::Nvfp4ActivationInput::kFloat32, tokens, cols, x16, rs);
+            for (int splits : {0, -3}) {
+                char label[128];
+                std::snprintf(label, sizeof label, "fp32 input gate_up=%d M=%d splits=%d", gate_up, tokens, splits);
+                const std::vector<float> prepared = run_gemv(d, tokens, x16, cols, rs.as<float>(), nullptr, nullptr,
+                                                             reset::Nvfp4GemvOutput::kFloat32, splits, label);
+                CUDA_OK(cudaMemset(y_amax.ptr, 0, y_amax.bytes));
+                const std::vector<float> direct =
+                    run_gemv(d, tokens, xd, ldx, nullptr, nullptr, nullptr, reset::Nvfp4GemvOutput::kFloat32, splits,
+                             label, nullptr, amax_d.as<float>(), y_amax.as<float>());
+                EXPECT(std::memcmp(prepared.data(), direct.data(), prepared.size() * 4) == 0,
+                       "%s: differs from prepare + FP16 GEMV", label);
+                std::vector<float> got(static_cast<size_t>(tokens));
+                y_amax.download(got.data(), y_amax.bytes);
+                for (int m = 0; m < tokens; ++m) {
+                    float want = 0.0f;
+                    for (int64_t n = 0; n < outputs; ++n)
+                        want = std::max(want, std::fabs(direct[static_cast<size_t>(m * outputs + n)]));
+                    EXPECT(got[static_cast<size_t>(m)] == want, "%s: y_amax[%d] = %.9g, max |y| = %.9g", label, m,
+                           got[static_cast<size_t>(m)], want);
+                }
+            }
+        }
+    }
 }
 
 // The repack is a bijection onto the documented bit positions (both decodes).
@@ -617,6 +678,21 @@ void test_rejections() {
     a.ldx = 511;
     expect_error(RESET_ERR_INVALID_ARGUMENT, "odd ldx", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
     a.ldx = 512;
+    DeviceBuffer amax(8 * 4);
+    a.x_amax = amax.as<float>();
+    a.ldx = 514;  // FP32 input needs ldx % 4 == 0
+    expect_error(RESET_ERR_INVALID_ARGUMENT, "FP32 input ldx", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
+    a.ldx = 512;
+    a.x_row_scale = amax.as<float>();  // the kernel derives the row scale from x_amax
+    expect_error(RESET_ERR_INVALID_ARGUMENT, "FP32 input with a row scale",
+                 [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
+    a.x_row_scale = nullptr;
+    a.x_amax = nullptr;
+    a.y_amax = amax.as<float>();
+    a.output = reset::Nvfp4GemvOutput::kBFloat16;
+    expect_error(RESET_ERR_INVALID_ARGUMENT, "y_amax with BF16 output", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
+    a.y_amax = nullptr;
+    a.output = reset::Nvfp4GemvOutput::kFloat32;
     reset::Nvfp4GemvWeight other = d.weight;
     other.layout.decode = reset::nvfp4_gemv_device_decode() == reset::Nvfp4GemvDecode::kInteger
                               ? reset::Nvfp4GemvDecode::kNativeE2M1
@@ -658,6 +734,7 @@ int main(int argc, char **argv) {
         test_shared_workspace();
         test_w4a4(quick ? 19 : 301, quick ? 160 : 2064);
         test_w4a16_prepare_large();
+        test_float_input();
     } catch (const reset::Error &e) {
         std::fprintf(stderr, "FAIL: unexpected reset::Error %d: %s\n", static_cast<int>(e.status()), e.what());
         return 1;

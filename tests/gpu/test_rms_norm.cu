@@ -1,7 +1,9 @@
 // test_rms_norm.cu — RMSNorm rows (kernels/rms_norm.cu) against a double
 // reference: the hidden sizes of the supported models and odd ones, 1..8 rows,
 // activations from tiny to large (the residual stream grows with depth),
-// separate and in-place output.  Fresh random data every run (seed printed,
+// separate and in-place output; rows held in registers and rows longer than
+// that (re-read), 16-byte aligned rows and rows that are not (the leading
+// dimension is odd).  Fresh random data every run (seed printed,
 // argv[1] repeats it); outputs poisoned with NaN first.
 #include <algorithm>
 
@@ -68,7 +70,10 @@ void run_case(int rows, int64_t cols, bool in_place) {
 int main(int argc, char **argv) {
     if (!start("test_rms_norm", argc, argv)) return 0;
     try {
-        for (int64_t cols : {int64_t(1), int64_t(64), int64_t(1000), int64_t(3584), int64_t(4096), int64_t(5120)})
+        // 16384: the longest row held in registers (1024 threads); 16388 and 25600 re-read the row
+        // (kernels/row_rules.cuh), 16385 with a partial last chunk.
+        for (int64_t cols : {int64_t(1), int64_t(64), int64_t(1000), int64_t(3584), int64_t(4096), int64_t(5120),
+                             int64_t(16384), int64_t(16385), int64_t(16388), int64_t(25600)})
             for (int rows : {1, 3, 8})
                 for (bool in_place : {false, true}) run_case(rows, cols, in_place);
         try {
