@@ -345,7 +345,8 @@ KvCacheLayerView CudaSession::cache_view(int32_t layer) const {
 // The forward pass
 // ---------------------------------------------------------------------------
 
-// The NVFP4 GEMV of one part on the prepared activations in x16_ / row_scale_.
+// The NVFP4 GEMV of one part on the prepared activations in x16_ / row_scale_, or on FP32 x
+// with its row maxima x_amax.
 void CudaSession::enqueue_gemv(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual,
                                float *y_amax, const float *x, int64_t ldx, const float *x_amax) {
     float *out = y + part.column;
@@ -438,12 +439,12 @@ void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, 
         enqueue_product(part, rows, y, ldy, false, gemm, y_amax);
         return;
     }
+    if (y_amax) fail(RESET_ERR_INTERNAL, "row maxima asked of a linear without the fused norm");
     RmsNormArgs a;
     norm_input(a);
     a.out = normed_.as<float>();
     a.ld_out = ld_act_;
     rms_norm(a, stream_);
-    if (y_amax) fail(RESET_ERR_INTERNAL, "row maxima asked of a linear without the fused norm");
     enqueue_linear(linear, rows, normed_.as<float>(), ld_act_, y, ldy, false, gemm);
 }
 
