@@ -314,29 +314,41 @@ __device__ __forceinline__ int query_index(int tig, int u) {
     else return 16 * (u / 4) + 8 * ((u / 2) % 2) + 2 * tig + u % 2;
 }
 
+// FP8: kBytes (16, 8, 4 or 2) bytes at byte `offset` of 16-byte chunk `chunk`
+// of row `row` of a swizzled block, as words into w (2 bytes fill the low
+// half of w[0]).
+template <class T, int kBytes>
+__device__ __forceinline__ void load_row_bytes(const unsigned char *block, int row, int chunk, int offset,
+                                               uint32_t *w) {
+    const unsigned char *p = block + swizzle<T>(row * T::kRowChunks + chunk) + offset;
+    if constexpr (kBytes == 16) {
+        const uint4 v = *reinterpret_cast<const uint4 *>(p);
+        w[0] = v.x;
+        w[1] = v.y;
+        w[2] = v.z;
+        w[3] = v.w;
+    } else if constexpr (kBytes == 8) {
+        const uint2 v = *reinterpret_cast<const uint2 *>(p);
+        w[0] = v.x;
+        w[1] = v.y;
+    } else if constexpr (kBytes == 4) {
+        w[0] = *reinterpret_cast<const uint32_t *>(p);
+    } else {
+        static_assert(kBytes == 2, "a row slice is 2, 4, 8 or 16 bytes, or 16-byte chunks");
+        w[0] = *reinterpret_cast<const uint16_t *>(p);
+    }
+}
+
 // FP8: the kKeyBytes bytes of K row `row` thread tig owns, as words (word s feeds k-step s).
 template <class T>
 __device__ __forceinline__ void load_key_words(const unsigned char *block, int row, int tig, uint32_t (&w)[T::kSteps]) {
     if constexpr (T::kKeyBytes >= 16) {
 #pragma unroll
-        for (int p = 0; p < T::kKeyBytes / 16; ++p) {
-            const int chunk = (T::kKeyBytes / 16) * tig + p;
-            const uint4 v = *reinterpret_cast<const uint4 *>(block + swizzle<T>(row * T::kRowChunks + chunk));
-            w[4 * p] = v.x;
-            w[4 * p + 1] = v.y;
-            w[4 * p + 2] = v.z;
-            w[4 * p + 3] = v.w;
-        }
+        for (int p = 0; p < T::kKeyBytes / 16; ++p)
+            load_row_bytes<T, 16>(block, row, (T::kKeyBytes / 16) * tig + p, 0, w + 4 * p);
     } else {
         const int byte = T::kKeyBytes * tig;
-        const unsigned char *p = block + swizzle<T>(row * T::kRowChunks + byte / 16) + byte % 16;
-        if constexpr (T::kKeyBytes == 8) {
-            const uint2 v = *reinterpret_cast<const uint2 *>(p);
-            w[0] = v.x;
-            w[1] = v.y;
-        } else {
-            w[0] = *reinterpret_cast<const uint32_t *>(p);
-        }
+        load_row_bytes<T, T::kKeyBytes>(block, row, byte / 16, byte % 16, w);
     }
 }
 
@@ -345,22 +357,7 @@ template <class T>
 __device__ __forceinline__ void load_value_words(const unsigned char *block, int row, int g,
                                                  uint32_t (&w)[T::kValueWords]) {
     const int byte = T::kValueBytes * g;
-    const unsigned char *p = block + swizzle<T>(row * T::kRowChunks + byte / 16) + byte % 16;
-    if constexpr (T::kValueBytes == 16) {
-        const uint4 v = *reinterpret_cast<const uint4 *>(p);
-        w[0] = v.x;
-        w[1] = v.y;
-        w[2] = v.z;
-        w[3] = v.w;
-    } else if constexpr (T::kValueBytes == 8) {
-        const uint2 v = *reinterpret_cast<const uint2 *>(p);
-        w[0] = v.x;
-        w[1] = v.y;
-    } else if constexpr (T::kValueBytes == 4) {
-        w[0] = *reinterpret_cast<const uint32_t *>(p);
-    } else {
-        w[0] = *reinterpret_cast<const uint16_t *>(p);
-    }
+    load_row_bytes<T, T::kValueBytes>(block, row, byte / 16, byte % 16, w);
 }
 
 // Warp 0: query head `head` of row b, the elements thread tig multiplies (query_index), in 16-byte

@@ -29,7 +29,7 @@ __global__ void __launch_bounds__(kRowMaxThreads) rms_norm_kernel(const RmsNormA
                vec_out = whole && aligned_to(out, 16);
     if constexpr (kSlots > 0) {
         float4 w[kSlots], v[kSlots];
-        load_constant_chunks(a.weight, a.cols, threadIdx.x, blockDim.x, vec_w, w);
+        load_chunks<kSlots, true>(a.weight, a.cols, threadIdx.x, blockDim.x, vec_w, w);
         cuda::begin_dependent_kernel();
         load_chunks(x, a.cols, threadIdx.x, blockDim.x, vec_x, v);
         const float inverse = row_rms_inverse(v, a.cols, a.eps);

@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(kRowMaxThreads) rms_norm_prepare_kernel(const 
     float amax = 0.0f;
     if constexpr (kSlots > 0) {
         float4 w[kSlots], y[kSlots];
-        load_constant_chunks(p.weight, p.cols, threadIdx.x, blockDim.x, vec_w, w);
+        load_chunks<kSlots, true>(p.weight, p.cols, threadIdx.x, blockDim.x, vec_w, w);
         cuda::begin_dependent_kernel();
         load_chunks(x, p.cols, threadIdx.x, blockDim.x, vec_x, y);
         const float inverse = row_rms_inverse(y, p.cols, p.eps);  // rms_norm.cu's rule

@@ -111,27 +111,21 @@ __device__ __forceinline__ float4 load_chunk(const __nv_bfloat16 *row, int64_t c
 }
 
 // kN chunks first, first + stride, ...: the alignment test outside the loop,
-// so the loads of both forms issue back to back (one round trip).
-template <int kN, typename T>
+// so the loads of both forms issue back to back (one round trip).  kConstant:
+// constant data through the read-only path (load_constant_chunk).
+template <int kN, bool kConstant = false, typename T>
 __device__ __forceinline__ void load_chunks(const T *row, int64_t cols, int64_t first, int64_t stride, bool vec,
                                             float4 (&v)[kN]) {
+    const auto load = [&](int64_t c, bool vector) {
+        if constexpr (kConstant) return load_constant_chunk(row, cols, c, vector);
+        else return load_chunk(row, cols, c, vector);
+    };
     if (vec) {
 #pragma unroll
-        for (int i = 0; i < kN; ++i) v[i] = load_chunk(row, cols, first + i * stride, true);
+        for (int i = 0; i < kN; ++i) v[i] = load(first + i * stride, true);
     } else {
 #pragma unroll
-        for (int i = 0; i < kN; ++i) v[i] = load_chunk(row, cols, first + i * stride, false);
-    }
-}
-template <int kN>
-__device__ __forceinline__ void load_constant_chunks(const float *row, int64_t cols, int64_t first, int64_t stride,
-                                                     bool vec, float4 (&v)[kN]) {
-    if (vec) {
-#pragma unroll
-        for (int i = 0; i < kN; ++i) v[i] = load_constant_chunk(row, cols, first + i * stride, true);
-    } else {
-#pragma unroll
-        for (int i = 0; i < kN; ++i) v[i] = load_constant_chunk(row, cols, first + i * stride, false);
+        for (int i = 0; i < kN; ++i) v[i] = load(first + i * stride, false);
     }
 }
 

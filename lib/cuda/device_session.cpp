@@ -141,6 +141,15 @@ private:
         if (gemm) enqueue_gemm(part, rows, y, ldy, add_residual);
         else enqueue_gemv(part, rows, y, ldy, add_residual, y_amax);
     }
+    // Whether RMSNorm and the preparation of `linear`'s input run as one launch
+    // (kernels/rms_norm_prepare.h): W4A16, a single NVFP4 part over the hidden size.  Not in
+    // W4A4: there the fused kernel quantizes a row in one CTA, slower at M = 1 than the
+    // standalone quantizer spread over many CTAs (measured on the H100: a Qwen3-8B step
+    // 3.72 ms with two launches, 4.46 ms fused).
+    bool fuses_norm(const DeviceLinear &linear) const {
+        return !dm_.w4a4 && linear.parts.size() == 1 && linear.parts[0].nvfp4 &&
+               linear.parts[0].padded_in == config_.hidden_size && config_.hidden_size % 16 == 0;
+    }
     // Whether the decode GEMV of `linear` can read its FP32 activations directly, given their
     // row maxima (W4A16, one NVFP4 part, no K padding): the prepare launch it saves is
     // bit for bit the conversion the GEMV then does as it loads (kernels/nvfp4_gemv.h).
@@ -425,12 +434,7 @@ void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, 
         a.weight = weight;
         a.eps = static_cast<float>(c.rms_norm_eps);
     };
-    // W4A16 only: in W4A4 the fused kernel quantizes a row in one CTA, slower at M = 1 than
-    // the standalone quantizer spread over many CTAs (measured on the H100: a Qwen3-8B step
-    // 3.72 ms with two launches, 4.46 ms fused).
-    const bool fused = !dm_.w4a4 && linear.parts.size() == 1 && linear.parts[0].nvfp4 &&
-                       linear.parts[0].padded_in == c.hidden_size && c.hidden_size % 16 == 0;
-    if (fused) {
+    if (fuses_norm(linear)) {
         const DeviceLinearPart &part = linear.parts[0];
         RmsNormPrepareArgs a;
         norm_input(a);
@@ -556,9 +560,7 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         float *act_amax = nullptr;
         if (layer.gate_up.fused_silu && !gemm) {
             // The down GEMV reads the SiLU·up output directly where both GEMVs allow it.
-            if (reads_float_input(layer.gate_up) && reads_float_input(layer.down) &&
-                layer.gate_up.parts[0].padded_in == c.hidden_size)
-                act_amax = row_amax(l, 1);
+            if (fuses_norm(layer.gate_up) && reads_float_input(layer.down)) act_amax = row_amax(l, 1);
             enqueue_norm_linear(layer.post_attention_norm, 0, rows, layer.gate_up, act_.as<float>(), ld_act_, false,
                                 act_amax);
         } else {

@@ -156,21 +156,10 @@ int main(int argc, char **argv) {
                     CUDA_OK(cudaStreamEndCapture(stream, &graph));
                 }
                 CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
-                std::vector<float> times;
-                cudaEvent_t start, stop;
-                CUDA_OK(cudaEventCreate(&start));
-                CUDA_OK(cudaEventCreate(&stop));
-                CUDA_OK(cudaGraphLaunch(exec, stream));  // warm-up
-                for (int r = 0; r < reps; ++r) {
-                    CUDA_OK(cudaEventRecord(start, stream));
-                    CUDA_OK(cudaGraphLaunch(exec, stream));
-                    CUDA_OK(cudaEventRecord(stop, stream));
-                    CUDA_OK(cudaEventSynchronize(stop));
-                    float ms = 0.0f;
-                    CUDA_OK(cudaEventElapsedTime(&ms, start, stop));
-                    times.push_back(ms * 1000.0f / float(layers));
-                }
-                std::sort(times.begin(), times.end());
+                // Per layer: each replay runs `layers` launches.
+                std::vector<float> times =
+                    gpu_test::sorted_us([&](int) { CUDA_OK(cudaGraphLaunch(exec, stream)); }, reps, stream);
+                for (float &t : times) t /= float(layers);
                 const double us = times[times.size() / 2];
                 const double kv_bytes = 2.0 * batch * kKvHeads * double(context) * kHeadDim * (fp8 ? 1 : 2);
                 const double gbps = kv_bytes / (us * 1e-6) / 1e9;
@@ -182,8 +171,6 @@ int main(int argc, char **argv) {
                             prop.name, fp8 ? "fp8" : "bf16", batch, context, kCapacity, kHeads, kKvHeads, kHeadDim,
                             splits, layers, pdl ? "true" : "false", reps, us, times.front(), times.back(), kv_bytes,
                             gbps, stream_gbps, 100.0 * gbps / stream_gbps);
-                CUDA_OK(cudaEventDestroy(start));
-                CUDA_OK(cudaEventDestroy(stop));
                 CUDA_OK(cudaGraphExecDestroy(exec));
                 CUDA_OK(cudaGraphDestroy(graph));
             }

@@ -133,19 +133,20 @@ inline int finish(const char *name) {
     return g_failures == 0 ? 0 : 1;
 }
 
-// Median time of `launch` over `reps` launches (after one warm-up), in µs, by CUDA
-// events.  launch(i) gets the launch's index (0 is the warm-up), for benchmarks
-// that rotate through copies of their operands to keep the L2 cold.
-inline float median_us(const std::function<void(int)> &launch, int reps) {
+// The times of `reps` launches of `launch` (after one warm-up), in µs, by CUDA
+// events on `stream`, sorted.  launch(i) gets the launch's index (0 is the
+// warm-up), for benchmarks that rotate through copies of their operands to
+// keep the L2 cold.
+inline std::vector<float> sorted_us(const std::function<void(int)> &launch, int reps, cudaStream_t stream = nullptr) {
     cudaEvent_t e0, e1;
     CUDA_OK(cudaEventCreate(&e0));
     CUDA_OK(cudaEventCreate(&e1));
     launch(0);
     std::vector<float> times;
     for (int i = 0; i < reps; ++i) {
-        CUDA_OK(cudaEventRecord(e0));
+        CUDA_OK(cudaEventRecord(e0, stream));
         launch(i + 1);
-        CUDA_OK(cudaEventRecord(e1));
+        CUDA_OK(cudaEventRecord(e1, stream));
         CUDA_OK(cudaEventSynchronize(e1));
         float ms = 0.0f;
         CUDA_OK(cudaEventElapsedTime(&ms, e0, e1));
@@ -154,6 +155,12 @@ inline float median_us(const std::function<void(int)> &launch, int reps) {
     CUDA_OK(cudaEventDestroy(e0));
     CUDA_OK(cudaEventDestroy(e1));
     std::sort(times.begin(), times.end());
+    return times;
+}
+
+// Their median.
+inline float median_us(const std::function<void(int)> &launch, int reps) {
+    const std::vector<float> times = sorted_us(launch, reps);
     return times[times.size() / 2];
 }
 

@@ -447,8 +447,6 @@ void test_w4a4(int64_t rows, int64_t cols) {
     }
 }
 
-// W4A16 preparation of BF16 rows beyond the FP16 range: the power-of-two row
-// scale keeps them finite and the GEMV result right.
 // W4A16 preparation of [tokens][ldx] rows into FP16 [tokens][cols] x16 and the row scales rs.
 void prepare_w4a16(const DeviceBuffer &x, int64_t ldx, reset::Nvfp4ActivationInput input, int tokens, int64_t cols,
                    const DeviceBuffer &x16, const DeviceBuffer &rs) {
@@ -465,6 +463,8 @@ void prepare_w4a16(const DeviceBuffer &x, int64_t ldx, reset::Nvfp4ActivationInp
     reset::nvfp4_prepare_activations(pa, nullptr);
 }
 
+// W4A16 preparation of BF16 rows beyond the FP16 range: the power-of-two row
+// scale keeps them finite and the GEMV result right.
 void test_w4a16_prepare_large() {
     const int64_t rows = 37, cols = 96;
     const HostWeight w = random_weight(rows, cols);

@@ -68,6 +68,28 @@ const Layout kLayouts[] = {
 };
 
 // mode: 0 W4A16, 1 W4A4 dynamic, 2 W4A4 with input_scale.
+// nvfp4_prepare_activations (mode 0 W4A16, 1 W4A4 dynamic, 2 W4A4 with
+// input_scale) of `rows` rows at x into layout l's places of x16, scale and,
+// in W4A4, codes and scales.
+void prepare(int mode, int rows, int64_t cols, const void *x, int64_t ldx, reset::Nvfp4ActivationInput input,
+             float input_scale, const Layout &l, int64_t ld16, DeviceBuffer &x16, DeviceBuffer &scale,
+             DeviceBuffer &codes, DeviceBuffer &scales) {
+    reset::Nvfp4PrepareArgs p;
+    p.mode = mode == 0 ? reset::Nvfp4ActivationMode::kW4A16 : reset::Nvfp4ActivationMode::kW4A4;
+    p.tokens = rows;
+    p.cols = cols;
+    p.x = x;
+    p.ldx = ldx;
+    p.input = input;
+    p.input_scale = input_scale;
+    p.x16 = x16.as<__half>() + l.x16_off;
+    p.ld_x16 = ld16;
+    p.row_scale = scale.as<float>();
+    p.codes = mode ? codes.as<uint8_t>() + l.codes_off : nullptr;
+    p.scales = mode ? scales.as<uint8_t>() + l.codes_off : nullptr;
+    reset::nvfp4_prepare_activations(p, nullptr);
+}
+
 void run_case(int rows, int64_t cols, int mode, const Layout &l = kLayouts[0]) {
     const int64_t ldx = cols + l.ldx_extra, ld16 = cols + l.ld16_extra, ldn = cols + l.ldn_extra;
     std::vector<float> x_all(l.x_off + size_t(rows) * size_t(ldx)), w_all(l.w_off + static_cast<size_t>(cols));
@@ -126,20 +148,8 @@ void run_case(int rows, int64_t cols, int mode, const Layout &l = kLayouts[0]) {
     n.out = rnorm.as<float>() + l.normed_off;
     n.ld_out = ldn;
     reset::rms_norm(n, nullptr);
-    reset::Nvfp4PrepareArgs p;
-    p.mode = m;
-    p.tokens = rows;
-    p.cols = cols;
-    p.x = rnorm.as<float>() + l.normed_off;
-    p.ldx = ldn;
-    p.input = reset::Nvfp4ActivationInput::kFloat32;
-    p.input_scale = input_scale;
-    p.x16 = r16.as<__half>() + l.x16_off;
-    p.ld_x16 = ld16;
-    p.row_scale = rscale.as<float>();
-    p.codes = mode ? rcodes.as<uint8_t>() + l.codes_off : nullptr;
-    p.scales = mode ? rscales.as<uint8_t>() + l.codes_off : nullptr;
-    reset::nvfp4_prepare_activations(p, nullptr);
+    prepare(mode, rows, cols, rnorm.as<float>() + l.normed_off, ldn, reset::Nvfp4ActivationInput::kFloat32,
+            input_scale, l, ld16, r16, rscale, rcodes, rscales);
     CUDA_OK(cudaDeviceSynchronize());
 
     const auto g16 = f16.download<uint16_t>(n16), e16 = r16.download<uint16_t>(n16);
@@ -249,21 +259,11 @@ void run_prepare_case(int rows, int64_t cols, int mode, bool bf16, const Layout 
                  nscales = l.codes_off + size_t(rows) * size_t(cols / 16);
     DeviceBuffer d16(n16 * 2), dscale(size_t(rows) * 4), dcodes(ncodes), dscales(nscales);
     for (DeviceBuffer *b : {&d16, &dscale, &dcodes, &dscales}) b->poison();
-    reset::Nvfp4PrepareArgs p;
-    p.mode = mode == 0 ? reset::Nvfp4ActivationMode::kW4A16 : reset::Nvfp4ActivationMode::kW4A4;
-    p.tokens = rows;
-    p.cols = cols;
-    p.x = bf16 ? static_cast<const void *>(d_x.as<uint16_t>() + l.x_off)
-               : static_cast<const void *>(d_x.as<float>() + l.x_off);
-    p.ldx = ldx;
-    p.input = bf16 ? reset::Nvfp4ActivationInput::kBFloat16 : reset::Nvfp4ActivationInput::kFloat32;
-    p.input_scale = input_scale;
-    p.x16 = d16.as<__half>() + l.x16_off;
-    p.ld_x16 = ld16;
-    p.row_scale = dscale.as<float>();
-    p.codes = mode ? dcodes.as<uint8_t>() + l.codes_off : nullptr;
-    p.scales = mode ? dscales.as<uint8_t>() + l.codes_off : nullptr;
-    reset::nvfp4_prepare_activations(p, nullptr);
+    prepare(mode, rows, cols,
+            bf16 ? static_cast<const void *>(d_x.as<uint16_t>() + l.x_off)
+                 : static_cast<const void *>(d_x.as<float>() + l.x_off),
+            ldx, bf16 ? reset::Nvfp4ActivationInput::kBFloat16 : reset::Nvfp4ActivationInput::kFloat32, input_scale, l,
+            ld16, d16, dscale, dcodes, dscales);
     CUDA_OK(cudaDeviceSynchronize());
     const auto g16 = d16.download<uint16_t>(n16);
     const auto gs = dscale.download<float>(size_t(rows));
