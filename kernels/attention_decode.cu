@@ -187,9 +187,21 @@ __device__ __forceinline__ uint32_t shared_address(const void *p) {
     return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-// 16 bytes global -> shared, bypassing L1; `valid` false zero-fills without reading.
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void *src, bool valid) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
+// An L2 policy that marks the lines it loads first to go: the K/V cache is
+// read once per step, and at long contexts a layer's cache (67 MB at 32k
+// with FP8) is larger than the L2, so with the default policy it evicts the
+// partials the early splits wrote, and the merge then fetches them from
+// memory behind the streams of the other heads.
+__device__ __forceinline__ uint64_t evict_first_policy() {
+    uint64_t policy;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+    return policy;
+}
+// 16 bytes global -> shared, bypassing L1, with an L2 policy; `valid` false
+// zero-fills without reading.
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void *src, bool valid, uint64_t policy) {
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(dst), "l"(src),
+                 "r"(valid ? 16 : 0), "l"(policy)
                  : "memory");
 }
 // 8 bytes global -> shared through L1 (the merge's partial rows are 8-byte aligned).
@@ -388,6 +400,48 @@ __device__ __forceinline__ void load_query(const AttentionDecodeArgs &a, int b, 
     }
 }
 
+#ifdef RESET_ATTENTION_TRACE
+// Debug-only per-CTA timeline (tests/bench/attention_decode_bench.cu, trace mode): thread 0 of
+// CTA blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z) < kTraceCtas writes
+// [0] entry, [1] after the PDL wait, [2] loop start (query split), [3] after the loop and the
+// barrier that follows it, [4] partials written and arrival counted (or out written with one
+// live split), [5] merge end (the merging CTA; 0 otherwise), all %globaltimer ns; [6] %smid;
+// [7] positions (end - begin).  The merging CTA also writes, each after a barrier (added in this
+// build where the merge has none, so "every thread got here"): [8] the first batch's cp.async
+// copies issued, [9] the merge weights of every head in shared memory, [10] the first batch
+// landed (cp_async_wait<0> and the loop's barrier: the first round trip), [11] every batch
+// summed (before the stores of out), all ns; [12] rounds (batches) the merge took and [13]
+// splits per batch, plain numbers.  [14] (every CTA that writes partials, so live > 1) the
+// partials' stores issued (the barrier before the fence), ns; [4] - [14] is the fence and the
+// arrival atomic.  [15] (merging CTA) the last batch landed, ns (= [10] with one round), so
+// [11] - [15] is the last round's sum alone.  Every launch overwrites the records, so after a
+// chain they hold the last launch.  Nothing but an early-leaving CTA's record is stored before the PDL wait (the
+// previous launch's CTAs may still be writing theirs); its record equals the previous launch's
+// but for the entry stamp, which is a later time.
+constexpr int kTraceCtas = 4096;
+constexpr int kTraceWords = 16;  // per CTA
+__device__ unsigned long long g_attention_trace[kTraceCtas][kTraceWords];
+
+__device__ __forceinline__ unsigned long long trace_clock() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
+    return t;
+}
+__device__ __forceinline__ unsigned trace_smid() {
+    unsigned id;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+    return id;
+}
+// This CTA's record for thread 0, nullptr for every other thread and past kTraceCtas.
+__device__ __forceinline__ unsigned long long *trace_record() {
+    const unsigned cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    return threadIdx.x == 0 && cta < unsigned(kTraceCtas) ? g_attention_trace[cta] : nullptr;
+}
+__device__ __forceinline__ void trace_stamp(int k) {
+    if (unsigned long long *r = trace_record()) r[k] = trace_clock();
+}
+
+#endif
 template <int kHeadDim, bool kFp8>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const AttentionDecodeArgs a) {
     using T = Tiles<kHeadDim, kFp8>;
@@ -398,6 +452,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     __shared__ uint2 q_s[kSteps][kParts][32];  // the S mma's A registers 0 and 2, per k-step, part and lane
     __shared__ float score_scale_s[kHeadRows];
     __shared__ int last;
+#ifdef RESET_ATTENTION_TRACE
+    const unsigned long long trace_entry = threadIdx.x == 0 ? trace_clock() : 0;
+#endif
 
     const int split = blockIdx.x, kv_head = blockIdx.y, b = blockIdx.z;
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
@@ -406,6 +463,14 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     // --- Before the previous kernel is done: lengths, slots and the L2 prefetch only (see the top).
     const int length = a.lengths[b];
     const int live = live_split_count(length, a.splits);
+#ifdef RESET_ATTENTION_TRACE
+    if (split >= live) {
+        if (unsigned long long *r = trace_record()) {
+            r[0] = trace_entry;
+            for (int k = 1; k < kTraceWords; ++k) r[k] = 0;
+        }
+    }
+#endif
     if (split >= live) return;  // past the context's end: nothing to do (the merge counts live splits)
     const int pieces_per_split = ((length + kChunk - 1) / kChunk + a.splits - 1) / a.splits;
     const int begin = split * pieces_per_split * kChunk;
@@ -420,6 +485,16 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
         prefetch_l2(values + int64_t(begin) * T::kRowBytes, uint32_t(first_round) * T::kRowBytes);
     }
     cuda::begin_dependent_kernel();
+#ifdef RESET_ATTENTION_TRACE
+    if (unsigned long long *r = trace_record()) {
+        r[1] = trace_clock();
+        r[0] = trace_entry;
+        r[4] = r[5] = 0;
+        r[6] = trace_smid();
+        r[7] = unsigned(end - begin);
+        for (int k = 8; k < kTraceWords; ++k) r[k] = 0;
+    }
+#endif
 
     // --- q first: warp 0's loads of the group's queries go out before the CTA's burst of K/V
     // copies, which would otherwise queue ahead of them (q is needed before the first product).
@@ -433,6 +508,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     const int my_blocks = blocks > warp ? (blocks - warp + kWarps - 1) / kWarps : 0;
     unsigned char *ring = ring_s + warp * T::kWarpBytes;
     const uint32_t ring_address = shared_address(ring);
+    const uint64_t stream_policy = evict_first_policy();
     const auto issue = [&](int i) {
         const int first = begin + (warp + i * kWarps) * kBlock;
         const int valid = min(kBlock, end - first);
@@ -446,7 +522,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
             const int chunk = is_v ? index - kBlock * T::kRowChunks : index;
             const bool ok = chunk / T::kRowChunks < valid;
             cp_async_16(dst + (is_v ? T::kBlockBytes : 0) + swizzle<T>(chunk), (is_v ? v_src : k_src) + (ok ? 16 * chunk : 0),
-                        ok);
+                        ok, stream_policy);
         }
     };
 #pragma unroll
@@ -491,6 +567,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
         }
     }
     __syncthreads();
+#ifdef RESET_ATTENTION_TRACE
+    trace_stamp(2);
+#endif
     const float score_scale = score_scale_s[g];
 
     float m = -INFINITY, l = 0.0f;  // head g's running max (log2 domain) and this thread's share of the sum
@@ -649,6 +728,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
         }
     }
     __syncthreads();
+#ifdef RESET_ATTENTION_TRACE
+    trace_stamp(3);
+#endif
     float stored_max = 0.0f;  // max |out| this thread stored (out_amax; fmaxf drops NaN)
     for (int i = tid; i < group * kHeadDim; i += kThreads) {
         const int h = i / kHeadDim, d = i % kHeadDim;
@@ -678,6 +760,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
         }
     }
     if (live == 1) {
+#ifdef RESET_ATTENTION_TRACE
+        __syncthreads();  // every thread has issued its stores of out
+        trace_stamp(4);
+#endif
         raise_out_amax(a, b, stored_max);
         return;
     }
@@ -693,9 +779,15 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     __syncthreads();  // every partial is stored, and every thread is done with the ring
     unsigned *counter = attention_counters(a) + int64_t(b) * a.cache.n_kv_heads + kv_head;
     if (tid == 0) {
+#ifdef RESET_ATTENTION_TRACE
+        trace_stamp(14);  // after the barrier above: every thread has issued its stores of the partials
+#endif
         __threadfence();
         last = atomicAdd(counter, 1u) == static_cast<unsigned>(live - 1);
         if (last) __threadfence();
+#ifdef RESET_ATTENTION_TRACE
+        trace_stamp(4);  // after the branch on the atomic's result: the arrival is done
+#endif
     }
     __syncthreads();
     if (!last) return;
@@ -719,6 +811,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
         cp_async_commit();
     };
     stage(0);
+#ifdef RESET_ATTENTION_TRACE
+    __syncthreads();  // every thread has issued its copies of the first batch
+    trace_stamp(8);
+#endif
     // Each head's splits: M = max m_s, then w_s = exp2(m_s - M) / sum_s exp2(m_s - M) l_s.
     constexpr int kSplitsPerLane = kMaxMergeSplits / 32;
     for (int h = warp; h < group; h += kWarps) {
@@ -745,6 +841,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
         for (int k = 0; k < kSplitsPerLane; ++k)
             if (lane + 32 * k < live) weight_s[h][lane + 32 * k] = m_v[k] / denominator;
     }
+#ifdef RESET_ATTENTION_TRACE
+    __syncthreads();  // every head's weights are in shared memory
+    trace_stamp(9);
+#endif
     constexpr int kSlots = (kHeadRows * kHeadDim + kThreads - 1) / kThreads;  // outputs per thread, at most
     float total[kSlots];
 #pragma unroll
@@ -756,6 +856,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
         }
         cp_async_wait<0>();
         __syncthreads();  // every thread's copies (and, the first time, the weights) are in
+#ifdef RESET_ATTENTION_TRACE
+        if (s0 == 0) trace_stamp(10);          // the barrier above: the first batch has landed
+        if (s0 + batch >= live) trace_stamp(15);  // ... and the last one (= [10] with one round)
+#endif
         const int n = min(batch, live - s0);
 #pragma unroll 2
         for (int u = 0; u < n; ++u)
@@ -765,6 +869,14 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
                 if (i < outputs) total[k] += weight_s[i / kHeadDim][s0 + u] * staged[u * outputs + i];  // in split order
             }
     }
+#ifdef RESET_ATTENTION_TRACE
+    __syncthreads();  // every thread has summed every batch
+    trace_stamp(11);
+    if (unsigned long long *r = trace_record()) {
+        r[12] = unsigned((live + batch - 1) / batch);
+        r[13] = unsigned(batch);
+    }
+#endif
 #pragma unroll
     for (int k = 0; k < kSlots; ++k) {
         const int i = tid + kThreads * k;
@@ -773,6 +885,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
             stored_max = fmaxf(stored_max, fabsf(total[k]));
         }
     }
+#ifdef RESET_ATTENTION_TRACE
+    __syncthreads();  // every thread has issued its stores of out
+    trace_stamp(5);
+#endif
     if (tid == 0) *counter = 0;  // ready for the next launch or graph replay
     raise_out_amax(a, b, stored_max);
 }
@@ -843,6 +959,32 @@ void launch(const AttentionDecodeArgs &a, cudaStream_t stream) {
 
 }  // namespace
 
+#ifdef RESET_ATTENTION_TRACE
+// Debug-only (see g_attention_trace), declared by their users, not in the public header; both
+// synchronize the device first (the launches may sit on a non-blocking stream).
+// attention_decode_trace_read copies the first `ctas` records (kTraceWords = 16 words each, at most kTraceCtas)
+// to `host` and returns the cudaError_t as an int; attention_decode_trace_clear zeroes them all.
+int attention_decode_trace_read(unsigned long long *host, int ctas);
+void attention_decode_trace_clear();
+
+int attention_decode_trace_read(unsigned long long *host, int ctas) {
+    cudaError_t status = cudaDeviceSynchronize();
+    const size_t n = size_t(std::max(0, std::min(ctas, kTraceCtas)));
+    if (status == cudaSuccess && n > 0)
+        status = cudaMemcpyFromSymbol(host, g_attention_trace, n * sizeof(g_attention_trace[0]));
+    return static_cast<int>(status);
+}
+
+void attention_decode_trace_clear() {
+    void *address = nullptr;
+    cuda::check(cudaDeviceSynchronize(), "attention_decode_trace_clear: cudaDeviceSynchronize");
+    cuda::check(cudaGetSymbolAddress(&address, g_attention_trace),
+                "attention_decode_trace_clear: cudaGetSymbolAddress");
+    cuda::check(cudaMemset(address, 0, sizeof(g_attention_trace)), "attention_decode_trace_clear: cudaMemset");
+    cuda::check(cudaDeviceSynchronize(), "attention_decode_trace_clear: cudaDeviceSynchronize");
+}
+
+#endif
 int attention_decode_splits(int batch, int n_kv_heads, int capacity) {
     if (int64_t(batch) * n_kv_heads > kMergeCounters) return 1;  // more (row, KV head) pairs than merge counters
     // One full wave of resident CTAs at full capacity: every CTA streams from

@@ -28,7 +28,9 @@
 //      tokens with w >= min_p.  So no sort is needed: a radix select over
 //      the logits' order-preserving bit keys (by count for top-k, by weight
 //      for top-p) finds each cut as (logit key, last id among the ties), and
-//      a token survives when it is inside every cut;
+//      a token survives when it is inside every cut.  Top-p alone starts
+//      with one level binned by the logit's value, in the weights pass
+//      (see ValueBins);
 //   6. the draw: Philox keyed (seed, sequence, accepted) as on the CPU, the
 //      first survivor in id order whose running weight sum exceeds u·total;
 //   7. accept: spec step 7 (observe) and the accepted-token bookkeeping.
@@ -81,6 +83,39 @@ constexpr double kMassUnit = 1.0 / 35184372088832.0;     // 2^-45
 #define RESET_SAMPLING_CLUSTERS 0
 #endif
 
+#ifdef RESET_SAMPLING_TRACE
+// Debug only (never in a shipped build): thread 0 of rank 0 of sequence 0
+// appends (label, %globaltimer) pairs, so a test can see where a launch's
+// time goes.  sampling_trace_read() copies them out.  Build: CMake with
+// -DCMAKE_CUDA_FLAGS=-DRESET_SAMPLING_TRACE, then gpu_test_sampling prints a
+// "trace:" line per timing case.  Labels: 1 entry, 2 row loaded, 3 max
+// exchanged, 4 temperature decided, 5 weights done (before truncation),
+// 6 row histogram built, 7 list histogram built, 8 a team histogram's
+// barrier passed, 10 a bin picked, 11 compacted to the list, 12 team sum,
+// 13/14/15/16 team_find_first (local pass, exchange, walk, end), 17/18 the
+// final barrier, 20 bin members gathered, 21 a level over them.
+constexpr int kTraceSlots = 128;
+__device__ unsigned long long g_sampling_trace[kTraceSlots][2];
+__device__ int g_sampling_trace_n;
+__device__ __forceinline__ void trace_mark(int label) {
+    if (threadIdx.x != 0 || blockIdx.y != 0) return;
+#if RESET_SAMPLING_CLUSTERS
+    if (cg::this_cluster().block_rank() != 0) return;
+#endif
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    const int n = g_sampling_trace_n;
+    if (n < kTraceSlots) {
+        g_sampling_trace[n][0] = static_cast<unsigned long long>(label);
+        g_sampling_trace[n][1] = t;
+        g_sampling_trace_n = n + 1;
+    }
+}
+#define RESET_TRACE(label) trace_mark(label)
+#else
+#define RESET_TRACE(label) ((void)0)
+#endif
+
 // The team: the CTAs of this sequence's cluster (one CTA without clusters).
 __device__ __forceinline__ unsigned team_rank() {
 #if RESET_SAMPLING_CLUSTERS
@@ -125,8 +160,11 @@ __device__ __forceinline__ uint32_t order_key(float z) {
 __device__ __forceinline__ float key_logit(uint32_t key) {
     return __uint_as_float((key & 0x80000000u) ? (key & 0x7FFFFFFFu) : ~key);
 }
+// w · 2^45 is exact in float (a power-of-two scale of w <= 1), so rounding it
+// to an integer in float gives the value the double product would: one
+// conversion instead of three (two of them through FP64).
 __device__ __forceinline__ uint64_t fixed_mass(float w) {
-    return __double2ull_rn(static_cast<double>(w) * kMassScale);
+    return __float2ull_rn(w * static_cast<float>(kMassScale));
 }
 
 // A prefix of the order (logit descending, id ascending), ending at the token
@@ -220,6 +258,7 @@ struct StaticShared {
     Mail mail[2];  // double-buffered: exchange k+2 reuses k's buffer after exchange k+1's barrier
     uint32_t bin_count[kBins];
     unsigned long long bin_mass[kBins];
+    uint32_t value_mass[kBins];  // the value level's approximate masses (see gather_bin_members)
     float ring[kRingStage];
     double scratch_d[kWarps];
     int32_t scratch_i[kWarps];
@@ -349,6 +388,7 @@ __device__ void team_sum(double cta_value, int &phase, StaticShared &sh, double 
     }
     ++phase;
     __syncthreads();
+    RESET_TRACE(12);
     *total = sh.bc.value;
     *prefix = sh.bc.prefix;
 }
@@ -412,6 +452,7 @@ __device__ void row_histogram(const Row &row, int per_thread, Item item, bool ne
         out.count[j] = c;
         out.mass[j] = m;
     }
+    RESET_TRACE(6);
 }
 
 // A list level: few entries, so one CTA-wide histogram built in the mailbox
@@ -433,19 +474,16 @@ __device__ void list_histogram(const Src &src, Item item, bool need_mass, int ph
             if (need_mass) atomicAdd(&out.mass[bin], fixed_mass(w));
         }
     }
+    RESET_TRACE(7);
 }
 
-// The team's histogram (every CTA's mailbox, summed in rank order) and the
-// bin where the running count (by_mass false: reaches rank) or weight (true:
-// reaches target) gets there, heaviest keys first, continuing from r's
-// count/mass above.  res.key is the bin.
-// must_find (levels after the first): the chosen bin of the level before
-// holds the answer, so if rounding of the double sums leaves the target just
-// out of reach, the lowest non-empty bin is taken.
-__device__ SelectOut team_histogram_pick(const Radix &r, bool by_mass, int64_t rank, double target, bool must_find,
-                                         int &phase, StaticShared &sh) {
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+// The team's histogram into sh.bin_count / sh.bin_mass (every CTA's mailbox
+// of this exchange, summed in rank order).  Starts with the team barrier;
+// the caller's __syncthreads makes the sums visible.
+__device__ void team_histogram_gather(int phase, StaticShared &sh) {
+    const int tid = threadIdx.x;
     team_sync();
+    RESET_TRACE(8);
     for (int j = tid; j < kBins; j += kThreads) {
         // All remote loads first (one DSMEM round trip), then the sums in rank order.
         const unsigned n = team_size();
@@ -471,8 +509,18 @@ __device__ SelectOut team_histogram_pick(const Radix &r, bool by_mass, int64_t r
         sh.bin_count[j] = c;
         sh.bin_mass[j] = m;
     }
-    ++phase;
-    __syncthreads();
+}
+
+// The bin of sh.bin_count / sh.bin_mass where the running count (by_mass
+// false: reaches rank) or weight (true: reaches target) gets there, heaviest
+// keys first, continuing from r's count/mass above; res.key is the bin.
+// must_find (levels after the first): the chosen bin of the level before
+// holds the answer, so if rounding of the double sums leaves the target just
+// out of reach, the lowest non-empty bin is taken.  Every thread of the CTA
+// calls it, after a barrier that made the bins visible.
+__device__ SelectOut pick_bin(const Radix &r, bool by_mass, int64_t rank, double target, bool must_find,
+                              StaticShared &sh) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     if (warp == 0) {
         // Lane l holds bins 255-8l .. 248-8l (heaviest keys first); a scan
         // over lanes finds the lane where the running total gets there, and
@@ -547,7 +595,17 @@ __device__ SelectOut team_histogram_pick(const Radix &r, bool by_mass, int64_t r
     __syncthreads();
     const SelectOut result = sh.bc.select;
     __syncthreads();
+    RESET_TRACE(10);
     return result;
+}
+
+// The team's histogram of this exchange and the bin pick_bin chooses in it.
+__device__ SelectOut team_histogram_pick(const Radix &r, bool by_mass, int64_t rank, double target, bool must_find,
+                                         int &phase, StaticShared &sh) {
+    team_histogram_gather(phase, sh);
+    ++phase;
+    __syncthreads();
+    return pick_bin(r, by_mass, rank, target, must_find, sh);
 }
 
 // The first member in id order at which the running sum of its weights
@@ -576,6 +634,7 @@ __device__ int32_t team_find_first(const Src &src, Member member, bool unit_weig
             last = src.base + i;
         }
     }
+    RESET_TRACE(13);
     double block_total = 0.0;
     const double thread_prefix = block_exclusive_scan(local, &block_total, sh);
     const int32_t block_last = block_max_i(last, sh);
@@ -613,6 +672,7 @@ __device__ int32_t team_find_first(const Src &src, Member member, bool unit_weig
     }
     ++phase;
     __syncthreads();
+    RESET_TRACE(14);
     const double target = mult * sh.bc.value + offset;
     double run = sh.bc.prefix + thread_prefix;
     int32_t hit = kNoCutId;
@@ -638,6 +698,7 @@ __device__ int32_t team_find_first(const Src &src, Member member, bool unit_weig
             }
         }
     }
+    RESET_TRACE(15);
     const int32_t block_hit = block_min_i(hit, sh);
     Mail &out2 = sh.mail[phase & 1];
     if (threadIdx.x == 0) out2.i0 = block_hit;
@@ -656,7 +717,220 @@ __device__ int32_t team_find_first(const Src &src, Member member, bool unit_weig
     __syncthreads();
     const int32_t result = sh.bc.first_hit != kNoCutId ? sh.bc.first_hit : sh.bc.last_member;
     __syncthreads();
+    RESET_TRACE(16);
     return result;
+}
+
+// ---- top-p in one row pass: a first level binned by value ----
+//
+// Why.  The radix levels bin the logits' bit keys.  On a flat row the top-p
+// nucleus is most of the vocabulary, so every level keeps more candidates
+// than a list holds and walks the whole row again: four passes and four team
+// exchanges (session 6: ~65 µs of an 87 µs sampler on a flat 152k row).
+// Here the first level bins the logit's value, linearly over [min, max]
+// (monotone in z, so every bin is still a contiguous stretch of the order),
+// and is folded into the pass that computes the weights, its exchange also
+// carrying the team's weight total.  The bin where the nucleus ends then
+// holds a few hundred members on a flat row: they are compacted, every CTA
+// copies the whole team's list (in rank order, so in id order), and the
+// remaining levels run on that copy inside each CTA, on identical data, so
+// every CTA reaches the same cut with no further team exchange.
+//
+// The level counts every unmasked token, the light ones top-p's floor drops
+// too.  That chooses the same bin: light tokens are the lowest of the order
+// and weigh at most (1 - p)·total together, so the heavy ones alone reach
+// p·total, in or above the first bin that holds a heavy token — and the
+// bins above it hold heavy tokens only.  The levels after it count heavy
+// members only, as the CPU's search does.
+struct ValueBins {
+    float lo, scale;  // bin = (z - lo) · scale, truncated, at most kBins - 1
+    __device__ __forceinline__ unsigned of(float z) const {
+        const int b = __float2int_rz((z - lo) * scale);  // saturating; z >= lo for every unmasked z
+        return static_cast<unsigned>(min(max(b, 0), kBins - 1));
+    }
+};
+__device__ __forceinline__ ValueBins value_bins(float min_logit, float max_logit) {
+    ValueBins v;
+    v.lo = min_logit;
+    const float span = max_logit - min_logit;
+    // A zero or overflowing span puts every token in bin 0: too many to gather, so the radix levels run.
+    v.scale = span > 0.0f && span <= 3.0e38f ? static_cast<float>(kBins) / span : 0.0f;
+    return v;
+}
+
+// The members of one value bin, gathered from the whole team: parallel arrays
+// in the histograms' space (free once the level is picked), first this CTA's
+// own members, then the team's copy.
+constexpr int kGatherCapacity = kHistogramBytes / (2 * 12);  // 2,048 members
+struct Gathered {
+    uint32_t *key;
+    float *w;
+    int32_t *id;
+    int n;
+    double mass_above;  // the exact weight of every token in a higher bin (all heavy)
+};
+__device__ __forceinline__ Gathered gathered_list(unsigned char *space, int which) {
+    Gathered g;
+    unsigned char *base = space + which * kGatherCapacity * 12;
+    g.key = reinterpret_cast<uint32_t *>(base);
+    g.w = reinterpret_cast<float *>(base + kGatherCapacity * 4);
+    g.id = reinterpret_cast<int32_t *>(base + kGatherCapacity * 8);
+    g.n = 0;
+    g.mass_above = 0.0;
+    return g;
+}
+
+__device__ unsigned long long block_sum_u64(unsigned long long v, StaticShared &sh) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFull, v, o);
+    if (lane == 0) sh.bin_mass[warp] = v;  // free between levels
+    __syncthreads();
+    unsigned long long total = 0;
+    for (int w = 0; w < kWarps; ++w) total += sh.bin_mass[w];
+    __syncthreads();
+    return total;
+}
+
+// Compacts this CTA's members of bin `bin` that `member` accepts (in id
+// order), then, after one team exchange, copies every CTA's list in rank
+// order.  team_count (the bin's team-wide count, every member included) must
+// be <= kGatherCapacity.  The same exchange carries the exact weight of the
+// tokens in higher bins (fixed point, so the sum is order-free): the value
+// level's masses were rounded, so its choice is checked against it.  Returns
+// the team's list, identical in every CTA.
+template <typename Member>
+__device__ Gathered gather_bin_members(const Row &row, ValueBins vb, unsigned bin, Member member, unsigned char *space,
+                                       int &phase, StaticShared &sh) {
+    Gathered mine = gathered_list(space, 0), all = gathered_list(space, 1);
+    int count = 0;
+    unsigned long long above = 0;
+    for (int i = row.begin; i < row.end; ++i) {
+        const float z = row.z[i];
+        if (z == -INFINITY) continue;
+        const unsigned b = vb.of(z);
+        if (b > bin) above += fixed_mass(row.w[i]);
+        else if (b == bin && member(i, order_key(z), row.w[i])) ++count;
+    }
+    above = block_sum_u64(above, sh);
+    double local_total = 0.0;
+    int pos = static_cast<int>(block_exclusive_scan(static_cast<double>(count), &local_total, sh));
+    for (int i = row.begin; i < row.end && count > 0; ++i) {
+        const float z = row.z[i];
+        if (z == -INFINITY || vb.of(z) != bin) continue;
+        const uint32_t key = order_key(z);
+        const float w = row.w[i];
+        if (!member(i, key, w)) continue;
+        mine.key[pos] = key;
+        mine.w[pos] = w;
+        mine.id[pos] = row.base + i;
+        ++pos;
+        --count;
+    }
+    if (threadIdx.x == 0) {
+        sh.mail[phase & 1].i0 = static_cast<int32_t>(local_total);
+        sh.mail[phase & 1].mass[0] = above;
+    }
+    team_sync();  // the lists and their counts are published
+    const unsigned n = team_size();
+    int32_t counts[kMaxTeam];
+    unsigned long long masses[kMaxTeam];
+#pragma unroll
+    for (unsigned r = 0; r < kMaxTeam; ++r) {  // all remote loads first: one DSMEM round trip
+        counts[r] = 0;
+        masses[r] = 0;
+        if (r < n) {
+            const Mail *peer = team_peer(&sh.mail[phase & 1], r);
+            counts[r] = peer->i0;
+            masses[r] = peer->mass[0];
+        }
+    }
+    int offset[kMaxTeam + 1];
+    offset[0] = 0;
+    unsigned long long team_above = 0;
+#pragma unroll
+    for (unsigned r = 0; r < kMaxTeam; ++r) {
+        offset[r + 1] = offset[r] + counts[r];
+        team_above += masses[r];
+    }
+    all.n = offset[kMaxTeam];
+    all.mass_above = static_cast<double>(team_above) * kMassUnit;
+    for (int e = threadIdx.x; e < all.n; e += kThreads) {
+        unsigned r = 0;
+        while (e >= offset[r + 1]) ++r;
+        const int k = e - offset[r];
+        const uint32_t key = team_peer(mine.key, r)[k];
+        const float w = team_peer(mine.w, r)[k];
+        const int32_t id = team_peer(mine.id, r)[k];
+        all.key[e] = key;
+        all.w[e] = w;
+        all.id[e] = id;
+    }
+    ++phase;
+    __syncthreads();
+    RESET_TRACE(20);
+    return all;
+}
+
+// The radix levels of a by-mass select over a gathered list, inside the CTA
+// (every CTA holds the same list, so all reach the same cut).  found = 0 when
+// the cut is not in the list's bin (the value level's rounded masses chose a
+// neighbour: the weight above reaches the target, or the list's own weight
+// does not): the caller then runs the radix levels over the row.
+__device__ SelectOut select_in_gathered(const Gathered &g, double target, StaticShared &sh) {
+    int32_t lo_i = INT32_MAX, hi_i = INT32_MIN;  // keys ^ 2^31: unsigned order as signed
+    unsigned long long mass = 0;
+    for (int e = threadIdx.x; e < g.n; e += kThreads) {
+        const int32_t k = static_cast<int32_t>(g.key[e] ^ 0x80000000u);
+        lo_i = min(lo_i, k);
+        hi_i = max(hi_i, k);
+        mass += fixed_mass(g.w[e]);
+    }
+    lo_i = block_min_i(lo_i, sh);
+    hi_i = block_max_i(hi_i, sh);
+    mass = block_sum_u64(mass, sh);
+    SelectOut none = {};
+    if (g.mass_above >= target || g.mass_above + static_cast<double>(mass) * kMassUnit < target) return none;
+    Radix r = radix_start(static_cast<uint32_t>(lo_i) ^ 0x80000000u, static_cast<uint32_t>(hi_i) ^ 0x80000000u);
+    r.count_above = 0;  // unused by a select by mass
+    r.mass_above = g.mass_above;
+    for (;;) {
+        for (int j = threadIdx.x; j < kBins; j += kThreads) {
+            sh.bin_count[j] = 0u;
+            sh.bin_mass[j] = 0ull;
+        }
+        __syncthreads();
+        for (int e = threadIdx.x; e < g.n; e += kThreads) {
+            const unsigned bn = radix_bin(r, g.key[e]);
+            if (bn >= static_cast<unsigned>(kBins)) continue;
+            atomicAdd(&sh.bin_count[bn], 1u);
+            atomicAdd(&sh.bin_mass[bn], fixed_mass(g.w[e]));
+        }
+        __syncthreads();
+        SelectOut res = pick_bin(r, true, 0, target, true, sh);
+        RESET_TRACE(21);
+        if (!res.found || radix_advance(r, res)) return res;
+    }
+}
+
+// The id of the take-th member (1-based, id order) of a gathered list with
+// this key; the list holds at least take of them.
+__device__ int32_t find_in_gathered(const Gathered &g, uint32_t key, int64_t take, StaticShared &sh) {
+    const int each = (g.n + kThreads - 1) / kThreads;
+    const int begin = min(static_cast<int>(threadIdx.x) * each, g.n), end = min(begin + each, g.n);
+    int count = 0;
+    for (int e = begin; e < end; ++e) count += g.key[e] == key ? 1 : 0;
+    double total = 0.0;
+    const int64_t before = static_cast<int64_t>(block_exclusive_scan(static_cast<double>(count), &total, sh));
+    if (before < take && take <= before + count) {
+        int64_t seen = before;
+        for (int e = begin; e < end; ++e)
+            if (g.key[e] == key && ++seen == take) sh.bc.first_hit = g.id[e];
+    }
+    __syncthreads();
+    const int32_t id = sh.bc.first_hit;
+    __syncthreads();
+    return id;
 }
 
 __device__ __forceinline__ uint32_t delimiter_flags_of(const SamplingArgs &a, int32_t token) {
@@ -679,6 +953,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
     const int b = blockIdx.y;
     const unsigned rank = team_rank();
     cuda::begin_dependent_kernel();
+    RESET_TRACE(1);
 
     // A skipped sequence: every CTA of the team reads the same flag and
     // leaves before any exchange (no peer ever reads its shared memory).
@@ -751,6 +1026,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
         }
     }
 
+    RESET_TRACE(2);
     const SamplingPolicyDevice pol = a.policies[b];
     const SamplingSequenceState st = a.states[b];
     float *ring = a.rings + static_cast<int64_t>(b) * a.ring_capacity;
@@ -848,6 +1124,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
         ++phase;
         __syncthreads();
     }
+    RESET_TRACE(3);
     const int32_t status = sh.bc.status;
     const float max_logit = sh.bc.max_logit;
     const int32_t argmax = sh.bc.argmax;
@@ -936,6 +1213,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
         ++phase;
         __syncthreads();
         const float temperature = sh.bc.temperature;
+        RESET_TRACE(4);
 
         if (temperature == 0.0f) {
             token = argmax;  // greedy ignores the truncation: the argmax survives every filter
@@ -951,6 +1229,8 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
             const int64_t kept_by_k = k_on ? pol.top_k : n_unmasked;
             double total_k = 0.0;       // weight of the top-k survivors (top-p's total)
             double weight_floor = 0.0;  // top-p's pre-filter
+            // The same test on the float weights: double(w) >= floor iff w >= the least float >= floor.
+            float weight_floor_f = 0.0f;
             // Where the selects, tie searches and the draw look: the row,
             // until the candidates of a select fit the list.
             Src src;
@@ -999,6 +1279,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                 src.end = min(src.begin + each, n);
                 src.span = each;
                 listed = true;
+                RESET_TRACE(11);
             };
 
             // Radix select continuing from r (after `levels_done` levels) over
@@ -1053,6 +1334,8 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
             auto any = [](int, uint32_t, float) { return true; };
             SelectOut sel_k = {};
             Radix radix_k = radix_start(team_min_key, max_key);
+            const ValueBins value_level = value_bins(key_logit(team_min_key), max_logit);
+            bool value_level_built = false;
             if (k_on) {
                 row_histogram(
                     row, p.per_thread,
@@ -1074,6 +1357,22 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                     sel_k = select(any, false, radix_k, false, pol.top_k, 0.0, p_on, true);
                 }
             } else {
+                // Top-p alone: the weights pass also builds its first level,
+                // binned by value (see ValueBins), and that level's exchange
+                // carries the weight total.  One CTA-wide histogram with
+                // native 32-bit shared atomics (64-bit adds are
+                // compare-and-swap loops): exact counts, and masses rounded
+                // to value_mass_bits fraction bits, which only choose the bin;
+                // gather_bin_members recomputes what the cut needs exactly.
+                const int value_mass_bits = min(20, max(0, 31 - (32 - __clz(max(local_n, 1)))));
+                const float value_mass_scale = static_cast<float>(1u << value_mass_bits);
+                if (p_on) {
+                    for (int j = tid; j < kBins; j += kThreads) {
+                        sh.bin_count[j] = 0u;
+                        sh.value_mass[j] = 0u;
+                    }
+                    __syncthreads();
+                }
 #pragma unroll 4
                 for (int i = row.begin; i < row.end; ++i) {
                     const float z = row.z[i];
@@ -1082,6 +1381,9 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                         w = expf((z - max_logit) * inv_t);
                         if (p_on) {
                             local_sum += static_cast<double>(w);
+                            const unsigned bin = value_level.of(z);
+                            atomicAdd(&sh.bin_count[bin], 1u);
+                            atomicAdd(&sh.value_mass[bin], __float2uint_rn(w * value_mass_scale));
                         } else if (!(min_p_on && w < min_p)) {
                             // The draw's members when nothing else cuts: the
                             // sum team_find_first would take, in its order.
@@ -1091,8 +1393,36 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                     }
                     row.w[i] = w;  // read back only by this thread
                 }
+                if (p_on) {
+                    const double cta_sum = block_sum(local_sum, sh);  // its barriers also publish the bins
+                    RESET_TRACE(6);
+                    Mail &out = sh.mail[phase & 1];
+                    for (int j = tid; j < kBins; j += kThreads) {
+                        out.count[j] = sh.bin_count[j];
+                        // In the unit of every other level (2^-45), which pick_bin reads.
+                        out.mass[j] = static_cast<unsigned long long>(sh.value_mass[j]) << (45 - value_mass_bits);
+                    }
+                    if (tid == 0) out.d0 = cta_sum;
+                    team_histogram_gather(phase, sh);  // starts with the team barrier: the local bins are copied
+                    if (tid == 0) {  // the team's total in rank order, as team_sum adds it
+                        const unsigned n = team_size();
+                        double value[kMaxTeam], sum = 0.0;
+#pragma unroll
+                        for (unsigned r = 0; r < kMaxTeam; ++r)
+                            value[r] = r < n ? team_peer(&sh.mail[phase & 1], r)->d0 : 0.0;
+#pragma unroll
+                        for (unsigned r = 0; r < kMaxTeam; ++r)
+                            if (r < n) sum += value[r];
+                        sh.bc.value = sum;
+                    }
+                    ++phase;
+                    __syncthreads();
+                    total_k = sh.bc.value;
+                    value_level_built = true;
+                }
             }
 
+            RESET_TRACE(5);
             // ---- 5. truncation: each filter is a cut in the order ----
             if (k_on && sel_k.found) {
                 const int64_t take = pol.top_k - sel_k.count_above;  // ties at the cut, lowest ids first
@@ -1104,7 +1434,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                                                phase, sh);
                 }
                 total_k = sel_k.mass_above + static_cast<double>(take) * static_cast<double>(weight_of_key(sel_k.key));
-            } else if (p_on) {
+            } else if (p_on && !value_level_built) {
                 double unused_prefix = 0.0;
                 team_sum(block_sum(local_sum, sh), phase, sh, &total_k, &unused_prefix);
             }
@@ -1113,13 +1443,26 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                 // in the nucleus; the CPU drops them before its sort, so the
                 // nucleus is searched among the others.
                 weight_floor = (1.0 - static_cast<double>(pol.top_p)) * total_k / static_cast<double>(kept_by_k);
+                weight_floor_f = __double2float_ru(weight_floor);
                 const double target = static_cast<double>(pol.top_p) * total_k;
                 auto heavy = [&](int i, uint32_t key, float w) {
-                    return inside(cut_k, key, base + i) && static_cast<double>(w) >= weight_floor;
+                    return inside(cut_k, key, base + i) && w >= weight_floor_f;
                 };
+                SelectOut s = {};
+                bool selected = false;
+                Gathered nucleus_bin = {};
+                if (value_level_built) {
+                    const SelectOut v = pick_bin(radix_start(0u, 0u), true, 0, target, false, sh);
+                    if (v.found && v.ties <= static_cast<uint32_t>(kGatherCapacity)) {
+                        nucleus_bin = gather_bin_members(row, value_level, v.key, heavy, dynamic_shared, phase, sh);
+                        if (nucleus_bin.n > 0) s = select_in_gathered(nucleus_bin, target, sh);
+                        selected = s.found != 0;
+                        if (!selected) team_sync();  // no peer reads this CTA's list any more: the levels reuse it
+                    }
+                }
                 // Every member is inside the top-k cut, so no key below it.
                 const uint32_t lo = k_on ? cut_k.key : team_min_key;
-                const SelectOut s = select(heavy, true, radix_start(lo, max_key), true, 0, target, true, false);
+                if (!selected) s = select(heavy, true, radix_start(lo, max_key), true, 0, target, true, false);
                 if (s.found) {
                     // The CPU adds the tied tokens one at a time, lowest id
                     // first, until the mass reaches the target.
@@ -1134,7 +1477,9 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                             ++take;
                     }
                     cut_p.key = s.key;
-                    if (take < static_cast<int64_t>(s.ties)) {
+                    if (take < static_cast<int64_t>(s.ties) && selected) {
+                        cut_p.id = find_in_gathered(nucleus_bin, s.key, take, sh);
+                    } else if (take < static_cast<int64_t>(s.ties)) {
                         const uint32_t tie_key = s.key;
                         auto at_cut = [&](int i, uint32_t key, float w) { return key == tie_key && heavy(i, key, w); };
                         cut_p.id = team_find_first(src, at_cut, true, 0.0, static_cast<double>(take - 1), nullptr, -1,
@@ -1147,7 +1492,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
             auto survives = [&](int i, uint32_t key, float w) {
                 const int32_t id = base + i;
                 if (!inside(cut_k, key, id)) return false;
-                if (p_on && !(static_cast<double>(w) >= weight_floor && inside(cut_p, key, id))) return false;
+                if (p_on && !(w >= weight_floor_f && inside(cut_p, key, id))) return false;
                 return !(min_p_on && w < min_p);
             };
             const double u = philox::uniform(pol.seed, st.sequence, static_cast<uint64_t>(st.accepted));
@@ -1157,8 +1502,10 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
         }
     }
 
+    RESET_TRACE(17);
     // Peers may still read this CTA's mailboxes until everyone is here.
     team_sync();
+    RESET_TRACE(18);
     if (rank == 0 && tid == 0) {
         if (status == kSamplingOk) {
             // ---- 7. accept: spec step 7 and the bookkeeping of accept() ----
@@ -1362,5 +1709,21 @@ void sample_tokens(const SamplingArgs &a, cudaStream_t stream) {
     config.numAttrs = attributes;
     RESET_CUDA_CHECK(cudaLaunchKernelEx(&config, sampling_kernel, params));
 }
+
+#ifdef RESET_SAMPLING_TRACE
+// Debug only: the (label, ns) pairs of the launches since the last clear.
+int sampling_trace_read(unsigned long long *host, int max_pairs) {
+    int n = 0;
+    if (cudaMemcpyFromSymbol(&n, g_sampling_trace_n, sizeof n) != cudaSuccess) return -1;
+    n = n < max_pairs ? n : max_pairs;
+    if (n > 0 && cudaMemcpyFromSymbol(host, g_sampling_trace, sizeof(unsigned long long) * 2 * n) != cudaSuccess)
+        return -1;
+    return n;
+}
+void sampling_trace_clear() {
+    const int zero = 0;
+    cudaMemcpyToSymbol(g_sampling_trace_n, &zero, sizeof zero);
+}
+#endif
 
 }  // namespace reset

@@ -31,6 +31,17 @@
 
 using gpu_test::DeviceBuffer;
 
+#ifdef RESET_ATTENTION_TRACE
+// Trace mode (tests/bench/build_attention_trace.sh builds it, the kernel file with the same macro):
+// each case is followed by one more replay whose last launch's per-CTA timeline
+// (kernels/attention_decode.cu, g_attention_trace) is summarized on one more JSON line with
+// "trace": true, times in µs from the launch's earliest CTA entry.
+namespace reset {
+int attention_decode_trace_read(unsigned long long *, int);
+void attention_decode_trace_clear();
+}  // namespace reset
+
+#endif
 namespace {
 
 constexpr int kHeads = 32, kKvHeads = 8, kHeadDim = 128, kCapacity = 32768;
@@ -72,6 +83,157 @@ __global__ void sum_words(const uint4 *words, size_t n, unsigned *result) {
     if (threadIdx.x % 32 == 0 && total == 0x12345678u) atomicAdd(result, total);  // keeps the loads
 }
 
+#ifdef RESET_ATTENTION_TRACE
+constexpr int kTraceWords = 16;  // the kernel's words per CTA record
+
+// The trace line of one launch's records r (kTraceWords words per CTA, see print_trace).
+void print_trace_line(const std::vector<unsigned long long> &r, const char *cache, int batch, int context, int splits,
+                      int layers, double replay_us_per_layer) {
+    const int ctas = int(r.size() / kTraceWords);
+    const auto at = [&](int c, int k) { return r[size_t(c) * kTraceWords + size_t(k)]; };
+    const auto delta_us = [&](int c, int from, int to) { return (double(at(c, to)) - double(at(c, from))) * 1e-3; };
+    unsigned long long t0 = ~0ull, t_end = 0;
+    for (int c = 0; c < ctas; ++c)
+        if (at(c, 0)) t0 = std::min(t0, at(c, 0));
+    const auto us = [&](unsigned long long t) { return (double(t) - double(t0)) * 1e-3; };
+    // min, median, max of a list (zeros when empty).
+    struct Stat { double min = 0, med = 0, max = 0; };
+    const auto stat = [](std::vector<double> v) {
+        Stat s;
+        if (v.empty()) return s;
+        std::sort(v.begin(), v.end());
+        s.min = v.front();
+        s.med = v[v.size() / 2];
+        s.max = v.back();
+        return s;
+    };
+    std::vector<double> entry, after_wait, loop_start, loop_end, loop, partials, merge, merge_start, merge_end;
+    std::vector<int> per_sm;
+    std::vector<unsigned long long> stamps;  // every stamp, for the timer's tick
+    struct Slow { double loop_us; int sm, positions; };
+    std::vector<Slow> slow;
+    int live = 0, merging = 0;
+    double last_start = 0, last_end = -1;  // the merge that ends last
+    int last_merger = -1;                  // its CTA
+    std::vector<double> store_issue, fence_atomic;  // live CTAs that wrote partials and did not merge
+    for (int c = 0; c < ctas; ++c) {
+        if (!at(c, 0)) continue;
+        entry.push_back(us(at(c, 0)));
+        for (const int k : {0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 14, 15})
+            if (at(c, k)) stamps.push_back(at(c, k));
+        if (!at(c, 7)) continue;  // past the context: left at once
+        ++live;
+        after_wait.push_back(us(at(c, 1)));
+        loop_start.push_back(us(at(c, 2)));
+        loop_end.push_back(us(at(c, 3)));
+        loop.push_back((double(at(c, 3)) - double(at(c, 2))) * 1e-3);
+        partials.push_back(us(at(c, 4)));
+        t_end = std::max({t_end, at(c, 4), at(c, 5)});
+        const int sm = int(at(c, 6));
+        if (sm >= int(per_sm.size())) per_sm.resize(size_t(sm) + 1, 0);
+        ++per_sm[size_t(sm)];
+        slow.push_back({loop.back(), sm, int(at(c, 7))});
+        if (at(c, 5)) {
+            ++merging;
+            merge.push_back((double(at(c, 5)) - double(at(c, 4))) * 1e-3);
+            merge_start.push_back(us(at(c, 4)));
+            merge_end.push_back(us(at(c, 5)));
+            if (merge_end.back() > last_end) {
+                last_end = merge_end.back();
+                last_start = merge_start.back();
+                last_merger = c;
+            }
+        } else if (at(c, 14)) {
+            store_issue.push_back(delta_us(c, 3, 14));
+            fence_atomic.push_back(delta_us(c, 14, 4));
+        }
+    }
+    // The last-ending merge's phases ([4] arrival, [8] first batch issued, [9] weights, [10] first batch
+    // landed, [15] last batch landed, [11] summed, [5] out stored) and its rounds and splits per round.
+    // merge_sum_us = merge_later_rounds_us (rounds after the first, their copies and round trips
+    // included; 0 with one round) + merge_last_sum_us.
+    const bool lm = last_merger >= 0;
+    const double merge_issue = lm ? delta_us(last_merger, 4, 8) : 0.0,
+                 merge_weights = lm ? delta_us(last_merger, 8, 9) : 0.0,
+                 merge_first_wait = lm ? delta_us(last_merger, 9, 10) : 0.0,
+                 merge_sum = lm ? delta_us(last_merger, 10, 11) : 0.0,
+                 merge_store = lm ? delta_us(last_merger, 11, 5) : 0.0,
+                 merge_later_rounds = lm ? delta_us(last_merger, 10, 15) : 0.0,
+                 merge_last_sum = lm ? delta_us(last_merger, 15, 11) : 0.0;
+    const int merge_rounds = lm ? int(at(last_merger, 12)) : 0, merge_batch = lm ? int(at(last_merger, 13)) : 0;
+    int sms = 0, sm_min = 0, sm_max = 0;
+    for (const int n : per_sm)
+        if (n > 0) {
+            sm_min = sms ? std::min(sm_min, n) : n;
+            sm_max = std::max(sm_max, n);
+            ++sms;
+        }
+    std::sort(stamps.begin(), stamps.end());
+    unsigned long long tick = 0;  // the smallest step between distinct stamps: the timer's resolution, at best
+    for (size_t i = 1; i < stamps.size(); ++i)
+        if (stamps[i] > stamps[i - 1] && (!tick || stamps[i] - stamps[i - 1] < tick)) tick = stamps[i] - stamps[i - 1];
+    std::sort(slow.begin(), slow.end(), [](const Slow &x, const Slow &y) { return x.loop_us > y.loop_us; });
+    char slowest[256] = "";
+    for (size_t i = 0, n = 0; i < std::min<size_t>(5, slow.size()); ++i)
+        n += size_t(std::snprintf(slowest + n, sizeof slowest - n, "%s[%d, %d, %.2f]", i ? ", " : "", slow[i].sm,
+                                  slow[i].positions, slow[i].loop_us));
+    const Stat e = stat(entry), w = stat(after_wait), ls = stat(loop_start), le = stat(loop_end), lp = stat(loop),
+               pa = stat(partials), mg = stat(merge), ms = stat(merge_start), me = stat(merge_end),
+               si = stat(store_issue), fa = stat(fence_atomic);
+    std::printf("{\"bench\": \"attention_decode\", \"trace\": true, \"cache\": \"%s\", \"batch\": %d, "
+                "\"context\": %d, \"splits\": %d, \"layers\": %d, \"replay_us_per_layer\": %.2f, "
+                "\"ctas\": %d, \"live_ctas\": %d, \"merging_ctas\": %d, \"tick_ns\": %llu, "
+                "\"entry_us\": [%.2f, %.2f, %.2f], \"after_wait_us\": [%.2f, %.2f, %.2f], "
+                "\"loop_start_med_us\": %.2f, \"loop_us\": [%.2f, %.2f, %.2f], \"loop_end_us\": [%.2f, %.2f, %.2f], "
+                "\"partials_end_us\": [%.2f, %.2f, %.2f], \"merge_start_us\": [%.2f, %.2f, %.2f], "
+                "\"merge_end_us\": [%.2f, %.2f, %.2f], \"last_merge_start_end_us\": [%.2f, %.2f], "
+                "\"merge_us_med_max\": [%.2f, %.2f], \"span_us\": %.2f, \"span_after_wait_us\": %.2f, \"sms\": %d, "
+                "\"live_ctas_per_sm_min_max\": [%d, %d], \"slowest_sm_positions_loop_us\": [%s], "
+                "\"merge_issue_us\": %.2f, \"merge_weights_us\": %.2f, \"merge_first_wait_us\": %.2f, "
+                "\"merge_sum_us\": %.2f, \"merge_store_us\": %.2f, \"merge_rounds\": %d, \"merge_batch\": %d, "
+                "\"merge_later_rounds_us\": %.2f, \"merge_last_sum_us\": %.2f, "
+                "\"store_issue_us\": %.2f, \"fence_atomic_us\": %.2f}\n",
+                cache, batch, context, splits, layers, replay_us_per_layer, ctas, live, merging, tick, e.min,
+                e.med, e.max, w.min, w.med, w.max, ls.med, lp.min, lp.med, lp.max, le.min, le.med, le.max, pa.min,
+                pa.med, pa.max, ms.min, ms.med, ms.max, me.min, me.med, me.max, merging ? last_start : 0.0,
+                merging ? last_end : 0.0, mg.med, mg.max,
+                live ? us(t_end) : 0.0, live ? us(t_end) - w.min : 0.0, sms, sm_min, sm_max, slowest, merge_issue,
+                merge_weights, merge_first_wait, merge_sum, merge_store, merge_rounds, merge_batch, merge_later_rounds,
+                merge_last_sum, si.med, fa.med);
+    std::fflush(stdout);
+}
+
+// One more replay of `exec` (all its layers), then the last launch's per-CTA records
+// ([0] entry, [1] after the PDL wait, [2] loop start, [3] loop end, [4] partials written and
+// arrival counted, [5] merge end or 0, all ns; [6] SM; [7] positions, 0 for a CTA past the
+// context; the merging CTA's [8] first batch issued, [9] weights, [10] first batch landed,
+// [11] summed, ns, [12] rounds, [13] splits per round, [15] last batch landed, ns; [14]
+// partials' stores issued, ns, for every CTA of more than one live split), summarized on one
+// JSON line.  Times in µs from the earliest entry; the merge phases ("merge_*_us") are the
+// last-ending merge's, "store_issue_us" ([14] - [3]) and "fence_atomic_us" ([4] - [14]) medians
+// over live CTAs that did not merge.
+void print_trace(const char *cache, int batch, int context, int splits, int layers, cudaGraphExec_t exec,
+                 cudaStream_t stream) {
+    constexpr int kTraceCtas = 4096;  // the kernel's record count
+    const int ctas = std::min(kTraceCtas, splits * kKvHeads * batch);
+    reset::attention_decode_trace_clear();
+    cudaEvent_t e0, e1;
+    CUDA_OK(cudaEventCreate(&e0));
+    CUDA_OK(cudaEventCreate(&e1));
+    CUDA_OK(cudaEventRecord(e0, stream));
+    CUDA_OK(cudaGraphLaunch(exec, stream));
+    CUDA_OK(cudaEventRecord(e1, stream));
+    CUDA_OK(cudaEventSynchronize(e1));
+    float replay_ms = 0.0f;
+    CUDA_OK(cudaEventElapsedTime(&replay_ms, e0, e1));
+    CUDA_OK(cudaEventDestroy(e0));
+    CUDA_OK(cudaEventDestroy(e1));
+    std::vector<unsigned long long> r(size_t(ctas) * kTraceWords);
+    CUDA_OK(static_cast<cudaError_t>(reset::attention_decode_trace_read(r.data(), ctas)));
+    print_trace_line(r, cache, batch, context, splits, layers, replay_ms * 1000.0 / layers);
+}
+
+#endif
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -171,6 +333,9 @@ int main(int argc, char **argv) {
                             prop.name, fp8 ? "fp8" : "bf16", batch, context, kCapacity, kHeads, kKvHeads, kHeadDim,
                             splits, layers, pdl ? "true" : "false", reps, us, times.front(), times.back(), kv_bytes,
                             gbps, stream_gbps, 100.0 * gbps / stream_gbps);
+#ifdef RESET_ATTENTION_TRACE
+                print_trace(fp8 ? "fp8" : "bf16", batch, context, splits, layers, exec, stream);
+#endif
                 CUDA_OK(cudaGraphExecDestroy(exec));
                 CUDA_OK(cudaGraphDestroy(graph));
             }

@@ -31,6 +31,13 @@
 
 using namespace gpu_test;
 
+#ifdef RESET_SAMPLING_TRACE
+namespace reset {
+int sampling_trace_read(unsigned long long *host, int max_pairs);
+void sampling_trace_clear();
+}  // namespace reset
+#endif
+
 namespace {
 
 bool g_quick = false;
@@ -871,6 +878,21 @@ void test_timing() {
                     ms.push_back(t);
                 }
                 std::sort(ms.begin(), ms.end());
+#ifdef RESET_SAMPLING_TRACE
+                {
+                    // One more launch, traced: (label, µs since the first mark) of sequence 0's rank 0.
+                    CUDA_OK(cudaDeviceSynchronize());
+                    reset::sampling_trace_clear();
+                    CUDA_OK(cudaGraphLaunch(exec, stream));
+                    CUDA_OK(cudaStreamSynchronize(stream));
+                    unsigned long long tr[128][2];
+                    const int n = reset::sampling_trace_read(&tr[0][0], 128);
+                    std::printf("trace: %s %s batch %d:", pp.name, shape == 0 ? "peaked" : "flat", batch);
+                    for (int i = 0; i < n; ++i)
+                        std::printf(" %llu@%.2f", tr[i][0], (tr[i][1] - tr[0][1]) / 1000.0);
+                    std::printf("\n");
+                }
+#endif
                 const auto sig = d_sig.download<reset::SamplingSignalsDevice>(size_t(batch));
                 EXPECT(sig[0].status == reset::kSamplingOk, "timing: status %d", sig[0].status);
                 const double us = 1000.0 * ms[ms.size() / 2];
