@@ -248,6 +248,20 @@ void test_determinism(const Format &f) {
                        "determinism (%s, head_dim %d, %d splits): run %d differs from run 0", f.fp8() ? "FP8" : "BF16",
                        s.head_dim, splits, run);
         }
+        // A workspace 8 bytes past a 16-byte boundary: the merge copies the partials 8 bytes at a
+        // time instead of 16, the same values in the same order, so the same bits.
+        DeviceBuffer shifted(workspace.bytes + 16);
+        CUDA_OK(cudaMemset(shifted.ptr, 0, shifted.bytes));
+        auto a = p.args(splits, &workspace);
+        a.workspace = shifted.as<float>() + 2;
+        a.workspace_bytes = workspace.bytes;
+        p.d_out.poison();
+        reset::attention_decode(a, nullptr);
+        CUDA_OK(cudaDeviceSynchronize());
+        const std::vector<float> got = p.d_out.download<float>(p.q.size());
+        EXPECT(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)) == 0,
+               "determinism (%s, head_dim %d, %d splits): a workspace off 16-byte alignment changes the result",
+               f.fp8() ? "FP8" : "BF16", s.head_dim, splits);
     }
 }
 
