@@ -769,6 +769,12 @@ struct Gathered {
     int n;
     double mass_above;  // the exact weight of every token in a higher bin (all heavy)
 };
+// This thread's part of the draw's sums, from the same pass (see draw_sum_in_gathered).
+struct DrawPart {
+    double above = 0.0;       // weight of its drawable tokens in higher bins, in id order
+    int32_t above_last = -1;  // the last of them
+    int first = 0, count = 0; // its own members in this CTA's list
+};
 __device__ __forceinline__ Gathered gathered_list(unsigned char *space, int which) {
     Gathered g;
     unsigned char *base = space + which * kGatherCapacity * 12;
@@ -799,9 +805,11 @@ __device__ unsigned long long block_sum_u64(unsigned long long v, StaticShared &
 // tokens in higher bins (fixed point, so the sum is order-free): the value
 // level's masses were rounded, so its choice is checked against it.  Returns
 // the team's list, identical in every CTA.
-template <typename Member>
-__device__ Gathered gather_bin_members(const Row &row, ValueBins vb, unsigned bin, Member member, unsigned char *space,
-                                       int &phase, StaticShared &sh) {
+// drawable(w): whether a token above the cut survives the draw's other
+// filters (min-p); the same pass sums them for the draw (DrawPart).
+template <typename Member, typename Drawable>
+__device__ Gathered gather_bin_members(const Row &row, ValueBins vb, unsigned bin, Member member, Drawable drawable,
+                                       unsigned char *space, DrawPart &part, int &phase, StaticShared &sh) {
     Gathered mine = gathered_list(space, 0), all = gathered_list(space, 1);
     int count = 0;
     unsigned long long above = 0;
@@ -809,12 +817,22 @@ __device__ Gathered gather_bin_members(const Row &row, ValueBins vb, unsigned bi
         const float z = row.z[i];
         if (z == -INFINITY) continue;
         const unsigned b = vb.of(z);
-        if (b > bin) above += fixed_mass(row.w[i]);
-        else if (b == bin && member(i, order_key(z), row.w[i])) ++count;
+        const float w = row.w[i];
+        if (b > bin) {
+            above += fixed_mass(w);
+            if (drawable(w)) {
+                part.above += static_cast<double>(w);
+                part.above_last = row.base + i;
+            }
+        } else if (b == bin && member(i, order_key(z), w)) {
+            ++count;
+        }
     }
     above = block_sum_u64(above, sh);
     double local_total = 0.0;
     int pos = static_cast<int>(block_exclusive_scan(static_cast<double>(count), &local_total, sh));
+    part.first = pos;
+    part.count = count;
     for (int i = row.begin; i < row.end && count > 0; ++i) {
         const float z = row.z[i];
         if (z == -INFINITY || vb.of(z) != bin) continue;
@@ -911,6 +929,27 @@ __device__ SelectOut select_in_gathered(const Gathered &g, double target, Static
         RESET_TRACE(21);
         if (!res.found || radix_advance(r, res)) return res;
     }
+}
+
+// This thread's sum of the draw's survivors and its last one, without a pass
+// over the row: its tokens above the cut's bin (summed when the list was
+// built) and its own members of the bin inside the cut.  The walk of
+// team_find_first adds the same weights in id order, which can round
+// differently in the last bit; the draw's token can then differ only where
+// u·total falls within that bit of a thread's range end (as the team's
+// prefix sums already differ from the CPU's one running sum).
+template <typename Survives>
+__device__ double draw_sum_in_gathered(const DrawPart &part, unsigned char *space, Survives survives, int32_t *last) {
+    const Gathered mine = gathered_list(space, 0);
+    double sum = part.above;
+    int32_t final_id = part.above_last;
+    for (int e = part.first; e < part.first + part.count; ++e) {
+        if (!survives(mine.key[e], mine.id[e], mine.w[e])) continue;
+        sum += static_cast<double>(mine.w[e]);
+        final_id = max(final_id, mine.id[e]);
+    }
+    *last = final_id;
+    return sum;
 }
 
 // The id of the take-th member (1-based, id order) of a gathered list with
@@ -1229,6 +1268,10 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
             const int64_t kept_by_k = k_on ? pol.top_k : n_unmasked;
             double total_k = 0.0;       // weight of the top-k survivors (top-p's total)
             double weight_floor = 0.0;  // top-p's pre-filter
+            bool selected = false;      // top-p's cut came from the value level (gather_bin_members)
+            DrawPart draw_part;
+            // min-p, the draw's filter besides the cuts (survives below)
+            auto drawable = [&](float w) { return !(min_p_on && w < min_p); };
             // The same test on the float weights: double(w) >= floor iff w >= the least float >= floor.
             float weight_floor_f = 0.0f;
             // Where the selects, tie searches and the draw look: the row,
@@ -1461,12 +1504,12 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                     return inside(cut_k, key, base + i) && w >= weight_floor_f;
                 };
                 SelectOut s = {};
-                bool selected = false;
                 Gathered nucleus_bin = {};
                 if (value_level_built) {
                     const SelectOut v = pick_bin(radix_start(0u, 0u), true, 0, target, false, sh);
                     if (v.found && v.ties <= static_cast<uint32_t>(kGatherCapacity)) {
-                        nucleus_bin = gather_bin_members(row, value_level, v.key, heavy, dynamic_shared, phase, sh);
+                        nucleus_bin = gather_bin_members(row, value_level, v.key, heavy, drawable, dynamic_shared,
+                                                         draw_part, phase, sh);
                         if (nucleus_bin.n > 0) s = select_in_gathered(nucleus_bin, target, sh);
                         selected = s.found != 0;
                         if (!selected) team_sync();  // no peer reads this CTA's list any more: the levels reuse it
@@ -1509,7 +1552,13 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
             };
             const double u = philox::uniform(pol.seed, st.sequence, static_cast<uint64_t>(st.accepted));
             const bool sums_known = !k_on && !p_on;  // the weights pass summed the survivors over the row
-            token = team_find_first(src, survives, false, u, 0.0, sums_known ? &local_sum : nullptr, local_last, phase,
+            if (selected) {  // the list pass summed them (k_on is false: top-p alone)
+                local_sum = draw_sum_in_gathered(
+                    draw_part, dynamic_shared,
+                    [&](uint32_t key, int32_t id, float w) { return inside(cut_p, key, id) && drawable(w); },
+                    &local_last);
+            }
+            token = team_find_first(src, survives, false, u, 0.0, sums_known || selected ? &local_sum : nullptr, local_last, phase,
                                     sh);
         }
     }
