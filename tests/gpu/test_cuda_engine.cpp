@@ -469,8 +469,10 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; ++i) test_model(argv[i]);
     std::printf("test_cuda_engine: %d explained near-tie tokens; %d W4A4 code flips in %d W4A4 runs\n",
                 g_near_ties, g_flips, g_w4a4_runs);
-    EXPECT(g_flips * 4 < g_w4a4_runs * 3, "%d W4A4 code flips in %d W4A4 runs: three quarters or more", g_flips,
-           g_w4a4_runs);
+    // Only where W4A4 ran (the quick set under compute-sanitizer runs one model without it).
+    if (g_w4a4_runs > 0)
+        EXPECT(g_flips * 4 < g_w4a4_runs * 3, "%d W4A4 code flips in %d W4A4 runs: three quarters or more", g_flips,
+               g_w4a4_runs);
     std::printf("test_cuda_engine: %d checks, %d failures\n", g_checks, g_failures);
     return g_failures ? 1 : 0;
 }
