@@ -368,24 +368,30 @@ __device__ __forceinline__ bool better(float v, int32_t i, float bv, int32_t bi)
 
 // Sum of one double per CTA over the team, in rank order (identical in every
 // CTA), and the exclusive prefix of this CTA.
+// Thread 0, after the team barrier of an exchange whose mailboxes carry one
+// double each (d0): their sum in rank order into sh.bc.value, and this CTA's
+// exclusive prefix into sh.bc.prefix.
+__device__ void team_sum_after_sync(int phase, StaticShared &sh) {
+    if (threadIdx.x != 0) return;
+    const unsigned me = team_rank(), n = team_size();
+    double sum = 0.0, mine = 0.0;
+    double value[kMaxTeam];
+#pragma unroll
+    for (unsigned r = 0; r < kMaxTeam; ++r) value[r] = r < n ? team_peer(&sh.mail[phase & 1], r)->d0 : 0.0;
+#pragma unroll
+    for (unsigned r = 0; r < kMaxTeam; ++r) {
+        if (r == me) mine = sum;
+        if (r < n) sum += value[r];
+    }
+    sh.bc.value = sum;
+    sh.bc.prefix = mine;
+}
+
 __device__ void team_sum(double cta_value, int &phase, StaticShared &sh, double *total, double *prefix) {
     Mail &out = sh.mail[phase & 1];
     if (threadIdx.x == 0) out.d0 = cta_value;
     team_sync();
-    if (threadIdx.x == 0) {
-        const unsigned me = team_rank(), n = team_size();
-        double sum = 0.0, mine = 0.0;
-        double value[kMaxTeam];
-#pragma unroll
-        for (unsigned r = 0; r < kMaxTeam; ++r) value[r] = r < n ? team_peer(&sh.mail[phase & 1], r)->d0 : 0.0;
-#pragma unroll
-        for (unsigned r = 0; r < kMaxTeam; ++r) {
-            if (r == me) mine = sum;
-            if (r < n) sum += value[r];
-        }
-        sh.bc.value = sum;
-        sh.bc.prefix = mine;
-    }
+    team_sum_after_sync(phase, sh);
     ++phase;
     __syncthreads();
     RESET_TRACE(12);
@@ -1267,12 +1273,11 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
             Cut cut_k{0u, kNoCutId}, cut_p{0u, kNoCutId};
             const int64_t kept_by_k = k_on ? pol.top_k : n_unmasked;
             double total_k = 0.0;       // weight of the top-k survivors (top-p's total)
-            double weight_floor = 0.0;  // top-p's pre-filter
             bool selected = false;      // top-p's cut came from the value level (gather_bin_members)
             DrawPart draw_part;
             // min-p, the draw's filter besides the cuts (survives below)
             auto drawable = [&](float w) { return !(min_p_on && w < min_p); };
-            // The same test on the float weights: double(w) >= floor iff w >= the least float >= floor.
+            // Top-p's pre-filter on the float weights: double(w) >= floor iff w >= the least float >= floor.
             float weight_floor_f = 0.0f;
             // Where the selects, tie searches and the draw look: the row,
             // until the candidates of a select fit the list.
@@ -1459,17 +1464,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                     }
                     if (tid == 0) out.d0 = cta_sum;
                     team_histogram_gather(phase, sh);  // starts with the team barrier: the local bins are copied
-                    if (tid == 0) {  // the team's total in rank order, as team_sum adds it
-                        const unsigned n = team_size();
-                        double value[kMaxTeam], sum = 0.0;
-#pragma unroll
-                        for (unsigned r = 0; r < kMaxTeam; ++r)
-                            value[r] = r < n ? team_peer(&sh.mail[phase & 1], r)->d0 : 0.0;
-#pragma unroll
-                        for (unsigned r = 0; r < kMaxTeam; ++r)
-                            if (r < n) sum += value[r];
-                        sh.bc.value = sum;
-                    }
+                    team_sum_after_sync(phase, sh);    // the weight total, as team_sum adds it
                     ++phase;
                     __syncthreads();
                     total_k = sh.bc.value;
@@ -1497,7 +1492,8 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                 // truncate(): tokens lighter than (1-p)·total/count cannot be
                 // in the nucleus; the CPU drops them before its sort, so the
                 // nucleus is searched among the others.
-                weight_floor = (1.0 - static_cast<double>(pol.top_p)) * total_k / static_cast<double>(kept_by_k);
+                const double weight_floor =
+                    (1.0 - static_cast<double>(pol.top_p)) * total_k / static_cast<double>(kept_by_k);
                 weight_floor_f = __double2float_ru(weight_floor);
                 const double target = static_cast<double>(pol.top_p) * total_k;
                 auto heavy = [&](int i, uint32_t key, float w) {
