@@ -132,6 +132,13 @@ constexpr int kMaxMergeSplits = 256;
 // launch of a session in stream order (decode steps and prefill chunks):
 // partials never land where a later launch expects zero counters.
 constexpr int kMergeCounters = 65536;
+// AttentionDecodeArgs::prefetch is asked for only where a launch's K/V are at most this many bytes:
+// below it attention is latency-bound (at batch 1, 1k context, 4 MB in ~10 µs, where the DRAM could
+// move 30 MB).  Measured on the H100 with the Qwen3-8B shape and 16 MB of gate_up asked for
+// (docs/cuda-engine.md, session 10): the step 1.3-1.5% faster at 1k, batch 1 and 2 (4 and 8 MB of
+// K/V); 0.5% slower at batch 8 (32 MB) and 2.1% at 32k with FP8 (67 MB), where the cache
+// streams at the full bandwidth and the prefetch only delays it.
+constexpr int64_t kPrefetchKvBytes = int64_t(16) << 20;
 
 // Partial result of one (row, query head, split): head_dim accumulators,
 // then the running max m (log2 domain) and the sum l, padded to whole 16-byte
@@ -218,16 +225,6 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int kPending>
 __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
-
-// Ask L2 to fetch [p, p + bytes) (16-byte aligned, a multiple of 16); sm_90+, a no-op before.
-__device__ __forceinline__ void prefetch_l2(const void *p, uint32_t bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(p), "r"(bytes) : "memory");
-#else
-    (void)p;
-    (void)bytes;
-#endif
 }
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t address) {
@@ -477,7 +474,15 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
         }
     }
 #endif
-    if (split >= live) return;  // past the context's end: nothing to do (the merge counts live splits)
+    // The weight prefetch (AttentionDecodeArgs::prefetch) only where the launch's K/V, estimated
+    // from this row's length, leave the DRAM mostly idle.
+    const unsigned cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    const unsigned ctas = gridDim.x * gridDim.y * gridDim.z;
+    const bool prefetch = int64_t(length) * (2 * T::kRowBytes) * a.cache.n_kv_heads * a.batch <= kPrefetchKvBytes;
+    if (split >= live) {  // past the context's end: nothing to do (the merge counts live splits)
+        if (tid == 0 && prefetch) issue_weight_prefetch(a.prefetch, cta, ctas);
+        return;
+    }
     const int pieces_per_split = ((length + kChunk - 1) / kChunk + a.splits - 1) / a.splits;
     const int begin = split * pieces_per_split * kChunk;
     const int end = min(length, begin + pieces_per_split * kChunk);
@@ -487,8 +492,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     const char *values = static_cast<const char *>(a.cache.values) + row0 * T::kRowBytes;
     if (tid == 0) {
         const int first_round = min(end - begin, kWarps * T::kStages * kBlock);
-        prefetch_l2(keys + int64_t(begin) * T::kRowBytes, uint32_t(first_round) * T::kRowBytes);
-        prefetch_l2(values + int64_t(begin) * T::kRowBytes, uint32_t(first_round) * T::kRowBytes);
+        cuda::prefetch_l2(keys + int64_t(begin) * T::kRowBytes, uint32_t(first_round) * T::kRowBytes);
+        cuda::prefetch_l2(values + int64_t(begin) * T::kRowBytes, uint32_t(first_round) * T::kRowBytes);
     }
     cuda::begin_dependent_kernel();
 #ifdef RESET_ATTENTION_TRACE
@@ -708,6 +713,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
         }
     }
     cp_async_wait<0>();  // only empty groups can be left; the ring is reused below
+    if (tid == 0 && prefetch) issue_weight_prefetch(a.prefetch, cta, ctas);  // this CTA's K/V reads are done
 
     // --- Combine the four warps (in warp order): M = max m_w, weights exp2(m_w - M).
     l += __shfl_xor_sync(0xffffffffu, l, 1);
@@ -1029,6 +1035,7 @@ void attention_decode(const AttentionDecodeArgs &a, cudaStream_t stream) {
     if (a.batch > kAttentionDecodeMaxBatch || c.n_kv_heads > 65535)
         fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: batch ", a.batch, " rows, ", c.n_kv_heads,
              " KV heads (at most ", kAttentionDecodeMaxBatch, " and 65535 per launch)");
+    check_weight_prefetch(a.prefetch, "attention decode");
     if (a.n_heads % c.n_kv_heads != 0)
         fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: ", a.n_heads, " query heads are not a multiple of ",
              c.n_kv_heads, " KV heads");

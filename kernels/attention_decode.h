@@ -21,6 +21,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/weight_prefetch.h"
+
 #include "rules/host_device.h"
 
 namespace reset {
@@ -79,6 +81,12 @@ struct AttentionDecodeArgs {
     int splits = 0;               // context splits; attention_decode_splits() picks one
     float *workspace = nullptr;   // attention_decode_workspace_bytes() (needed when splits > 1), zeroed once
     size_t workspace_bytes = 0;
+    // Ranges (the weight of a GEMV that follows) that each CTA asks the L2
+    // for once it has read its last K/V block, where the launch's K/V are
+    // small enough to leave the DRAM mostly idle (16 MB, estimated as batch
+    // times this row's; attention_decode.cu says why and what was measured).
+    // A hint: no result depends on it (kernels/weight_prefetch.h).
+    WeightPrefetch prefetch;
 };
 
 // A split count for this shape: as many CTAs as fill one wave of resident

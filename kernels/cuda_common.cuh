@@ -55,6 +55,17 @@ __device__ __forceinline__ uint4 load_stream_16(const void *address) {
     return v;
 }
 
+// Ask the L2 to fetch [p, p + bytes) (16-byte aligned, a multiple of 16; a
+// hint, with nothing to wait for); sm_90+, a no-op before.
+__device__ __forceinline__ void prefetch_l2(const void *p, uint32_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(p), "r"(bytes) : "memory");
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
 __device__ __forceinline__ uint2 load_stream_8(const void *address) {
     uint2 v;
     asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(address));

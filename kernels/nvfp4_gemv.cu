@@ -45,6 +45,7 @@
 
 #include "kernels/cuda_common.cuh"
 #include "kernels/dependent_launch.cuh"
+#include "kernels/weight_prefetch.h"
 #include "kernels/row_rules.cuh"
 #include "rules/w4a16.h"
 
@@ -116,7 +117,14 @@ struct GemvParams {
     unsigned *counters;   // streamed: [row_tiles]
     const float *x_amax;  // FP32 input: the rows' max |x| (Nvfp4GemvArgs::x_amax)
     float *y_amax;        // where set: the stored rows' max |y|, by atomicMax
+    WeightPrefetch prefetch;  // asked of the L2 by each warp after its last quad (Nvfp4GemvArgs::prefetch)
 };
+
+// This warp's share of the next weight's prefetch, once its own quads are all loaded.
+__device__ __forceinline__ void prefetch_next_weight(const GemvParams &p, int warp, int lane) {
+    if (lane == 0)
+        issue_weight_prefetch(p.prefetch, blockIdx.x * kMaxWarps + static_cast<unsigned>(warp), gridDim.x * kMaxWarps);
+}
 
 // Four A-fragment registers (FP16 pairs, e2m1 * 2^-14, or exact e2m1 on the
 // native path) from one 32-bit word; bit positions from nvfp4_gemv_layout.h.
@@ -454,6 +462,7 @@ __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kern
     if constexpr (!kStreamed) {
         if (has_work)
             tile_quads<kVectorX, X>(p, first_tile, first_quad, k_quads, p.slices, token, inverse, lane, loaded, w, acc);
+        prefetch_next_weight(p, warp, lane);
         if (p.slices > 1) {
             // Sum the K slices of each tile in slice order (deterministic).
             slice_partials[warp * 32 + lane] = make_float4(acc[0], acc[1], acc[2], acc[3]);
@@ -510,6 +519,7 @@ __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kern
             if (lane == 0) p.counters[tile] = 0;  // ready for the next launch or graph replay
             epilogue(p, tile, lane, acc);
         }
+        prefetch_next_weight(p, warp, lane);
     }
 }
 
@@ -628,6 +638,25 @@ size_t plan_workspace_bytes(const Nvfp4GemvLayout &layout, const Plan &plan) {
 
 Nvfp4GemvDecode nvfp4_gemv_device_decode() { return query_device_decode(); }
 
+WeightPrefetch nvfp4_gemv_weight_prefetch(const Nvfp4GemvWeight &weight, size_t max_bytes) {
+    WeightPrefetch w;
+    if (!weight.codes || !weight.scales || weight.layout.code_bytes() == 0 || max_bytes == 0) return w;
+    // Whole quads of every tile: records of 2 KB of codes and 256 B of scales, a quad of row_tiles records.
+    const size_t quad_bytes = static_cast<size_t>(weight.layout.row_tiles) * (2048 + 256);
+    const size_t quads = std::min<size_t>(static_cast<size_t>(weight.layout.k_quads()),
+                                          std::max<size_t>(1, max_bytes / quad_bytes));
+    w.first[0] = weight.codes;
+    w.bytes[0] = quads * static_cast<size_t>(weight.layout.row_tiles) * 2048;
+    // The scales are 8-byte aligned: start at the first 16-byte boundary, end on one.
+    const auto s0 = reinterpret_cast<uintptr_t>(weight.scales);
+    const uintptr_t begin = (s0 + 15) / 16 * 16, end = (s0 + quads * static_cast<size_t>(weight.layout.row_tiles) * 256) / 16 * 16;
+    if (end > begin) {
+        w.first[1] = reinterpret_cast<const void *>(begin);
+        w.bytes[1] = end - begin;
+    }
+    return w;
+}
+
 size_t nvfp4_gemv_workspace_bytes(const Nvfp4GemvLayout &layout, int max_splits) {
     // The streamed plan whether or not the rule picks it (RESET_NVFP4_GEMV_PLAN may); none for a weight
     // with more tiles than counters, which always takes the local plan.
@@ -678,6 +707,7 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
         fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: weight repacked for the ", decode_name(layout.decode),
              " decode, but this GPU runs the ", decode_name(decode), " decode (repack with nvfp4_gemv_device_decode())");
 
+    check_weight_prefetch(args.prefetch, "nvfp4 gemv");
     const Plan plan = make_plan(layout, args.splits);
     GemvParams p{};
     p.codes = static_cast<const uint4 *>(weight.codes);
@@ -711,6 +741,7 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
     p.tiles_per_cta = plan.tiles_per_cta;
     p.quads_per_run = static_cast<int>(plan.quads_per_run);
     p.max_parts = plan.max_parts;
+    p.prefetch = args.prefetch;
     if (!plan.local) {
         const size_t needed = plan_workspace_bytes(layout, plan);
         if (!args.workspace || args.workspace_bytes < needed)

@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "kernels/nvfp4_gemv_layout.h"
+#include "kernels/weight_prefetch.h"
 
 namespace reset {
 
@@ -68,7 +69,17 @@ struct Nvfp4GemvArgs {
     int splits = 0;
     void *workspace = nullptr;          // nvfp4_gemv_workspace_bytes(), zeroed once by the caller
     size_t workspace_bytes = 0;
+    // Ranges (the next GEMV's weight, nvfp4_gemv_weight_prefetch) that each
+    // warp asks the L2 for once it has loaded its last quad: the next
+    // launch's first reads then overlap this one's drain
+    // (kernels/weight_prefetch.h).  A hint; the result does not depend on it.
+    WeightPrefetch prefetch;
 };
+
+// The first `max_bytes` (or all) of the weight in the order a launch reads
+// it: the same leading fraction of its codes and of its scales (the records
+// are quad-major, so that is every tile's first quads), 16-byte aligned.
+WeightPrefetch nvfp4_gemv_weight_prefetch(const Nvfp4GemvWeight &weight, size_t max_bytes);
 
 // Which decode the GPU of the current device runs (the layout to repack into).
 Nvfp4GemvDecode nvfp4_gemv_device_decode();

@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "cuda/device_model.h"
@@ -70,6 +71,24 @@ void cublas_check(cublasStatus_t status, const char *what) {
 }
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+// How much of the next GEMV's weight the kernels before it ask the L2 for
+// (kernels/weight_prefetch.h).  RESET_WEIGHT_PREFETCH_MB overrides it for the
+// A/B runs of docs/cuda-engine.md (0 turns the prefetch off).
+constexpr size_t kDefaultWeightPrefetchMiB = 16;
+size_t weight_prefetch_bytes() {
+    static const size_t bytes = [] {
+        size_t mib = kDefaultWeightPrefetchMiB;
+        if (const char *v = std::getenv("RESET_WEIGHT_PREFETCH_MB")) {
+            char *end = nullptr;
+            const long long parsed = std::strtoll(v, &end, 10);
+            if (end != v && *end == '\0' && parsed >= 0 && parsed <= 4096) mib = size_t(parsed);
+        }
+        return mib << 20;
+    }();
+    return bytes;
+}
+
 
 // What the host writes before a step; copied to the device in one transfer.
 struct StepInput {
@@ -172,6 +191,12 @@ private:
     // x_amax (GEMV path, reads_float_input): the rows' max |x|; the GEMV then reads x directly.
     void enqueue_linear(const DeviceLinear &linear, int rows, const float *x, int64_t ldx, float *y, int64_t ldy,
                         bool add_residual, bool gemm = false, const float *x_amax = nullptr);
+    // The start of `linear`'s weight (up to prefetch_bytes_) as a prefetch for the kernel
+    // before it (kernels/weight_prefetch.h); nothing for BF16 linears or with the prefetch off.
+    WeightPrefetch prefetch_of(const DeviceLinear &linear) const {
+        if (prefetch_bytes_ == 0 || linear.parts.empty() || !linear.parts[0].nvfp4) return {};
+        return nvfp4_gemv_weight_prefetch(linear.parts[0].gemv, prefetch_bytes_);
+    }
     void enqueue_step();
     void sync(const char *what) { cuda_check(cudaStreamSynchronize(stream_), what); }
     // Destroy the graph, the cuBLAS handle and the stream (after the stream's work): the
@@ -184,6 +209,10 @@ private:
     KvCacheType kv_type_;
     bool use_graph_;
     bool dependent_launch_ = false;  // kernels/dependent_launch.cuh: options and an sm_90+ device
+    // How much of the next GEMV's weight each GEMV and attention ask the L2 for as they finish
+    // (kernels/weight_prefetch.h); next_prefetch_ is what the next enqueue_gemv passes.
+    size_t prefetch_bytes_ = 0;
+    WeightPrefetch next_prefetch_;
     uint64_t bytes_ = 0;
     cudaStream_t stream_ = nullptr;
     cudaGraphExec_t graph_ = nullptr;
@@ -225,6 +254,7 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
         cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dm_.device),
                    "cudaDeviceGetAttribute");
         dependent_launch_ = options.programmatic_launch && major >= 9;
+        prefetch_bytes_ = weight_prefetch_bytes();
         const ModelConfig &c = config_;
         const int64_t q_width = int64_t(c.n_heads) * c.head_dim, kv_width = int64_t(c.n_kv_heads) * c.head_dim;
         ld_act_ = round_up(
@@ -379,6 +409,7 @@ void CudaSession::enqueue_gemv(const DeviceLinearPart &part, int rows, float *y,
     args.output = Nvfp4GemvOutput::kFloat32;
     args.workspace = gemv_workspace_.as();
     args.workspace_bytes = gemv_workspace_.bytes();
+    args.prefetch = next_prefetch_;
     nvfp4_gemv(part.gemv, args, stream_);
 }
 
@@ -519,6 +550,15 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         const DeviceLayer &layer = dm_.layers[size_t(l)];
         const KvCacheLayerView cache = cache_view(l);
 
+        // The L2 is asked for the start of a GEMV's weight where the DRAM has time to spare before
+        // it (kernels/weight_prefetch.h): the qkv GEMV's warps ask for o's as they finish (the
+        // q/k norm and attention follow), and attention, where its K/V are few, for gate_up's.
+        // Measured on the H100 (docs/cuda-engine.md, session 10), the other candidates were
+        // slower or no faster: gate_up asking for down's and down for the next qkv's (their
+        // last warps still stream while the first ones would ask), and o asking for gate_up's
+        // after attention had.
+        const WeightPrefetch gate_up_prefetch = prefetch_of(layer.gate_up);
+        next_prefetch_ = prefetch_of(layer.o);
         enqueue_norm_linear(layer.input_norm, 0, rows, layer.qkv, qkv_.as<float>(), ld_qkv_, gemm);
 
         QkNormRopeArgs rope;
@@ -551,8 +591,10 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         // The o GEMV reads the attention output directly where it can (no prepare launch).
         float *attention_amax = !gemm && reads_float_input(layer.o) ? row_amax(l, 0) : nullptr;
         attention.out_amax = attention_amax;
+        attention.prefetch = gemm ? WeightPrefetch{} : gate_up_prefetch;
         // attention_decode writes [rows][n_heads * head_dim] densely, so the o_proj reads that stride.
         attention_decode(attention, stream_);
+        next_prefetch_ = {};
         enqueue_linear(layer.o, rows, attention_.as<float>(), int64_t(c.n_heads) * c.head_dim, x_.as<float>(),
                        ld_act_, true, gemm, attention_amax);
 
@@ -579,6 +621,7 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         }
         enqueue_linear(layer.down, rows, act_.as<float>(), ld_act_, x_.as<float>(), ld_act_, true, gemm, act_amax);
     }
+    next_prefetch_ = {};
 
     if (lm_rows == 0) return;  // a prefill chunk before the last: only its K/V matter
     // The lm_head (one row, perhaps BF16) runs through the GEMV.

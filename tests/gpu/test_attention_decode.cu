@@ -248,6 +248,16 @@ void test_determinism(const Format &f) {
                        "determinism (%s, head_dim %d, %d splits): run %d differs from run 0", f.fp8() ? "FP8" : "BF16",
                        s.head_dim, splits, run);
         }
+        // Launches that must give run 0's bits.
+        const auto same_as_first = [&](const reset::AttentionDecodeArgs &a, const char *change) {
+            p.d_out.poison();
+            reset::attention_decode(a, nullptr);
+            CUDA_OK(cudaDeviceSynchronize());
+            const std::vector<float> got = p.d_out.download<float>(p.q.size());
+            EXPECT(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)) == 0,
+                   "determinism (%s, head_dim %d, %d splits): %s changes the result", f.fp8() ? "FP8" : "BF16",
+                   s.head_dim, splits, change);
+        };
         // A workspace 8 bytes past a 16-byte boundary: the merge copies the partials 8 bytes at a
         // time instead of 16, the same values in the same order, so the same bits.
         DeviceBuffer shifted(workspace.bytes + 16);
@@ -255,13 +265,16 @@ void test_determinism(const Format &f) {
         auto a = p.args(splits, &workspace);
         a.workspace = shifted.as<float>() + 2;
         a.workspace_bytes = workspace.bytes;
-        p.d_out.poison();
-        reset::attention_decode(a, nullptr);
-        CUDA_OK(cudaDeviceSynchronize());
-        const std::vector<float> got = p.d_out.download<float>(p.q.size());
-        EXPECT(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)) == 0,
-               "determinism (%s, head_dim %d, %d splits): a workspace off 16-byte alignment changes the result",
-               f.fp8() ? "FP8" : "BF16", s.head_dim, splits);
+        same_as_first(a, "a workspace off 16-byte alignment");
+        // The L2 prefetch each CTA asks for as it finishes (AttentionDecodeArgs::prefetch; here
+        // of the cache itself, 16-byte aligned; issued where the launch's K/V are at most 16 MB,
+        // as in the second shape) is a hint.
+        auto hinted = p.args(splits, &workspace);
+        hinted.prefetch.first[0] = hinted.cache.keys;
+        hinted.prefetch.bytes[0] = 1u << 20;
+        hinted.prefetch.first[1] = hinted.cache.values;
+        hinted.prefetch.bytes[1] = 4096 + 16;
+        same_as_first(hinted, "the weight prefetch");
     }
 }
 
@@ -396,6 +409,12 @@ void test_rejections() {
             a.cache.k_scale = scale;
             reset::attention_decode(a, nullptr);
         });
+    expect_error(RESET_ERR_INVALID_ARGUMENT, "unaligned prefetch", [&] {
+        auto a = p.args(1, nullptr);
+        a.prefetch.first[1] = static_cast<const char *>(a.cache.keys) + 4;
+        a.prefetch.bytes[1] = 64;
+        reset::attention_decode(a, nullptr);
+    });
     expect_error(RESET_ERR_INVALID_ARGUMENT, "batch 65536", [&] {
         auto a = p.args(1, nullptr);
         a.batch = 65536;

@@ -164,7 +164,7 @@ bool is_poison(const void *p, size_t bytes) {
 std::vector<float> run_gemv(const Device &d, int tokens, const DeviceBuffer &x, int64_t ldx, const float *x_row_scale,
                             const float *bias, const void *residual, reset::Nvfp4GemvOutput output, int splits,
                             const char *label, const DeviceBuffer *workspace = nullptr, const float *x_amax = nullptr,
-                            float *y_amax = nullptr) {
+                            float *y_amax = nullptr, const reset::WeightPrefetch &prefetch = {}) {
     if (!workspace) workspace = &d.workspace;
     const int64_t outputs = d.weight.layout.outputs();
     const int64_t ldy = outputs + 3;  // a gap after each row must stay untouched
@@ -187,6 +187,7 @@ std::vector<float> run_gemv(const Device &d, int tokens, const DeviceBuffer &x, 
     a.splits = splits;
     a.workspace = workspace->ptr;
     a.workspace_bytes = workspace->bytes;
+    a.prefetch = prefetch;
     DeviceBuffer res(residual ? bytes : 0);
     if (residual) {
         res.upload(residual, bytes);
@@ -546,6 +547,48 @@ void test_float_input() {
     }
 }
 
+// The L2 prefetch of the next weight (Nvfp4GemvArgs::prefetch) is a hint:
+// the same bits with it as without, in both plans, whatever its size; its
+// ranges are whole leading quads of the other weight, inside its buffers.
+void test_prefetch() {
+    const int64_t cols = 4128;  // 16 full quads and the tail quad
+    const HostWeight w = random_weight(77, cols), next = random_weight(2 * 45, cols);
+    Device d(w, false, reset::nvfp4_gemv_device_decode()), n(next, true, reset::nvfp4_gemv_device_decode());
+    const reset::Nvfp4GemvLayout &nl = n.weight.layout;
+    const size_t quad_bytes = static_cast<size_t>(nl.row_tiles) * (2048 + 256);
+    for (size_t budget : {size_t(0), quad_bytes, 3 * quad_bytes + 100, size_t(1) << 30}) {
+        const reset::WeightPrefetch pf = reset::nvfp4_gemv_weight_prefetch(n.weight, budget);
+        const size_t quads = budget == 0 ? 0 : std::min<size_t>(static_cast<size_t>(nl.k_quads()), budget / quad_bytes);
+        EXPECT(pf.bytes[0] == quads * static_cast<size_t>(nl.row_tiles) * 2048 &&
+                   (budget == 0 || pf.first[0] == n.weight.codes),
+               "prefetch of %zu bytes: %llu code bytes, want %zu whole quads", budget,
+               static_cast<unsigned long long>(pf.bytes[0]), quads);
+        const auto s0 = reinterpret_cast<uintptr_t>(n.weight.scales), f1 = reinterpret_cast<uintptr_t>(pf.first[1]);
+        EXPECT(pf.bytes[1] == 0 || (f1 % 16 == 0 && pf.bytes[1] % 16 == 0 && f1 >= s0 &&
+                                    f1 + pf.bytes[1] <= s0 + quads * static_cast<size_t>(nl.row_tiles) * 256),
+               "prefetch of %zu bytes: scale range outside the leading quads", budget);
+        for (int tokens : {1, 8}) {
+            std::vector<float> x(static_cast<size_t>(tokens * cols));
+            std::normal_distribution<float> normal(0.0f, 1.0f);
+            for (float &v : x) v = normal(g_rng);
+            const std::vector<__half> xh = to_half(x);
+            DeviceBuffer xd(xh.size() * 2);
+            xd.upload(xh.data(), xd.bytes);
+            for (int splits : {0, 2, -3}) {
+                char label[128];
+                std::snprintf(label, sizeof label, "prefetch %zu bytes M=%d splits=%d", budget, tokens, splits);
+                const std::vector<float> plain = run_gemv(d, tokens, xd, cols, nullptr, nullptr, nullptr,
+                                                          reset::Nvfp4GemvOutput::kFloat32, splits, label);
+                const std::vector<float> hinted =
+                    run_gemv(d, tokens, xd, cols, nullptr, nullptr, nullptr, reset::Nvfp4GemvOutput::kFloat32, splits,
+                             label, nullptr, nullptr, nullptr, pf);
+                EXPECT(std::memcmp(plain.data(), hinted.data(), plain.size() * 4) == 0, "%s: differs without it",
+                       label);
+            }
+        }
+    }
+}
+
 // The repack is a bijection onto the documented bit positions (both decodes).
 void test_repack_layout() {
     for (auto decode : {reset::Nvfp4GemvDecode::kInteger, reset::Nvfp4GemvDecode::kNativeE2M1})
@@ -698,6 +741,14 @@ void test_rejections() {
                               ? reset::Nvfp4GemvDecode::kNativeE2M1
                               : reset::Nvfp4GemvDecode::kInteger;
     expect_error(RESET_ERR_INVALID_ARGUMENT, "layout for another decode", [&] { reset::nvfp4_gemv(other, a, nullptr); });
+    // An unaligned bulk prefetch would be an illegal instruction: refused before the launch.
+    a.prefetch.first[0] = static_cast<const uint8_t *>(d.weight.codes) + 8;
+    a.prefetch.bytes[0] = 4096;
+    expect_error(RESET_ERR_INVALID_ARGUMENT, "unaligned prefetch", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
+    a.prefetch.first[0] = d.weight.codes;
+    a.prefetch.bytes[0] = 4100;
+    expect_error(RESET_ERR_INVALID_ARGUMENT, "prefetch size", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
+    a.prefetch = {};
     std::vector<uint8_t> bad_scales = w.scales;
     bad_scales[5] = 0x7f;  // NaN
     const reset::Nvfp4GemvLayout layout = d.weight.layout;
@@ -735,6 +786,7 @@ int main(int argc, char **argv) {
         test_w4a4(quick ? 19 : 301, quick ? 160 : 2064);
         test_w4a16_prepare_large();
         test_float_input();
+        test_prefetch();
     } catch (const reset::Error &e) {
         std::fprintf(stderr, "FAIL: unexpected reset::Error %d: %s\n", static_cast<int>(e.status()), e.what());
         return 1;
