@@ -13,9 +13,10 @@
 //
 // Output: one JSON line per case on stdout (us_per_layer, kv_bytes_per_layer,
 // gbps, pct_of_stream, ...).  Usage: attention_decode_bench [layers [reps
-// [cache:batch:context|all [splits]]]] (the third picks one case, e.g.
-// fp8:1:32768; the fourth forces a split count instead of
-// attention_decode_splits'); without a CUDA device it says so and exits 0.
+// [cache:batch:context|all [splits]]]].  The third picks one case, e.g.
+// fp8:1:32768 (batch 1, 2, 4 or 8; "all" runs batch 1 and 8); the fourth
+// forces a split count instead of attention_decode_splits'.  Without a CUDA
+// device it says so and exits 0.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -279,11 +280,13 @@ int main(int argc, char **argv) {
         fill_cache<<<8 * prop.multiProcessorCount, 256>>>(values.as<uint32_t>(), values.bytes / 4, fp8, 2);
         CUDA_OK(cudaGetLastError());
         CUDA_OK(cudaDeviceSynchronize());
-        for (const int batch : {1, 8})
+        // Batch 2 and 4 only when named (the split-count runs of docs/cuda-engine.md, session 10).
+        const bool named = argc > 3 && std::strcmp(argv[3], "all") != 0;
+        for (const int batch : {1, 2, 4, 8})
             for (const int context : {1024, 8192, 32768}) {
                 char name[64];
                 std::snprintf(name, sizeof name, "%s:%d:%d", fp8 ? "fp8" : "bf16", batch, context);
-                if (argc > 3 && std::strcmp(argv[3], "all") != 0 && std::strcmp(argv[3], name) != 0) continue;
+                if (named ? std::strcmp(argv[3], name) != 0 : batch == 2 || batch == 4) continue;
                 const int splits = argc > 4 && std::atoi(argv[4]) > 0 ? std::atoi(argv[4])
                                                                      : reset::attention_decode_splits(batch, kKvHeads, kCapacity);
                 DeviceBuffer workspace(std::max<size_t>(16, reset::attention_decode_workspace_bytes(batch, kHeads, kHeadDim, splits)));
