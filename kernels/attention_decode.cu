@@ -425,11 +425,7 @@ constexpr int kTraceCtas = 4096;
 constexpr int kTraceWords = 16;  // per CTA
 __device__ unsigned long long g_attention_trace[kTraceCtas][kTraceWords];
 
-__device__ __forceinline__ unsigned long long trace_clock() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
-    return t;
-}
+__device__ __forceinline__ unsigned long long trace_clock() { return cuda::global_timer_ns(); }
 __device__ __forceinline__ unsigned trace_smid() {
     unsigned id;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
@@ -437,7 +433,7 @@ __device__ __forceinline__ unsigned trace_smid() {
 }
 // This CTA's record for thread 0, nullptr for every other thread and past kTraceCtas.
 __device__ __forceinline__ unsigned long long *trace_record() {
-    const unsigned cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    const unsigned cta = cuda::linear_cta();
     return threadIdx.x == 0 && cta < unsigned(kTraceCtas) ? g_attention_trace[cta] : nullptr;
 }
 __device__ __forceinline__ void trace_stamp(int k) {
@@ -466,21 +462,18 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     // --- Before the previous kernel is done: lengths, slots and the L2 prefetch only (see the top).
     const int length = a.lengths[b];
     const int live = live_split_count(length, a.splits);
+    // The weight prefetch (AttentionDecodeArgs::prefetch) only where the launch's K/V, estimated
+    // from this row's length, leave the DRAM mostly idle.
+    const bool prefetch = int64_t(length) * (2 * T::kRowBytes) * a.cache.n_kv_heads * a.batch <= kPrefetchKvBytes;
+    const unsigned ctas = gridDim.x * gridDim.y * gridDim.z;
+    if (split >= live) {  // past the context's end: nothing to do (the merge counts live splits)
 #ifdef RESET_ATTENTION_TRACE
-    if (split >= live) {
         if (unsigned long long *r = trace_record()) {
             r[0] = trace_entry;
             for (int k = 1; k < kTraceWords; ++k) r[k] = 0;
         }
-    }
 #endif
-    // The weight prefetch (AttentionDecodeArgs::prefetch) only where the launch's K/V, estimated
-    // from this row's length, leave the DRAM mostly idle.
-    const unsigned cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-    const unsigned ctas = gridDim.x * gridDim.y * gridDim.z;
-    const bool prefetch = int64_t(length) * (2 * T::kRowBytes) * a.cache.n_kv_heads * a.batch <= kPrefetchKvBytes;
-    if (split >= live) {  // past the context's end: nothing to do (the merge counts live splits)
-        if (tid == 0 && prefetch) issue_weight_prefetch(a.prefetch, cta, ctas);
+        if (tid == 0 && prefetch) issue_weight_prefetch(a.prefetch, cuda::linear_cta(), ctas);
         return;
     }
     const int pieces_per_split = ((length + kChunk - 1) / kChunk + a.splits - 1) / a.splits;
@@ -713,7 +706,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
         }
     }
     cp_async_wait<0>();  // only empty groups can be left; the ring is reused below
-    if (tid == 0 && prefetch) issue_weight_prefetch(a.prefetch, cta, ctas);  // this CTA's K/V reads are done
+    if (tid == 0 && prefetch) issue_weight_prefetch(a.prefetch, cuda::linear_cta(), ctas);  // K/V reads done
 
     // --- Combine the four warps (in warp order): M = max m_w, weights exp2(m_w - M).
     l += __shfl_xor_sync(0xffffffffu, l, 1);

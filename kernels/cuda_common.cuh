@@ -55,6 +55,18 @@ __device__ __forceinline__ uint4 load_stream_16(const void *address) {
     return v;
 }
 
+// The global nanosecond timer (%globaltimer), for the kernels' debug traces.
+__device__ __forceinline__ unsigned long long global_timer_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
+    return t;
+}
+
+// This CTA's index in a launch of up to three grid dimensions, x fastest.
+__device__ __forceinline__ unsigned linear_cta() {
+    return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+}
+
 // Ask the L2 to fetch [p, p + bytes) (16-byte aligned, a multiple of 16; a
 // hint, with nothing to wait for); sm_90+, a no-op before.
 __device__ __forceinline__ void prefetch_l2(const void *p, uint32_t bytes) {

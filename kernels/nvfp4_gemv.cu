@@ -640,16 +640,17 @@ Nvfp4GemvDecode nvfp4_gemv_device_decode() { return query_device_decode(); }
 
 WeightPrefetch nvfp4_gemv_weight_prefetch(const Nvfp4GemvWeight &weight, size_t max_bytes) {
     WeightPrefetch w;
-    if (!weight.codes || !weight.scales || weight.layout.code_bytes() == 0 || max_bytes == 0) return w;
-    // Whole quads of every tile: records of 2 KB of codes and 256 B of scales, a quad of row_tiles records.
-    const size_t quad_bytes = static_cast<size_t>(weight.layout.row_tiles) * (2048 + 256);
-    const size_t quads = std::min<size_t>(static_cast<size_t>(weight.layout.k_quads()),
-                                          std::max<size_t>(1, max_bytes / quad_bytes));
+    const Nvfp4GemvLayout &layout = weight.layout;
+    if (!weight.codes || !weight.scales || layout.code_bytes() == 0 || max_bytes == 0) return w;
+    // Whole quads (the records of every tile for one quad), at least one.
+    const size_t k_quads = static_cast<size_t>(layout.k_quads());
+    const size_t code_quad = layout.code_bytes() / k_quads, scale_quad = layout.scale_bytes() / k_quads;
+    const size_t quads = std::min(k_quads, std::max<size_t>(1, max_bytes / (code_quad + scale_quad)));
     w.first[0] = weight.codes;
-    w.bytes[0] = quads * static_cast<size_t>(weight.layout.row_tiles) * 2048;
+    w.bytes[0] = quads * code_quad;
     // The scales are 8-byte aligned: start at the first 16-byte boundary, end on one.
     const auto s0 = reinterpret_cast<uintptr_t>(weight.scales);
-    const uintptr_t begin = (s0 + 15) / 16 * 16, end = (s0 + quads * static_cast<size_t>(weight.layout.row_tiles) * 256) / 16 * 16;
+    const uintptr_t begin = (s0 + 15) / 16 * 16, end = (s0 + quads * scale_quad) / 16 * 16;
     if (end > begin) {
         w.first[1] = reinterpret_cast<const void *>(begin);
         w.bytes[1] = end - begin;

@@ -102,8 +102,7 @@ __device__ __forceinline__ void trace_mark(int label) {
 #if RESET_SAMPLING_CLUSTERS
     if (cg::this_cluster().block_rank() != 0) return;
 #endif
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    const unsigned long long t = cuda::global_timer_ns();
     const int n = g_sampling_trace_n;
     if (n < kTraceSlots) {
         g_sampling_trace[n][0] = static_cast<unsigned long long>(label);
@@ -366,8 +365,6 @@ __device__ __forceinline__ bool better(float v, int32_t i, float bv, int32_t bi)
 
 // ---- team-level operations (every thread of every CTA calls them) ----
 
-// Sum of one double per CTA over the team, in rank order (identical in every
-// CTA), and the exclusive prefix of this CTA.
 // Thread 0, after the team barrier of an exchange whose mailboxes carry one
 // double each (d0): their sum in rank order into sh.bc.value, and this CTA's
 // exclusive prefix into sh.bc.prefix.
@@ -387,6 +384,8 @@ __device__ void team_sum_after_sync(int phase, StaticShared &sh) {
     sh.bc.prefix = mine;
 }
 
+// Sum of one double per CTA over the team, in rank order (identical in every
+// CTA), and the exclusive prefix of this CTA.
 __device__ void team_sum(double cta_value, int &phase, StaticShared &sh, double *total, double *prefix) {
     Mail &out = sh.mail[phase & 1];
     if (threadIdx.x == 0) out.d0 = cta_value;

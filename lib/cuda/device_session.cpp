@@ -143,22 +143,23 @@ private:
     // NVFP4 preparation launch where the linear is a single NVFP4 part over the hidden size
     // (kernels/rms_norm_prepare.h), else rms_norm into normed_ and enqueue_linear.
     // y_amax: the GEMV also leaves the rows' max |y| there (Nvfp4GemvArgs::y_amax), for a
-    // next GEMV that reads y directly.
+    // next GEMV that reads y directly.  next: what the GEMV's warps ask the L2 for as they
+    // finish (Nvfp4GemvArgs::prefetch, prefetch_of the linear after it).
     void enqueue_norm_linear(const float *weight, int first, int rows, const DeviceLinear &linear, float *y,
-                             int64_t ldy, bool gemm = false, float *y_amax = nullptr);
+                             int64_t ldy, bool gemm = false, float *y_amax = nullptr, const WeightPrefetch &next = {});
     // The NVFP4 GEMV of one part on the prepared activations in x16_ / row_scale_, or, where
     // x_amax is set, straight from FP32 activations x (Nvfp4GemvArgs::x_amax: no prepare launch).
     void enqueue_gemv(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual,
                       float *y_amax = nullptr, const float *x = nullptr, int64_t ldx = 0,
-                      const float *x_amax = nullptr);
+                      const float *x_amax = nullptr, const WeightPrefetch &next = {});
     // The same product through the GEMM path: every checkpoint row of the part (a fused
     // gate_up writes [gate | up], 2 * intermediate columns), then the epilogue.
     void enqueue_gemm(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual);
     // enqueue_gemm on the GEMM path, else enqueue_gemv.
     void enqueue_product(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual,
-                         bool gemm, float *y_amax = nullptr) {
+                         bool gemm, float *y_amax = nullptr, const WeightPrefetch &next = {}) {
         if (gemm) enqueue_gemm(part, rows, y, ldy, add_residual);
-        else enqueue_gemv(part, rows, y, ldy, add_residual, y_amax);
+        else enqueue_gemv(part, rows, y, ldy, add_residual, y_amax, nullptr, 0, nullptr, next);
     }
     // Whether RMSNorm and the preparation of `linear`'s input run as one launch
     // (kernels/rms_norm_prepare.h): W4A16, a single NVFP4 part over the hidden size.  Not in
@@ -190,12 +191,13 @@ private:
     }
     // x_amax (GEMV path, reads_float_input): the rows' max |x|; the GEMV then reads x directly.
     void enqueue_linear(const DeviceLinear &linear, int rows, const float *x, int64_t ldx, float *y, int64_t ldy,
-                        bool add_residual, bool gemm = false, const float *x_amax = nullptr);
-    // The start of `linear`'s weight (up to prefetch_bytes_) as a prefetch for the kernel
+                        bool add_residual, bool gemm = false, const float *x_amax = nullptr,
+                        const WeightPrefetch &next = {});
+    // The start of `linear`'s weight (up to weight_prefetch_bytes()) as a prefetch for the kernel
     // before it (kernels/weight_prefetch.h); nothing for BF16 linears or with the prefetch off.
     WeightPrefetch prefetch_of(const DeviceLinear &linear) const {
-        if (prefetch_bytes_ == 0 || linear.parts.empty() || !linear.parts[0].nvfp4) return {};
-        return nvfp4_gemv_weight_prefetch(linear.parts[0].gemv, prefetch_bytes_);
+        if (linear.parts.empty() || !linear.parts[0].nvfp4) return {};
+        return nvfp4_gemv_weight_prefetch(linear.parts[0].gemv, weight_prefetch_bytes());
     }
     void enqueue_step();
     void sync(const char *what) { cuda_check(cudaStreamSynchronize(stream_), what); }
@@ -209,10 +211,6 @@ private:
     KvCacheType kv_type_;
     bool use_graph_;
     bool dependent_launch_ = false;  // kernels/dependent_launch.cuh: options and an sm_90+ device
-    // How much of the next GEMV's weight each GEMV and attention ask the L2 for as they finish
-    // (kernels/weight_prefetch.h); next_prefetch_ is what the next enqueue_gemv passes.
-    size_t prefetch_bytes_ = 0;
-    WeightPrefetch next_prefetch_;
     uint64_t bytes_ = 0;
     cudaStream_t stream_ = nullptr;
     cudaGraphExec_t graph_ = nullptr;
@@ -254,7 +252,6 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
         cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dm_.device),
                    "cudaDeviceGetAttribute");
         dependent_launch_ = options.programmatic_launch && major >= 9;
-        prefetch_bytes_ = weight_prefetch_bytes();
         const ModelConfig &c = config_;
         const int64_t q_width = int64_t(c.n_heads) * c.head_dim, kv_width = int64_t(c.n_kv_heads) * c.head_dim;
         ld_act_ = round_up(
@@ -387,7 +384,8 @@ KvCacheLayerView CudaSession::cache_view(int32_t layer) const {
 // The NVFP4 GEMV of one part on the prepared activations in x16_ / row_scale_, or on FP32 x
 // with its row maxima x_amax.
 void CudaSession::enqueue_gemv(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual,
-                               float *y_amax, const float *x, int64_t ldx, const float *x_amax) {
+                               float *y_amax, const float *x, int64_t ldx, const float *x_amax,
+                               const WeightPrefetch &next) {
     float *out = y + part.column;
     Nvfp4GemvArgs args;
     args.tokens = rows;
@@ -409,7 +407,7 @@ void CudaSession::enqueue_gemv(const DeviceLinearPart &part, int rows, float *y,
     args.output = Nvfp4GemvOutput::kFloat32;
     args.workspace = gemv_workspace_.as();
     args.workspace_bytes = gemv_workspace_.bytes();
-    args.prefetch = next_prefetch_;
+    args.prefetch = next;
     nvfp4_gemv(part.gemv, args, stream_);
 }
 
@@ -454,7 +452,7 @@ void CudaSession::enqueue_gemm(const DeviceLinearPart &part, int rows, float *y,
 }
 
 void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, const DeviceLinear &linear, float *y,
-                                      int64_t ldy, bool gemm, float *y_amax) {
+                                      int64_t ldy, bool gemm, float *y_amax, const WeightPrefetch &next) {
     const ModelConfig &c = config_;
     const float *x = x_.as<float>() + int64_t(first) * ld_act_;
     auto norm_input = [&](auto &a) {  // the fields RmsNormArgs and RmsNormPrepareArgs share
@@ -471,7 +469,7 @@ void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, 
         norm_input(a);
         set_preparation(a, part);
         rms_norm_prepare(a, stream_);
-        enqueue_product(part, rows, y, ldy, false, gemm, y_amax);
+        enqueue_product(part, rows, y, ldy, false, gemm, y_amax, next);
         return;
     }
     if (y_amax) fail(RESET_ERR_INTERNAL, "row maxima asked of a linear without the fused norm");
@@ -480,14 +478,15 @@ void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, 
     a.out = normed_.as<float>();
     a.ld_out = ld_act_;
     rms_norm(a, stream_);
-    enqueue_linear(linear, rows, normed_.as<float>(), ld_act_, y, ldy, false, gemm);
+    enqueue_linear(linear, rows, normed_.as<float>(), ld_act_, y, ldy, false, gemm, nullptr, next);
 }
 
 void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const float *x, int64_t ldx, float *y,
-                                 int64_t ldy, bool add_residual, bool gemm, const float *x_amax) {
+                                 int64_t ldy, bool add_residual, bool gemm, const float *x_amax,
+                                 const WeightPrefetch &next) {
     if (x_amax) {
         if (gemm || !reads_float_input(linear)) fail(RESET_ERR_INTERNAL, "FP32 GEMV input where it does not apply");
-        enqueue_gemv(linear.parts[0], rows, y, ldy, add_residual, nullptr, x, ldx, x_amax);
+        enqueue_gemv(linear.parts[0], rows, y, ldy, add_residual, nullptr, x, ldx, x_amax, next);
         return;
     }
     for (const DeviceLinearPart &part : linear.parts) {
@@ -501,7 +500,7 @@ void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const flo
             prepare.ldx = ldx;
             prepare.input = Nvfp4ActivationInput::kFloat32;
             nvfp4_prepare_activations(prepare, stream_);
-            enqueue_product(part, rows, y, ldy, add_residual, gemm);
+            enqueue_product(part, rows, y, ldy, add_residual, gemm, nullptr, next);
         } else {
             if (gemm) fail(RESET_ERR_INTERNAL, "a BF16 linear on the prefill GEMM path");
             Bf16GemvArgs args;
@@ -557,9 +556,8 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         // slower or no faster: gate_up asking for down's and down for the next qkv's (their
         // last warps still stream while the first ones would ask), and o asking for gate_up's
         // after attention had.
-        const WeightPrefetch gate_up_prefetch = prefetch_of(layer.gate_up);
-        next_prefetch_ = prefetch_of(layer.o);
-        enqueue_norm_linear(layer.input_norm, 0, rows, layer.qkv, qkv_.as<float>(), ld_qkv_, gemm);
+        enqueue_norm_linear(layer.input_norm, 0, rows, layer.qkv, qkv_.as<float>(), ld_qkv_, gemm, nullptr,
+                            prefetch_of(layer.o));
 
         QkNormRopeArgs rope;
         rope.batch = rows;
@@ -591,10 +589,9 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         // The o GEMV reads the attention output directly where it can (no prepare launch).
         float *attention_amax = !gemm && reads_float_input(layer.o) ? row_amax(l, 0) : nullptr;
         attention.out_amax = attention_amax;
-        attention.prefetch = gemm ? WeightPrefetch{} : gate_up_prefetch;
+        if (!gemm) attention.prefetch = prefetch_of(layer.gate_up);
         // attention_decode writes [rows][n_heads * head_dim] densely, so the o_proj reads that stride.
         attention_decode(attention, stream_);
-        next_prefetch_ = {};
         enqueue_linear(layer.o, rows, attention_.as<float>(), int64_t(c.n_heads) * c.head_dim, x_.as<float>(),
                        ld_act_, true, gemm, attention_amax);
 
@@ -621,7 +618,6 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         }
         enqueue_linear(layer.down, rows, act_.as<float>(), ld_act_, x_.as<float>(), ld_act_, true, gemm, act_amax);
     }
-    next_prefetch_ = {};
 
     if (lm_rows == 0) return;  // a prefill chunk before the last: only its K/V matter
     // The lm_head (one row, perhaps BF16) runs through the GEMV.
