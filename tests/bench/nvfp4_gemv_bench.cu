@@ -96,6 +96,34 @@ __global__ void stream_read(const uint4 *p, size_t n, unsigned *sink) {
     if (acc == 0x12345678u) sink[blockIdx.x] = acc;  // keeps the loads; practically never stores
 }
 
+// The same bytes as one NVFP4 weight (codes, then scales), read and
+// discarded: what a launch that does nothing but stream them takes under the
+// same timing.  It is the per-launch ceiling the GEMV is compared with (a
+// product cannot read its weight faster than a plain read of it): each thread
+// issues kUnroll independent 16-byte loads per round, and the CTAs let the next
+// launch be placed at once (griddepcontrol.launch_dependents) and never wait,
+// so the chained form overlaps consecutive reads as much as the GPU allows.
+constexpr int kReadUnroll = 4;
+__global__ void read_weight_bytes(const uint4 *codes, size_t code_words, const uint4 *scales, size_t scale_words,
+                                  unsigned *sink) {
+    reset::cuda::start_next_kernel();
+    const size_t words = code_words + scale_words;
+    const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+    unsigned acc = 0;
+    for (size_t base = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; base < words;
+         base += stride * kReadUnroll) {
+        uint4 v[kReadUnroll];
+#pragma unroll
+        for (int u = 0; u < kReadUnroll; ++u) {
+            const size_t i = base + u * stride;
+            v[u] = i < code_words ? __ldcs(codes + i) : i < words ? __ldcs(scales + (i - code_words)) : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < kReadUnroll; ++u) acc += v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+    }
+    if (acc == 0x12345678u) sink[blockIdx.x] = acc;  // keeps the loads; practically never stores
+}
+
 // Median time (µs) of one body launch, from graph replays of kLaunches
 // launches; body(i) enqueues launch i on the stream.
 double time_graph(cudaStream_t stream, const std::function<void(int)> &body) {
@@ -255,6 +283,36 @@ int main(int argc, char **argv) {
             CUDA_OK(cudaMalloc(&y, kMaxM * n * 2));
             random_values(x_bf16, kMaxM * k, 0, 5);
             random_values(x16, kMaxM * k, 1, 6);
+            // The per-launch ceiling: a plain read of the same bytes, plain and chained,
+            // the fastest of a few grid sizes (CTAs of 256 threads per SM).
+            {
+                unsigned *sink;
+                CUDA_OK(cudaMalloc(&sink, 65536 * sizeof(unsigned)));
+                double best_plain = 1e30, best_chained = 1e30;
+                for (int per_sm : {2, 4, 8}) {
+                    const dim3 grid(static_cast<unsigned>(prop.multiProcessorCount * per_sm)), block(256);
+                    auto read = [&](int i) {
+                        reset::cuda::launch_kernel("read_weight_bytes", read_weight_bytes, grid, block, 0, stream,
+                                                   static_cast<const uint4 *>(codes[i % copies]),
+                                                   layout.code_bytes() / 16,
+                                                   static_cast<const uint4 *>(scales[i % copies]),
+                                                   layout.scale_bytes() / 16, sink);
+                    };
+                    best_plain = std::min(best_plain, time_graph(stream, read));
+                    if (prop.major >= 9) {
+                        const reset::cuda::ScopedDependentLaunch chained(true);
+                        best_chained = std::min(best_chained, time_graph(stream, read));
+                    }
+                }
+                CUDA_OK(cudaFree(sink));
+                results.push_back({shape.name, shape.model, shape.role, "read_same_bytes", n, k, 1, best_plain, bytes, 0});
+                if (prop.major >= 9)
+                    results.push_back({shape.name, shape.model, shape.role, "read_same_bytes_chained", n, k, 1,
+                                       best_chained, bytes, 0});
+                std::printf("%-30s read of the same bytes %8.2f us %5.1f%%   chained %8.2f us %5.1f%%\n",
+                            shape.name.c_str(), best_plain, 100.0 * bytes / best_plain / 1e3 / stream_gbps,
+                            best_chained, 100.0 * bytes / best_chained / 1e3 / stream_gbps);
+            }
             for (int m : token_counts) {
                 auto gemv = [&](int i, const float *rs) {
                     reset::Nvfp4GemvWeight w{layout, codes[i % copies], scales[i % copies], 0.01f};
