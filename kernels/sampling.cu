@@ -93,7 +93,8 @@ constexpr double kMassUnit = 1.0 / 35184372088832.0;     // 2^-45
 // 6 row histogram built, 7 list histogram built, 8 a team histogram's
 // barrier passed, 10 a bin picked, 11 compacted to the list, 12 team sum,
 // 13/14/15/16 team_find_first (local pass, exchange, walk, end), 17/18 the
-// final barrier, 20 bin members gathered, 21 a level over them.
+// final barrier, 20 bin members gathered, 21 a level over them; inside the
+// gather: 22 counting pass, 23 scan, 24 compaction, 25 team barrier passed.
 constexpr int kTraceSlots = 128;
 __device__ unsigned long long g_sampling_trace[kTraceSlots][2];
 __device__ int g_sampling_trace_n;
@@ -259,6 +260,7 @@ struct StaticShared {
     unsigned long long bin_mass[kBins];
     uint32_t value_mass[kBins];  // the value level's approximate masses (see gather_bin_members)
     float ring[kRingStage];
+    int32_t draw_hit;  // rank 0's: the team's first draw hit (team_find_first's draw form)
     double scratch_d[kWarps];
     int32_t scratch_i[kWarps];
     float scratch_f[kWarps];
@@ -309,18 +311,6 @@ __device__ double block_sum(double v, StaticShared &sh) {
     return total;
 }
 
-__device__ int32_t block_max_i(int32_t v, StaticShared &sh) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(kFull, v, o));
-    if (lane == 0) sh.scratch_i[warp] = v;
-    __syncthreads();
-    int32_t r = sh.scratch_i[0];
-    for (int w = 1; w < kWarps; ++w) r = max(r, sh.scratch_i[w]);
-    __syncthreads();
-    return r;
-}
-
 __device__ int32_t block_min_i(int32_t v, StaticShared &sh) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
@@ -333,15 +323,22 @@ __device__ int32_t block_min_i(int32_t v, StaticShared &sh) {
     return r;
 }
 
+// Inclusive prefix of x over the lanes of the warp, in lane order.
+template <typename T>
+__device__ __forceinline__ T warp_inclusive_scan(T x) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const T y = __shfl_up_sync(kFull, x, o);
+        if (lane >= o) x += y;
+    }
+    return x;
+}
+
 // Exclusive prefix of v over the threads in order, and the block's total.
 __device__ double block_exclusive_scan(double v, double *total, StaticShared &sh) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    double x = v;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-        const double y = __shfl_up_sync(kFull, x, o);
-        if (lane >= o) x += y;
-    }
+    const double x = warp_inclusive_scan(v);
     double before = __shfl_up_sync(kFull, x, 1);
     if (lane == 0) before = 0.0;
     if (lane == 31) sh.scratch_d[warp] = x;
@@ -620,9 +617,18 @@ __device__ SelectOut team_histogram_pick(const Radix &r, bool by_mass, int64_t r
 // local index, logit key, weight.  given_local (may be null): this thread's
 // sum over its members and its last member's id, already computed in the
 // pass that wrote the weights (the same values in the same order).
+//
+// The draw form (to_rank0): only rank 0 needs the result, after the kernel's
+// final team barrier.  Each CTA then sends its first hit to rank 0's draw_hit
+// with a distributed-shared-memory atomicMin instead of a second exchange
+// (2.7 µs of a flat row's top-p draw, H100 trace, session 11), the return
+// value means nothing, and rank 0 reads draw_hit after that barrier (the
+// barrier also absorbs the CTAs' skew the exchange used to: the pair costs
+// ~0.5 µs less).
 template <typename Member>
 __device__ int32_t team_find_first(const Src &src, Member member, bool unit_weight, double mult, double offset,
-                                   const double *given_local, int32_t given_last, int &phase, StaticShared &sh) {
+                                   const double *given_local, int32_t given_last, int &phase, StaticShared &sh,
+                                   bool to_rank0 = false) {
     double local = 0.0;
     int32_t last = -1;
     if (given_local != nullptr) {
@@ -640,11 +646,17 @@ __device__ int32_t team_find_first(const Src &src, Member member, bool unit_weig
         }
     }
     RESET_TRACE(13);
+    // The warps' last members ride on the scan's barriers (thread 0 alone
+    // needs their maximum; nothing writes scratch_i before it reads them).
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) last = max(last, __shfl_xor_sync(kFull, last, o));
+    if ((threadIdx.x & 31) == 0) sh.scratch_i[threadIdx.x >> 5] = last;
     double block_total = 0.0;
     const double thread_prefix = block_exclusive_scan(local, &block_total, sh);
-    const int32_t block_last = block_max_i(last, sh);
     Mail &out = sh.mail[phase & 1];
     if (threadIdx.x == 0) {
+        int32_t block_last = sh.scratch_i[0];
+        for (int w = 1; w < kWarps; ++w) block_last = max(block_last, sh.scratch_i[w]);
         out.d0 = block_total;
         out.i0 = block_last;
     }
@@ -705,6 +717,12 @@ __device__ int32_t team_find_first(const Src &src, Member member, bool unit_weig
     }
     RESET_TRACE(15);
     const int32_t block_hit = block_min_i(hit, sh);
+    if (to_rank0) {
+        if (threadIdx.x == 0 && block_hit != kNoCutId)
+            atomicMin(const_cast<int32_t *>(team_peer(&sh.draw_hit, 0)), block_hit);
+        RESET_TRACE(16);
+        return kNoCutId;
+    }
     Mail &out2 = sh.mail[phase & 1];
     if (threadIdx.x == 0) out2.i0 = block_hit;
     team_sync();
@@ -791,18 +809,6 @@ __device__ __forceinline__ Gathered gathered_list(unsigned char *space, int whic
     return g;
 }
 
-__device__ unsigned long long block_sum_u64(unsigned long long v, StaticShared &sh) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFull, v, o);
-    if (lane == 0) sh.bin_mass[warp] = v;  // free between levels
-    __syncthreads();
-    unsigned long long total = 0;
-    for (int w = 0; w < kWarps; ++w) total += sh.bin_mass[w];
-    __syncthreads();
-    return total;
-}
-
 // Compacts this CTA's members of bin `bin` that `member` accepts (in id
 // order), then, after one team exchange, copies every CTA's list in rank
 // order.  team_count (the bin's team-wide count, every member included) must
@@ -818,6 +824,14 @@ __device__ Gathered gather_bin_members(const Row &row, ValueBins vb, unsigned bi
     Gathered mine = gathered_list(space, 0), all = gathered_list(space, 1);
     int count = 0;
     unsigned long long above = 0;
+    // A thread's range is ~19 entries in a 16-CTA team (38 in 8) and a bin
+    // holds well under one member per thread: where the range fits 64 bits,
+    // this pass marks the members so that the compaction below visits them
+    // alone instead of walking the range again (1.9 -> 0.3 µs on the random
+    // Qwen3-8B's logits, H100 trace, session 11).
+    const bool marked = row.end - row.begin <= 64;
+    unsigned long long members = 0;
+#pragma unroll 4
     for (int i = row.begin; i < row.end; ++i) {
         const float z = row.z[i];
         if (z == -INFINITY) continue;
@@ -831,63 +845,121 @@ __device__ Gathered gather_bin_members(const Row &row, ValueBins vb, unsigned bi
             }
         } else if (b == bin && member(i, order_key(z), w)) {
             ++count;
+            if (marked) members |= 1ull << (i - row.begin);
         }
     }
-    above = block_sum_u64(above, sh);
-    double local_total = 0.0;
-    int pos = static_cast<int>(block_exclusive_scan(static_cast<double>(count), &local_total, sh));
+    RESET_TRACE(22);
+    // This thread's place in the CTA's list (an exclusive scan of the counts),
+    // the list's length and the weight above: one barrier pair for the three.
+    int pos, local_total;
+    {
+        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+        const int x = warp_inclusive_scan(count);
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) above += __shfl_xor_sync(kFull, above, o);
+        if (lane == 31) sh.scratch_i[warp] = x;
+        if (lane == 0) sh.bin_mass[warp] = above;  // free between levels
+        __syncthreads();
+        int warp_prefix = 0, sum = 0;
+        unsigned long long block_above = 0;
+        for (int w = 0; w < kWarps; ++w) {
+            if (w == warp) warp_prefix = sum;
+            sum += sh.scratch_i[w];
+            block_above += sh.bin_mass[w];  // integers: the same sum in any order
+        }
+        __syncthreads();
+        pos = warp_prefix + x - count;
+        local_total = sum;
+        above = block_above;
+    }
+    RESET_TRACE(23);
     part.first = pos;
     part.count = count;
-    for (int i = row.begin; i < row.end && count > 0; ++i) {
-        const float z = row.z[i];
-        if (z == -INFINITY || vb.of(z) != bin) continue;
-        const uint32_t key = order_key(z);
-        const float w = row.w[i];
-        if (!member(i, key, w)) continue;
+    auto list = [&](int i, uint32_t key, float w) {
         mine.key[pos] = key;
         mine.w[pos] = w;
         mine.id[pos] = row.base + i;
         ++pos;
-        --count;
-    }
-    if (threadIdx.x == 0) {
-        sh.mail[phase & 1].i0 = static_cast<int32_t>(local_total);
-        sh.mail[phase & 1].mass[0] = above;
-    }
-    team_sync();  // the lists and their counts are published
-    const unsigned n = team_size();
-    int32_t counts[kMaxTeam];
-    unsigned long long masses[kMaxTeam];
-#pragma unroll
-    for (unsigned r = 0; r < kMaxTeam; ++r) {  // all remote loads first: one DSMEM round trip
-        counts[r] = 0;
-        masses[r] = 0;
-        if (r < n) {
-            const Mail *peer = team_peer(&sh.mail[phase & 1], r);
-            counts[r] = peer->i0;
-            masses[r] = peer->mass[0];
+    };
+    if (marked) {
+        for (; members != 0; members &= members - 1) {  // ascending local index: id order
+            const int i = row.begin + __ffsll(static_cast<long long>(members)) - 1;
+            list(i, order_key(row.z[i]), row.w[i]);
+        }
+    } else {
+        for (int i = row.begin; i < row.end && count > 0; ++i) {
+            const float z = row.z[i];
+            if (z == -INFINITY || vb.of(z) != bin) continue;
+            const uint32_t key = order_key(z);
+            const float w = row.w[i];
+            if (!member(i, key, w)) continue;
+            list(i, key, w);
+            --count;
         }
     }
+    if (threadIdx.x == 0) {
+        sh.mail[phase & 1].i0 = local_total;
+        sh.mail[phase & 1].mass[0] = above;
+    }
+    RESET_TRACE(24);
+    team_sync();  // the lists and their counts are published
+    RESET_TRACE(25);
+    const unsigned n = team_size();
+    // Thread r fetches peer r's count and weight once; the CTA reads them from
+    // its own shared memory (not 32 remote loads in every thread).
+    static_assert(kMaxTeam <= kWarps, "the per-peer scratch holds one slot per team rank");
+    if (threadIdx.x < kMaxTeam) {
+        const unsigned r = threadIdx.x;
+        int32_t c = 0;
+        unsigned long long m = 0;
+        if (r < n) {
+            const Mail *peer = team_peer(&sh.mail[phase & 1], r);
+            c = peer->i0;
+            m = peer->mass[0];
+        }
+        sh.scratch_i[r] = c;  // free: the scan's barriers are behind
+        sh.bin_mass[r] = m;
+    }
+    __syncthreads();
     int offset[kMaxTeam + 1];
     offset[0] = 0;
     unsigned long long team_above = 0;
 #pragma unroll
     for (unsigned r = 0; r < kMaxTeam; ++r) {
-        offset[r + 1] = offset[r] + counts[r];
-        team_above += masses[r];
+        offset[r + 1] = offset[r] + sh.scratch_i[r];
+        team_above += sh.bin_mass[r];
     }
     all.n = offset[kMaxTeam];
     all.mass_above = static_cast<double>(team_above) * kMassUnit;
-    for (int e = threadIdx.x; e < all.n; e += kThreads) {
+    // Every remote load of this thread first (at most kCopyRounds entries of
+    // three words), then the stores: one distributed-shared-memory round trip
+    // instead of one per entry (the stores to this CTA's list may alias the
+    // peers' generic addresses as far as the compiler knows, so a loop that
+    // stores each entry before loading the next waits for every load in
+    // turn).  With the per-peer fetch above: 4.2 -> 2.8 µs for ~1,450
+    // members on the random Qwen3-8B's logits (H100 trace, session 11).
+    constexpr int kCopyRounds = (kGatherCapacity + kThreads - 1) / kThreads;
+    uint32_t key[kCopyRounds];
+    float w[kCopyRounds];
+    int32_t id[kCopyRounds];
+#pragma unroll
+    for (int j = 0; j < kCopyRounds; ++j) {
+        const int e = static_cast<int>(threadIdx.x) + j * kThreads;
+        if (e >= all.n) break;
         unsigned r = 0;
         while (e >= offset[r + 1]) ++r;
         const int k = e - offset[r];
-        const uint32_t key = team_peer(mine.key, r)[k];
-        const float w = team_peer(mine.w, r)[k];
-        const int32_t id = team_peer(mine.id, r)[k];
-        all.key[e] = key;
-        all.w[e] = w;
-        all.id[e] = id;
+        key[j] = team_peer(mine.key, r)[k];
+        w[j] = team_peer(mine.w, r)[k];
+        id[j] = team_peer(mine.id, r)[k];
+    }
+#pragma unroll
+    for (int j = 0; j < kCopyRounds; ++j) {
+        const int e = static_cast<int>(threadIdx.x) + j * kThreads;
+        if (e >= all.n) break;
+        all.key[e] = key[j];
+        all.w[e] = w[j];
+        all.id[e] = id[j];
     }
     ++phase;
     __syncthreads();
@@ -909,9 +981,31 @@ __device__ SelectOut select_in_gathered(const Gathered &g, double target, Static
         hi_i = max(hi_i, k);
         mass += fixed_mass(g.w[e]);
     }
-    lo_i = block_min_i(lo_i, sh);
-    hi_i = block_max_i(hi_i, sh);
-    mass = block_sum_u64(mass, sh);
+    // The three block reductions in one (one barrier pair instead of three).
+    {
+        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            lo_i = min(lo_i, __shfl_xor_sync(kFull, lo_i, o));
+            hi_i = max(hi_i, __shfl_xor_sync(kFull, hi_i, o));
+            mass += __shfl_xor_sync(kFull, mass, o);
+        }
+        if (lane == 0) {
+            sh.scratch_i[warp] = lo_i;
+            sh.scratch_u[warp] = static_cast<uint32_t>(hi_i);
+            sh.bin_mass[warp] = mass;  // free between levels
+        }
+        __syncthreads();
+        lo_i = sh.scratch_i[0];
+        hi_i = static_cast<int32_t>(sh.scratch_u[0]);
+        mass = sh.bin_mass[0];
+        for (int w = 1; w < kWarps; ++w) {
+            lo_i = min(lo_i, sh.scratch_i[w]);
+            hi_i = max(hi_i, static_cast<int32_t>(sh.scratch_u[w]));
+            mass += sh.bin_mass[w];  // integers: the same sum in any order
+        }
+        __syncthreads();
+    }
     SelectOut none = {};
     if (g.mass_above >= target || g.mass_above + static_cast<double>(mass) * kMassUnit < target) return none;
     Radix r = radix_start(static_cast<uint32_t>(lo_i) ^ 0x80000000u, static_cast<uint32_t>(hi_i) ^ 0x80000000u);
@@ -997,6 +1091,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
     const int b = blockIdx.y;
     const unsigned rank = team_rank();
     cuda::begin_dependent_kernel();
+    if (tid == 0) sh.draw_hit = kNoCutId;  // before this CTA's first team barrier: no peer writes it earlier
     RESET_TRACE(1);
 
     // A skipped sequence: every CTA of the team reads the same flag and
@@ -1175,6 +1270,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
     const int32_t n_unmasked = sh.bc.unmasked;
     const uint32_t team_min_key = sh.bc.min_key;
     int32_t token = -1;
+    bool drawn = false;  // token comes from the draw's hits (rank 0's draw_hit), after the final barrier
 
     if (status == kSamplingOk) {
         // ---- 2. entropy: FP32 terms, double sums (sampling/entropy.cpp) ----
@@ -1553,15 +1649,19 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                     [&](uint32_t key, int32_t id, float w) { return inside(cut_p, key, id) && drawable(w); },
                     &local_last);
             }
-            token = team_find_first(src, survives, false, u, 0.0, sums_known || selected ? &local_sum : nullptr, local_last, phase,
-                                    sh);
+            team_find_first(src, survives, false, u, 0.0, sums_known || selected ? &local_sum : nullptr, local_last,
+                            phase, sh, true);
+            drawn = true;
         }
     }
 
     RESET_TRACE(17);
-    // Peers may still read this CTA's mailboxes until everyone is here.
+    // Peers may still read this CTA's mailboxes until everyone is here, and
+    // the draw's hits have reached rank 0.
     team_sync();
     RESET_TRACE(18);
+    // The first hit in id order, else the last survivor (the CPU's draw()).
+    if (drawn && rank == 0) token = sh.draw_hit != kNoCutId ? sh.draw_hit : sh.bc.last_member;
     if (rank == 0 && tid == 0) {
         if (status == kSamplingOk) {
             // ---- 7. accept: spec step 7 and the bookkeeping of accept() ----

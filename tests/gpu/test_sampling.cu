@@ -819,15 +819,46 @@ void test_timing() {
         {"ReSET + top-p 0.95 (reset bench's default)",
          reset_policy(RESET_POLICY_RESET, 0.1f, 0.5505f, 32, 0, 0.95f, 0.0f)},
         {"ReSET + top-k 20 + top-p 0.95", reset_policy(RESET_POLICY_RESET, 0.1f, 0.5505f, 32, 20, 0.95f, 0.0f)},
+        {"ReSET as `reset bench` (t_low 0.6, tau0 1.2) + top-p 0.95",
+         reset_policy(RESET_POLICY_RESET, 0.6f, 1.2f, 32, 0, 0.95f, 0.0f)},
         {"FIXED 0.6 + top-p 0.95", fixed(0.6f, 0, 0.95f)},
         {"FIXED 0.6 + top-k 20 + top-p 0.95 + min-p 0.05", fixed(0.6f, 20, 0.95f, 0.05f)},
     };
-    for (int shape = 0; shape < 2; ++shape) {
+    // Shapes: 0 peaked; 1 flat, sigma 0.5; 2 flat, sigma 0.75 (the random-weight Qwen3-8B
+    // checkpoint's logits: a normed hidden state times lm_head weights of magnitude 2^-7..2^-6
+    // over 4096 columns, so sigma is about 64 * 0.0117).
+    // 3: rows from RESET_GPU_TEST_LOGITS (raw FP32 rows of 151,936 logits, e.g. a model's, dumped on
+    // the device; row b of a batch is file row b mod rows), when given.
+    const char *shape_names[] = {"peaked", "flat  ", "flat75", "file  "};
+    std::vector<float> file_rows;
+    if (const char *path = std::getenv("RESET_GPU_TEST_LOGITS")) {
+        if (FILE *f = std::fopen(path, "rb")) {
+            std::vector<float> row(static_cast<size_t>(V));
+            while (std::fread(row.data(), sizeof(float), row.size(), f) == row.size())
+                file_rows.insert(file_rows.end(), row.begin(), row.end());
+            std::fclose(f);
+        }
+        EXPECT(!file_rows.empty(), "timing: no full row of %d logits in %s", V, path);
+    }
+    const int shapes = file_rows.empty() ? 3 : 4;
+    // RESET_GPU_TEST_COLD_L2: before each timed launch, a 256 MB memset pushes the L2's contents
+    // out (the logits and the sampler's own code among them), as a decode step's weight stream
+    // does between two sampler launches.  The memset is outside the timed events.
+    const bool cold = std::getenv("RESET_GPU_TEST_COLD_L2") != nullptr;
+    const size_t flush_bytes = size_t(256) << 20;
+    DeviceBuffer flush(cold ? flush_bytes : 4);
+    if (cold) std::printf("timing with a cold L2 (a %zu MB memset before each launch)\n", flush_bytes >> 20);
+    for (int shape = 0; shape < shapes; ++shape) {
         for (int batch : {1, 8}) {
             std::vector<float> logits(size_t(batch) * V);
             for (int b = 0; b < batch; ++b) {
                 float *z = &logits[size_t(b) * V];
-                for (int32_t i = 0; i < V; ++i) z[i] = shape == 0 ? normal(2.0f) : normal(0.5f);
+                if (shape == 3) {
+                    const size_t rows = file_rows.size() / size_t(V);
+                    std::copy_n(&file_rows[(size_t(b) % rows) * size_t(V)], size_t(V), z);
+                    continue;
+                }
+                for (int32_t i = 0; i < V; ++i) z[i] = shape == 0 ? normal(2.0f) : normal(shape == 1 ? 0.5f : 0.75f);
                 if (shape == 0)
                     for (int j = 0; j < 10; ++j) z[size_t(g_rng() % V)] = 12.0f + uniform(0.0f, 6.0f);
             }
@@ -869,6 +900,7 @@ void test_timing() {
                 for (int i = 0; i < 20; ++i) CUDA_OK(cudaGraphLaunch(exec, stream));
                 std::vector<float> ms;
                 for (int i = 0; i < 200; ++i) {
+                    if (cold) CUDA_OK(cudaMemsetAsync(flush.as<uint8_t>(), i & 0xFF, flush_bytes, stream));
                     CUDA_OK(cudaEventRecord(e0, stream));
                     CUDA_OK(cudaGraphLaunch(exec, stream));
                     CUDA_OK(cudaEventRecord(e1, stream));
@@ -887,7 +919,7 @@ void test_timing() {
                     CUDA_OK(cudaStreamSynchronize(stream));
                     unsigned long long tr[128][2];
                     const int n = reset::sampling_trace_read(&tr[0][0], 128);
-                    std::printf("trace: %s %s batch %d:", pp.name, shape == 0 ? "peaked" : "flat", batch);
+                    std::printf("trace: %s %s batch %d:", pp.name, shape_names[shape], batch);
                     for (int i = 0; i < n; ++i)
                         std::printf(" %llu@%.2f", tr[i][0], (tr[i][1] - tr[0][1]) / 1000.0);
                     std::printf("\n");
@@ -897,7 +929,7 @@ void test_timing() {
                 EXPECT(sig[0].status == reset::kSamplingOk, "timing: status %d", sig[0].status);
                 const double us = 1000.0 * ms[ms.size() / 2];
                 std::printf("timing: %-48s %s batch %d: median %7.2f us (min %7.2f, p90 %7.2f) = %.2f%% of a 2 ms step\n",
-                            pp.name, shape == 0 ? "peaked" : "flat  ", batch, us, 1000.0 * ms.front(),
+                            pp.name, shape_names[shape], batch, us, 1000.0 * ms.front(),
                             1000.0 * ms[ms.size() * 9 / 10], us / 20.0);
                 CUDA_OK(cudaEventDestroy(e0));
                 CUDA_OK(cudaEventDestroy(e1));
