@@ -196,16 +196,6 @@ __device__ __forceinline__ uint32_t shared_address(const void *p) {
     return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-// An L2 policy that marks the lines it loads first to go: the K/V cache is
-// read once per step, and at long contexts a layer's cache (67 MB at 32k
-// with FP8) is larger than the L2, so with the default policy it evicts the
-// partials the early splits wrote, and the merge then fetches them from
-// memory behind the streams of the other heads.
-__device__ __forceinline__ uint64_t evict_first_policy() {
-    uint64_t policy;
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-    return policy;
-}
 // 16 bytes global -> shared, bypassing L1, with an L2 policy; `valid` false
 // zero-fills without reading.
 __device__ __forceinline__ void cp_async_16(uint32_t dst, const void *src, bool valid, uint64_t policy) {
@@ -512,7 +502,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     const int my_blocks = blocks > warp ? (blocks - warp + kWarps - 1) / kWarps : 0;
     unsigned char *ring = ring_s + warp * T::kWarpBytes;
     const uint32_t ring_address = shared_address(ring);
-    const uint64_t stream_policy = evict_first_policy();
+    // The K/V cache is read once per step and first out of the L2
+    // (cuda::evict_first_policy): at long contexts a layer's cache (67 MB at
+    // 32k with FP8) is larger than the L2, and with the default policy it
+    // evicts the partials the early splits wrote, which the merge then
+    // fetches from memory behind the streams of the other heads.
+    const uint64_t stream_policy = cuda::evict_first_policy();
     const auto issue = [&](int i) {
         const int first = begin + (warp + i * kWarps) * kBlock;
         const int valid = min(kBlock, end - first);

@@ -44,14 +44,26 @@ namespace reset::cuda {
 
 #if defined(__CUDACC__)
 
-// A 16-byte load of data read exactly once (weights): no L1 allocation, so
-// it does not push out the reused activations; the 256-byte L2 prefetch hint
-// matches a warp reading 512 contiguous bytes.
+// An L2 policy that marks the lines it loads first to go.
+__device__ __forceinline__ uint64_t evict_first_policy() {
+    uint64_t policy;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    return policy;
+}
+
+// A 16-byte load of data read exactly once per decode step (weights): no L1
+// allocation, so it does not push out the reused activations; evict-first in
+// the L2, so that a step's gigabytes of weights do not push out what the next
+// kernels reuse there (their code, activations, the logits); the 256-byte L2
+// prefetch hint matches a warp reading 512 contiguous bytes.  The policy is
+// made next to each load (one instruction; sm_90 has no policy-free L2
+// priority for loads under 32 bytes) rather than held in a register across
+// the GEMV loops, which run at their register cap.
 __device__ __forceinline__ uint4 load_stream_16(const void *address) {
     uint4 v;
-    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+    asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(address));
+                 : "l"(address), "l"(evict_first_policy()));
     return v;
 }
 
@@ -80,7 +92,9 @@ __device__ __forceinline__ void prefetch_l2(const void *p, uint32_t bytes) {
 
 __device__ __forceinline__ uint2 load_stream_8(const void *address) {
     uint2 v;
-    asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(address));
+    asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;"
+                 : "=r"(v.x), "=r"(v.y)
+                 : "l"(address), "l"(evict_first_policy()));
     return v;
 }
 
