@@ -67,6 +67,15 @@ __device__ __forceinline__ uint4 load_stream_16(const void *address) {
     return v;
 }
 
+// The same, 8 bytes (the GEMV's scale words).
+__device__ __forceinline__ uint2 load_stream_8(const void *address) {
+    uint2 v;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;"
+                 : "=r"(v.x), "=r"(v.y)
+                 : "l"(address), "l"(evict_first_policy()));
+    return v;
+}
+
 // The global nanosecond timer (%globaltimer), for the kernels' debug traces.
 __device__ __forceinline__ unsigned long long global_timer_ns() {
     unsigned long long t;
@@ -88,14 +97,6 @@ __device__ __forceinline__ void prefetch_l2(const void *p, uint32_t bytes) {
     (void)p;
     (void)bytes;
 #endif
-}
-
-__device__ __forceinline__ uint2 load_stream_8(const void *address) {
-    uint2 v;
-    asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;"
-                 : "=r"(v.x), "=r"(v.y)
-                 : "l"(address), "l"(evict_first_policy()));
-    return v;
 }
 
 // Two FP16 products in one instruction, on raw registers (round to nearest).

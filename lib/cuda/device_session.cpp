@@ -89,7 +89,6 @@ size_t weight_prefetch_bytes() {
     return bytes;
 }
 
-
 // What the host writes before a step; copied to the device in one transfer.
 struct StepInput {
     int32_t positions[kMaxRows];
@@ -500,7 +499,9 @@ void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const flo
             prepare.ldx = ldx;
             prepare.input = Nvfp4ActivationInput::kFloat32;
             nvfp4_prepare_activations(prepare, stream_);
-            enqueue_product(part, rows, y, ldy, add_residual, gemm, nullptr, next);
+            // The next weight is asked for once, by the linear's last part.
+            enqueue_product(part, rows, y, ldy, add_residual, gemm, nullptr,
+                            &part == &linear.parts.back() ? next : WeightPrefetch{});
         } else {
             if (gemm) fail(RESET_ERR_INTERNAL, "a BF16 linear on the prefill GEMM path");
             Bf16GemvArgs args;
