@@ -38,6 +38,7 @@
 
 #include <cooperative_groups.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <mutex>
@@ -272,6 +273,8 @@ struct KernelParams {
     SamplingArgs args;
     int32_t per_thread;  // E: each thread owns E consecutive ids (odd, so smem reads are conflict-free)
     int32_t shared_row;
+    int32_t gather_capacity;  // members one value bin may hold to be gathered (SamplingPlan::gather_capacity)
+    int32_t row_offset;       // bytes of dynamic shared memory before the row: the histograms / lists
 };
 
 // This CTA's part of one row.  Thread t owns local entries [begin, end): a
@@ -783,8 +786,22 @@ __device__ __forceinline__ ValueBins value_bins(float min_logit, float max_logit
 
 // The members of one value bin, gathered from the whole team: parallel arrays
 // in the histograms' space (free once the level is picked), first this CTA's
-// own members, then the team's copy.
-constexpr int kGatherCapacity = kHistogramBytes / (2 * 12);  // 2,048 members
+// own members, then the team's copy: 24 bytes per member.
+//
+// How many.  On a flat row (a random-weight model's, or any Gaussian-like
+// bulk) the densest of 256 bins over [min, max] holds about 1.4% of the
+// vocabulary whatever the spread (the range is ~9 sigma either way): ~2,100
+// of 151,936, and that is where top-p's cut falls at temperatures below 1
+// (the random Qwen3-8B's logits at T = 0.6: 1,923-2,218 members at the cut,
+// at T = 1: 1,426-1,607).  The histograms' own space holds 2,048; a bin
+// past that took the radix levels over the row, ~90 instead of ~41 µs
+// (H100, session 11), on the tokens to which ReSET gives T_low.  So where
+// the device's shared memory allows, the space grows to twice that
+// (sampling_plan: it never changes how many CTAs fit an SM, which the
+// 512-thread CTA's registers already hold to one).
+constexpr int kGatherBytesPerMember = 2 * 12;
+constexpr int kMinGatherCapacity = kHistogramBytes / kGatherBytesPerMember;  // 2,048 members
+constexpr int kMaxGatherCapacity = 2 * kMinGatherCapacity;                   // 4,096
 struct Gathered {
     uint32_t *key;
     float *w;
@@ -798,12 +815,12 @@ struct DrawPart {
     int32_t above_last = -1;  // the last of them
     int first = 0, count = 0; // its own members in this CTA's list
 };
-__device__ __forceinline__ Gathered gathered_list(unsigned char *space, int which) {
+__device__ __forceinline__ Gathered gathered_list(unsigned char *space, int capacity, int which) {
     Gathered g;
-    unsigned char *base = space + which * kGatherCapacity * 12;
+    unsigned char *base = space + which * capacity * 12;
     g.key = reinterpret_cast<uint32_t *>(base);
-    g.w = reinterpret_cast<float *>(base + kGatherCapacity * 4);
-    g.id = reinterpret_cast<int32_t *>(base + kGatherCapacity * 8);
+    g.w = reinterpret_cast<float *>(base + capacity * 4);
+    g.id = reinterpret_cast<int32_t *>(base + capacity * 8);
     g.n = 0;
     g.mass_above = 0.0;
     return g;
@@ -812,7 +829,7 @@ __device__ __forceinline__ Gathered gathered_list(unsigned char *space, int whic
 // Compacts this CTA's members of bin `bin` that `member` accepts (in id
 // order), then, after one team exchange, copies every CTA's list in rank
 // order.  team_count (the bin's team-wide count, every member included) must
-// be <= kGatherCapacity.  The same exchange carries the exact weight of the
+// be <= capacity (KernelParams::gather_capacity).  The same exchange carries the exact weight of the
 // tokens in higher bins (fixed point, so the sum is order-free): the value
 // level's masses were rounded, so its choice is checked against it.  Returns
 // the team's list, identical in every CTA.
@@ -820,8 +837,9 @@ __device__ __forceinline__ Gathered gathered_list(unsigned char *space, int whic
 // filters (min-p); the same pass sums them for the draw (DrawPart).
 template <typename Member, typename Drawable>
 __device__ Gathered gather_bin_members(const Row &row, ValueBins vb, unsigned bin, Member member, Drawable drawable,
-                                       unsigned char *space, DrawPart &part, int &phase, StaticShared &sh) {
-    Gathered mine = gathered_list(space, 0), all = gathered_list(space, 1);
+                                       unsigned char *space, int capacity, DrawPart &part, int &phase,
+                                       StaticShared &sh) {
+    Gathered mine = gathered_list(space, capacity, 0), all = gathered_list(space, capacity, 1);
     int count = 0;
     unsigned long long above = 0;
     // A thread's range is ~19 entries in a 16-CTA team (38 in 8) and a bin
@@ -938,7 +956,7 @@ __device__ Gathered gather_bin_members(const Row &row, ValueBins vb, unsigned bi
     // stores each entry before loading the next waits for every load in
     // turn).  With the per-peer fetch above: 4.2 -> 2.8 µs for ~1,450
     // members on the random Qwen3-8B's logits (H100 trace, session 11).
-    constexpr int kCopyRounds = (kGatherCapacity + kThreads - 1) / kThreads;
+    constexpr int kCopyRounds = (kMaxGatherCapacity + kThreads - 1) / kThreads;
     uint32_t key[kCopyRounds];
     float w[kCopyRounds];
     int32_t id[kCopyRounds];
@@ -1038,8 +1056,9 @@ __device__ SelectOut select_in_gathered(const Gathered &g, double target, Static
 // u·total falls within that bit of a thread's range end (as the team's
 // prefix sums already differ from the CPU's one running sum).
 template <typename Survives>
-__device__ double draw_sum_in_gathered(const DrawPart &part, unsigned char *space, Survives survives, int32_t *last) {
-    const Gathered mine = gathered_list(space, 0);
+__device__ double draw_sum_in_gathered(const DrawPart &part, unsigned char *space, int capacity, Survives survives,
+                                       int32_t *last) {
+    const Gathered mine = gathered_list(space, capacity, 0);
     double sum = part.above;
     int32_t final_id = part.above_last;
     for (int e = part.first; e < part.first + part.count; ++e) {
@@ -1110,7 +1129,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
 
     unsigned long long *warp_mass = reinterpret_cast<unsigned long long *>(dynamic_shared);
     uint32_t *warp_count = reinterpret_cast<uint32_t *>(warp_mass + kWarps * kBins);
-    float *row_cache = reinterpret_cast<float *>(dynamic_shared + kHistogramBytes);
+    float *row_cache = reinterpret_cast<float *>(dynamic_shared + p.row_offset);
     // The candidate list reuses the histograms' space (see compact below).
     int32_t *list_idx = reinterpret_cast<int32_t *>(dynamic_shared);
     float *list_w = reinterpret_cast<float *>(list_idx + kListCapacity);
@@ -1598,9 +1617,9 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                 Gathered nucleus_bin = {};
                 if (value_level_built) {
                     const SelectOut v = pick_bin(radix_start(0u, 0u), true, 0, target, false, sh);
-                    if (v.found && v.ties <= static_cast<uint32_t>(kGatherCapacity)) {
+                    if (v.found && v.ties <= static_cast<uint32_t>(p.gather_capacity)) {
                         nucleus_bin = gather_bin_members(row, value_level, v.key, heavy, drawable, dynamic_shared,
-                                                         draw_part, phase, sh);
+                                                         p.gather_capacity, draw_part, phase, sh);
                         if (nucleus_bin.n > 0) s = select_in_gathered(nucleus_bin, target, sh);
                         selected = s.found != 0;
                         if (!selected) team_sync();  // no peer reads this CTA's list any more: the levels reuse it
@@ -1645,7 +1664,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
             const bool sums_known = !k_on && !p_on;  // the weights pass summed the survivors over the row
             if (selected) {  // the list pass summed them (k_on is false: top-p alone)
                 local_sum = draw_sum_in_gathered(
-                    draw_part, dynamic_shared,
+                    draw_part, dynamic_shared, p.gather_capacity,
                     [&](uint32_t key, int32_t id, float w) { return inside(cut_p, key, id) && drawable(w); },
                     &local_last);
             }
@@ -1765,6 +1784,12 @@ int prepare_launch(int device, int team, size_t bytes) {
     return clusters;
 }
 
+// Bytes of dynamic shared memory before the row: the histograms, the candidate
+// list and the gathered lists share them.
+size_t gather_region_bytes(int gather_capacity) {
+    return std::max(static_cast<size_t>(kHistogramBytes), static_cast<size_t>(gather_capacity) * kGatherBytesPerMember);
+}
+
 }  // namespace
 
 size_t sampling_workspace_bytes(int batch, int32_t vocab) {
@@ -1789,6 +1814,18 @@ SamplingPlan sampling_plan(const SamplingArgs &a) {
     if (histogram_bytes > budget)
         fail(RESET_ERR_UNSUPPORTED, "sample_tokens: the device has ", info.shared_optin,
              " bytes of shared memory per block; the sampler needs ", histogram_bytes + info.static_shared);
+    // The gathered lists' capacity: the largest that fits beside `row` bytes of row
+    // (see kMaxGatherCapacity), in the space before the row.
+    auto fit_gather = [&](size_t row) {
+        plan.gather_capacity = kMinGatherCapacity;
+        for (int c = kMaxGatherCapacity; c > kMinGatherCapacity; c -= kThreads) {
+            if (gather_region_bytes(c) + row <= budget) {
+                plan.gather_capacity = c;
+                break;
+            }
+        }
+        plan.shared_bytes = gather_region_bytes(plan.gather_capacity) + row;
+    };
     auto lay_out = [&] {  // per_thread and the shared memory of plan.team CTAs
         const int64_t per_cta = (static_cast<int64_t>(a.vocab) + plan.team - 1) / plan.team;
         int64_t per_thread = (per_cta + kThreads - 1) / kThreads;
@@ -1796,7 +1833,7 @@ SamplingPlan sampling_plan(const SamplingArgs &a) {
         plan.per_thread = static_cast<int>(per_thread);
         const size_t row_bytes = 2u * static_cast<size_t>(kThreads) * static_cast<size_t>(per_thread) * sizeof(float);
         plan.shared_row = !a.force_global_memory && histogram_bytes + row_bytes <= budget;
-        plan.shared_bytes = histogram_bytes + (plan.shared_row ? row_bytes : 0u);
+        fit_gather(plan.shared_row ? row_bytes : 0u);
     };
     if (automatic && plan.team > kPortableTeam) {
         // The large team only where every sequence of the batch gets its own
@@ -1818,7 +1855,7 @@ SamplingPlan sampling_plan(const SamplingArgs &a) {
                 continue;
             }
             plan.shared_row = false;
-            plan.shared_bytes = histogram_bytes;
+            fit_gather(0u);
             return plan;
         }
         if (!automatic || plan.team == 1) break;
@@ -1846,6 +1883,8 @@ void sample_tokens(const SamplingArgs &a, cudaStream_t stream) {
     params.args = a;
     params.per_thread = plan.per_thread;
     params.shared_row = plan.shared_row ? 1 : 0;
+    params.gather_capacity = plan.gather_capacity;
+    params.row_offset = static_cast<int32_t>(gather_region_bytes(plan.gather_capacity));
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(static_cast<unsigned>(plan.team), static_cast<unsigned>(a.batch), 1u);
     config.blockDim = dim3(kThreads, 1u, 1u);

@@ -127,6 +127,8 @@ struct SamplingPlan {
     int per_thread = 1;        // vocabulary entries per thread
     bool shared_row = false;   // the row and its weights live in shared memory
     size_t shared_bytes = 0;   // dynamic shared memory per CTA
+    int gather_capacity = 0;   // top-p's value bin at the cut is gathered up to this many members (2,048 or
+                               // 4,096 where shared memory allows); a fuller bin takes the radix levels
 };
 SamplingPlan sampling_plan(const SamplingArgs &args);
 

@@ -17,6 +17,7 @@
 // C library's may differ by — such near-ties are counted and printed.  Then
 // the kernel's time at vocab 151,936, batch 1 and 8 (CUDA events, median).
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <string>
 
@@ -247,6 +248,7 @@ enum RowShape {
     kRowFlat,        // N(0, 0.5): tens of thousands of survivors under top-p / min-p
     kRowCoarse,      // N(0, 2) rounded to 1/8: large tie groups in every bin
     kRowWideBin,     // N(0, 0.3) + 24: most of the row inside one radix bin of the first level
+    kRowFlat75,      // N(0, 0.75): the random-weight Qwen3-8B checkpoint's logits (see test_timing)
 };
 
 void fill_shaped(float *z, int32_t vocab, RowShape shape, const Delimiters &delims, bool push_delimiters) {
@@ -260,6 +262,9 @@ void fill_shaped(float *z, int32_t vocab, RowShape shape, const Delimiters &deli
         case kRowFlat:
             for (int32_t i = 0; i < vocab; ++i) z[i] = normal(0.5f);
             return;
+        case kRowFlat75:
+            for (int32_t i = 0; i < vocab; ++i) z[i] = normal(0.75f);
+            return;
         case kRowCoarse:
             for (int32_t i = 0; i < vocab; ++i) z[i] = std::round(normal(2.0f) * 8.0f) / 8.0f;
             return;
@@ -268,6 +273,46 @@ void fill_shaped(float *z, int32_t vocab, RowShape shape, const Delimiters &deli
             return;
     }
 }
+
+// Members of the value bin where top-p's nucleus ends (kernels/sampling.cu,
+// ValueBins: 256 bins over [min, max] of the finite logits, in float as the
+// device computes them), for a row sampled at temperature T: which of the
+// device's two top-p paths a row takes (gathered up to
+// SamplingPlan::gather_capacity members, else the radix levels over the row).
+// An independent count (a sort), not the device's; the floor pre-filter drops
+// only tokens below the cut, so it does not move it.
+int cut_bin_members(const float *z, int32_t vocab, float temperature, float top_p) {
+    float lo = INFINITY, hi = -INFINITY;
+    std::vector<int32_t> order;
+    for (int32_t i = 0; i < vocab; ++i) {
+        if (!std::isfinite(z[i])) continue;
+        lo = std::min(lo, z[i]);
+        hi = std::max(hi, z[i]);
+        order.push_back(i);
+    }
+    if (order.empty() || !(hi > lo)) return 0;
+    const float scale = 256.0f / (hi - lo);
+    auto bin = [&](float v) { return std::min(std::max(static_cast<int>((v - lo) * scale), 0), 255); };
+    std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return z[a] > z[b] || (z[a] == z[b] && a < b); });
+    double total = 0.0;
+    for (int32_t i : order) total += std::exp((static_cast<double>(z[i]) - hi) / temperature);
+    double sum = 0.0;
+    int32_t cut = order.back();
+    for (int32_t i : order) {
+        sum += std::exp((static_cast<double>(z[i]) - hi) / temperature);
+        if (sum >= static_cast<double>(top_p) * total) {
+            cut = i;
+            break;
+        }
+    }
+    int members = 0;
+    for (int32_t i : order) members += bin(z[i]) == bin(z[cut]) ? 1 : 0;
+    return members;
+}
+// Rows whose cut bin held more than 2,048 members (the histograms' own space)
+// and at most the plan's gather capacity, and more than that: counted by
+// run_case for cases that ask (Case::census), read by test_wide_cut_bin.
+int64_t g_cut_bins_grown = 0, g_cut_bins_past = 0;
 
 struct Case {
     std::string name;
@@ -280,6 +325,7 @@ struct Case {
     RowShape shape = kRowRandom;
     int steps = 1;
     std::vector<reset::Policy> policies;  // one per sequence (batch = size)
+    bool census = false;  // count each top-p row's cut-bin members (cut_bin_members)
 };
 
 // Runs one case: the device sampler and one SequenceSampler per sequence
@@ -412,6 +458,11 @@ void run_case(const Case &c) {
             }
             reset::SamplerSignals ref;
             const int32_t want = cpu[size_t(b)].sample(row, V, static_cast<int32_t>(sequence_ids[size_t(b)]), &ref);
+            if (c.census && ref.temperature > 0.0f && seeded[size_t(b)].top_p < 1.0f) {
+                const int members = cut_bin_members(row, V, ref.temperature, seeded[size_t(b)].top_p);
+                if (members > 2048 && members <= plan.gather_capacity) ++g_cut_bins_grown;
+                if (members > plan.gather_capacity) ++g_cut_bins_past;
+            }
             const reset::SamplingSignalsDevice &got = signals[size_t(b)];
             const char *what = c.name.c_str();
             EXPECT(got.status == reset::kSamplingOk, "%s step %d seq %d: status %d", what, step, b, got.status);
@@ -640,6 +691,47 @@ void test_candidate_list() {
         c.policies.assign(8, greedy);
         run_case(c);
     }
+}
+
+// Top-p's cut in a dense value bin: flat rows like the random Qwen3-8B's at the
+// temperatures ReSET gives them (T_low 0.6, T_high 1) put ~1,900-2,300 tokens
+// in the bin where the nucleus ends, past the 2,048 that the histograms'
+// space holds (kernels/sampling.cu, kMaxGatherCapacity); the grown lists
+// must give the CPU's tokens there, in every layout.  The census says the
+// rows reached that range (on the H100's plan: 4,096) and how many went past.
+void test_wide_cut_bin() {
+    std::printf("== top-p cut in a dense value bin\n");
+    const std::vector<reset::Policy> policies = {
+        fixed(0.6f, 0, 0.95f),
+        fixed(0.6f, 0, 0.95f, 0.001f),
+        fixed(0.7f, 0, 0.95f),
+        fixed(1.0f, 0, 0.5f),
+        fixed(1.0f, 0, 0.6f),
+        fixed(0.8f, 0, 0.9f),
+        reset_policy(RESET_POLICY_RESET, 0.6f, 1.2f, 32, 0, 0.95f, 0.0f),
+        fixed(1.0f, 0, 0.95f),
+    };
+    const int64_t grown_before = g_cut_bins_grown;
+    for (int layout = 0; layout < 3; ++layout) {
+        for (RowShape shape : {kRowFlat75, kRowFlat}) {
+            Case c;
+            c.name = layout == 0 ? "dense cut bin" : layout == 1 ? "dense cut bin, team 8" : "dense cut bin, one CTA";
+            c.vocab = 151936;
+            c.shape = shape;
+            c.team = layout == 0 ? 0 : layout == 1 ? 8 : 1;
+            c.steps = g_quick ? 1 : (layout == 0 ? 6 : 2);
+            c.policies = policies;
+            c.census = true;
+            run_case(c);
+        }
+    }
+    std::printf("  cut bins of 2,049..capacity members: %lld, past the capacity: %lld\n",
+                static_cast<long long>(g_cut_bins_grown - grown_before), static_cast<long long>(g_cut_bins_past));
+    reset::SamplingArgs probe;
+    probe.vocab = 151936;
+    if (reset::sampling_plan(probe).gather_capacity > 2048)
+        EXPECT(g_cut_bins_grown > grown_before, "dense cut bin: no row's cut bin held 2,049..%d members",
+               reset::sampling_plan(probe).gather_capacity);
 }
 
 // SamplingArgs::active: a skipped sequence gets token -1, status ok, zero
@@ -950,14 +1042,16 @@ int main(int argc, char **argv) {
         reset::SamplingArgs probe;
         probe.vocab = 151936;
         const reset::SamplingPlan plan = reset::sampling_plan(probe);
-        std::printf("plan at vocab 151936: team %d, %d per thread, %s, %zu bytes of dynamic shared memory per CTA\n",
+        std::printf("plan at vocab 151936: team %d, %d per thread, %s, %zu bytes of dynamic shared memory per CTA, "
+                    "top-p gathers up to %d members\n",
                     plan.team, plan.per_thread, plan.shared_row ? "row in shared memory" : "row in global memory",
-                    plan.shared_bytes);
+                    plan.shared_bytes, plan.gather_capacity);
         // RESET_GPU_TEST_TIMING_ONLY: the timings alone (for a profiler run).
         if (std::getenv("RESET_GPU_TEST_TIMING_ONLY") == nullptr) {
             test_errors();
             test_truncation();
             test_candidate_list();
+            test_wide_cut_bin();
             test_active_mask();
             test_reset_runs();
         }
