@@ -19,6 +19,9 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kRows = 4;                              // rows per warp
 constexpr int64_t kMaxXBytes = 160 * 1024;            // largest x staging buffer
 constexpr int kMaxDevices = 64;
+// The weights' L2 policy: the default.  Evict-first made the Qwen3-8B BF16 step 6% slower on the
+// H100 (7.36 against 6.94 ms, docs/cuda-engine.md, session 12; cause not profiled).
+constexpr cuda::L2Priority kWeightL2 = cuda::L2Priority::kNormal;
 
 struct GemvParams {
     const float *x;
@@ -129,8 +132,9 @@ __global__ void __launch_bounds__(kThreads, 1) bf16_gemv_kernel(const __grid_con
                 uint4 w0[kRows], w1[kRows];
 #pragma unroll
                 for (int r = 0; r < kRows; ++r) {
-                    w0[r] = valid[r] ? cuda::load_stream_16(wrow[r] + k0 + 8 * c) : make_uint4(0, 0, 0, 0);
-                    w1[r] = valid[r] && has1 ? cuda::load_stream_16(wrow[r] + k0 + 8 * c1) : make_uint4(0, 0, 0, 0);
+                    w0[r] = valid[r] ? cuda::load_stream_16<kWeightL2>(wrow[r] + k0 + 8 * c) : make_uint4(0, 0, 0, 0);
+                    w1[r] = valid[r] && has1 ? cuda::load_stream_16<kWeightL2>(wrow[r] + k0 + 8 * c1)
+                                             : make_uint4(0, 0, 0, 0);
                 }
                 accumulate<M>(acc, w0, xs + 8 * c, p.k_tile);
                 if (has1) accumulate<M>(acc, w1, xs + 8 * c1, p.k_tile);
