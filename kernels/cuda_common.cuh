@@ -83,7 +83,7 @@ __device__ __forceinline__ uint4 load_stream_16(const void *address) {
     return v;
 }
 
-// The same, 8 bytes (the GEMV's scale words).
+// An 8-byte load_stream_16<kEvictFirst> (the NVFP4 GEMV's scale words).
 __device__ __forceinline__ uint2 load_stream_8(const void *address) {
     uint2 v;
     asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;"

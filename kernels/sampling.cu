@@ -38,7 +38,6 @@
 
 #include <cooperative_groups.h>
 
-#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <mutex>
@@ -274,7 +273,6 @@ struct KernelParams {
     int32_t per_thread;  // E: each thread owns E consecutive ids (odd, so smem reads are conflict-free)
     int32_t shared_row;
     int32_t gather_capacity;  // members one value bin may hold to be gathered (SamplingPlan::gather_capacity)
-    int32_t row_offset;       // bytes of dynamic shared memory before the row: the histograms / lists
 };
 
 // This CTA's part of one row.  Thread t owns local entries [begin, end): a
@@ -799,9 +797,16 @@ __device__ __forceinline__ ValueBins value_bins(float min_logit, float max_logit
 // the device's shared memory allows, the space grows to twice that
 // (sampling_plan: it never changes how many CTAs fit an SM, which the
 // 512-thread CTA's registers already hold to one).
-constexpr int kGatherBytesPerMember = 2 * 12;
+constexpr int kGatheredEntryBytes = 12;  // key, weight, id
+constexpr int kGatherBytesPerMember = 2 * kGatheredEntryBytes;
 constexpr int kMinGatherCapacity = kHistogramBytes / kGatherBytesPerMember;  // 2,048 members
 constexpr int kMaxGatherCapacity = 2 * kMinGatherCapacity;                   // 4,096
+// Bytes of dynamic shared memory before the row: the histograms, the candidate
+// list and the gathered lists share them.
+__host__ __device__ constexpr int gather_region_bytes(int gather_capacity) {
+    return gather_capacity * kGatherBytesPerMember > kHistogramBytes ? gather_capacity * kGatherBytesPerMember
+                                                                     : kHistogramBytes;
+}
 struct Gathered {
     uint32_t *key;
     float *w;
@@ -817,7 +822,7 @@ struct DrawPart {
 };
 __device__ __forceinline__ Gathered gathered_list(unsigned char *space, int capacity, int which) {
     Gathered g;
-    unsigned char *base = space + which * capacity * 12;
+    unsigned char *base = space + which * capacity * kGatheredEntryBytes;
     g.key = reinterpret_cast<uint32_t *>(base);
     g.w = reinterpret_cast<float *>(base + capacity * 4);
     g.id = reinterpret_cast<int32_t *>(base + capacity * 8);
@@ -1129,7 +1134,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
 
     unsigned long long *warp_mass = reinterpret_cast<unsigned long long *>(dynamic_shared);
     uint32_t *warp_count = reinterpret_cast<uint32_t *>(warp_mass + kWarps * kBins);
-    float *row_cache = reinterpret_cast<float *>(dynamic_shared + p.row_offset);
+    float *row_cache = reinterpret_cast<float *>(dynamic_shared + gather_region_bytes(p.gather_capacity));
     // The candidate list reuses the histograms' space (see compact below).
     int32_t *list_idx = reinterpret_cast<int32_t *>(dynamic_shared);
     float *list_w = reinterpret_cast<float *>(list_idx + kListCapacity);
@@ -1784,12 +1789,6 @@ int prepare_launch(int device, int team, size_t bytes) {
     return clusters;
 }
 
-// Bytes of dynamic shared memory before the row: the histograms, the candidate
-// list and the gathered lists share them.
-size_t gather_region_bytes(int gather_capacity) {
-    return std::max(static_cast<size_t>(kHistogramBytes), static_cast<size_t>(gather_capacity) * kGatherBytesPerMember);
-}
-
 }  // namespace
 
 size_t sampling_workspace_bytes(int batch, int32_t vocab) {
@@ -1819,12 +1818,12 @@ SamplingPlan sampling_plan(const SamplingArgs &a) {
     auto fit_gather = [&](size_t row) {
         plan.gather_capacity = kMinGatherCapacity;
         for (int c = kMaxGatherCapacity; c > kMinGatherCapacity; c -= kThreads) {
-            if (gather_region_bytes(c) + row <= budget) {
+            if (static_cast<size_t>(gather_region_bytes(c)) + row <= budget) {
                 plan.gather_capacity = c;
                 break;
             }
         }
-        plan.shared_bytes = gather_region_bytes(plan.gather_capacity) + row;
+        plan.shared_bytes = static_cast<size_t>(gather_region_bytes(plan.gather_capacity)) + row;
     };
     auto lay_out = [&] {  // per_thread and the shared memory of plan.team CTAs
         const int64_t per_cta = (static_cast<int64_t>(a.vocab) + plan.team - 1) / plan.team;
@@ -1849,14 +1848,12 @@ SamplingPlan sampling_plan(const SamplingArgs &a) {
         // The cluster cannot be resident: first keep the row in global
         // memory (smaller CTAs), then, for the automatic choice, one CTA.
         if (plan.shared_row) {
-            if (prepare_launch(device, plan.team, histogram_bytes) == 0) {
-                if (!automatic) break;
-                plan.team = 1;
-                continue;
-            }
             plan.shared_row = false;
             fit_gather(0u);
-            return plan;
+            if (prepare_launch(device, plan.team, plan.shared_bytes) > 0) return plan;
+            if (!automatic) break;
+            plan.team = 1;
+            continue;
         }
         if (!automatic || plan.team == 1) break;
         plan.team = 1;
@@ -1884,7 +1881,6 @@ void sample_tokens(const SamplingArgs &a, cudaStream_t stream) {
     params.per_thread = plan.per_thread;
     params.shared_row = plan.shared_row ? 1 : 0;
     params.gather_capacity = plan.gather_capacity;
-    params.row_offset = static_cast<int32_t>(gather_region_bytes(plan.gather_capacity));
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(static_cast<unsigned>(plan.team), static_cast<unsigned>(a.batch), 1u);
     config.blockDim = dim3(kThreads, 1u, 1u);

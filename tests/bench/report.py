@@ -153,7 +153,7 @@ def main():
                        f"{'met' if pct(o) >= 75 else 'missed'}")
             ro = t.get(("Qwen3-8B o", read_impl, 1))
             if ro:
-                out.append(f"  - a plain read of the same 9.4 MB reaches {pct(ro):.1f}%")
+                out.append(f"  - a plain read of the same {ro['bytes'] / 1e6:.1f} MB reaches {pct(ro):.1f}%")
         if s8 and s8[impl]:
             if s8["cublas_bf16"]:
                 r = s8["cublas_bf16"] / s8[impl]

@@ -309,9 +309,12 @@ int cut_bin_members(const float *z, int32_t vocab, float temperature, float top_
     for (int32_t i : order) members += bin(z[i]) == bin(z[cut]) ? 1 : 0;
     return members;
 }
-// Rows whose cut bin held more than 2,048 members (the histograms' own space)
-// and at most the plan's gather capacity, and more than that: counted by
-// run_case for cases that ask (Case::census), read by test_wide_cut_bin.
+// The members the histograms' own space gathers (kernels/sampling.cu,
+// kMinGatherCapacity); plans with more shared memory gather more.
+constexpr int kHistogramGatherCapacity = 2048;
+// Rows whose cut bin held more than kHistogramGatherCapacity members and at
+// most the plan's gather capacity, and more than that: counted by run_case
+// for cases that ask (Case::census), read by test_wide_cut_bin.
 int64_t g_cut_bins_grown = 0, g_cut_bins_past = 0;
 
 struct Case {
@@ -460,7 +463,7 @@ void run_case(const Case &c) {
             const int32_t want = cpu[size_t(b)].sample(row, V, static_cast<int32_t>(sequence_ids[size_t(b)]), &ref);
             if (c.census && ref.temperature > 0.0f && seeded[size_t(b)].top_p < 1.0f) {
                 const int members = cut_bin_members(row, V, ref.temperature, seeded[size_t(b)].top_p);
-                if (members > 2048 && members <= plan.gather_capacity) ++g_cut_bins_grown;
+                if (members > kHistogramGatherCapacity && members <= plan.gather_capacity) ++g_cut_bins_grown;
                 if (members > plan.gather_capacity) ++g_cut_bins_past;
             }
             const reset::SamplingSignalsDevice &got = signals[size_t(b)];
@@ -729,9 +732,10 @@ void test_wide_cut_bin() {
                 static_cast<long long>(g_cut_bins_grown - grown_before), static_cast<long long>(g_cut_bins_past));
     reset::SamplingArgs probe;
     probe.vocab = 151936;
-    if (reset::sampling_plan(probe).gather_capacity > 2048)
-        EXPECT(g_cut_bins_grown > grown_before, "dense cut bin: no row's cut bin held 2,049..%d members",
-               reset::sampling_plan(probe).gather_capacity);
+    const int capacity = reset::sampling_plan(probe).gather_capacity;
+    if (capacity > kHistogramGatherCapacity)
+        EXPECT(g_cut_bins_grown > grown_before, "dense cut bin: no row's cut bin held %d..%d members",
+               kHistogramGatherCapacity + 1, capacity);
 }
 
 // SamplingArgs::active: a skipped sequence gets token -1, status ok, zero
