@@ -45,6 +45,7 @@
 
 #include "kernels/cuda_common.cuh"
 #include "kernels/dependent_launch.cuh"
+#include "kernels/grid_barrier.cuh"
 #include "kernels/weight_prefetch.h"
 #include "kernels/row_rules.cuh"
 #include "rules/w4a16.h"
@@ -208,24 +209,45 @@ __device__ __forceinline__ void load_x(const __half *x, float /*inverse*/, uint4
 }
 
 // FP32 activations not yet prepared (Nvfp4GemvArgs::x_amax): the lane's 16
-// of one super (64 contiguous bytes) as the 16 FP16 values
+// of one super (64 contiguous bytes, `v`) as the 16 FP16 values
 // nvfp4_prepare_activations would have written, by the same rule
 // (row_rules.cuh's w4a16_chunk: v times the exact inverse of the power-of-two
 // row scale, rounded to FP16), so the products are bit for bit the same.
-template <bool kVectorX>
-__device__ __forceinline__ void load_x(const float *x, float inverse, uint4 (&xv)[2]) {
-    static_assert(kVectorX, "FP32 input takes 16-byte loads only (the host checks the alignment)");
-    const float4 *v = reinterpret_cast<const float4 *>(x);
+__device__ __forceinline__ void convert_x(const float4 (&v)[4], float inverse, uint4 (&xv)[2]) {
     uint32_t h[8];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
         __half2 lo, hi;
-        w4a16_chunk(__ldg(v + i), inverse, &lo, &hi);
+        w4a16_chunk(v[i], inverse, &lo, &hi);
         h[2 * i] = *reinterpret_cast<const uint32_t *>(&lo);
         h[2 * i + 1] = *reinterpret_cast<const uint32_t *>(&hi);
     }
     xv[0] = make_uint4(h[0], h[1], h[2], h[3]);
     xv[1] = make_uint4(h[4], h[5], h[6], h[7]);
+}
+
+template <bool kVectorX>
+__device__ __forceinline__ void load_x(const float *x, float inverse, uint4 (&xv)[2]) {
+    static_assert(kVectorX, "FP32 input takes 16-byte loads only (the host checks the alignment)");
+    const float4 *v = reinterpret_cast<const float4 *>(x);
+    const float4 loaded[4] = {__ldg(v), __ldg(v + 1), __ldg(v + 2), __ldg(v + 3)};
+    convert_x(loaded, inverse, xv);
+}
+
+// FP32 activations written earlier in the same launch (the second product of
+// nvfp4_gemv_pair): ordinary loads, which the grid barrier's acquire orders
+// after the writes.  __ldg's non-coherent path is only for data that no CTA of
+// the launch writes.
+struct FreshFloat {
+    float value;
+};
+
+template <bool kVectorX>
+__device__ __forceinline__ void load_x(const FreshFloat *x, float inverse, uint4 (&xv)[2]) {
+    static_assert(kVectorX, "FP32 input takes 16-byte loads only (the host checks the alignment)");
+    const float4 *v = reinterpret_cast<const float4 *>(x);
+    const float4 loaded[4] = {v[0], v[1], v[2], v[3]};
+    convert_x(loaded, inverse, xv);
 }
 
 __device__ __forceinline__ float silu(float v) { return v / (1.0f + __expf(-v)); }
@@ -404,70 +426,79 @@ __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_
     if (tail < q_end) tail_quad<kVectorX>(p, tail, codes, scales, x, inverse, t, acc);
 }
 
-// kStreamed: the plan (Plan below), one instance each, so that each keeps
-// its registers for the loop.  kFloatX: unprepared FP32 activations
-// (Nvfp4GemvArgs::x_amax), converted to FP16 as they are loaded.
-template <bool kVectorX, bool kStreamed, bool kFloatX>
-__global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kernel(const __grid_constant__ GemvParams p) {
-    // Local plan: the partial tiles of the K slices, [warp][lane], summed by slice 0.
-    extern __shared__ __align__(16) float4 slice_partials[];
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+// The quads one warp multiplies.  Quad indices are 32-bit (the host checks
+// that they fit): a 64-bit division costs a ~70-instruction call, which
+// delays the first weight load (measured: 0.4-0.9 us per launch).
+// Local plan: slice s of its CTA's tile takes quads s, s + slices, ...: at any
+// moment the slices of a tile read neighbouring 2 KB records (faster than a
+// contiguous range per slice: Qwen3-8B qkv 7.75 against 8.37 us).
+// Streamed plan: the run [begin, end) of the tile-major sequence
+// (tile * k_quads + quad), starting at quad first_quad of first_tile.
+struct WarpWork {
+    int first_tile = 0, first_quad = 0, begin = 0, end = 0;
+    bool has_work = false;
+};
+
+template <bool kStreamed>
+__device__ __forceinline__ WarpWork warp_work(const GemvParams &p, int warp) {
+    WarpWork work;
+    const int k_quads = p.k_quads;
+    if constexpr (!kStreamed) {
+        work.first_quad = warp % p.slices;
+        work.first_tile = static_cast<int>(blockIdx.x) * p.tiles_per_cta + warp / p.slices;
+        work.has_work = work.first_tile < p.row_tiles && work.first_quad < k_quads;
+    } else {
+        const int run = static_cast<int>(blockIdx.x) * kMaxWarps + warp;
+        work.begin = min(run * p.quads_per_run, p.total_quads);
+        work.end = min(work.begin + p.quads_per_run, p.total_quads);
+        work.first_tile = static_cast<int>(static_cast<unsigned>(work.begin) / static_cast<unsigned>(k_quads));
+        work.first_quad = work.begin - work.first_tile * k_quads;
+        work.has_work = work.begin < work.end;
+    }
+    return work;
+}
+
+// The warp's first quad into w where it has one inside K; returns whether it
+// did.  Weights are constant, so this may run before a wait (for the previous
+// kernel, or at nvfp4_gemv_pair's grid barrier).  Asking the L2 for the next 3
+// quads as well was measured slower on the H100 (Qwen3-8B gate_up 24.1 vs
+// 22.4 us, qkv 8.9 vs 7.7): docs/gemv.md.
+__device__ __forceinline__ bool load_first_quad(const GemvParams &p, const WarpWork &work, int lane, QuadWeights &w) {
+    if (!work.has_work || work.first_quad >= p.full_quads) return false;
+    const int64_t record = work.first_quad * p.quad_stride + work.first_tile * p.tile_stride;
+    load_full_quad(p.codes + record * 128 + lane, p.scales + record * 32 + lane, w);
+    return true;
+}
+
+// One product once its inputs are ready: the warp's quads (w holds the first
+// where `loaded`), the reduction of cut tiles, the epilogue, the next weight's
+// prefetch.  X is the activations' element type: __half (prepared), float
+// (FP32, constant during the launch) or FreshFloat (FP32 written earlier in
+// the launch).  A warp may return early; nothing that follows in the caller
+// may need it before a __syncthreads.
+template <bool kVectorX, bool kStreamed, typename X>
+__device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork &work, int warp, int lane, bool loaded,
+                                             QuadWeights &w, float4 *slice_partials) {
     const int g = lane >> 2;
     // B-fragment column g is token g; columns past M repeat the last token
     // (in bounds and finite) and their results are never stored.
     const int token = min(g, p.tokens - 1);
-
-    // The quads this warp multiplies.  Quad indices are 32-bit (the host
-    // checks that they fit): a 64-bit division costs a ~70-instruction call,
-    // which delays the first weight load (measured: 0.4-0.9 us per launch).
-    // Local plan: slice s of its CTA's tile takes quads s, s + slices, ...: at
-    // any moment the slices of a tile read neighbouring 2 KB records (faster
-    // than a contiguous range per slice: Qwen3-8B qkv 7.75 against 8.37 us).
-    // Streamed plan: the run [begin, end) of the tile-major sequence
-    // (tile * k_quads + quad), starting at quad first_quad of first_tile.
-    const int k_quads = static_cast<int>(p.k_quads);
-    int first_tile = 0, first_quad = 0, begin = 0, end = 0;
-    bool has_work;
-    if constexpr (!kStreamed) {
-        first_quad = warp % p.slices;
-        first_tile = static_cast<int>(blockIdx.x) * p.tiles_per_cta + warp / p.slices;
-        has_work = first_tile < p.row_tiles && first_quad < k_quads;
-    } else {
-        const int run = static_cast<int>(blockIdx.x) * kMaxWarps + warp;
-        begin = min(run * p.quads_per_run, p.total_quads);
-        end = min(begin + p.quads_per_run, p.total_quads);
-        first_tile = static_cast<int>(static_cast<unsigned>(begin) / static_cast<unsigned>(k_quads));
-        first_quad = begin - first_tile * k_quads;
-        has_work = begin < end;
-    }
-
-    // While the previous kernel of the stream finishes (dependent_launch.cuh):
-    // the first quad's weights into registers (weights are constant; the
-    // activations, the partials and the counters are touched after the wait).
-    // Asking the L2 for the next 3 quads as well was measured slower on the
-    // H100 (Qwen3-8B gate_up 24.1 vs 22.4 us, qkv 8.9 vs 7.7): docs/gemv.md.
-    QuadWeights w;
-    const bool loaded = has_work && first_quad < p.full_quads;
-    if (loaded) {
-        const int64_t record = first_quad * p.quad_stride + first_tile * p.tile_stride;
-        load_full_quad(p.codes + record * 128 + lane, p.scales + record * 32 + lane, w);
-    }
-    cuda::begin_dependent_kernel();
-    using X = std::conditional_t<kFloatX, float, __half>;
+    const int k_quads = p.k_quads;
     // FP32 input: the inverse of the B-fragment token's row scale (exact: a power of two).
     float inverse = 1.0f;
-    if constexpr (kFloatX) inverse = 1.0f / input_row_scale(p, token);
+    if constexpr (!std::is_same_v<X, __half>) inverse = 1.0f / input_row_scale(p, token);
 
     float acc[4] = {};
     if constexpr (!kStreamed) {
-        if (has_work)
-            tile_quads<kVectorX, X>(p, first_tile, first_quad, k_quads, p.slices, token, inverse, lane, loaded, w, acc);
+        if (work.has_work)
+            tile_quads<kVectorX, X>(p, work.first_tile, work.first_quad, k_quads, p.slices, token, inverse, lane,
+                                    loaded, w, acc);
         prefetch_next_weight(p, warp, lane);
         if (p.slices > 1) {
             // Sum the K slices of each tile in slice order (deterministic).
             slice_partials[warp * 32 + lane] = make_float4(acc[0], acc[1], acc[2], acc[3]);
             __syncthreads();
-            if (warp % p.slices != 0) return;  // no barrier follows
+            if (warp % p.slices != 0) return;
             acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
             for (int other = 0; other < p.slices; ++other) {
                 const float4 v = slice_partials[(warp + other) * 32 + lane];
@@ -477,18 +508,18 @@ __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kern
                 acc[3] += v.w;
             }
         }
-        if (first_tile < p.row_tiles) epilogue(p, first_tile, lane, acc);
+        if (work.first_tile < p.row_tiles) epilogue(p, work.first_tile, lane, acc);
     } else {
         // Streamed plan: the run may end one tile and start others.  A tile whose
         // K lies wholly in the run is finished here; a tile cut between runs is
         // finished by the last of its runs to arrive, which adds the parts in run
         // order (deterministic) from the workspace.
         const int run = static_cast<int>(blockIdx.x) * kMaxWarps + warp;
-        int tile = first_tile, q0 = first_quad;
-        for (int i = begin; i < end; ++tile, q0 = 0) {
-            const int q1 = min(k_quads, q0 + (end - i));
+        int tile = work.first_tile, q0 = work.first_quad;
+        for (int i = work.begin; i < work.end; ++tile, q0 = 0) {
+            const int q1 = min(k_quads, q0 + (work.end - i));
             acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
-            tile_quads<kVectorX, X>(p, tile, q0, q1, 1, token, inverse, lane, loaded && i == begin, w, acc);
+            tile_quads<kVectorX, X>(p, tile, q0, q1, 1, token, inverse, lane, loaded && i == work.begin, w, acc);
             i += q1 - q0;
             if (q0 == 0 && q1 == k_quads) {
                 epilogue(p, tile, lane, acc);
@@ -521,6 +552,53 @@ __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kern
         }
         prefetch_next_weight(p, warp, lane);
     }
+}
+
+// kStreamed: the plan (Plan below), one instance each, so that each keeps
+// its registers for the loop.  kFloatX: unprepared FP32 activations
+// (Nvfp4GemvArgs::x_amax), converted to FP16 as they are loaded.
+template <bool kVectorX, bool kStreamed, bool kFloatX>
+__global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kernel(const __grid_constant__ GemvParams p) {
+    // Local plan: the partial tiles of the K slices, [warp][lane], summed by slice 0.
+    extern __shared__ __align__(16) float4 slice_partials[];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const WarpWork work = warp_work<kStreamed>(p, warp);
+    // While the previous kernel of the stream finishes (dependent_launch.cuh):
+    // the first quad's weights into registers (weights are constant; the
+    // activations, the partials and the counters are touched after the wait).
+    QuadWeights w;
+    const bool loaded = load_first_quad(p, work, lane, w);
+    cuda::begin_dependent_kernel();
+    gemv_product<kVectorX, kStreamed, std::conditional_t<kFloatX, float, __half>>(p, work, warp, lane, loaded, w,
+                                                                                  slice_partials);
+}
+
+// nvfp4_gemv_pair: two products in one launch, the second reading what the
+// first wrote (nvfp4_gemv.h).  The first reads prepared FP16 activations, the
+// second FP32 ones with their row maxima (the decode step's gate_up -> down).
+// Between them every CTA waits at a grid barrier, holding its warps' first
+// quad of the second weight, which it loaded before arriving: the DRAM keeps
+// streaming across the barrier, where two launches would drain the first
+// kernel, place the second's CTAs and ramp up again (docs/gemv.md).
+template <bool kStreamedFirst, bool kStreamedSecond>
+__global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm)
+    nvfp4_gemv_pair_kernel(const __grid_constant__ GemvParams first, const __grid_constant__ GemvParams second,
+                           cuda::GridBarrier *barrier) {
+    extern __shared__ __align__(16) float4 slice_partials[];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    QuadWeights w;
+    unsigned ticket = 0;
+    {
+        const WarpWork work = warp_work<kStreamedFirst>(first, warp);
+        const bool loaded = load_first_quad(first, work, lane, w);
+        cuda::begin_dependent_kernel();
+        if (threadIdx.x == 0) ticket = cuda::grid_barrier_ticket(barrier);
+        gemv_product<true, kStreamedFirst, __half>(first, work, warp, lane, loaded, w, slice_partials);
+    }
+    const WarpWork work = warp_work<kStreamedSecond>(second, warp);
+    const bool loaded = load_first_quad(second, work, lane, w);
+    cuda::grid_barrier(barrier, ticket);
+    gemv_product<true, kStreamedSecond, FreshFloat>(second, work, warp, lane, loaded, w, slice_partials);
 }
 
 // How a launch divides the quads among warps.  Local: each tile's K is cut
@@ -675,7 +753,17 @@ int nvfp4_gemv_splits(const Nvfp4GemvLayout &layout, int tokens, int requested) 
     return plan.local ? plan.slices : plan.max_parts;
 }
 
-void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaStream_t stream) {
+namespace {
+
+// The checks every launch makes, and its parameters and plan.
+struct Launch {
+    GemvParams params{};
+    Plan plan;
+    bool vector_x = false;  // 16-byte activation loads (x and its row stride allow them)
+    size_t shared_bytes = 0;
+};
+
+Launch prepare_launch(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args) {
     const Nvfp4GemvLayout &layout = weight.layout;
     if (args.tokens < 1 || args.tokens > kNvfp4GemvMaxTokens)
         fail(RESET_ERR_UNSUPPORTED, "nvfp4 gemv: ", args.tokens, " tokens (supported: 1 to ", kNvfp4GemvMaxTokens,
@@ -709,8 +797,9 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
              " decode, but this GPU runs the ", decode_name(decode), " decode (repack with nvfp4_gemv_device_decode())");
 
     check_weight_prefetch(args.prefetch, "nvfp4 gemv");
-    const Plan plan = make_plan(layout, args.splits);
-    GemvParams p{};
+    Launch launch;
+    const Plan plan = launch.plan = make_plan(layout, args.splits);
+    GemvParams &p = launch.params;
     p.codes = static_cast<const uint4 *>(weight.codes);
     p.scales = static_cast<const uint2 *>(weight.scales);
     if (layout.row_tiles * layout.k_quads() > 0x7fffffff)
@@ -755,14 +844,93 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
         p.partials = reinterpret_cast<float *>(static_cast<uint8_t *>(args.workspace) + kCounterBytes);
     }
     if (plan.ctas > 0x7fffffff) fail(RESET_ERR_UNSUPPORTED, "nvfp4 gemv: weight too large");
-    const size_t smem = plan.local && plan.slices > 1 ? static_cast<size_t>(kMaxWarps) * 32 * sizeof(float4) : 0;
-    // 16-byte activation loads where x and its row stride allow them, else 4-byte ones.
-    const bool vector_x = reinterpret_cast<uintptr_t>(args.x) % 16 == 0 && args.ldx % 8 == 0;
+    launch.shared_bytes = plan.local && plan.slices > 1 ? static_cast<size_t>(kMaxWarps) * 32 * sizeof(float4) : 0;
+    launch.vector_x = reinterpret_cast<uintptr_t>(args.x) % 16 == 0 && args.ldx % 8 == 0;
+    return launch;
+}
+
+static_assert(sizeof(cuda::GridBarrier) == kNvfp4GemvPairBarrierBytes, "nvfp4_gemv.h states the barrier's size");
+
+using PairKernel = void (*)(GemvParams, GemvParams, cuda::GridBarrier *);
+
+PairKernel pair_kernel(bool streamed_first, bool streamed_second) {
+    return streamed_first ? (streamed_second ? nvfp4_gemv_pair_kernel<true, true> : nvfp4_gemv_pair_kernel<true, false>)
+                          : (streamed_second ? nvfp4_gemv_pair_kernel<false, true> : nvfp4_gemv_pair_kernel<false, false>);
+}
+
+// CTAs of a pair kernel that can be resident at once on the current device
+// (its register and shared-memory use as compiled for this GPU).
+int64_t resident_pair_ctas(PairKernel kernel, size_t shared_bytes) {
+    int per_sm = 0;
+    RESET_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * kMaxWarps, shared_bytes));
+    return static_cast<int64_t>(per_sm) * cuda::multiprocessor_count();
+}
+
+// Why a pair cannot run as one launch (nullptr: it can).
+const char *pair_refusal(const Launch &first, const Nvfp4GemvArgs &first_args, const Launch &second,
+                         const Nvfp4GemvArgs &second_args) {
+    if (first_args.x_amax || !first.vector_x)
+        return "the first product must read prepared FP16 activations, 16-byte aligned with ldx a multiple of 8";
+    if (!second_args.x_amax) return "the second product must read FP32 activations with their row maxima (x_amax)";
+    if (first_args.tokens != second_args.tokens) return "both products must have the same tokens";
+    int device = 0, cooperative = 0;
+    RESET_CUDA_CHECK(cudaGetDevice(&device));
+    RESET_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+    if (!cooperative) return "the device has no cooperative launch";
+    const PairKernel kernel = pair_kernel(!first.plan.local, !second.plan.local);
+    const int64_t ctas = std::max(first.plan.ctas, second.plan.ctas);
+    if (ctas > resident_pair_ctas(kernel, std::max(first.shared_bytes, second.shared_bytes)))
+        return "the plans need more CTAs than the device holds at once";
+    return nullptr;
+}
+
+}  // namespace
+
+void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaStream_t stream) {
+    const Launch launch = prepare_launch(weight, args);
+    const Plan &plan = launch.plan;
+    const bool vector_x = launch.vector_x;
     auto kernel = args.x_amax ? (plan.local ? nvfp4_gemv_kernel<true, false, true> : nvfp4_gemv_kernel<true, true, true>)
                   : plan.local ? (vector_x ? nvfp4_gemv_kernel<true, false, false> : nvfp4_gemv_kernel<false, false, false>)
                                : (vector_x ? nvfp4_gemv_kernel<true, true, false> : nvfp4_gemv_kernel<false, true, false>);
-    cuda::launch_kernel("nvfp4_gemv", kernel, dim3(static_cast<unsigned>(plan.ctas)), dim3(32 * kMaxWarps), smem,
-                        stream, p);
+    cuda::launch_kernel("nvfp4_gemv", kernel, dim3(static_cast<unsigned>(plan.ctas)), dim3(32 * kMaxWarps),
+                        launch.shared_bytes, stream, launch.params);
+}
+
+bool nvfp4_gemv_pair_runs(const Nvfp4GemvWeight &first, const Nvfp4GemvArgs &first_args,
+                          const Nvfp4GemvWeight &second, const Nvfp4GemvArgs &second_args) {
+    return pair_refusal(prepare_launch(first, first_args), first_args, prepare_launch(second, second_args),
+                        second_args) == nullptr;
+}
+
+void nvfp4_gemv_pair(const Nvfp4GemvWeight &first, const Nvfp4GemvArgs &first_args, const Nvfp4GemvWeight &second,
+                     const Nvfp4GemvArgs &second_args, void *barrier, cudaStream_t stream) {
+    const Launch a = prepare_launch(first, first_args), b = prepare_launch(second, second_args);
+    if (const char *why = pair_refusal(a, first_args, b, second_args))
+        fail(RESET_ERR_UNSUPPORTED, "nvfp4 gemv pair: ", why);
+    require(barrier, "nvfp4 gemv pair: barrier");
+    if (reinterpret_cast<uintptr_t>(barrier) % alignof(cuda::GridBarrier))
+        fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv pair: the barrier must be ", alignof(cuda::GridBarrier),
+             "-byte aligned");
+    const PairKernel kernel = pair_kernel(!a.plan.local, !b.plan.local);
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(static_cast<unsigned>(std::max(a.plan.ctas, b.plan.ctas)));
+    config.blockDim = dim3(32 * kMaxWarps);
+    config.dynamicSmemBytes = std::max(a.shared_bytes, b.shared_bytes);
+    config.stream = stream;
+    // Cooperative: the driver places every CTA at once or refuses the launch, so the grid
+    // barrier never waits for a CTA that another launch (another session's pair, on another
+    // stream) keeps from being placed.
+    // It costs time: the launch waits for the previous kernel's last CTA to leave (measured
+    // on the H200, docs/gemv.md, session 13), which is why the decode step does not use the
+    // pair yet.
+    cudaLaunchAttribute attributes[2];
+    attributes[0].id = cudaLaunchAttributeCooperative;
+    attributes[0].val.cooperative = 1;
+    config.attrs = attributes;
+    config.numAttrs = cuda::append_dependent_launch(attributes, 1);
+    cuda::check(cudaLaunchKernelEx(&config, kernel, a.params, b.params, static_cast<cuda::GridBarrier *>(barrier)),
+                "nvfp4_gemv_pair");
 }
 
 }  // namespace reset

@@ -89,6 +89,18 @@ size_t weight_prefetch_bytes() {
     return bytes;
 }
 
+// From how many rows a layer's gate_up and down GEMVs run as one launch with a grid barrier
+// between them (nvfp4_gemv_pair).  Never by default: in its safe, cooperative form the pair was
+// slower than two launches at every batch size measured (docs/cuda-engine.md, session 13).
+// RESET_GEMV_PAIR=1 turns it on from one row, for the A/B runs and the engine test.
+int pair_min_rows() {
+    static const int rows = [] {
+        const char *v = std::getenv("RESET_GEMV_PAIR");
+        return v && std::strcmp(v, "1") == 0 ? 1 : kMaxRows + 1;
+    }();
+    return rows;
+}
+
 // What the host writes before a step; copied to the device in one transfer.
 struct StepInput {
     int32_t positions[kMaxRows];
@@ -150,7 +162,20 @@ private:
     // x_amax is set, straight from FP32 activations x (Nvfp4GemvArgs::x_amax: no prepare launch).
     void enqueue_gemv(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual,
                       float *y_amax = nullptr, const float *x = nullptr, int64_t ldx = 0,
-                      const float *x_amax = nullptr, const WeightPrefetch &next = {});
+                      const float *x_amax = nullptr, const WeightPrefetch &next = {}) {
+        nvfp4_gemv(part.gemv, gemv_args(part, rows, y, ldy, add_residual, y_amax, x, ldx, x_amax, next), stream_);
+    }
+    // The arguments of that GEMV.
+    Nvfp4GemvArgs gemv_args(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual,
+                            float *y_amax, const float *x, int64_t ldx, const float *x_amax,
+                            const WeightPrefetch &next);
+    // RMSNorm of x_ (rows from `first`) with `weight`, prepared as part's FP16 input in
+    // x16_ / row_scale_ (kernels/rms_norm_prepare.h; fuses_norm).
+    void enqueue_norm_prepare(const float *weight, int first, int rows, const DeviceLinearPart &part);
+    // Where `layer`'s MLP can run as the norm, then gate_up and down in one nvfp4_gemv_pair launch
+    // (SiLU·up left in act_ with its row maxima act_amax, down added to x_), enqueue it and
+    // return true; else enqueue nothing.
+    bool enqueue_mlp_pair(const DeviceLayer &layer, int rows, float *act_amax);
     // The same product through the GEMM path: every checkpoint row of the part (a fused
     // gate_up writes [gate | up], 2 * intermediate columns), then the epilogue.
     void enqueue_gemm(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual);
@@ -188,6 +213,16 @@ private:
         a.ld_x16 = ld_x16_;
         a.row_scale = row_scale_.as<float>();
     }
+    // The fields RmsNormArgs and RmsNormPrepareArgs share: the norm of x_'s rows from `first`.
+    template <typename Args>
+    void set_norm_input(Args &a, const float *weight, int first, int rows) const {
+        a.rows = rows;
+        a.cols = config_.hidden_size;
+        a.x = x_.as<float>() + int64_t(first) * ld_act_;
+        a.ldx = ld_act_;
+        a.weight = weight;
+        a.eps = static_cast<float>(config_.rms_norm_eps);
+    }
     // x_amax (GEMV path, reads_float_input): the rows' max |x|; the GEMV then reads x directly.
     void enqueue_linear(const DeviceLinear &linear, int rows, const float *x, int64_t ldx, float *y, int64_t ldy,
                         bool add_residual, bool gemm = false, const float *x_amax = nullptr,
@@ -223,6 +258,7 @@ private:
     size_t layer_elements_ = 0;
     DeviceBuffer x_, normed_, qkv_, q_, attention_, gate_up_, act_, x16_, row_scale_;
     DeviceBuffer gemv_workspace_, attention_workspace_;
+    DeviceBuffer gemv_barrier_;  // nvfp4_gemv_pair's grid barrier state (kNvfp4GemvPairBarrierBytes)
     // [layer][attention output, gate_up output][kMaxRows] row maxima |x| (reads_float_input),
     // zeroed at the start of every GEMV-path forward pass; their producers atomicMax into them.
     DeviceBuffer amax_;
@@ -292,6 +328,7 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
         row_scale_ = allocate(rows * 4, "activations");
         amax_ = allocate(size_t(c.n_layers) * 2 * kMaxRows * 4, "activation row maxima");
         gemv_workspace_ = allocate(std::max<size_t>(dm_.gemv_workspace_bytes, 16), "GEMV workspace");
+        gemv_barrier_ = allocate(kNvfp4GemvPairBarrierBytes, "GEMV pair barrier");
         // Sized for the larger of a decode step (sequences_ rows) and a GEMV prefill pass (kMaxRows
         // rows), each with the splits that fill the GPU for it (batch x splits is about constant).
         size_t attention_bytes = 16;
@@ -382,9 +419,9 @@ KvCacheLayerView CudaSession::cache_view(int32_t layer) const {
 
 // The NVFP4 GEMV of one part on the prepared activations in x16_ / row_scale_, or on FP32 x
 // with its row maxima x_amax.
-void CudaSession::enqueue_gemv(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual,
-                               float *y_amax, const float *x, int64_t ldx, const float *x_amax,
-                               const WeightPrefetch &next) {
+Nvfp4GemvArgs CudaSession::gemv_args(const DeviceLinearPart &part, int rows, float *y, int64_t ldy,
+                                     bool add_residual, float *y_amax, const float *x, int64_t ldx,
+                                     const float *x_amax, const WeightPrefetch &next) {
     float *out = y + part.column;
     Nvfp4GemvArgs args;
     args.tokens = rows;
@@ -407,7 +444,20 @@ void CudaSession::enqueue_gemv(const DeviceLinearPart &part, int rows, float *y,
     args.workspace = gemv_workspace_.as();
     args.workspace_bytes = gemv_workspace_.bytes();
     args.prefetch = next;
-    nvfp4_gemv(part.gemv, args, stream_);
+    return args;
+}
+
+bool CudaSession::enqueue_mlp_pair(const DeviceLayer &layer, int rows, float *act_amax) {
+    if (rows < pair_min_rows() || !act_amax || !fuses_norm(layer.gate_up) || !reads_float_input(layer.down)) return false;
+    const DeviceLinearPart &gate_up = layer.gate_up.parts[0], &down = layer.down.parts[0];
+    const Nvfp4GemvArgs first = gemv_args(gate_up, rows, act_.as<float>(), ld_act_, false, act_amax, nullptr, 0,
+                                          nullptr, {});
+    const Nvfp4GemvArgs second = gemv_args(down, rows, x_.as<float>(), ld_act_, true, nullptr, act_.as<float>(),
+                                           ld_act_, act_amax, {});
+    if (!nvfp4_gemv_pair_runs(gate_up.gemv, first, down.gemv, second)) return false;
+    enqueue_norm_prepare(layer.post_attention_norm, 0, rows, gate_up);
+    nvfp4_gemv_pair(gate_up.gemv, first, down.gemv, second, gemv_barrier_.as(), stream_);
+    return true;
 }
 
 void CudaSession::enqueue_gemm(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual) {
@@ -450,30 +500,23 @@ void CudaSession::enqueue_gemm(const DeviceLinearPart &part, int rows, float *y,
     prefill_epilogue(e, stream_);
 }
 
+void CudaSession::enqueue_norm_prepare(const float *weight, int first, int rows, const DeviceLinearPart &part) {
+    RmsNormPrepareArgs a;
+    set_norm_input(a, weight, first, rows);
+    set_preparation(a, part);
+    rms_norm_prepare(a, stream_);
+}
+
 void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, const DeviceLinear &linear, float *y,
                                       int64_t ldy, bool gemm, float *y_amax, const WeightPrefetch &next) {
-    const ModelConfig &c = config_;
-    const float *x = x_.as<float>() + int64_t(first) * ld_act_;
-    auto norm_input = [&](auto &a) {  // the fields RmsNormArgs and RmsNormPrepareArgs share
-        a.rows = rows;
-        a.cols = c.hidden_size;
-        a.x = x;
-        a.ldx = ld_act_;
-        a.weight = weight;
-        a.eps = static_cast<float>(c.rms_norm_eps);
-    };
     if (fuses_norm(linear)) {
-        const DeviceLinearPart &part = linear.parts[0];
-        RmsNormPrepareArgs a;
-        norm_input(a);
-        set_preparation(a, part);
-        rms_norm_prepare(a, stream_);
-        enqueue_product(part, rows, y, ldy, false, gemm, y_amax, next);
+        enqueue_norm_prepare(weight, first, rows, linear.parts[0]);
+        enqueue_product(linear.parts[0], rows, y, ldy, false, gemm, y_amax, next);
         return;
     }
     if (y_amax) fail(RESET_ERR_INTERNAL, "row maxima asked of a linear without the fused norm");
     RmsNormArgs a;
-    norm_input(a);
+    set_norm_input(a, weight, first, rows);
     a.out = normed_.as<float>();
     a.ld_out = ld_act_;
     rms_norm(a, stream_);
@@ -601,6 +644,8 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         if (layer.gate_up.fused_silu && !gemm) {
             // The down GEMV reads the SiLU·up output directly where both GEMVs allow it.
             if (fuses_norm(layer.gate_up) && reads_float_input(layer.down)) act_amax = row_amax(l, 1);
+            // Both in one launch where turned on (nvfp4_gemv_pair, pair_min_rows).
+            if (enqueue_mlp_pair(layer, rows, act_amax)) continue;
             enqueue_norm_linear(layer.post_attention_norm, 0, rows, layer.gate_up, act_.as<float>(), ld_act_, false,
                                 act_amax);
         } else {

@@ -164,19 +164,21 @@ struct Shape {
     int64_t n, k;
 };
 
+struct Model {
+    const char *name;
+    int64_t hidden, qkv, o_in, inter, vocab;
+};
+
+// models.md: qkv N, o K (= heads * head_dim), intermediate, vocab.
+const Model kModels[] = {
+    {"R1-Distill-Qwen-7B", 3584, 4608, 3584, 18944, 152064}, {"Qwen3-8B", 4096, 6144, 4096, 12288, 151936},
+    {"Qwen3-14B", 5120, 7168, 5120, 17408, 151936},          {"R1-Distill-Qwen-14B", 5120, 7168, 5120, 13824, 152064},
+    {"Qwen3-32B", 5120, 10240, 8192, 25600, 151936},
+};
+
 std::vector<Shape> model_shapes() {
-    struct Model {
-        const char *name;
-        int64_t hidden, qkv, o_in, inter, vocab;
-    };
-    // models.md: qkv N, o K (= heads * head_dim), intermediate, vocab.
-    const Model models[] = {
-        {"R1-Distill-Qwen-7B", 3584, 4608, 3584, 18944, 152064}, {"Qwen3-8B", 4096, 6144, 4096, 12288, 151936},
-        {"Qwen3-14B", 5120, 7168, 5120, 17408, 151936},          {"R1-Distill-Qwen-14B", 5120, 7168, 5120, 13824, 152064},
-        {"Qwen3-32B", 5120, 10240, 8192, 25600, 151936},
-    };
     std::vector<Shape> shapes;
-    for (const Model &m : models) {
+    for (const Model &m : kModels) {
         shapes.push_back({std::string(m.name) + " qkv", m.name, "qkv", m.qkv, m.hidden});
         shapes.push_back({std::string(m.name) + " o", m.name, "o", m.hidden, m.o_in});
         shapes.push_back({std::string(m.name) + " gate_up", m.name, "gate_up", 2 * m.inter, m.hidden});
@@ -195,6 +197,96 @@ struct Result {
 };
 
 int copies_for(double bytes, double l2) { return std::max(2, static_cast<int>(4.0 * l2 / bytes) + 1); }
+
+// A layer's MLP as the decode step runs it: gate_up (SiLU·up and its row
+// maxima into act, FP32) then down (reading act, adding into x), as two
+// launches chained by programmatic dependent launch, and as one
+// nvfp4_gemv_pair launch (a grid barrier between the products).  The weights
+// of both rotate through copies that total more than 4x the L2.
+void bench_mlp_pairs(cudaStream_t stream, double l2, double stream_gbps, const std::vector<int> &token_counts,
+                     const std::string &only, std::vector<Result> &results) {
+    int device = 0, cooperative = 0, major = 0;
+    CUDA_OK(cudaGetDevice(&device));
+    CUDA_OK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+    CUDA_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    if (!cooperative) return;
+    for (const Model &model : kModels) {
+        const std::string name = std::string(model.name) + " mlp";
+        if (!only.empty() && name.find(only) == std::string::npos) continue;
+        const reset::Nvfp4GemvDecode decode = reset::nvfp4_gemv_device_decode();
+        const reset::Nvfp4GemvLayout gate_up = reset::nvfp4_gemv_layout(2 * model.inter, model.hidden, true, decode);
+        const reset::Nvfp4GemvLayout down = reset::nvfp4_gemv_layout(model.hidden, model.inter, false, decode);
+        const double bytes = (2.0 * model.inter * model.hidden + 1.0 * model.hidden * model.inter) * 0.5625;
+        const int copies = copies_for(bytes, l2);
+        const size_t ws_bytes = std::max(reset::nvfp4_gemv_workspace_bytes(gate_up), reset::nvfp4_gemv_workspace_bytes(down));
+        std::vector<void *> buffers;
+        auto device_buffer = [&](size_t n) {
+            void *p;
+            CUDA_OK(cudaMalloc(&p, std::max<size_t>(n, 16)));
+            buffers.push_back(p);
+            return p;
+        };
+        std::vector<reset::Nvfp4GemvWeight> gate_ups, downs;
+        for (int c = 0; c < copies; ++c) {
+            for (const auto *layout : {&gate_up, &down}) {
+                void *codes = device_buffer(layout->code_bytes()), *scales = device_buffer(layout->scale_bytes());
+                random_bytes(codes, layout->code_bytes(), 211 + c);
+                random_bytes(scales, layout->scale_bytes(), 311 + c, 0x1f, 0x28);  // E4M3 2^-2 .. 2^2
+                (layout == &gate_up ? gate_ups : downs).push_back({*layout, codes, scales, 0.01f});
+            }
+        }
+        void *workspace = device_buffer(ws_bytes), *barrier = device_buffer(reset::kNvfp4GemvPairBarrierBytes);
+        CUDA_OK(cudaMemset(workspace, 0, ws_bytes));
+        CUDA_OK(cudaMemset(barrier, 0, reset::kNvfp4GemvPairBarrierBytes));
+        constexpr int kMaxM = 8;
+        void *x16 = device_buffer(kMaxM * model.hidden * 2), *act = device_buffer(kMaxM * model.inter * 4),
+             *x = device_buffer(kMaxM * model.hidden * 4), *amax = device_buffer(kMaxM * 4);
+        random_values(x16, kMaxM * model.hidden, 1, 17);
+        CUDA_OK(cudaMemset(act, 0, kMaxM * model.inter * 4));
+        CUDA_OK(cudaMemset(x, 0, kMaxM * model.hidden * 4));
+        CUDA_OK(cudaMemset(amax, 0, kMaxM * 4));
+        for (int m : token_counts) {
+            reset::Nvfp4GemvArgs first, second;
+            first.tokens = second.tokens = m;
+            first.x = x16;
+            first.ldx = model.hidden;
+            first.y = act;
+            first.ldy = model.inter;
+            first.y_amax = static_cast<float *>(amax);
+            second.x = act;
+            second.ldx = model.inter;
+            second.x_amax = static_cast<float *>(amax);
+            second.y = x;
+            second.residual = x;
+            second.ldy = second.ld_residual = model.hidden;
+            for (reset::Nvfp4GemvArgs *a : {&first, &second}) {
+                a->workspace = workspace;
+                a->workspace_bytes = ws_bytes;
+            }
+            // The residual stream grows by the product each launch; the row maxima only rise.
+            // Neither changes the time (no data-dependent work).
+            const reset::cuda::ScopedDependentLaunch chained(major >= 9);
+            const double two = time_graph(stream, [&](int i) {
+                reset::nvfp4_gemv(gate_ups[i % copies], first, stream);
+                reset::nvfp4_gemv(downs[i % copies], second, stream);
+            });
+            double pair = 0;
+            const bool runs = reset::nvfp4_gemv_pair_runs(gate_ups[0], first, downs[0], second);
+            if (runs)
+                pair = time_graph(stream, [&](int i) {
+                    reset::nvfp4_gemv_pair(gate_ups[i % copies], first, downs[i % copies], second, barrier, stream);
+                });
+            results.push_back({name, model.name, "mlp", "mlp_two_launches_chained", model.hidden, model.inter, m, two,
+                               bytes, 0});
+            if (runs)
+                results.push_back({name, model.name, "mlp", "mlp_pair", model.hidden, model.inter, m, pair, bytes, 0});
+            std::printf("%-30s M=%d  gate_up + down: two launches %8.2f us %5.1f%%   pair %8.2f us %5.1f%%%s\n",
+                        name.c_str(), m, two, 100.0 * bytes / two / 1e3 / stream_gbps, pair,
+                        runs ? 100.0 * bytes / pair / 1e3 / stream_gbps : 0.0, runs ? "" : " (pair does not run)");
+        }
+        for (void *p : buffers) CUDA_OK(cudaFree(p));
+    }
+}
 
 }  // namespace
 
@@ -480,6 +572,8 @@ int main(int argc, char **argv) {
             CUDA_OK(cudaFree(scale));
         }
     }
+
+    bench_mlp_pairs(stream, l2, stream_gbps, token_counts, only, results);
 
     if (!json_path.empty()) {
         FILE *f = std::fopen(json_path.c_str(), "w");

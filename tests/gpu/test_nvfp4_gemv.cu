@@ -589,6 +589,169 @@ void test_prefetch() {
     }
 }
 
+template <typename Body>
+void expect_error(reset_status want, const char *label, Body body) {
+    try {
+        body();
+        EXPECT(false, "%s: no error raised", label);
+    } catch (const reset::Error &e) {
+        EXPECT(e.status() == want, "%s: status %d (%s)", label, static_cast<int>(e.status()), e.what());
+    }
+}
+
+// nvfp4_gemv_pair: gate_up (SiLU·up and its row maxima into act) then down
+// (reading act, adding into y) in one launch must leave exactly the bits of
+// the two launches, in every combination of the two plans, at M = 1, 3 and 8,
+// with one shared workspace; launched again and replayed from a CUDA graph, the
+// barrier's state must serve every launch (same bits each time), and nothing
+// outside [tokens][outputs] of act and y may be written.
+struct PairRun {
+    std::vector<uint8_t> act, amax, y;  // whole buffers, gaps included
+};
+
+void test_pair(bool quick) {
+    const reset::Nvfp4GemvDecode decode = reset::nvfp4_gemv_device_decode();
+    struct Shape {
+        int64_t gate_up_outputs, hidden, down_rows;
+    };
+    // K of down = gate_up's outputs: 208 = 3 quads + a tail super; 1040 = 4 quads + 16.
+    const Shape shapes[] = {{208, 4128, 77}, {1040, 1024, 999}};
+    for (const Shape &shape : shapes) {
+        if (quick && &shape != shapes) break;  // compute-sanitizer runs: the first shape
+        const HostWeight wg = random_weight(2 * shape.gate_up_outputs, shape.hidden);
+        const HostWeight wd = random_weight(shape.down_rows, shape.gate_up_outputs);
+        Device dg(wg, true, decode), dd(wd, false, decode);
+        DeviceBuffer workspace(std::max(dg.workspace.bytes, dd.workspace.bytes));
+        CUDA_OK(cudaMemset(workspace.ptr, 0, workspace.bytes));
+        DeviceBuffer barrier(reset::kNvfp4GemvPairBarrierBytes);
+        CUDA_OK(cudaMemset(barrier.ptr, 0, barrier.bytes));
+        const int64_t ld_act = shape.gate_up_outputs + 4;  // FP32 rows 16-byte aligned, a gap after each
+        const int64_t ldy = shape.down_rows + 3;
+        for (int tokens : {1, 3, 8}) {
+            const std::vector<float> x = random_fp16_values(static_cast<size_t>(tokens * shape.hidden), 1.0f);
+            DeviceBuffer xd(x.size() * 2);
+            xd.upload(to_half(x).data(), xd.bytes);
+            std::vector<float> residual(static_cast<size_t>((tokens + 1) * ldy));
+            std::normal_distribution<float> normal(0.0f, 1.0f);
+            for (float &v : residual) v = normal(g_rng);
+            const size_t act_bytes = static_cast<size_t>((tokens + 1) * ld_act) * 4;
+            const size_t y_bytes = residual.size() * 4;
+            DeviceBuffer act(act_bytes), amax(static_cast<size_t>(tokens) * 4), y(y_bytes);
+            for (int splits_gate_up : {0, -3})
+                for (int splits_down : {0, -2}) {
+                    char label[160];
+                    std::snprintf(label, sizeof label, "pair %" PRId64 "x%" PRId64 " -> %" PRId64 " M=%d splits %d/%d",
+                                  2 * shape.gate_up_outputs, shape.hidden, shape.down_rows, tokens, splits_gate_up,
+                                  splits_down);
+                    reset::Nvfp4GemvArgs first, second;
+                    first.tokens = second.tokens = tokens;
+                    first.x = xd.ptr;
+                    first.ldx = shape.hidden;
+                    first.y = act.ptr;
+                    first.ldy = ld_act;
+                    first.y_amax = amax.as<float>();
+                    first.splits = splits_gate_up;
+                    second.x = act.ptr;
+                    second.ldx = ld_act;
+                    second.x_amax = amax.as<float>();
+                    second.residual = y.ptr;
+                    second.ld_residual = ldy;
+                    second.y = y.ptr;
+                    second.ldy = ldy;
+                    second.splits = splits_down;
+                    for (reset::Nvfp4GemvArgs *a : {&first, &second}) {
+                        a->workspace = workspace.ptr;
+                        a->workspace_bytes = workspace.bytes;
+                    }
+                    auto reset_buffers = [&] {
+                        CUDA_OK(cudaMemset(act.ptr, kPoison, act_bytes));
+                        CUDA_OK(cudaMemset(amax.ptr, 0, amax.bytes));
+                        y.upload(residual.data(), y_bytes);
+                    };
+                    auto collect = [&] {
+                        CUDA_OK(cudaDeviceSynchronize());
+                        PairRun r{std::vector<uint8_t>(act_bytes), std::vector<uint8_t>(amax.bytes),
+                                  std::vector<uint8_t>(y_bytes)};
+                        act.download(r.act.data(), act_bytes);
+                        amax.download(r.amax.data(), amax.bytes);
+                        y.download(r.y.data(), y_bytes);
+                        return r;
+                    };
+                    reset_buffers();
+                    reset::nvfp4_gemv(dg.weight, first, nullptr);
+                    reset::nvfp4_gemv(dd.weight, second, nullptr);
+                    const PairRun two = collect();
+                    EXPECT(reset::nvfp4_gemv_pair_runs(dg.weight, first, dd.weight, second),
+                           "%s: the pair does not run as one launch", label);
+                    bool written = true;  // act: every [tokens][outputs] element, nothing else
+                    for (int64_t i = 0; i < (tokens + 1) * ld_act; ++i) {
+                        const bool inside = i / ld_act < tokens && i % ld_act < shape.gate_up_outputs;
+                        written = written && inside != is_poison(two.act.data() + i * 4, 4);
+                    }
+                    EXPECT(written, "%s: two launches did not write exactly act's [tokens][outputs]", label);
+                    // Twice in a row, then from a graph replayed twice: one barrier state for all.
+                    for (int launch = 0; launch < 4; ++launch) {
+                        reset_buffers();
+                        if (launch < 2) {
+                            reset::nvfp4_gemv_pair(dg.weight, first, dd.weight, second, barrier.ptr, nullptr);
+                        } else {
+                            cudaStream_t stream;
+                            cudaGraph_t graph;
+                            cudaGraphExec_t exec;
+                            CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+                            CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+                            reset::nvfp4_gemv_pair(dg.weight, first, dd.weight, second, barrier.ptr, stream);
+                            CUDA_OK(cudaStreamEndCapture(stream, &graph));
+                            CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+                            CUDA_OK(cudaGraphLaunch(exec, stream));
+                            CUDA_OK(cudaStreamSynchronize(stream));
+                            reset_buffers();
+                            CUDA_OK(cudaGraphLaunch(exec, stream));
+                            CUDA_OK(cudaStreamSynchronize(stream));
+                            CUDA_OK(cudaGraphExecDestroy(exec));
+                            CUDA_OK(cudaGraphDestroy(graph));
+                            CUDA_OK(cudaStreamDestroy(stream));
+                        }
+                        const PairRun one = collect();
+                        EXPECT(one.act == two.act && one.amax == two.amax && one.y == two.y,
+                               "%s, launch %d: act %s, amax %s, y %s", label, launch,
+                               one.act == two.act ? "same" : "DIFFERENT", one.amax == two.amax ? "same" : "DIFFERENT",
+                               one.y == two.y ? "same" : "DIFFERENT");
+                    }
+                }
+        }
+        unsigned arrived = 1;  // the barrier state's first word (kernels/grid_barrier.cuh)
+        barrier.download(&arrived, sizeof arrived);
+        EXPECT(arrived == 0, "pair barrier: %u CTAs left counted after the launches", arrived);
+    }
+    // What the pair does not take: refused before anything is launched.
+    const HostWeight w = random_weight(64, 512);
+    Device d(w, false, decode);
+    DeviceBuffer x(8 * 512 * 4), y(8 * 64 * 4), amax(8 * 4), barrier(reset::kNvfp4GemvPairBarrierBytes);
+    reset::Nvfp4GemvArgs first, second;
+    first.tokens = second.tokens = 2;
+    first.x = second.x = x.ptr;
+    first.ldx = second.ldx = 512;
+    first.y = second.y = y.ptr;
+    first.ldy = second.ldy = 64;
+    second.x_amax = amax.as<float>();
+    reset::Nvfp4GemvArgs bad = first;
+    bad.x_amax = amax.as<float>();
+    expect_error(RESET_ERR_UNSUPPORTED, "pair: FP32 first input",
+                 [&] { reset::nvfp4_gemv_pair(d.weight, bad, d.weight, second, barrier.ptr, nullptr); });
+    bad = second;
+    bad.x_amax = nullptr;
+    expect_error(RESET_ERR_UNSUPPORTED, "pair: FP16 second input",
+                 [&] { reset::nvfp4_gemv_pair(d.weight, first, d.weight, bad, barrier.ptr, nullptr); });
+    bad = second;
+    bad.tokens = 3;
+    expect_error(RESET_ERR_UNSUPPORTED, "pair: token counts differ",
+                 [&] { reset::nvfp4_gemv_pair(d.weight, first, d.weight, bad, barrier.ptr, nullptr); });
+    EXPECT(!reset::nvfp4_gemv_pair_runs(d.weight, first, d.weight, bad), "pair_runs: token counts differ");
+    expect_error(RESET_ERR_INVALID_ARGUMENT, "pair: no barrier",
+                 [&] { reset::nvfp4_gemv_pair(d.weight, first, d.weight, second, nullptr, nullptr); });
+}
+
 // The repack is a bijection onto the documented bit positions (both decodes).
 void test_repack_layout() {
     for (auto decode : {reset::Nvfp4GemvDecode::kInteger, reset::Nvfp4GemvDecode::kNativeE2M1})
@@ -685,16 +848,6 @@ void test_shared_workspace() {
         }
 }
 
-template <typename Body>
-void expect_error(reset_status want, const char *label, Body body) {
-    try {
-        body();
-        EXPECT(false, "%s: no error raised", label);
-    } catch (const reset::Error &e) {
-        EXPECT(e.status() == want, "%s: status %d (%s)", label, static_cast<int>(e.status()), e.what());
-    }
-}
-
 // Shapes and arguments the kernels do not support fail loudly, launching nothing.
 void test_rejections() {
     expect_error(RESET_ERR_UNSUPPORTED, "K = 24",
@@ -787,6 +940,7 @@ int main(int argc, char **argv) {
         test_w4a16_prepare_large();
         test_float_input();
         test_prefetch();
+        test_pair(quick);
     } catch (const reset::Error &e) {
         std::fprintf(stderr, "FAIL: unexpected reset::Error %d: %s\n", static_cast<int>(e.status()), e.what());
         return 1;
