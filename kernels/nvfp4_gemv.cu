@@ -798,7 +798,8 @@ Launch prepare_launch(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args) 
 
     check_weight_prefetch(args.prefetch, "nvfp4 gemv");
     Launch launch;
-    const Plan plan = launch.plan = make_plan(layout, args.splits);
+    launch.plan = make_plan(layout, args.splits);
+    const Plan &plan = launch.plan;
     GemvParams &p = launch.params;
     p.codes = static_cast<const uint4 *>(weight.codes);
     p.scales = static_cast<const uint2 *>(weight.scales);
@@ -858,17 +859,21 @@ PairKernel pair_kernel(bool streamed_first, bool streamed_second) {
                           : (streamed_second ? nvfp4_gemv_pair_kernel<false, true> : nvfp4_gemv_pair_kernel<false, false>);
 }
 
-// CTAs of a pair kernel that can be resident at once on the current device
-// (its register and shared-memory use as compiled for this GPU).
-int64_t resident_pair_ctas(PairKernel kernel, size_t shared_bytes) {
-    int per_sm = 0;
-    RESET_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * kMaxWarps, shared_bytes));
-    return static_cast<int64_t>(per_sm) * cuda::multiprocessor_count();
+// The one launch of a pair: the kernel for its two plans, and a grid and shared memory that serve both.
+struct PairLaunch {
+    PairKernel kernel;
+    int64_t ctas;
+    size_t shared_bytes;
+};
+
+PairLaunch pair_launch(const Launch &first, const Launch &second) {
+    return {pair_kernel(!first.plan.local, !second.plan.local), std::max(first.plan.ctas, second.plan.ctas),
+            std::max(first.shared_bytes, second.shared_bytes)};
 }
 
 // Why a pair cannot run as one launch (nullptr: it can).
-const char *pair_refusal(const Launch &first, const Nvfp4GemvArgs &first_args, const Launch &second,
-                         const Nvfp4GemvArgs &second_args) {
+const char *pair_refusal(const Launch &first, const Nvfp4GemvArgs &first_args, const Nvfp4GemvArgs &second_args,
+                         const PairLaunch &pair) {
     if (first_args.x_amax || !first.vector_x)
         return "the first product must read prepared FP16 activations, 16-byte aligned with ldx a multiple of 8";
     if (!second_args.x_amax) return "the second product must read FP32 activations with their row maxima (x_amax)";
@@ -877,9 +882,11 @@ const char *pair_refusal(const Launch &first, const Nvfp4GemvArgs &first_args, c
     RESET_CUDA_CHECK(cudaGetDevice(&device));
     RESET_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
     if (!cooperative) return "the device has no cooperative launch";
-    const PairKernel kernel = pair_kernel(!first.plan.local, !second.plan.local);
-    const int64_t ctas = std::max(first.plan.ctas, second.plan.ctas);
-    if (ctas > resident_pair_ctas(kernel, std::max(first.shared_bytes, second.shared_bytes)))
+    // The CTAs the device holds at once, at the pair kernel's register and shared-memory use.
+    int per_sm = 0;
+    RESET_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pair.kernel, 32 * kMaxWarps, pair.shared_bytes));
+    if (pair.ctas > static_cast<int64_t>(per_sm) * cuda::multiprocessor_count())
         return "the plans need more CTAs than the device holds at once";
     return nullptr;
 }
@@ -899,24 +906,24 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
 
 bool nvfp4_gemv_pair_runs(const Nvfp4GemvWeight &first, const Nvfp4GemvArgs &first_args,
                           const Nvfp4GemvWeight &second, const Nvfp4GemvArgs &second_args) {
-    return pair_refusal(prepare_launch(first, first_args), first_args, prepare_launch(second, second_args),
-                        second_args) == nullptr;
+    const Launch a = prepare_launch(first, first_args), b = prepare_launch(second, second_args);
+    return pair_refusal(a, first_args, second_args, pair_launch(a, b)) == nullptr;
 }
 
 void nvfp4_gemv_pair(const Nvfp4GemvWeight &first, const Nvfp4GemvArgs &first_args, const Nvfp4GemvWeight &second,
                      const Nvfp4GemvArgs &second_args, void *barrier, cudaStream_t stream) {
     const Launch a = prepare_launch(first, first_args), b = prepare_launch(second, second_args);
-    if (const char *why = pair_refusal(a, first_args, b, second_args))
+    const PairLaunch pair = pair_launch(a, b);
+    if (const char *why = pair_refusal(a, first_args, second_args, pair))
         fail(RESET_ERR_UNSUPPORTED, "nvfp4 gemv pair: ", why);
     require(barrier, "nvfp4 gemv pair: barrier");
     if (reinterpret_cast<uintptr_t>(barrier) % alignof(cuda::GridBarrier))
         fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv pair: the barrier must be ", alignof(cuda::GridBarrier),
              "-byte aligned");
-    const PairKernel kernel = pair_kernel(!a.plan.local, !b.plan.local);
     cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(static_cast<unsigned>(std::max(a.plan.ctas, b.plan.ctas)));
+    config.gridDim = dim3(static_cast<unsigned>(pair.ctas));
     config.blockDim = dim3(32 * kMaxWarps);
-    config.dynamicSmemBytes = std::max(a.shared_bytes, b.shared_bytes);
+    config.dynamicSmemBytes = pair.shared_bytes;
     config.stream = stream;
     // Cooperative: the driver places every CTA at once or refuses the launch, so the grid
     // barrier never waits for a CTA that another launch (another session's pair, on another
@@ -929,7 +936,7 @@ void nvfp4_gemv_pair(const Nvfp4GemvWeight &first, const Nvfp4GemvArgs &first_ar
     attributes[0].val.cooperative = 1;
     config.attrs = attributes;
     config.numAttrs = cuda::append_dependent_launch(attributes, 1);
-    cuda::check(cudaLaunchKernelEx(&config, kernel, a.params, b.params, static_cast<cuda::GridBarrier *>(barrier)),
+    cuda::check(cudaLaunchKernelEx(&config, pair.kernel, a.params, b.params, static_cast<cuda::GridBarrier *>(barrier)),
                 "nvfp4_gemv_pair");
 }
 

@@ -13,7 +13,7 @@ out=build-bundle
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
 programs=("$build"/tests/gpu_test_* "$build/samples/reset" "$build/tests/decode_bench"
-          "$build/tests/attention_decode_bench" "$build/tests/nvfp4_gemv_bench")  # every GPU test, and the attention benchmark
+          "$build/tests/attention_decode_bench" "$build/tests/nvfp4_gemv_bench")  # every GPU test, the decode, attention and GEMV benchmarks
 for p in "${programs[@]}"; do [[ -x $p ]] && cp "$p" "$out/bin/"; done
 cp -L "$build/libreset.so.0" "$out/lib/"
 # Every non-glibc library the programs load (glibc, libstdc++ and libgcc are on the GPU machine).

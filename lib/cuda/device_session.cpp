@@ -258,7 +258,7 @@ private:
     size_t layer_elements_ = 0;
     DeviceBuffer x_, normed_, qkv_, q_, attention_, gate_up_, act_, x16_, row_scale_;
     DeviceBuffer gemv_workspace_, attention_workspace_;
-    DeviceBuffer gemv_barrier_;  // nvfp4_gemv_pair's grid barrier state (kNvfp4GemvPairBarrierBytes)
+    DeviceBuffer gemv_barrier_;  // nvfp4_gemv_pair's grid barrier state, where pair_min_rows() allows the pair
     // [layer][attention output, gate_up output][kMaxRows] row maxima |x| (reads_float_input),
     // zeroed at the start of every GEMV-path forward pass; their producers atomicMax into them.
     DeviceBuffer amax_;
@@ -328,7 +328,7 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
         row_scale_ = allocate(rows * 4, "activations");
         amax_ = allocate(size_t(c.n_layers) * 2 * kMaxRows * 4, "activation row maxima");
         gemv_workspace_ = allocate(std::max<size_t>(dm_.gemv_workspace_bytes, 16), "GEMV workspace");
-        gemv_barrier_ = allocate(kNvfp4GemvPairBarrierBytes, "GEMV pair barrier");
+        if (pair_min_rows() <= kMaxRows) gemv_barrier_ = allocate(kNvfp4GemvPairBarrierBytes, "GEMV pair barrier");
         // Sized for the larger of a decode step (sequences_ rows) and a GEMV prefill pass (kMaxRows
         // rows), each with the splits that fill the GPU for it (batch x splits is about constant).
         size_t attention_bytes = 16;
@@ -448,7 +448,8 @@ Nvfp4GemvArgs CudaSession::gemv_args(const DeviceLinearPart &part, int rows, flo
 }
 
 bool CudaSession::enqueue_mlp_pair(const DeviceLayer &layer, int rows, float *act_amax) {
-    if (rows < pair_min_rows() || !act_amax || !fuses_norm(layer.gate_up) || !reads_float_input(layer.down)) return false;
+    // act_amax is set only where gate_up's norm is fused and down reads FP32 input (enqueue_forward).
+    if (rows < pair_min_rows() || !act_amax) return false;
     const DeviceLinearPart &gate_up = layer.gate_up.parts[0], &down = layer.down.parts[0];
     const Nvfp4GemvArgs first = gemv_args(gate_up, rows, act_.as<float>(), ld_act_, false, act_amax, nullptr, 0,
                                           nullptr, {});

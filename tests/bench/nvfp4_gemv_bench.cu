@@ -205,11 +205,9 @@ int copies_for(double bytes, double l2) { return std::max(2, static_cast<int>(4.
 // of both rotate through copies that total more than 4x the L2.
 void bench_mlp_pairs(cudaStream_t stream, double l2, double stream_gbps, const std::vector<int> &token_counts,
                      const std::string &only, std::vector<Result> &results) {
-    int device = 0, cooperative = 0, major = 0;
+    int device = 0, major = 0;
     CUDA_OK(cudaGetDevice(&device));
-    CUDA_OK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
     CUDA_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    if (!cooperative) return;
     for (const Model &model : kModels) {
         const std::string name = std::string(model.name) + " mlp";
         if (!only.empty() && name.find(only) == std::string::npos) continue;
