@@ -45,7 +45,7 @@
 
 #include "kernels/cuda_common.cuh"
 #include "kernels/dependent_launch.cuh"
-#include "kernels/grid_barrier.cuh"
+#include "kernels/claimed_work.cuh"
 #include "kernels/weight_prefetch.h"
 #include "kernels/row_rules.cuh"
 #include "rules/w4a16.h"
@@ -121,10 +121,13 @@ struct GemvParams {
     WeightPrefetch prefetch;  // asked of the L2 by each warp after its last quad (Nvfp4GemvArgs::prefetch)
 };
 
-// This warp's share of the next weight's prefetch, once its own quads are all loaded.
-__device__ __forceinline__ void prefetch_next_weight(const GemvParams &p, int warp, int lane) {
+// This warp's share of the next weight's prefetch, once its own quads are all
+// loaded; `block` of `blocks` is the CTA's unit of the product (blockIdx.x of
+// gridDim.x, or the unit nvfp4_gemv_pair's CTA claimed).
+__device__ __forceinline__ void prefetch_next_weight(const GemvParams &p, int warp, int lane, int block, int blocks) {
     if (lane == 0)
-        issue_weight_prefetch(p.prefetch, blockIdx.x * kMaxWarps + static_cast<unsigned>(warp), gridDim.x * kMaxWarps);
+        issue_weight_prefetch(p.prefetch, static_cast<unsigned>(block * kMaxWarps + warp),
+                              static_cast<unsigned>(blocks * kMaxWarps));
 }
 
 // Four A-fragment registers (FP16 pairs, e2m1 * 2^-14, or exact e2m1 on the
@@ -434,21 +437,23 @@ __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_
 // contiguous range per slice: Qwen3-8B qkv 7.75 against 8.37 us).
 // Streamed plan: the run [begin, end) of the tile-major sequence
 // (tile * k_quads + quad), starting at quad first_quad of first_tile.
+// `block` is the CTA's unit of the product: blockIdx.x for nvfp4_gemv, the
+// unit it claimed for nvfp4_gemv_pair.
 struct WarpWork {
     int first_tile = 0, first_quad = 0, begin = 0, end = 0;
     bool has_work = false;
 };
 
 template <bool kStreamed>
-__device__ __forceinline__ WarpWork warp_work(const GemvParams &p, int warp) {
+__device__ __forceinline__ WarpWork warp_work(const GemvParams &p, int warp, int block) {
     WarpWork work;
     const int k_quads = p.k_quads;
     if constexpr (!kStreamed) {
         work.first_quad = warp % p.slices;
-        work.first_tile = static_cast<int>(blockIdx.x) * p.tiles_per_cta + warp / p.slices;
+        work.first_tile = block * p.tiles_per_cta + warp / p.slices;
         work.has_work = work.first_tile < p.row_tiles && work.first_quad < k_quads;
     } else {
-        const int run = static_cast<int>(blockIdx.x) * kMaxWarps + warp;
+        const int run = block * kMaxWarps + warp;
         work.begin = min(run * p.quads_per_run, p.total_quads);
         work.end = min(work.begin + p.quads_per_run, p.total_quads);
         work.first_tile = static_cast<int>(static_cast<unsigned>(work.begin) / static_cast<unsigned>(k_quads));
@@ -474,11 +479,12 @@ __device__ __forceinline__ bool load_first_quad(const GemvParams &p, const WarpW
 // where `loaded`), the reduction of cut tiles, the epilogue, the next weight's
 // prefetch.  X is the activations' element type: __half (prepared), float
 // (FP32, constant during the launch) or FreshFloat (FP32 written earlier in
-// the launch).  A warp may return early; nothing that follows in the caller
-// may need it before a __syncthreads.
+// the launch).  `block` of `blocks` is the CTA's unit (warp_work).  A warp may
+// return early; nothing that follows in the caller may need it before a
+// __syncthreads.
 template <bool kVectorX, bool kStreamed, typename X>
 __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork &work, int warp, int lane, bool loaded,
-                                             QuadWeights &w, float4 *slice_partials) {
+                                             QuadWeights &w, float4 *slice_partials, int block, int blocks) {
     const int g = lane >> 2;
     // B-fragment column g is token g; columns past M repeat the last token
     // (in bounds and finite) and their results are never stored.
@@ -493,7 +499,7 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
         if (work.has_work)
             tile_quads<kVectorX, X>(p, work.first_tile, work.first_quad, k_quads, p.slices, token, inverse, lane,
                                     loaded, w, acc);
-        prefetch_next_weight(p, warp, lane);
+        prefetch_next_weight(p, warp, lane, block, blocks);
         if (p.slices > 1) {
             // Sum the K slices of each tile in slice order (deterministic).
             slice_partials[warp * 32 + lane] = make_float4(acc[0], acc[1], acc[2], acc[3]);
@@ -514,7 +520,7 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
         // K lies wholly in the run is finished here; a tile cut between runs is
         // finished by the last of its runs to arrive, which adds the parts in run
         // order (deterministic) from the workspace.
-        const int run = static_cast<int>(blockIdx.x) * kMaxWarps + warp;
+        const int run = block * kMaxWarps + warp;
         int tile = work.first_tile, q0 = work.first_quad;
         for (int i = work.begin; i < work.end; ++tile, q0 = 0) {
             const int q1 = min(k_quads, q0 + (work.end - i));
@@ -550,7 +556,7 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
             if (lane == 0) p.counters[tile] = 0;  // ready for the next launch or graph replay
             epilogue(p, tile, lane, acc);
         }
-        prefetch_next_weight(p, warp, lane);
+        prefetch_next_weight(p, warp, lane, block, blocks);
     }
 }
 
@@ -562,43 +568,76 @@ __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kern
     // Local plan: the partial tiles of the K slices, [warp][lane], summed by slice 0.
     extern __shared__ __align__(16) float4 slice_partials[];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const WarpWork work = warp_work<kStreamed>(p, warp);
+    const int block = static_cast<int>(blockIdx.x);
+    const WarpWork work = warp_work<kStreamed>(p, warp, block);
     // While the previous kernel of the stream finishes (dependent_launch.cuh):
     // the first quad's weights into registers (weights are constant; the
     // activations, the partials and the counters are touched after the wait).
     QuadWeights w;
     const bool loaded = load_first_quad(p, work, lane, w);
     cuda::begin_dependent_kernel();
-    gemv_product<kVectorX, kStreamed, std::conditional_t<kFloatX, float, __half>>(p, work, warp, lane, loaded, w,
-                                                                                  slice_partials);
+    gemv_product<kVectorX, kStreamed, std::conditional_t<kFloatX, float, __half>>(
+        p, work, warp, lane, loaded, w, slice_partials, block, static_cast<int>(gridDim.x));
 }
 
 // nvfp4_gemv_pair: two products in one launch, the second reading what the
 // first wrote (nvfp4_gemv.h).  The first reads prepared FP16 activations, the
 // second FP32 ones with their row maxima (the decode step's gate_up -> down).
-// Between them every CTA waits at a grid barrier, holding its warps' first
-// quad of the second weight, which it loaded before arriving: the DRAM keeps
-// streaming across the barrier, where two launches would drain the first
-// kernel, place the second's CTAs and ramp up again (docs/gemv.md).
+// Each product's CTAs of nvfp4_gemv become units that the running CTAs claim
+// (claimed_work.cuh has the protocol and why it cannot deadlock).  A CTA
+// waits for the first product only once it holds its second-product unit's
+// first quad, which it loaded before arriving: the DRAM keeps streaming across
+// the wait, where two launches would drain the first kernel, place the
+// second's CTAs and ramp up again (docs/gemv.md).
 template <bool kStreamedFirst, bool kStreamedSecond>
 __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm)
     nvfp4_gemv_pair_kernel(const __grid_constant__ GemvParams first, const __grid_constant__ GemvParams second,
-                           cuda::GridBarrier *barrier) {
+                           int first_units, int second_units, cuda::ClaimedWork *state) {
     extern __shared__ __align__(16) float4 slice_partials[];
+    __shared__ int first_claim, next_unit;  // thread 0's claims, for the whole CTA
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const unsigned ctas = gridDim.x;
+    // Nothing waits for the second product, so its units are the hardware's blockIdx.x.
+    const int second_unit = static_cast<int>(blockIdx.x);
+    const bool has_second = second_unit < second_units;
+    // Before the wait for the previous kernel, only the claim (the previous
+    // launch that used the state has completed, nvfp4_gemv.h) and constant data.
+    if (threadIdx.x == 0) first_claim = static_cast<int>(cuda::claim_unit(state));
+    __syncthreads();
+    int unit = first_claim < first_units ? first_claim : -1;
+    // (A unit's division is worked out again where it is needed: kept live across the loop, it spills.)
     QuadWeights w;
-    unsigned ticket = 0;
-    {
-        const WarpWork work = warp_work<kStreamedFirst>(first, warp);
-        const bool loaded = load_first_quad(first, work, lane, w);
-        cuda::begin_dependent_kernel();
-        if (threadIdx.x == 0) ticket = cuda::grid_barrier_ticket(barrier);
-        gemv_product<true, kStreamedFirst, __half>(first, work, warp, lane, loaded, w, slice_partials);
+    bool loaded = unit >= 0 && load_first_quad(first, warp_work<kStreamedFirst>(first, warp, unit), lane, w);
+    cuda::begin_dependent_kernel();
+    bool second_loaded = false;
+    for (;;) {
+        if (unit >= 0) {
+            gemv_product<true, kStreamedFirst, __half>(first, warp_work<kStreamedFirst>(first, warp, unit), warp, lane,
+                                                       loaded, w, slice_partials, unit, first_units);
+            __syncthreads();  // every warp's writes of the unit before the arrival; slice_partials free again
+            if (threadIdx.x == 0) cuda::arrive(state);
+        }
+        // The second unit's first quad, after the arrival (its release would
+        // wait for the loads) and before the wait.
+        if (!second_loaded && has_second)
+            second_loaded = load_first_quad(second, warp_work<kStreamedSecond>(second, warp, second_unit), lane, w);
+        if (threadIdx.x == 0)
+            next_unit = cuda::claim_or_wait(state, static_cast<unsigned>(first_units), has_second);
+        __syncthreads();
+        unit = next_unit;
+        if (unit < 0) break;
+        // A unit nobody had claimed (another stream holds SMs, or CTAs came late): it reloads w.
+        loaded = second_loaded = false;
     }
-    const WarpWork work = warp_work<kStreamedSecond>(second, warp);
-    const bool loaded = load_first_quad(second, work, lane, w);
-    cuda::grid_barrier(barrier, ticket);
-    gemv_product<true, kStreamedSecond, FreshFloat>(second, work, warp, lane, loaded, w, slice_partials);
+    if (!has_second) {
+        if (threadIdx.x == 0) cuda::pass_without_wait(state, ctas);
+        return;
+    }
+    unsigned pass_ticket = 0;
+    if (threadIdx.x == 0) pass_ticket = cuda::pass_after_wait(state);
+    gemv_product<true, kStreamedSecond, FreshFloat>(second, warp_work<kStreamedSecond>(second, warp, second_unit), warp,
+                                                    lane, second_loaded, w, slice_partials, second_unit, second_units);
+    if (threadIdx.x == 0) cuda::finish_pass(state, pass_ticket, ctas);
 }
 
 // How a launch divides the quads among warps.  Local: each tile's K is cut
@@ -850,16 +889,18 @@ Launch prepare_launch(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args) 
     return launch;
 }
 
-static_assert(sizeof(cuda::GridBarrier) == kNvfp4GemvPairBarrierBytes, "nvfp4_gemv.h states the barrier's size");
+static_assert(sizeof(cuda::ClaimedWork) == kNvfp4GemvPairStateBytes, "nvfp4_gemv.h states the state's size");
 
-using PairKernel = void (*)(GemvParams, GemvParams, cuda::GridBarrier *);
+using PairKernel = void (*)(GemvParams, GemvParams, int, int, cuda::ClaimedWork *);
 
 PairKernel pair_kernel(bool streamed_first, bool streamed_second) {
     return streamed_first ? (streamed_second ? nvfp4_gemv_pair_kernel<true, true> : nvfp4_gemv_pair_kernel<true, false>)
                           : (streamed_second ? nvfp4_gemv_pair_kernel<false, true> : nvfp4_gemv_pair_kernel<false, false>);
 }
 
-// The one launch of a pair: the kernel for its two plans, and a grid and shared memory that serve both.
+// The one launch of a pair: the kernel for its two plans, a grid of as many
+// CTAs as the larger product has units (each CTA has one second-product unit
+// at most), and shared memory that serves both.
 struct PairLaunch {
     PairKernel kernel;
     int64_t ctas;
@@ -878,16 +919,8 @@ const char *pair_refusal(const Launch &first, const Nvfp4GemvArgs &first_args, c
         return "the first product must read prepared FP16 activations, 16-byte aligned with ldx a multiple of 8";
     if (!second_args.x_amax) return "the second product must read FP32 activations with their row maxima (x_amax)";
     if (first_args.tokens != second_args.tokens) return "both products must have the same tokens";
-    int device = 0, cooperative = 0;
-    RESET_CUDA_CHECK(cudaGetDevice(&device));
-    RESET_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
-    if (!cooperative) return "the device has no cooperative launch";
-    // The CTAs the device holds at once, at the pair kernel's register and shared-memory use.
-    int per_sm = 0;
-    RESET_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pair.kernel, 32 * kMaxWarps, pair.shared_bytes));
-    if (pair.ctas > static_cast<int64_t>(per_sm) * cuda::multiprocessor_count())
-        return "the plans need more CTAs than the device holds at once";
+    // The claim counter (claimed_work.cuh) passes the first product's units by at most about the CTAs.
+    if (first.plan.ctas + 2 * pair.ctas > 0x7fffffff) return "the products have too many units";
     return nullptr;
 }
 
@@ -911,33 +944,20 @@ bool nvfp4_gemv_pair_runs(const Nvfp4GemvWeight &first, const Nvfp4GemvArgs &fir
 }
 
 void nvfp4_gemv_pair(const Nvfp4GemvWeight &first, const Nvfp4GemvArgs &first_args, const Nvfp4GemvWeight &second,
-                     const Nvfp4GemvArgs &second_args, void *barrier, cudaStream_t stream) {
+                     const Nvfp4GemvArgs &second_args, void *state, cudaStream_t stream) {
     const Launch a = prepare_launch(first, first_args), b = prepare_launch(second, second_args);
     const PairLaunch pair = pair_launch(a, b);
     if (const char *why = pair_refusal(a, first_args, second_args, pair))
         fail(RESET_ERR_UNSUPPORTED, "nvfp4 gemv pair: ", why);
-    require(barrier, "nvfp4 gemv pair: barrier");
-    if (reinterpret_cast<uintptr_t>(barrier) % alignof(cuda::GridBarrier))
-        fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv pair: the barrier must be ", alignof(cuda::GridBarrier),
+    require(state, "nvfp4 gemv pair: state");
+    if (reinterpret_cast<uintptr_t>(state) % alignof(cuda::ClaimedWork))
+        fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv pair: the state must be ", alignof(cuda::ClaimedWork),
              "-byte aligned");
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(static_cast<unsigned>(pair.ctas));
-    config.blockDim = dim3(32 * kMaxWarps);
-    config.dynamicSmemBytes = pair.shared_bytes;
-    config.stream = stream;
-    // Cooperative: the driver places every CTA at once or refuses the launch, so the grid
-    // barrier never waits for a CTA that another launch (another session's pair, on another
-    // stream) keeps from being placed.
-    // It costs time: the launch waits for the previous kernel's last CTA to leave (measured
-    // on the H200, docs/gemv.md, session 13), which is why the decode step does not use the
-    // pair yet.
-    cudaLaunchAttribute attributes[2];
-    attributes[0].id = cudaLaunchAttributeCooperative;
-    attributes[0].val.cooperative = 1;
-    config.attrs = attributes;
-    config.numAttrs = cuda::append_dependent_launch(attributes, 1);
-    cuda::check(cudaLaunchKernelEx(&config, pair.kernel, a.params, b.params, static_cast<cuda::GridBarrier *>(barrier)),
-                "nvfp4_gemv_pair");
+    // An ordinary launch (with programmatic dependent launch where the thread
+    // asked for it): the claimed units need no CTA to be resident with another.
+    cuda::launch_kernel("nvfp4_gemv_pair", pair.kernel, dim3(static_cast<unsigned>(pair.ctas)), dim3(32 * kMaxWarps),
+                        pair.shared_bytes, stream, a.params, b.params, static_cast<int>(a.plan.ctas),
+                        static_cast<int>(b.plan.ctas), static_cast<cuda::ClaimedWork *>(state));
 }
 
 }  // namespace reset

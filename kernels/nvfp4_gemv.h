@@ -101,30 +101,38 @@ int nvfp4_gemv_splits(const Nvfp4GemvLayout &layout, int tokens, int requested);
 // RESET_ERR_BACKEND when the launch fails.
 void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaStream_t stream);
 
-// Bytes of the state nvfp4_gemv_pair's grid barrier keeps in device memory
-// (128-byte aligned, as cudaMalloc's are; zeroed once by the caller; every launch leaves it ready for
-// the next, graph replays included).  One state must not serve two launches
-// that run at the same time.
-constexpr size_t kNvfp4GemvPairBarrierBytes = 256;
+// Bytes of the state nvfp4_gemv_pair keeps in device memory: three counters,
+// each in its own 128-byte line (128-byte aligned, as cudaMalloc's are).
+// The caller zeroes it once; every launch leaves it at zero again when it
+// completes, so later launches and CUDA graph replays reuse it.  A launch
+// claims work from it before it waits for the previous kernel, so one state
+// must not serve two launches that may run at once: not two streams, and not
+// two pair launches that follow each other directly in one stream (under
+// programmatic dependent launch they overlap; any kernel between them
+// separates them, kernels/dependent_launch.cuh).
+constexpr size_t kNvfp4GemvPairStateBytes = 384;
 
 // Two products in one launch, where `second` reads what `first` writes: the
-// decode step's gate_up -> down (used there only where RESET_GEMV_PAIR=1: its
-// cooperative launch made the step slower, docs/gemv.md, session 13).  Each is the nvfp4_gemv of its arguments,
-// bit for bit; between them every CTA waits at a grid-wide barrier, and
-// before it arrives each warp loads its first quad of the second weight, so
-// the DRAM keeps streaming where two launches would drain, place the second
-// grid and ramp up again (docs/gemv.md, session 13).
+// decode step's gate_up -> down.  Each is the nvfp4_gemv of its arguments, bit
+// for bit.  The CTAs of the first product's own launch become units of work
+// that the running CTAs claim from a counter; a CTA waits for them to finish
+// only while every one of them is claimed, holding the first quad of its
+// second-product unit (its CTA of the second's own launch), which it loaded
+// before waiting.  So the DRAM keeps streaming where two launches would
+// drain, place the second grid and ramp up again, and the wait cannot
+// deadlock however few of the CTAs the GPU holds at once (another stream's
+// kernels may hold the rest): kernels/claimed_work.cuh, docs/gemv.md
+// sessions 13-14.
 //
 // Supported (nvfp4_gemv_pair_runs says whether): the first product reads
 // prepared FP16 activations, 16-byte aligned with ldx a multiple of 8; the
 // second reads FP32 activations with their row maxima (x_amax, typically the
-// first's y and y_amax); both have the same tokens; the device supports
-// cooperative launches and holds both plans' CTAs at once.  The two may share
-// one workspace.  Throws RESET_ERR_UNSUPPORTED where the pair does not run
+// first's y and y_amax); both have the same tokens.  The two may share one
+// workspace.  Throws RESET_ERR_UNSUPPORTED where the pair does not run
 // (nothing is launched), and the errors of nvfp4_gemv for either product.
 bool nvfp4_gemv_pair_runs(const Nvfp4GemvWeight &first, const Nvfp4GemvArgs &first_args,
                           const Nvfp4GemvWeight &second, const Nvfp4GemvArgs &second_args);
 void nvfp4_gemv_pair(const Nvfp4GemvWeight &first, const Nvfp4GemvArgs &first_args, const Nvfp4GemvWeight &second,
-                     const Nvfp4GemvArgs &second_args, void *barrier, cudaStream_t stream);
+                     const Nvfp4GemvArgs &second_args, void *state, cudaStream_t stream);
 
 }  // namespace reset

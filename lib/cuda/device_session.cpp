@@ -89,14 +89,20 @@ size_t weight_prefetch_bytes() {
     return bytes;
 }
 
-// From how many rows a layer's gate_up and down GEMVs run as one launch with a grid barrier
-// between them (nvfp4_gemv_pair).  Never by default: in its safe, cooperative form the pair was
-// slower than two launches at every batch size measured (docs/cuda-engine.md, session 13).
-// RESET_GEMV_PAIR=1 turns it on from one row, for the A/B runs and the engine test.
+// From how many rows a layer's gate_up and down GEMVs run as one launch, the
+// down product waiting for gate_up's inside it (nvfp4_gemv_pair).  By default
+// from 2 rows: there the pair was faster than two launches, at 1 row slower
+// (docs/cuda-engine.md, session 14).  RESET_GEMV_PAIR=N moves the bound to N
+// rows (1 to 8; 0 never), for the A/B runs and the engine test.
 int pair_min_rows() {
     static const int rows = [] {
+        constexpr int kDefault = 2;
         const char *v = std::getenv("RESET_GEMV_PAIR");
-        return v && std::strcmp(v, "1") == 0 ? 1 : kMaxRows + 1;
+        if (!v || !*v) return kDefault;
+        char *end = nullptr;
+        const long parsed = std::strtol(v, &end, 10);
+        if (*end != '\0' || parsed < 0 || parsed > kMaxRows) return kDefault;
+        return parsed == 0 ? kMaxRows + 1 : int(parsed);
     }();
     return rows;
 }
@@ -258,7 +264,7 @@ private:
     size_t layer_elements_ = 0;
     DeviceBuffer x_, normed_, qkv_, q_, attention_, gate_up_, act_, x16_, row_scale_;
     DeviceBuffer gemv_workspace_, attention_workspace_;
-    DeviceBuffer gemv_barrier_;  // nvfp4_gemv_pair's grid barrier state, where pair_min_rows() allows the pair
+    DeviceBuffer gemv_pair_state_;  // nvfp4_gemv_pair's claim counters, where pair_min_rows() allows the pair
     // [layer][attention output, gate_up output][kMaxRows] row maxima |x| (reads_float_input),
     // zeroed at the start of every GEMV-path forward pass; their producers atomicMax into them.
     DeviceBuffer amax_;
@@ -328,7 +334,7 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
         row_scale_ = allocate(rows * 4, "activations");
         amax_ = allocate(size_t(c.n_layers) * 2 * kMaxRows * 4, "activation row maxima");
         gemv_workspace_ = allocate(std::max<size_t>(dm_.gemv_workspace_bytes, 16), "GEMV workspace");
-        if (pair_min_rows() <= kMaxRows) gemv_barrier_ = allocate(kNvfp4GemvPairBarrierBytes, "GEMV pair barrier");
+        if (pair_min_rows() <= kMaxRows) gemv_pair_state_ = allocate(kNvfp4GemvPairStateBytes, "GEMV pair state");
         // Sized for the larger of a decode step (sequences_ rows) and a GEMV prefill pass (kMaxRows
         // rows), each with the splits that fill the GPU for it (batch x splits is about constant).
         size_t attention_bytes = 16;
@@ -457,7 +463,7 @@ bool CudaSession::enqueue_mlp_pair(const DeviceLayer &layer, int rows, float *ac
                                            ld_act_, act_amax, {});
     if (!nvfp4_gemv_pair_runs(gate_up.gemv, first, down.gemv, second)) return false;
     enqueue_norm_prepare(layer.post_attention_norm, 0, rows, gate_up);
-    nvfp4_gemv_pair(gate_up.gemv, first, down.gemv, second, gemv_barrier_.as(), stream_);
+    nvfp4_gemv_pair(gate_up.gemv, first, down.gemv, second, gemv_pair_state_.as(), stream_);
     return true;
 }
 

@@ -201,8 +201,9 @@ int copies_for(double bytes, double l2) { return std::max(2, static_cast<int>(4.
 // A layer's MLP as the decode step runs it: gate_up (SiLU·up and its row
 // maxima into act, FP32) then down (reading act, adding into x), as two
 // launches chained by programmatic dependent launch, and as one
-// nvfp4_gemv_pair launch (a grid barrier between the products).  The weights
-// of both rotate through copies that total more than 4x the L2.
+// nvfp4_gemv_pair launch (claimed units, the second product waiting for the
+// first's).  The weights of both rotate through copies that total more than
+// 4x the L2.
 void bench_mlp_pairs(cudaStream_t stream, double l2, double stream_gbps, const std::vector<int> &token_counts,
                      const std::string &only, std::vector<Result> &results) {
     int device = 0, major = 0;
@@ -233,9 +234,13 @@ void bench_mlp_pairs(cudaStream_t stream, double l2, double stream_gbps, const s
                 (layout == &gate_up ? gate_ups : downs).push_back({*layout, codes, scales, 0.01f});
             }
         }
-        void *workspace = device_buffer(ws_bytes), *barrier = device_buffer(reset::kNvfp4GemvPairBarrierBytes);
+        // Two pair states, alternated: a pair launch must not share its state with the launch
+        // right before it in the stream (nvfp4_gemv.h), and here pairs follow each other.
+        constexpr size_t kState = reset::kNvfp4GemvPairStateBytes;
+        void *workspace = device_buffer(ws_bytes);
+        uint8_t *states = static_cast<uint8_t *>(device_buffer(2 * kState));
         CUDA_OK(cudaMemset(workspace, 0, ws_bytes));
-        CUDA_OK(cudaMemset(barrier, 0, reset::kNvfp4GemvPairBarrierBytes));
+        CUDA_OK(cudaMemset(states, 0, 2 * kState));
         constexpr int kMaxM = 8;
         void *x16 = device_buffer(kMaxM * model.hidden * 2), *act = device_buffer(kMaxM * model.inter * 4),
              *x = device_buffer(kMaxM * model.hidden * 4), *amax = device_buffer(kMaxM * 4);
@@ -272,7 +277,8 @@ void bench_mlp_pairs(cudaStream_t stream, double l2, double stream_gbps, const s
             const bool runs = reset::nvfp4_gemv_pair_runs(gate_ups[0], first, downs[0], second);
             if (runs)
                 pair = time_graph(stream, [&](int i) {
-                    reset::nvfp4_gemv_pair(gate_ups[i % copies], first, downs[i % copies], second, barrier, stream);
+                    reset::nvfp4_gemv_pair(gate_ups[i % copies], first, downs[i % copies], second, states + (i % 2) * kState,
+                                           stream);
                 });
             results.push_back({name, model.name, "mlp", "mlp_two_launches_chained", model.hidden, model.inter, m, two,
                                bytes, 0});

@@ -10,11 +10,13 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -599,12 +601,80 @@ void expect_error(reset_status want, const char *label, Body body) {
     }
 }
 
+__device__ unsigned long long global_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// Another stream's kernel that keeps SMs from the pair, as a second session on
+// the GPU or another process under MPS would: one CTA per SM (each takes all
+// of an SM's shared memory), until the host sets flags[0]; flags[1] counts the
+// CTAs started; a CTA that waits longer than limit_ns sets flags[2] and leaves.
+__global__ void hold_sms(volatile unsigned *flags, unsigned long long limit_ns) {
+    if (threadIdx.x != 0) return;
+    atomicAdd_system(const_cast<unsigned *>(flags + 1), 1u);
+    const unsigned long long start = global_ns();
+    while (flags[0] == 0) {
+        if (global_ns() - start > limit_ns) {
+            flags[2] = 1;
+            return;
+        }
+        __nanosleep(2000);
+    }
+}
+
+// Runs launch(stream) while hold_sms keeps all but two SMs of the device, and
+// checks that it finished there: a launch whose CTAs had to be resident at
+// once (a grid barrier) would wait for the held SMs.  Returns false, having
+// said why, where the SMs could not be held.
+bool beside_held_sms(const char *label, const std::function<void(cudaStream_t)> &launch) {
+    int device = 0, sms = 0, shared_optin = 0;
+    CUDA_OK(cudaGetDevice(&device));
+    CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    CUDA_OK(cudaDeviceGetAttribute(&shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    CUDA_OK(cudaFuncSetAttribute(hold_sms, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_optin));
+    unsigned *flags = nullptr, *device_flags = nullptr;
+    CUDA_OK(cudaHostAlloc(&flags, 3 * sizeof(unsigned), cudaHostAllocMapped));
+    CUDA_OK(cudaHostGetDevicePointer(&device_flags, flags, 0));
+    volatile unsigned *f = flags;
+    f[0] = f[1] = f[2] = 0;
+    cudaStream_t hold_stream, pair_stream;
+    CUDA_OK(cudaStreamCreateWithFlags(&hold_stream, cudaStreamNonBlocking));
+    CUDA_OK(cudaStreamCreateWithFlags(&pair_stream, cudaStreamNonBlocking));
+    CUDA_OK(cudaDeviceSynchronize());
+    const unsigned held = static_cast<unsigned>(sms - 2);
+    hold_sms<<<held, 32, shared_optin, hold_stream>>>(device_flags, 5'000'000'000ull);
+    CUDA_OK(cudaGetLastError());
+    const auto t0 = std::chrono::steady_clock::now();
+    while (f[1] < held && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3)) {
+    }
+    const bool holding = f[1] == held;
+    if (holding) {
+        launch(pair_stream);
+        CUDA_OK(cudaStreamSynchronize(pair_stream));
+    }
+    const bool gave_up = f[2] != 0;  // read before the release: did the held SMs free themselves first?
+    f[0] = 1;
+    CUDA_OK(cudaStreamSynchronize(hold_stream));
+    if (holding)
+        EXPECT(!gave_up, "%s: the pair did not finish on the 2 SMs another stream left free", label);
+    else
+        std::printf("%s: skipped the held-SM launch (only %u of %u holding CTAs started)\n", label, f[1], held);
+    CUDA_OK(cudaStreamDestroy(hold_stream));
+    CUDA_OK(cudaStreamDestroy(pair_stream));
+    CUDA_OK(cudaFreeHost(flags));
+    return holding;
+}
+
 // nvfp4_gemv_pair: gate_up (SiLU·up and its row maxima into act) then down
 // (reading act, adding into y) in one launch must leave exactly the bits of
 // the two launches, in every combination of the two plans, at M = 1, 3 and 8,
-// with one shared workspace; launched again and replayed from a CUDA graph, the
-// barrier's state must serve every launch (same bits each time), and nothing
-// outside [tokens][outputs] of act and y may be written.
+// with one shared workspace; launched again, replayed from a CUDA graph, and
+// run on two SMs while another stream holds the rest (every unit then taken
+// by few CTAs, each claiming again and again), the state must serve every
+// launch and be back at zero (same bits each time), and nothing outside
+// [tokens][outputs] of act and y may be written.
 struct PairRun {
     std::vector<uint8_t> act, amax, y;  // whole buffers, gaps included
 };
@@ -623,8 +693,8 @@ void test_pair(bool quick) {
         Device dg(wg, true, decode), dd(wd, false, decode);
         DeviceBuffer workspace(std::max(dg.workspace.bytes, dd.workspace.bytes));
         CUDA_OK(cudaMemset(workspace.ptr, 0, workspace.bytes));
-        DeviceBuffer barrier(reset::kNvfp4GemvPairBarrierBytes);
-        CUDA_OK(cudaMemset(barrier.ptr, 0, barrier.bytes));
+        DeviceBuffer state(reset::kNvfp4GemvPairStateBytes);
+        CUDA_OK(cudaMemset(state.ptr, 0, state.bytes));
         const int64_t ld_act = shape.gate_up_outputs + 4;  // FP32 rows 16-byte aligned, a gap after each
         const int64_t ldy = shape.down_rows + 3;
         for (int tokens : {1, 3, 8}) {
@@ -689,18 +759,24 @@ void test_pair(bool quick) {
                         written = written && inside != is_poison(two.act.data() + i * 4, 4);
                     }
                     EXPECT(written, "%s: two launches did not write exactly act's [tokens][outputs]", label);
-                    // Twice in a row, then from a graph replayed twice: one barrier state for all.
-                    for (int launch = 0; launch < 4; ++launch) {
+                    // Twice in a row, from a graph replayed twice, then beside held SMs (not under
+                    // compute-sanitizer, the quick set, which runs one kernel at a time): one state for all.
+                    for (int launch = 0; launch < (quick ? 4 : 5); ++launch) {
                         reset_buffers();
                         if (launch < 2) {
-                            reset::nvfp4_gemv_pair(dg.weight, first, dd.weight, second, barrier.ptr, nullptr);
+                            reset::nvfp4_gemv_pair(dg.weight, first, dd.weight, second, state.ptr, nullptr);
+                        } else if (launch == 4) {
+                            auto pair = [&](cudaStream_t stream) {
+                                reset::nvfp4_gemv_pair(dg.weight, first, dd.weight, second, state.ptr, stream);
+                            };
+                            if (!beside_held_sms(label, pair)) pair(nullptr);
                         } else {
                             cudaStream_t stream;
                             cudaGraph_t graph;
                             cudaGraphExec_t exec;
                             CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
                             CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-                            reset::nvfp4_gemv_pair(dg.weight, first, dd.weight, second, barrier.ptr, stream);
+                            reset::nvfp4_gemv_pair(dg.weight, first, dd.weight, second, state.ptr, stream);
                             CUDA_OK(cudaStreamEndCapture(stream, &graph));
                             CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
                             CUDA_OK(cudaGraphLaunch(exec, stream));
@@ -720,14 +796,17 @@ void test_pair(bool quick) {
                     }
                 }
         }
-        unsigned arrived = 1;  // the barrier state's first word (kernels/grid_barrier.cuh)
-        barrier.download(&arrived, sizeof arrived);
-        EXPECT(arrived == 0, "pair barrier: %u CTAs left counted after the launches", arrived);
+        // Every launch sets the three counters back to zero (kernels/claimed_work.cuh: claims,
+        // units done, CTAs passed; each at the start of a 128-byte line).
+        std::vector<unsigned> words(reset::kNvfp4GemvPairStateBytes / sizeof(unsigned));
+        state.download(words.data(), state.bytes);
+        for (size_t i = 0; i < words.size(); ++i)
+            EXPECT(words[i] == 0, "pair state: word %zu is %u after the launches", i, words[i]);
     }
     // What the pair does not take: refused before anything is launched.
     const HostWeight w = random_weight(64, 512);
     Device d(w, false, decode);
-    DeviceBuffer x(8 * 512 * 4), y(8 * 64 * 4), amax(8 * 4), barrier(reset::kNvfp4GemvPairBarrierBytes);
+    DeviceBuffer x(8 * 512 * 4), y(8 * 64 * 4), amax(8 * 4), state(reset::kNvfp4GemvPairStateBytes);
     reset::Nvfp4GemvArgs first, second;
     first.tokens = second.tokens = 2;
     first.x = second.x = x.ptr;
@@ -738,17 +817,17 @@ void test_pair(bool quick) {
     reset::Nvfp4GemvArgs bad = first;
     bad.x_amax = amax.as<float>();
     expect_error(RESET_ERR_UNSUPPORTED, "pair: FP32 first input",
-                 [&] { reset::nvfp4_gemv_pair(d.weight, bad, d.weight, second, barrier.ptr, nullptr); });
+                 [&] { reset::nvfp4_gemv_pair(d.weight, bad, d.weight, second, state.ptr, nullptr); });
     bad = second;
     bad.x_amax = nullptr;
     expect_error(RESET_ERR_UNSUPPORTED, "pair: FP16 second input",
-                 [&] { reset::nvfp4_gemv_pair(d.weight, first, d.weight, bad, barrier.ptr, nullptr); });
+                 [&] { reset::nvfp4_gemv_pair(d.weight, first, d.weight, bad, state.ptr, nullptr); });
     bad = second;
     bad.tokens = 3;
     expect_error(RESET_ERR_UNSUPPORTED, "pair: token counts differ",
-                 [&] { reset::nvfp4_gemv_pair(d.weight, first, d.weight, bad, barrier.ptr, nullptr); });
+                 [&] { reset::nvfp4_gemv_pair(d.weight, first, d.weight, bad, state.ptr, nullptr); });
     EXPECT(!reset::nvfp4_gemv_pair_runs(d.weight, first, d.weight, bad), "pair_runs: token counts differ");
-    expect_error(RESET_ERR_INVALID_ARGUMENT, "pair: no barrier",
+    expect_error(RESET_ERR_INVALID_ARGUMENT, "pair: no state",
                  [&] { reset::nvfp4_gemv_pair(d.weight, first, d.weight, second, nullptr, nullptr); });
 }
 
