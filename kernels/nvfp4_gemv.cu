@@ -583,12 +583,13 @@ __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kern
 // nvfp4_gemv_pair: two products in one launch, the second reading what the
 // first wrote (nvfp4_gemv.h).  The first reads prepared FP16 activations, the
 // second FP32 ones with their row maxima (the decode step's gate_up -> down).
-// Each product's CTAs of nvfp4_gemv become units that the running CTAs claim
-// (claimed_work.cuh has the protocol and why it cannot deadlock).  A CTA
-// waits for the first product only once it holds its second-product unit's
-// first quad, which it loaded before arriving: the DRAM keeps streaming across
-// the wait, where two launches would drain the first kernel, place the
-// second's CTAs and ramp up again (docs/gemv.md).
+// The first product's CTAs of nvfp4_gemv become units that the running CTAs
+// claim (claimed_work.cuh has the protocol and why it cannot deadlock); CTA b
+// does the second's CTA b.  A CTA waits for the first product only once it
+// holds the first quad of its second-product unit, loaded after its last
+// arrival: the DRAM keeps streaming across the wait, where two launches would
+// drain the first kernel, place the second's CTAs and ramp up again
+// (docs/gemv.md, sessions 13-14).
 template <bool kStreamedFirst, bool kStreamedSecond>
 __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm)
     nvfp4_gemv_pair_kernel(const __grid_constant__ GemvParams first, const __grid_constant__ GemvParams second,
