@@ -72,20 +72,24 @@ void cublas_check(cublasStatus_t status, const char *what) {
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
+// An integer from the environment variable `name` for the A/B runs of
+// docs/cuda-engine.md: `fallback` where it is unset, not a whole number, or
+// outside [lo, hi].
+long long environment_integer(const char *name, long long fallback, long long lo, long long hi) {
+    const char *v = std::getenv(name);
+    if (!v) return fallback;
+    char *end = nullptr;
+    const long long parsed = std::strtoll(v, &end, 10);
+    return end != v && *end == '\0' && parsed >= lo && parsed <= hi ? parsed : fallback;
+}
+
 // How much of the next GEMV's weight the kernels before it ask the L2 for
-// (kernels/weight_prefetch.h).  RESET_WEIGHT_PREFETCH_MB overrides it for the
-// A/B runs of docs/cuda-engine.md (0 turns the prefetch off).
+// (kernels/weight_prefetch.h).  RESET_WEIGHT_PREFETCH_MB overrides it (0 turns
+// the prefetch off).
 constexpr size_t kDefaultWeightPrefetchMiB = 16;
 size_t weight_prefetch_bytes() {
-    static const size_t bytes = [] {
-        size_t mib = kDefaultWeightPrefetchMiB;
-        if (const char *v = std::getenv("RESET_WEIGHT_PREFETCH_MB")) {
-            char *end = nullptr;
-            const long long parsed = std::strtoll(v, &end, 10);
-            if (end != v && *end == '\0' && parsed >= 0 && parsed <= 4096) mib = size_t(parsed);
-        }
-        return mib << 20;
-    }();
+    static const size_t bytes = size_t(environment_integer("RESET_WEIGHT_PREFETCH_MB", kDefaultWeightPrefetchMiB, 0, 4096))
+                                << 20;
     return bytes;
 }
 
@@ -94,15 +98,11 @@ size_t weight_prefetch_bytes() {
 // from 2 rows: there the pair was faster than two launches, at 1 row slower
 // (docs/cuda-engine.md, session 14).  RESET_GEMV_PAIR=N moves the bound to N
 // rows (1 to 8; 0 never), for the A/B runs and the engine test.
+constexpr int kDefaultPairMinRows = 2;
 int pair_min_rows() {
     static const int rows = [] {
-        constexpr int kDefault = 2;
-        const char *v = std::getenv("RESET_GEMV_PAIR");
-        if (!v || !*v) return kDefault;
-        char *end = nullptr;
-        const long parsed = std::strtol(v, &end, 10);
-        if (*end != '\0' || parsed < 0 || parsed > kMaxRows) return kDefault;
-        return parsed == 0 ? kMaxRows + 1 : int(parsed);
+        const int n = int(environment_integer("RESET_GEMV_PAIR", kDefaultPairMinRows, 0, kMaxRows));
+        return n == 0 ? kMaxRows + 1 : n;
     }();
     return rows;
 }
