@@ -86,9 +86,10 @@
 // 10%.
 //
 // The merge (the kernel's tail: the last CTA of each (row, KV head) reads
-// every split's partials from L2) issues each pass's loads together: the
-// partials go to the ring by cp.async, as many splits per round trip as fit
-// (14 to 28 at head_dim 128), the first batch while the weights are formed.
+// every split's partials from L2) issues each round's loads together: every
+// thread holds one float4 of kMergeRound = 16 splits in registers per round
+// trip (one round at 1k context, four at 32k), the first round in flight
+// while the merge weights are formed.
 //
 // With one live split the CTA writes out = acc / l; otherwise it writes (acc,
 // m, l) and the last live split to arrive merges them all in split order
@@ -124,6 +125,9 @@ constexpr float kPScale = 32768.0f;      // 2^15: p's f16 parts stay normal (see
 // Splits one merge can weigh (its weights sit in shared memory);
 // attention_decode_splits never picks more, and attention_decode refuses more.
 constexpr int kMaxMergeSplits = 256;
+// Splits whose partial accumulators (a float4 chunk each) a merging thread holds in registers at
+// once: one round trip serves up to this many (16 float4 = 64 registers, free after the loop).
+constexpr int kMergeRound = 16;
 
 // The workspace: kMergeCounters arrival counters, one per (row, KV head),
 // which the merging CTA sets back to zero, then the partials
@@ -142,8 +146,8 @@ constexpr int64_t kPrefetchKvBytes = int64_t(16) << 20;
 
 // Partial result of one (row, query head, split): head_dim accumulators,
 // then the running max m (log2 domain) and the sum l, padded to whole 16-byte
-// words so that the merge copies the accumulators 16 bytes at a time (with 8
-// it spent ~3 µs issuing 56 copies per thread at 49 splits, H100 trace).
+// words so that the merge loads the accumulators 16 bytes at a time (its
+// copies of 8 bytes spent ~3 µs issuing 56 per thread at 49 splits, H100 trace).
 __host__ __device__ constexpr int64_t partial_stride(int head_dim) { return head_dim + 4; }
 __host__ __device__ inline int64_t partial_floats(int batch, int n_heads, int head_dim, int splits) {
     return int64_t(batch) * n_heads * splits * partial_stride(head_dim);
@@ -181,9 +185,6 @@ struct Tiles {
     // stores of the mma layout free of bank conflicts for BF16, 2-way for FP8's float2 stores).
     static constexpr int kAccStride = kHeadDim + 4;
     static_assert(kWarpBytes >= int(sizeof(float)) * kHeadRows * kAccStride, "a warp's accumulators fit its ring");
-    // The merge's staging after its weights: at least one split of a group of 8.
-    static constexpr int kStagedFloats = kSharedBytes / 4 - kHeadRows * kMaxMergeSplits;
-    static_assert(kStagedFloats >= kHeadRows * kHeadDim, "the merge stages at least one split");
 };
 
 // Byte offset of 16-byte chunk `index` (row-major: row * kRowChunks + chunk) of a K or V block.
@@ -203,13 +204,11 @@ __device__ __forceinline__ void cp_async_16(uint32_t dst, const void *src, bool 
                  "r"(valid ? 16 : 0), "l"(policy)
                  : "memory");
 }
-// 16 bytes global -> shared, bypassing L1 (the merge's partial rows).
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void *src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
-}
-// 8 bytes global -> shared through L1 (partial rows in a workspace that is not 16-byte aligned).
-__device__ __forceinline__ void cp_async_8(uint32_t dst, const void *src) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(src) : "memory");
+// Four accumulators of a partial row from L2 (written by other CTAs of the launch): one 16-byte
+// load, or four where the workspace is not 16-byte aligned.
+__device__ __forceinline__ float4 load_partial_chunk(const float *p, bool whole_words) {
+    if (whole_words) return __ldcg(reinterpret_cast<const float4 *>(p));
+    return make_float4(__ldcg(p), __ldcg(p + 1), __ldcg(p + 2), __ldcg(p + 3));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int kPending>
@@ -399,15 +398,14 @@ __device__ __forceinline__ void load_query(const AttentionDecodeArgs &a, int b, 
 // [0] entry, [1] after the PDL wait, [2] loop start (query split), [3] after the loop and the
 // barrier that follows it, [4] partials written and arrival counted (or out written with one
 // live split), [5] merge end (the merging CTA; 0 otherwise), all %globaltimer ns; [6] %smid;
-// [7] positions (end - begin).  The merging CTA also writes, each after a barrier (added in this
-// build where the merge has none, so "every thread got here"): [8] the first batch's cp.async
-// copies issued, [9] the merge weights of every head in shared memory, [10] the first batch
-// landed (cp_async_wait<0> and the loop's barrier: the first round trip), [11] every batch
-// summed (before the stores of out), all ns; [12] rounds (batches) the merge took and [13]
-// splits per batch, plain numbers.  [14] (every CTA that writes partials, so live > 1) the
-// partials' stores issued (the barrier before the fence), ns; [4] - [14] is the fence and the
-// arrival atomic.  [15] (merging CTA) the last batch landed, ns (= [10] with one round), so
-// [11] - [15] is the last round's sum alone.  Every launch overwrites the records, so after a
+// [7] positions (end - begin).  The merging CTA also writes: [8] every thread's first round of
+// loads issued (a barrier added in this build), [9] the merge weights of every head in shared
+// memory (after the merge's barrier), [10] thread 0's first round summed (its loads landed: the
+// first round trip), [15] thread 0's last round issued (= [10] with one round), [11] every
+// thread's rounds summed and out stored (a barrier added in this build), all ns; [12] rounds
+// the merge took and [13] splits per round, plain numbers.  [14] (every CTA that writes
+// partials, so live > 1) the partials' stores issued (the barrier before the fence), ns;
+// [4] - [14] is the fence and the arrival atomic.  Every launch overwrites the records, so after a
 // chain they hold the last launch.  Nothing but an early-leaving CTA's record is stored before the PDL wait (the
 // previous launch's CTAs may still be writing theirs); its record equals the previous launch's
 // but for the entry stamp, which is a later time.
@@ -793,49 +791,42 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     if (!last) return;
     const float *head_partials =
         attention_partials(a) + (int64_t(b) * a.n_heads + first_head) * a.splits * partial_stride(kHeadDim);
-    // The merge is the kernel's tail, a chain of L2 round trips, so each pass issues all its loads
-    // before the first use: the partial accumulators of as many splits as fit the ring (14 to 28 at
-    // head_dim 128) go to shared memory by cp.async (no registers held), the first batch while the
-    // weights are worked out; then each output is summed in split order from shared memory.
-    // cp.async is a weak load of this thread: thread 0's fence after the arrival count and the
-    // barrier order it after the other splits' partials, like the plain loads of the weights.
-    const int outputs = group * kHeadDim;  // per split, even
-    float *staged = &weight_s[kHeadRows - 1][kMaxMergeSplits - 1] + 1;
-    const int batch = min(live, T::kStagedFloats / outputs);
-    // Rows start on 16-byte boundaries when the workspace does (cudaMalloc's); staged and every
-    // u·outputs are 16-byte aligned (head_dim >= 16).
+    // The merge is the kernel's tail: a chain of L2 round trips that the o GEMV waits for, run by a
+    // CTA whose merge code is rarely in the instruction cache.  So it is short, and issues its loads
+    // before their first use: each thread sums float4 chunks of the group's outputs (chunk c: head
+    // 4c / head_dim), holding the partials of kMergeRound splits of a chunk in registers; the first
+    // round's loads go out before the merge weights are worked out, so both share one round trip.
+    // (Staging the partials in shared memory by cp.async, as before, took ~5 µs of a 10 µs launch at
+    // 1k context, batch 1: docs/cuda-engine.md, session 15.)  Plain __ldcg loads: thread 0's fence
+    // after the arrival count and the barrier order them after the other splits' partials.
+    const int outputs = group * kHeadDim;  // per split, a multiple of 16
+    const int chunks = outputs / 4;
+    const int64_t split_stride = partial_stride(kHeadDim), head_stride = int64_t(a.splits) * split_stride;
+    // Rows start on 16-byte boundaries when the workspace does (cudaMalloc's; head_dim + 4 floats per row).
     const bool whole_words = reinterpret_cast<uintptr_t>(head_partials) % 16 == 0;
-    const auto stage = [&](int s0) {
-        for (int u = 0; u < min(batch, live - s0); ++u) {
-            const float *split_partials = head_partials + int64_t(s0 + u) * partial_stride(kHeadDim);
-            const auto source = [&](int i) {
-                return split_partials + int64_t(i / kHeadDim) * a.splits * partial_stride(kHeadDim) + i % kHeadDim;
-            };
-            if (whole_words) {
-                for (int i = 4 * tid; i < outputs; i += 4 * kThreads)
-                    cp_async_16(shared_address(staged + u * outputs + i), source(i));
-            } else {
-                for (int i = 2 * tid; i < outputs; i += 2 * kThreads)
-                    cp_async_8(shared_address(staged + u * outputs + i), source(i));
-            }
-        }
-        cp_async_commit();
+    float4 round_values[kMergeRound];
+    const auto load_round = [&](int chunk, int s0) {
+        const float *p = head_partials + (4 * chunk / kHeadDim) * head_stride + (4 * chunk) % kHeadDim +
+                         int64_t(s0) * split_stride;
+#pragma unroll
+        for (int u = 0; u < kMergeRound; ++u)
+            if (s0 + u < live) round_values[u] = load_partial_chunk(p + u * split_stride, whole_words);
     };
-    stage(0);
+    if (tid < chunks) load_round(tid, 0);
 #ifdef RESET_ATTENTION_TRACE
-    __syncthreads();  // every thread has issued its copies of the first batch
+    __syncthreads();  // every thread has issued its first round's loads
     trace_stamp(8);
 #endif
     // Each head's splits: M = max m_s, then w_s = exp2(m_s - M) / sum_s exp2(m_s - M) l_s.
     constexpr int kSplitsPerLane = kMaxMergeSplits / 32;
     for (int h = warp; h < group; h += kWarps) {
-        const float *p = head_partials + int64_t(h) * a.splits * partial_stride(kHeadDim);
+        const float *p = head_partials + int64_t(h) * head_stride;
         float m_v[kSplitsPerLane], l_v[kSplitsPerLane];
 #pragma unroll
         for (int k = 0; k < kSplitsPerLane; ++k) {
             const int s = lane + 32 * k;
-            m_v[k] = s < live ? __ldcg(p + s * partial_stride(kHeadDim) + kHeadDim) : -INFINITY;
-            l_v[k] = s < live ? __ldcg(p + s * partial_stride(kHeadDim) + kHeadDim + 1) : 0.0f;
+            m_v[k] = s < live ? __ldcg(p + s * split_stride + kHeadDim) : -INFINITY;
+            l_v[k] = s < live ? __ldcg(p + s * split_stride + kHeadDim + 1) : 0.0f;
         }
         float max_m = -INFINITY;
 #pragma unroll
@@ -852,53 +843,48 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
         for (int k = 0; k < kSplitsPerLane; ++k)
             if (lane + 32 * k < live) weight_s[h][lane + 32 * k] = m_v[k] / denominator;
     }
-#ifdef RESET_ATTENTION_TRACE
     __syncthreads();  // every head's weights are in shared memory
+#ifdef RESET_ATTENTION_TRACE
     trace_stamp(9);
 #endif
-    constexpr int kSlots = (kHeadRows * kHeadDim + kThreads - 1) / kThreads;  // outputs per thread, at most
-    float total[kSlots];
-#pragma unroll
-    for (int k = 0; k < kSlots; ++k) total[k] = 0.0f;
-    for (int s0 = 0; s0 < live; s0 += batch) {
-        if (s0 > 0) {
-            __syncthreads();  // the previous batch is summed
-            stage(s0);
-        }
-        cp_async_wait<0>();
-        __syncthreads();  // every thread's copies (and, the first time, the weights) are in
+    float *out = a.out + (int64_t(b) * a.n_heads + first_head) * kHeadDim;
+    for (int chunk = tid; chunk < chunks; chunk += kThreads) {
+        const float *weights = weight_s[4 * chunk / kHeadDim];
+        float4 total = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        for (int s0 = 0; s0 < live; s0 += kMergeRound) {
+            if (s0 > 0 || chunk != tid) load_round(chunk, s0);
 #ifdef RESET_ATTENTION_TRACE
-        if (s0 == 0) trace_stamp(10);          // the barrier above: the first batch has landed
-        if (s0 + batch >= live) trace_stamp(15);  // ... and the last one (= [10] with one round)
+            if (s0 > 0 && s0 + kMergeRound >= live) trace_stamp(15);  // a later round, the last, is issued
 #endif
-        const int n = min(batch, live - s0);
-#pragma unroll 2
-        for (int u = 0; u < n; ++u)
 #pragma unroll
-            for (int k = 0; k < kSlots; ++k) {
-                const int i = tid + kThreads * k;
-                if (i < outputs) total[k] += weight_s[i / kHeadDim][s0 + u] * staged[u * outputs + i];  // in split order
+            for (int u = 0; u < kMergeRound; ++u) {
+                if (s0 + u >= live) break;
+                const float w = weights[s0 + u];  // in split order
+                total.x += w * round_values[u].x;
+                total.y += w * round_values[u].y;
+                total.z += w * round_values[u].z;
+                total.w += w * round_values[u].w;
             }
+#ifdef RESET_ATTENTION_TRACE
+            if (s0 == 0) trace_stamp(10);  // the first round is summed
+            if (s0 == 0 && kMergeRound >= live) trace_stamp(15);  // one round: [15] = [10]
+#endif
+        }
+        float *o = out + 4 * chunk;
+        o[0] = total.x;
+        o[1] = total.y;
+        o[2] = total.z;
+        o[3] = total.w;
+        stored_max = fmaxf(stored_max, fmaxf(fmaxf(fabsf(total.x), fabsf(total.y)), fmaxf(fabsf(total.z), fabsf(total.w))));
     }
 #ifdef RESET_ATTENTION_TRACE
-    __syncthreads();  // every thread has summed every batch
+    __syncthreads();  // every thread has summed every round
     trace_stamp(11);
     if (unsigned long long *r = trace_record()) {
-        r[12] = unsigned((live + batch - 1) / batch);
-        r[13] = unsigned(batch);
+        r[12] = unsigned((live + kMergeRound - 1) / kMergeRound);
+        r[13] = unsigned(kMergeRound);
     }
-#endif
-#pragma unroll
-    for (int k = 0; k < kSlots; ++k) {
-        const int i = tid + kThreads * k;
-        if (i < outputs) {
-            a.out[(int64_t(b) * a.n_heads + first_head) * kHeadDim + i] = total[k];
-            stored_max = fmaxf(stored_max, fabsf(total[k]));
-        }
-    }
-#ifdef RESET_ATTENTION_TRACE
-    __syncthreads();  // every thread has issued its stores of out
-    trace_stamp(5);
+    trace_stamp(5);  // = [11]: the stores of out are issued inside the loop
 #endif
     if (tid == 0) *counter = 0;  // ready for the next launch or graph replay
     raise_out_amax(a, b, stored_max);

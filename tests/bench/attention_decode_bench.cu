@@ -149,10 +149,10 @@ void print_trace_line(const std::vector<unsigned long long> &r, const char *cach
             fence_atomic.push_back(delta_us(c, 14, 4));
         }
     }
-    // The last-ending merge's phases ([4] arrival, [8] first batch issued, [9] weights, [10] first batch
-    // landed, [15] last batch landed, [11] summed, [5] out stored) and its rounds and splits per round.
-    // merge_sum_us = merge_later_rounds_us (rounds after the first, their copies and round trips
-    // included; 0 with one round) + merge_last_sum_us.
+    // The last-ending merge's phases ([4] arrival, [8] first round issued, [9] weights, [10] first round
+    // summed, [15] last round issued, [11] summed and stored, [5] = [11]) and its rounds and splits per
+    // round.  merge_first_wait_us is the first round trip and sum; merge_sum_us = merge_later_rounds_us
+    // (rounds after the first, their round trips included; 0 with one round) + merge_last_sum_us.
     const bool lm = last_merger >= 0;
     const double merge_issue = lm ? delta_us(last_merger, 4, 8) : 0.0,
                  merge_weights = lm ? delta_us(last_merger, 8, 9) : 0.0,
@@ -207,8 +207,8 @@ void print_trace_line(const std::vector<unsigned long long> &r, const char *cach
 // Two more replays of `exec` (all its layers; the second timed), then the last launch's per-CTA records
 // ([0] entry, [1] after the PDL wait, [2] loop start, [3] loop end, [4] partials written and
 // arrival counted, [5] merge end or 0, all ns; [6] SM; [7] positions, 0 for a CTA past the
-// context; the merging CTA's [8] first batch issued, [9] weights, [10] first batch landed,
-// [11] summed, ns, [12] rounds, [13] splits per round, [15] last batch landed, ns; [14]
+// context; the merging CTA's [8] first round issued, [9] weights, [10] first round summed,
+// [11] summed and stored, ns, [12] rounds, [13] splits per round, [15] last round issued, ns; [14]
 // partials' stores issued, ns, for every CTA of more than one live split), summarized on one
 // JSON line.  Times in µs from the earliest entry; the merge phases ("merge_*_us") are the
 // last-ending merge's, "store_issue_us" ([14] - [3]) and "fence_atomic_us" ([4] - [14]) medians

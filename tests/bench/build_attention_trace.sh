@@ -8,7 +8,9 @@
 # Usage, from the repository root:
 #   tests/bench/build_attention_trace.sh OUTPUT_BINARY
 # then e.g.  OUTPUT_BINARY 36 25 all   (one timing line and one trace line per case).
-# Environment: ARCH (default 90a), EXTRA_FLAGS (more nvcc flags).
+# Environment: ARCH (default 90a), EXTRA_FLAGS (more nvcc flags), TRACE=0 for the plain
+# benchmark (no timeline; what the CMake build's attention_decode_bench runs), e.g. to time
+# another revision's kernel file: run this script from that revision's checkout.
 set -euo pipefail
 if [[ $# -ne 1 ]]; then
     echo "usage: $0 OUTPUT_BINARY" >&2
@@ -17,9 +19,11 @@ fi
 out=$1
 arch=${ARCH:-90a}
 mkdir -p "$(dirname "$out")"
+trace=-DRESET_ATTENTION_TRACE
+if [[ ${TRACE:-1} == 0 ]]; then trace=; fi
 # shellcheck disable=SC2086
-nvcc -std=c++17 -O3 -DNDEBUG -DRESET_WITH_CUDA=1 -DRESET_ATTENTION_TRACE -Iinclude -Ilib -I. -Itests/gpu \
+nvcc -std=c++17 -O3 -DNDEBUG -DRESET_WITH_CUDA=1 $trace -Iinclude -Ilib -I. -Itests/gpu \
     --expt-relaxed-constexpr --Werror all-warnings -Xcompiler=-Wall,-Wextra -lineinfo \
     "-gencode=arch=compute_${arch},code=sm_${arch}" ${EXTRA_FLAGS:-} \
     tests/bench/attention_decode_bench.cu kernels/attention_decode.cu -o "$out"
-echo "built $out (sm_$arch, RESET_ATTENTION_TRACE)"
+echo "built $out (sm_$arch${trace:+, RESET_ATTENTION_TRACE})"

@@ -2,9 +2,10 @@
 # build_gemv_variant_lib.sh NAME SRCDIR [BUILD_DIR] — a libreset.so.0 whose GEMV kernels come from
 # SRCDIR/kernels/nvfp4_gemv.cu (its headers from SRCDIR first, the rest from this tree), for A/B
 # runs on the GPU machine without a second full build: the other objects of BUILD_DIR (default
-# build-sm90, configured as scripts/make_device_bundle.sh says) are relinked with it.  Writes
-# .ab/NAME/libreset.so.0.xz; on the GPU machine unpack it and put its directory first on
-# LD_LIBRARY_PATH (tests/bench/results/h100_s14_run2.sh).
+# build-sm90, configured as scripts/make_device_bundle.sh says) are relinked with it.  KERNELS
+# names other kernel sources to take from SRCDIR instead (default "nvfp4_gemv"; e.g.
+# KERNELS=attention_decode).  Writes .ab/NAME/libreset.so.0.xz; on the GPU machine unpack it and
+# put its directory first on LD_LIBRARY_PATH (tests/bench/results/h100_s14_run2.sh).
 set -euo pipefail
 name=$1
 src=$(cd "$2" && pwd)
@@ -14,11 +15,13 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 flags=$(sed -n 's/^CUDA_FLAGS = //p' CMakeFiles/reset_objects.dir/flags.make)
 defines=$(sed -n 's/^CUDA_DEFINES = //p' CMakeFiles/reset_objects.dir/flags.make)
-# shellcheck disable=SC2086  # the flags are words
-nvcc $defines -I"$src" --options-file CMakeFiles/reset_objects.dir/includes_CUDA.rsp $flags \
-    -c "$src/kernels/nvfp4_gemv.cu" -o "$work/nvfp4_gemv.o"
-link=$(sed "s#CMakeFiles/reset_objects.dir/kernels/nvfp4_gemv.cu.o#$work/nvfp4_gemv.o#; s#-o libreset.so[.0-9]*#-o $work/libreset.so.0#" \
-       CMakeFiles/reset.dir/link.txt)
+link=$(sed "s#-o libreset.so[.0-9]*#-o $work/libreset.so.0#" CMakeFiles/reset.dir/link.txt)
+for kernel in ${KERNELS:-nvfp4_gemv}; do
+    # shellcheck disable=SC2086  # the flags are words
+    nvcc $defines -I"$src" --options-file CMakeFiles/reset_objects.dir/includes_CUDA.rsp $flags \
+        -c "$src/kernels/$kernel.cu" -o "$work/$kernel.o"
+    link=${link//CMakeFiles\/reset_objects.dir\/kernels\/$kernel.cu.o/$work\/$kernel.o}
+done
 eval "$link"
 mkdir -p "$root/.ab/$name"
 xz -c "$work/libreset.so.0" > "$root/.ab/$name/libreset.so.0.xz"
