@@ -801,8 +801,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     float4 round_values[kMergeRound];
     // A round's loads are straight-line code, one 16-byte load per split and no branch: the merge
     // runs cold (its code is fetched as it runs), and a branch per split made each later round
-    // cost ~3.4 µs at 32k (trace, session 15).  Splits past the live ones re-read the last live
-    // split, whose merge weight there is 0.
+    // cost ~3 µs at 8k-32k (traces: docs/cuda-engine.md, session 15).  Splits past the live ones
+    // re-read the last live split, whose merge weight there is 0.
     const auto load_round = [&](int chunk, int s0) {
         const float *p = head_partials + (4 * chunk / kHeadDim) * head_stride + (4 * chunk) % kHeadDim;
         if (whole_words) {
@@ -844,7 +844,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
             denominator += m_v[k] * l_v[k];
         }
         // One division: a division per weight takes its slow path (a call into cold code, ~1.3 µs at
-        // batch 1, trace of session 15) for the zero weights past the live splits.
+        // batch 1: docs/cuda-engine.md, session 15) for the zero weights past the live splits.
         const float inverse = 1.0f / warp_sum(denominator);
 #pragma unroll
         for (int k = 0; k < kSplitsPerLane; ++k) weight_s[h][lane + 32 * k] = m_v[k] * inverse;  // 0 past live
