@@ -88,7 +88,7 @@
 // The merge (the kernel's tail: the last CTA of each (row, KV head) reads
 // every split's partials from L2) issues each round's loads together: every
 // thread holds one float4 of kMergeRound = 16 splits in registers per round
-// trip (one round at 1k context, four at 32k), the first round in flight
+// trip (one round at 1k context, three or four at 32k), the first round in flight
 // while the merge weights are formed.
 //
 // With one live split the CTA writes out = acc / l; otherwise it writes (acc,
@@ -793,8 +793,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     // (Staging the partials in shared memory by cp.async, as before, took ~5 µs of a 10 µs launch at
     // 1k context, batch 1: docs/cuda-engine.md, session 15.)  Plain __ldcg loads: thread 0's fence
     // after the arrival count and the barrier order them after the other splits' partials.
-    const int outputs = group * kHeadDim;  // per split, a multiple of 16
-    const int chunks = outputs / 4;
+    const int chunks = group * kHeadDim / 4;  // float4 chunks of the outputs, per split
     const int64_t split_stride = partial_stride(kHeadDim), head_stride = int64_t(a.splits) * split_stride;
     // Rows start on 16-byte boundaries when the workspace does (cudaMalloc's; head_dim + 4 floats per row).
     const bool whole_words = reinterpret_cast<uintptr_t>(head_partials) % 16 == 0;
