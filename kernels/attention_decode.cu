@@ -107,6 +107,7 @@
 
 #include "kernels/cuda_common.cuh"
 #include "kernels/dependent_launch.cuh"
+#include "kernels/step_trace.cuh"
 
 namespace reset {
 namespace {
@@ -425,6 +426,7 @@ __device__ __forceinline__ void trace_stamp(int k) {
 #endif
 template <int kHeadDim, bool kFp8>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const AttentionDecodeArgs a) {
+    [[maybe_unused]] const trace::EndMark end_mark;
     using T = Tiles<kHeadDim, kFp8>;
     constexpr int kSteps = T::kSteps, kParts = T::kParts;
     extern __shared__ __align__(128) unsigned char ring_s[];
@@ -470,7 +472,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
         cuda::prefetch_l2(keys + int64_t(begin) * T::kRowBytes, uint32_t(first_round) * T::kRowBytes);
         cuda::prefetch_l2(values + int64_t(begin) * T::kRowBytes, uint32_t(first_round) * T::kRowBytes);
     }
-    cuda::begin_dependent_kernel();
+    trace::begin_dependent_kernel(trace::kAttention, unsigned(a.splits));
 #ifdef RESET_ATTENTION_TRACE
     if (unsigned long long *r = trace_record()) {
         r[1] = trace_clock();

@@ -10,6 +10,7 @@
 
 #include "kernels/cuda_common.cuh"
 #include "kernels/dependent_launch.cuh"
+#include "kernels/step_trace.cuh"
 
 namespace reset {
 namespace {
@@ -87,7 +88,8 @@ __device__ __forceinline__ void accumulate(float (&acc)[kRows][M], const uint4 (
 
 template <int M>
 __global__ void __launch_bounds__(kThreads, 1) bf16_gemv_kernel(const __grid_constant__ GemvParams p) {
-    cuda::begin_dependent_kernel();
+    [[maybe_unused]] const trace::EndMark end_mark;
+    trace::begin_dependent_kernel(trace::kBf16Gemv);
     extern __shared__ float4 xs_storage[];
     float *xs = reinterpret_cast<float *>(xs_storage);
     __shared__ float partial[kWarps][kRows * M];

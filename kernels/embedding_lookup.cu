@@ -5,6 +5,7 @@
 
 #include "kernels/cuda_common.cuh"
 #include "kernels/dependent_launch.cuh"
+#include "kernels/step_trace.cuh"
 
 namespace reset {
 namespace {
@@ -15,7 +16,8 @@ __device__ __forceinline__ float bf16_bits_to_float(uint32_t bits16) { return __
 
 template <bool kVector>
 __global__ void __launch_bounds__(kThreads) embedding_lookup_kernel(const EmbeddingLookupArgs a) {
-    cuda::begin_dependent_kernel();
+    [[maybe_unused]] const trace::EndMark end_mark;
+    trace::begin_dependent_kernel(trace::kEmbedding);
     const int token = blockIdx.y;
     const int32_t id = a.ids[token];
     const bool valid = id >= 0 && static_cast<int64_t>(id) < a.vocab;

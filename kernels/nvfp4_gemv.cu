@@ -45,6 +45,7 @@
 
 #include "kernels/cuda_common.cuh"
 #include "kernels/dependent_launch.cuh"
+#include "kernels/step_trace.cuh"
 #include "kernels/claimed_work.cuh"
 #include "kernels/weight_prefetch.h"
 #include "kernels/row_rules.cuh"
@@ -665,6 +666,7 @@ template <bool kVectorX, bool kStreamed, GemvInput kInput>
 __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kernel(const __grid_constant__ GemvParams p) {
     // Local plan: the partial tiles of the K slices, [warp][lane], summed by slice 0.
     extern __shared__ __align__(16) float4 slice_partials[];
+    [[maybe_unused]] const trace::EndMark end_mark;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int block = static_cast<int>(blockIdx.x);
     const WarpWork work = warp_work<kStreamed>(p, warp, block);
@@ -682,11 +684,11 @@ __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kern
 #pragma unroll
             for (int s = 0; s < kRowSlots; ++s) norm_weight[s] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
-        cuda::begin_dependent_kernel();
+        trace::begin_dependent_kernel(trace::kNvfp4Gemv, unsigned(p.rows), unsigned(p.cols));
         normed_rows_into_shared(p, norm_weight);
         __syncthreads();
     } else {
-        cuda::begin_dependent_kernel();
+        trace::begin_dependent_kernel(trace::kNvfp4Gemv, unsigned(p.rows), unsigned(p.cols));
     }
     gemv_product<kVectorX, kStreamed, ActivationType<kInput>>(p, work, warp, lane, loaded, w, slice_partials, block,
                                                               static_cast<int>(gridDim.x));
@@ -721,7 +723,7 @@ __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm)
     // (A unit's division is worked out again where it is needed: kept live across the loop, it spills.)
     QuadWeights w;
     bool loaded = unit >= 0 && load_first_quad(first, warp_work<kStreamedFirst>(first, warp, unit), lane, w);
-    cuda::begin_dependent_kernel();
+    trace::begin_dependent_kernel(trace::kNvfp4GemvPair, unsigned(first.rows), unsigned(second.cols));
     bool second_loaded = false;
     for (;;) {
         if (unit >= 0) {

@@ -26,6 +26,7 @@
 
 #include "kernels/cuda_common.cuh"
 #include "kernels/dependent_launch.cuh"
+#include "kernels/step_trace.cuh"
 
 namespace reset {
 namespace {
@@ -34,6 +35,7 @@ constexpr int kWarps = 4;
 
 template <int kHeadDim>
 __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormRopeArgs a) {
+    [[maybe_unused]] const trace::EndMark end_mark;
     constexpr int kPerLane = kHeadDim / 32;
     constexpr int kHalf = kPerLane / 2;  // j and j + kHalf form a rotation pair
     const int lane = threadIdx.x % 32;
@@ -51,7 +53,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormR
     for (int j = 0; j < kPerLane; ++j) weight[j] = valid && norm ? __ldg(norm + lane + 32 * j) : 0.0f;
 #pragma unroll
     for (int j = 0; j < kHalf; ++j) freq[j] = valid && (is_q || is_k) ? __ldg(a.inv_freq + lane + 32 * j) : 0.0f;
-    cuda::begin_dependent_kernel();
+    trace::begin_dependent_kernel(trace::kQkNormRope);
     if (!valid) return;  // whole warps leave: no barrier follows
 
     // Everything the head needs from other kernels in one round trip: its
@@ -117,6 +119,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormR
 // head past the end), so they run with the full mask in every lane.
 template <int kHeadDim>
 __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_small_kernel(const QkNormRopeArgs a) {
+    [[maybe_unused]] const trace::EndMark end_mark;
     static_assert(kHeadDim == 16 || kHeadDim == 32, "one element per lane, a power-of-two group within a warp");
     constexpr int kHalf = kHeadDim / 2;  // element i pairs with i ^ kHalf
     const int i = threadIdx.x % kHeadDim;
@@ -130,7 +133,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_small_kernel(const Q
     // Constant data first, before the wait (kernels/dependent_launch.cuh).
     const float weight = valid && a.q_norm && (is_q || is_k) ? __ldg((is_q ? a.q_norm : a.k_norm) + i) : 0.0f;
     const float freq = valid && (is_q || is_k) ? __ldg(a.inv_freq + (low ? i : i - kHalf)) : 0.0f;
-    cuda::begin_dependent_kernel();
+    trace::begin_dependent_kernel(trace::kQkNormRope);
 
     // What comes from other kernels, in one round trip.
     float x = valid ? a.qkv[int64_t(b) * a.ld_qkv + int64_t(head) * kHeadDim + i] : 0.0f;

@@ -20,6 +20,7 @@
 
 #include "kernels/cuda_common.cuh"
 #include "kernels/dependent_launch.cuh"
+#include "kernels/step_trace.cuh"
 #include "kernels/row_rules.cuh"
 #include "rules/nvfp4.h"
 #include "rules/w4a16.h"
@@ -72,6 +73,7 @@ struct RowOutput {
 // kSlots > 0: the row in registers (row_fits_registers); 0: any length.
 template <int kSlots>
 __global__ void __launch_bounds__(kRowMaxThreads) rms_norm_prepare_kernel(const __grid_constant__ FusedParams p) {
+    [[maybe_unused]] const trace::EndMark end_mark;
     const int64_t token = blockIdx.x;
     const float *x = p.x + token * p.ldx;
     // cols is a multiple of 16.
@@ -87,7 +89,7 @@ __global__ void __launch_bounds__(kRowMaxThreads) rms_norm_prepare_kernel(const 
     if constexpr (kSlots > 0) {
         float4 w[kSlots], y[kSlots];
         load_chunks<kSlots, true>(p.weight, p.cols, threadIdx.x, blockDim.x, vec_w, w);
-        cuda::begin_dependent_kernel();
+        trace::begin_dependent_kernel(trace::kRmsNormPrepare, unsigned(p.cols));
         load_chunks(x, p.cols, threadIdx.x, blockDim.x, vec_x, y);
         const float inverse = row_rms_inverse(y, p.cols, p.eps);  // rms_norm.cu's rule
 #pragma unroll
@@ -111,7 +113,7 @@ __global__ void __launch_bounds__(kRowMaxThreads) rms_norm_prepare_kernel(const 
         for (int s = 0; s < kSlots; ++s) o.w4a4(threadIdx.x + s * blockDim.x, y[s]);
         if (threadIdx.x == 0) p.row_scale[token] = o.scale;
     } else {
-        cuda::begin_dependent_kernel();
+        trace::begin_dependent_kernel(trace::kRmsNormPrepare, unsigned(p.cols));
         const float inverse = row_rms_inverse(x, p.cols, p.eps, vec_x);  // rms_norm.cu's rule
         const int64_t chunks = p.cols / kRowChunk;
         auto normed_chunk = [&](int64_t c) {

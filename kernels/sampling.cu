@@ -45,6 +45,7 @@
 
 #include "kernels/cuda_common.cuh"
 #include "kernels/dependent_launch.cuh"
+#include "kernels/step_trace.cuh"
 #include "reset.h"
 #include "rules/philox.h"
 #include "rules/reset_rule.h"
@@ -1114,7 +1115,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int b = blockIdx.y;
     const unsigned rank = team_rank();
-    cuda::begin_dependent_kernel();
+    trace::begin_dependent_kernel(trace::kSampling);
     if (tid == 0) sh.draw_hit = kNoCutId;  // before this CTA's first team barrier: no peer writes it earlier
     RESET_TRACE(1);
 

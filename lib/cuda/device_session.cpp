@@ -33,6 +33,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#ifdef RESET_STEP_TRACE
+#include <cstdio>
+#endif
 
 #include "cuda/device_model.h"
 #include "engine/device_engine.h"
@@ -49,6 +52,7 @@
 #include "kernels/rms_norm_prepare.h"
 #include "kernels/sampling.h"
 #include "kernels/silu_mul.h"
+#include "kernels/step_trace.h"
 
 namespace reset {
 
@@ -104,7 +108,7 @@ constexpr int kDefaultPairMinRows = 2;
 // (Nvfp4GemvArgs::norm_weight) instead of as an rms_norm_prepare launch before
 // it.  RESET_NORM_IN_GEMV=N moves the bound (0: never), for the A/B runs and
 // the engine test.
-constexpr int kDefaultNormInGemvRows = 8;
+constexpr int kDefaultNormInGemvRows = 0;
 int norm_in_gemv_rows() {
     static const int rows = int(environment_integer("RESET_NORM_IN_GEMV", kDefaultNormInGemvRows, 0, kMaxRows));
     return rows;
@@ -116,6 +120,56 @@ int pair_min_rows() {
     }();
     return rows;
 }
+
+#ifdef RESET_STEP_TRACE
+// The debug timeline of one decode step (kernels/step_trace.h): where
+// RESET_STEP_TRACE_FILE names a file, the session's step number
+// RESET_STEP_TRACE_STEP (default 40, counted from 0) records every
+// instrumented warp and appends the records to the file as text, one per
+// line: kind tag tag2 block warp sm start waited end.
+class StepTraceCapture {
+public:
+    explicit StepTraceCapture(long long step) {
+        const char *file = std::getenv("RESET_STEP_TRACE_FILE");
+        if (!file || step != environment_integer("RESET_STEP_TRACE_STEP", 40, 0, 1LL << 40)) return;
+        static trace::Buffer buffer = [] {
+            trace::Buffer b;
+            b.capacity = 1u << 21;
+            cuda_check(cudaMalloc(&b.records, size_t(b.capacity) * sizeof(trace::Record)), "step trace");
+            cuda_check(cudaMalloc(&b.count, sizeof(unsigned)), "step trace");
+            return b;
+        }();
+        cuda_check(cudaMemset(buffer.count, 0, sizeof(unsigned)), "step trace");
+        cuda_check(cudaDeviceSynchronize(), "step trace");
+        trace::set_buffer(buffer);
+        buffer_ = buffer;
+        path_ = file;
+    }
+    // After the step's synchronization.
+    void finish() {
+        if (path_.empty()) return;
+        trace::set_buffer({});
+        unsigned count = 0;
+        cuda_check(cudaMemcpy(&count, buffer_.count, sizeof count, cudaMemcpyDeviceToHost), "step trace");
+        count = std::min(count, buffer_.capacity);
+        std::vector<trace::Record> records(count);
+        cuda_check(cudaMemcpy(records.data(), buffer_.records, size_t(count) * sizeof(trace::Record),
+                              cudaMemcpyDeviceToHost),
+                   "step trace");
+        if (FILE *f = std::fopen(path_.c_str(), "a")) {
+            std::fprintf(f, "# step trace: %u records\n", count);
+            for (const trace::Record &r : records)
+                std::fprintf(f, "%u %u %u %u %u %u %llu %llu %llu\n", r.kind, r.tag, r.tag2, r.block, r.warp, r.sm,
+                             r.start, r.waited, r.end);
+            std::fclose(f);
+        }
+    }
+
+private:
+    trace::Buffer buffer_;
+    std::string path_;
+};
+#endif
 
 // What the host writes before a step; copied to the device in one transfer.
 struct StepInput {
@@ -841,6 +895,10 @@ void CudaSession::step(const std::vector<SequenceSampler *> &samplers, const std
         std::copy(carried.ring.begin(), carried.ring.end(), rings + size_t(s) * size_t(ring_capacity_));
     }
 
+#ifdef RESET_STEP_TRACE
+    static long long traced_steps = 0;
+    StepTraceCapture trace_capture(traced_steps++);
+#endif
     if (!use_graph_) {
         enqueue_step();
     } else {
@@ -863,6 +921,9 @@ void CudaSession::step(const std::vector<SequenceSampler *> &samplers, const std
         cuda_check(cudaGraphLaunch(graph_, stream_), "graph launch");
     }
     sync("decode step");
+#ifdef RESET_STEP_TRACE
+    trace_capture.finish();
+#endif
 
     const StepOutput *out = host_out_.as<StepOutput>();
     results.assign(size_t(sequences_), DeviceStepResult());

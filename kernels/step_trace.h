@@ -1,0 +1,64 @@
+// step_trace.h — a debug-only per-warp timeline of the decode step's kernels,
+// compiled in only with -DRESET_STEP_TRACE (tests/bench/build_step_trace.sh);
+// a normal build has none of it.  Each instrumented kernel's warps write one
+// record: %globaltimer at entry, after the wait for the previous kernel
+// (kernels/dependent_launch.cuh) and at the warp's end, with the kernel's
+// kind, two tags that tell its launches apart (a GEMV's rows and K), its
+// block, its warp and its SM.  CudaSession::step records one chosen step
+// (RESET_STEP_TRACE_FILE, RESET_STEP_TRACE_STEP) and writes the records as
+// text; tests/bench/step_trace_report.py turns them into the boundaries
+// between kernels (docs/cuda-engine.md, session 16).
+#pragma once
+
+namespace reset::trace {
+
+// What an instrumented kernel is (always defined: the kernels name it in every build).
+enum Kind : unsigned {
+    kEmbedding = 1,
+    kRmsNormPrepare = 2,
+    kNvfp4Gemv = 3,
+    kQkNormRope = 4,
+    kAttention = 5,
+    kBf16Gemv = 6,
+    kSampling = 7,
+    kNvfp4GemvPair = 8,
+};
+
+}  // namespace reset::trace
+
+#ifdef RESET_STEP_TRACE
+
+#include <cuda_runtime_api.h>
+
+#include <vector>
+
+namespace reset::trace {
+
+
+struct Record {
+    unsigned long long start, waited, end;  // %globaltimer ns; end 0 where the kernel has no end mark
+    unsigned kind, tag, tag2, block, warp, sm;
+};
+
+struct Buffer {
+    Record *records = nullptr;
+    unsigned *count = nullptr;
+    unsigned capacity = 0;
+};
+
+// Every CUDA file that includes step_trace.cuh has its own device copy of the
+// buffer; each registers the function that sets it.
+using Setter = void (*)(const Buffer &);
+inline std::vector<Setter> &setters() {
+    static std::vector<Setter> all;
+    return all;
+}
+
+// Host: point every kernel file's copy at `buffer` (a null buffer turns the records off).
+inline void set_buffer(const Buffer &buffer) {
+    for (Setter s : setters()) s(buffer);
+}
+
+}  // namespace reset::trace
+
+#endif  // RESET_STEP_TRACE
