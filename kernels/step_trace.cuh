@@ -31,16 +31,18 @@ __device__ __forceinline__ void begin_dependent_kernel(unsigned kind, unsigned t
     const unsigned thread = linear_thread(), warp = thread / 32;
     const Buffer b = g_buffer;
     unsigned long long start = 0;
-    unsigned slot = ~0u;
+    unsigned slot = ~0u, sm = 0;
     if (thread % 32 == 0 && b.records) {
         start = cuda::global_timer_ns();
-        slot = atomicAdd(b.count, 1u);
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+        if (sm < kMaxSms) {
+            const unsigned taken = atomicAdd(b.counts + sm * kCounterStride, 1u);
+            if (taken < b.per_sm) slot = sm * b.per_sm + taken;
+        }
     }
     cuda::begin_dependent_kernel();
     if (thread % 32 == 0) {
-        if (slot < b.capacity) {
-            unsigned sm;
-            asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+        if (slot != ~0u) {
             Record r;
             r.start = start;
             r.waited = cuda::global_timer_ns();
@@ -69,8 +71,7 @@ struct EndMark {
         const unsigned thread = linear_thread();
         if (thread % 32 != 0) return;
         const unsigned slot = warp_slots()[thread / 32];
-        const Buffer b = g_buffer;
-        if (slot < b.capacity) b.records[slot].end = cuda::global_timer_ns();
+        if (slot != ~0u) g_buffer.records[slot].end = cuda::global_timer_ns();
     }
 };
 

@@ -5,7 +5,7 @@
 // (kernels/dependent_launch.cuh) and at the warp's end, with the kernel's
 // kind, two tags that tell its launches apart (a GEMV's rows and K), its
 // block, its warp and its SM.  CudaSession::step records one chosen step
-// (RESET_STEP_TRACE_FILE, RESET_STEP_TRACE_STEP) and writes the records as
+// (RESET_STEP_TRACE_FILE, RESET_STEP_TRACE_STEPS) and writes the records as
 // text; tests/bench/step_trace_report.py turns them into the boundaries
 // between kernels (docs/cuda-engine.md, session 16).
 #pragma once
@@ -40,10 +40,16 @@ struct Record {
     unsigned kind, tag, tag2, block, warp, sm;
 };
 
+// Records are kept per SM, so that the slots a step's ~600k warps take are
+// counted on 132 counters, not one: one counter would serialize them at its
+// L2 slice and stretch the traced step by hundreds of microseconds.
+constexpr unsigned kMaxSms = 256;
+constexpr unsigned kCounterStride = 32;  // one 128-byte line per SM's counter
+
 struct Buffer {
-    Record *records = nullptr;
-    unsigned *count = nullptr;
-    unsigned capacity = 0;
+    Record *records = nullptr;     // [kMaxSms][per_sm]
+    unsigned *counts = nullptr;    // [kMaxSms][kCounterStride], zeroed before the step
+    unsigned per_sm = 0;
 };
 
 // Every CUDA file that includes step_trace.cuh has its own device copy of the

@@ -122,52 +122,74 @@ int pair_min_rows() {
 }
 
 #ifdef RESET_STEP_TRACE
-// The debug timeline of one decode step (kernels/step_trace.h): where
-// RESET_STEP_TRACE_FILE names a file, the session's step number
-// RESET_STEP_TRACE_STEP (default 40, counted from 0) records every
-// instrumented warp and appends the records to the file as text, one per
-// line: kind tag tag2 block warp sm start waited end.
+// The debug timeline of chosen decode steps (kernels/step_trace.h): where
+// RESET_STEP_TRACE_FILE names a file, the process's step numbers in
+// RESET_STEP_TRACE_STEPS (default 40, counted from 0) record every
+// instrumented warp and append the records to the file as text, after a
+// "# step trace" line, one per line: kind tag tag2 block warp sm start waited end.
 class StepTraceCapture {
 public:
     explicit StepTraceCapture(long long step) {
         const char *file = std::getenv("RESET_STEP_TRACE_FILE");
-        if (!file || step != environment_integer("RESET_STEP_TRACE_STEP", 40, 0, 1LL << 40)) return;
+        if (!file || !chosen(step)) return;
         static trace::Buffer buffer = [] {
             trace::Buffer b;
-            b.capacity = 1u << 21;
-            cuda_check(cudaMalloc(&b.records, size_t(b.capacity) * sizeof(trace::Record)), "step trace");
-            cuda_check(cudaMalloc(&b.count, sizeof(unsigned)), "step trace");
+            b.per_sm = 1u << 13;  // a Qwen3-8B step puts ~3,000 warps on an SM
+            cuda_check(cudaMalloc(&b.records, size_t(trace::kMaxSms) * b.per_sm * sizeof(trace::Record)),
+                       "step trace");
+            cuda_check(cudaMalloc(&b.counts, size_t(trace::kMaxSms) * trace::kCounterStride * sizeof(unsigned)),
+                       "step trace");
             return b;
         }();
-        cuda_check(cudaMemset(buffer.count, 0, sizeof(unsigned)), "step trace");
+        cuda_check(cudaMemset(buffer.counts, 0, size_t(trace::kMaxSms) * trace::kCounterStride * sizeof(unsigned)),
+                   "step trace");
         cuda_check(cudaDeviceSynchronize(), "step trace");
         trace::set_buffer(buffer);
         buffer_ = buffer;
         path_ = file;
+        step_ = step;
     }
     // After the step's synchronization.
     void finish() {
         if (path_.empty()) return;
         trace::set_buffer({});
-        unsigned count = 0;
-        cuda_check(cudaMemcpy(&count, buffer_.count, sizeof count, cudaMemcpyDeviceToHost), "step trace");
-        count = std::min(count, buffer_.capacity);
-        std::vector<trace::Record> records(count);
-        cuda_check(cudaMemcpy(records.data(), buffer_.records, size_t(count) * sizeof(trace::Record),
+        std::vector<unsigned> counts(size_t(trace::kMaxSms) * trace::kCounterStride);
+        cuda_check(cudaMemcpy(counts.data(), buffer_.counts, counts.size() * sizeof(unsigned), cudaMemcpyDeviceToHost),
+                   "step trace");
+        std::vector<trace::Record> records(size_t(trace::kMaxSms) * buffer_.per_sm);
+        cuda_check(cudaMemcpy(records.data(), buffer_.records, records.size() * sizeof(trace::Record),
                               cudaMemcpyDeviceToHost),
                    "step trace");
-        if (FILE *f = std::fopen(path_.c_str(), "a")) {
-            std::fprintf(f, "# step trace: %u records\n", count);
-            for (const trace::Record &r : records)
+        FILE *f = std::fopen(path_.c_str(), "a");
+        if (!f) return;
+        std::fprintf(f, "# step trace: step %lld\n", step_);
+        for (unsigned sm = 0; sm < trace::kMaxSms; ++sm) {
+            const unsigned n = std::min(counts[size_t(sm) * trace::kCounterStride], buffer_.per_sm);
+            for (unsigned i = 0; i < n; ++i) {
+                const trace::Record &r = records[size_t(sm) * buffer_.per_sm + i];
                 std::fprintf(f, "%u %u %u %u %u %u %llu %llu %llu\n", r.kind, r.tag, r.tag2, r.block, r.warp, r.sm,
                              r.start, r.waited, r.end);
-            std::fclose(f);
+            }
         }
+        std::fclose(f);
     }
 
 private:
+    // RESET_STEP_TRACE_STEPS: a comma-separated list of step numbers (default 40).
+    static bool chosen(long long step) {
+        const char *list = std::getenv("RESET_STEP_TRACE_STEPS");
+        std::string text = list ? list : "40";
+        size_t at = 0;
+        while (at <= text.size()) {
+            const size_t comma = std::min(text.find(',', at), text.size());
+            if (std::atoll(text.substr(at, comma - at).c_str()) == step) return true;
+            at = comma + 1;
+        }
+        return false;
+    }
     trace::Buffer buffer_;
     std::string path_;
+    long long step_ = 0;
 };
 #endif
 

@@ -16,8 +16,8 @@ For each launch, in the order of their first wait, in microseconds:
   spread  last warp's wait return minus the first's
   run     last warp's end minus the first warp's wait return
   tail    last warp's end minus the median warp's end
-Each row of the table is the median over the step's launches of that name
-(one per layer), then the step's total split into run and release.
+Each traced step's total is split into run and release; each row of the
+table is the median over the launches of that name (one per layer and step).
 """
 import json
 import statistics
@@ -36,13 +36,17 @@ def name_of(kind, tag, tag2):
 
 
 def read(path):
-    records = []
+    """The records of each traced step (a "# step trace" line starts one)."""
+    steps = []
     for line in open(path):
-        if line.startswith("#") or not line.strip():
+        if line.startswith("#"):
+            steps.append([])
+            continue
+        if not line.strip():
             continue
         kind, tag, tag2, block, warp, sm, start, waited, end = (int(v) for v in line.split())
-        records.append((kind, tag, tag2, block, warp, sm, start, waited, end))
-    return records
+        steps[-1].append((kind, tag, tag2, block, warp, sm, start, waited, end))
+    return [s for s in steps if s]
 
 
 def launches_of(records):
@@ -77,9 +81,7 @@ def launches_of(records):
     return out
 
 
-def main():
-    path = sys.argv[1]
-    launches = launches_of(read(path))
+def rows_of(launches):
     t0 = launches[0]["first_waited"]
     prev_end = None
     rows = []
@@ -95,16 +97,29 @@ def main():
         if l["last_end"] is not None:
             prev_end = l["last_end"]
         rows.append(row)
+    return rows
+
+
+def main():
+    path = sys.argv[1]
+    steps = read(path)
+    all_rows = []
+    for i, records in enumerate(steps):
+        launches = launches_of(records)
+        rows = rows_of(launches)
+        all_rows += rows
+        total = (max(l["last_end"] or 0 for l in launches) - launches[0]["first_waited"]) / 1e3
+        print(f"step {i}: {len(launches)} launches, {len(records)} warps; from the first wait to the last end "
+              f"{total:.1f} us: run {sum(r.get('run', 0) for r in rows):.1f}, "
+              f"release {sum(r.get('release', 0) for r in rows):.1f}")
     by_name = defaultdict(list)
     order = []
-    for r in rows:
+    for r in all_rows:
         if r["name"] not in by_name:
             order.append(r["name"])
         by_name[r["name"]].append(r)
-    print(f"{len(launches)} launches, step from the first wait to the last end: "
-          f"{(max(l['last_end'] or 0 for l in launches) - t0) / 1e3:.1f} us")
     print(f"{'launch':28} {'n':>3} {'ctas':>5} {'placed':>7} {'release':>7} {'spread':>7} {'run':>7} {'tail':>6}"
-          f"   (medians, us)")
+          f"   (medians over the steps' launches, us)")
     summary = []
     for name in order:
         rs = by_name[name]
@@ -113,16 +128,13 @@ def main():
             v = [r[k] for r in rs if k in r]
             return statistics.median(v) if v else float("nan")
         s = {"name": name, "n": len(rs), "ctas": rs[0]["ctas"], "placed": med("placed"), "release": med("release"),
-             "spread": med("spread"), "run": med("run"), "tail": med("tail"),
-             "release_sum": sum(r.get("release", 0) for r in rs), "run_sum": sum(r.get("run", 0) for r in rs)}
+             "spread": med("spread"), "run": med("run"), "tail": med("tail")}
         summary.append(s)
         print(f"{name:28} {s['n']:>3} {s['ctas']:>5} {s['placed']:>7.2f} {s['release']:>7.2f} {s['spread']:>7.2f} "
               f"{s['run']:>7.2f} {s['tail']:>6.2f}")
-    print(f"sums over the step: run {sum(s['run_sum'] for s in summary):.1f} us, "
-          f"release {sum(s['release_sum'] for s in summary):.1f} us")
     if "--json" in sys.argv:
         with open(sys.argv[sys.argv.index("--json") + 1], "w") as f:
-            json.dump({"launches": rows, "summary": summary}, f)
+            json.dump({"launches": all_rows, "summary": summary}, f)
 
 
 if __name__ == "__main__":
