@@ -76,6 +76,13 @@ constexpr size_t kCounterBytes = kCounterTiles * sizeof(unsigned);
 // trip per super for other warps to cover).
 constexpr int kXAhead = RESET_NVFP4_GEMV_X_AHEAD;
 static_assert(kXAhead == 1 || kXAhead == 4, "RESET_NVFP4_GEMV_X_AHEAD is 1 or 4");
+// How many quads past the one it loads each warp asks the L2 for
+// (cp.async.bulk.prefetch.L2, one request per record): 0 none.  A knob for the
+// A/B runs of docs/gemv.md (session 16), not a tuning parameter of the library.
+#ifndef RESET_NVFP4_GEMV_L2_AHEAD
+#define RESET_NVFP4_GEMV_L2_AHEAD 0
+#endif
+constexpr int kL2Ahead = RESET_NVFP4_GEMV_L2_AHEAD;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000 && defined(__CUDA_ARCH_FAMILY_SPECIFIC__)
 #define RESET_NVFP4_NATIVE_E2M1 1
 #else
@@ -118,10 +125,6 @@ struct GemvParams {
     float *partials;      // streamed: [row_tiles][max_parts][32 lanes][4]
     unsigned *counters;   // streamed: [row_tiles]
     const float *x_amax;  // FP32 input: the rows' max |x| (Nvfp4GemvArgs::x_amax)
-    const float *norm_weight;  // the RMSNorm in front (Nvfp4GemvArgs::norm_weight), x then FP32
-    float norm_eps;
-    int norm_threads;     // row_threads(cols): rms_norm_prepare's layout of the row (<= the CTA's threads)
-    int x16_stride;       // the normed FP16 rows' stride in shared memory, in halves
     float *y_amax;        // where set: the stored rows' max |y|, by atomicMax
     WeightPrefetch prefetch;  // asked of the L2 by each warp after its last quad (Nvfp4GemvArgs::prefetch)
 };
@@ -258,86 +261,6 @@ __device__ __forceinline__ void load_x(const FreshFloat *x, float inverse, uint4
     convert_x(loaded, inverse, xv);
 }
 
-// The RMSNorm in front (Nvfp4GemvArgs::norm_weight): dynamic shared memory
-// holds the slice partials (local plan), then each token's row scale, then
-// its normed FP16 row, which the loop reads in place of x.
-constexpr size_t kSlicePartialBytes = static_cast<size_t>(kMaxWarps) * 32 * sizeof(float4);
-constexpr size_t kNormScaleBytes = 128;  // kNvfp4GemvMaxTokens floats, keeping the rows 16-byte aligned
-static_assert(kNvfp4GemvMaxTokens * sizeof(float) <= kNormScaleBytes, "row scales fit their region");
-
-// A normed FP16 activation in shared memory: its own type, so that the loop's
-// loads (load_x below) are shared-memory loads.
-struct SharedHalf {
-    __half value;
-};
-
-__device__ __forceinline__ uint8_t *dynamic_shared() {
-    extern __shared__ __align__(16) uint8_t gemv_dynamic_shared[];
-    return gemv_dynamic_shared;
-}
-__device__ __forceinline__ float *normed_row_scales() {
-    return reinterpret_cast<float *>(dynamic_shared() + kSlicePartialBytes);
-}
-__device__ __forceinline__ SharedHalf *normed_rows() {
-    return reinterpret_cast<SharedHalf *>(dynamic_shared() + kSlicePartialBytes + kNormScaleBytes);
-}
-
-template <bool kVectorX>
-__device__ __forceinline__ void load_x(const SharedHalf *x, float /*inverse*/, uint4 (&xv)[2]) {
-    const uint4 *v = reinterpret_cast<const uint4 *>(x);
-    xv[0] = v[0];
-    xv[1] = v[1];
-}
-
-// The start of token's activation row as the loop reads it.
-template <typename X>
-__device__ __forceinline__ const X *activation_row(const GemvParams &p, int token) {
-    if constexpr (std::is_same_v<X, SharedHalf>) return normed_rows() + token * p.x16_stride;
-    else return static_cast<const X *>(p.x) + token * p.ldx;
-}
-
-// Every token's RMSNorm and W4A16 preparation into shared memory, exactly as
-// rms_norm_prepare_kernel<kRowSlots> computes them (the same row_rules.cuh
-// functions on the same chunks in the same order): thread i < norm_threads
-// holds chunks i + s * norm_threads, the threads past them zeros, which add
-// exact zeros to the sums and the maxima, as the identity slots of a CTA of
-// norm_threads do.  `weight` holds the thread's chunks of the norm weight.
-// The whole CTA calls; a __syncthreads must follow before the rows are read.
-__device__ __forceinline__ void normed_rows_into_shared(const GemvParams &p, const float4 (&weight)[kRowSlots]) {
-    const int layout_threads = p.norm_threads;
-    const bool holds = static_cast<int>(threadIdx.x) < layout_threads;
-    for (int token = 0; token < p.tokens; ++token) {
-        float4 y[kRowSlots];
-        if (holds) {
-            load_chunks(static_cast<const float *>(p.x) + token * p.ldx, p.cols, threadIdx.x, layout_threads, true, y);
-        } else {
-#pragma unroll
-            for (int s = 0; s < kRowSlots; ++s) y[s] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        }
-        // The reductions alternate between their own slots, so one token's
-        // second reduction orders the first's reads before the next token's writes.
-        const float inverse = row_rms_inverse(y, p.cols, p.norm_eps);
-        float m = 0.0f;
-#pragma unroll
-        for (int s = 0; s < kRowSlots; ++s) {
-            y[s] = rms_scale(weight[s], y[s], inverse);
-            m = abs_max(m, y[s]);
-        }
-        const float scale = w4a16::fp16_row_scale(row_max(m));
-        const float inverse_scale = 1.0f / scale;
-        if (holds) {
-            __half *row = reinterpret_cast<__half *>(normed_rows() + token * p.x16_stride);
-#pragma unroll
-            for (int s = 0; s < kRowSlots; ++s) {
-                __half2 lo, hi;
-                w4a16_chunk(y[s], inverse_scale, &lo, &hi);
-                store_chunk(row, p.cols, threadIdx.x + s * layout_threads, true, lo, hi);
-            }
-        }
-        if (threadIdx.x == 0) normed_row_scales()[token] = scale;
-    }
-}
-
 __device__ __forceinline__ float silu(float v) { return v / (1.0f + __expf(-v)); }
 
 // Returns the value stored (for y_amax, which the host allows with FP32 output only).
@@ -370,11 +293,7 @@ __device__ __forceinline__ void epilogue(const GemvParams &p, int64_t tile, int 
         const int token = 2 * t + c;
         valid_token[c] = token < p.tokens;
         float row_scale = 1.0f;
-        if (valid_token[c])
-            row_scale = p.x_amax        ? input_row_scale(p, token)
-                        : p.norm_weight ? normed_row_scales()[token]
-                        : p.x_row_scale ? p.x_row_scale[token]
-                                        : 1.0f;
+        if (valid_token[c]) row_scale = p.x_amax ? input_row_scale(p, token) : p.x_row_scale ? p.x_row_scale[token] : 1.0f;
         row_factor[c] = p.out_scale * row_scale;
     }
     float stored_max[2] = {0.0f, 0.0f};  // max |y| of this lane's stores, per token (fmaxf drops NaN, as row_max)
@@ -501,7 +420,7 @@ __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_
     const int64_t record = static_cast<int64_t>(q_first) * p.quad_stride + static_cast<int64_t>(tile) * p.tile_stride;
     const uint4 *codes = p.codes + record * 128 + lane;
     const uint2 *scales = p.scales + record * 32 + lane;
-    const X *x = activation_row<X>(p, token) + 256 * static_cast<int64_t>(q_first) + 16 * t;
+    const X *x = static_cast<const X *>(p.x) + token * p.ldx + 256 * static_cast<int64_t>(q_first) + 16 * t;
     const int64_t code_step = 128 * step * p.quad_stride, scale_step = 32 * step * p.quad_stride;
     const int x_step = 256 * step;
     const int full_end = min(q_end, p.full_quads);
@@ -509,6 +428,16 @@ __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_
     for (int i = 0; i < full; ++i) {
         // Every weight load of the quad first (2 KB per warp), then the activations, then the products.
         if (i != 0 || !loaded) load_full_quad(codes, scales, w);
+        if constexpr (kL2Ahead > 0) {
+            if (lane == 0)
+                for (int a = i == 0 ? 1 : kL2Ahead; a <= kL2Ahead && i + a < full; ++a) {
+                    cuda::prefetch_l2(codes - lane + a * code_step, 2048);
+                    // The scale record (256 bytes, 8-byte aligned) in whole 16-byte pieces.
+                    const auto first = reinterpret_cast<uintptr_t>(scales - lane + a * scale_step);
+                    const uintptr_t begin = first & ~uintptr_t(15), end = (first + 256 + 15) & ~uintptr_t(15);
+                    cuda::prefetch_l2(reinterpret_cast<const void *>(begin), static_cast<uint32_t>(end - begin));
+                }
+        }
         compute_full_quad<kVectorX>(w, x, inverse, acc);
         codes += code_step;
         scales += scale_step;
@@ -581,8 +510,7 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
     const int k_quads = p.k_quads;
     // FP32 input: the inverse of the B-fragment token's row scale (exact: a power of two).
     float inverse = 1.0f;
-    if constexpr (!std::is_same_v<X, __half> && !std::is_same_v<X, SharedHalf>)
-        inverse = 1.0f / input_row_scale(p, token);
+    if constexpr (!std::is_same_v<X, __half>) inverse = 1.0f / input_row_scale(p, token);
 
     float acc[4] = {};
     if constexpr (!kStreamed) {
@@ -650,19 +578,10 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
     }
 }
 
-// What a launch's activations are: prepared FP16 (x, x_row_scale), FP32 with
-// their row maxima (Nvfp4GemvArgs::x_amax, converted to FP16 as they are
-// loaded), or FP32 before the RMSNorm (Nvfp4GemvArgs::norm_weight, normed and
-// prepared into shared memory first).
-enum class GemvInput { kPrepared, kFloat, kNormed };
-
-template <GemvInput kInput>
-using ActivationType = std::conditional_t<kInput == GemvInput::kPrepared, __half,
-                                          std::conditional_t<kInput == GemvInput::kFloat, float, SharedHalf>>;
-
-// kStreamed: the plan (Plan below); one instance per plan and input, so that
-// each keeps its registers for the loop.
-template <bool kVectorX, bool kStreamed, GemvInput kInput>
+// kStreamed: the plan (Plan below), one instance each, so that each keeps
+// its registers for the loop.  kFloatX: unprepared FP32 activations
+// (Nvfp4GemvArgs::x_amax), converted to FP16 as they are loaded.
+template <bool kVectorX, bool kStreamed, bool kFloatX>
 __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kernel(const __grid_constant__ GemvParams p) {
     // Local plan: the partial tiles of the K slices, [warp][lane], summed by slice 0.
     extern __shared__ __align__(16) float4 slice_partials[];
@@ -672,26 +591,12 @@ __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kern
     const WarpWork work = warp_work<kStreamed>(p, warp, block);
     // While the previous kernel of the stream finishes (dependent_launch.cuh):
     // the first quad's weights into registers (weights are constant; the
-    // activations, the partials and the counters are touched after the wait),
-    // and the thread's chunks of the norm weight where the norm is in front.
+    // activations, the partials and the counters are touched after the wait).
     QuadWeights w;
     const bool loaded = load_first_quad(p, work, lane, w);
-    if constexpr (kInput == GemvInput::kNormed) {
-        float4 norm_weight[kRowSlots];
-        if (static_cast<int>(threadIdx.x) < p.norm_threads) {
-            load_chunks<kRowSlots, true>(p.norm_weight, p.cols, threadIdx.x, p.norm_threads, true, norm_weight);
-        } else {
-#pragma unroll
-            for (int s = 0; s < kRowSlots; ++s) norm_weight[s] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        }
-        trace::begin_dependent_kernel(trace::kNvfp4Gemv, unsigned(p.rows), unsigned(p.cols));
-        normed_rows_into_shared(p, norm_weight);
-        __syncthreads();
-    } else {
-        trace::begin_dependent_kernel(trace::kNvfp4Gemv, unsigned(p.rows), unsigned(p.cols));
-    }
-    gemv_product<kVectorX, kStreamed, ActivationType<kInput>>(p, work, warp, lane, loaded, w, slice_partials, block,
-                                                              static_cast<int>(gridDim.x));
+    trace::begin_dependent_kernel(trace::kNvfp4Gemv, unsigned(p.rows), unsigned(p.cols));
+    gemv_product<kVectorX, kStreamed, std::conditional_t<kFloatX, float, __half>>(
+        p, work, warp, lane, loaded, w, slice_partials, block, static_cast<int>(gridDim.x));
 }
 
 // nvfp4_gemv_pair: two products in one launch, the second reading what the
@@ -900,45 +805,6 @@ size_t nvfp4_gemv_workspace_bytes(const Nvfp4GemvLayout &layout, int max_splits)
     return bytes;
 }
 
-namespace {
-
-// The normed FP16 rows' stride in shared memory, in halves: past the row, to
-// 16 bytes more than a multiple of 128, so that the 8 lanes of one phase of a
-// 16-byte shared load (2 tokens x 4 lanes of 32 bytes) hit 8 different
-// 16-byte bank groups.
-int64_t normed_row_stride(int64_t cols) { return ((2 * cols + 127) / 128 * 128 + 16) / 2; }
-
-size_t normed_shared_bytes(int64_t cols, int tokens) {
-    return kSlicePartialBytes + kNormScaleBytes + static_cast<size_t>(tokens * normed_row_stride(cols)) * 2;
-}
-
-// The shared memory a CTA of the current device may use while kMinCtasPerSm
-// of them still fit on an SM (1 KB per CTA is the system's), so the norm in
-// front never costs the loop its occupancy: 75 KB on the H100, 32 KB on
-// sm_86/89 (100 KB per SM).
-size_t norm_shared_limit() {
-    int device = 0, per_sm = 0, per_block = 0;
-    RESET_CUDA_CHECK(cudaGetDevice(&device));
-    constexpr int kMaxDevices = 64;
-    static std::array<std::atomic<size_t>, kMaxDevices> cached{};  // 0: not yet asked
-    if (device >= 0 && device < kMaxDevices)
-        if (const size_t known = cached[device].load(std::memory_order_relaxed)) return known;
-    RESET_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-    RESET_CUDA_CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    const size_t limit = std::min<size_t>(static_cast<size_t>(per_block),
-                                          static_cast<size_t>(per_sm) / kMinCtasPerSm - 1024);
-    if (device >= 0 && device < kMaxDevices) cached[device].store(limit, std::memory_order_relaxed);
-    return limit;
-}
-
-}  // namespace
-
-bool nvfp4_gemv_fuses_norm(const Nvfp4GemvLayout &layout, int tokens) {
-    return tokens >= 1 && tokens <= kNvfp4GemvMaxTokens && layout.cols > 0 && layout.cols % 16 == 0 &&
-           row_fits_registers(layout.cols) && row_threads(layout.cols) <= 32 * kMaxWarps &&
-           normed_shared_bytes(layout.cols, tokens) <= norm_shared_limit();
-}
-
 int nvfp4_gemv_splits(const Nvfp4GemvLayout &layout, int tokens, int requested) {
     if (tokens < 1 || tokens > kNvfp4GemvMaxTokens)
         fail(RESET_ERR_UNSUPPORTED, "nvfp4 gemv: ", tokens, " tokens (supported: 1 to ", kNvfp4GemvMaxTokens, ")");
@@ -982,19 +848,6 @@ Launch prepare_launch(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args) 
     if (args.x_amax && (reinterpret_cast<uintptr_t>(args.x) % 16 || args.ldx % 4 || args.x_row_scale))
         fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: FP32 input (x_amax) needs x 16-byte aligned, ldx a multiple "
                                          "of 4 and no x_row_scale (the kernel derives it), got ldx ", args.ldx);
-    if (args.norm_weight) {
-        if (args.x_amax || args.x_row_scale)
-            fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: the RMSNorm in front (norm_weight) derives the row scale: "
-                                             "x_amax and x_row_scale must be null");
-        if (reinterpret_cast<uintptr_t>(args.x) % 16 || args.ldx % 4 ||
-            reinterpret_cast<uintptr_t>(args.norm_weight) % 16)
-            fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: the RMSNorm in front needs x and norm_weight 16-byte "
-                                             "aligned and ldx a multiple of 4, got ldx ", args.ldx);
-        if (!nvfp4_gemv_fuses_norm(layout, args.tokens))
-            fail(RESET_ERR_UNSUPPORTED, "nvfp4 gemv: the RMSNorm in front takes K <= 4096 (a multiple of 16) and "
-                                        "rows that fit in shared memory, got K = ", layout.cols, " and ",
-                 args.tokens, " tokens");
-    }
     if (args.y_amax && args.output != Nvfp4GemvOutput::kFloat32)
         fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: y_amax needs FP32 output");
     const Nvfp4GemvDecode decode = query_device_decode();
@@ -1022,10 +875,6 @@ Launch prepare_launch(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args) 
     p.outputs = layout.outputs();
     p.x = args.x;
     p.x_amax = args.x_amax;
-    p.norm_weight = args.norm_weight;
-    p.norm_eps = args.norm_eps;
-    p.norm_threads = args.norm_weight ? row_threads(layout.cols) : 0;
-    p.x16_stride = args.norm_weight ? static_cast<int>(normed_row_stride(layout.cols)) : 0;
     p.y_amax = args.y_amax;
     p.ldx = args.ldx;
     p.tokens = args.tokens;
@@ -1055,9 +904,7 @@ Launch prepare_launch(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args) 
         p.partials = reinterpret_cast<float *>(static_cast<uint8_t *>(args.workspace) + kCounterBytes);
     }
     if (plan.ctas > 0x7fffffff) fail(RESET_ERR_UNSUPPORTED, "nvfp4 gemv: weight too large");
-    launch.shared_bytes = args.norm_weight                   ? normed_shared_bytes(layout.cols, args.tokens)
-                          : plan.local && plan.slices > 1 ? kSlicePartialBytes
-                                                          : 0;
+    launch.shared_bytes = plan.local && plan.slices > 1 ? static_cast<size_t>(kMaxWarps) * 32 * sizeof(float4) : 0;
     launch.vector_x = reinterpret_cast<uintptr_t>(args.x) % 16 == 0 && args.ldx % 8 == 0;
     return launch;
 }
@@ -1103,20 +950,9 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
     const Launch launch = prepare_launch(weight, args);
     const Plan &plan = launch.plan;
     const bool vector_x = launch.vector_x;
-    using Input = GemvInput;
-    auto kernel =
-        args.norm_weight ? (plan.local ? nvfp4_gemv_kernel<true, false, Input::kNormed>
-                                       : nvfp4_gemv_kernel<true, true, Input::kNormed>)
-        : args.x_amax    ? (plan.local ? nvfp4_gemv_kernel<true, false, Input::kFloat>
-                                       : nvfp4_gemv_kernel<true, true, Input::kFloat>)
-        : plan.local     ? (vector_x ? nvfp4_gemv_kernel<true, false, Input::kPrepared>
-                                     : nvfp4_gemv_kernel<false, false, Input::kPrepared>)
-                         : (vector_x ? nvfp4_gemv_kernel<true, true, Input::kPrepared>
-                                     : nvfp4_gemv_kernel<false, true, Input::kPrepared>);
-    // Past the default 48 KB (the normed rows of several tokens), the kernel must be allowed it.
-    if (launch.shared_bytes > 48 * 1024)
-        RESET_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              static_cast<int>(launch.shared_bytes)));
+    auto kernel = args.x_amax ? (plan.local ? nvfp4_gemv_kernel<true, false, true> : nvfp4_gemv_kernel<true, true, true>)
+                  : plan.local ? (vector_x ? nvfp4_gemv_kernel<true, false, false> : nvfp4_gemv_kernel<false, false, false>)
+                               : (vector_x ? nvfp4_gemv_kernel<true, true, false> : nvfp4_gemv_kernel<false, true, false>);
     cuda::launch_kernel("nvfp4_gemv", kernel, dim3(static_cast<unsigned>(plan.ctas)), dim3(32 * kMaxWarps),
                         launch.shared_bytes, stream, launch.params);
 }

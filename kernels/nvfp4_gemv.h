@@ -50,17 +50,6 @@ struct Nvfp4GemvArgs {
     // result is bit for bit that of the prepare launch plus this GEMV, without
     // the launch.  x_row_scale must then be null.
     const float *x_amax = nullptr;
-    // W4A16 with the RMSNorm in front (the decode step's input norms): where
-    // set, x is the FP32 rows [tokens][ldx] before the norm (16-byte aligned,
-    // ldx a multiple of 4) and every CTA first computes, in shared memory,
-    // what rms_norm_prepare (kernels/rms_norm_prepare.h) would have written:
-    // y = norm_weight ⊙ (x · 1/sqrt(mean(x²) + norm_eps)), the FP16 values
-    // and the power-of-two row scale.  It uses that kernel's row layout
-    // (row_rules.cuh), so the result is bit for bit that of rms_norm_prepare
-    // plus this GEMV, without the launch and its boundary.  Only where
-    // nvfp4_gemv_fuses_norm allows it; x_amax and x_row_scale must be null.
-    const float *norm_weight = nullptr;  // FP32 [K], 16-byte aligned
-    float norm_eps = 0.0f;
     const float *bias = nullptr;        // [layout.rows] in checkpoint row order, or nullptr
     const void *residual = nullptr;     // output dtype [tokens][ld_residual], added last; may equal y
     int64_t ld_residual = 0;
@@ -91,14 +80,6 @@ struct Nvfp4GemvArgs {
 // it: the same leading fraction of its codes and of its scales (the records
 // are quad-major, so that is every tile's first quads), 16-byte aligned.
 WeightPrefetch nvfp4_gemv_weight_prefetch(const Nvfp4GemvWeight &weight, size_t max_bytes);
-
-// Whether a launch with these tokens can take the RMSNorm in front
-// (Nvfp4GemvArgs::norm_weight) on the current device: the row fits the
-// kernel's CTA the way rms_norm_prepare lays it out (row_threads(K) <= 256
-// threads of 4 chunks of 4: K <= 4096), and the tokens' FP16 rows fit in the
-// shared memory a CTA has at full occupancy (at K = 4096: all 8 tokens on
-// the H100, 6 on the A100, 3 on sm_86/89).
-bool nvfp4_gemv_fuses_norm(const Nvfp4GemvLayout &layout, int tokens);
 
 // Which decode the GPU of the current device runs (the layout to repack into).
 Nvfp4GemvDecode nvfp4_gemv_device_decode();

@@ -103,16 +103,6 @@ size_t weight_prefetch_bytes() {
 // (docs/cuda-engine.md, session 14).  RESET_GEMV_PAIR=N moves the bound to N
 // rows (1 to 8; 0 never), for the A/B runs and the engine test.
 constexpr int kDefaultPairMinRows = 2;
-
-// Up to how many rows an input norm runs inside the GEMV after it
-// (Nvfp4GemvArgs::norm_weight) instead of as an rms_norm_prepare launch before
-// it.  RESET_NORM_IN_GEMV=N moves the bound (0: never), for the A/B runs and
-// the engine test.
-constexpr int kDefaultNormInGemvRows = 0;
-int norm_in_gemv_rows() {
-    static const int rows = int(environment_integer("RESET_NORM_IN_GEMV", kDefaultNormInGemvRows, 0, kMaxRows));
-    return rows;
-}
 int pair_min_rows() {
     static const int rows = [] {
         const int n = int(environment_integer("RESET_GEMV_PAIR", kDefaultPairMinRows, 0, kMaxRows));
@@ -285,12 +275,6 @@ private:
     bool fuses_norm(const DeviceLinear &linear) const {
         return !dm_.w4a4 && linear.parts.size() == 1 && linear.parts[0].nvfp4 &&
                linear.parts[0].padded_in == config_.hidden_size && config_.hidden_size % 16 == 0;
-    }
-    // Whether the norm before `linear` runs inside its GEMV (Nvfp4GemvArgs::norm_weight):
-    // where fuses_norm holds, up to norm_in_gemv_rows() rows, and the kernel takes the shape.
-    bool norm_in_gemv(const float *weight, const DeviceLinear &linear, int rows) const {
-        return fuses_norm(linear) && rows <= norm_in_gemv_rows() && reinterpret_cast<uintptr_t>(weight) % 16 == 0 &&
-               nvfp4_gemv_fuses_norm(linear.parts[0].gemv.layout, rows);
     }
     // Whether the decode GEMV of `linear` can read its FP32 activations directly, given their
     // row maxima (W4A16, one NVFP4 part, no K padding): the prepare launch it saves is
@@ -608,17 +592,6 @@ void CudaSession::enqueue_norm_prepare(const float *weight, int first, int rows,
 
 void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, const DeviceLinear &linear, float *y,
                                       int64_t ldy, bool gemm, float *y_amax, const WeightPrefetch &next) {
-    if (!gemm && norm_in_gemv(weight, linear, rows)) {
-        const DeviceLinearPart &part = linear.parts[0];
-        Nvfp4GemvArgs args = gemv_args(part, rows, y, ldy, false, y_amax, nullptr, 0, nullptr, next);
-        args.x = x_.as<float>() + int64_t(first) * ld_act_;
-        args.ldx = ld_act_;
-        args.x_row_scale = nullptr;
-        args.norm_weight = weight;
-        args.norm_eps = static_cast<float>(config_.rms_norm_eps);
-        nvfp4_gemv(part.gemv, args, stream_);
-        return;
-    }
     if (fuses_norm(linear)) {
         enqueue_norm_prepare(weight, first, rows, linear.parts[0]);
         enqueue_product(linear.parts[0], rows, y, ldy, false, gemm, y_amax, next);

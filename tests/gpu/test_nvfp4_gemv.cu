@@ -26,7 +26,6 @@
 #include "engine/nvfp4_linear.h"
 #include "kernels/nvfp4_gemv.h"
 #include "kernels/nvfp4_quantize_activations.h"
-#include "kernels/rms_norm_prepare.h"
 #include "rules/nvfp4.h"
 
 namespace {
@@ -167,8 +166,7 @@ bool is_poison(const void *p, size_t bytes) {
 std::vector<float> run_gemv(const Device &d, int tokens, const DeviceBuffer &x, int64_t ldx, const float *x_row_scale,
                             const float *bias, const void *residual, reset::Nvfp4GemvOutput output, int splits,
                             const char *label, const DeviceBuffer *workspace = nullptr, const float *x_amax = nullptr,
-                            float *y_amax = nullptr, const reset::WeightPrefetch &prefetch = {},
-                            const float *norm_weight = nullptr, float norm_eps = 0.0f) {
+                            float *y_amax = nullptr, const reset::WeightPrefetch &prefetch = {}) {
     if (!workspace) workspace = &d.workspace;
     const int64_t outputs = d.weight.layout.outputs();
     const int64_t ldy = outputs + 3;  // a gap after each row must stay untouched
@@ -192,8 +190,6 @@ std::vector<float> run_gemv(const Device &d, int tokens, const DeviceBuffer &x, 
     a.workspace = workspace->ptr;
     a.workspace_bytes = workspace->bytes;
     a.prefetch = prefetch;
-    a.norm_weight = norm_weight;
-    a.norm_eps = norm_eps;
     DeviceBuffer res(residual ? bytes : 0);
     if (residual) {
         res.upload(residual, bytes);
@@ -550,119 +546,6 @@ void test_float_input() {
                 }
             }
         }
-    }
-}
-
-// The RMSNorm in front (Nvfp4GemvArgs::norm_weight): every CTA norms and
-// prepares the FP32 rows into shared memory, by rms_norm_prepare's layout and
-// rules, so the output must be bit for bit rms_norm_prepare's launch followed
-// by the prepared FP16 GEMV, y_amax included.  K = 4096 (256 threads, the
-// CTA's size), 3584 (224: the threads past the layout hold zeros), 1040 (96
-// threads, and a quad that crosses K); both plans; every token count the
-// device takes; a norm weight with entries large enough that the normed rows
-// pass FP16's range (a row scale above 1, which the epilogue must apply);
-// gate_up with its SiLU, bias and residual.  K = 4112 (row_threads 288) and
-// K = 8192 are refused, as nvfp4_gemv_fuses_norm says.
-void test_norm_input(bool quick) {
-    struct Case {
-        int64_t rows, cols;
-        bool gate_up;
-    };
-    const std::vector<Case> cases = quick ? std::vector<Case>{{77, 1040, false}, {2 * 37, 3584, true}}
-                                          : std::vector<Case>{{77, 1040, false},
-                                                              {2 * 37, 3584, true},
-                                                              {301, 4096, false},
-                                                              {2 * 45, 4096, true}};
-    for (const Case &c : cases) {
-        const HostWeight w = random_weight(c.rows, c.cols);
-        Device d(w, c.gate_up, reset::nvfp4_gemv_device_decode());
-        const int64_t outputs = d.weight.layout.outputs();
-        for (bool large : {false, true}) {
-            // Norm weights around 1 (a Qwen3 checkpoint's), or some of them at 1e5:
-            // then the normed rows pass 32768 and the row scale is above 1.
-            std::vector<float> norm(static_cast<size_t>(c.cols));
-            std::normal_distribution<float> around_one(1.0f, 0.3f);
-            for (size_t k = 0; k < norm.size(); ++k) norm[k] = around_one(g_rng) * (large && k % 97 == 5 ? 1e5f : 1.0f);
-            DeviceBuffer norm_d(norm.size() * 4);
-            norm_d.upload(norm.data(), norm_d.bytes);
-            for (int tokens = 1; tokens <= 8; ++tokens) {
-                if (!reset::nvfp4_gemv_fuses_norm(d.weight.layout, tokens)) {
-                    EXPECT(tokens > 3, "K = %lld: the norm in front refused at %d tokens", static_cast<long long>(c.cols),
-                           tokens);  // every supported GPU takes 3 rows of 4096 (nvfp4_gemv.h)
-                    continue;
-                }
-                if (quick && tokens != 1 && tokens != 8) continue;
-                const int64_t ldx = c.cols + 12;  // 16-byte aligned rows, wider than K
-                std::vector<float> x(static_cast<size_t>(tokens * ldx));
-                std::normal_distribution<float> normal(0.0f, 1.0f);
-                for (int m = 0; m < tokens; ++m)
-                    for (int64_t k = 0; k < ldx; ++k)
-                        x[static_cast<size_t>(m * ldx + k)] = normal(g_rng) * (m == 2 ? 1e-3f : 3.0f);
-                std::vector<float> bias(static_cast<size_t>(c.rows)), residual;
-                for (auto &b : bias) b = normal(g_rng);
-                DeviceBuffer xd(x.size() * 4), x16(static_cast<size_t>(tokens * c.cols) * 2),
-                    rs(static_cast<size_t>(tokens) * 4), bias_d(bias.size() * 4),
-                    y_amax(static_cast<size_t>(tokens) * 4);
-                xd.upload(x.data(), xd.bytes);
-                bias_d.upload(bias.data(), bias_d.bytes);
-                reset::RmsNormPrepareArgs pa;
-                pa.rows = tokens;
-                pa.cols = c.cols;
-                pa.x = xd.as<float>();
-                pa.ldx = ldx;
-                pa.weight = norm_d.as<float>();
-                pa.eps = 1e-6f;
-                pa.mode = reset::Nvfp4ActivationMode::kW4A16;
-                pa.x16 = x16.ptr;
-                pa.ld_x16 = c.cols;
-                pa.row_scale = rs.as<float>();
-                reset::rms_norm_prepare(pa, nullptr);
-                CUDA_OK(cudaDeviceSynchronize());
-                std::vector<float> scales(static_cast<size_t>(tokens));
-                rs.download(scales.data(), rs.bytes);
-                if (large)
-                    for (int m = 0; m < tokens; ++m)
-                        EXPECT(scales[static_cast<size_t>(m)] > 1.0f, "K = %lld: row %d's scale %g is not above 1",
-                               static_cast<long long>(c.cols), m, scales[static_cast<size_t>(m)]);
-                // A residual of the output's shape (run_gemv's [tokens + 1][outputs + 3]).
-                residual.assign(static_cast<size_t>((tokens + 1) * (outputs + 3)), 0.0f);
-                for (auto &r : residual) r = normal(g_rng);
-                for (int splits : {0, -3}) {
-                    for (bool extras : {false, true}) {
-                        char label[160];
-                        std::snprintf(label, sizeof label, "norm input K=%lld gate_up=%d large=%d M=%d splits=%d extras=%d",
-                                      static_cast<long long>(c.cols), c.gate_up, large, tokens, splits, extras);
-                        const float *b = extras ? bias_d.as<float>() : nullptr;
-                        const void *r = extras ? residual.data() : nullptr;
-                        const std::vector<float> prepared =
-                            run_gemv(d, tokens, x16, c.cols, rs.as<float>(), b, r, reset::Nvfp4GemvOutput::kFloat32,
-                                     splits, label);
-                        CUDA_OK(cudaMemset(y_amax.ptr, 0, y_amax.bytes));
-                        const std::vector<float> fused =
-                            run_gemv(d, tokens, xd, ldx, nullptr, b, r, reset::Nvfp4GemvOutput::kFloat32, splits, label,
-                                     nullptr, nullptr, y_amax.as<float>(), {}, norm_d.as<float>(), 1e-6f);
-                        EXPECT(std::memcmp(prepared.data(), fused.data(), prepared.size() * 4) == 0,
-                               "%s: differs from rms_norm_prepare + FP16 GEMV", label);
-                        std::vector<float> got(static_cast<size_t>(tokens));
-                        y_amax.download(got.data(), y_amax.bytes);
-                        for (int m = 0; m < tokens; ++m) {
-                            float want = 0.0f;
-                            for (int64_t n = 0; n < outputs; ++n)
-                                want = std::max(want, std::fabs(fused[static_cast<size_t>(m * outputs + n)]));
-                            EXPECT(got[static_cast<size_t>(m)] == want, "%s: y_amax[%d] = %.9g, max |y| = %.9g", label,
-                                   m, got[static_cast<size_t>(m)], want);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    // Shapes past the layout the CTA holds.
-    for (int64_t cols : {int64_t(4112), int64_t(8192)}) {
-        const reset::Nvfp4GemvLayout layout =
-            reset::nvfp4_gemv_layout(16, cols, false, reset::nvfp4_gemv_device_decode());
-        EXPECT(!reset::nvfp4_gemv_fuses_norm(layout, 1), "K = %lld: the norm in front accepted",
-               static_cast<long long>(cols));
     }
 }
 
@@ -1080,33 +963,6 @@ void test_rejections() {
                  [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
     a.x_row_scale = nullptr;
     a.x_amax = nullptr;
-    // The RMSNorm in front: it derives the row scale, needs 16-byte aligned
-    // FP32 rows and weight, and a K the kernel's CTA holds.
-    DeviceBuffer norm(512 * 4 + 16);
-    a.norm_weight = norm.as<float>();
-    a.x_amax = amax.as<float>();
-    expect_error(RESET_ERR_INVALID_ARGUMENT, "norm with x_amax", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
-    a.x_amax = nullptr;
-    a.norm_weight = norm.as<float>() + 1;
-    expect_error(RESET_ERR_INVALID_ARGUMENT, "unaligned norm weight", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
-    a.norm_weight = norm.as<float>();
-    a.ldx = 514;
-    expect_error(RESET_ERR_INVALID_ARGUMENT, "norm input ldx", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
-    a.ldx = 512;
-    {
-        const HostWeight wide = random_weight(16, 8192);
-        Device dw(wide, false, reset::nvfp4_gemv_device_decode());
-        DeviceBuffer xw(8192 * 4), nw(8192 * 4), yw(16 * 4);
-        reset::Nvfp4GemvArgs b;
-        b.tokens = 1;
-        b.x = xw.ptr;
-        b.ldx = 8192;
-        b.y = yw.ptr;
-        b.ldy = 16;
-        b.norm_weight = nw.as<float>();
-        expect_error(RESET_ERR_UNSUPPORTED, "norm in front of K = 8192", [&] { reset::nvfp4_gemv(dw.weight, b, nullptr); });
-    }
-    a.norm_weight = nullptr;
     a.y_amax = amax.as<float>();
     a.output = reset::Nvfp4GemvOutput::kBFloat16;
     expect_error(RESET_ERR_INVALID_ARGUMENT, "y_amax with BF16 output", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
@@ -1162,7 +1018,6 @@ int main(int argc, char **argv) {
         test_w4a4(quick ? 19 : 301, quick ? 160 : 2064);
         test_w4a16_prepare_large();
         test_float_input();
-        test_norm_input(quick);
         test_prefetch();
         test_pair(quick);
     } catch (const reset::Error &e) {
