@@ -53,7 +53,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormR
     for (int j = 0; j < kPerLane; ++j) weight[j] = valid && norm ? __ldg(norm + lane + 32 * j) : 0.0f;
 #pragma unroll
     for (int j = 0; j < kHalf; ++j) freq[j] = valid && (is_q || is_k) ? __ldg(a.inv_freq + lane + 32 * j) : 0.0f;
-    trace::begin_dependent_kernel(trace::kQkNormRope);
+    trace::begin_dependent_kernel(trace::kQkNormRope, 0, 0, true);
     if (!valid) return;  // whole warps leave: no barrier follows
 
     // Everything the head needs from other kernels in one round trip: its
@@ -133,7 +133,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_small_kernel(const Q
     // Constant data first, before the wait (kernels/dependent_launch.cuh).
     const float weight = valid && a.q_norm && (is_q || is_k) ? __ldg((is_q ? a.q_norm : a.k_norm) + i) : 0.0f;
     const float freq = valid && (is_q || is_k) ? __ldg(a.inv_freq + (low ? i : i - kHalf)) : 0.0f;
-    trace::begin_dependent_kernel(trace::kQkNormRope);
+    trace::begin_dependent_kernel(trace::kQkNormRope, 0, 0, true);
 
     // What comes from other kernels, in one round trip.
     float x = valid ? a.qkv[int64_t(b) * a.ld_qkv + int64_t(head) * kHeadDim + i] : 0.0f;

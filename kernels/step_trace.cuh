@@ -27,7 +27,9 @@ __device__ __forceinline__ unsigned *warp_slots() {
 
 // begin_dependent_kernel() with the warp's record: its slot is taken before
 // the wait (the atomic's round trip overlaps it).  The whole warp calls.
-__device__ __forceinline__ void begin_dependent_kernel(unsigned kind, unsigned tag = 0, unsigned tag2 = 0) {
+// placing_next: cuda::begin_dependent_kernel_placing_next() instead.
+__device__ __forceinline__ void begin_dependent_kernel(unsigned kind, unsigned tag = 0, unsigned tag2 = 0,
+                                                       bool placing_next = false) {
     const unsigned thread = linear_thread(), warp = thread / 32;
     const Buffer b = g_buffer;
     unsigned long long start = 0;
@@ -40,7 +42,8 @@ __device__ __forceinline__ void begin_dependent_kernel(unsigned kind, unsigned t
             if (taken < b.per_sm) slot = sm * b.per_sm + taken;
         }
     }
-    cuda::begin_dependent_kernel();
+    if (placing_next) cuda::begin_dependent_kernel_placing_next();
+    else cuda::begin_dependent_kernel();
     if (thread % 32 == 0) {
         if (slot != ~0u) {
             Record r;
@@ -77,8 +80,9 @@ struct EndMark {
 
 #else
 
-__device__ __forceinline__ void begin_dependent_kernel(unsigned, unsigned = 0, unsigned = 0) {
-    cuda::begin_dependent_kernel();
+__device__ __forceinline__ void begin_dependent_kernel(unsigned, unsigned = 0, unsigned = 0, bool placing_next = false) {
+    if (placing_next) cuda::begin_dependent_kernel_placing_next();
+    else cuda::begin_dependent_kernel();
 }
 struct EndMark {};
 
