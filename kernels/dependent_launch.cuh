@@ -106,16 +106,19 @@ __device__ __forceinline__ void begin_dependent_kernel() {
     start_next_kernel();
 }
 
-// Device: the opening of a short kernel of a few CTAs (a row norm, the q/k
-// norm and RoPE) that lets the next kernel be placed before its own wait, so
-// that the next kernel's CTAs take their slots and load their constant data
-// (a GEMV's first weights) during the previous kernel's tail, not after it.
+// Device: an opening that lets the next kernel be placed before this one's
+// own wait, so that the next kernel's CTAs take their slots and do their work
+// before the wait (constant loads, L2 prefetches) during the previous
+// kernel's tail, one kernel earlier than begin_dependent_kernel() allows.
 // The next kernel still waits for this one to complete before it touches
-// memory, so the contract above holds.  What this allows is for launches to
-// run ahead of the stream by one kernel more: a kernel whose work before its
-// wait must not overlap an earlier launch of the same kernel (nvfp4_gemv_pair's
-// claims) must be separated from it by at least one kernel that uses
-// begin_dependent_kernel() (the decode step's GEMVs and attention do).
+// memory, so the contract above holds.  What it changes is how far launches
+// may run ahead of the stream: a kernel whose work before its wait must not
+// overlap an earlier launch of the same kernel (nvfp4_gemv_pair's claims)
+// must stay separated from it by a kernel that uses begin_dependent_kernel().
+// It does not pay everywhere (docs/cuda-engine.md, session 16): the q/k norm
+// uses it before long attention only; the row norms and the embedding were
+// measured slower with it (the next GEMV's early CTAs contend with the one
+// still streaming).
 __device__ __forceinline__ void begin_dependent_kernel_placing_next() {
     start_next_kernel();
     wait_for_previous_kernel();

@@ -17,7 +17,7 @@ __device__ __forceinline__ float bf16_bits_to_float(uint32_t bits16) { return __
 template <bool kVector>
 __global__ void __launch_bounds__(kThreads) embedding_lookup_kernel(const EmbeddingLookupArgs a) {
     [[maybe_unused]] const trace::EndMark end_mark;
-    trace::begin_dependent_kernel(trace::kEmbedding, 0, 0, true);
+    trace::begin_dependent_kernel(trace::kEmbedding);
     const int token = blockIdx.y;
     const int32_t id = a.ids[token];
     const bool valid = id >= 0 && static_cast<int64_t>(id) < a.vocab;

@@ -12,8 +12,9 @@
 // inputs (the head's norm weights, the inverse frequencies) are loaded before
 // griddepcontrol.wait, so under programmatic dependent launch they arrive
 // while the QKV GEMV drains, and everything other kernels write (the head's
-// elements, the row's position and cache slot) is requested together right
-// after it: one dependent round trip.  Before, the norm weights, the
+// elements and cache slot) is requested together right after it: one
+// dependent round trip.  The row's position, which only the step's input
+// copy writes, is read before the wait too (long_attention_follows).  Before, the norm weights, the
 // frequencies and the slot were each loaded where first used, behind the
 // shuffles and branches, a chain of three or four round trips (4.6 vs 3.9 µs
 // a launch isolated under Nsight Compute, 2.0 vs 1.4 µs in a graph, H100).
@@ -32,6 +33,22 @@ namespace reset {
 namespace {
 
 constexpr int kWarps = 4;
+
+// Whether the attention launch after this kernel streams enough K/V that it
+// pays to let it be placed before this kernel's wait
+// (cuda::begin_dependent_kernel_placing_next): its CTAs then take their slots
+// and ask the L2 for their first K/V blocks during the QKV GEMV's tail.
+// Measured in the decode step (H100, Qwen3-8B shape, docs/cuda-engine.md,
+// session 16): at 32k with an FP8 cache (67 MB of K/V) 2.8% faster; at 1k and
+// batch 1 (4 MB) slower, as the early CTAs then contend with the GEMV.  The
+// estimate is the row's K/V times the rows, as attention_decode's prefetch
+// rule makes it (its kPrefetchKvBytes, the same 16 MB), from the row's
+// position, which the step's input copy wrote before the step's first kernel.
+constexpr int64_t kEarlyPlacementKvBytes = int64_t(16) << 20;
+__device__ __forceinline__ bool long_attention_follows(const QkNormRopeArgs &a, int position, int head_dim) {
+    const int64_t row_bytes = int64_t(head_dim) * kv_cache_element_bytes(a.cache.type);
+    return int64_t(position + 1) * 2 * row_bytes * a.cache.n_kv_heads * a.batch > kEarlyPlacementKvBytes;
+}
 
 template <int kHeadDim>
 __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormRopeArgs a) {
@@ -53,7 +70,8 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormR
     for (int j = 0; j < kPerLane; ++j) weight[j] = valid && norm ? __ldg(norm + lane + 32 * j) : 0.0f;
 #pragma unroll
     for (int j = 0; j < kHalf; ++j) freq[j] = valid && (is_q || is_k) ? __ldg(a.inv_freq + lane + 32 * j) : 0.0f;
-    trace::begin_dependent_kernel(trace::kQkNormRope, 0, 0, true);
+    const int position = a.positions[b];  // written by a copy before the step's first kernel
+    trace::begin_dependent_kernel(trace::kQkNormRope, 0, 0, long_attention_follows(a, position, kHeadDim));
     if (!valid) return;  // whole warps leave: no barrier follows
 
     // Everything the head needs from other kernels in one round trip: its
@@ -62,7 +80,6 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormR
     float x[kPerLane];
 #pragma unroll
     for (int j = 0; j < kPerLane; ++j) x[j] = in[lane + 32 * j];
-    const int position = a.positions[b];
     const int slot = !is_q && a.slots ? a.slots[b] : b;
 
     if (is_q || is_k) {
@@ -133,11 +150,11 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_small_kernel(const Q
     // Constant data first, before the wait (kernels/dependent_launch.cuh).
     const float weight = valid && a.q_norm && (is_q || is_k) ? __ldg((is_q ? a.q_norm : a.k_norm) + i) : 0.0f;
     const float freq = valid && (is_q || is_k) ? __ldg(a.inv_freq + (low ? i : i - kHalf)) : 0.0f;
-    trace::begin_dependent_kernel(trace::kQkNormRope, 0, 0, true);
+    const int position = a.positions[b];  // written by a copy before the step's first kernel
+    trace::begin_dependent_kernel(trace::kQkNormRope, 0, 0, long_attention_follows(a, position, kHeadDim));
 
     // What comes from other kernels, in one round trip.
     float x = valid ? a.qkv[int64_t(b) * a.ld_qkv + int64_t(head) * kHeadDim + i] : 0.0f;
-    const int position = a.positions[b];
     const int slot = valid && !is_q && a.slots ? a.slots[b] : b;
     if (a.q_norm) {  // the same in every lane (q_norm and k_norm go together)
         float sum = x * x;

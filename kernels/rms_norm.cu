@@ -30,7 +30,7 @@ __global__ void __launch_bounds__(kRowMaxThreads) rms_norm_kernel(const RmsNormA
     if constexpr (kSlots > 0) {
         float4 w[kSlots], v[kSlots];
         load_chunks<kSlots, true>(a.weight, a.cols, threadIdx.x, blockDim.x, vec_w, w);
-        cuda::begin_dependent_kernel_placing_next();
+        cuda::begin_dependent_kernel();
         load_chunks(x, a.cols, threadIdx.x, blockDim.x, vec_x, v);
         const float inverse = row_rms_inverse(v, a.cols, a.eps);
         // In place, every thread has read its chunks before it writes them.
@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(kRowMaxThreads) rms_norm_kernel(const RmsNormA
         for (int s = 0; s < kSlots; ++s)
             store_chunk(out, a.cols, threadIdx.x + s * blockDim.x, vec_out, rms_scale(w[s], v[s], inverse));
     } else {
-        cuda::begin_dependent_kernel_placing_next();
+        cuda::begin_dependent_kernel();
         const float inverse = row_rms_inverse(x, a.cols, a.eps, vec_x);
         const int64_t chunks = (a.cols + kRowChunk - 1) / kRowChunk;
         for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x)

@@ -89,7 +89,7 @@ __global__ void __launch_bounds__(kRowMaxThreads) rms_norm_prepare_kernel(const 
     if constexpr (kSlots > 0) {
         float4 w[kSlots], y[kSlots];
         load_chunks<kSlots, true>(p.weight, p.cols, threadIdx.x, blockDim.x, vec_w, w);
-        trace::begin_dependent_kernel(trace::kRmsNormPrepare, unsigned(p.cols), 0, true);
+        trace::begin_dependent_kernel(trace::kRmsNormPrepare, unsigned(p.cols));
         load_chunks(x, p.cols, threadIdx.x, blockDim.x, vec_x, y);
         const float inverse = row_rms_inverse(y, p.cols, p.eps);  // rms_norm.cu's rule
 #pragma unroll
@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(kRowMaxThreads) rms_norm_prepare_kernel(const 
         for (int s = 0; s < kSlots; ++s) o.w4a4(threadIdx.x + s * blockDim.x, y[s]);
         if (threadIdx.x == 0) p.row_scale[token] = o.scale;
     } else {
-        trace::begin_dependent_kernel(trace::kRmsNormPrepare, unsigned(p.cols), 0, true);
+        trace::begin_dependent_kernel(trace::kRmsNormPrepare, unsigned(p.cols));
         const float inverse = row_rms_inverse(x, p.cols, p.eps, vec_x);  // rms_norm.cu's rule
         const int64_t chunks = p.cols / kRowChunk;
         auto normed_chunk = [&](int64_t c) {
