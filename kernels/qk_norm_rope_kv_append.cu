@@ -14,10 +14,11 @@
 // while the QKV GEMV drains, and everything other kernels write (the head's
 // elements and cache slot) is requested together right after it: one
 // dependent round trip.  The row's position, which only the step's input
-// copy writes, is read before the wait too (long_attention_follows).  Before, the norm weights, the
-// frequencies and the slot were each loaded where first used, behind the
-// shuffles and branches, a chain of three or four round trips (4.6 vs 3.9 µs
-// a launch isolated under Nsight Compute, 2.0 vs 1.4 µs in a graph, H100).
+// copy writes, is read before the wait too (long_attention_follows).
+// Before, the norm weights, the frequencies and the slot were each loaded
+// where first used, behind the shuffles and branches, a chain of three or
+// four round trips (4.6 vs 3.9 µs a launch isolated under Nsight Compute,
+// 2.0 vs 1.4 µs in a graph, H100).
 #include "kernels/qk_norm_rope_kv_append.h"
 
 #include <cuda_bf16.h>
@@ -39,8 +40,9 @@ constexpr int kWarps = 4;
 // (cuda::begin_dependent_kernel_placing_next): its CTAs then take their slots
 // and ask the L2 for their first K/V blocks during the QKV GEMV's tail.
 // Measured in the decode step (H100, Qwen3-8B shape, docs/cuda-engine.md,
-// session 16): at 32k with an FP8 cache (67 MB of K/V) 2.8% faster; at 1k and
-// batch 1 (4 MB) slower, as the early CTAs then contend with the GEMV.  The
+// session 16): 4-5% faster at 32k with an FP8 cache (67 MB of K/V), 1-2% from
+// 4k on; at 1k and batch 1 (4 MB) 1.8% slower, the early CTAs then contending
+// with the GEMV for little K/V to fetch.  The
 // estimate is the row's K/V times the rows, as attention_decode's prefetch
 // rule makes it (its kPrefetchKvBytes, the same 16 MB), from the row's
 // position, which the step's input copy wrote before the step's first kernel.
