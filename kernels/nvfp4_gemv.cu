@@ -410,13 +410,11 @@ __device__ __forceinline__ void tail_quad(const GemvParams &p, int64_t quad, con
 
 // The products of the quads q_first, q_first + step, ... below q_end of one
 // tile; w holds quad q_first's weights when `loaded` (the first quad of a
-// launch, loaded before the wait), and kSecond: `second` the next one's where
-// `second_loaded`.  Every quad but the one that crosses K (always the tile's
-// last) runs without checks.
-template <bool kVectorX, typename X, bool kSecond = false>
+// launch, loaded before the wait).  Every quad but the one that crosses K
+// (always the tile's last) runs without checks.
+template <bool kVectorX, typename X>
 __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_first, int q_end, int step, int token,
-                                           float inverse, int lane, bool loaded, QuadWeights &w, float (&acc)[4],
-                                           bool second_loaded = false, const QuadWeights *second = nullptr) {
+                                           float inverse, int lane, bool loaded, QuadWeights &w, float (&acc)[4]) {
     const int t = lane & 3;
     // nvfp4_gemv_code_offset / nvfp4_gemv_scale_offset in 16- and 8-byte words.
     const int64_t record = static_cast<int64_t>(q_first) * p.quad_stride + static_cast<int64_t>(tile) * p.tile_stride;
@@ -429,12 +427,7 @@ __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_
     const int full = q_first < full_end ? (full_end - q_first + step - 1) / step : 0;
     for (int i = 0; i < full; ++i) {
         // Every weight load of the quad first (2 KB per warp), then the activations, then the products.
-        if constexpr (kSecond) {
-            if (i == 1 && second_loaded) w = *second;
-            else if (i != 0 || !loaded) load_full_quad(codes, scales, w);
-        } else if (i != 0 || !loaded) {
-            load_full_quad(codes, scales, w);
-        }
+        if (i != 0 || !loaded) load_full_quad(codes, scales, w);
         if constexpr (kL2Ahead > 0) {
             if (lane == 0)
                 for (int a = i == 0 ? 1 : kL2Ahead; a <= kL2Ahead && i + a < full; ++a) {
@@ -507,10 +500,9 @@ __device__ __forceinline__ bool load_first_quad(const GemvParams &p, const WarpW
 // the launch).  `block` of `blocks` is the CTA's unit (warp_work).  A warp may
 // return early; nothing that follows in the caller may need it before a
 // __syncthreads.
-template <bool kVectorX, bool kStreamed, typename X, bool kSecond = false>
+template <bool kVectorX, bool kStreamed, typename X>
 __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork &work, int warp, int lane, bool loaded,
-                                             QuadWeights &w, float4 *slice_partials, int block, int blocks,
-                                             bool second_loaded = false, const QuadWeights *second = nullptr) {
+                                             QuadWeights &w, float4 *slice_partials, int block, int blocks) {
     const int g = lane >> 2;
     // B-fragment column g is token g; columns past M repeat the last token
     // (in bounds and finite) and their results are never stored.
@@ -523,8 +515,8 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
     float acc[4] = {};
     if constexpr (!kStreamed) {
         if (work.has_work)
-            tile_quads<kVectorX, X, kSecond>(p, work.first_tile, work.first_quad, k_quads, p.slices, token, inverse,
-                                             lane, loaded, w, acc, second_loaded, second);
+            tile_quads<kVectorX, X>(p, work.first_tile, work.first_quad, k_quads, p.slices, token, inverse, lane,
+                                    loaded, w, acc);
         prefetch_next_weight(p, warp, lane, block, blocks);
         if (p.slices > 1) {
             // Sum the K slices of each tile in slice order (deterministic).
@@ -589,8 +581,7 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
 // kStreamed: the plan (Plan below), one instance each, so that each keeps
 // its registers for the loop.  kFloatX: unprepared FP32 activations
 // (Nvfp4GemvArgs::x_amax), converted to FP16 as they are loaded.
-// kSecond (local plan only): the warp's second quad is loaded before the wait too.
-template <bool kVectorX, bool kStreamed, bool kFloatX, bool kSecond = false>
+template <bool kVectorX, bool kStreamed, bool kFloatX>
 __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kernel(const __grid_constant__ GemvParams p) {
     // Local plan: the partial tiles of the K slices, [warp][lane], summed by slice 0.
     extern __shared__ __align__(16) float4 slice_partials[];
@@ -603,20 +594,6 @@ __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kern
     // activations, the partials and the counters are touched after the wait).
     QuadWeights w;
     const bool loaded = load_first_quad(p, work, lane, w);
-    if constexpr (kSecond) {
-        static_assert(!kStreamed, "the second quad before the wait is for the local plan");
-        QuadWeights second;
-        const int q = work.first_quad + p.slices;
-        const bool second_loaded = loaded && q < p.full_quads;
-        if (second_loaded) {
-            const int64_t record = q * p.quad_stride + work.first_tile * p.tile_stride;
-            load_full_quad(p.codes + record * 128 + lane, p.scales + record * 32 + lane, second);
-        }
-        trace::begin_dependent_kernel(trace::kNvfp4Gemv, unsigned(p.rows), unsigned(p.cols));
-        gemv_product<kVectorX, kStreamed, std::conditional_t<kFloatX, float, __half>, true>(
-            p, work, warp, lane, loaded, w, slice_partials, block, static_cast<int>(gridDim.x), second_loaded, &second);
-        return;
-    }
     trace::begin_dependent_kernel(trace::kNvfp4Gemv, unsigned(p.rows), unsigned(p.cols));
     gemv_product<kVectorX, kStreamed, std::conditional_t<kFloatX, float, __half>>(
         p, work, warp, lane, loaded, w, slice_partials, block, static_cast<int>(gridDim.x));
@@ -976,13 +953,6 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
     auto kernel = args.x_amax ? (plan.local ? nvfp4_gemv_kernel<true, false, true> : nvfp4_gemv_kernel<true, true, true>)
                   : plan.local ? (vector_x ? nvfp4_gemv_kernel<true, false, false> : nvfp4_gemv_kernel<false, false, false>)
                                : (vector_x ? nvfp4_gemv_kernel<true, true, false> : nvfp4_gemv_kernel<false, true, false>);
-    // Session 16 A/B (RESET_NVFP4_GEMV_SECOND_QUAD=1): the local plan's warps load their second quad before the wait too.
-    static const bool second_quad = [] {
-        const char *v = std::getenv("RESET_NVFP4_GEMV_SECOND_QUAD");
-        return v && std::strcmp(v, "1") == 0;
-    }();
-    if (second_quad && plan.local && (args.x_amax || vector_x))
-        kernel = args.x_amax ? nvfp4_gemv_kernel<true, false, true, true> : nvfp4_gemv_kernel<true, false, false, true>;
     cuda::launch_kernel("nvfp4_gemv", kernel, dim3(static_cast<unsigned>(plan.ctas)), dim3(32 * kMaxWarps),
                         launch.shared_bytes, stream, launch.params);
 }
