@@ -41,12 +41,13 @@ constexpr int kWarps = 4;
 // and ask the L2 for their first K/V blocks during the QKV GEMV's tail.
 // Measured in the decode step (H100, Qwen3-8B shape, docs/cuda-engine.md,
 // session 16): 4-5% faster at 32k with an FP8 cache (67 MB of K/V), 1-2% from
-// 4k on; at 1k and batch 1 (4 MB) 1.8% slower, the early CTAs then contending
-// with the GEMV for little K/V to fetch.  The
+// 12.6 MB on (1k at batch 3, 4k at batch 1); no faster at 8.4 MB (2k at
+// batch 1, 1k at batch 2); at 4 MB (1k, batch 1) 1.8% slower, the early CTAs
+// then contending with the GEMV for little K/V to fetch.  Hence 10 MB.  The
 // estimate is the row's K/V times the rows, as attention_decode's prefetch
-// rule makes it (its kPrefetchKvBytes, the same 16 MB), from the row's
-// position, which the step's input copy wrote before the step's first kernel.
-constexpr int64_t kEarlyPlacementKvBytes = int64_t(16) << 20;
+// rule makes it, from the row's position, which the step's input copy wrote
+// before the step's first kernel.
+constexpr int64_t kEarlyPlacementKvBytes = int64_t(10) << 20;
 __device__ __forceinline__ bool long_attention_follows(const QkNormRopeArgs &a, int position, int head_dim) {
     const int64_t row_bytes = int64_t(head_dim) * kv_cache_element_bytes(a.cache.type);
     return int64_t(position + 1) * 2 * row_bytes * a.cache.n_kv_heads * a.batch > kEarlyPlacementKvBytes;
