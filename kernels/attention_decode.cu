@@ -448,7 +448,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     const int live = live_split_count(length, a.splits);
     // The weight prefetch (AttentionDecodeArgs::prefetch) only where the launch's K/V, estimated
     // from this row's length, leave the DRAM mostly idle.
-    const bool prefetch = int64_t(length) * (2 * T::kRowBytes) * a.cache.n_kv_heads * a.batch <= kPrefetchKvBytes;
+    const bool prefetch = attention_kv_bytes_estimate(a.cache, length, a.batch) <= kPrefetchKvBytes;
     const unsigned ctas = gridDim.x * gridDim.y * gridDim.z;
     if (split >= live) {  // past the context's end: nothing to do (the merge counts live splits)
 #ifdef RESET_ATTENTION_TRACE

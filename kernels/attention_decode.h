@@ -54,6 +54,13 @@ struct KvCacheLayerView {
     float v_scale = 1.0f;    // kFp8E4M3 only: V = stored · v_scale (finite, > 0)
 };
 
+// The K and V bytes an attention launch over `rows` rows reads, estimated from
+// one row's length (a CTA knows its own row's): the rule behind attention's
+// weight prefetch and the q/k norm's early placement of attention.
+RESET_HD int64_t attention_kv_bytes_estimate(const KvCacheLayerView &c, int64_t length, int rows) {
+    return length * 2 * c.head_dim * kv_cache_element_bytes(c.type) * c.n_kv_heads * rows;
+}
+
 // Element offset (in elements, not bytes: multiply by kv_cache_element_bytes)
 // of (slot, kv_head, position, 0) in a KvCacheLayerView.
 RESET_HD int64_t kv_cache_offset(const KvCacheLayerView &c, int64_t slot, int64_t kv_head, int64_t position) {

@@ -76,13 +76,6 @@ constexpr size_t kCounterBytes = kCounterTiles * sizeof(unsigned);
 // trip per super for other warps to cover).
 constexpr int kXAhead = RESET_NVFP4_GEMV_X_AHEAD;
 static_assert(kXAhead == 1 || kXAhead == 4, "RESET_NVFP4_GEMV_X_AHEAD is 1 or 4");
-// How many quads past the one it loads each warp asks the L2 for
-// (cp.async.bulk.prefetch.L2, one request per record): 0 none.  A knob for the
-// A/B runs of docs/gemv.md (session 16), not a tuning parameter of the library.
-#ifndef RESET_NVFP4_GEMV_L2_AHEAD
-#define RESET_NVFP4_GEMV_L2_AHEAD 0
-#endif
-constexpr int kL2Ahead = RESET_NVFP4_GEMV_L2_AHEAD;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000 && defined(__CUDA_ARCH_FAMILY_SPECIFIC__)
 #define RESET_NVFP4_NATIVE_E2M1 1
 #else
@@ -428,16 +421,6 @@ __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_
     for (int i = 0; i < full; ++i) {
         // Every weight load of the quad first (2 KB per warp), then the activations, then the products.
         if (i != 0 || !loaded) load_full_quad(codes, scales, w);
-        if constexpr (kL2Ahead > 0) {
-            if (lane == 0)
-                for (int a = i == 0 ? 1 : kL2Ahead; a <= kL2Ahead && i + a < full; ++a) {
-                    cuda::prefetch_l2(codes - lane + a * code_step, 2048);
-                    // The scale record (256 bytes, 8-byte aligned) in whole 16-byte pieces.
-                    const auto first = reinterpret_cast<uintptr_t>(scales - lane + a * scale_step);
-                    const uintptr_t begin = first & ~uintptr_t(15), end = (first + 256 + 15) & ~uintptr_t(15);
-                    cuda::prefetch_l2(reinterpret_cast<const void *>(begin), static_cast<uint32_t>(end - begin));
-                }
-        }
         compute_full_quad<kVectorX>(w, x, inverse, acc);
         codes += code_step;
         scales += scale_step;

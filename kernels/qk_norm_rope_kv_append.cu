@@ -44,13 +44,12 @@ constexpr int kWarps = 4;
 // 12.6 MB on (1k at batch 3, 4k at batch 1); no faster at 8.4 MB (2k at
 // batch 1, 1k at batch 2); at 4 MB (1k, batch 1) 1.8% slower, the early CTAs
 // then contending with the GEMV for little K/V to fetch.  Hence 10 MB.  The
-// estimate is the row's K/V times the rows, as attention_decode's prefetch
-// rule makes it, from the row's position, which the step's input copy wrote
-// before the step's first kernel.
+// estimate is attention_decode's (attention_kv_bytes_estimate), from the
+// row's position, which the step's input copy wrote before the step's first
+// kernel.
 constexpr int64_t kEarlyPlacementKvBytes = int64_t(10) << 20;
-__device__ __forceinline__ bool long_attention_follows(const QkNormRopeArgs &a, int position, int head_dim) {
-    const int64_t row_bytes = int64_t(head_dim) * kv_cache_element_bytes(a.cache.type);
-    return int64_t(position + 1) * 2 * row_bytes * a.cache.n_kv_heads * a.batch > kEarlyPlacementKvBytes;
+__device__ __forceinline__ bool long_attention_follows(const QkNormRopeArgs &a, int position) {
+    return attention_kv_bytes_estimate(a.cache, int64_t(position) + 1, a.batch) > kEarlyPlacementKvBytes;
 }
 
 template <int kHeadDim>
@@ -74,7 +73,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormR
 #pragma unroll
     for (int j = 0; j < kHalf; ++j) freq[j] = valid && (is_q || is_k) ? __ldg(a.inv_freq + lane + 32 * j) : 0.0f;
     const int position = a.positions[b];  // written by a copy before the step's first kernel
-    trace::begin_dependent_kernel(trace::kQkNormRope, 0, 0, long_attention_follows(a, position, kHeadDim));
+    trace::begin_dependent_kernel(trace::kQkNormRope, 0, 0, long_attention_follows(a, position));
     if (!valid) return;  // whole warps leave: no barrier follows
 
     // Everything the head needs from other kernels in one round trip: its
@@ -154,7 +153,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_small_kernel(const Q
     const float weight = valid && a.q_norm && (is_q || is_k) ? __ldg((is_q ? a.q_norm : a.k_norm) + i) : 0.0f;
     const float freq = valid && (is_q || is_k) ? __ldg(a.inv_freq + (low ? i : i - kHalf)) : 0.0f;
     const int position = a.positions[b];  // written by a copy before the step's first kernel
-    trace::begin_dependent_kernel(trace::kQkNormRope, 0, 0, long_attention_follows(a, position, kHeadDim));
+    trace::begin_dependent_kernel(trace::kQkNormRope, 0, 0, long_attention_follows(a, position));
 
     // What comes from other kernels, in one round trip.
     float x = valid ? a.qkv[int64_t(b) * a.ld_qkv + int64_t(head) * kHeadDim + i] : 0.0f;

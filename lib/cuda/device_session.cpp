@@ -146,36 +146,42 @@ public:
         std::vector<unsigned> counts(size_t(trace::kMaxSms) * trace::kCounterStride);
         cuda_check(cudaMemcpy(counts.data(), buffer_.counts, counts.size() * sizeof(unsigned), cudaMemcpyDeviceToHost),
                    "step trace");
-        std::vector<trace::Record> records(size_t(trace::kMaxSms) * buffer_.per_sm);
-        cuda_check(cudaMemcpy(records.data(), buffer_.records, records.size() * sizeof(trace::Record),
-                              cudaMemcpyDeviceToHost),
-                   "step trace");
         FILE *f = std::fopen(path_.c_str(), "a");
         if (!f) return;
         std::fprintf(f, "# step trace: step %lld\n", step_);
+        std::vector<trace::Record> records;
         for (unsigned sm = 0; sm < trace::kMaxSms; ++sm) {
-            const unsigned n = std::min(counts[size_t(sm) * trace::kCounterStride], buffer_.per_sm);
-            for (unsigned i = 0; i < n; ++i) {
-                const trace::Record &r = records[size_t(sm) * buffer_.per_sm + i];
+            // Only the SM's records taken (~3,000 of its 8,192 slots).
+            records.resize(std::min(counts[size_t(sm) * trace::kCounterStride], buffer_.per_sm));
+            cuda_check(cudaMemcpy(records.data(), buffer_.records + size_t(sm) * buffer_.per_sm,
+                                  records.size() * sizeof(trace::Record), cudaMemcpyDeviceToHost),
+                       "step trace");
+            for (const trace::Record &r : records)
                 std::fprintf(f, "%u %u %u %u %u %u %llu %llu %llu\n", r.kind, r.tag, r.tag2, r.block, r.warp, r.sm,
                              r.start, r.waited, r.end);
-            }
         }
         std::fclose(f);
     }
 
 private:
-    // RESET_STEP_TRACE_STEPS: a comma-separated list of step numbers (default 40).
+    // RESET_STEP_TRACE_STEPS: a comma-separated list of step numbers (default 40), read once.
     static bool chosen(long long step) {
-        const char *list = std::getenv("RESET_STEP_TRACE_STEPS");
-        std::string text = list ? list : "40";
-        size_t at = 0;
-        while (at <= text.size()) {
-            const size_t comma = std::min(text.find(',', at), text.size());
-            if (std::atoll(text.substr(at, comma - at).c_str()) == step) return true;
-            at = comma + 1;
-        }
-        return false;
+        static const std::vector<long long> steps = [] {
+            std::vector<long long> list;
+            const char *text = std::getenv("RESET_STEP_TRACE_STEPS");
+            for (const char *at = text ? text : "40"; *at;) {
+                char *end = nullptr;
+                const long long value = std::strtoll(at, &end, 10);
+                if (end == at) {  // not a number: skip the character
+                    ++at;
+                    continue;
+                }
+                list.push_back(value);
+                at = *end == ',' ? end + 1 : end;
+            }
+            return list;
+        }();
+        return std::find(steps.begin(), steps.end(), step) != steps.end();
     }
     trace::Buffer buffer_;
     std::string path_;
