@@ -22,6 +22,7 @@ enum Kind : unsigned {
     kBf16Gemv = 6,
     kSampling = 7,
     kNvfp4GemvPair = 8,
+    kRangeCopy = 9,
 };
 
 }  // namespace reset::trace

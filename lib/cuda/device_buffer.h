@@ -79,7 +79,8 @@ private:
     size_t bytes_ = 0;
 };
 
-// Page-locked host memory: what a captured graph's copies read and write.
+// Page-locked host memory, mapped into the device's address space: what the decode step's
+// graph reads and writes from the host (kernels/range_copy.h).
 class PinnedBuffer {
 public:
     PinnedBuffer() = default;
@@ -91,22 +92,33 @@ public:
             fail(RESET_ERR_OUT_OF_MEMORY, "page-locked host memory: ", what, " needs ", bytes, " bytes");
         }
         std::memset(ptr_, 0, bytes);
+        // Kernels read and write it directly (kernels/range_copy.h): its address on the device.
+        if (cudaHostGetDevicePointer(&device_, ptr_, 0) != cudaSuccess) {
+            cudaGetLastError();
+            cudaFreeHost(ptr_);
+            ptr_ = nullptr;
+            fail(RESET_ERR_UNSUPPORTED, "page-locked host memory for ", what,
+                 " cannot be mapped into the device's address space");
+        }
     }
     ~PinnedBuffer() {
         if (ptr_) cudaFreeHost(ptr_);
     }
     PinnedBuffer(const PinnedBuffer &) = delete;
     PinnedBuffer &operator=(const PinnedBuffer &) = delete;
-    PinnedBuffer(PinnedBuffer &&other) noexcept : ptr_(other.ptr_), bytes_(other.bytes_) {
+    PinnedBuffer(PinnedBuffer &&other) noexcept : ptr_(other.ptr_), device_(other.device_), bytes_(other.bytes_) {
         other.ptr_ = nullptr;
+        other.device_ = nullptr;
         other.bytes_ = 0;
     }
     PinnedBuffer &operator=(PinnedBuffer &&other) noexcept {
         if (this != &other) {
             if (ptr_) cudaFreeHost(ptr_);
             ptr_ = other.ptr_;
+            device_ = other.device_;
             bytes_ = other.bytes_;
             other.ptr_ = nullptr;
+            other.device_ = nullptr;
             other.bytes_ = 0;
         }
         return *this;
@@ -115,8 +127,13 @@ public:
     T *as() const { return static_cast<T *>(ptr_); }
     size_t bytes() const { return bytes_; }
 
+    // The same memory as the device addresses it (mapped page-locked memory).
+    template <typename T = void>
+    T *device() const { return static_cast<T *>(device_); }
+
 private:
     void *ptr_ = nullptr;
+    void *device_ = nullptr;
     size_t bytes_ = 0;
 };
 

@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #ifdef RESET_STEP_TRACE
@@ -48,6 +49,7 @@
 #include "kernels/nvfp4_quantize_activations.h"
 #include "kernels/prefill_epilogue.h"
 #include "kernels/qk_norm_rope_kv_append.h"
+#include "kernels/range_copy.h"
 #include "kernels/rms_norm.h"
 #include "kernels/rms_norm_prepare.h"
 #include "kernels/sampling.h"
@@ -198,7 +200,7 @@ struct StepInput {
     SamplingSequenceState states[kMaxRows];
 };
 
-// What the host reads after a step; copied back in one transfer.
+// What the host reads after a step; written to host_out_ by the step's last launch.
 struct StepOutput {
     int32_t tokens[kMaxRows];
     SamplingSignalsDevice signals[kMaxRows];
@@ -355,7 +357,7 @@ private:
     DeviceBuffer delimiter_flags_, sampling_workspace_;
     int32_t ring_capacity_ = 0;
     DeviceBuffer step_in_, step_out_, rings_;       // device copies of StepInput/StepOutput, [seq][ring]
-    PinnedBuffer host_in_, host_out_, host_rings_;  // what the graph's copies read and write
+    PinnedBuffer host_in_, host_out_, host_rings_;  // what the graph's range copies read and write (mapped)
     DeviceBuffer prefill_in_;
     PinnedBuffer host_prefill_;
 };
@@ -832,12 +834,15 @@ void CudaSession::copy_logits(int32_t sequence, float *out) {
 void CudaSession::enqueue_step() {
     const cuda::ScopedDependentLaunch dependent_launch(dependent_launch_);
     const size_t ring_bytes = size_t(sequences_) * size_t(ring_capacity_) * sizeof(float);
-    cuda_check(cudaMemcpyAsync(step_in_.as(), host_in_.as(), sizeof(StepInput), cudaMemcpyHostToDevice, stream_),
-               "step upload");
-    cuda_check(cudaMemcpyAsync(rings_.as(), host_rings_.as(), ring_bytes, cudaMemcpyHostToDevice, stream_),
-               "ring upload");
     StepInput *in = step_in_.as<StepInput>();
     StepOutput *out = step_out_.as<StepOutput>();
+    // The step's input and the rings, read from page-locked host memory by one launch (no memcpy
+    // nodes: kernels/range_copy.h says what they cost).
+    RangeCopyArgs upload;
+    upload.count = 2;
+    upload.ranges[0] = {host_in_.device(), in, sizeof(StepInput)};
+    upload.ranges[1] = {host_rings_.device(), rings_.as(), ring_bytes};
+    copy_ranges(upload, stream_);
 
     SamplingArgs sampling;
     sampling.batch = sequences_;
@@ -854,17 +859,19 @@ void CudaSession::enqueue_step() {
     sampling.signals = out->signals;
     sampling.active = in->active;
     sample_tokens(sampling, stream_);
-    // The sampler updated the states in place (in the input struct); return them with the tokens.
-    cuda_check(cudaMemcpyAsync(out->states, in->states, sizeof(in->states), cudaMemcpyDeviceToDevice, stream_),
-               "state copy");
 
     enqueue_forward(sequences_, out->tokens, in->positions, in->lengths, nullptr, 0, sequences_,
                     logits_.as<float>());
 
-    cuda_check(cudaMemcpyAsync(host_out_.as(), step_out_.as(), sizeof(StepOutput), cudaMemcpyDeviceToHost, stream_),
-               "step download");
-    cuda_check(cudaMemcpyAsync(host_rings_.as(), rings_.as(), ring_bytes, cudaMemcpyDeviceToHost, stream_),
-               "ring download");
+    // Tokens and signals, the states the sampler updated in place (in the input struct) and the
+    // rings, written to page-locked host memory by one launch after the lm_head.
+    RangeCopyArgs download;
+    download.count = 3;
+    StepOutput *host_out = host_out_.device<StepOutput>();
+    download.ranges[0] = {out, host_out, offsetof(StepOutput, states)};
+    download.ranges[1] = {in->states, host_out->states, sizeof(in->states)};
+    download.ranges[2] = {rings_.as(), host_rings_.device(), ring_bytes};
+    copy_ranges(download, stream_);
 }
 
 void CudaSession::step(const std::vector<SequenceSampler *> &samplers, const std::vector<uint8_t> &active,

@@ -4,7 +4,8 @@
 # runs on the GPU machine without a second full build: the other objects of BUILD_DIR (default
 # build-sm90, configured as scripts/make_device_bundle.sh says) are relinked with it.  KERNELS
 # names other kernel sources to take from SRCDIR instead (default "nvfp4_gemv"; e.g.
-# KERNELS=attention_decode).  Writes .ab/NAME/libreset.so.0.xz; on the GPU machine unpack it and
+# KERNELS=attention_decode); SOURCES names C++ sources of lib/ to take from SRCDIR too (paths from
+# the root, e.g. SOURCES=lib/cuda/device_session.cpp).  Writes .ab/NAME/libreset.so.0.xz; on the GPU machine unpack it and
 # put its directory first on LD_LIBRARY_PATH (tests/bench/results/h100_s14_run2.sh).
 set -euo pipefail
 name=$1
@@ -21,6 +22,15 @@ for kernel in ${KERNELS:-nvfp4_gemv}; do
     nvcc $defines -I"$src" --options-file CMakeFiles/reset_objects.dir/includes_CUDA.rsp $flags \
         -c "$src/kernels/$kernel.cu" -o "$work/$kernel.o"
     link=${link//CMakeFiles\/reset_objects.dir\/kernels\/$kernel.cu.o/$work\/$kernel.o}
+done
+cxx_flags=$(sed -n 's/^CXX_FLAGS = //p' CMakeFiles/reset_objects.dir/flags.make)
+cxx_defines=$(sed -n 's/^CXX_DEFINES = //p' CMakeFiles/reset_objects.dir/flags.make)
+cxx_includes=$(sed -n 's/^CXX_INCLUDES = //p' CMakeFiles/reset_objects.dir/flags.make)
+for source in ${SOURCES:-}; do
+    object=$work/$(basename "$source").o
+    # shellcheck disable=SC2086  # the flags are words
+    c++ $cxx_defines -I"$src" -I"$src/lib" $cxx_includes $cxx_flags -c "$src/$source" -o "$object"
+    link=${link//CMakeFiles\/reset_objects.dir\/$source.o/$object}
 done
 eval "$link"
 mkdir -p "$root/.ab/$name"
