@@ -14,7 +14,7 @@
 // while the QKV GEMV drains, and everything other kernels write (the head's
 // elements and cache slot) is requested together right after it: one
 // dependent round trip.  The row's position, which only the step's input
-// copy writes, is read before the wait too (long_attention_follows).
+// upload writes, is read before the wait too (long_attention_follows).
 // Before, the norm weights, the frequencies and the slot were each loaded
 // where first used, behind the shuffles and branches, a chain of three or
 // four round trips (4.6 vs 3.9 µs a launch isolated under Nsight Compute,
@@ -45,8 +45,9 @@ constexpr int kWarps = 4;
 // batch 1, 1k at batch 2); at 4 MB (1k, batch 1) 1.8% slower, the early CTAs
 // then contending with the GEMV for little K/V to fetch.  Hence 10 MB.  The
 // estimate is attention_decode's (attention_kv_bytes_estimate), from the
-// row's position, which the step's input copy wrote before the step's first
-// kernel.
+// row's position, which the step's first kernel (the input upload,
+// kernels/range_copy.h) wrote: this kernel is placed only once the QKV GEMV
+// has passed its own wait, long after that upload completed.
 constexpr int64_t kEarlyPlacementKvBytes = int64_t(10) << 20;
 __device__ __forceinline__ bool long_attention_follows(const QkNormRopeArgs &a, int position) {
     return attention_kv_bytes_estimate(a.cache, int64_t(position) + 1, a.batch) > kEarlyPlacementKvBytes;
@@ -72,7 +73,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormR
     for (int j = 0; j < kPerLane; ++j) weight[j] = valid && norm ? __ldg(norm + lane + 32 * j) : 0.0f;
 #pragma unroll
     for (int j = 0; j < kHalf; ++j) freq[j] = valid && (is_q || is_k) ? __ldg(a.inv_freq + lane + 32 * j) : 0.0f;
-    const int position = a.positions[b];  // written by a copy before the step's first kernel
+    const int position = a.positions[b];  // written by the step's first kernel (see above)
     trace::begin_dependent_kernel(trace::kQkNormRope, 0, 0, long_attention_follows(a, position));
     if (!valid) return;  // whole warps leave: no barrier follows
 
@@ -152,7 +153,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_small_kernel(const Q
     // Constant data first, before the wait (kernels/dependent_launch.cuh).
     const float weight = valid && a.q_norm && (is_q || is_k) ? __ldg((is_q ? a.q_norm : a.k_norm) + i) : 0.0f;
     const float freq = valid && (is_q || is_k) ? __ldg(a.inv_freq + (low ? i : i - kHalf)) : 0.0f;
-    const int position = a.positions[b];  // written by a copy before the step's first kernel
+    const int position = a.positions[b];  // written by the step's first kernel (see above)
     trace::begin_dependent_kernel(trace::kQkNormRope, 0, 0, long_attention_follows(a, position));
 
     // What comes from other kernels, in one round trip.

@@ -43,6 +43,7 @@ struct FusedParams {
     uint8_t *scales;
     float *normed;
     int64_t ld_normed;
+    bool place_next_early;
 };
 
 // The per-row outputs of chunk c, shared by the register and re-reading forms:
@@ -89,7 +90,7 @@ __global__ void __launch_bounds__(kRowMaxThreads) rms_norm_prepare_kernel(const 
     if constexpr (kSlots > 0) {
         float4 w[kSlots], y[kSlots];
         load_chunks<kSlots, true>(p.weight, p.cols, threadIdx.x, blockDim.x, vec_w, w);
-        trace::begin_dependent_kernel(trace::kRmsNormPrepare, unsigned(p.cols));
+        trace::begin_dependent_kernel(trace::kRmsNormPrepare, unsigned(p.cols), 0, p.place_next_early);
         load_chunks(x, p.cols, threadIdx.x, blockDim.x, vec_x, y);
         const float inverse = row_rms_inverse(y, p.cols, p.eps);  // rms_norm.cu's rule
 #pragma unroll
@@ -113,7 +114,7 @@ __global__ void __launch_bounds__(kRowMaxThreads) rms_norm_prepare_kernel(const 
         for (int s = 0; s < kSlots; ++s) o.w4a4(threadIdx.x + s * blockDim.x, y[s]);
         if (threadIdx.x == 0) p.row_scale[token] = o.scale;
     } else {
-        trace::begin_dependent_kernel(trace::kRmsNormPrepare, unsigned(p.cols));
+        trace::begin_dependent_kernel(trace::kRmsNormPrepare, unsigned(p.cols), 0, p.place_next_early);
         const float inverse = row_rms_inverse(x, p.cols, p.eps, vec_x);  // rms_norm.cu's rule
         const int64_t chunks = p.cols / kRowChunk;
         auto normed_chunk = [&](int64_t c) {
@@ -181,6 +182,7 @@ void rms_norm_prepare(const RmsNormPrepareArgs &a, cudaStream_t stream) {
     p.scales = a.scales;
     p.normed = a.normed;
     p.ld_normed = a.ld_normed;
+    p.place_next_early = a.place_next_early;
     // rms_norm.cu's launch shape: the same threads for the same K, so the same sum of squares.
     const dim3 grid(static_cast<unsigned>(a.rows)), block(static_cast<unsigned>(row_threads(a.cols)));
     cuda::launch_kernel("rms_norm_prepare",

@@ -36,6 +36,11 @@ struct RmsNormPrepareArgs {
     uint8_t *scales = nullptr;       // optional (W4A4): [rows][cols/16] E4M3 block scales
     float *normed = nullptr;         // optional: FP32 [rows][ld_normed], the RMSNorm output; must not overlap x
     int64_t ld_normed = 0;
+    // Let the next kernel in the stream be placed before this launch's wait for the previous
+    // one (cuda::begin_dependent_kernel_placing_next), so that its CTAs load their constant
+    // data during this launch.  Only for a next kernel that touches nothing else before its own
+    // wait (the NVFP4 GEMV: its first quad of weights).  Results do not depend on it.
+    bool place_next_early = false;
 };
 
 // Enqueue on `stream` (capturable).  Throws reset::Error (RESET_ERR_UNSUPPORTED

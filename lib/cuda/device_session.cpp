@@ -246,8 +246,11 @@ private:
     // y_amax: the GEMV also leaves the rows' max |y| there (Nvfp4GemvArgs::y_amax), for a
     // next GEMV that reads y directly.  next: what the GEMV's warps ask the L2 for as they
     // finish (Nvfp4GemvArgs::prefetch, prefetch_of the linear after it).
+    // place_next_early: where the norm runs as its own launch before the GEMV (not the GEMM
+    // path), that launch lets the GEMV's CTAs be placed before its wait (RmsNormPrepareArgs).
     void enqueue_norm_linear(const float *weight, int first, int rows, const DeviceLinear &linear, float *y,
-                             int64_t ldy, bool gemm = false, float *y_amax = nullptr, const WeightPrefetch &next = {});
+                             int64_t ldy, bool gemm = false, float *y_amax = nullptr, const WeightPrefetch &next = {},
+                             bool place_next_early = false);
     // The NVFP4 GEMV of one part on the prepared activations in x16_ / row_scale_, or, where
     // x_amax is set, straight from FP32 activations x (Nvfp4GemvArgs::x_amax: no prepare launch).
     void enqueue_gemv(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual,
@@ -261,7 +264,8 @@ private:
                             const WeightPrefetch &next);
     // RMSNorm of x_ (rows from `first`) with `weight`, prepared as part's FP16 input in
     // x16_ / row_scale_ (kernels/rms_norm_prepare.h; fuses_norm).
-    void enqueue_norm_prepare(const float *weight, int first, int rows, const DeviceLinearPart &part);
+    void enqueue_norm_prepare(const float *weight, int first, int rows, const DeviceLinearPart &part,
+                              bool place_next_early = false);
     // Where `layer`'s MLP can run as the norm, then gate_up and down in one nvfp4_gemv_pair launch
     // (SiLU·up left in act_ with its row maxima act_amax, down added to x_), enqueue it and
     // return true; else enqueue nothing.
@@ -591,17 +595,20 @@ void CudaSession::enqueue_gemm(const DeviceLinearPart &part, int rows, float *y,
     prefill_epilogue(e, stream_);
 }
 
-void CudaSession::enqueue_norm_prepare(const float *weight, int first, int rows, const DeviceLinearPart &part) {
+void CudaSession::enqueue_norm_prepare(const float *weight, int first, int rows, const DeviceLinearPart &part,
+                                       bool place_next_early) {
     RmsNormPrepareArgs a;
     set_norm_input(a, weight, first, rows);
     set_preparation(a, part);
+    a.place_next_early = place_next_early;
     rms_norm_prepare(a, stream_);
 }
 
 void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, const DeviceLinear &linear, float *y,
-                                      int64_t ldy, bool gemm, float *y_amax, const WeightPrefetch &next) {
+                                      int64_t ldy, bool gemm, float *y_amax, const WeightPrefetch &next,
+                                      bool place_next_early) {
     if (fuses_norm(linear)) {
-        enqueue_norm_prepare(weight, first, rows, linear.parts[0]);
+        enqueue_norm_prepare(weight, first, rows, linear.parts[0], place_next_early && !gemm);
         enqueue_product(linear.parts[0], rows, y, ldy, false, gemm, y_amax, next);
         return;
     }
@@ -691,8 +698,13 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         // slower or no faster: gate_up asking for down's and down for the next qkv's (their
         // last warps still stream while the first ones would ask), and o asking for gate_up's
         // after attention had.
+        // The norm lets the QKV GEMV be placed before its own wait.  Measured in the step (H100,
+        // docs/cuda-engine.md, session 17, runs 6 and 7): 0.4-1.1% faster at batch 2 and 8 and
+        // 0.5-0.8% at 32k with an FP8 cache, 0.1-0.2% at 1k at batch 1.  Not before gate_up:
+        // 1.5% slower at batch 1 (its first weights then load against the o GEMV), and from
+        // batch 2 on the pair kernel that follows that norm claims work before its wait.
         enqueue_norm_linear(layer.input_norm, 0, rows, layer.qkv, qkv_.as<float>(), ld_qkv_, gemm, nullptr,
-                            prefetch_of(layer.o));
+                            prefetch_of(layer.o), /*place_next_early=*/true);
 
         QkNormRopeArgs rope;
         rope.batch = rows;
