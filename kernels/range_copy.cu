@@ -66,6 +66,19 @@ void copy_ranges(const RangeCopyArgs &args, cudaStream_t stream) {
         w.to[r] = range.to;
         w.end[r] = static_cast<uint32_t>(words);
     }
+    // Every range writes its destination once and reads its source once, in any order between
+    // threads: a destination that overlaps a source or another destination would race.
+    auto overlaps = [](const void *a, size_t a_bytes, const void *b, size_t b_bytes) {
+        const auto a0 = reinterpret_cast<uintptr_t>(a), b0 = reinterpret_cast<uintptr_t>(b);
+        return a_bytes && b_bytes && a0 < b0 + b_bytes && b0 < a0 + a_bytes;
+    };
+    for (int r = 0; r < args.count; ++r)
+        for (int s = 0; s < args.count; ++s) {
+            const ByteRange &a = args.ranges[r], &b = args.ranges[s];
+            if (overlaps(a.to, a.bytes, b.from, b.bytes) || (s > r && overlaps(a.to, a.bytes, b.to, b.bytes)))
+                fail(RESET_ERR_INVALID_ARGUMENT, "copy_ranges: range ", r, "'s destination overlaps range ", s,
+                     " (its source or destination)");
+        }
     if (words == 0) return;
     const unsigned blocks = static_cast<unsigned>((words + kThreads - 1) / kThreads);
     cuda::launch_kernel("copy_ranges", range_copy_kernel, dim3(blocks), dim3(kThreads), 0, stream, w);

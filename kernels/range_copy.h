@@ -40,8 +40,8 @@ struct RangeCopyArgs {
 // Enqueue on `stream` (capturable: no allocation, no synchronisation).
 // Throws reset::Error: RESET_ERR_INVALID_ARGUMENT for a count outside
 // 1..kMaxRanges, a null or misaligned pointer, a size that is not a multiple
-// of 4, or more than 1 GiB in all (this is for small transfers); nothing is
-// launched then.  RESET_ERR_BACKEND if the launch fails.
+// of 4, a destination overlapping a source or another destination, or more
+// than 1 GiB in all (this is for small transfers); nothing is launched then.  RESET_ERR_BACKEND if the launch fails.
 void copy_ranges(const RangeCopyArgs &args, cudaStream_t stream);
 
 }  // namespace reset

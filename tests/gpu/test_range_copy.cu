@@ -188,6 +188,18 @@ int main(int argc, char **argv) {
         expect_status(a, "null destination");
         a.ranges[0] = {d.ptr, d.as<uint8_t>() + 32, size_t(1) << 31};
         expect_status(a, "2 GiB");
+        a.ranges[0] = {d.ptr, d.as<uint8_t>() + 16, 32};
+        expect_status(a, "a destination overlapping its source");
+        a.count = 2;
+        a.ranges[0] = {d.ptr, d.as<uint8_t>() + 32, 16};
+        a.ranges[1] = {d.as<uint8_t>() + 8, d.as<uint8_t>() + 40, 8};
+        expect_status(a, "two overlapping destinations");
+        a.ranges[1] = {d.as<uint8_t>() + 36, d.as<uint8_t>() + 56, 4};
+        expect_status(a, "a destination overlapping another range's source");
+        a.ranges[1] = {d.as<uint8_t>() + 8, d.as<uint8_t>() + 48, 8};
+        reset::copy_ranges(a, nullptr);  // adjacent, not overlapping: accepted
+        CUDA_OK(cudaDeviceSynchronize());
+        a.count = 1;
         a.ranges[0] = {nullptr, nullptr, 0};
         reset::copy_ranges(a, nullptr);  // nothing to copy: no launch, no error
         CUDA_OK(cudaDeviceSynchronize());
