@@ -8,7 +8,8 @@
 // launches).  Session 17's run 2 measured the step's five copies (input and
 // ring uploads, a state copy, output and ring downloads) at 12 µs of a
 // 2.81 ms Qwen3-8B step, 19 µs with ReSET's ring.  One launch reading
-// mapped page-locked memory over PCIe before the sampler, and one writing it
+// mapped page-locked memory over PCIe before the sampler (which also zeroes
+// the forward pass's row maxima, a memset node before), and one writing it
 // after the lm_head, replace them (docs/cuda-engine.md, session 17).
 //
 // Every range is copied word by word, one word per thread and all in one

@@ -238,8 +238,10 @@ private:
     // lengths in device memory, slots null = row b uses slot b), logits of
     // rows [lm_first, lm_first + lm_rows) into `logits` rows.
     // `gemm`: the NVFP4 linears of the layers run through the GEMM path (rows up to gemm_rows_).
+    // `amax_zeroed`: the caller has already zeroed amax_ in this stream (the decode step's upload).
     void enqueue_forward(int rows, const int32_t *tokens, const int32_t *positions, const int32_t *lengths,
-                         const int32_t *slots, int lm_first, int lm_rows, float *logits, bool gemm = false);
+                         const int32_t *slots, int lm_first, int lm_rows, float *logits, bool gemm = false,
+                         bool amax_zeroed = false);
     // RMSNorm of x_ (rows from `first`) with `weight`, then `linear` on it: one fused norm +
     // NVFP4 preparation launch where the linear is a single NVFP4 part over the hidden size
     // (kernels/rms_norm_prepare.h), else rms_norm into normed_ and enqueue_linear.
@@ -356,6 +358,7 @@ private:
     // [layer][attention output, gate_up output][kMaxRows] row maxima |x| (reads_float_input),
     // zeroed at the start of every GEMV-path forward pass; their producers atomicMax into them.
     DeviceBuffer amax_;
+    DeviceBuffer amax_zeros_;  // amax_'s size, all zeros: what the decode step's upload copies over amax_
     DeviceBuffer logits_;
     // Sampler.
     DeviceBuffer delimiter_flags_, sampling_workspace_;
@@ -421,6 +424,7 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
         x16_ = allocate(rows * size_t(ld_x16_) * 2, "activations");
         row_scale_ = allocate(rows * 4, "activations");
         amax_ = allocate(size_t(c.n_layers) * 2 * kMaxRows * 4, "activation row maxima");
+        amax_zeros_ = allocate(amax_.bytes(), "activation row maxima");
         gemv_workspace_ = allocate(std::max<size_t>(dm_.gemv_workspace_bytes, 16), "GEMV workspace");
         if (pair_min_rows() <= kMaxRows) gemv_pair_state_ = allocate(kNvfp4GemvPairStateBytes, "GEMV pair state");
         // Sized for the larger of a decode step (sequences_ rows) and a GEMV prefill pass (kMaxRows
@@ -663,7 +667,8 @@ void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const flo
 }
 
 void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t *positions, const int32_t *lengths,
-                                  const int32_t *slots, int lm_first, int lm_rows, float *logits, bool gemm) {
+                                  const int32_t *slots, int lm_first, int lm_rows, float *logits, bool gemm,
+                                  bool amax_zeroed) {
     const ModelConfig &c = config_;
     const float eps = static_cast<float>(c.rms_norm_eps);
     // As many context splits as fill the GPU for these rows (a batch-1 step needs 8x the splits of
@@ -674,8 +679,10 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         --attention_splits;
 
     // The row maxima the producers below (attention, the gate_up GEMV) raise with atomicMax
-    // start at zero: one memset for every layer's slots.
-    if (!gemm) cuda_check(cudaMemsetAsync(amax_.as(), 0, amax_.bytes(), stream_), "row maxima reset");
+    // start at zero: one memset for every layer's slots (the decode step's upload copies zeros
+    // over them instead: a memset node costs the step as much as a copy node).
+    if (!gemm && !amax_zeroed)
+        cuda_check(cudaMemsetAsync(amax_.as(), 0, amax_.bytes(), stream_), "row maxima reset");
 
     EmbeddingLookupArgs embed;
     embed.tokens = rows;
@@ -849,11 +856,13 @@ void CudaSession::enqueue_step() {
     StepInput *in = step_in_.as<StepInput>();
     StepOutput *out = step_out_.as<StepOutput>();
     // The step's input and the rings, read from page-locked host memory by one launch (no memcpy
-    // nodes: kernels/range_copy.h says what they cost).
+    // nodes: kernels/range_copy.h says what they cost), and the forward pass's row maxima zeroed
+    // by the same launch (no memset node).
     RangeCopyArgs upload;
-    upload.count = 2;
+    upload.count = 3;
     upload.ranges[0] = {host_in_.device(), in, sizeof(StepInput)};
     upload.ranges[1] = {host_rings_.device(), rings_.as(), ring_bytes};
+    upload.ranges[2] = {amax_zeros_.as(), amax_.as(), amax_.bytes()};
     copy_ranges(upload, stream_);
 
     SamplingArgs sampling;
@@ -873,7 +882,7 @@ void CudaSession::enqueue_step() {
     sample_tokens(sampling, stream_);
 
     enqueue_forward(sequences_, out->tokens, in->positions, in->lengths, nullptr, 0, sequences_,
-                    logits_.as<float>());
+                    logits_.as<float>(), false, /*amax_zeroed=*/true);
 
     // Tokens and signals, the states the sampler updated in place (in the input struct) and the
     // rings, written to page-locked host memory by one launch after the lm_head.
