@@ -115,10 +115,11 @@ __device__ __forceinline__ void begin_dependent_kernel() {
 // may run ahead of the stream: a kernel whose work before its wait must not
 // overlap an earlier launch of the same kernel (nvfp4_gemv_pair's claims)
 // must stay separated from it by a kernel that uses begin_dependent_kernel().
-// It does not pay everywhere (docs/cuda-engine.md, session 16): the q/k norm
-// uses it before long attention only; the row norms and the embedding were
-// measured slower with it (the next GEMV's early CTAs contend with the one
-// still streaming).
+// It does not pay everywhere (docs/cuda-engine.md, sessions 16-17): the q/k
+// norm uses it before long attention only, and of the row norms only the one
+// before the QKV GEMV (RmsNormPrepareArgs::place_next_early); the norm before
+// gate_up and the embedding were measured slower with it (the next GEMV's
+// early CTAs contend with the one still streaming).
 __device__ __forceinline__ void begin_dependent_kernel_placing_next() {
     start_next_kernel();
     wait_for_previous_kernel();

@@ -238,10 +238,9 @@ private:
     // lengths in device memory, slots null = row b uses slot b), logits of
     // rows [lm_first, lm_first + lm_rows) into `logits` rows.
     // `gemm`: the NVFP4 linears of the layers run through the GEMM path (rows up to gemm_rows_).
-    // `amax_zeroed`: the caller has already zeroed amax_ in this stream (the decode step's upload).
+    // Without it the caller has zeroed amax_ in this stream before (the producers below raise it).
     void enqueue_forward(int rows, const int32_t *tokens, const int32_t *positions, const int32_t *lengths,
-                         const int32_t *slots, int lm_first, int lm_rows, float *logits, bool gemm = false,
-                         bool amax_zeroed = false);
+                         const int32_t *slots, int lm_first, int lm_rows, float *logits, bool gemm = false);
     // RMSNorm of x_ (rows from `first`) with `weight`, then `linear` on it: one fused norm +
     // NVFP4 preparation launch where the linear is a single NVFP4 part over the hidden size
     // (kernels/rms_norm_prepare.h), else rms_norm into normed_ and enqueue_linear.
@@ -667,8 +666,7 @@ void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const flo
 }
 
 void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t *positions, const int32_t *lengths,
-                                  const int32_t *slots, int lm_first, int lm_rows, float *logits, bool gemm,
-                                  bool amax_zeroed) {
+                                  const int32_t *slots, int lm_first, int lm_rows, float *logits, bool gemm) {
     const ModelConfig &c = config_;
     const float eps = static_cast<float>(c.rms_norm_eps);
     // As many context splits as fill the GPU for these rows (a batch-1 step needs 8x the splits of
@@ -677,12 +675,6 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
     while (attention_splits > 1 && attention_decode_workspace_bytes(rows, c.n_heads, c.head_dim, attention_splits) >
                                        attention_workspace_.bytes())
         --attention_splits;
-
-    // The row maxima the producers below (attention, the gate_up GEMV) raise with atomicMax
-    // start at zero: one memset for every layer's slots (the decode step's upload copies zeros
-    // over them instead: a memset node costs the step as much as a copy node).
-    if (!gemm && !amax_zeroed)
-        cuda_check(cudaMemsetAsync(amax_.as(), 0, amax_.bytes(), stream_), "row maxima reset");
 
     EmbeddingLookupArgs embed;
     embed.tokens = rows;
@@ -805,6 +797,9 @@ void CudaSession::prefill(int32_t sequence, const int32_t *ids, int32_t n, int32
             const bool gemm = gemm_rows_ > 0 && count - done >= gemm_min_rows_;
             const int rows = std::min<int>(gemm ? gemm_rows_ : kMaxRows, count - done);
             const bool last = staged + done + rows == n;  // only the prompt's last token needs logits
+            // The row maxima the GEMV path's producers (attention, the gate_up GEMV) raise with
+            // atomicMax start at zero: one memset for every layer's slots.
+            if (!gemm) cuda_check(cudaMemsetAsync(amax_.as(), 0, amax_.bytes(), stream_), "row maxima reset");
             enqueue_forward(rows, d->ids + done, d->positions + done, d->lengths + done, d->slots + done,
                             last ? rows - 1 : 0, last ? 1 : 0, logits, gemm);
             done += rows;
@@ -882,7 +877,7 @@ void CudaSession::enqueue_step() {
     sample_tokens(sampling, stream_);
 
     enqueue_forward(sequences_, out->tokens, in->positions, in->lengths, nullptr, 0, sequences_,
-                    logits_.as<float>(), false, /*amax_zeroed=*/true);
+                    logits_.as<float>());
 
     // Tokens and signals, the states the sampler updated in place (in the input struct) and the
     // rings, written to page-locked host memory by one launch after the lm_head.
