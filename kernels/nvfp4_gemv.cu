@@ -283,6 +283,17 @@ __device__ __forceinline__ float store_output(const GemvParams &p, int token, in
     return v;
 }
 
+// The row scale of an FP32-input token: nvfp4_prepare_activations' W4A16 rule on its max |x|.
+__device__ __forceinline__ float input_row_scale(const GemvParams &p, int token) {
+    return w4a16::fp16_row_scale(p.x_amax[token]);
+}
+
+// A launch's part in a split RMSNorm (Nvfp4GemvArgs::norm_weight, x_norm_sums):
+// a template argument, so that the instances without one compile to the code
+// they had before (in the decode step a runtime test slowed them by 1-6%:
+// docs/cuda-engine.md, session 18).
+enum NormRole : int { kNoNorm = 0, kProducesNorm = 1, kConsumesNorm = 2 };
+
 // The consuming half of a split RMSNorm (Nvfp4GemvArgs::x_norm_sums): each
 // warp's sum of the producer's per-tile sums of squares, per token, for
 // norm_inverse.  Filled by norm_warp_sums before a __syncthreads.
@@ -331,11 +342,7 @@ __device__ __forceinline__ float norm_inverse(const GemvParams &p, const NormSum
 struct InputScale {
     float inverse, row_scale;
 };
-__device__ __forceinline__ InputScale input_scale(const GemvParams &p, const NormSums &sums, int token) {
-    if (!p.x_norm_sums) {
-        const float row_scale = w4a16::fp16_row_scale(p.x_amax[token]);
-        return {1.0f / row_scale, row_scale};
-    }
+__device__ __forceinline__ InputScale normed_input_scale(const GemvParams &p, const NormSums &sums, int token) {
     const float r = norm_inverse(p, sums, token);
     const float row_scale = w4a16::fp16_row_scale(p.x_amax[token] * r);
     return {r * (1.0f / row_scale), row_scale};
@@ -378,7 +385,8 @@ __device__ __forceinline__ void produce_norm(const GemvParams &p, int64_t tile, 
 
 // Scale, bias, activation, residual and store for one lane's four results:
 // acc = {(row g, token 2t), (row g, token 2t+1), (row g+8, token 2t), (row g+8, token 2t+1)}.
-// `sums`: the split norm's warp sums (input_scale), where the input is FP32.
+// `sums`: the split norm's warp sums where kNorm is kConsumesNorm.
+template <int kNorm>
 __device__ __forceinline__ void epilogue(const GemvParams &p, int64_t tile, int lane, const float (&acc)[4],
                                          const NormSums &sums) {
     const int g = lane >> 2, t = lane & 3;
@@ -389,8 +397,11 @@ __device__ __forceinline__ void epilogue(const GemvParams &p, int64_t tile, int 
         const int token = 2 * t + c;
         valid_token[c] = token < p.tokens;
         float row_scale = 1.0f;
-        if (valid_token[c])
-            row_scale = p.x_amax ? input_scale(p, sums, token).row_scale : p.x_row_scale ? p.x_row_scale[token] : 1.0f;
+        if constexpr (kNorm == kConsumesNorm) {
+            if (valid_token[c]) row_scale = normed_input_scale(p, sums, token).row_scale;
+        } else {
+            if (valid_token[c]) row_scale = p.x_amax ? input_row_scale(p, token) : p.x_row_scale ? p.x_row_scale[token] : 1.0f;
+        }
         row_factor[c] = p.out_scale * row_scale;
     }
     float stored_max[2] = {0.0f, 0.0f};  // max |y| of this lane's stores, per token (fmaxf drops NaN, as row_max)
@@ -409,8 +420,8 @@ __device__ __forceinline__ void epilogue(const GemvParams &p, int64_t tile, int 
             }
             stored_max[c] = fmaxf(stored_max[c], fabsf(store_output(p, 2 * t + c, col, silu(gate) * up)));
         }
-    } else {
-        float stored[2][2] = {};  // [h][c]: the values stored, 0 where nothing is (the split norm's sums)
+    } else if constexpr (kNorm == kProducesNorm) {
+        float stored[2][2] = {};  // [h][c]: the values stored, 0 where nothing is (the norm's sums)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int64_t col = 16 * tile + g + 8 * h;
@@ -424,7 +435,20 @@ __device__ __forceinline__ void epilogue(const GemvParams &p, int64_t tile, int 
                 stored_max[c] = fmaxf(stored_max[c], fabsf(stored[h][c]));
             }
         }
-        if (p.norm_weight) produce_norm(p, tile, lane, stored, valid_token);
+        produce_norm(p, tile, lane, stored, valid_token);
+    } else {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int64_t col = 16 * tile + g + 8 * h;
+            if (col >= p.outputs) continue;
+#pragma unroll
+            for (int c = 0; c < 2; ++c) {
+                if (!valid_token[c]) continue;
+                float v = acc[2 * h + c] * row_factor[c];
+                if (p.bias) v += p.bias[col];
+                stored_max[c] = fmaxf(stored_max[c], fabsf(store_output(p, 2 * t + c, col, v)));
+            }
+        }
     }
     if (p.y_amax) {
         // The next GEMV's row maxima (Nvfp4GemvArgs::y_amax): the lanes of one
@@ -590,7 +614,7 @@ __device__ __forceinline__ bool load_first_quad(const GemvParams &p, const WarpW
 // the launch).  `block` of `blocks` is the CTA's unit (warp_work).  A warp may
 // return early; nothing that follows in the caller may need it before a
 // __syncthreads.
-template <bool kVectorX, bool kStreamed, typename X>
+template <bool kVectorX, bool kStreamed, typename X, int kNorm = kNoNorm>
 __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork &work, int warp, int lane, bool loaded,
                                              QuadWeights &w, float4 *slice_partials, int block, int blocks) {
     const int g = lane >> 2;
@@ -598,17 +622,17 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
     // (in bounds and finite) and their results are never stored.
     const int token = min(g, p.tokens - 1);
     const int k_quads = p.k_quads;
-    // FP32 input: what the B-fragment token's values are multiplied by as they
-    // are converted (input_scale: the inverse of the row scale, a power of two,
-    // times the split norm's r where there is one).
-    __shared__ NormSums norm_sums;
+    // FP32 input: the inverse of the B-fragment token's row scale (exact: a
+    // power of two), times the split norm's r where this launch consumes one.
+    __shared__ NormSums norm_sums;  // kConsumesNorm only
     float inverse = 1.0f;
-    if constexpr (!std::is_same_v<X, __half>) {
-        if (p.x_norm_sums) {  // uniform over the launch: every thread of the CTA is here
-            norm_warp_sums(p, warp, lane, norm_sums);
-            __syncthreads();
-        }
-        inverse = input_scale(p, norm_sums, token).inverse;
+    if constexpr (kNorm == kConsumesNorm) {
+        static_assert(!std::is_same_v<X, __half>, "a split norm's consumer reads FP32 input");
+        norm_warp_sums(p, warp, lane, norm_sums);  // every thread of the CTA is here
+        __syncthreads();
+        inverse = normed_input_scale(p, norm_sums, token).inverse;
+    } else if constexpr (!std::is_same_v<X, __half>) {
+        inverse = 1.0f / input_row_scale(p, token);
     }
 
     float acc[4] = {};
@@ -631,7 +655,7 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
                 acc[3] += v.w;
             }
         }
-        if (work.first_tile < p.row_tiles) epilogue(p, work.first_tile, lane, acc, norm_sums);
+        if (work.first_tile < p.row_tiles) epilogue<kNorm>(p, work.first_tile, lane, acc, norm_sums);
     } else {
         // Streamed plan: the run may end one tile and start others.  A tile whose
         // K lies wholly in the run is finished here; a tile cut between runs is
@@ -645,7 +669,7 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
             tile_quads<kVectorX, X>(p, tile, q0, q1, 1, token, inverse, lane, loaded && i == work.begin, w, acc);
             i += q1 - q0;
             if (q0 == 0 && q1 == k_quads) {
-                epilogue(p, tile, lane, acc, norm_sums);
+                epilogue<kNorm>(p, tile, lane, acc, norm_sums);
                 continue;
             }
             const int first_run = static_cast<int>(static_cast<unsigned>(tile * k_quads) / static_cast<unsigned>(p.quads_per_run));
@@ -671,7 +695,7 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
                 acc[3] += v.w;
             }
             if (lane == 0) p.counters[tile] = 0;  // ready for the next launch or graph replay
-            epilogue(p, tile, lane, acc, norm_sums);
+            epilogue<kNorm>(p, tile, lane, acc, norm_sums);
         }
         prefetch_next_weight(p, warp, lane, block, blocks);
     }
@@ -680,7 +704,7 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
 // kStreamed: the plan (Plan below), one instance each, so that each keeps
 // its registers for the loop.  kFloatX: unprepared FP32 activations
 // (Nvfp4GemvArgs::x_amax), converted to FP16 as they are loaded.
-template <bool kVectorX, bool kStreamed, bool kFloatX>
+template <bool kVectorX, bool kStreamed, bool kFloatX, int kNorm = kNoNorm>
 __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kernel(const __grid_constant__ GemvParams p) {
     // Local plan: the partial tiles of the K slices, [warp][lane], summed by slice 0.
     extern __shared__ __align__(16) float4 slice_partials[];
@@ -694,7 +718,7 @@ __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kern
     QuadWeights w;
     const bool loaded = load_first_quad(p, work, lane, w);
     trace::begin_dependent_kernel(trace::kNvfp4Gemv, unsigned(p.rows), unsigned(p.cols));
-    gemv_product<kVectorX, kStreamed, std::conditional_t<kFloatX, float, __half>>(
+    gemv_product<kVectorX, kStreamed, std::conditional_t<kFloatX, float, __half>, kNorm>(
         p, work, warp, lane, loaded, w, slice_partials, block, static_cast<int>(gridDim.x));
 }
 
@@ -952,9 +976,9 @@ Launch prepare_launch(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args) 
     if (args.y_amax && args.output != Nvfp4GemvOutput::kFloat32)
         fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: y_amax needs FP32 output");
     if (args.norm_weight) {
-        if (args.output != Nvfp4GemvOutput::kFloat32 || layout.gate_up)
-            fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: producing a norm (norm_weight) needs FP32 output and a "
-                                             "weight that is not a fused gate_up");
+        if (args.output != Nvfp4GemvOutput::kFloat32 || layout.gate_up || !args.x_amax || args.x_norm_sums)
+            fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: producing a norm (norm_weight) needs FP32 input (x_amax), "
+                                             "FP32 output, a weight that is not a fused gate_up and no x_norm_sums");
         require(args.normed, "nvfp4 gemv: normed (with norm_weight)");
         require(args.norm_sums, "nvfp4 gemv: norm_sums (with norm_weight)");
         require(args.norm_amax, "nvfp4 gemv: norm_amax (with norm_weight)");
@@ -969,8 +993,7 @@ Launch prepare_launch(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args) 
             const uintptr_t b_end = b + (size_t(args.tokens - 1) * size_t(ld) + size_t(cols)) * element;
             return a < b_end && b < a_end;
         };
-        const size_t x_element = args.x_amax ? 4 : 2;
-        if (overlaps(args.x, args.ldx, layout.cols, x_element) || overlaps(args.y, args.ldy, layout.outputs(), 4) ||
+        if (overlaps(args.x, args.ldx, layout.cols, 4) || overlaps(args.y, args.ldy, layout.outputs(), 4) ||
             overlaps(args.residual, args.ld_residual, layout.outputs(), 4))
             fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: normed overlaps x, y or the residual");
     }
@@ -1081,6 +1104,8 @@ const char *pair_refusal(const Launch &first, const Nvfp4GemvArgs &first_args, c
         return "the first product must read prepared FP16 activations, 16-byte aligned with ldx a multiple of 8";
     if (!second_args.x_amax) return "the second product must read FP32 activations with their row maxima (x_amax)";
     if (first_args.tokens != second_args.tokens) return "both products must have the same tokens";
+    if (first_args.norm_weight || first_args.x_norm_sums || second_args.norm_weight || second_args.x_norm_sums)
+        return "a split RMSNorm (norm_weight, x_norm_sums) runs in nvfp4_gemv only";
     // The claim counter (claimed_work.cuh) passes the first product's units by at most about the CTAs.
     if (first.plan.ctas + 2 * pair.ctas > 0x7fffffff) return "the products have too many units";
     return nullptr;
@@ -1092,9 +1117,16 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
     const Launch launch = prepare_launch(weight, args);
     const Plan &plan = launch.plan;
     const bool vector_x = launch.vector_x;
-    auto kernel = args.x_amax ? (plan.local ? nvfp4_gemv_kernel<true, false, true> : nvfp4_gemv_kernel<true, true, true>)
-                  : plan.local ? (vector_x ? nvfp4_gemv_kernel<true, false, false> : nvfp4_gemv_kernel<false, false, false>)
-                               : (vector_x ? nvfp4_gemv_kernel<true, true, false> : nvfp4_gemv_kernel<false, true, false>);
+    // A split norm's halves are instances of their own (NormRole); prepare_launch allows
+    // them with FP32 input only.
+    auto kernel =
+        args.x_norm_sums ? (plan.local ? nvfp4_gemv_kernel<true, false, true, kConsumesNorm>
+                                       : nvfp4_gemv_kernel<true, true, true, kConsumesNorm>)
+        : args.norm_weight ? (plan.local ? nvfp4_gemv_kernel<true, false, true, kProducesNorm>
+                                         : nvfp4_gemv_kernel<true, true, true, kProducesNorm>)
+        : args.x_amax ? (plan.local ? nvfp4_gemv_kernel<true, false, true> : nvfp4_gemv_kernel<true, true, true>)
+        : plan.local  ? (vector_x ? nvfp4_gemv_kernel<true, false, false> : nvfp4_gemv_kernel<false, false, false>)
+                      : (vector_x ? nvfp4_gemv_kernel<true, true, false> : nvfp4_gemv_kernel<false, true, false>);
     cuda::launch_kernel("nvfp4_gemv", kernel, dim3(static_cast<unsigned>(plan.ctas)), dim3(32 * kMaxWarps),
                         launch.shared_bytes, stream, launch.params);
 }

@@ -65,7 +65,8 @@ struct Nvfp4GemvArgs {
     // two launches so that it needs no launch of its own (the decode step's
     // o -> gate_up and down -> next qkv; docs/cuda-engine.md, session 18).
     //
-    // Producing it (FP32 output, not a fused gate_up weight): where norm_weight
+    // Producing it (FP32 input and output, not a fused gate_up weight; not in
+    // nvfp4_gemv_pair): where norm_weight
     // ([outputs], the norm's weight) is set, the kernel also writes, from each
     // stored y (after bias and residual),
     //   normed[token][col]   = y · norm_weight[col]                (FP32)
@@ -83,7 +84,7 @@ struct Nvfp4GemvArgs {
     float *norm_sums = nullptr;
     int64_t ld_norm_sums = 0;
     float *norm_amax = nullptr;
-    // Consuming it (FP32 input, x_amax set): x is a producer's `normed`, x_amax
+    // Consuming it (FP32 input, x_amax set; not in nvfp4_gemv_pair): x is a producer's `normed`, x_amax
     // its norm_amax, and x_norm_sums[token][0, x_norm_parts) its norm_sums.
     // Every CTA works out r = 1 / sqrt(Σ / K + x_norm_eps) per token, the sums
     // added in a fixed order (thread i of the 256 sums parts i, i + 256, ... in

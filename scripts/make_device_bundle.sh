@@ -3,7 +3,7 @@
 # libraries they load into build-bundle/, so the GPU machine (whose image
 # lacks the host library's -dev packages: pcre2, sentencepiece, icu, libedit)
 # can run the library-level GPU tests and the `reset` command built here.
-#   scripts/make_device_bundle.sh [BUILD_DIR]   (default build-sm90, a CUDA build for sm_90a:
+#   [BUNDLE_PROGRAMS="..."] scripts/make_device_bundle.sh [BUILD_DIR]   (default build-sm90, a CUDA build for sm_90a:
 #   cmake -S . -B build-sm90 -DCMAKE_BUILD_TYPE=Release -DRESET_CUDA=ON -DRESET_CUDA_ARCHITECTURES=90a)
 # On the GPU machine: tar xJf build-bundle.tar.xz; source build-bundle/env.sh; build-bundle/bin/<program>
 set -euo pipefail
@@ -14,7 +14,12 @@ rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
 programs=("$build"/tests/gpu_test_* "$build/samples/reset" "$build/tests/decode_bench"
           "$build/tests/attention_decode_bench" "$build/tests/nvfp4_gemv_bench")  # every GPU test, the decode, attention and GEMV benchmarks
-for p in "${programs[@]}"; do [[ -x $p ]] && cp "$p" "$out/bin/"; done
+# BUNDLE_PROGRAMS="gpu_test_cuda_engine reset ..." keeps only those (the device tool carries at most
+# 64 MiB with the working tree, and every GPU test links the library's objects: ~10 MB each).
+for p in "${programs[@]}"; do
+    [[ -x $p ]] || continue
+    [[ -z ${BUNDLE_PROGRAMS:-} || " $BUNDLE_PROGRAMS " == *" $(basename "$p") "* ]] && cp "$p" "$out/bin/"
+done
 cp -L "$build/libreset.so.0" "$out/lib/"
 # Every non-glibc library the programs load (glibc, libstdc++ and libgcc are on the GPU machine).
 for p in "$out"/bin/* "$out/lib/libreset.so.0"; do

@@ -113,12 +113,14 @@ int pair_min_rows() {
     return rows;
 }
 
-// Whether the RMSNorms between a GEMV and the next one are split between the two launches
-// (Nvfp4GemvArgs::norm_weight / x_norm_sums) instead of running as launches of their own:
-// on unless RESET_SPLIT_NORM=0 (the A/B runs of docs/cuda-engine.md, session 18).
-bool split_norm_enabled() {
-    static const bool enabled = environment_integer("RESET_SPLIT_NORM", 1, 0, 1) != 0;
-    return enabled;
+// Which RMSNorms between two GEMVs are split between the two launches (Nvfp4GemvArgs::norm_weight
+// / x_norm_sums) instead of running as launches of their own: bit 0 the norm before qkv (down
+// produces it), bit 1 the one before gate_up (o produces it).  RESET_SPLIT_NORM=N sets the bits
+// (the A/B runs of docs/cuda-engine.md, session 18).
+constexpr int kSplitQkvNorm = 1, kSplitGateUpNorm = 2;
+int split_norms() {
+    static const int bits = int(environment_integer("RESET_SPLIT_NORM", kSplitQkvNorm | kSplitGateUpNorm, 0, 3));
+    return bits;
 }
 
 // An RMSNorm split between two GEMVs (Nvfp4GemvArgs::norm_weight and x_norm_sums): the
@@ -283,7 +285,7 @@ private:
     // both read FP32 input (reads_float_input), the consumer over the hidden size (fuses_norm),
     // the producer writes the hidden size (not a fused gate_up).
     bool splits_norm(const DeviceLinear &producer, const DeviceLinear &consumer) const {
-        return split_norm_enabled() && reads_float_input(producer) && !producer.parts[0].gemv.layout.gate_up &&
+        return reads_float_input(producer) && !producer.parts[0].gemv.layout.gate_up &&
                producer.out_features == config_.hidden_size &&
                nvfp4_gemv_norm_parts(producer.parts[0].gemv.layout) == norm_parts_ && fuses_norm(consumer) &&
                reads_float_input(consumer);
@@ -318,9 +320,8 @@ private:
     // Where `layer`'s MLP can run as the norm, then gate_up and down in one nvfp4_gemv_pair launch
     // (SiLU·up left in act_ with its row maxima act_amax, down added to x_), enqueue it and
     // return true; else enqueue nothing.
-    // down_norm: down also produces the next layer's input norm (SplitNorm).
     bool mlp_pair_runs(const DeviceLayer &layer, int rows, float *act_amax);
-    bool enqueue_mlp_pair(const DeviceLayer &layer, int rows, float *act_amax, const SplitNorm &down_norm);
+    bool enqueue_mlp_pair(const DeviceLayer &layer, int rows, float *act_amax);
     // The same product through the GEMM path: every checkpoint row of the part (a fused
     // gate_up writes [gate | up], 2 * intermediate columns), then the epilogue.
     void enqueue_gemm(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual);
@@ -613,14 +614,13 @@ bool CudaSession::mlp_pair_runs(const DeviceLayer &layer, int rows, float *act_a
         down.gemv, gemv_args(down, rows, x_.as<float>(), ld_act_, true, nullptr, act_.as<float>(), ld_act_, act_amax, {}));
 }
 
-bool CudaSession::enqueue_mlp_pair(const DeviceLayer &layer, int rows, float *act_amax, const SplitNorm &down_norm) {
+bool CudaSession::enqueue_mlp_pair(const DeviceLayer &layer, int rows, float *act_amax) {
     if (!mlp_pair_runs(layer, rows, act_amax)) return false;
     const DeviceLinearPart &gate_up = layer.gate_up.parts[0], &down = layer.down.parts[0];
     const Nvfp4GemvArgs first = gemv_args(gate_up, rows, act_.as<float>(), ld_act_, false, act_amax, nullptr, 0,
                                           nullptr, {});
-    Nvfp4GemvArgs second = gemv_args(down, rows, x_.as<float>(), ld_act_, true, nullptr, act_.as<float>(), ld_act_,
-                                     act_amax, {});
-    set_norm_output(second, down_norm);
+    const Nvfp4GemvArgs second = gemv_args(down, rows, x_.as<float>(), ld_act_, true, nullptr, act_.as<float>(),
+                                           ld_act_, act_amax, {});
     enqueue_norm_prepare(layer.post_attention_norm, 0, rows, gate_up);
     nvfp4_gemv_pair(gate_up.gemv, first, down.gemv, second, gemv_pair_state_.as(), stream_);
     return true;
@@ -820,14 +820,16 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         float *act_amax = mlp_gemv && fuses_norm(layer.gate_up) && reads_float_input(layer.down) ? row_amax(l, 1)
                                                                                                  : nullptr;
         // gate_up and down in one launch where turned on (nvfp4_gemv_pair, pair_min_rows); it
-        // needs its input prepared, so the norm before it stays a launch.
+        // splits no norm, so the norms around it stay launches.
         const bool mlp_pair = mlp_gemv && mlp_pair_runs(layer, rows, act_amax);
-        // The norms split between GEMVs (SplitNorm): o's output normed for gate_up, down's for the
-        // next layer's qkv.
+        // The norms split between GEMVs (SplitNorm, split_norms): o's output normed for gate_up,
+        // down's for the next layer's qkv.
         SplitNorm gate_up_norm, next_norm;
-        if (mlp_gemv && attention_amax && !mlp_pair && splits_norm(layer.o, layer.gate_up))
+        if ((split_norms() & kSplitGateUpNorm) && mlp_gemv && attention_amax && !mlp_pair &&
+            splits_norm(layer.o, layer.gate_up))
             gate_up_norm = {layer.post_attention_norm, row_amax(l, 2)};
-        if (act_amax && l + 1 < c.n_layers && splits_norm(layer.down, dm_.layers[size_t(l) + 1].qkv))
+        if ((split_norms() & kSplitQkvNorm) && act_amax && !mlp_pair && l + 1 < c.n_layers &&
+            splits_norm(layer.down, dm_.layers[size_t(l) + 1].qkv))
             next_norm = {dm_.layers[size_t(l) + 1].input_norm, row_amax(l, 3)};
         qkv_norm_amax = next_norm.amax;
 
@@ -835,7 +837,7 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
                        ld_act_, true, gemm, attention_amax, {}, gate_up_norm);
         if (mlp_gemv) {
             if (mlp_pair) {
-                enqueue_mlp_pair(layer, rows, act_amax, next_norm);
+                enqueue_mlp_pair(layer, rows, act_amax);
                 continue;
             }
             if (gate_up_norm.weight)
