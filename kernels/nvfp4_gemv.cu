@@ -39,7 +39,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -120,18 +119,6 @@ struct GemvParams {
     unsigned *counters;   // streamed: [row_tiles]
     const float *x_amax;  // FP32 input: the rows' max |x| (Nvfp4GemvArgs::x_amax)
     float *y_amax;        // where set: the stored rows' max |y|, by atomicMax
-    // The next RMSNorm's producing half (Nvfp4GemvArgs::norm_weight): null, or all set.
-    const float *norm_weight;
-    float *normed;
-    int64_t ld_normed;
-    float *norm_sums;
-    int64_t ld_norm_sums;
-    float *norm_amax;
-    // Its consuming half (Nvfp4GemvArgs::x_norm_sums), FP32 input only.
-    const float *x_norm_sums;
-    int64_t ld_x_norm_sums;
-    int x_norm_parts;
-    float x_norm_eps;
     WeightPrefetch prefetch;  // asked of the L2 by each warp after its last quad (Nvfp4GemvArgs::prefetch)
 };
 
@@ -288,107 +275,9 @@ __device__ __forceinline__ float input_row_scale(const GemvParams &p, int token)
     return w4a16::fp16_row_scale(p.x_amax[token]);
 }
 
-// A launch's part in a split RMSNorm (Nvfp4GemvArgs::norm_weight, x_norm_sums):
-// a template argument, so that the instances without one compile to the code
-// they had before (in the decode step a runtime test slowed them by 1-6%:
-// docs/cuda-engine.md, session 18).
-enum NormRole : int { kNoNorm = 0, kProducesNorm = 1, kConsumesNorm = 2 };
-
-// The consuming half of a split RMSNorm (Nvfp4GemvArgs::x_norm_sums): each
-// warp's sum of the producer's per-tile sums of squares, per token, for
-// norm_inverse.  Filled by norm_warp_sums before a __syncthreads.
-struct NormSums {
-    float warp[kNvfp4GemvMaxTokens][kMaxWarps];
-};
-
-// Every thread of the CTA (256): thread i adds sums i, i + 256, ... of each
-// token in order, each warp adds its lanes by a butterfly (xor 16 down to 1),
-// and lane 0 leaves the warp's value in `out`.  All of a token's loads go out
-// before any addition, so the CTA pays one L2 round trip per 256 tiles.
-__device__ __forceinline__ void norm_warp_sums(const GemvParams &p, int warp, int lane, NormSums &out) {
-    const int i = warp * 32 + lane;
-    float sum[kNvfp4GemvMaxTokens];
-#pragma unroll
-    for (int m = 0; m < kNvfp4GemvMaxTokens; ++m) sum[m] = 0.0f;
-    for (int first = 0; first < p.x_norm_parts; first += 32 * kMaxWarps) {
-        float v[kNvfp4GemvMaxTokens];
-#pragma unroll
-        for (int m = 0; m < kNvfp4GemvMaxTokens; ++m)
-            v[m] = m < p.tokens && first + i < p.x_norm_parts ? __ldg(p.x_norm_sums + m * p.ld_x_norm_sums + first + i)
-                                                              : 0.0f;
-#pragma unroll
-        for (int m = 0; m < kNvfp4GemvMaxTokens; ++m) sum[m] += v[m];
-    }
-#pragma unroll
-    for (int m = 0; m < kNvfp4GemvMaxTokens; ++m) {
-        if (m >= p.tokens) break;
-        const float total = warp_sum(sum[m]);
-        if (lane == 0) out.warp[m][warp] = total;
-    }
-}
-
-// r = 1 / sqrt(mean(h²) + eps) of a token from the warps' sums, added in warp order.
-__device__ __forceinline__ float norm_inverse(const GemvParams &p, const NormSums &sums, int token) {
-    float total = sums.warp[token][0];
-#pragma unroll
-    for (int w = 1; w < kMaxWarps; ++w) total += sums.warp[token][w];
-    return 1.0f / sqrtf(total / static_cast<float>(p.cols) + p.x_norm_eps);
-}
-
-// What an FP32-input token's activations are multiplied by as they are
-// converted (inverse), and the row scale the epilogue multiplies back:
-// nvfp4_prepare_activations' W4A16 rule on the row's max |x|, where the
-// producer left the norm to this GEMV, on fl(x · r) (Nvfp4GemvArgs::x_norm_sums).
-struct InputScale {
-    float inverse, row_scale;
-};
-__device__ __forceinline__ InputScale normed_input_scale(const GemvParams &p, const NormSums &sums, int token) {
-    const float r = norm_inverse(p, sums, token);
-    const float row_scale = w4a16::fp16_row_scale(p.x_amax[token] * r);
-    return {r * (1.0f / row_scale), row_scale};
-}
-
-// The producing half of a split RMSNorm (Nvfp4GemvArgs::norm_weight) for
-// one lane's stored values y[h][c] (rows g + 8h of the tile, tokens 2t + c).
-__device__ __forceinline__ void produce_norm(const GemvParams &p, int64_t tile, int lane, const float (&y)[2][2],
-                                             const bool (&valid_token)[2]) {
-    const int g = lane >> 2, t = lane & 3;
-    float squares[2], normed_max[2] = {0.0f, 0.0f};
-#pragma unroll
-    for (int c = 0; c < 2; ++c) {
-        squares[c] = __fmaf_rn(y[1][c], y[1][c], __fmul_rn(y[0][c], y[0][c]));
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int64_t col = 16 * tile + g + 8 * h;
-            if (!valid_token[c] || col >= p.outputs) continue;
-            const float v = y[h][c] * p.norm_weight[col];
-            p.normed[(2 * t + c) * p.ld_normed + col] = v;
-            normed_max[c] = fmaxf(normed_max[c], fabsf(v));
-        }
-    }
-    // The tile's sum over g (lanes of one t), and max |normed| as y_amax's.
-#pragma unroll
-    for (int c = 0; c < 2; ++c)
-#pragma unroll
-        for (int offset = 4; offset < 32; offset <<= 1) {
-            squares[c] += __shfl_xor_sync(0xffffffffu, squares[c], offset);
-            normed_max[c] = fmaxf(normed_max[c], __shfl_xor_sync(0xffffffffu, normed_max[c], offset));
-        }
-    if (g == 0)
-#pragma unroll
-        for (int c = 0; c < 2; ++c)
-            if (valid_token[c]) {
-                p.norm_sums[(2 * t + c) * p.ld_norm_sums + tile] = squares[c];
-                atomicMax(reinterpret_cast<unsigned *>(p.norm_amax + 2 * t + c), __float_as_uint(normed_max[c]));
-            }
-}
-
 // Scale, bias, activation, residual and store for one lane's four results:
 // acc = {(row g, token 2t), (row g, token 2t+1), (row g+8, token 2t), (row g+8, token 2t+1)}.
-// `sums`: the split norm's warp sums where kNorm is kConsumesNorm.
-template <int kNorm>
-__device__ __forceinline__ void epilogue(const GemvParams &p, int64_t tile, int lane, const float (&acc)[4],
-                                         const NormSums &sums) {
+__device__ __forceinline__ void epilogue(const GemvParams &p, int64_t tile, int lane, const float (&acc)[4]) {
     const int g = lane >> 2, t = lane & 3;
     float row_factor[2];
     bool valid_token[2];
@@ -397,11 +286,7 @@ __device__ __forceinline__ void epilogue(const GemvParams &p, int64_t tile, int 
         const int token = 2 * t + c;
         valid_token[c] = token < p.tokens;
         float row_scale = 1.0f;
-        if constexpr (kNorm == kConsumesNorm) {
-            if (valid_token[c]) row_scale = normed_input_scale(p, sums, token).row_scale;
-        } else {
-            if (valid_token[c]) row_scale = p.x_amax ? input_row_scale(p, token) : p.x_row_scale ? p.x_row_scale[token] : 1.0f;
-        }
+        if (valid_token[c]) row_scale = p.x_amax ? input_row_scale(p, token) : p.x_row_scale ? p.x_row_scale[token] : 1.0f;
         row_factor[c] = p.out_scale * row_scale;
     }
     float stored_max[2] = {0.0f, 0.0f};  // max |y| of this lane's stores, per token (fmaxf drops NaN, as row_max)
@@ -420,22 +305,6 @@ __device__ __forceinline__ void epilogue(const GemvParams &p, int64_t tile, int 
             }
             stored_max[c] = fmaxf(stored_max[c], fabsf(store_output(p, 2 * t + c, col, silu(gate) * up)));
         }
-    } else if constexpr (kNorm == kProducesNorm) {
-        float stored[2][2] = {};  // [h][c]: the values stored, 0 where nothing is (the norm's sums)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int64_t col = 16 * tile + g + 8 * h;
-            if (col >= p.outputs) continue;
-#pragma unroll
-            for (int c = 0; c < 2; ++c) {
-                if (!valid_token[c]) continue;
-                float v = acc[2 * h + c] * row_factor[c];
-                if (p.bias) v += p.bias[col];
-                stored[h][c] = store_output(p, 2 * t + c, col, v);
-                stored_max[c] = fmaxf(stored_max[c], fabsf(stored[h][c]));
-            }
-        }
-        produce_norm(p, tile, lane, stored, valid_token);
     } else {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
@@ -614,7 +483,7 @@ __device__ __forceinline__ bool load_first_quad(const GemvParams &p, const WarpW
 // the launch).  `block` of `blocks` is the CTA's unit (warp_work).  A warp may
 // return early; nothing that follows in the caller may need it before a
 // __syncthreads.
-template <bool kVectorX, bool kStreamed, typename X, int kNorm = kNoNorm>
+template <bool kVectorX, bool kStreamed, typename X>
 __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork &work, int warp, int lane, bool loaded,
                                              QuadWeights &w, float4 *slice_partials, int block, int blocks) {
     const int g = lane >> 2;
@@ -622,18 +491,9 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
     // (in bounds and finite) and their results are never stored.
     const int token = min(g, p.tokens - 1);
     const int k_quads = p.k_quads;
-    // FP32 input: the inverse of the B-fragment token's row scale (exact: a
-    // power of two), times the split norm's r where this launch consumes one.
-    __shared__ NormSums norm_sums;  // kConsumesNorm only
+    // FP32 input: the inverse of the B-fragment token's row scale (exact: a power of two).
     float inverse = 1.0f;
-    if constexpr (kNorm == kConsumesNorm) {
-        static_assert(!std::is_same_v<X, __half>, "a split norm's consumer reads FP32 input");
-        norm_warp_sums(p, warp, lane, norm_sums);  // every thread of the CTA is here
-        __syncthreads();
-        inverse = normed_input_scale(p, norm_sums, token).inverse;
-    } else if constexpr (!std::is_same_v<X, __half>) {
-        inverse = 1.0f / input_row_scale(p, token);
-    }
+    if constexpr (!std::is_same_v<X, __half>) inverse = 1.0f / input_row_scale(p, token);
 
     float acc[4] = {};
     if constexpr (!kStreamed) {
@@ -655,7 +515,7 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
                 acc[3] += v.w;
             }
         }
-        if (work.first_tile < p.row_tiles) epilogue<kNorm>(p, work.first_tile, lane, acc, norm_sums);
+        if (work.first_tile < p.row_tiles) epilogue(p, work.first_tile, lane, acc);
     } else {
         // Streamed plan: the run may end one tile and start others.  A tile whose
         // K lies wholly in the run is finished here; a tile cut between runs is
@@ -669,7 +529,7 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
             tile_quads<kVectorX, X>(p, tile, q0, q1, 1, token, inverse, lane, loaded && i == work.begin, w, acc);
             i += q1 - q0;
             if (q0 == 0 && q1 == k_quads) {
-                epilogue<kNorm>(p, tile, lane, acc, norm_sums);
+                epilogue(p, tile, lane, acc);
                 continue;
             }
             const int first_run = static_cast<int>(static_cast<unsigned>(tile * k_quads) / static_cast<unsigned>(p.quads_per_run));
@@ -695,7 +555,7 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
                 acc[3] += v.w;
             }
             if (lane == 0) p.counters[tile] = 0;  // ready for the next launch or graph replay
-            epilogue<kNorm>(p, tile, lane, acc, norm_sums);
+            epilogue(p, tile, lane, acc);
         }
         prefetch_next_weight(p, warp, lane, block, blocks);
     }
@@ -704,7 +564,7 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
 // kStreamed: the plan (Plan below), one instance each, so that each keeps
 // its registers for the loop.  kFloatX: unprepared FP32 activations
 // (Nvfp4GemvArgs::x_amax), converted to FP16 as they are loaded.
-template <bool kVectorX, bool kStreamed, bool kFloatX, int kNorm = kNoNorm>
+template <bool kVectorX, bool kStreamed, bool kFloatX>
 __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kernel(const __grid_constant__ GemvParams p) {
     // Local plan: the partial tiles of the K slices, [warp][lane], summed by slice 0.
     extern __shared__ __align__(16) float4 slice_partials[];
@@ -718,7 +578,7 @@ __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kern
     QuadWeights w;
     const bool loaded = load_first_quad(p, work, lane, w);
     trace::begin_dependent_kernel(trace::kNvfp4Gemv, unsigned(p.rows), unsigned(p.cols));
-    gemv_product<kVectorX, kStreamed, std::conditional_t<kFloatX, float, __half>, kNorm>(
+    gemv_product<kVectorX, kStreamed, std::conditional_t<kFloatX, float, __half>>(
         p, work, warp, lane, loaded, w, slice_partials, block, static_cast<int>(gridDim.x));
 }
 
@@ -898,8 +758,6 @@ size_t plan_workspace_bytes(const Nvfp4GemvLayout &layout, const Plan &plan) {
 
 Nvfp4GemvDecode nvfp4_gemv_device_decode() { return query_device_decode(); }
 
-int64_t nvfp4_gemv_norm_parts(const Nvfp4GemvLayout &layout) { return layout.row_tiles; }
-
 WeightPrefetch nvfp4_gemv_weight_prefetch(const Nvfp4GemvWeight &weight, size_t max_bytes) {
     WeightPrefetch w;
     const Nvfp4GemvLayout &layout = weight.layout;
@@ -975,36 +833,6 @@ Launch prepare_launch(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args) 
                                          "of 4 and no x_row_scale (the kernel derives it), got ldx ", args.ldx);
     if (args.y_amax && args.output != Nvfp4GemvOutput::kFloat32)
         fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: y_amax needs FP32 output");
-    if (args.norm_weight) {
-        if (args.output != Nvfp4GemvOutput::kFloat32 || layout.gate_up || !args.x_amax || args.x_norm_sums)
-            fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: producing a norm (norm_weight) needs FP32 input (x_amax), "
-                                             "FP32 output, a weight that is not a fused gate_up and no x_norm_sums");
-        require(args.normed, "nvfp4 gemv: normed (with norm_weight)");
-        require(args.norm_sums, "nvfp4 gemv: norm_sums (with norm_weight)");
-        require(args.norm_amax, "nvfp4 gemv: norm_amax (with norm_weight)");
-        if (args.ld_normed < layout.outputs() || args.ld_norm_sums < layout.row_tiles)
-            fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: ld_normed ", args.ld_normed, " must be >= outputs ",
-                 layout.outputs(), " and ld_norm_sums ", args.ld_norm_sums, " >= row tiles ", layout.row_tiles);
-        // The kernel reads x and the residual while other CTAs write normed.
-        const auto overlaps = [&](const void *other, int64_t ld, int64_t cols, size_t element) {
-            if (!other) return false;
-            const auto a = reinterpret_cast<uintptr_t>(args.normed), b = reinterpret_cast<uintptr_t>(other);
-            const uintptr_t a_end = a + (size_t(args.tokens - 1) * size_t(args.ld_normed) + size_t(layout.outputs())) * 4;
-            const uintptr_t b_end = b + (size_t(args.tokens - 1) * size_t(ld) + size_t(cols)) * element;
-            return a < b_end && b < a_end;
-        };
-        if (overlaps(args.x, args.ldx, layout.cols, 4) || overlaps(args.y, args.ldy, layout.outputs(), 4) ||
-            overlaps(args.residual, args.ld_residual, layout.outputs(), 4))
-            fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: normed overlaps x, y or the residual");
-    }
-    if (args.x_norm_sums) {
-        if (!args.x_amax)
-            fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: x_norm_sums needs FP32 input with its row maxima (x_amax)");
-        if (args.x_norm_parts < 1 || args.ld_x_norm_sums < args.x_norm_parts || !(args.x_norm_eps >= 0.0f) ||
-            !std::isfinite(args.x_norm_eps))
-            fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: x_norm_parts ", args.x_norm_parts,
-                 " must be >= 1 and <= ld_x_norm_sums ", args.ld_x_norm_sums, ", x_norm_eps finite and >= 0");
-    }
     const Nvfp4GemvDecode decode = query_device_decode();
     if (layout.decode != decode)
         fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: weight repacked for the ", decode_name(layout.decode),
@@ -1031,16 +859,6 @@ Launch prepare_launch(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args) 
     p.x = args.x;
     p.x_amax = args.x_amax;
     p.y_amax = args.y_amax;
-    p.norm_weight = args.norm_weight;
-    p.normed = args.normed;
-    p.ld_normed = args.ld_normed;
-    p.norm_sums = args.norm_sums;
-    p.ld_norm_sums = args.ld_norm_sums;
-    p.norm_amax = args.norm_amax;
-    p.x_norm_sums = args.x_norm_sums;
-    p.ld_x_norm_sums = args.ld_x_norm_sums;
-    p.x_norm_parts = args.x_norm_parts;
-    p.x_norm_eps = args.x_norm_eps;
     p.ldx = args.ldx;
     p.tokens = args.tokens;
     p.x_row_scale = args.x_row_scale;
@@ -1104,8 +922,6 @@ const char *pair_refusal(const Launch &first, const Nvfp4GemvArgs &first_args, c
         return "the first product must read prepared FP16 activations, 16-byte aligned with ldx a multiple of 8";
     if (!second_args.x_amax) return "the second product must read FP32 activations with their row maxima (x_amax)";
     if (first_args.tokens != second_args.tokens) return "both products must have the same tokens";
-    if (first_args.norm_weight || first_args.x_norm_sums || second_args.norm_weight || second_args.x_norm_sums)
-        return "a split RMSNorm (norm_weight, x_norm_sums) runs in nvfp4_gemv only";
     // The claim counter (claimed_work.cuh) passes the first product's units by at most about the CTAs.
     if (first.plan.ctas + 2 * pair.ctas > 0x7fffffff) return "the products have too many units";
     return nullptr;
@@ -1117,16 +933,9 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
     const Launch launch = prepare_launch(weight, args);
     const Plan &plan = launch.plan;
     const bool vector_x = launch.vector_x;
-    // A split norm's halves are instances of their own (NormRole); prepare_launch allows
-    // them with FP32 input only.
-    auto kernel =
-        args.x_norm_sums ? (plan.local ? nvfp4_gemv_kernel<true, false, true, kConsumesNorm>
-                                       : nvfp4_gemv_kernel<true, true, true, kConsumesNorm>)
-        : args.norm_weight ? (plan.local ? nvfp4_gemv_kernel<true, false, true, kProducesNorm>
-                                         : nvfp4_gemv_kernel<true, true, true, kProducesNorm>)
-        : args.x_amax ? (plan.local ? nvfp4_gemv_kernel<true, false, true> : nvfp4_gemv_kernel<true, true, true>)
-        : plan.local  ? (vector_x ? nvfp4_gemv_kernel<true, false, false> : nvfp4_gemv_kernel<false, false, false>)
-                      : (vector_x ? nvfp4_gemv_kernel<true, true, false> : nvfp4_gemv_kernel<false, true, false>);
+    auto kernel = args.x_amax ? (plan.local ? nvfp4_gemv_kernel<true, false, true> : nvfp4_gemv_kernel<true, true, true>)
+                  : plan.local ? (vector_x ? nvfp4_gemv_kernel<true, false, false> : nvfp4_gemv_kernel<false, false, false>)
+                               : (vector_x ? nvfp4_gemv_kernel<true, true, false> : nvfp4_gemv_kernel<false, true, false>);
     cuda::launch_kernel("nvfp4_gemv", kernel, dim3(static_cast<unsigned>(plan.ctas)), dim3(32 * kMaxWarps),
                         launch.shared_bytes, stream, launch.params);
 }

@@ -61,44 +61,6 @@ struct Nvfp4GemvArgs {
     // order-independent); the caller zeroes it before the launch.  It is the
     // x_amax of a GEMV that reads y.
     float *y_amax = nullptr;
-    // The RMSNorm between this product and the next GEMV, split between the
-    // two launches so that it needs no launch of its own (the decode step's
-    // o -> gate_up and down -> next qkv; docs/cuda-engine.md, session 18).
-    //
-    // Producing it (FP32 input and output, not a fused gate_up weight; not in
-    // nvfp4_gemv_pair): where norm_weight
-    // ([outputs], the norm's weight) is set, the kernel also writes, from each
-    // stored y (after bias and residual),
-    //   normed[token][col]   = y · norm_weight[col]                (FP32)
-    //   norm_sums[token][t]  = Σ y² over the 16 outputs of row tile t
-    //                          (nvfp4_gemv_norm_parts() tiles), in the fixed order
-    //                          s_g = fma(y[16t+g+8], y[16t+g+8], y[16t+g]²), g = 0..7,
-    //                          then ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7)); outputs past
-    //                          the weight's count as 0
-    //   norm_amax[token]     = max(norm_amax[token], max |normed|)   (atomicMax on the
-    //                          bits, exact; the caller zeroes it before the launch)
-    // normed must not overlap x, y or the residual.
-    const float *norm_weight = nullptr;
-    float *normed = nullptr;
-    int64_t ld_normed = 0;
-    float *norm_sums = nullptr;
-    int64_t ld_norm_sums = 0;
-    float *norm_amax = nullptr;
-    // Consuming it (FP32 input, x_amax set; not in nvfp4_gemv_pair): x is a producer's `normed`, x_amax
-    // its norm_amax, and x_norm_sums[token][0, x_norm_parts) its norm_sums.
-    // Every CTA works out r = 1 / sqrt(Σ / K + x_norm_eps) per token, the sums
-    // added in a fixed order (thread i of the 256 sums parts i, i + 256, ... in
-    // order; a shuffle butterfly per warp, xor 16 down to 1; the 8 warps' sums
-    // in warp order), and multiplies by the norm as it converts: the product is
-    // bit for bit that of nvfp4_prepare_activations' W4A16 rule applied to
-    // fl(x · r) (the RMSNorm rounded as fl(fl(h · w) · r)) and the FP16-input
-    // GEMV, because the row scale comes from fl(x_amax · r), the exact maximum
-    // of fl(x · r) (rounding is monotonic), and x · (r / row_scale) rounds as
-    // fl(x · r) / row_scale (a power of two).
-    const float *x_norm_sums = nullptr;
-    int64_t ld_x_norm_sums = 0;
-    int x_norm_parts = 0;
-    float x_norm_eps = 0.0f;
     // 0 picks how K is divided among warps from the shape and the GPU; a
     // positive value cuts every tile's K into at least that many runs
     // (tests, benchmarks); a negative value -c gives every warp a run of c
@@ -118,10 +80,6 @@ struct Nvfp4GemvArgs {
 // it: the same leading fraction of its codes and of its scales (the records
 // are quad-major, so that is every tile's first quads), 16-byte aligned.
 WeightPrefetch nvfp4_gemv_weight_prefetch(const Nvfp4GemvWeight &weight, size_t max_bytes);
-
-// How many norm_sums a product with this weight writes per token (its row
-// tiles): the x_norm_parts of the GEMV that consumes them.
-int64_t nvfp4_gemv_norm_parts(const Nvfp4GemvLayout &layout);
 
 // Which decode the GPU of the current device runs (the layout to repack into).
 Nvfp4GemvDecode nvfp4_gemv_device_decode();

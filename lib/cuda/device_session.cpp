@@ -113,24 +113,6 @@ int pair_min_rows() {
     return rows;
 }
 
-// Which RMSNorms between two GEMVs are split between the two launches (Nvfp4GemvArgs::norm_weight
-// / x_norm_sums) instead of running as launches of their own: bit 0 the norm before qkv (down
-// produces it), bit 1 the one before gate_up (o produces it).  RESET_SPLIT_NORM=N sets the bits
-// (the A/B runs of docs/cuda-engine.md, session 18).
-constexpr int kSplitQkvNorm = 1, kSplitGateUpNorm = 2;
-int split_norms() {
-    static const int bits = int(environment_integer("RESET_SPLIT_NORM", kSplitQkvNorm | kSplitGateUpNorm, 0, 3));
-    return bits;
-}
-
-// An RMSNorm split between two GEMVs (Nvfp4GemvArgs::norm_weight and x_norm_sums): the
-// producing GEMV writes the normed rows to the session's normed_, the sums of squares to its
-// norm_sums_ and the rows' maxima to `amax`; the consuming one reads them.  Empty: no split.
-struct SplitNorm {
-    const float *weight = nullptr;
-    float *amax = nullptr;
-};
-
 #ifdef RESET_STEP_TRACE
 // The debug timeline of chosen decode steps (kernels/step_trace.h): where
 // RESET_STEP_TRACE_FILE names a file, the process's step numbers in
@@ -272,42 +254,10 @@ private:
                              bool place_next_early = false);
     // The NVFP4 GEMV of one part on the prepared activations in x16_ / row_scale_, or, where
     // x_amax is set, straight from FP32 activations x (Nvfp4GemvArgs::x_amax: no prepare launch).
-    // produce: the GEMV also writes the next RMSNorm's producing half (SplitNorm).
     void enqueue_gemv(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual,
                       float *y_amax = nullptr, const float *x = nullptr, int64_t ldx = 0,
-                      const float *x_amax = nullptr, const WeightPrefetch &next = {},
-                      const SplitNorm &produce = {}) {
-        Nvfp4GemvArgs args = gemv_args(part, rows, y, ldy, add_residual, y_amax, x, ldx, x_amax, next);
-        set_norm_output(args, produce);
-        nvfp4_gemv(part.gemv, args, stream_);
-    }
-    // Whether the RMSNorm before `consumer` can be split with `producer`, the GEMV before it:
-    // both read FP32 input (reads_float_input), the consumer over the hidden size (fuses_norm),
-    // the producer writes the hidden size (not a fused gate_up).
-    bool splits_norm(const DeviceLinear &producer, const DeviceLinear &consumer) const {
-        return reads_float_input(producer) && !producer.parts[0].gemv.layout.gate_up &&
-               producer.out_features == config_.hidden_size &&
-               nvfp4_gemv_norm_parts(producer.parts[0].gemv.layout) == norm_parts_ && fuses_norm(consumer) &&
-               reads_float_input(consumer);
-    }
-    void set_norm_output(Nvfp4GemvArgs &args, const SplitNorm &produce) {
-        if (!produce.weight) return;
-        args.norm_weight = produce.weight;
-        args.normed = normed_.as<float>();
-        args.ld_normed = ld_act_;
-        args.norm_sums = norm_sums_.as<float>();
-        args.ld_norm_sums = ld_norm_sums_;
-        args.norm_amax = produce.amax;
-    }
-    // The consuming half: `part` (a consumer of splits_norm) on normed_, with the maxima at `amax`.
-    void enqueue_split_norm_gemv(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, float *y_amax,
-                                 const float *amax, const WeightPrefetch &next) {
-        Nvfp4GemvArgs args = gemv_args(part, rows, y, ldy, false, y_amax, normed_.as<float>(), ld_act_, amax, next);
-        args.x_norm_sums = norm_sums_.as<float>();
-        args.ld_x_norm_sums = ld_norm_sums_;
-        args.x_norm_parts = int(norm_parts_);
-        args.x_norm_eps = static_cast<float>(config_.rms_norm_eps);
-        nvfp4_gemv(part.gemv, args, stream_);
+                      const float *x_amax = nullptr, const WeightPrefetch &next = {}) {
+        nvfp4_gemv(part.gemv, gemv_args(part, rows, y, ldy, add_residual, y_amax, x, ldx, x_amax, next), stream_);
     }
     // The arguments of that GEMV.
     Nvfp4GemvArgs gemv_args(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual,
@@ -320,7 +270,6 @@ private:
     // Where `layer`'s MLP can run as the norm, then gate_up and down in one nvfp4_gemv_pair launch
     // (SiLU·up left in act_ with its row maxima act_amax, down added to x_), enqueue it and
     // return true; else enqueue nothing.
-    bool mlp_pair_runs(const DeviceLayer &layer, int rows, float *act_amax);
     bool enqueue_mlp_pair(const DeviceLayer &layer, int rows, float *act_amax);
     // The same product through the GEMM path: every checkpoint row of the part (a fused
     // gate_up writes [gate | up], 2 * intermediate columns), then the epilogue.
@@ -347,12 +296,8 @@ private:
         return !dm_.w4a4 && linear.parts.size() == 1 && linear.parts[0].nvfp4 &&
                linear.parts[0].padded_in == linear.parts[0].in_features;
     }
-    // The row maxima of layer l's attention output (0), gate_up output (1), o's normed rows for
-    // gate_up (2) and down's for the next layer's qkv (3, SplitNorm), kMaxRows each.
-    static constexpr int kRowMaxima = 4;
-    float *row_amax(int32_t layer, int which) {
-        return amax_.as<float>() + (int64_t(layer) * kRowMaxima + which) * kMaxRows;
-    }
+    // The row maxima of layer l's attention output (0) or gate_up output (1), kMaxRows each.
+    float *row_amax(int32_t layer, int which) { return amax_.as<float>() + (int64_t(layer) * 2 + which) * kMaxRows; }
     // The activation-preparation fields Nvfp4PrepareArgs and RmsNormPrepareArgs share:
     // the mode, the part's input scale, and the x16_ / row_scale_ outputs the GEMV reads.
     template <typename Args>
@@ -374,10 +319,9 @@ private:
         a.eps = static_cast<float>(config_.rms_norm_eps);
     }
     // x_amax (GEMV path, reads_float_input): the rows' max |x|; the GEMV then reads x directly.
-    // produce: with x_amax, the GEMV also produces the next RMSNorm's half (SplitNorm).
     void enqueue_linear(const DeviceLinear &linear, int rows, const float *x, int64_t ldx, float *y, int64_t ldy,
                         bool add_residual, bool gemm = false, const float *x_amax = nullptr,
-                        const WeightPrefetch &next = {}, const SplitNorm &produce = {});
+                        const WeightPrefetch &next = {});
     // The start of `linear`'s weight (up to weight_prefetch_bytes()) as a prefetch for the kernel
     // before it (kernels/weight_prefetch.h); nothing for BF16 linears or with the prefetch off.
     WeightPrefetch prefetch_of(const DeviceLinear &linear) const {
@@ -401,7 +345,6 @@ private:
     cudaGraphExec_t graph_ = nullptr;
 
     int64_t ld_act_ = 0, ld_x16_ = 0, ld_qkv_ = 0, ld_gate_up_ = 0;
-    int64_t norm_parts_ = 0, ld_norm_sums_ = 0;  // SplitNorm: the hidden size's row tiles per row
     // GEMM prefill: chunk rows (0 = the path is off), and the smallest chunk that takes it.
     int gemm_rows_ = 0, gemm_min_rows_ = 0;
     cublasHandle_t cublas_ = nullptr;
@@ -414,7 +357,6 @@ private:
     // [layer][attention output, gate_up output][kMaxRows] row maxima |x| (reads_float_input),
     // zeroed at the start of every GEMV-path forward pass; their producers atomicMax into them.
     DeviceBuffer amax_;
-    DeviceBuffer norm_sums_;  // SplitNorm: [kMaxRows][ld_norm_sums_] sums of squares per row tile
     DeviceBuffer amax_zeros_;  // amax_'s size, all zeros: what the decode step's upload copies over amax_
     DeviceBuffer logits_;
     // Sampler.
@@ -480,10 +422,7 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
         act_ = allocate(rows * size_t(ld_act_) * 4, "activations");
         x16_ = allocate(rows * size_t(ld_x16_) * 2, "activations");
         row_scale_ = allocate(rows * 4, "activations");
-        amax_ = allocate(size_t(c.n_layers) * kRowMaxima * kMaxRows * 4, "activation row maxima");
-        norm_parts_ = (int64_t(c.hidden_size) + 15) / 16;  // nvfp4_gemv_norm_parts of a hidden-size output
-        ld_norm_sums_ = round_up(norm_parts_, 64);
-        norm_sums_ = allocate(size_t(kMaxRows) * size_t(ld_norm_sums_) * 4, "RMSNorm sums of squares");
+        amax_ = allocate(size_t(c.n_layers) * 2 * kMaxRows * 4, "activation row maxima");
         amax_zeros_ = allocate(amax_.bytes(), "activation row maxima");
         gemv_workspace_ = allocate(std::max<size_t>(dm_.gemv_workspace_bytes, 16), "GEMV workspace");
         if (pair_min_rows() <= kMaxRows) gemv_pair_state_ = allocate(kNvfp4GemvPairStateBytes, "GEMV pair state");
@@ -605,22 +544,15 @@ Nvfp4GemvArgs CudaSession::gemv_args(const DeviceLinearPart &part, int rows, flo
     return args;
 }
 
-bool CudaSession::mlp_pair_runs(const DeviceLayer &layer, int rows, float *act_amax) {
+bool CudaSession::enqueue_mlp_pair(const DeviceLayer &layer, int rows, float *act_amax) {
     // act_amax is set only where gate_up's norm is fused and down reads FP32 input (enqueue_forward).
     if (rows < pair_min_rows() || !act_amax) return false;
-    const DeviceLinearPart &gate_up = layer.gate_up.parts[0], &down = layer.down.parts[0];
-    return nvfp4_gemv_pair_runs(
-        gate_up.gemv, gemv_args(gate_up, rows, act_.as<float>(), ld_act_, false, act_amax, nullptr, 0, nullptr, {}),
-        down.gemv, gemv_args(down, rows, x_.as<float>(), ld_act_, true, nullptr, act_.as<float>(), ld_act_, act_amax, {}));
-}
-
-bool CudaSession::enqueue_mlp_pair(const DeviceLayer &layer, int rows, float *act_amax) {
-    if (!mlp_pair_runs(layer, rows, act_amax)) return false;
     const DeviceLinearPart &gate_up = layer.gate_up.parts[0], &down = layer.down.parts[0];
     const Nvfp4GemvArgs first = gemv_args(gate_up, rows, act_.as<float>(), ld_act_, false, act_amax, nullptr, 0,
                                           nullptr, {});
     const Nvfp4GemvArgs second = gemv_args(down, rows, x_.as<float>(), ld_act_, true, nullptr, act_.as<float>(),
                                            ld_act_, act_amax, {});
+    if (!nvfp4_gemv_pair_runs(gate_up.gemv, first, down.gemv, second)) return false;
     enqueue_norm_prepare(layer.post_attention_norm, 0, rows, gate_up);
     nvfp4_gemv_pair(gate_up.gemv, first, down.gemv, second, gemv_pair_state_.as(), stream_);
     return true;
@@ -694,13 +626,12 @@ void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, 
 
 void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const float *x, int64_t ldx, float *y,
                                  int64_t ldy, bool add_residual, bool gemm, const float *x_amax,
-                                 const WeightPrefetch &next, const SplitNorm &produce) {
+                                 const WeightPrefetch &next) {
     if (x_amax) {
         if (gemm || !reads_float_input(linear)) fail(RESET_ERR_INTERNAL, "FP32 GEMV input where it does not apply");
-        enqueue_gemv(linear.parts[0], rows, y, ldy, add_residual, nullptr, x, ldx, x_amax, next, produce);
+        enqueue_gemv(linear.parts[0], rows, y, ldy, add_residual, nullptr, x, ldx, x_amax, next);
         return;
     }
-    if (produce.weight) fail(RESET_ERR_INTERNAL, "a split norm asked of a GEMV without FP32 input");
     for (const DeviceLinearPart &part : linear.parts) {
         float *out = y + part.column;
         if (part.nvfp4) {
@@ -755,8 +686,6 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
     embed.ldx = ld_act_;
     embedding_lookup(embed, stream_);
 
-    // Where the previous layer's down GEMV produced this layer's input norm (SplitNorm): its maxima.
-    const float *qkv_norm_amax = nullptr;
     for (int32_t l = 0; l < c.n_layers; ++l) {
         const DeviceLayer &layer = dm_.layers[size_t(l)];
         const KvCacheLayerView cache = cache_view(l);
@@ -773,12 +702,8 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         // 0.5-0.8% at 32k with an FP8 cache, 0.1-0.2% at 1k at batch 1.  Not before gate_up:
         // 1.5% slower at batch 1 (its first weights then load against the o GEMV), and from
         // batch 2 on the pair kernel that follows that norm claims work before its wait.
-        if (qkv_norm_amax)
-            enqueue_split_norm_gemv(layer.qkv.parts[0], rows, qkv_.as<float>(), ld_qkv_, nullptr, qkv_norm_amax,
-                                    prefetch_of(layer.o));
-        else
-            enqueue_norm_linear(layer.input_norm, 0, rows, layer.qkv, qkv_.as<float>(), ld_qkv_, gemm, nullptr,
-                                prefetch_of(layer.o), /*place_next_early=*/true);
+        enqueue_norm_linear(layer.input_norm, 0, rows, layer.qkv, qkv_.as<float>(), ld_qkv_, gemm, nullptr,
+                            prefetch_of(layer.o), /*place_next_early=*/true);
 
         QkNormRopeArgs rope;
         rope.batch = rows;
@@ -813,39 +738,18 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         if (!gemm) attention.prefetch = prefetch_of(layer.gate_up);
         // attention_decode writes [rows][n_heads * head_dim] densely, so the o_proj reads that stride.
         attention_decode(attention, stream_);
+        enqueue_linear(layer.o, rows, attention_.as<float>(), int64_t(c.n_heads) * c.head_dim, x_.as<float>(),
+                       ld_act_, true, gemm, attention_amax);
 
         // The GEMM path writes a fused gate_up weight's [gate | up] rows; silu_mul follows.
-        const bool mlp_gemv = layer.gate_up.fused_silu && !gemm;
-        // The down GEMV reads the SiLU·up output directly where both GEMVs allow it.
-        float *act_amax = mlp_gemv && fuses_norm(layer.gate_up) && reads_float_input(layer.down) ? row_amax(l, 1)
-                                                                                                 : nullptr;
-        // gate_up and down in one launch where turned on (nvfp4_gemv_pair, pair_min_rows); it
-        // splits no norm, so the norms around it stay launches.
-        const bool mlp_pair = mlp_gemv && mlp_pair_runs(layer, rows, act_amax);
-        // The norms split between GEMVs (SplitNorm, split_norms): o's output normed for gate_up,
-        // down's for the next layer's qkv.
-        SplitNorm gate_up_norm, next_norm;
-        if ((split_norms() & kSplitGateUpNorm) && mlp_gemv && attention_amax && !mlp_pair &&
-            splits_norm(layer.o, layer.gate_up))
-            gate_up_norm = {layer.post_attention_norm, row_amax(l, 2)};
-        if ((split_norms() & kSplitQkvNorm) && act_amax && !mlp_pair && l + 1 < c.n_layers &&
-            splits_norm(layer.down, dm_.layers[size_t(l) + 1].qkv))
-            next_norm = {dm_.layers[size_t(l) + 1].input_norm, row_amax(l, 3)};
-        qkv_norm_amax = next_norm.amax;
-
-        enqueue_linear(layer.o, rows, attention_.as<float>(), int64_t(c.n_heads) * c.head_dim, x_.as<float>(),
-                       ld_act_, true, gemm, attention_amax, {}, gate_up_norm);
-        if (mlp_gemv) {
-            if (mlp_pair) {
-                enqueue_mlp_pair(layer, rows, act_amax);
-                continue;
-            }
-            if (gate_up_norm.weight)
-                enqueue_split_norm_gemv(layer.gate_up.parts[0], rows, act_.as<float>(), ld_act_, act_amax,
-                                        gate_up_norm.amax, {});
-            else
-                enqueue_norm_linear(layer.post_attention_norm, 0, rows, layer.gate_up, act_.as<float>(), ld_act_,
-                                    false, act_amax);
+        float *act_amax = nullptr;
+        if (layer.gate_up.fused_silu && !gemm) {
+            // The down GEMV reads the SiLU·up output directly where both GEMVs allow it.
+            if (fuses_norm(layer.gate_up) && reads_float_input(layer.down)) act_amax = row_amax(l, 1);
+            // Both in one launch where turned on (nvfp4_gemv_pair, pair_min_rows).
+            if (enqueue_mlp_pair(layer, rows, act_amax)) continue;
+            enqueue_norm_linear(layer.post_attention_norm, 0, rows, layer.gate_up, act_.as<float>(), ld_act_, false,
+                                act_amax);
         } else {
             enqueue_norm_linear(layer.post_attention_norm, 0, rows, layer.gate_up, gate_up_.as<float>(), ld_gate_up_,
                                 gemm);
@@ -860,8 +764,7 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
             silu.ld_out = ld_act_;
             silu_mul(silu, stream_);
         }
-        enqueue_linear(layer.down, rows, act_.as<float>(), ld_act_, x_.as<float>(), ld_act_, true, gemm, act_amax, {},
-                       next_norm);
+        enqueue_linear(layer.down, rows, act_.as<float>(), ld_act_, x_.as<float>(), ld_act_, true, gemm, act_amax);
     }
 
     if (lm_rows == 0) return;  // a prefill chunk before the last: only its K/V matter

@@ -166,8 +166,7 @@ bool is_poison(const void *p, size_t bytes) {
 std::vector<float> run_gemv(const Device &d, int tokens, const DeviceBuffer &x, int64_t ldx, const float *x_row_scale,
                             const float *bias, const void *residual, reset::Nvfp4GemvOutput output, int splits,
                             const char *label, const DeviceBuffer *workspace = nullptr, const float *x_amax = nullptr,
-                            float *y_amax = nullptr, const reset::WeightPrefetch &prefetch = {},
-                            const reset::Nvfp4GemvArgs *norm = nullptr) {
+                            float *y_amax = nullptr, const reset::WeightPrefetch &prefetch = {}) {
     if (!workspace) workspace = &d.workspace;
     const int64_t outputs = d.weight.layout.outputs();
     const int64_t ldy = outputs + 3;  // a gap after each row must stay untouched
@@ -191,18 +190,6 @@ std::vector<float> run_gemv(const Device &d, int tokens, const DeviceBuffer &x, 
     a.workspace = workspace->ptr;
     a.workspace_bytes = workspace->bytes;
     a.prefetch = prefetch;
-    if (norm) {  // the split norm's fields (test_split_norm)
-        a.norm_weight = norm->norm_weight;
-        a.normed = norm->normed;
-        a.ld_normed = norm->ld_normed;
-        a.norm_sums = norm->norm_sums;
-        a.ld_norm_sums = norm->ld_norm_sums;
-        a.norm_amax = norm->norm_amax;
-        a.x_norm_sums = norm->x_norm_sums;
-        a.ld_x_norm_sums = norm->ld_x_norm_sums;
-        a.x_norm_parts = norm->x_norm_parts;
-        a.x_norm_eps = norm->x_norm_eps;
-    }
     DeviceBuffer res(residual ? bytes : 0);
     if (residual) {
         res.upload(residual, bytes);
@@ -557,177 +544,6 @@ void test_float_input() {
                     EXPECT(got[static_cast<size_t>(m)] == want, "%s: y_amax[%d] = %.9g, max |y| = %.9g", label, m,
                            got[static_cast<size_t>(m)], want);
                 }
-            }
-        }
-    }
-}
-
-// The sum of squares of one row tile (16 outputs from 16·tile) in the order
-// nvfp4_gemv.h states for norm_sums: s_g = fma(y[g+8], y[g+8], y[g]·y[g]),
-// then ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7)); outputs past n count as 0.
-float reference_tile_sum(const float *y, int64_t n, int64_t tile) {
-    float s[8];
-    for (int g = 0; g < 8; ++g) {
-        const int64_t a = 16 * tile + g, b = a + 8;
-        const float ya = a < n ? y[a] : 0.0f, yb = b < n ? y[b] : 0.0f;
-        s[g] = std::fma(yb, yb, ya * ya);
-    }
-    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-}
-
-// r = 1 / sqrt(Σ / K + eps) from one token's tile sums in the consumer's order
-// (nvfp4_gemv.h, x_norm_sums): thread i adds sums i, i + 256, ...; each warp's
-// butterfly, xor 16 down to 1 (lane 0's value); the warps in order.
-float reference_norm_inverse(const float *sums, int parts, int64_t k, float eps) {
-    float thread[256];
-    for (int i = 0; i < 256; ++i) {
-        thread[i] = 0.0f;
-        for (int j = i; j < parts; j += 256) thread[i] += sums[j];
-    }
-    float total = 0.0f;
-    for (int w = 0; w < 8; ++w) {
-        float lane[32];
-        for (int l = 0; l < 32; ++l) lane[l] = thread[32 * w + l];
-        for (int offset = 16; offset > 0; offset >>= 1) {
-            float next[32];
-            for (int l = 0; l < 32; ++l) next[l] = lane[l] + lane[l ^ offset];
-            std::memcpy(lane, next, sizeof lane);
-        }
-        total = w == 0 ? lane[0] : total + lane[0];
-    }
-    return 1.0f / std::sqrt(total / static_cast<float>(k) + eps);
-}
-
-// The RMSNorm split between two GEMVs (Nvfp4GemvArgs::norm_weight and
-// x_norm_sums).  The producer: y is the same bits as without the norm, normed
-// is exactly fl(y · w), the tile sums are the stated order's bits, the maxima
-// exact, and nothing outside [tokens][outputs] / [tokens][tiles] is written.
-// The consumer: exactly the CPU-normed rows fl(normed · r) prepared by
-// nvfp4_prepare_activations and multiplied by the FP16 GEMV.  Both plans of
-// each, 1-8 tokens, and a producer whose last tile is partial (777 outputs:
-// no consumer, whose K must be a multiple of 16).
-void test_split_norm(bool quick) {
-    const float eps = 1e-6f;
-    for (int64_t hidden : quick ? std::vector<int64_t>{777, 1040} : std::vector<int64_t>{777, 1040, 4096}) {
-        const int64_t producer_k = 544;  // two full quads and the tail quad
-        const HostWeight pw = random_weight(hidden, producer_k);
-        Device pd(pw, false, reset::nvfp4_gemv_device_decode());
-        const int parts = static_cast<int>(reset::nvfp4_gemv_norm_parts(pd.weight.layout));
-        EXPECT(parts == (hidden + 15) / 16, "norm parts %d for %lld outputs", parts, static_cast<long long>(hidden));
-        std::vector<float> norm_weight(static_cast<size_t>(hidden));
-        std::normal_distribution<float> around_one(1.0f, 0.3f);
-        for (auto &v : norm_weight) v = around_one(g_rng);
-        DeviceBuffer norm_weight_d(norm_weight.size() * 4);
-        norm_weight_d.upload(norm_weight.data(), norm_weight_d.bytes);
-        const bool consumers = hidden % 16 == 0;
-        const HostWeight cw = random_weight(301, consumers ? hidden : 16), gw = random_weight(2 * 150, consumers ? hidden : 16);
-        Device cd(cw, false, reset::nvfp4_gemv_device_decode()), gd(gw, true, reset::nvfp4_gemv_device_decode());
-        for (int tokens : quick ? std::vector<int>{1, 8} : std::vector<int>{1, 3, 8}) {
-            const int64_t ldx = producer_k + 4, ld_normed = (hidden + 3) / 4 * 4 + 4, ld_sums = parts + 5;
-            std::vector<float> x(static_cast<size_t>(tokens * ldx)), residual(static_cast<size_t>((tokens + 1) * (hidden + 3)));
-            std::vector<float> amax(static_cast<size_t>(tokens), 0.0f);
-            std::normal_distribution<float> normal(0.0f, 1.0f);
-            for (int m = 0; m < tokens; ++m)
-                for (int64_t k = 0; k < ldx; ++k) {
-                    const float v = normal(g_rng) * (m == 1 ? 3e4f : 1.0f);  // token 1 takes a row scale > 1
-                    x[static_cast<size_t>(m * ldx + k)] = v;
-                    if (k < producer_k) amax[static_cast<size_t>(m)] = std::max(amax[static_cast<size_t>(m)], std::fabs(v));
-                }
-            for (auto &v : residual) v = normal(g_rng) * 4.0f;
-            DeviceBuffer xd(x.size() * 4), amax_d(amax.size() * 4);
-            xd.upload(x.data(), xd.bytes);
-            amax_d.upload(amax.data(), amax_d.bytes);
-            for (int producer_splits : {0, -3}) {
-                char label[160];
-                std::snprintf(label, sizeof label, "split norm N=%lld M=%d producer splits=%d",
-                              static_cast<long long>(hidden), tokens, producer_splits);
-                // Without the norm, as the reference for y.
-                const std::vector<float> plain =
-                    run_gemv(pd, tokens, xd, ldx, nullptr, nullptr, residual.data(),
-                             reset::Nvfp4GemvOutput::kFloat32, producer_splits, label, nullptr, amax_d.as<float>());
-                // With it: run_gemv's poisoned y, plus poisoned normed and sums.
-                const size_t normed_bytes = static_cast<size_t>((tokens + 1) * ld_normed) * 4;
-                const size_t sums_bytes = static_cast<size_t>((tokens + 1) * ld_sums) * 4;
-                DeviceBuffer normed_d(normed_bytes), sums_d(sums_bytes), norm_amax_d(static_cast<size_t>(tokens) * 4);
-                CUDA_OK(cudaMemset(normed_d.ptr, kPoison, normed_bytes));
-                CUDA_OK(cudaMemset(sums_d.ptr, kPoison, sums_bytes));
-                CUDA_OK(cudaMemset(norm_amax_d.ptr, 0, norm_amax_d.bytes));
-                reset::Nvfp4GemvArgs produce;
-                produce.norm_weight = norm_weight_d.as<float>();
-                produce.normed = normed_d.as<float>();
-                produce.ld_normed = ld_normed;
-                produce.norm_sums = sums_d.as<float>();
-                produce.ld_norm_sums = ld_sums;
-                produce.norm_amax = norm_amax_d.as<float>();
-                const std::vector<float> y =
-                    run_gemv(pd, tokens, xd, ldx, nullptr, nullptr, residual.data(), reset::Nvfp4GemvOutput::kFloat32,
-                             producer_splits, label, nullptr, amax_d.as<float>(), nullptr, {}, &produce);
-                EXPECT(std::memcmp(plain.data(), y.data(), y.size() * 4) == 0, "%s: y changed by the norm", label);
-                std::vector<float> normed(normed_bytes / 4), sums(sums_bytes / 4), norm_amax(static_cast<size_t>(tokens));
-                normed_d.download(normed.data(), normed_bytes);
-                sums_d.download(sums.data(), sums_bytes);
-                norm_amax_d.download(norm_amax.data(), norm_amax_d.bytes);
-                int wrong_normed = 0, wrong_sums = 0, outside = 0;
-                for (int m = 0; m <= tokens; ++m) {
-                    float want_max = 0.0f;
-                    for (int64_t n = 0; n < ld_normed; ++n) {
-                        const float *got = &normed[static_cast<size_t>(m * ld_normed + n)];
-                        if (m == tokens || n >= hidden) {
-                            outside += !is_poison(got, 4);
-                            continue;
-                        }
-                        const float want = y[static_cast<size_t>(m * hidden + n)] * norm_weight[static_cast<size_t>(n)];
-                        wrong_normed += std::memcmp(got, &want, 4) != 0;
-                        want_max = std::max(want_max, std::fabs(want));
-                    }
-                    for (int64_t t = 0; t < ld_sums; ++t) {
-                        const float *got = &sums[static_cast<size_t>(m * ld_sums + t)];
-                        if (m == tokens || t >= parts) {
-                            outside += !is_poison(got, 4);
-                            continue;
-                        }
-                        const float want = reference_tile_sum(y.data() + m * hidden, hidden, t);
-                        wrong_sums += std::memcmp(got, &want, 4) != 0;
-                    }
-                    if (m < tokens)
-                        EXPECT(norm_amax[static_cast<size_t>(m)] == want_max, "%s: norm_amax[%d] %.9g, want %.9g",
-                               label, m, norm_amax[static_cast<size_t>(m)], want_max);
-                }
-                EXPECT(wrong_normed == 0, "%s: %d normed values are not fl(y * w)", label, wrong_normed);
-                EXPECT(wrong_sums == 0, "%s: %d tile sums differ from the stated order", label, wrong_sums);
-                EXPECT(outside == 0, "%s: %d values written outside normed / norm_sums", label, outside);
-                if (!consumers || producer_splits != 0) continue;
-
-                // The consumers (a plain weight and a fused gate_up) on what the producer left.
-                std::vector<float> rows_normed(static_cast<size_t>(tokens * hidden));
-                for (int m = 0; m < tokens; ++m) {
-                    const float r = reference_norm_inverse(sums.data() + m * ld_sums, parts, hidden, eps);
-                    for (int64_t k = 0; k < hidden; ++k)
-                        rows_normed[static_cast<size_t>(m * hidden + k)] = normed[static_cast<size_t>(m * ld_normed + k)] * r;
-                }
-                DeviceBuffer rows_d(rows_normed.size() * 4), c16(rows_normed.size() * 2), crs(static_cast<size_t>(tokens) * 4);
-                rows_d.upload(rows_normed.data(), rows_d.bytes);
-                prepare_w4a16(rows_d, hidden, reset::Nvfp4ActivationInput::kFloat32, tokens, hidden, c16, crs);
-                for (const Device *consumer : {&cd, &gd})
-                    for (int consumer_splits : {0, -3}) {
-                        char clabel[200];
-                        std::snprintf(clabel, sizeof clabel, "%s, consumer gate_up=%d splits=%d", label,
-                                      consumer->weight.layout.gate_up, consumer_splits);
-                        const std::vector<float> want =
-                            run_gemv(*consumer, tokens, c16, hidden, crs.as<float>(), nullptr, nullptr,
-                                     reset::Nvfp4GemvOutput::kFloat32, consumer_splits, clabel);
-                        reset::Nvfp4GemvArgs consume;
-                        consume.x_norm_sums = sums_d.as<float>();
-                        consume.ld_x_norm_sums = ld_sums;
-                        consume.x_norm_parts = parts;
-                        consume.x_norm_eps = eps;
-                        const std::vector<float> got =
-                            run_gemv(*consumer, tokens, normed_d, ld_normed, nullptr, nullptr, nullptr,
-                                     reset::Nvfp4GemvOutput::kFloat32, consumer_splits, clabel, nullptr,
-                                     norm_amax_d.as<float>(), nullptr, {}, &consume);
-                        EXPECT(std::memcmp(want.data(), got.data(), got.size() * 4) == 0,
-                               "%s: differs from norm + prepare + FP16 GEMV", clabel);
-                    }
             }
         }
     }
@@ -1151,49 +967,7 @@ void test_rejections() {
     a.output = reset::Nvfp4GemvOutput::kBFloat16;
     expect_error(RESET_ERR_INVALID_ARGUMENT, "y_amax with BF16 output", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
     a.y_amax = nullptr;
-    // The split norm (Nvfp4GemvArgs::norm_weight, x_norm_sums).
-    DeviceBuffer norm(9 * 64 * 4);
-    a.norm_weight = norm.as<float>();
-    a.normed = norm.as<float>();
-    a.ld_normed = 32;
-    a.norm_sums = amax.as<float>();
-    a.ld_norm_sums = 2;
-    a.norm_amax = amax.as<float>() + 4;
-    expect_error(RESET_ERR_INVALID_ARGUMENT, "norm with BF16 output", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
     a.output = reset::Nvfp4GemvOutput::kFloat32;
-    expect_error(RESET_ERR_INVALID_ARGUMENT, "norm from FP16 input", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
-    a.x_amax = amax.as<float>();
-    a.normed = nullptr;
-    expect_error(RESET_ERR_INVALID_ARGUMENT, "norm without normed", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
-    a.normed = y.as<float>();
-    expect_error(RESET_ERR_INVALID_ARGUMENT, "normed overlapping y", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
-    a.normed = norm.as<float>();
-    a.ld_norm_sums = 1;  // 32 rows are 2 tiles
-    expect_error(RESET_ERR_INVALID_ARGUMENT, "norm_sums stride", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
-    a.ld_norm_sums = 2;
-    {
-        const HostWeight gw = random_weight(32, 512);
-        Device gd(gw, true, reset::nvfp4_gemv_device_decode());
-        expect_error(RESET_ERR_INVALID_ARGUMENT, "norm from a gate_up weight", [&] { reset::nvfp4_gemv(gd.weight, a, nullptr); });
-    }
-    a.norm_weight = nullptr;
-    a.x_amax = nullptr;
-    a.x_norm_sums = norm.as<float>();
-    a.ld_x_norm_sums = 64;
-    a.x_norm_parts = 32;
-    expect_error(RESET_ERR_INVALID_ARGUMENT, "norm sums without x_amax", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
-    a.x_amax = amax.as<float>();
-    a.x_norm_parts = 0;
-    expect_error(RESET_ERR_INVALID_ARGUMENT, "no norm parts", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
-    a.x_norm_parts = 32;
-    a.x_norm_eps = -1.0f;
-    expect_error(RESET_ERR_INVALID_ARGUMENT, "negative norm eps", [&] { reset::nvfp4_gemv(d.weight, a, nullptr); });
-    a = reset::Nvfp4GemvArgs();
-    a.tokens = 1;
-    a.x = x.ptr;
-    a.ldx = 512;
-    a.y = y.ptr;
-    a.ldy = 32;
     reset::Nvfp4GemvWeight other = d.weight;
     other.layout.decode = reset::nvfp4_gemv_device_decode() == reset::Nvfp4GemvDecode::kInteger
                               ? reset::Nvfp4GemvDecode::kNativeE2M1
@@ -1244,7 +1018,6 @@ int main(int argc, char **argv) {
         test_w4a4(quick ? 19 : 301, quick ? 160 : 2064);
         test_w4a16_prepare_large();
         test_float_input();
-        test_split_norm(quick);
         test_prefetch();
         test_pair(quick);
     } catch (const reset::Error &e) {
