@@ -405,7 +405,10 @@ __device__ __forceinline__ void tail_quad(const GemvParams &p, int64_t quad, con
 // tile; w holds quad q_first's weights when `loaded` (the first quad of a
 // launch, loaded before the wait).  Every quad but the one that crosses K
 // (always the tile's last) runs without checks.
-template <bool kVectorX, typename X>
+// kPipelined: each quad's weights are requested before the products of the
+// one before (two quads in flight per warp, 18 more registers: the instances
+// for two CTAs per SM, pipelined_loop).
+template <bool kVectorX, typename X, bool kPipelined = false>
 __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_first, int q_end, int step, int token,
                                            float inverse, int lane, bool loaded, QuadWeights &w, float (&acc)[4]) {
     const int t = lane & 3;
@@ -418,13 +421,27 @@ __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_
     const int x_step = 256 * step;
     const int full_end = min(q_end, p.full_quads);
     const int full = q_first < full_end ? (full_end - q_first + step - 1) / step : 0;
-    for (int i = 0; i < full; ++i) {
-        // Every weight load of the quad first (2 KB per warp), then the activations, then the products.
-        if (i != 0 || !loaded) load_full_quad(codes, scales, w);
-        compute_full_quad<kVectorX>(w, x, inverse, acc);
-        codes += code_step;
-        scales += scale_step;
-        x += x_step;
+    if constexpr (kPipelined) {
+        if (full > 0 && !loaded) load_full_quad(codes, scales, w);
+#pragma unroll 2
+        for (int i = 0; i < full; ++i) {
+            QuadWeights next;
+            if (i + 1 < full) load_full_quad(codes + code_step, scales + scale_step, next);
+            compute_full_quad<kVectorX>(w, x, inverse, acc);
+            w = next;
+            codes += code_step;
+            scales += scale_step;
+            x += x_step;
+        }
+    } else {
+        for (int i = 0; i < full; ++i) {
+            // Every weight load of the quad first (2 KB per warp), then the activations, then the products.
+            if (i != 0 || !loaded) load_full_quad(codes, scales, w);
+            compute_full_quad<kVectorX>(w, x, inverse, acc);
+            codes += code_step;
+            scales += scale_step;
+            x += x_step;
+        }
     }
     const int tail = q_first + full * step;
     if (tail < q_end) tail_quad<kVectorX>(p, tail, codes, scales, x, inverse, t, acc);
@@ -483,7 +500,7 @@ __device__ __forceinline__ bool load_first_quad(const GemvParams &p, const WarpW
 // the launch).  `block` of `blocks` is the CTA's unit (warp_work).  A warp may
 // return early; nothing that follows in the caller may need it before a
 // __syncthreads.
-template <bool kVectorX, bool kStreamed, typename X>
+template <bool kVectorX, bool kStreamed, typename X, bool kPipelined = false>
 __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork &work, int warp, int lane, bool loaded,
                                              QuadWeights &w, float4 *slice_partials, int block, int blocks) {
     const int g = lane >> 2;
@@ -498,8 +515,8 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
     float acc[4] = {};
     if constexpr (!kStreamed) {
         if (work.has_work)
-            tile_quads<kVectorX, X>(p, work.first_tile, work.first_quad, k_quads, p.slices, token, inverse, lane,
-                                    loaded, w, acc);
+            tile_quads<kVectorX, X, kPipelined>(p, work.first_tile, work.first_quad, k_quads, p.slices, token,
+                                                inverse, lane, loaded, w, acc);
         prefetch_next_weight(p, warp, lane, block, blocks);
         if (p.slices > 1) {
             // Sum the K slices of each tile in slice order (deterministic).
@@ -564,8 +581,12 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
 // kStreamed: the plan (Plan below), one instance each, so that each keeps
 // its registers for the loop.  kFloatX: unprepared FP32 activations
 // (Nvfp4GemvArgs::x_amax), converted to FP16 as they are loaded.
-template <bool kVectorX, bool kStreamed, bool kFloatX>
-__global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kernel(const __grid_constant__ GemvParams p) {
+// kPipelined (local plan only): two quads in flight per warp, for launches of
+// at most two CTAs per SM, whose registers allow it (pipelined_loop).
+template <bool kVectorX, bool kStreamed, bool kFloatX, bool kPipelined = false>
+__global__ void __launch_bounds__(32 * kMaxWarps, kPipelined ? 2 : kMinCtasPerSm)
+    nvfp4_gemv_kernel(const __grid_constant__ GemvParams p) {
+    static_assert(!kPipelined || !kStreamed, "the pipelined loop is the local plan's");
     // Local plan: the partial tiles of the K slices, [warp][lane], summed by slice 0.
     extern __shared__ __align__(16) float4 slice_partials[];
     [[maybe_unused]] const trace::EndMark end_mark;
@@ -578,7 +599,7 @@ __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm) nvfp4_gemv_kern
     QuadWeights w;
     const bool loaded = load_first_quad(p, work, lane, w);
     trace::begin_dependent_kernel(trace::kNvfp4Gemv, unsigned(p.rows), unsigned(p.cols));
-    gemv_product<kVectorX, kStreamed, std::conditional_t<kFloatX, float, __half>>(
+    gemv_product<kVectorX, kStreamed, std::conditional_t<kFloatX, float, __half>, kPipelined>(
         p, work, warp, lane, loaded, w, slice_partials, block, static_cast<int>(gridDim.x));
 }
 
@@ -723,6 +744,20 @@ Plan make_plan(const Nvfp4GemvLayout &layout, int requested_splits) {
     const int64_t local_cost = (local.ctas + slots - 1) / slots * local.quads_per_run;
     const int64_t streamed_cost = streamed.quads_per_run + (streamed.quads_per_run % k_quads != 0 ? 6 : 0);
     return local_cost <= streamed_cost ? local : streamed;
+}
+
+// Whether a launch of this plan runs the pipelined loop (tile_quads): the
+// local plan at two CTAs per SM or fewer, where the registers of a third CTA
+// are free for a second quad per warp.  `requested` is Nvfp4GemvArgs::pipeline;
+// RESET_NVFP4_GEMV_PIPELINE=0 turns the automatic choice off (A/B runs).
+bool pipelined_loop(const Plan &plan, int requested) {
+    if (!plan.local || requested < 0) return false;
+    if (requested > 0) return true;
+    static const bool enabled = [] {
+        const char *v = std::getenv("RESET_NVFP4_GEMV_PIPELINE");
+        return !(v && std::strcmp(v, "0") == 0);
+    }();
+    return enabled && plan.ctas <= 2 * static_cast<int64_t>(cuda::multiprocessor_count());
 }
 
 Nvfp4GemvDecode query_device_decode() {
@@ -933,7 +968,11 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
     const Launch launch = prepare_launch(weight, args);
     const Plan &plan = launch.plan;
     const bool vector_x = launch.vector_x;
-    auto kernel = args.x_amax ? (plan.local ? nvfp4_gemv_kernel<true, false, true> : nvfp4_gemv_kernel<true, true, true>)
+    // The pipelined loop has instances for 16-byte activation loads (FP16 or FP32) only.
+    const bool pipelined = vector_x && pipelined_loop(plan, args.pipeline);
+    auto kernel = pipelined   ? (args.x_amax ? nvfp4_gemv_kernel<true, false, true, true>
+                                             : nvfp4_gemv_kernel<true, false, false, true>)
+                  : args.x_amax ? (plan.local ? nvfp4_gemv_kernel<true, false, true> : nvfp4_gemv_kernel<true, true, true>)
                   : plan.local ? (vector_x ? nvfp4_gemv_kernel<true, false, false> : nvfp4_gemv_kernel<false, false, false>)
                                : (vector_x ? nvfp4_gemv_kernel<true, true, false> : nvfp4_gemv_kernel<false, true, false>);
     cuda::launch_kernel("nvfp4_gemv", kernel, dim3(static_cast<unsigned>(plan.ctas)), dim3(32 * kMaxWarps),

@@ -67,6 +67,11 @@ struct Nvfp4GemvArgs {
     // quads across tile boundaries (tests).  A plan that cuts tiles between
     // warps of different CTAs uses the workspace.
     int splits = 0;
+    // 0 lets the launch pick whether each warp keeps two quads of weights in
+    // flight (the local plan at two CTAs per SM or fewer, where the registers
+    // allow it); 1 forces that loop wherever the local plan runs, -1 never
+    // (tests).  The result does not depend on it.
+    int pipeline = 0;
     void *workspace = nullptr;          // nvfp4_gemv_workspace_bytes(), zeroed once by the caller
     size_t workspace_bytes = 0;
     // Ranges (the next GEMV's weight, nvfp4_gemv_weight_prefetch) that each

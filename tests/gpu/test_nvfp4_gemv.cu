@@ -55,6 +55,10 @@ void cuda_ok(cudaError_t e, const char *what) {
 #define CUDA_OK(call) cuda_ok((call), #call)
 
 std::mt19937_64 g_rng;
+// Nvfp4GemvArgs::pipeline of every run_gemv launch: main runs the shape tests with the
+// automatic choice (which takes the pipelined loop for every local-plan launch of these small
+// shapes) and again with the pipelined loop turned off.
+int g_pipeline = 0;
 
 // A device buffer freed on scope exit.
 struct DeviceBuffer {
@@ -190,6 +194,7 @@ std::vector<float> run_gemv(const Device &d, int tokens, const DeviceBuffer &x, 
     a.workspace = workspace->ptr;
     a.workspace_bytes = workspace->bytes;
     a.prefetch = prefetch;
+    a.pipeline = g_pipeline;
     DeviceBuffer res(residual ? bytes : 0);
     if (residual) {
         res.upload(residual, bytes);
@@ -1012,12 +1017,16 @@ int main(int argc, char **argv) {
             quick ? std::vector<std::pair<int64_t, int64_t>>{{7, 48}, {33, 208}}
                   : std::vector<std::pair<int64_t, int64_t>>{{1, 16},    {7, 48},     {33, 80},   {17, 96},
                                                              {257, 1040}, {129, 3120}, {999, 4096}, {515, 4128}};
-        for (const auto &[n, k] : shapes) test_w4a16_shape(n, k);
+        for (int pipeline : {0, -1}) {
+            g_pipeline = pipeline;
+            for (const auto &[n, k] : shapes) test_w4a16_shape(n, k);
+            test_float_input();
+        }
+        g_pipeline = 0;
         test_epilogues();
         test_shared_workspace();
         test_w4a4(quick ? 19 : 301, quick ? 160 : 2064);
         test_w4a16_prepare_large();
-        test_float_input();
         test_prefetch();
         test_pair(quick);
     } catch (const reset::Error &e) {
