@@ -406,8 +406,8 @@ __device__ __forceinline__ void tail_quad(const GemvParams &p, int64_t quad, con
 // launch, loaded before the wait).  Every quad but the one that crosses K
 // (always the tile's last) runs without checks.
 // kPipelined: each quad's weights are requested before the products of the
-// one before (two quads in flight per warp, 18 more registers: the instances
-// for two CTAs per SM, pipelined_loop).
+// one before (two quads in flight per warp, 18 more registers:
+// pipeline_ctas_per_sm).
 template <bool kVectorX, typename X, bool kPipelined = false>
 __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_first, int q_end, int step, int token,
                                            float inverse, int lane, bool loaded, QuadWeights &w, float (&acc)[4]) {
@@ -581,12 +581,14 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
 // kStreamed: the plan (Plan below), one instance each, so that each keeps
 // its registers for the loop.  kFloatX: unprepared FP32 activations
 // (Nvfp4GemvArgs::x_amax), converted to FP16 as they are loaded.
-// kPipelined (local plan only): two quads in flight per warp, for launches of
-// at most two CTAs per SM, whose registers allow it (pipelined_loop).
-template <bool kVectorX, bool kStreamed, bool kFloatX, bool kPipelined = false>
-__global__ void __launch_bounds__(32 * kMaxWarps, kPipelined ? 2 : kMinCtasPerSm)
+// kPipeline (local plan only): 0, or the CTAs per SM a pipelined instance
+// (two quads in flight per warp, pipeline_ctas_per_sm) is built for: 2 gives
+// it 128 registers, 3 the 80 of the other instances, with a few bytes spilled.
+template <bool kVectorX, bool kStreamed, bool kFloatX, int kPipeline = 0>
+__global__ void __launch_bounds__(32 * kMaxWarps, kPipeline ? kPipeline : kMinCtasPerSm)
     nvfp4_gemv_kernel(const __grid_constant__ GemvParams p) {
-    static_assert(!kPipelined || !kStreamed, "the pipelined loop is the local plan's");
+    static_assert(kPipeline == 0 || !kStreamed, "the pipelined loop is the local plan's");
+    constexpr bool kPipelined = kPipeline != 0;
     // Local plan: the partial tiles of the K slices, [warp][lane], summed by slice 0.
     extern __shared__ __align__(16) float4 slice_partials[];
     [[maybe_unused]] const trace::EndMark end_mark;
@@ -746,18 +748,21 @@ Plan make_plan(const Nvfp4GemvLayout &layout, int requested_splits) {
     return local_cost <= streamed_cost ? local : streamed;
 }
 
-// Whether a launch of this plan runs the pipelined loop (tile_quads): the
-// local plan at two CTAs per SM or fewer, where the registers of a third CTA
-// are free for a second quad per warp.  `requested` is Nvfp4GemvArgs::pipeline;
-// RESET_NVFP4_GEMV_PIPELINE=0 turns the automatic choice off (A/B runs).
-bool pipelined_loop(const Plan &plan, int requested) {
-    if (!plan.local || requested < 0) return false;
-    if (requested > 0) return true;
-    static const bool enabled = [] {
+// Which pipelined instance a launch of this plan runs (tile_quads), by the
+// CTAs per SM it needs: 2 (128 registers) where the local plan's CTAs fit two
+// per SM, else 3; 0 for the loop with one quad in flight.  `requested` is
+// Nvfp4GemvArgs::pipeline (2 or 3 force that instance, -1 none).
+// RESET_NVFP4_GEMV_PIPELINE=N (A/B runs) sets the most CTAs per SM the
+// automatic choice pipelines: 0 never, 2, or 3.
+int pipeline_ctas_per_sm(const Plan &plan, int requested) {
+    if (!plan.local || requested < 0) return 0;
+    if (requested > 0) return requested;
+    const int needed = plan.ctas <= 2 * static_cast<int64_t>(cuda::multiprocessor_count()) ? 2 : 3;
+    static const int most = [] {
         const char *v = std::getenv("RESET_NVFP4_GEMV_PIPELINE");
-        return !(v && std::strcmp(v, "0") == 0);
+        return v ? std::atoi(v) : 3;
     }();
-    return enabled && plan.ctas <= 2 * static_cast<int64_t>(cuda::multiprocessor_count());
+    return needed <= most ? needed : 0;
 }
 
 Nvfp4GemvDecode query_device_decode() {
@@ -874,6 +879,8 @@ Launch prepare_launch(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args) 
              " decode, but this GPU runs the ", decode_name(decode), " decode (repack with nvfp4_gemv_device_decode())");
 
     check_weight_prefetch(args.prefetch, "nvfp4 gemv");
+    if (args.pipeline < -1 || args.pipeline == 1 || args.pipeline > 3)
+        fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: pipeline ", args.pipeline, " (0, -1, 2 or 3)");
     Launch launch;
     launch.plan = make_plan(layout, args.splits);
     const Plan &plan = launch.plan;
@@ -969,9 +976,11 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
     const Plan &plan = launch.plan;
     const bool vector_x = launch.vector_x;
     // The pipelined loop has instances for 16-byte activation loads (FP16 or FP32) only.
-    const bool pipelined = vector_x && pipelined_loop(plan, args.pipeline);
-    auto kernel = pipelined   ? (args.x_amax ? nvfp4_gemv_kernel<true, false, true, true>
-                                             : nvfp4_gemv_kernel<true, false, false, true>)
+    const int pipeline = vector_x ? pipeline_ctas_per_sm(plan, args.pipeline) : 0;
+    auto kernel = pipeline == 2 ? (args.x_amax ? nvfp4_gemv_kernel<true, false, true, 2>
+                                               : nvfp4_gemv_kernel<true, false, false, 2>)
+                  : pipeline == 3 ? (args.x_amax ? nvfp4_gemv_kernel<true, false, true, 3>
+                                                 : nvfp4_gemv_kernel<true, false, false, 3>)
                   : args.x_amax ? (plan.local ? nvfp4_gemv_kernel<true, false, true> : nvfp4_gemv_kernel<true, true, true>)
                   : plan.local ? (vector_x ? nvfp4_gemv_kernel<true, false, false> : nvfp4_gemv_kernel<false, false, false>)
                                : (vector_x ? nvfp4_gemv_kernel<true, true, false> : nvfp4_gemv_kernel<false, true, false>);
