@@ -24,6 +24,10 @@
 //  - mma.m16n8k16 multiplies them with the activations (the 8 token columns
 //    are the MMA's N, so M = 1..8 costs the same instructions) and
 //    accumulates in FP32: no FP16 overflow, no per-block FP32 FMAs;
+//  - where a launch's CTAs fit two per SM (o and down at batch 1 and the
+//    Qwen3-8B shape: 256 CTAs), the registers a third CTA would take hold a
+//    second quad: each warp requests quad i + 1 before the products of quad
+//    i (pipelined_loop), so its weight stream does not stop for them;
 //  - the quads are divided among warps by one of two plans (Plan, below):
 //    local, each tile's K cut into up to 8 slices of one CTA, summed in
 //    shared memory in slice order; or streamed, equal runs of quads across
@@ -406,8 +410,8 @@ __device__ __forceinline__ void tail_quad(const GemvParams &p, int64_t quad, con
 // launch, loaded before the wait).  Every quad but the one that crosses K
 // (always the tile's last) runs without checks.
 // kPipelined: each quad's weights are requested before the products of the
-// one before (two quads in flight per warp, 18 more registers:
-// pipeline_ctas_per_sm).
+// one before (two quads in flight per warp, 18 more registers: the instances
+// for two CTAs per SM, pipelined_loop).
 template <bool kVectorX, typename X, bool kPipelined = false>
 __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_first, int q_end, int step, int token,
                                            float inverse, int lane, bool loaded, QuadWeights &w, float (&acc)[4]) {
@@ -581,14 +585,12 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
 // kStreamed: the plan (Plan below), one instance each, so that each keeps
 // its registers for the loop.  kFloatX: unprepared FP32 activations
 // (Nvfp4GemvArgs::x_amax), converted to FP16 as they are loaded.
-// kPipeline (local plan only): 0, or the CTAs per SM a pipelined instance
-// (two quads in flight per warp, pipeline_ctas_per_sm) is built for: 2 gives
-// it 128 registers, 3 the 80 of the other instances, with a few bytes spilled.
-template <bool kVectorX, bool kStreamed, bool kFloatX, int kPipeline = 0>
-__global__ void __launch_bounds__(32 * kMaxWarps, kPipeline ? kPipeline : kMinCtasPerSm)
+// kPipelined (local plan only): two quads in flight per warp, for launches of
+// at most two CTAs per SM, whose registers allow it (pipelined_loop).
+template <bool kVectorX, bool kStreamed, bool kFloatX, bool kPipelined = false>
+__global__ void __launch_bounds__(32 * kMaxWarps, kPipelined ? 2 : kMinCtasPerSm)
     nvfp4_gemv_kernel(const __grid_constant__ GemvParams p) {
-    static_assert(kPipeline == 0 || !kStreamed, "the pipelined loop is the local plan's");
-    constexpr bool kPipelined = kPipeline != 0;
+    static_assert(!kPipelined || !kStreamed, "the pipelined loop is the local plan's");
     // Local plan: the partial tiles of the K slices, [warp][lane], summed by slice 0.
     extern __shared__ __align__(16) float4 slice_partials[];
     [[maybe_unused]] const trace::EndMark end_mark;
@@ -748,21 +750,23 @@ Plan make_plan(const Nvfp4GemvLayout &layout, int requested_splits) {
     return local_cost <= streamed_cost ? local : streamed;
 }
 
-// Which pipelined instance a launch of this plan runs (tile_quads), by the
-// CTAs per SM it needs: 2 (128 registers) where the local plan's CTAs fit two
-// per SM, else 3; 0 for the loop with one quad in flight.  `requested` is
-// Nvfp4GemvArgs::pipeline (2 or 3 force that instance, -1 none).
-// RESET_NVFP4_GEMV_PIPELINE=N (A/B runs) sets the most CTAs per SM the
-// automatic choice pipelines: 0 never, 2, or 3.
-int pipeline_ctas_per_sm(const Plan &plan, int requested) {
-    if (!plan.local || requested < 0) return 0;
-    if (requested > 0) return requested;
-    const int needed = plan.ctas <= 2 * static_cast<int64_t>(cuda::multiprocessor_count()) ? 2 : 3;
-    static const int most = [] {
+// Whether a launch of this plan runs the pipelined loop (tile_quads): the
+// local plan at two CTAs per SM or fewer, where the registers of a third CTA
+// are free for a second quad per warp.  Measured in the decode step (H100,
+// Qwen3-8B shape, docs/cuda-engine.md session 18): o and down (256 CTAs)
+// pipelined made a 1k step 2.4-2.7% faster and a 32k one 0.7%; an instance
+// for three CTAs per SM (80 registers, 8-24 bytes spilled) on qkv and gate_up
+// as well made it 2.6% slower than none.  `requested` is
+// Nvfp4GemvArgs::pipeline; RESET_NVFP4_GEMV_PIPELINE=0 turns the automatic
+// choice off (A/B runs).
+bool pipelined_loop(const Plan &plan, int requested) {
+    if (!plan.local || requested < 0) return false;
+    if (requested > 0) return true;
+    static const bool enabled = [] {
         const char *v = std::getenv("RESET_NVFP4_GEMV_PIPELINE");
-        return v ? std::atoi(v) : 3;
+        return !(v && std::strcmp(v, "0") == 0);
     }();
-    return needed <= most ? needed : 0;
+    return enabled && plan.ctas <= 2 * static_cast<int64_t>(cuda::multiprocessor_count());
 }
 
 Nvfp4GemvDecode query_device_decode() {
@@ -879,8 +883,8 @@ Launch prepare_launch(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args) 
              " decode, but this GPU runs the ", decode_name(decode), " decode (repack with nvfp4_gemv_device_decode())");
 
     check_weight_prefetch(args.prefetch, "nvfp4 gemv");
-    if (args.pipeline < -1 || args.pipeline == 1 || args.pipeline > 3)
-        fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: pipeline ", args.pipeline, " (0, -1, 2 or 3)");
+    if (args.pipeline < -1 || args.pipeline > 1)
+        fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: pipeline ", args.pipeline, " (0, 1 or -1)");
     Launch launch;
     launch.plan = make_plan(layout, args.splits);
     const Plan &plan = launch.plan;
@@ -976,11 +980,9 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
     const Plan &plan = launch.plan;
     const bool vector_x = launch.vector_x;
     // The pipelined loop has instances for 16-byte activation loads (FP16 or FP32) only.
-    const int pipeline = vector_x ? pipeline_ctas_per_sm(plan, args.pipeline) : 0;
-    auto kernel = pipeline == 2 ? (args.x_amax ? nvfp4_gemv_kernel<true, false, true, 2>
-                                               : nvfp4_gemv_kernel<true, false, false, 2>)
-                  : pipeline == 3 ? (args.x_amax ? nvfp4_gemv_kernel<true, false, true, 3>
-                                                 : nvfp4_gemv_kernel<true, false, false, 3>)
+    const bool pipelined = vector_x && pipelined_loop(plan, args.pipeline);
+    auto kernel = pipelined   ? (args.x_amax ? nvfp4_gemv_kernel<true, false, true, true>
+                                             : nvfp4_gemv_kernel<true, false, false, true>)
                   : args.x_amax ? (plan.local ? nvfp4_gemv_kernel<true, false, true> : nvfp4_gemv_kernel<true, true, true>)
                   : plan.local ? (vector_x ? nvfp4_gemv_kernel<true, false, false> : nvfp4_gemv_kernel<false, false, false>)
                                : (vector_x ? nvfp4_gemv_kernel<true, true, false> : nvfp4_gemv_kernel<false, true, false>);

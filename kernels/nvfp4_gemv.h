@@ -68,10 +68,9 @@ struct Nvfp4GemvArgs {
     // warps of different CTAs uses the workspace.
     int splits = 0;
     // 0 lets the launch pick whether each warp keeps two quads of weights in
-    // flight (the local plan), and in which instance: the one built for two
-    // CTAs per SM (128 registers) or for three (80).  2 or 3 forces that
-    // instance wherever the local plan runs, -1 the loop with one quad in
-    // flight (tests).  The result does not depend on it.
+    // flight (the local plan at two CTAs per SM or fewer, where the registers
+    // allow it); 1 forces that loop wherever the local plan runs, -1 never
+    // (tests).  The result does not depend on it.
     int pipeline = 0;
     void *workspace = nullptr;          // nvfp4_gemv_workspace_bytes(), zeroed once by the caller
     size_t workspace_bytes = 0;
