@@ -358,24 +358,6 @@ __device__ __forceinline__ void load_full_quad(const uint4 *codes, const uint2 *
 // The products of one quad; x points at the lane's activations of its first
 // super (the next supers follow 64 elements apart).  X is __half, or float
 // for unprepared FP32 input (with the row scale's inverse).
-// The same with kXAhead = 1, the first super's activations already loaded
-// (the pipelined loop loads them before the next quad's weights: they come
-// from the L2, the weights from the DRAM).
-template <bool kVectorX, typename X>
-__device__ __forceinline__ void compute_loaded_quad(const QuadWeights &w, const X *x, float inverse,
-                                                    const uint4 (&first)[2], float (&acc)[4]) {
-    uint4 xv[2][2];
-    xv[0][0] = first[0];
-    xv[0][1] = first[1];
-#pragma unroll
-    for (int u = 0; u < 4; ++u) {
-        if (u < 3) load_x<kVectorX>(x + 64 * (u + 1), inverse, xv[(u + 1) & 1]);
-        uint32_t sg, sg8;
-        decode_scales(w.scales, u, sg, sg8);
-        super_step(w.codes[u], sg, sg8, xv[u & 1], acc);
-    }
-}
-
 template <bool kVectorX, typename X>
 __device__ __forceinline__ void compute_full_quad(const QuadWeights &w, const X *x, float inverse, float (&acc)[4]) {
     if constexpr (kXAhead == 4) {
@@ -389,9 +371,15 @@ __device__ __forceinline__ void compute_full_quad(const QuadWeights &w, const X 
             super_step(w.codes[u], sg, sg8, xv[u], acc);
         }
     } else {
-        uint4 first[2];
-        load_x<kVectorX>(x, inverse, first);
-        compute_loaded_quad<kVectorX>(w, x, inverse, first, acc);
+        uint4 xv[2][2];
+        load_x<kVectorX>(x, inverse, xv[0]);
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+            if (u < 3) load_x<kVectorX>(x + 64 * (u + 1), inverse, xv[(u + 1) & 1]);
+            uint32_t sg, sg8;
+            decode_scales(w.scales, u, sg, sg8);
+            super_step(w.codes[u], sg, sg8, xv[u & 1], acc);
+        }
     }
 }
 
@@ -442,16 +430,8 @@ __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_
 #pragma unroll 2
         for (int i = 0; i < full; ++i) {
             QuadWeights next;
-            if constexpr (kXAhead == 1) {
-                // This quad's first activations (from the L2) before the next quad's weights (DRAM).
-                uint4 first[2];
-                load_x<kVectorX>(x, inverse, first);
-                if (i + 1 < full) load_full_quad(codes + code_step, scales + scale_step, next);
-                compute_loaded_quad<kVectorX>(w, x, inverse, first, acc);
-            } else {
-                if (i + 1 < full) load_full_quad(codes + code_step, scales + scale_step, next);
-                compute_full_quad<kVectorX>(w, x, inverse, acc);
-            }
+            if (i + 1 < full) load_full_quad(codes + code_step, scales + scale_step, next);
+            compute_full_quad<kVectorX>(w, x, inverse, acc);
             w = next;
             codes += code_step;
             scales += scale_step;
