@@ -10,7 +10,6 @@
 // Timing lines: CUDA-event medians at the Qwen3-8B shapes, with the weight
 // bandwidth (weights rotated over copies larger than L2 for small matrices).
 #include <algorithm>
-#include <cstring>
 #include <functional>
 
 #include "api/errors.h"
