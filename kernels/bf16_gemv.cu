@@ -20,10 +20,9 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kRows = 4;                              // rows per warp
 constexpr int64_t kMaxXBytes = 160 * 1024;            // largest x staging buffer
 constexpr int kMaxDevices = 64;
-// The weights' L2 policy: the default, unless the caller asks for evict-first
-// (Bf16GemvArgs::weights_evict_first: the lm_head).  Evict-first on every BF16
-// GEMV made the Qwen3-8B BF16 step 6% slower on the H100 (7.36 against 6.94
-// ms, docs/cuda-engine.md, session 12; cause not profiled).
+// The weights' L2 policy: the default.  Evict-first made the Qwen3-8B BF16 step 6% slower on the
+// H100 (7.36 against 6.94 ms, docs/cuda-engine.md, session 12; cause not profiled).
+constexpr cuda::L2Priority kWeightL2 = cuda::L2Priority::kNormal;
 
 struct GemvParams {
     const float *x;
@@ -87,9 +86,8 @@ __device__ __forceinline__ void accumulate(float (&acc)[kRows][M], const uint4 (
     }
 }
 
-template <int M, bool kEvictFirst>
+template <int M>
 __global__ void __launch_bounds__(kThreads, 1) bf16_gemv_kernel(const __grid_constant__ GemvParams p) {
-    constexpr cuda::L2Priority kWeightL2 = kEvictFirst ? cuda::L2Priority::kEvictFirst : cuda::L2Priority::kNormal;
     [[maybe_unused]] const trace::EndMark end_mark;
     trace::begin_dependent_kernel(trace::kBf16Gemv);
     extern __shared__ float4 xs_storage[];
@@ -191,22 +189,17 @@ __global__ void __launch_bounds__(kThreads, 1) bf16_gemv_kernel(const __grid_con
 
 using KernelFn = void (*)(GemvParams);
 
-template <bool kEvictFirst>
-KernelFn kernel_for_policy(int tokens) {
+KernelFn kernel_for(int tokens) {
     switch (tokens) {
-        case 1: return bf16_gemv_kernel<1, kEvictFirst>;
-        case 2: return bf16_gemv_kernel<2, kEvictFirst>;
-        case 3: return bf16_gemv_kernel<3, kEvictFirst>;
-        case 4: return bf16_gemv_kernel<4, kEvictFirst>;
-        case 5: return bf16_gemv_kernel<5, kEvictFirst>;
-        case 6: return bf16_gemv_kernel<6, kEvictFirst>;
-        case 7: return bf16_gemv_kernel<7, kEvictFirst>;
-        default: return bf16_gemv_kernel<8, kEvictFirst>;
+        case 1: return bf16_gemv_kernel<1>;
+        case 2: return bf16_gemv_kernel<2>;
+        case 3: return bf16_gemv_kernel<3>;
+        case 4: return bf16_gemv_kernel<4>;
+        case 5: return bf16_gemv_kernel<5>;
+        case 6: return bf16_gemv_kernel<6>;
+        case 7: return bf16_gemv_kernel<7>;
+        default: return bf16_gemv_kernel<8>;
     }
-}
-
-KernelFn kernel_for(int tokens, bool evict_first = false) {
-    return evict_first ? kernel_for_policy<true>(tokens) : kernel_for_policy<false>(tokens);
 }
 
 struct DeviceInfo {
@@ -235,14 +228,13 @@ DeviceInfo device_info() {
 
 // Set the kernel's dynamic shared-memory limit once per device and token count.
 void allow_shared(const DeviceInfo &info, int tokens, KernelFn fn) {
-    static std::atomic<bool> done[kMaxDevices][kBf16GemvMaxTokens][2] = {};
+    static std::atomic<bool> done[kMaxDevices][kBf16GemvMaxTokens] = {};
     const bool cacheable = info.device >= 0 && info.device < kMaxDevices;
-    const int policy = fn == kernel_for(tokens, true) ? 1 : 0;
-    if (cacheable && done[info.device][tokens - 1][policy].load()) return;
+    if (cacheable && done[info.device][tokens - 1].load()) return;
     RESET_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void *>(fn),
                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(info.x_budget)));
-    if (cacheable) done[info.device][tokens - 1][policy].store(true);
+    if (cacheable) done[info.device][tokens - 1].store(true);
 }
 
 int64_t k_tile_for(int tokens, int64_t cols, int64_t budget) {
@@ -319,7 +311,7 @@ void bf16_gemv(const Bf16GemvArgs &a, cudaStream_t stream) {
         if (y_begin < x_end && x_begin < y_end) fail(RESET_ERR_INVALID_ARGUMENT, "bf16_gemv: y overlaps x");
     }
     const DeviceInfo info = device_info();
-    const KernelFn fn = kernel_for(a.tokens, a.weights_evict_first);
+    const KernelFn fn = kernel_for(a.tokens);
     const Bf16GemvPlan plan = make_plan(a.tokens, a.rows, a.cols, info, fn);
 
     GemvParams p{};

@@ -41,10 +41,6 @@ struct Bf16GemvArgs {
     float *y = nullptr;              // FP32 [tokens][ldy], rows elements written per token; must not overlap x or weight
     int64_t ldy = 0;
     int64_t ldw = 0;                 // weight row stride in elements; 0 means cols.  A multiple of 8.
-    // The weights leave the L2 first (an evict-first policy on their loads): for a weight far
-    // larger than the L2 that runs once per step, the lm_head, whose stream would otherwise
-    // evict what the next kernels reuse (the sampler's code).  Results do not depend on it.
-    bool weights_evict_first = false;
 };
 
 // Enqueue on `stream` (no host synchronisation, no allocation: capturable;

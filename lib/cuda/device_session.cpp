@@ -660,9 +660,6 @@ void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const flo
             args.ld_residual = ldy;
             args.y = out;
             args.ldy = ldy;
-            // The lm_head's 1.2 GB (Qwen3-8B) leave the L2 first, so that the sampler, which runs
-            // next, finds its code there (docs/cuda-engine.md, session 18).
-            args.weights_evict_first = &linear == &dm_.lm_head;
             bf16_gemv(args, stream_);
         }
     }

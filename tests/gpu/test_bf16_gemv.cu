@@ -87,16 +87,6 @@ void run_case(const Case &c) {
     CUDA_OK(cudaDeviceSynchronize());
     const std::vector<float> got = d_y.download<float>(size_t(c.tokens) * size_t(ldy));
     const reset::Bf16GemvPlan plan = reset::bf16_gemv_plan(c.tokens, c.rows, c.cols);
-    // The weights' L2 policy (Bf16GemvArgs::weights_evict_first) is a hint: the same bits either way.
-    if (c.alias) d_y.upload(res);
-    else d_y.poison();
-    a.weights_evict_first = true;
-    reset::bf16_gemv(a, nullptr);
-    CUDA_OK(cudaDeviceSynchronize());
-    const std::vector<float> evict_first = d_y.download<float>(size_t(c.tokens) * size_t(ldy));
-    EXPECT(std::memcmp(got.data(), evict_first.data(), got.size() * 4) == 0,
-           "tokens %d N %lld K %lld: evict-first weights give other bits", c.tokens, (long long)c.rows,
-           (long long)c.cols);
 
     std::vector<double> ref(size_t(c.tokens) * size_t(c.rows));
     std::vector<double> magnitude(ref.size());  // Σ|w·x|: what FP32 rounding errors scale with
