@@ -432,7 +432,7 @@ __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_
             QuadWeights next;
             if (i + 1 < full) load_full_quad(codes + code_step, scales + scale_step, next);
             compute_full_quad<kVectorX>(w, x, inverse, acc);
-            w = next;
+            w = next;  // after the last full quad nothing was loaded: w is dead then (the tail loads its own)
             codes += code_step;
             scales += scale_step;
             x += x_step;
