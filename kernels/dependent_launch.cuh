@@ -125,6 +125,13 @@ __device__ __forceinline__ void begin_dependent_kernel_placing_next() {
     wait_for_previous_kernel();
 }
 
+// Device: either opening, chosen at run time (the kernels that place the next
+// one early only in some launches: the q/k norm, rms_norm_prepare).
+__device__ __forceinline__ void begin_dependent_kernel(bool placing_next) {
+    if (placing_next) begin_dependent_kernel_placing_next();
+    else begin_dependent_kernel();
+}
+
 #endif  // __CUDACC__
 
 }  // namespace reset::cuda

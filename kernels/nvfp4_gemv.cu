@@ -938,6 +938,18 @@ Launch prepare_launch(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args) 
     return launch;
 }
 
+// The instance a launch runs: FP32 or FP16 activations (x_amax), the plan, 16-byte or 4-byte
+// activation loads, and the pipelined loop, which has instances for 16-byte loads only.
+using GemvKernel = void (*)(GemvParams);
+GemvKernel gemv_kernel(const Launch &launch, const Nvfp4GemvArgs &args) {
+    const bool local = launch.plan.local, vector_x = launch.vector_x, float_x = args.x_amax != nullptr;
+    if (vector_x && pipelined_loop(launch.plan, args.pipeline))
+        return float_x ? nvfp4_gemv_kernel<true, false, true, true> : nvfp4_gemv_kernel<true, false, false, true>;
+    if (float_x) return local ? nvfp4_gemv_kernel<true, false, true> : nvfp4_gemv_kernel<true, true, true>;
+    if (local) return vector_x ? nvfp4_gemv_kernel<true, false, false> : nvfp4_gemv_kernel<false, false, false>;
+    return vector_x ? nvfp4_gemv_kernel<true, true, false> : nvfp4_gemv_kernel<false, true, false>;
+}
+
 static_assert(sizeof(cuda::ClaimedWork) == kNvfp4GemvPairStateBytes, "nvfp4_gemv.h states the state's size");
 
 using PairKernel = void (*)(GemvParams, GemvParams, int, int, cuda::ClaimedWork *);
@@ -978,16 +990,8 @@ const char *pair_refusal(const Launch &first, const Nvfp4GemvArgs &first_args, c
 void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaStream_t stream) {
     const Launch launch = prepare_launch(weight, args);
     const Plan &plan = launch.plan;
-    const bool vector_x = launch.vector_x;
-    // The pipelined loop has instances for 16-byte activation loads (FP16 or FP32) only.
-    const bool pipelined = vector_x && pipelined_loop(plan, args.pipeline);
-    auto kernel = pipelined   ? (args.x_amax ? nvfp4_gemv_kernel<true, false, true, true>
-                                             : nvfp4_gemv_kernel<true, false, false, true>)
-                  : args.x_amax ? (plan.local ? nvfp4_gemv_kernel<true, false, true> : nvfp4_gemv_kernel<true, true, true>)
-                  : plan.local ? (vector_x ? nvfp4_gemv_kernel<true, false, false> : nvfp4_gemv_kernel<false, false, false>)
-                               : (vector_x ? nvfp4_gemv_kernel<true, true, false> : nvfp4_gemv_kernel<false, true, false>);
-    cuda::launch_kernel("nvfp4_gemv", kernel, dim3(static_cast<unsigned>(plan.ctas)), dim3(32 * kMaxWarps),
-                        launch.shared_bytes, stream, launch.params);
+    cuda::launch_kernel("nvfp4_gemv", gemv_kernel(launch, args), dim3(static_cast<unsigned>(plan.ctas)),
+                        dim3(32 * kMaxWarps), launch.shared_bytes, stream, launch.params);
 }
 
 bool nvfp4_gemv_pair_runs(const Nvfp4GemvWeight &first, const Nvfp4GemvArgs &first_args,

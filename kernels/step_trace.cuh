@@ -42,8 +42,7 @@ __device__ __forceinline__ void begin_dependent_kernel(unsigned kind, unsigned t
             if (taken < b.per_sm) slot = sm * b.per_sm + taken;
         }
     }
-    if (placing_next) cuda::begin_dependent_kernel_placing_next();
-    else cuda::begin_dependent_kernel();
+    cuda::begin_dependent_kernel(placing_next);
     if (thread % 32 == 0) {
         if (slot != ~0u) {
             Record r;
@@ -81,8 +80,7 @@ struct EndMark {
 #else
 
 __device__ __forceinline__ void begin_dependent_kernel(unsigned, unsigned = 0, unsigned = 0, bool placing_next = false) {
-    if (placing_next) cuda::begin_dependent_kernel_placing_next();
-    else cuda::begin_dependent_kernel();
+    cuda::begin_dependent_kernel(placing_next);
 }
 struct EndMark {};
 
