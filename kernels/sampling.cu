@@ -32,7 +32,10 @@
 //      with one level binned by the logit's value, in the weights pass
 //      (see ValueBins);
 //   6. the draw: Philox keyed (seed, sequence, accepted) as on the CPU, the
-//      first survivor in id order whose running weight sum exceeds u·total;
+//      first survivor in id order whose running weight sum exceeds u·total.
+//      Top-p without a top-k cut draws rejection-first (draw_truncated):
+//      the untruncated draw, kept if it is inside the nucleus, which spares
+//      step 5 for most tokens;
 //   7. accept: spec step 7 (observe) and the accepted-token bookkeeping.
 #include "kernels/sampling.h"
 
@@ -95,7 +98,8 @@ constexpr double kMassUnit = 1.0 / 35184372088832.0;     // 2^-45
 // barrier passed, 10 a bin picked, 11 compacted to the list, 12 team sum,
 // 13/14/15/16 team_find_first (local pass, exchange, walk, end), 17/18 the
 // final barrier, 20 bin members gathered, 21 a level over them; inside the
-// gather: 22 counting pass, 23 scan, 24 compaction, 25 team barrier passed.
+// gather: 22 counting pass, 23 scan, 24 compaction, 25 team barrier passed;
+// top-p's first draw: 30 drawn, 31 tested.
 constexpr int kTraceSlots = 128;
 __device__ unsigned long long g_sampling_trace[kTraceSlots][2];
 __device__ int g_sampling_trace_n;
@@ -1494,189 +1498,264 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                 }
             };
 
-            // ---- 4. weights of softmax(z / T), unnormalised (max weight 1),
-            // in one pass with what needs them first: top-k's first radix
-            // level, else the sums for top-p's total or for the draw.
-            double local_sum = 0.0;
-            int32_t local_last = -1;
-            auto any = [](int, uint32_t, float) { return true; };
-            SelectOut sel_k = {};
-            Radix radix_k = radix_start(team_min_key, max_key);
-            const ValueBins value_level = value_bins(key_logit(team_min_key), max_logit);
-            bool value_level_built = false;
-            if (k_on) {
-                row_histogram(
-                    row, p.per_thread,
-                    [&](int i, unsigned *bin, float *w) {
-                        const float z = row.z[i];
-                        float wv = 0.0f;
-                        if (z != -INFINITY) {
-                            wv = expf((z - max_logit) * inv_t);
-                            *bin = radix_bin(radix_k, order_key(z));
-                            *w = wv;
+            // ---- 4a. top-p, rejection-first (sampling/truncation.h,
+            // draw_truncated): when top-k cuts nothing, draw first with u1
+            // from the untruncated softmax, then test that one token: it is
+            // in the nucleus iff its weight passes top-p's floor (and min-p)
+            // and the mass ranked before it is below top_p·total.  That is
+            // one weights pass, one draw and one mass pass, three team
+            // exchanges; finding the nucleus' cut (4b-5) takes several
+            // passes and exchanges and several times the code.  Only when
+            // the token is out (probability <= 1 - top_p) does the kernel
+            // go on to find the cut and draw again, with u2.
+            // The weights pass when no histogram rides on it: w for every
+            // entry, and this thread's sum and last id over what the draw
+            // walks (every unmasked token, or those min-p keeps), in id
+            // order as team_find_first's walk adds them.
+            auto weights_pass = [&](bool min_p_filters, double *sum, int32_t *last) {
+#pragma unroll 4
+                for (int i = row.begin; i < row.end; ++i) {
+                    const float z = row.z[i];
+                    float w = 0.0f;
+                    if (z != -INFINITY) {
+                        w = expf((z - max_logit) * inv_t);
+                        if (!(min_p_filters && w < min_p)) {
+                            *sum += static_cast<double>(w);
+                            *last = base + i;
                         }
-                        row.w[i] = wv;  // read back only by this thread (or after a barrier)
-                    },
-                    p_on, warp_count, warp_mass, phase, sh);
-                sel_k = team_histogram_pick(radix_k, false, pol.top_k, 0.0, false, phase, sh);
-                const int64_t candidates = sel_k.count_above + static_cast<int64_t>(sel_k.ties);
-                if (sel_k.found && !radix_advance(radix_k, sel_k)) {
-                    if (candidates <= kListCapacity) compact(any, radix_k.lo);
-                    sel_k = select(any, false, radix_k, false, pol.top_k, 0.0, p_on, true);
-                }
-            } else {
-                // Top-p alone: the weights pass also builds its first level,
-                // binned by value (see ValueBins), and that level's exchange
-                // carries the weight total.  One CTA-wide histogram with
-                // native 32-bit shared atomics (64-bit adds are
-                // compare-and-swap loops): exact counts, and masses rounded
-                // to value_mass_bits fraction bits, which only choose the bin;
-                // gather_bin_members recomputes what the cut needs exactly.
-                // (A separate loop from the one without top-p: one loop for
-                // both measured 2-3 µs slower without truncation.)
-                const int value_mass_bits = min(20, max(0, 31 - (32 - __clz(max(local_n, 1)))));
-                if (p_on) {
-                    const float value_mass_scale = static_cast<float>(1u << value_mass_bits);
-                    for (int j = tid; j < kBins; j += kThreads) {
-                        sh.bin_count[j] = 0u;
-                        sh.value_mass[j] = 0u;
                     }
-                    __syncthreads();
+                    row.w[i] = w;  // read back only by this thread (or after a barrier)
+                }
+            };
+            const uint64_t draw_step = static_cast<uint64_t>(st.accepted);
+            double u = philox::uniform(pol.seed, st.sequence, draw_step);
+            bool first_draw_kept = false, first_draw_rejected = false;
+            double first_total = 0.0;  // the untruncated total, top-p's total too when rejected
+            if (p_on && !k_on) {
+                double sum_all = 0.0;
+                int32_t last_all = -1;
+                weights_pass(false, &sum_all, &last_all);
+                auto unmasked_member = [](int, uint32_t, float) { return true; };
+                const int32_t first =
+                    team_find_first(src, unmasked_member, false, u, 0.0, &sum_all, last_all, phase, sh);
+                first_total = sh.bc.value;
+                RESET_TRACE(30);
+                // Its logit, from the CTA that holds it (the row is split at
+                // multiples of `slice`).
+                float z_first;
+                if (p.shared_row) {
+                    const unsigned owner = static_cast<unsigned>(first / slice);
+                    z_first = team_peer(const_cast<float *>(row.z), owner)[first - static_cast<int32_t>(owner) * slice];
+                } else {
+                    z_first = logits[first];
+                }
+                const float w_first = expf((z_first - max_logit) * inv_t);
+                const double floor = (1.0 - static_cast<double>(pol.top_p)) * first_total / n_unmasked;
+                const float floor_f = __double2float_ru(floor);  // double(w) >= floor iff w >= floor_f
+                if (w_first >= floor_f && drawable(w_first)) {
+                    // The mass ranked before it: larger logits, and equal
+                    // ones with lower ids (every one of them is heavier than
+                    // the floor too, so the CPU's nucleus loop adds them all).
+                    const uint32_t key_first = order_key(z_first);
+                    double before = 0.0;
 #pragma unroll 4
                     for (int i = row.begin; i < row.end; ++i) {
                         const float z = row.z[i];
-                        if (z == -INFINITY) {
-                            row.w[i] = 0.0f;
-                            continue;
-                        }
-                        const float w = expf((z - max_logit) * inv_t);
-                        row.w[i] = w;  // read back only by this thread (or after a barrier)
-                        local_sum += static_cast<double>(w);  // in id order, as team_sum's operand
-                        const unsigned bin = value_level.of(z);
-                        atomicAdd(&sh.bin_count[bin], 1u);
-                        atomicAdd(&sh.value_mass[bin], __float2uint_rn(w * value_mass_scale));
+                        if (z == -INFINITY) continue;
+                        const uint32_t key = order_key(z);
+                        if (key > key_first || (key == key_first && base + i < first))
+                            before += static_cast<double>(row.w[i]);
+                    }
+                    double mass_before = 0.0, unused_prefix = 0.0;
+                    team_sum(block_sum(before, sh), phase, sh, &mass_before, &unused_prefix);
+                    first_draw_kept = mass_before < static_cast<double>(pol.top_p) * first_total;
+                }
+                RESET_TRACE(31);
+                if (first_draw_kept) {
+                    token = first;
+                } else {
+                    first_draw_rejected = true;
+                    u = philox::second_uniform(pol.seed, st.sequence, draw_step);
+                }
+            }
+
+            if (!first_draw_kept) {
+                // ---- 4b. weights of softmax(z / T), unnormalised (max weight 1),
+                // in one pass with what needs them first: top-k's first radix
+                // level, else the sums for top-p's total or for the draw.
+                double local_sum = 0.0;
+                int32_t local_last = -1;
+                auto any = [](int, uint32_t, float) { return true; };
+                SelectOut sel_k = {};
+                Radix radix_k = radix_start(team_min_key, max_key);
+                const ValueBins value_level = value_bins(key_logit(team_min_key), max_logit);
+                bool value_level_built = false;
+                if (k_on) {
+                    row_histogram(
+                        row, p.per_thread,
+                        [&](int i, unsigned *bin, float *w) {
+                            const float z = row.z[i];
+                            float wv = 0.0f;
+                            if (z != -INFINITY) {
+                                wv = expf((z - max_logit) * inv_t);
+                                *bin = radix_bin(radix_k, order_key(z));
+                                *w = wv;
+                            }
+                            row.w[i] = wv;  // read back only by this thread (or after a barrier)
+                        },
+                        p_on, warp_count, warp_mass, phase, sh);
+                    sel_k = team_histogram_pick(radix_k, false, pol.top_k, 0.0, false, phase, sh);
+                    const int64_t candidates = sel_k.count_above + static_cast<int64_t>(sel_k.ties);
+                    if (sel_k.found && !radix_advance(radix_k, sel_k)) {
+                        if (candidates <= kListCapacity) compact(any, radix_k.lo);
+                        sel_k = select(any, false, radix_k, false, pol.top_k, 0.0, p_on, true);
                     }
                 } else {
-#pragma unroll 4
-                    for (int i = row.begin; i < row.end; ++i) {
-                        const float z = row.z[i];
-                        float w = 0.0f;
-                        if (z != -INFINITY) {
-                            w = expf((z - max_logit) * inv_t);
-                            if (!(min_p_on && w < min_p)) {
-                                // The draw's members when nothing else cuts: the
-                                // sum team_find_first would take, in its order.
-                                local_sum += static_cast<double>(w);
-                                local_last = base + i;
-                            }
+                    // Top-p alone: the weights pass also builds its first level,
+                    // binned by value (see ValueBins), and that level's exchange
+                    // carries the weight total.  One CTA-wide histogram with
+                    // native 32-bit shared atomics (64-bit adds are
+                    // compare-and-swap loops): exact counts, and masses rounded
+                    // to value_mass_bits fraction bits, which only choose the bin;
+                    // gather_bin_members recomputes what the cut needs exactly.
+                    // (A separate loop from the one without top-p: one loop for
+                    // both measured 2-3 µs slower without truncation.)
+                    const int value_mass_bits = min(20, max(0, 31 - (32 - __clz(max(local_n, 1)))));
+                    if (p_on) {
+                        const float value_mass_scale = static_cast<float>(1u << value_mass_bits);
+                        for (int j = tid; j < kBins; j += kThreads) {
+                            sh.bin_count[j] = 0u;
+                            sh.value_mass[j] = 0u;
                         }
-                        row.w[i] = w;  // read back only by this thread
+                        __syncthreads();
+#pragma unroll 4
+                        for (int i = row.begin; i < row.end; ++i) {
+                            const float z = row.z[i];
+                            if (z == -INFINITY) {
+                                row.w[i] = 0.0f;
+                                continue;
+                            }
+                            const float w = expf((z - max_logit) * inv_t);
+                            row.w[i] = w;  // read back only by this thread (or after a barrier)
+                            local_sum += static_cast<double>(w);  // in id order, as team_sum's operand
+                            const unsigned bin = value_level.of(z);
+                            atomicAdd(&sh.bin_count[bin], 1u);
+                            atomicAdd(&sh.value_mass[bin], __float2uint_rn(w * value_mass_scale));
+                        }
+                    } else {
+                        // The draw's members when nothing else cuts.
+                        weights_pass(min_p_on, &local_sum, &local_last);
+                    }
+                    if (p_on) {
+                        const double cta_sum = block_sum(local_sum, sh);  // its barriers also publish the bins
+                        RESET_TRACE(6);
+                        Mail &out = sh.mail[phase & 1];
+                        for (int j = tid; j < kBins; j += kThreads) {
+                            out.count[j] = sh.bin_count[j];
+                            // In the unit of every other level (2^-45), which pick_bin reads.
+                            out.mass[j] = static_cast<unsigned long long>(sh.value_mass[j]) << (45 - value_mass_bits);
+                        }
+                        if (tid == 0) out.d0 = cta_sum;
+                        team_histogram_gather(phase, sh);  // starts with the team barrier: the local bins are copied
+                        team_sum_after_sync(phase, sh);    // the weight total, as team_sum adds it
+                        ++phase;
+                        __syncthreads();
+                        // After a rejected first draw, the total it was tested
+                        // against (the same sum as the CPU's, in another order).
+                        total_k = first_draw_rejected ? first_total : sh.bc.value;
+                        value_level_built = true;
                     }
                 }
-                if (p_on) {
-                    const double cta_sum = block_sum(local_sum, sh);  // its barriers also publish the bins
-                    RESET_TRACE(6);
-                    Mail &out = sh.mail[phase & 1];
-                    for (int j = tid; j < kBins; j += kThreads) {
-                        out.count[j] = sh.bin_count[j];
-                        // In the unit of every other level (2^-45), which pick_bin reads.
-                        out.mass[j] = static_cast<unsigned long long>(sh.value_mass[j]) << (45 - value_mass_bits);
-                    }
-                    if (tid == 0) out.d0 = cta_sum;
-                    team_histogram_gather(phase, sh);  // starts with the team barrier: the local bins are copied
-                    team_sum_after_sync(phase, sh);    // the weight total, as team_sum adds it
-                    ++phase;
-                    __syncthreads();
-                    total_k = sh.bc.value;
-                    value_level_built = true;
-                }
-            }
 
-            RESET_TRACE(5);
-            // ---- 5. truncation: each filter is a cut in the order ----
-            if (k_on && sel_k.found) {
-                const int64_t take = pol.top_k - sel_k.count_above;  // ties at the cut, lowest ids first
-                cut_k.key = sel_k.key;
-                if (take < static_cast<int64_t>(sel_k.ties)) {
-                    const uint32_t tie_key = sel_k.key;
-                    auto at_cut = [=](int, uint32_t key, float) { return key == tie_key; };
-                    cut_k.id = team_find_first(src, at_cut, true, 0.0, static_cast<double>(take - 1), nullptr, -1,
-                                               phase, sh);
-                }
-                total_k = sel_k.mass_above + static_cast<double>(take) * static_cast<double>(weight_of_key(sel_k.key));
-            } else if (p_on && !value_level_built) {
-                double unused_prefix = 0.0;
-                team_sum(block_sum(local_sum, sh), phase, sh, &total_k, &unused_prefix);
-            }
-            if (p_on) {
-                // truncate(): tokens lighter than (1-p)·total/count cannot be
-                // in the nucleus; the CPU drops them before its sort, so the
-                // nucleus is searched among the others.
-                const double weight_floor =
-                    (1.0 - static_cast<double>(pol.top_p)) * total_k / static_cast<double>(kept_by_k);
-                weight_floor_f = __double2float_ru(weight_floor);
-                const double target = static_cast<double>(pol.top_p) * total_k;
-                auto heavy = [&](int i, uint32_t key, float w) {
-                    return inside(cut_k, key, base + i) && w >= weight_floor_f;
-                };
-                SelectOut s = {};
-                Gathered nucleus_bin = {};
-                if (value_level_built) {
-                    const SelectOut v = pick_bin(radix_start(0u, 0u), true, 0, target, false, sh);
-                    if (v.found && v.ties <= static_cast<uint32_t>(p.gather_capacity)) {
-                        nucleus_bin = gather_bin_members(row, value_level, v.key, heavy, drawable, dynamic_shared,
-                                                         p.gather_capacity, draw_part, phase, sh);
-                        if (nucleus_bin.n > 0) s = select_in_gathered(nucleus_bin, target, sh);
-                        selected = s.found != 0;
-                        if (!selected) team_sync();  // no peer reads this CTA's list any more: the levels reuse it
-                    }
-                }
-                // Every member is inside the top-k cut, so no key below it.
-                const uint32_t lo = k_on ? cut_k.key : team_min_key;
-                if (!selected) s = select(heavy, true, radix_start(lo, max_key), true, 0, target, true, false);
-                if (s.found) {
-                    // The CPU adds the tied tokens one at a time, lowest id
-                    // first, until the mass reaches the target.
-                    const double wv = static_cast<double>(weight_of_key(s.key));
-                    int64_t take = 1;
-                    if (s.ties > 1u && wv > 0.0) {
-                        const double need = (target - s.mass_above) / wv;
-                        take = need <= 1.0 ? 1 : static_cast<int64_t>(ceil(need));
-                        if (take > static_cast<int64_t>(s.ties)) take = s.ties;
-                        while (take > 1 && s.mass_above + static_cast<double>(take - 1) * wv >= target) --take;
-                        while (take < static_cast<int64_t>(s.ties) && s.mass_above + static_cast<double>(take) * wv < target)
-                            ++take;
-                    }
-                    cut_p.key = s.key;
-                    if (take < static_cast<int64_t>(s.ties) && selected) {
-                        cut_p.id = find_in_gathered(nucleus_bin, s.key, take, sh);
-                    } else if (take < static_cast<int64_t>(s.ties)) {
-                        const uint32_t tie_key = s.key;
-                        auto at_cut = [&](int i, uint32_t key, float w) { return key == tie_key && heavy(i, key, w); };
-                        cut_p.id = team_find_first(src, at_cut, true, 0.0, static_cast<double>(take - 1), nullptr, -1,
+                RESET_TRACE(5);
+                // ---- 5. truncation: each filter is a cut in the order ----
+                if (k_on && sel_k.found) {
+                    const int64_t take = pol.top_k - sel_k.count_above;  // ties at the cut, lowest ids first
+                    cut_k.key = sel_k.key;
+                    if (take < static_cast<int64_t>(sel_k.ties)) {
+                        const uint32_t tie_key = sel_k.key;
+                        auto at_cut = [=](int, uint32_t key, float) { return key == tie_key; };
+                        cut_k.id = team_find_first(src, at_cut, true, 0.0, static_cast<double>(take - 1), nullptr, -1,
                                                    phase, sh);
                     }
+                    total_k = sel_k.mass_above +
+                              static_cast<double>(take) * static_cast<double>(weight_of_key(sel_k.key));
+                } else if (p_on && !value_level_built) {
+                    double unused_prefix = 0.0;
+                    team_sum(block_sum(local_sum, sh), phase, sh, &total_k, &unused_prefix);
                 }
-            }
+                if (p_on) {
+                    // truncate(): tokens lighter than (1-p)·total/count cannot be
+                    // in the nucleus; the CPU drops them before its sort, so the
+                    // nucleus is searched among the others.
+                    const double weight_floor =
+                        (1.0 - static_cast<double>(pol.top_p)) * total_k / static_cast<double>(kept_by_k);
+                    weight_floor_f = __double2float_ru(weight_floor);
+                    const double target = static_cast<double>(pol.top_p) * total_k;
+                    auto heavy = [&](int i, uint32_t key, float w) {
+                        return inside(cut_k, key, base + i) && w >= weight_floor_f;
+                    };
+                    SelectOut s = {};
+                    Gathered nucleus_bin = {};
+                    if (value_level_built) {
+                        const SelectOut v = pick_bin(radix_start(0u, 0u), true, 0, target, false, sh);
+                        if (v.found && v.ties <= static_cast<uint32_t>(p.gather_capacity)) {
+                            nucleus_bin = gather_bin_members(row, value_level, v.key, heavy, drawable, dynamic_shared,
+                                                             p.gather_capacity, draw_part, phase, sh);
+                            if (nucleus_bin.n > 0) s = select_in_gathered(nucleus_bin, target, sh);
+                            selected = s.found != 0;
+                            if (!selected) team_sync();  // no peer reads this CTA's list any more: the levels reuse it
+                        }
+                    }
+                    // Every member is inside the top-k cut, so no key below it.
+                    const uint32_t lo = k_on ? cut_k.key : team_min_key;
+                    if (!selected) s = select(heavy, true, radix_start(lo, max_key), true, 0, target, true, false);
+                    if (s.found) {
+                        // The CPU adds the tied tokens one at a time, lowest id
+                        // first, until the mass reaches the target.
+                        const double wv = static_cast<double>(weight_of_key(s.key));
+                        int64_t take = 1;
+                        if (s.ties > 1u && wv > 0.0) {
+                            const double need = (target - s.mass_above) / wv;
+                            take = need <= 1.0 ? 1 : static_cast<int64_t>(ceil(need));
+                            if (take > static_cast<int64_t>(s.ties)) take = s.ties;
+                            while (take > 1 && s.mass_above + static_cast<double>(take - 1) * wv >= target) --take;
+                            while (take < static_cast<int64_t>(s.ties) &&
+                                   s.mass_above + static_cast<double>(take) * wv < target)
+                                ++take;
+                        }
+                        cut_p.key = s.key;
+                        if (take < static_cast<int64_t>(s.ties) && selected) {
+                            cut_p.id = find_in_gathered(nucleus_bin, s.key, take, sh);
+                        } else if (take < static_cast<int64_t>(s.ties)) {
+                            const uint32_t tie_key = s.key;
+                            auto at_cut = [&](int i, uint32_t key, float w) {
+                                return key == tie_key && heavy(i, key, w);
+                            };
+                            cut_p.id = team_find_first(src, at_cut, true, 0.0, static_cast<double>(take - 1), nullptr,
+                                                       -1, phase, sh);
+                        }
+                    }
+                }
 
-            // ---- 6. the draw over the survivors in id order ----
-            auto survives = [&](int i, uint32_t key, float w) {
-                const int32_t id = base + i;
-                if (!inside(cut_k, key, id)) return false;
-                if (p_on && !(w >= weight_floor_f && inside(cut_p, key, id))) return false;
-                return !(min_p_on && w < min_p);
-            };
-            const double u = philox::uniform(pol.seed, st.sequence, static_cast<uint64_t>(st.accepted));
-            const bool sums_known = !k_on && !p_on;  // the weights pass summed the survivors over the row
-            if (selected) {  // the list pass summed them (k_on is false: top-p alone)
-                local_sum = draw_sum_in_gathered(
-                    draw_part, dynamic_shared, p.gather_capacity,
-                    [&](uint32_t key, int32_t id, float w) { return inside(cut_p, key, id) && drawable(w); },
-                    &local_last);
-            }
-            team_find_first(src, survives, false, u, 0.0, sums_known || selected ? &local_sum : nullptr, local_last,
-                            phase, sh, true);
-            drawn = true;
+                // ---- 6. the draw over the survivors in id order ----
+                auto survives = [&](int i, uint32_t key, float w) {
+                    const int32_t id = base + i;
+                    if (!inside(cut_k, key, id)) return false;
+                    if (p_on && !(w >= weight_floor_f && inside(cut_p, key, id))) return false;
+                    return !(min_p_on && w < min_p);
+                };
+                const bool sums_known = !k_on && !p_on;  // the weights pass summed the survivors over the row
+                if (selected) {  // the list pass summed them (k_on is false: top-p alone)
+                    local_sum = draw_sum_in_gathered(
+                        draw_part, dynamic_shared, p.gather_capacity,
+                        [&](uint32_t key, int32_t id, float w) { return inside(cut_p, key, id) && drawable(w); },
+                        &local_last);
+                }
+                team_find_first(src, survives, false, u, 0.0, sums_known || selected ? &local_sum : nullptr, local_last,
+                                phase, sh, true);
+                drawn = true;
+            }  // !first_draw_kept
         }
     }
 

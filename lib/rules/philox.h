@@ -11,7 +11,9 @@
 // Layout, fixed (changing it changes every sampled token):
 //   key     = (seed low 32 bits, seed high 32 bits)
 //   counter = (step low 32 bits, step high 32 bits, sequence, 0)
-//   uniform = a 53-bit double in [0, 1) from output words 0 and 1.
+//   uniform = a 53-bit double in [0, 1) from output words 0 and 1;
+//   second_uniform = the same from words 2 and 3 (top-p's second draw,
+//   sampling/truncation.h).
 #pragma once
 
 #include <cstdint>
@@ -69,6 +71,14 @@ RESET_HD Block draw_block(uint64_t seed, uint32_t sequence, uint64_t step) {
 RESET_HD double uniform(uint64_t seed, uint32_t sequence, uint64_t step) {
     const Block b = draw_block(seed, sequence, step);
     const uint64_t bits = (static_cast<uint64_t>(b.v[0] >> 5) << 26) | static_cast<uint64_t>(b.v[1] >> 6);
+    return static_cast<double>(bits) * (1.0 / 9007199254740992.0);  // 2^-53
+}
+
+// The block's other 53 bits (27 from word 2, 26 from word 3): independent of
+// uniform()'s, for a token's second draw.
+RESET_HD double second_uniform(uint64_t seed, uint32_t sequence, uint64_t step) {
+    const Block b = draw_block(seed, sequence, step);
+    const uint64_t bits = (static_cast<uint64_t>(b.v[2] >> 5) << 26) | static_cast<uint64_t>(b.v[3] >> 6);
     return static_cast<double>(bits) * (1.0 / 9007199254740992.0);  // 2^-53
 }
 

@@ -142,9 +142,11 @@ int32_t SequenceSampler::sample(const float *logits, int32_t vocab, int32_t sequ
     if (signals) *signals = s;
     // Step 8.  Greedy ignores the truncation: the argmax survives every filter.
     if (s.temperature == 0.0f) return argmax;
-    truncate(logits, vocab, max_logit, s.temperature, policy_.top_k, policy_.top_p, policy_.min_p, candidates_);
-    const double u = philox::uniform(policy_.seed, static_cast<uint32_t>(sequence), static_cast<uint64_t>(accepted_));
-    return draw(candidates_, u);
+    const uint32_t seq = static_cast<uint32_t>(sequence);
+    const uint64_t step = static_cast<uint64_t>(accepted_);
+    return draw_truncated(logits, vocab, max_logit, s.temperature, policy_.top_k, policy_.top_p, policy_.min_p,
+                          philox::uniform(policy_.seed, seq, step), philox::second_uniform(policy_.seed, seq, step),
+                          candidates_);
 }
 
 void SequenceSampler::accept(int32_t token) {

@@ -36,4 +36,22 @@ void truncate(const float *logits, int32_t vocab, float max_logit, float tempera
 // running weight sum (double) exceeds u * total.
 int32_t draw(const Candidates &candidates, double u);
 
+// The token of a truncated softmax, from two uniforms u1, u2 in [0, 1)
+// (philox::uniform and philox::second_uniform of the same step).
+//
+// Top-p when top-k cuts nothing draws rejection-first: s = the inverse-CDF
+// draw with u1 over every unmasked token, untruncated; if s survives the
+// truncation it is the token, else the token is draw(survivors, u2).  That
+// is exact: a survivor i comes out with probability
+//   w_i / W  +  (1 - W_N / W) · w_i / W_N  =  w_i / W_N,
+// W the total weight, W_N the survivors'.  The first draw survives with
+// probability W_N / W >= top_p, and testing one token (the mass ranked
+// before it, against top_p·W) costs the CUDA sampler one pass over the row,
+// where finding the nucleus' cut costs several (kernels/sampling.cu).
+// Every other policy draws once: draw(survivors, u1).
+//
+// `out` receives the survivors (truncate()).  Same preconditions as truncate.
+int32_t draw_truncated(const float *logits, int32_t vocab, float max_logit, float temperature, int32_t top_k,
+                       float top_p, float min_p, double u1, double u2, Candidates &out);
+
 }  // namespace reset

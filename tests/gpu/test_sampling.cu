@@ -14,7 +14,11 @@
 // differ only where the entropy sits within rounding of the threshold, and a
 // token only where rounding_near_tie() shows the CPU itself picks the
 // device's token once one weight moves by the 3 ulp that CUDA's expf and the
-// C library's may differ by — such near-ties are counted and printed.  Then
+// C library's may differ by — such near-ties are counted and printed.
+// Top-p draws rejection-first (sampling/truncation.h): most of its tokens
+// are the kept first draw, so the cases that test the nucleus' cut rotate
+// their rows until the first draw is rejected (rotate_to_second_draw), and
+// the run says how many tokens took each path.  Then
 // the kernel's time at vocab 151,936, batch 1 and 8 (CUDA events, median).
 #include <algorithm>
 #include <cmath>
@@ -46,6 +50,8 @@ int64_t g_compared_tokens = 0;
 int64_t g_sampled_tokens = 0;  // compared tokens drawn at a temperature > 0
 int64_t g_near_ties = 0;
 int64_t g_draw_near_ties = 0;
+int64_t g_rotated_rows = 0;  // rows rotated so that top-p's first draw is rejected (rotate_to_second_draw)
+int64_t g_second_draws = 0;  // top-p tokens whose first draw fell outside the nucleus (second_draw_taken)
 int64_t g_boundaries = 0;
 int64_t g_state_checks = 0;
 
@@ -93,13 +99,15 @@ reset::Policy reset_policy(reset_policy_kind kind, float t_low, float tau0, int3
 // within that of a slot edge.  For each such token this replays the CPU draw
 // with the token toggled (or the draw's neighbour taken); if that gives the
 // device's token, the mismatch is a near-tie, counted; anything else fails.
-bool rounding_near_tie(const float *row, int32_t vocab, const reset::Policy &p, float temperature, uint32_t sequence,
-                       int64_t accepted, int32_t cpu_token, int32_t gpu_token, std::string *why) {
-    constexpr double kRel = 3.6e-7;
+constexpr double kRel = 3.6e-7;
+
+// The truncated draw with uniform u (the draw after top-p's rejected first
+// draw, or the only one).
+bool truncated_near_tie(const float *row, int32_t vocab, const reset::Policy &p, float temperature, double u,
+                        int32_t cpu_token, int32_t gpu_token, std::string *why) {
     const reset::LogitStats stats = reset::logit_stats(row, vocab);
     reset::Candidates c;
     reset::truncate(row, vocab, stats.max, temperature, p.top_k, p.top_p, p.min_p, c);
-    const double u = reset::philox::uniform(p.seed, sequence, static_cast<uint64_t>(accepted));
     const float inv_t = 1.0f / temperature;
     auto weight = [&](int32_t id) { return std::exp((row[id] - stats.max) * inv_t); };
     // The CPU's draw over its survivors with `toggle` added or removed.
@@ -181,6 +189,140 @@ bool rounding_near_tie(const float *row, int32_t vocab, const reset::Policy &p, 
         }
     }
     return false;
+}
+
+// Top-p without a top-k cut draws rejection-first (sampling/truncation.h,
+// draw_truncated): the untruncated draw with u1, kept if inside the
+// survivors, else the truncated draw with u2.  Besides the truncated draw's
+// near-ties (after a rejection on both sides), the first draw has two: its
+// target at an edge of its token's slot (the neighbour drawn instead), and
+// its token at the edge of the nucleus (a weight within rounding of top-p's
+// floor or of min_p, or the mass ranked before it within rounding of
+// top_p·total): kept on one side, rejected on the other.
+bool rounding_near_tie(const float *row, int32_t vocab, const reset::Policy &p, float temperature, uint32_t sequence,
+                       int64_t accepted, int32_t cpu_token, int32_t gpu_token, std::string *why) {
+    const double u1 = reset::philox::uniform(p.seed, sequence, static_cast<uint64_t>(accepted));
+    const double u2 = reset::philox::second_uniform(p.seed, sequence, static_cast<uint64_t>(accepted));
+    std::vector<int32_t> unmasked;
+    for (int32_t i = 0; i < vocab; ++i)
+        if (row[i] != -INFINITY) unmasked.push_back(i);
+    const bool rejection_first = p.top_p < 1.0f && !(p.top_k > 0 && size_t(p.top_k) < unmasked.size());
+    if (!rejection_first) return truncated_near_tie(row, vocab, p, temperature, u1, cpu_token, gpu_token, why);
+
+    const reset::LogitStats stats = reset::logit_stats(row, vocab);
+    reset::Candidates kept;
+    reset::truncate(row, vocab, stats.max, temperature, p.top_k, p.top_p, p.min_p, kept);
+    const float inv_t = 1.0f / temperature;
+    auto weight = [&](int32_t id) { return std::exp((row[id] - stats.max) * inv_t); };
+    auto is_kept = [&](int32_t id) { return std::binary_search(kept.ids.begin(), kept.ids.end(), id); };
+    // What the CPU returns when its first draw gives `first`, kept or not.
+    auto token_after = [&](int32_t first, bool in) { return in ? first : reset::draw(kept, u2); };
+    double total = 0.0;
+    for (int32_t id : unmasked) total += double(weight(id));
+    const double target = u1 * total;
+    // The first draw's token and its slot's neighbours (positive weights).
+    double run = 0.0;
+    size_t at = unmasked.size() - 1;
+    for (size_t i = 0; i < unmasked.size(); ++i) {
+        run += double(weight(unmasked[i]));
+        if (run > target) {
+            at = i;
+            break;
+        }
+    }
+    const int32_t first = unmasked[at];
+    const double slot_end = run, slot_begin = run - double(weight(first));
+    int32_t prev = -1, next = -1;
+    for (size_t i = at; i-- > 0;)
+        if (weight(unmasked[i]) > 0.0f) {
+            prev = unmasked[i];
+            break;
+        }
+    for (size_t i = at + 1; i < unmasked.size(); ++i)
+        if (weight(unmasked[i]) > 0.0f) {
+            next = unmasked[i];
+            break;
+        }
+    // 1. The first draw's target at a slot edge.
+    if ((next >= 0 && slot_end - target <= kRel * total && token_after(next, is_kept(next)) == gpu_token) ||
+        (prev >= 0 && target - slot_begin <= kRel * total && token_after(prev, is_kept(prev)) == gpu_token)) {
+        *why = "first draw's target at a slot edge";
+        return true;
+    }
+    // 2. The first draw's token at the edge of the nucleus.
+    const double w = double(weight(first));
+    const double floor = (1.0 - double(p.top_p)) * total / double(unmasked.size());
+    double before = 0.0;
+    for (int32_t id : unmasked)
+        if (row[id] > row[first] || (row[id] == row[first] && id < first)) before += double(weight(id));
+    const double goal = double(p.top_p) * total;
+    const bool at_edge = std::fabs(w - floor) <= kRel * floor ||
+                         (p.min_p > 0.0f && std::fabs(w - p.min_p) <= kRel * p.min_p) ||
+                         std::fabs(before - goal) <= kRel * goal;
+    if (at_edge && token_after(first, !is_kept(first)) == gpu_token) {
+        *why = "first draw's token at the nucleus' edge";
+        return true;
+    }
+    // 3. Both rejected their first draw: the truncated draw with u2.
+    return !is_kept(first) && truncated_near_tie(row, vocab, p, temperature, u2, cpu_token, gpu_token, why);
+}
+
+// Rotates a row (a circular shift of its ids: the same logits, so the same
+// total and the same nucleus up to tie order) until the CPU's first top-p
+// draw falls outside the nucleus, so the token comes from the second draw
+// and the device must find the nucleus' cut.  Without this, a flat row at
+// top_p 0.999 would reach the cut once in a thousand tokens.  Returns
+// whether it found such a rotation (an all-tied row has none when u1 < p).
+bool second_draw_taken(const float *row, int32_t vocab, const reset::Policy &p, float temperature, uint32_t sequence,
+                       int64_t accepted);
+bool rotate_to_second_draw(float *row, int32_t vocab, const reset::Policy &p, float temperature, uint32_t sequence,
+                           int64_t accepted) {
+    const reset::LogitStats stats = reset::logit_stats(row, vocab);
+    reset::Candidates kept;
+    reset::truncate(row, vocab, stats.max, temperature, p.top_k, p.top_p, p.min_p, kept);
+    std::vector<char> in(size_t(vocab), 0);
+    for (int32_t id : kept.ids) in[size_t(id)] = 1;
+    // prefix[k]: the weight of ids below k (as the CPU's running sum, up to rounding).
+    std::vector<double> prefix(size_t(vocab) + 1, 0.0);
+    const float inv_t = 1.0f / temperature;
+    for (int32_t i = 0; i < vocab; ++i)
+        prefix[size_t(i) + 1] =
+            prefix[size_t(i)] + (row[i] == -INFINITY ? 0.0 : double(std::exp((row[i] - stats.max) * inv_t)));
+    const double total = prefix[size_t(vocab)];
+    const double target = reset::philox::uniform(p.seed, sequence, static_cast<uint64_t>(accepted)) * total;
+    std::uniform_int_distribution<int32_t> offset(0, vocab - 1);
+    for (int attempt = 0; attempt < 64; ++attempt) {
+        // Rotated by r, the row runs ids r..vocab-1, then 0..r-1.
+        const int32_t r = offset(g_rng);
+        const double head = total - prefix[size_t(r)];
+        const double goal = target < head ? prefix[size_t(r)] + target : target - head;
+        const auto it = std::upper_bound(prefix.begin() + 1, prefix.end(), goal);
+        if (it == prefix.end()) continue;
+        const int32_t first = static_cast<int32_t>(it - prefix.begin()) - 1;
+        if (in[size_t(first)]) continue;
+        std::vector<float> rotated(row, row + vocab);
+        std::rotate(rotated.begin(), rotated.begin() + r, rotated.end());
+        if (!second_draw_taken(rotated.data(), vocab, p, temperature, sequence, accepted)) continue;
+        std::copy(rotated.begin(), rotated.end(), row);
+        return true;
+    }
+    return false;
+}
+
+// Whether the CPU rejected top-p's first draw for this token (so the device
+// found the nucleus' cut too): counted, so the tests can say that path ran.
+bool second_draw_taken(const float *row, int32_t vocab, const reset::Policy &p, float temperature, uint32_t sequence,
+                       int64_t accepted) {
+    if (!(p.top_p < 1.0f) || temperature <= 0.0f) return false;
+    int32_t unmasked = 0;
+    for (int32_t i = 0; i < vocab; ++i) unmasked += row[i] != -INFINITY ? 1 : 0;
+    if (p.top_k > 0 && p.top_k < unmasked) return false;
+    const reset::LogitStats stats = reset::logit_stats(row, vocab);
+    reset::Candidates all, kept;
+    reset::truncate(row, vocab, stats.max, temperature, 0, 1.0f, 0.0f, all);
+    reset::truncate(row, vocab, stats.max, temperature, p.top_k, p.top_p, p.min_p, kept);
+    const int32_t first = reset::draw(all, reset::philox::uniform(p.seed, sequence, static_cast<uint64_t>(accepted)));
+    return !std::binary_search(kept.ids.begin(), kept.ids.end(), first);
 }
 
 // A delimiter vocabulary for the boundary test: two NL ids and two DNL ids.
@@ -329,6 +471,7 @@ struct Case {
     int steps = 1;
     std::vector<reset::Policy> policies;  // one per sequence (batch = size)
     bool census = false;  // count each top-p row's cut-bin members (cut_bin_members)
+    bool force_second_draw = false;  // rotate top-p rows so the first draw is rejected (rotate_to_second_draw)
 };
 
 // Runs one case: the device sampler and one SequenceSampler per sequence
@@ -407,8 +550,17 @@ void run_case(const Case &c) {
     int case_failures_before = g_failures;
     int64_t near_ties = 0, sampled = 0;
     for (int step = 0; step < c.steps; ++step) {
-        for (int b = 0; b < batch; ++b)
-            fill_shaped(&logits[size_t(b) * size_t(V)], V, c.shape, delims, c.push_delimiters);
+        for (int b = 0; b < batch; ++b) {
+            float *row = &logits[size_t(b) * size_t(V)];
+            fill_shaped(row, V, c.shape, delims, c.push_delimiters);
+            if (c.force_second_draw && seeded[size_t(b)].top_p < 1.0f) {
+                reset::SequenceSampler probe = cpu[size_t(b)];  // the temperature this token will get
+                const float t = probe.decide(row, V).temperature;
+                if (t > 0.0f &&
+                    rotate_to_second_draw(row, V, seeded[size_t(b)], t, sequence_ids[size_t(b)], cpu[size_t(b)].accepted()))
+                    ++g_rotated_rows;
+            }
+        }
         d_logits.upload(logits);
         d_tokens.poison();
         d_signals.poison();
@@ -460,8 +612,13 @@ void run_case(const Case &c) {
                 EXPECT(changed <= 1, "%s step %d seq %d: %d ring slots changed", c.name.c_str(), step, b, changed);
             }
             reset::SamplerSignals ref;
+            const int64_t accepted_before = cpu[size_t(b)].accepted();
             const int32_t want = cpu[size_t(b)].sample(row, V, static_cast<int32_t>(sequence_ids[size_t(b)]), &ref);
-            if (c.census && ref.temperature > 0.0f && seeded[size_t(b)].top_p < 1.0f) {
+            const bool second_draw = second_draw_taken(row, V, seeded[size_t(b)], ref.temperature,
+                                                       sequence_ids[size_t(b)], accepted_before);
+            g_second_draws += second_draw ? 1 : 0;
+            // Only a second draw takes the device through the nucleus' cut.
+            if (c.census && second_draw) {
                 const int members = cut_bin_members(row, V, ref.temperature, seeded[size_t(b)].top_p);
                 if (members > kHistogramGatherCapacity && members <= plan.gather_capacity) ++g_cut_bins_grown;
                 if (members > plan.gather_capacity) ++g_cut_bins_past;
@@ -658,6 +815,22 @@ void test_candidate_list() {
             run_case(c);
         }
     }
+    // Top-p alone finds the nucleus' cut only after a rejected first draw:
+    // the same shapes, rotated so that every such token gets there.
+    const std::vector<reset::Policy> top_p_alone = {
+        fixed(1.0f, 0, 0.999f), fixed(1.0f, 0, 0.5f), fixed(0.7f, 0, 0.95f), fixed(1.0f, 0, 0.9f, 0.01f),
+        reset_policy(RESET_POLICY_RESET, 0.1f, 5.0f, 32, 0, 0.95f, 0.0f),
+    };
+    for (int si = 0; si < 5; ++si) {
+        Case c;
+        c.name = std::string(names[si]) + ", second draw";
+        c.vocab = 151936;
+        c.shape = shapes[si];
+        c.steps = g_quick ? 1 : 3;
+        c.policies = top_p_alone;
+        c.force_second_draw = true;
+        run_case(c);
+    }
     // The same in the other layouts (row in global memory, one CTA).
     for (int layout = 0; layout < 2; ++layout) {
         for (RowShape shape : {kRowFlat, kRowCoarse}) {
@@ -669,6 +842,10 @@ void test_candidate_list() {
             c.force_global = layout == 0;
             c.steps = g_quick ? 1 : 2;
             c.policies = pick(policies, 8);
+            run_case(c);
+            c.name += ", second draw";
+            c.policies = top_p_alone;
+            c.force_second_draw = true;
             run_case(c);
         }
     }
@@ -725,6 +902,7 @@ void test_wide_cut_bin() {
             c.steps = g_quick ? 1 : (layout == 0 ? 6 : 2);
             c.policies = policies;
             c.census = true;
+            c.force_second_draw = true;
             run_case(c);
         }
     }
@@ -1064,11 +1242,14 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "FAIL: reset::Error: %s\n", e.what());
         ++g_failures;
     }
-    std::printf("test_sampling: %lld tokens compared (%lld drawn at T > 0), %lld temperature/gate near-ties and %lld "
-                "truncation/draw near-ties counted, %lld boundaries, %lld state checks\n",
+    std::printf("test_sampling: %lld tokens compared (%lld drawn at T > 0, %lld of them by top-p's second draw, "
+                "%lld rows rotated to get there), %lld temperature/gate near-ties and %lld truncation/draw near-ties "
+                "counted, %lld boundaries, %lld state checks\n",
                 static_cast<long long>(g_compared_tokens), static_cast<long long>(g_sampled_tokens),
+                static_cast<long long>(g_second_draws), static_cast<long long>(g_rotated_rows),
                 static_cast<long long>(g_near_ties), static_cast<long long>(g_draw_near_ties),
-                static_cast<long long>(g_boundaries),
-                static_cast<long long>(g_state_checks));
+                static_cast<long long>(g_boundaries), static_cast<long long>(g_state_checks));
+    // Both of top-p's paths ran: the kept first draw (most top-p tokens) and the cut.
+    if (g_compared_tokens > 0) EXPECT(g_second_draws > 0 && g_rotated_rows > 0, "top-p's second draw never ran");
     return finish("test_sampling");
 }

@@ -17,6 +17,7 @@
 #include "sampling/policy.h"
 #include "sampling/sampler.h"
 #include "sampling/trace.h"
+#include "rules/philox.h"
 
 using namespace reset;
 
@@ -163,7 +164,8 @@ TEST_CASE("100,000 draws match the truncated softmax: top-k, top-p, min-p at sev
     const Case cases[] = {
         {1.0f, 0, 1.0f, 0.0f},  {0.5f, 10, 1.0f, 0.0f}, {1.0f, 5, 1.0f, 0.0f},  {1.7f, 20, 1.0f, 0.0f},
         {0.6f, 0, 0.95f, 0.0f}, {1.0f, 0, 0.8f, 0.0f},  {1.7f, 0, 0.5f, 0.0f},  {0.6f, 0, 1.0f, 0.05f},
-        {1.0f, 0, 1.0f, 0.2f},  {1.7f, 0, 1.0f, 0.1f},  {1.0f, 12, 0.9f, 0.05f},
+        {1.0f, 0, 1.0f, 0.2f},  {1.7f, 0, 1.0f, 0.1f},  {1.0f, 12, 0.9f, 0.05f}, {1.0f, 0, 0.7f, 0.1f},
+        {2.0f, 0, 0.3f, 0.0f},  // top-p's first draw rejected most of the time: the second one must make up for it
     };
     const long draws = 100000;
     uint64_t seed = 99;
@@ -221,6 +223,34 @@ TEST_CASE("draws are a function of (seed, sequence, step)") {
     CHECK(run(1, 0) == run(1, 0));
     CHECK(run(1, 0) != run(2, 0));
     CHECK(run(1, 0) != run(1, 1));
+}
+
+TEST_CASE("top-p draws rejection-first: the untruncated draw with u1 if it survives, else the survivors' with u2") {
+    // The contract the CUDA sampler implements too (sampling/truncation.h);
+    // the chi-square cases above show the result is the truncated softmax.
+    std::vector<float> z(3000);
+    for (size_t i = 0; i < z.size(); ++i) z[i] = static_cast<float>(std::sin(i * 0.61) * 2.5 + std::cos(i * 0.07));
+    z[17] = -std::numeric_limits<float>::infinity();
+    const float max_logit = *std::max_element(z.begin(), z.end());
+    int first_kept = 0, second = 0;
+    for (uint64_t step = 0; step < 400; ++step) {
+        const double u1 = philox::uniform(5, 2, step), u2 = philox::second_uniform(5, 2, step);
+        Candidates all, kept;
+        truncate(z.data(), 3000, max_logit, 0.8f, 0, 1.0f, 0.0f, all);
+        truncate(z.data(), 3000, max_logit, 0.8f, 0, 0.9f, 0.0f, kept);
+        const int32_t s = draw(all, u1);
+        const bool in = std::binary_search(kept.ids.begin(), kept.ids.end(), s);
+        const int32_t expected = in ? s : draw(kept, u2);
+        (in ? first_kept : second) += 1;
+        Candidates scratch;
+        CHECK(draw_truncated(z.data(), 3000, max_logit, 0.8f, 0, 0.9f, 0.0f, u1, u2, scratch) == expected);
+        // Top-k cutting draws once, with u1, as every other policy does.
+        const int32_t with_k = draw_truncated(z.data(), 3000, max_logit, 0.8f, 50, 0.9f, 0.0f, u1, u2, scratch);
+        CHECK(with_k == draw(scratch, u1));
+    }
+    // The first draw survives with probability >= top_p (0.9): both paths ran.
+    CHECK(first_kept > 320);
+    CHECK(second > 0);
 }
 
 TEST_CASE("truncation keeps at least the argmax, and top-k ties keep the lower ids") {
