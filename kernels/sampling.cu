@@ -30,7 +30,9 @@
 //      for top-p) finds each cut as (logit key, last id among the ties), and
 //      a token survives when it is inside every cut.  Top-p alone starts
 //      with one level binned by the logit's value, in the weights pass
-//      (see ValueBins);
+//      (see ValueBins).  Top-k up to the team's warp count (256 on a
+//      16-CTA team) lists the few tokens at or above the k-th largest warp
+//      maximum and truncates that list alone (small_top_k_token);
 //   6. the draw: Philox keyed (seed, sequence, accepted) as on the CPU, the
 //      first survivor in id order whose running weight sum exceeds u·total.
 //      Top-p without a top-k cut draws rejection-first (draw_truncated):
@@ -68,6 +70,7 @@ constexpr int kLoadBatch = 20;       // row entries each thread loads at once (3
 constexpr int32_t kAutoTeamVocab = 16384;  // below this one CTA per sequence is enough
 constexpr int32_t kNoCutId = INT_MAX;
 constexpr unsigned kFull = 0xFFFFFFFFu;
+constexpr int kWarpMaxSlot = 2 * kWarps;  // the first exchange's Mail::count: unmasked, bad, warp maxima
 // The per-warp histograms (first radix level over the whole row).  Once that
 // level is merged their space holds the candidate list: a local index and a
 // weight per candidate.
@@ -99,7 +102,8 @@ constexpr double kMassUnit = 1.0 / 35184372088832.0;     // 2^-45
 // 13/14/15/16 team_find_first (local pass, exchange, walk, end), 17/18 the
 // final barrier, 20 bin members gathered, 21 a level over them; inside the
 // gather: 22 counting pass, 23 scan, 24 compaction, 25 team barrier passed;
-// top-p's first draw: 30 drawn, 31 tested.
+// top-p's first draw: 30 drawn, 31 tested; small top-k: 32 candidates
+// listed, 33 lists published.
 constexpr int kTraceSlots = 128;
 __device__ unsigned long long g_sampling_trace[kTraceSlots][2];
 __device__ int g_sampling_trace_n;
@@ -256,6 +260,7 @@ struct Broadcast {
     double prefix;         // this CTA's exclusive prefix in a team scan
     int32_t last_member;
     int32_t first_hit;
+    uint32_t small_k_floor;  // 4c: the k-th largest warp maximum
     SelectOut select;
 };
 
@@ -265,6 +270,7 @@ struct StaticShared {
     unsigned long long bin_mass[kBins];
     uint32_t value_mass[kBins];  // the value level's approximate masses (see gather_bin_members)
     float ring[kRingStage];
+    uint32_t warp_max_key[kMaxTeam * kWarps];  // the team's warp maxima (small top-k, 4c)
     int32_t draw_hit;  // rank 0's: the team's first draw hit (team_find_first's draw form)
     double scratch_d[kWarps];
     int32_t scratch_i[kWarps];
@@ -1100,6 +1106,66 @@ __device__ int32_t find_in_gathered(const Gathered &g, uint32_t key, int64_t tak
     return id;
 }
 
+// Small top-k's token (4c in the kernel), in rank 0 only: the team's
+// candidates (`lists`: every CTA's, in rank order, so in id order; n <=
+// kThreads, one per thread), each ranked exactly in the order (logit
+// descending, id ascending) among them, which holds every token above it;
+// then truncate()'s top-p on the top k (its total, floor and nucleus), min-p,
+// and the draw over the survivors in id order with u.
+__device__ int32_t small_top_k_token(const Gathered &lists, const int *offset, int n, const SamplingPolicyDevice &pol,
+                                     double u, float max_logit, float inv_t, unsigned char *space, int capacity,
+                                     StaticShared &sh) {
+    const Gathered all = gathered_list(space, capacity, 1);
+    const int e = static_cast<int>(threadIdx.x);
+    const bool live = e < n;
+    uint32_t key = 0;
+    int32_t id = kNoCutId;
+    if (live) {
+        unsigned r = 0;
+        while (e >= offset[r + 1]) ++r;
+        key = team_peer(lists.key, r)[e - offset[r]];
+        id = team_peer(lists.id, r)[e - offset[r]];
+        all.key[e] = key;
+        all.id[e] = id;
+    }
+    __syncthreads();
+    int rank = 0;
+    if (live)
+        for (int f = 0; f < n; ++f) {
+            const uint32_t other = all.key[f];
+            rank += other > key || (other == key && all.id[f] < id) ? 1 : 0;
+        }
+    const float w = live ? expf((key_logit(key) - max_logit) * inv_t) : 0.0f;
+    const bool in_k = live && rank < pol.top_k;
+    bool survives = in_k;
+    if (pol.top_p < 1.0f) {
+        // truncate(): top-p's total is the top k's; tokens under the floor are
+        // out; the nucleus keeps the others in order while the mass before
+        // them is below top_p·total.  The weights by rank give that mass (a
+        // scan); rank 0's own list is free for them (read above).
+        const double total_k = block_sum(in_k ? static_cast<double>(w) : 0.0, sh);
+        const float floor_f = __double2float_ru((1.0 - static_cast<double>(pol.top_p)) * total_k / pol.top_k);
+        const bool heavy = in_k && w >= floor_f;
+        float *w_by_rank = reinterpret_cast<float *>(lists.key);
+        double *before_by_rank = reinterpret_cast<double *>(lists.key + kMaxTeam * kWarps);
+        if (in_k) w_by_rank[rank] = heavy ? w : 0.0f;
+        __syncthreads();
+        double unused_total = 0.0;
+        const double before =
+            block_exclusive_scan(e < pol.top_k ? static_cast<double>(w_by_rank[e]) : 0.0, &unused_total, sh);
+        if (e < pol.top_k) before_by_rank[e] = before;
+        __syncthreads();
+        survives = heavy && before_by_rank[rank] < static_cast<double>(pol.top_p) * total_k;
+    }
+    if (pol.min_p > 0.0f && w < pol.min_p) survives = false;
+    double total = 0.0;
+    const double prefix = block_exclusive_scan(survives ? static_cast<double>(w) : 0.0, &total, sh);
+    const bool hit = survives && w > 0.0f && prefix + static_cast<double>(w) > u * total;
+    const int32_t first_hit = block_min_i(hit ? id : kNoCutId, sh);
+    if (first_hit != kNoCutId) return first_hit;
+    return -block_min_i(survives ? -id : kNoCutId, sh);  // u·total rounded up to the total: the last survivor
+}
+
 __device__ __forceinline__ uint32_t delimiter_flags_of(const SamplingArgs &a, int32_t token) {
     return (a.delimiter_flags != nullptr && token >= 0 && token < a.vocab) ? a.delimiter_flags[token] : 0u;
 }
@@ -1222,6 +1288,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
             sh.scratch_u[warp] = min_key;
             sh.mail[0].count[warp] = static_cast<uint32_t>(unmasked);
             sh.mail[0].count[kWarps + warp] = static_cast<uint32_t>(bad);
+            sh.mail[0].count[kWarpMaxSlot + warp] = order_key(best);  // small top-k's floor (4c)
         }
         // Also orders the row copy and the ring before every later read.
         __syncthreads();
@@ -1292,6 +1359,13 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
         ++phase;
         __syncthreads();
     }
+    // Small top-k (4c) starts from the team's warp maxima: read them now, as
+    // the next exchange's barrier frees their mailbox for reuse.
+    const int team_warps = static_cast<int>(team_size()) * kWarps;
+    const bool small_top_k = policy_ok && pol.top_k > 0 && pol.top_k <= team_warps;
+    if (small_top_k && tid < team_warps)
+        sh.warp_max_key[tid] =
+            team_peer(&sh.mail[0], static_cast<unsigned>(tid / kWarps))->count[kWarpMaxSlot + tid % kWarps];
     RESET_TRACE(3);
     const int32_t status = sh.bc.status;
     const float max_logit = sh.bc.max_logit;
@@ -1579,7 +1653,68 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                 }
             }
 
-            if (!first_draw_kept) {
+            // ---- 4c. small top-k (k <= the team's warp count): the k-th
+            // largest of the warp maxima is at most the k-th largest logit
+            // (k warps each hold a token at least that large), so every
+            // top-k token is among the tokens at or above it: on anything
+            // but a heavily tied row a few dozen, not the 19 µs first radix
+            // level over the row that a flat row's keys (all in a few bins)
+            // cost.  Rank 0 gathers them, ranks them exactly, and runs top-p,
+            // min-p and the draw on that list alone.  More candidates than
+            // threads: the radix path (4b-6), as before.
+            bool small_top_k_done = false;
+            if (k_on && small_top_k) {
+                if (tid < team_warps) {
+                    const uint32_t key = sh.warp_max_key[tid];
+                    int greater = 0, equal_before = 0;
+                    for (int j = 0; j < team_warps; ++j) {
+                        const uint32_t other = sh.warp_max_key[j];
+                        greater += other > key ? 1 : 0;
+                        equal_before += other == key && j < tid ? 1 : 0;
+                    }
+                    if (greater + equal_before == pol.top_k - 1) sh.bc.small_k_floor = key;  // one thread
+                }
+                __syncthreads();
+                const uint32_t floor_key = sh.bc.small_k_floor;
+                Gathered mine = gathered_list(dynamic_shared, p.gather_capacity, 0);
+                auto candidate = [&](float z) { return z != -INFINITY && order_key(z) >= floor_key; };
+                int count = 0;
+                for (int i = row.begin; i < row.end; ++i) count += candidate(row.z[i]) ? 1 : 0;
+                double local_total = 0.0;
+                int pos = static_cast<int>(block_exclusive_scan(static_cast<double>(count), &local_total, sh));
+                const int listed = static_cast<int>(local_total);
+                if (listed <= kThreads) {  // else the team total is too and no one reads the list
+                    for (int i = row.begin; i < row.end && count > 0; ++i) {
+                        const float z = row.z[i];
+                        if (!candidate(z)) continue;
+                        mine.key[pos] = order_key(z);
+                        mine.id[pos] = base + i;
+                        ++pos;
+                        --count;
+                    }
+                }
+                if (tid == 0) sh.mail[phase & 1].i0 = listed;
+                RESET_TRACE(32);
+                team_sync();  // the lists and their counts are published
+                const unsigned n = team_size();
+                if (tid < kMaxTeam)
+                    sh.scratch_i[tid] = tid < static_cast<int>(n) ? team_peer(&sh.mail[phase & 1], tid)->i0 : 0;
+                ++phase;
+                __syncthreads();
+                int offset[kMaxTeam + 1];
+                offset[0] = 0;
+#pragma unroll
+                for (unsigned r = 0; r < kMaxTeam; ++r) offset[r + 1] = offset[r] + sh.scratch_i[r];
+                const int candidates = offset[kMaxTeam];
+                RESET_TRACE(33);
+                if (candidates <= kThreads) {  // the same in every CTA
+                    small_top_k_done = true;
+                    if (rank == 0) token = small_top_k_token(mine, offset, candidates, pol, u, max_logit, inv_t,
+                                                             dynamic_shared, p.gather_capacity, sh);
+                }
+            }
+
+            if (!first_draw_kept && !small_top_k_done) {
                 // ---- 4b. weights of softmax(z / T), unnormalised (max weight 1),
                 // in one pass with what needs them first: top-k's first radix
                 // level, else the sums for top-p's total or for the draw.
