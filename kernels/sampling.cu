@@ -1572,16 +1572,6 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                 }
             };
 
-            // ---- 4a. top-p, rejection-first (sampling/truncation.h,
-            // draw_truncated): when top-k cuts nothing, draw first with u1
-            // from the untruncated softmax, then test that one token: it is
-            // in the nucleus iff its weight passes top-p's floor (and min-p)
-            // and the mass ranked before it is below top_p·total.  That is
-            // one weights pass, one draw and one mass pass, three team
-            // exchanges; finding the nucleus' cut (4b-5) takes several
-            // passes and exchanges and several times the code.  Only when
-            // the token is out (probability <= 1 - top_p) does the kernel
-            // go on to find the cut and draw again, with u2.
             // The weights pass when no histogram rides on it: w for every
             // entry, and this thread's sum and last id over what the draw
             // walks (every unmasked token, or those min-p keeps), in id
@@ -1601,6 +1591,16 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                     row.w[i] = w;  // read back only by this thread (or after a barrier)
                 }
             };
+            // ---- 4a. top-p, rejection-first (sampling/truncation.h,
+            // draw_truncated): when top-k cuts nothing, draw first with u1
+            // from the untruncated softmax, then test that one token: it is
+            // in the nucleus iff its weight passes top-p's floor (and min-p)
+            // and the mass ranked before it is below top_p·total.  That is
+            // one weights pass, one draw and one mass pass, three team
+            // exchanges; finding the nucleus' cut (4b-5) takes several
+            // passes and exchanges and several times the code.  Only when
+            // the token is out (probability <= 1 - top_p) does the kernel
+            // go on to find the cut and draw again, with u2.
             const uint64_t draw_step = static_cast<uint64_t>(st.accepted);
             double u = philox::uniform(pol.seed, st.sequence, draw_step);
             bool first_draw_kept = false, first_draw_rejected = false;

@@ -911,7 +911,10 @@ void test_wide_cut_bin() {
     reset::SamplingArgs probe;
     probe.vocab = 151936;
     const int capacity = reset::sampling_plan(probe).gather_capacity;
-    if (capacity > kHistogramGatherCapacity)
+    // A coverage check, so the full run only: ~2.5% of these rows reach that
+    // range (4 of 160 with seed 20261127, session 19), and the quick run's
+    // one step per layout (48 rows) misses it about a third of the time.
+    if (capacity > kHistogramGatherCapacity && !g_quick)
         EXPECT(g_cut_bins_grown > grown_before, "dense cut bin: no row's cut bin held %d..%d members",
                kHistogramGatherCapacity + 1, capacity);
 }
