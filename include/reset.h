@@ -661,7 +661,11 @@ RESET_API reset_status reset_policy_decide(reset_policy *policy, const float *lo
 /* reset_policy_decide, then draw the token as a session would: softmax of
  * the logits at the decided temperature, truncated by top-k, then top-p,
  * then min-p, drawn with Philox keyed by (seed, options->sequence, accepted
- * tokens); argmax when the temperature is <= 1e-6.  out may be NULL.
+ * tokens); argmax when the temperature is <= 1e-6.  Top-p without a top-k
+ * cut draws rejection-first: the untruncated draw is kept if it survives
+ * the truncation, else a second uniform draws among the survivors (the
+ * same distribution, a cheaper GPU kernel; docs/reset-policy.md).
+ * out may be NULL.
  * The token is not accepted: call reset_policy_accept with it (or with the
  * token the caller took instead).  Errors: as reset_policy_decide. */
 RESET_API reset_status reset_policy_sample(reset_policy *policy, const float *logits, size_t n_vocab,
