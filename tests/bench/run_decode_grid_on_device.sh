@@ -63,8 +63,7 @@ if [[ ${GRID:-main} == short ]]; then
     run "$nv" --weights auto --prompt-tokens 1024 --sequences 1,8 --compare-eager --tokens 64 --repeat 2
     run "$nv" --weights w4a4 --prompt-tokens 1024 --sequences 1 --tokens 64 --repeat 2
     run "$nv" --weights auto --prompt-tokens 1024 --sequences 1 --tokens 64 --repeat 2 --policy "reset t_low=0.6 tau0=1.2"
-    # The ReSET rule alone (no top-p: on the random model's flat logits top-p 0.95 keeps ~95% of the
-    # vocabulary and its select, not the rule, is what costs; docs/cuda-engine.md, session 6).
+    # The ReSET rule alone (no top-p): the rule's share of ReSET + top-p's cost.
     run "$nv" --weights auto --prompt-tokens 1024 --sequences 1 --tokens 64 --repeat 2 --policy "reset t_low=0.6 tau0=1.2 top_p=1"
     run "$bf" --weights bf16 --prompt-tokens 1024 --sequences 1 --tokens 64 --repeat 2
     run "$nv" --weights auto --prompt-tokens 32000 --sequences 1 --kv-cache fp8 --tokens 32 --repeat 1
