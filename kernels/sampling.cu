@@ -54,6 +54,7 @@
 #include "reset.h"
 #include "rules/philox.h"
 #include "rules/reset_rule.h"
+#include "rules/top_p.h"
 
 namespace reset {
 namespace {
@@ -1144,7 +1145,7 @@ __device__ int32_t small_top_k_token(const Gathered &lists, const int *offset, i
         // them is below top_p·total.  The weights by rank give that mass (a
         // scan); rank 0's own list is free for them (read above).
         const double total_k = block_sum(in_k ? static_cast<double>(w) : 0.0, sh);
-        const float floor_f = __double2float_ru((1.0 - static_cast<double>(pol.top_p)) * total_k / pol.top_k);
+        const float floor_f = __double2float_ru(rule::top_p_weight_floor(pol.top_p, total_k, pol.top_k));
         const bool heavy = in_k && w >= floor_f;
         float *w_by_rank = reinterpret_cast<float *>(lists.key);
         double *before_by_rank = reinterpret_cast<double *>(lists.key + kMaxTeam * kWarps);
@@ -1605,7 +1606,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
             double u = philox::uniform(pol.seed, st.sequence, draw_step);
             bool first_draw_kept = false, first_draw_rejected = false;
             double first_total = 0.0;  // the untruncated total, top-p's total too when rejected
-            if (p_on && !k_on) {
+            if (rule::draws_rejection_first(pol.top_k, pol.top_p, n_unmasked)) {
                 double sum_all = 0.0;
                 int32_t last_all = -1;
                 weights_pass(false, &sum_all, &last_all);
@@ -1624,8 +1625,8 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                     z_first = logits[first];
                 }
                 const float w_first = expf((z_first - max_logit) * inv_t);
-                const double floor = (1.0 - static_cast<double>(pol.top_p)) * first_total / n_unmasked;
-                const float floor_f = __double2float_ru(floor);  // double(w) >= floor iff w >= floor_f
+                // double(w) >= the floor iff w >= floor_f
+                const float floor_f = __double2float_ru(rule::top_p_weight_floor(pol.top_p, first_total, n_unmasked));
                 if (w_first >= floor_f && drawable(w_first)) {
                     // The mass ranked before it: larger logits, and equal
                     // ones with lower ids (every one of them is heavier than
@@ -1823,8 +1824,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                     // truncate(): tokens lighter than (1-p)·total/count cannot be
                     // in the nucleus; the CPU drops them before its sort, so the
                     // nucleus is searched among the others.
-                    const double weight_floor =
-                        (1.0 - static_cast<double>(pol.top_p)) * total_k / static_cast<double>(kept_by_k);
+                    const double weight_floor = rule::top_p_weight_floor(pol.top_p, total_k, kept_by_k);
                     weight_floor_f = __double2float_ru(weight_floor);
                     const double target = static_cast<double>(pol.top_p) * total_k;
                     auto heavy = [&](int i, uint32_t key, float w) {

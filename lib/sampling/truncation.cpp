@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "rules/top_p.h"
+
 namespace reset {
 
 namespace {
@@ -48,7 +50,7 @@ void truncate(const float *logits, int32_t vocab, float max_logit, float tempera
         // Tokens lighter than (1 - p) * total / count are, all together, lighter
         // than the 1 - p tail the nucleus leaves out, so they cannot be in it:
         // dropping them before the sort changes nothing but the time it takes.
-        const double floor = (1.0 - static_cast<double>(top_p)) * total / static_cast<double>(ids.size());
+        const double floor = rule::top_p_weight_floor(top_p, total, static_cast<int64_t>(ids.size()));
         ids.erase(std::remove_if(ids.begin(), ids.end(),
                                  [&](int32_t id) { return static_cast<double>(weight_of(id)) < floor; }),
                   ids.end());
@@ -98,8 +100,7 @@ int32_t draw_truncated(const float *logits, int32_t vocab, float max_logit, floa
     truncate(logits, vocab, max_logit, temperature, top_k, top_p, min_p, out);
     int32_t unmasked = 0;
     for (int32_t i = 0; i < vocab; ++i) unmasked += logits[i] != -INFINITY ? 1 : 0;
-    const bool k_cuts = top_k > 0 && top_k < unmasked;
-    if (!(top_p < 1.0f) || k_cuts) return draw(out, u1);
+    if (!rule::draws_rejection_first(top_k, top_p, unmasked)) return draw(out, u1);
 
     // The first draw, over every unmasked token in id order (the weights
     // exactly as truncate() computes them).

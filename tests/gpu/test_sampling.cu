@@ -30,6 +30,7 @@
 #include "kernels/sampling.h"
 #include "reset.h"
 #include "rules/philox.h"
+#include "rules/top_p.h"
 #include "sampling/entropy.h"
 #include "sampling/sampler.h"
 #include "sampling/truncation.h"
@@ -160,7 +161,7 @@ bool truncated_near_tie(const float *row, int32_t vocab, const reset::Policy &p,
     if (p.top_p < 1.0f) {
         double total = 0.0;
         for (int32_t id : ids) total += double(weight(id));
-        const double floor = (1.0 - double(p.top_p)) * total / double(ids.size());
+        const double floor = reset::rule::top_p_weight_floor(p.top_p, total, int64_t(ids.size()));
         // 3. A weight at top-p's floor.
         for (int32_t id : ids)
             if (std::fabs(double(weight(id)) - floor) <= kRel * floor && draw_with(id) == gpu_token) {
@@ -206,8 +207,8 @@ bool rounding_near_tie(const float *row, int32_t vocab, const reset::Policy &p, 
     std::vector<int32_t> unmasked;
     for (int32_t i = 0; i < vocab; ++i)
         if (row[i] != -INFINITY) unmasked.push_back(i);
-    const bool rejection_first = p.top_p < 1.0f && !(p.top_k > 0 && size_t(p.top_k) < unmasked.size());
-    if (!rejection_first) return truncated_near_tie(row, vocab, p, temperature, u1, cpu_token, gpu_token, why);
+    if (!reset::rule::draws_rejection_first(p.top_k, p.top_p, int64_t(unmasked.size())))
+        return truncated_near_tie(row, vocab, p, temperature, u1, cpu_token, gpu_token, why);
 
     const reset::LogitStats stats = reset::logit_stats(row, vocab);
     reset::Candidates kept;
@@ -251,7 +252,7 @@ bool rounding_near_tie(const float *row, int32_t vocab, const reset::Policy &p, 
     }
     // 2. The first draw's token at the edge of the nucleus.
     const double w = double(weight(first));
-    const double floor = (1.0 - double(p.top_p)) * total / double(unmasked.size());
+    const double floor = reset::rule::top_p_weight_floor(p.top_p, total, int64_t(unmasked.size()));
     double before = 0.0;
     for (int32_t id : unmasked)
         if (row[id] > row[first] || (row[id] == row[first] && id < first)) before += double(weight(id));
@@ -313,10 +314,10 @@ bool rotate_to_second_draw(float *row, int32_t vocab, const reset::Policy &p, fl
 // found the nucleus' cut too): counted, so the tests can say that path ran.
 bool second_draw_taken(const float *row, int32_t vocab, const reset::Policy &p, float temperature, uint32_t sequence,
                        int64_t accepted) {
-    if (!(p.top_p < 1.0f) || temperature <= 0.0f) return false;
+    if (temperature <= 0.0f) return false;
     int32_t unmasked = 0;
     for (int32_t i = 0; i < vocab; ++i) unmasked += row[i] != -INFINITY ? 1 : 0;
-    if (p.top_k > 0 && p.top_k < unmasked) return false;
+    if (!reset::rule::draws_rejection_first(p.top_k, p.top_p, unmasked)) return false;
     const reset::LogitStats stats = reset::logit_stats(row, vocab);
     reset::Candidates all, kept;
     reset::truncate(row, vocab, stats.max, temperature, 0, 1.0f, 0.0f, all);
@@ -556,8 +557,8 @@ void run_case(const Case &c) {
             if (c.force_second_draw && seeded[size_t(b)].top_p < 1.0f) {
                 reset::SequenceSampler probe = cpu[size_t(b)];  // the temperature this token will get
                 const float t = probe.decide(row, V).temperature;
-                if (t > 0.0f &&
-                    rotate_to_second_draw(row, V, seeded[size_t(b)], t, sequence_ids[size_t(b)], cpu[size_t(b)].accepted()))
+                const int64_t accepted = cpu[size_t(b)].accepted();
+                if (t > 0.0f && rotate_to_second_draw(row, V, seeded[size_t(b)], t, sequence_ids[size_t(b)], accepted))
                     ++g_rotated_rows;
             }
         }
