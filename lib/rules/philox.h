@@ -65,21 +65,25 @@ RESET_HD Block draw_block(uint64_t seed, uint32_t sequence, uint64_t step) {
                          static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
 }
 
+// A double in [0, 1) from 53 random bits: 27 of `high`, 26 of `low`.
+RESET_HD double unit_double(uint32_t high, uint32_t low) {
+    const uint64_t bits = (static_cast<uint64_t>(high >> 5) << 26) | static_cast<uint64_t>(low >> 6);
+    return static_cast<double>(bits) * (1.0 / 9007199254740992.0);  // 2^-53
+}
+
 // A uniform double in [0, 1) with 53 random bits (27 from word 0, 26 from
 // word 1), so that even a token of probability 1e-9 in a 152k vocabulary
 // has its own slice of the unit interval.
 RESET_HD double uniform(uint64_t seed, uint32_t sequence, uint64_t step) {
     const Block b = draw_block(seed, sequence, step);
-    const uint64_t bits = (static_cast<uint64_t>(b.v[0] >> 5) << 26) | static_cast<uint64_t>(b.v[1] >> 6);
-    return static_cast<double>(bits) * (1.0 / 9007199254740992.0);  // 2^-53
+    return unit_double(b.v[0], b.v[1]);
 }
 
-// The block's other 53 bits (27 from word 2, 26 from word 3): independent of
-// uniform()'s, for a token's second draw.
+// The block's other 53 bits (words 2 and 3): independent of uniform()'s,
+// for a token's second draw.
 RESET_HD double second_uniform(uint64_t seed, uint32_t sequence, uint64_t step) {
     const Block b = draw_block(seed, sequence, step);
-    const uint64_t bits = (static_cast<uint64_t>(b.v[2] >> 5) << 26) | static_cast<uint64_t>(b.v[3] >> 6);
-    return static_cast<double>(bits) * (1.0 / 9007199254740992.0);  // 2^-53
+    return unit_double(b.v[2], b.v[3]);
 }
 
 }  // namespace reset::philox

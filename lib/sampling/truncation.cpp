@@ -97,29 +97,20 @@ int32_t draw(const Candidates &candidates, double u) {
 
 int32_t draw_truncated(const float *logits, int32_t vocab, float max_logit, float temperature, int32_t top_k,
                        float top_p, float min_p, double u1, double u2, Candidates &out) {
-    truncate(logits, vocab, max_logit, temperature, top_k, top_p, min_p, out);
-    int32_t unmasked = 0;
-    for (int32_t i = 0; i < vocab; ++i) unmasked += logits[i] != -INFINITY ? 1 : 0;
-    if (!rule::draws_rejection_first(top_k, top_p, unmasked)) return draw(out, u1);
-
-    // The first draw, over every unmasked token in id order (the weights
-    // exactly as truncate() computes them).
-    const float inv_t = 1.0f / temperature;
-    auto weight_of = [&](int32_t id) { return std::exp((logits[id] - max_logit) * inv_t); };
-    double total = 0.0;
-    for (int32_t i = 0; i < vocab; ++i)
-        if (logits[i] != -INFINITY) total += static_cast<double>(weight_of(i));
-    const double target = u1 * total;
-    double running = 0.0;
-    int32_t first = -1;
-    for (int32_t i = 0; i < vocab; ++i) {
-        if (logits[i] == -INFINITY) continue;
-        first = i;  // the last unmasked token owns the top, as in draw()
-        running += static_cast<double>(weight_of(i));
-        if (running > target) break;
+    if (top_p < 1.0f) {
+        int32_t unmasked = 0;
+        for (int32_t i = 0; i < vocab; ++i) unmasked += logits[i] != -INFINITY ? 1 : 0;
+        if (rule::draws_rejection_first(top_k, top_p, unmasked)) {
+            // The first draw, untruncated: every unmasked token is a candidate.
+            truncate(logits, vocab, max_logit, temperature, 0, 1.0f, 0.0f, out);
+            const int32_t first = draw(out, u1);
+            truncate(logits, vocab, max_logit, temperature, top_k, top_p, min_p, out);
+            if (std::binary_search(out.ids.begin(), out.ids.end(), first)) return first;
+            return draw(out, u2);
+        }
     }
-    if (std::binary_search(out.ids.begin(), out.ids.end(), first)) return first;
-    return draw(out, u2);
+    truncate(logits, vocab, max_logit, temperature, top_k, top_p, min_p, out);
+    return draw(out, u1);
 }
 
 }  // namespace reset
