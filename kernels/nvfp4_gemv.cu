@@ -410,8 +410,11 @@ __device__ __forceinline__ void tail_quad(const GemvParams &p, int64_t quad, con
 // launch, loaded before the wait).  Every quad but the one that crosses K
 // (always the tile's last) runs without checks.
 // kPipelined: each quad's weights are requested before the products of the
-// one before (two quads in flight per warp, 18 more registers: the instances
-// for two CTAs per SM, pipelined_loop).
+// one before (two quads in flight per warp; 90 / 120 registers for FP16 /
+// FP32 input: the instances for two CTAs per SM, pipelined_loop).  Its loop
+// is not unrolled: unrolled twice it took 106 / 125 registers and 35-38% more
+// instructions, and the 1k step was 0.8% slower, the 32k one 0.5% (H100,
+// docs/cuda-engine.md session 21); unrolled four times, 2.1% slower.
 template <bool kVectorX, typename X, bool kPipelined = false>
 __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_first, int q_end, int step, int token,
                                            float inverse, int lane, bool loaded, QuadWeights &w, float (&acc)[4]) {
@@ -425,27 +428,22 @@ __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_
     const int x_step = 256 * step;
     const int full_end = min(q_end, p.full_quads);
     const int full = q_first < full_end ? (full_end - q_first + step - 1) / step : 0;
-    if constexpr (kPipelined) {
-        if (full > 0 && !loaded) load_full_quad(codes, scales, w);
-#pragma unroll 2
-        for (int i = 0; i < full; ++i) {
-            QuadWeights next;
+    if (kPipelined && full > 0 && !loaded) load_full_quad(codes, scales, w);
+#pragma unroll 1
+    for (int i = 0; i < full; ++i) {
+        // Every weight load of a quad first (2 KB per warp), then the activations, then the products;
+        // pipelined, the next quad's loads come before this one's products.
+        QuadWeights next;
+        if constexpr (kPipelined) {
             if (i + 1 < full) load_full_quad(codes + code_step, scales + scale_step, next);
-            compute_full_quad<kVectorX>(w, x, inverse, acc);
-            w = next;  // after the last full quad nothing was loaded: w is dead then (the tail loads its own)
-            codes += code_step;
-            scales += scale_step;
-            x += x_step;
+        } else if (i != 0 || !loaded) {
+            load_full_quad(codes, scales, w);
         }
-    } else {
-        for (int i = 0; i < full; ++i) {
-            // Every weight load of the quad first (2 KB per warp), then the activations, then the products.
-            if (i != 0 || !loaded) load_full_quad(codes, scales, w);
-            compute_full_quad<kVectorX>(w, x, inverse, acc);
-            codes += code_step;
-            scales += scale_step;
-            x += x_step;
-        }
+        compute_full_quad<kVectorX>(w, x, inverse, acc);
+        if constexpr (kPipelined) w = next;  // after the last full quad nothing was loaded: w is dead then (the tail loads its own)
+        codes += code_step;
+        scales += scale_step;
+        x += x_step;
     }
     const int tail = q_first + full * step;
     if (tail < q_end) tail_quad<kVectorX>(p, tail, codes, scales, x, inverse, t, acc);
@@ -755,8 +753,11 @@ Plan make_plan(const Nvfp4GemvLayout &layout, int requested_splits) {
 // are free for a second quad per warp.  Measured in the decode step (H100,
 // Qwen3-8B shape, docs/cuda-engine.md session 18): o and down (256 CTAs)
 // pipelined made a 1k step 2.4-2.7% faster and a 32k one 0.7%; an instance
-// for three CTAs per SM (80 registers, 8-24 bytes spilled) on qkv and gate_up
-// as well made it 2.6% slower than none.  `requested` is
+// for three CTAs per SM on qkv and gate_up as well made it 2.6% slower than
+// none (80 registers, 8-24 bytes spilled), and 2.7% slower again in session
+// 21 with the loop not unrolled, which fits 80 registers without spilling:
+// at three CTAs per SM the second quad in flight costs, not the spills.
+// `requested` is
 // Nvfp4GemvArgs::pipeline; RESET_NVFP4_GEMV_PIPELINE=0 turns the automatic
 // choice off (A/B runs).
 bool pipelined_loop(const Plan &plan, int requested) {
