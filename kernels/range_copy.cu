@@ -18,7 +18,7 @@ constexpr int kThreads = 256;
 constexpr uint64_t kMaxBytes = uint64_t(1) << 30;
 
 struct WordRanges {
-    const void *from[RangeCopyArgs::kMaxRanges];
+    const void *from[RangeCopyArgs::kMaxRanges];  // nullptr: zeros
     void *to[RangeCopyArgs::kMaxRanges];
     uint32_t end[RangeCopyArgs::kMaxRanges];  // running total of words after range r
     bool wide[RangeCopyArgs::kMaxRanges];     // 16-byte words (else 4-byte)
@@ -33,10 +33,12 @@ __global__ void __launch_bounds__(kThreads) range_copy_kernel(const WordRanges w
     for (int r = 0; r < w.count; ++r) {
         if (i < w.end[r]) {
             const uint32_t word = i - begin;
+            const bool zeros = w.from[r] == nullptr;
             if (w.wide[r])
-                static_cast<uint4 *>(w.to[r])[word] = static_cast<const uint4 *>(w.from[r])[word];
+                static_cast<uint4 *>(w.to[r])[word] =
+                    zeros ? make_uint4(0, 0, 0, 0) : static_cast<const uint4 *>(w.from[r])[word];
             else
-                static_cast<uint32_t *>(w.to[r])[word] = static_cast<const uint32_t *>(w.from[r])[word];
+                static_cast<uint32_t *>(w.to[r])[word] = zeros ? 0u : static_cast<const uint32_t *>(w.from[r])[word];
             return;
         }
         begin = w.end[r];
@@ -55,9 +57,9 @@ void copy_ranges(const RangeCopyArgs &args, cudaStream_t stream) {
     for (int r = 0; r < args.count; ++r) {
         const ByteRange &range = args.ranges[r];
         const auto from = reinterpret_cast<uintptr_t>(range.from), to = reinterpret_cast<uintptr_t>(range.to);
-        if (range.bytes % 4 || (range.bytes && (!range.from || !range.to || from % 4 || to % 4)))
+        if (range.bytes % 4 || (range.bytes && (!range.to || from % 4 || to % 4)))
             fail(RESET_ERR_INVALID_ARGUMENT, "copy_ranges: range ", r, " (", range.bytes,
-                 " bytes) needs 4-byte aligned, non-null ends and a multiple of 4 bytes");
+                 " bytes) needs a non-null destination, 4-byte aligned ends and a multiple of 4 bytes");
         bytes += range.bytes;
         if (bytes > kMaxBytes) fail(RESET_ERR_INVALID_ARGUMENT, "copy_ranges: more than 1 GiB in all (small copies only)");
         w.wide[r] = from % 16 == 0 && to % 16 == 0 && range.bytes % 16 == 0;
@@ -68,9 +70,10 @@ void copy_ranges(const RangeCopyArgs &args, cudaStream_t stream) {
     }
     // Every range writes its destination once and reads its source once, in any order between
     // threads: a destination that overlaps a source or another destination would race.
+    // (A zero-filling range has no source: nullptr overlaps nothing.)
     auto overlaps = [](const void *a, size_t a_bytes, const void *b, size_t b_bytes) {
         const auto a0 = reinterpret_cast<uintptr_t>(a), b0 = reinterpret_cast<uintptr_t>(b);
-        return a_bytes && b_bytes && a0 < b0 + b_bytes && b0 < a0 + a_bytes;
+        return a && b && a_bytes && b_bytes && a0 < b0 + b_bytes && b0 < a0 + a_bytes;
     };
     for (int r = 0; r < args.count; ++r)
         for (int s = 0; s < args.count; ++s) {

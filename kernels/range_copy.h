@@ -14,7 +14,9 @@
 //
 // Every range is copied word by word, one word per thread and all in one
 // round trip: 16-byte words where the range's source, destination and size
-// are multiples of 16, 4-byte words otherwise.  Either end may be device
+// are multiples of 16, 4-byte words otherwise.  A range without a source
+// zero-fills its destination (the step's row maxima, reset each step without
+// a buffer of zeros to read).  Either end may be device
 // memory or page-locked host memory mapped into the device's address space
 // (PinnedBuffer::device()).  The launch waits for the previous kernel in the
 // stream (kernels/dependent_launch.cuh) before it reads or writes anything.
@@ -27,7 +29,7 @@
 namespace reset {
 
 struct ByteRange {
-    const void *from = nullptr;  // 4-byte aligned
+    const void *from = nullptr;  // 4-byte aligned; nullptr: `to` is zero-filled instead
     void *to = nullptr;          // 4-byte aligned; must not overlap `from` or another range's `to`
     size_t bytes = 0;            // a multiple of 4 (0: nothing)
 };
@@ -40,7 +42,7 @@ struct RangeCopyArgs {
 
 // Enqueue on `stream` (capturable: no allocation, no synchronisation).
 // Throws reset::Error: RESET_ERR_INVALID_ARGUMENT for a count outside
-// 1..kMaxRanges, a null or misaligned pointer, a size that is not a multiple
+// 1..kMaxRanges, a null destination, a misaligned pointer, a size that is not a multiple
 // of 4, a destination overlapping a source or another destination, or more
 // than 1 GiB in all (this is for small transfers); nothing is launched then.  RESET_ERR_BACKEND if the launch fails.
 void copy_ranges(const RangeCopyArgs &args, cudaStream_t stream);

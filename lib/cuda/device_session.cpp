@@ -357,7 +357,6 @@ private:
     // [layer][attention output, gate_up output][kMaxRows] row maxima |x| (reads_float_input),
     // zeroed at the start of every GEMV-path forward pass; their producers atomicMax into them.
     DeviceBuffer amax_;
-    DeviceBuffer amax_zeros_;  // amax_'s size, all zeros: what the decode step's upload copies over amax_
     DeviceBuffer logits_;
     // Sampler.
     DeviceBuffer delimiter_flags_, sampling_workspace_;
@@ -423,7 +422,6 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
         x16_ = allocate(rows * size_t(ld_x16_) * 2, "activations");
         row_scale_ = allocate(rows * 4, "activations");
         amax_ = allocate(size_t(c.n_layers) * 2 * kMaxRows * 4, "activation row maxima");
-        amax_zeros_ = allocate(amax_.bytes(), "activation row maxima");
         gemv_workspace_ = allocate(std::max<size_t>(dm_.gemv_workspace_bytes, 16), "GEMV workspace");
         if (pair_min_rows() <= kMaxRows) gemv_pair_state_ = allocate(kNvfp4GemvPairStateBytes, "GEMV pair state");
         // Sized for the larger of a decode step (sequences_ rows) and a GEMV prefill pass (kMaxRows
@@ -857,7 +855,7 @@ void CudaSession::enqueue_step() {
     upload.count = 3;
     upload.ranges[0] = {host_in_.device(), in, sizeof(StepInput)};
     upload.ranges[1] = {host_rings_.device(), rings_.as(), ring_bytes};
-    upload.ranges[2] = {amax_zeros_.as(), amax_.as(), amax_.bytes()};
+    upload.ranges[2] = {nullptr, amax_.as(), amax_.bytes()};  // zero-filled
     copy_ranges(upload, stream_);
 
     SamplingArgs sampling;

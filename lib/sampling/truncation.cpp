@@ -96,16 +96,23 @@ int32_t draw(const Candidates &candidates, double u) {
 }
 
 int32_t draw_truncated(const float *logits, int32_t vocab, float max_logit, float temperature, int32_t top_k,
-                       float top_p, float min_p, double u1, double u2, Candidates &out) {
+                       float top_p, float min_p, double u1, double u2, Candidates &out, bool *second_draw) {
+    if (second_draw) *second_draw = false;
     if (top_p < 1.0f) {
-        int32_t unmasked = 0;
-        for (int32_t i = 0; i < vocab; ++i) unmasked += logits[i] != -INFINITY ? 1 : 0;
+        // The unmasked count decides only where top-k could cut (0 < top_k < vocab): a pass over
+        // the row for those policies alone.
+        int32_t unmasked = vocab;
+        if (top_k > 0 && top_k < vocab) {
+            unmasked = 0;
+            for (int32_t i = 0; i < vocab; ++i) unmasked += logits[i] != -INFINITY ? 1 : 0;
+        }
         if (rule::draws_rejection_first(top_k, top_p, unmasked)) {
             // The first draw, untruncated: every unmasked token is a candidate.
             truncate(logits, vocab, max_logit, temperature, 0, 1.0f, 0.0f, out);
             const int32_t first = draw(out, u1);
             truncate(logits, vocab, max_logit, temperature, top_k, top_p, min_p, out);
             if (std::binary_search(out.ids.begin(), out.ids.end(), first)) return first;
+            if (second_draw) *second_draw = true;
             return draw(out, u2);
         }
     }

@@ -50,8 +50,10 @@ int32_t draw(const Candidates &candidates, double u);
 // where finding the nucleus' cut costs several (kernels/sampling.cu).
 // Every other policy draws once: draw(survivors, u1).
 //
-// `out` receives the survivors (truncate()).  Same preconditions as truncate.
+// `out` receives the survivors (truncate()); `second_draw`, where given, whether
+// the token came from the second draw (a rejected first one: the tests count
+// that path).  Same preconditions as truncate.
 int32_t draw_truncated(const float *logits, int32_t vocab, float max_logit, float temperature, int32_t top_k,
-                       float top_p, float min_p, double u1, double u2, Candidates &out);
+                       float top_p, float min_p, double u1, double u2, Candidates &out, bool *second_draw = nullptr);
 
 }  // namespace reset

@@ -1,12 +1,13 @@
 // test_range_copy.cu — copy_ranges (kernels/range_copy.cu): one launch moving
 // up to four ranges between mapped page-locked host memory and the device,
 // in every direction, on the 16-byte and the 4-byte path, against the bytes
-// the host wrote.  Every byte around a destination is poisoned first and must
+// the host wrote, and ranges without a source, which zero-fill theirs.  Every byte around a destination is poisoned first and must
 // stay so (no word written past a range).  Also: a copy captured in a CUDA
 // graph reads what the host writes between replays (what the decode step
 // relies on), and the launcher's argument checks.  Fresh random data every
 // run (seed printed, argv[1] repeats it).  RESET_GPU_TEST_QUICK=1: fewer sizes,
 // no timing (compute-sanitizer).
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -64,6 +65,7 @@ struct End {
 struct Case {
     bool from_host, to_host;
     size_t from_offset, to_offset, bytes;
+    bool zeros = false;  // no source: the destination is zero-filled
 };
 
 void run(const std::vector<Case> &cases) {
@@ -80,7 +82,8 @@ void run(const std::vector<Case> &cases) {
         from.back()->fill(bytes);
         source.push_back(bytes);
         to.back()->fill(std::vector<uint8_t>(to.back()->total(), kPoison));
-        args.ranges[r] = {from.back()->range(), to.back()->range(), c.bytes};
+        if (c.zeros) std::fill(source.back().begin(), source.back().end(), uint8_t(0));
+        args.ranges[r] = {c.zeros ? nullptr : from.back()->range(), to.back()->range(), c.bytes};
     }
     reset::copy_ranges(args, nullptr);
     CUDA_OK(cudaDeviceSynchronize());
@@ -97,7 +100,7 @@ void run(const std::vector<Case> &cases) {
         }
         EXPECT(wrong == 0 && outside == 0,
                "range %zu of %zu: %s -> %s, offsets %zu -> %zu, %zu bytes: %zu wrong, %zu written outside", r,
-               cases.size(), c.from_host ? "host" : "device", c.to_host ? "host" : "device", c.from_offset,
+               cases.size(), c.zeros ? "zeros" : c.from_host ? "host" : "device", c.to_host ? "host" : "device", c.from_offset,
                c.to_offset, c.bytes, wrong, outside);
     }
 }
@@ -163,13 +166,17 @@ int main(int argc, char **argv) {
                     const bool from_host = direction & 1, to_host = direction & 2;
                     run({{from_host, to_host, offset, offset == 4 ? 8 : offset, bytes}});
                 }
+        // Zero-filled destinations (poisoned before: kPoison is not 0), host and device, both paths.
+        for (size_t bytes : sizes)
+            for (bool to_host : {false, true})
+                for (size_t offset : {size_t(0), size_t(4)}) run({{false, to_host, 0, offset, bytes, true}});
         // Several ranges in one launch, of mixed paths and directions (the step's download has three).
         for (int trial = 0; trial < (g_quick ? 4 : 40); ++trial) {
             std::vector<Case> cases;
             const int count = 1 + static_cast<int>(g_rng() % reset::RangeCopyArgs::kMaxRanges);
             for (int r = 0; r < count; ++r)
                 cases.push_back({bool(g_rng() & 1), bool(g_rng() & 1), 4 * size_t(g_rng() % 8), 4 * size_t(g_rng() % 8),
-                                 4 * size_t(g_rng() % 3000)});
+                                 4 * size_t(g_rng() % 3000), g_rng() % 4 == 0});
             run(cases);
         }
         graph_replay();
@@ -199,6 +206,13 @@ int main(int argc, char **argv) {
         a.ranges[1] = {d.as<uint8_t>() + 8, d.as<uint8_t>() + 48, 8};
         reset::copy_ranges(a, nullptr);  // adjacent, not overlapping: accepted
         CUDA_OK(cudaDeviceSynchronize());
+        a.ranges[1] = {nullptr, d.as<uint8_t>() + 40, 8};
+        expect_status(a, "a zero-filled destination overlapping another range's");
+        a.ranges[1] = {nullptr, d.as<uint8_t>() + 48, 16};
+        reset::copy_ranges(a, nullptr);  // a zero fill beside a copy: accepted
+        CUDA_OK(cudaDeviceSynchronize());
+        a.ranges[1] = {nullptr, d.as<uint8_t>() + 50, 8};
+        expect_status(a, "a misaligned zero-filled destination");
         a.count = 1;
         a.ranges[0] = {nullptr, nullptr, 0};
         reset::copy_ranges(a, nullptr);  // nothing to copy: no launch, no error

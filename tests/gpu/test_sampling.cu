@@ -315,15 +315,13 @@ bool rotate_to_second_draw(float *row, int32_t vocab, const reset::Policy &p, fl
 bool second_draw_taken(const float *row, int32_t vocab, const reset::Policy &p, float temperature, uint32_t sequence,
                        int64_t accepted) {
     if (temperature <= 0.0f) return false;
-    int32_t unmasked = 0;
-    for (int32_t i = 0; i < vocab; ++i) unmasked += row[i] != -INFINITY ? 1 : 0;
-    if (!reset::rule::draws_rejection_first(p.top_k, p.top_p, unmasked)) return false;
-    const reset::LogitStats stats = reset::logit_stats(row, vocab);
-    reset::Candidates all, kept;
-    reset::truncate(row, vocab, stats.max, temperature, 0, 1.0f, 0.0f, all);
-    reset::truncate(row, vocab, stats.max, temperature, p.top_k, p.top_p, p.min_p, kept);
-    const int32_t first = reset::draw(all, reset::philox::uniform(p.seed, sequence, static_cast<uint64_t>(accepted)));
-    return !std::binary_search(kept.ids.begin(), kept.ids.end(), first);
+    const auto step = static_cast<uint64_t>(accepted);
+    reset::Candidates scratch;
+    bool second_draw = false;
+    reset::draw_truncated(row, vocab, reset::logit_stats(row, vocab).max, temperature, p.top_k, p.top_p, p.min_p,
+                          reset::philox::uniform(p.seed, sequence, step),
+                          reset::philox::second_uniform(p.seed, sequence, step), scratch, &second_draw);
+    return second_draw;
 }
 
 // A delimiter vocabulary for the boundary test: two NL ids and two DNL ids.

@@ -243,10 +243,16 @@ TEST_CASE("top-p draws rejection-first: the untruncated draw with u1 if it survi
         const int32_t expected = in ? s : draw(kept, u2);
         (in ? first_kept : second) += 1;
         Candidates scratch;
-        CHECK(draw_truncated(z.data(), 3000, max_logit, 0.8f, 0, 0.9f, 0.0f, u1, u2, scratch) == expected);
+        bool second_draw = in;  // the opposite of what it must become
+        CHECK(draw_truncated(z.data(), 3000, max_logit, 0.8f, 0, 0.9f, 0.0f, u1, u2, scratch, &second_draw) ==
+              expected);
+        CHECK(second_draw == !in);
         // Top-k cutting draws once, with u1, as every other policy does.
-        const int32_t with_k = draw_truncated(z.data(), 3000, max_logit, 0.8f, 50, 0.9f, 0.0f, u1, u2, scratch);
+        second_draw = true;
+        const int32_t with_k =
+            draw_truncated(z.data(), 3000, max_logit, 0.8f, 50, 0.9f, 0.0f, u1, u2, scratch, &second_draw);
         CHECK(with_k == draw(scratch, u1));
+        CHECK_FALSE(second_draw);
     }
     // The first draw survives with probability >= top_p (0.9): both paths ran.
     CHECK(first_kept > 320);
