@@ -440,7 +440,8 @@ __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_
             load_full_quad(codes, scales, w);
         }
         compute_full_quad<kVectorX>(w, x, inverse, acc);
-        if constexpr (kPipelined) w = next;  // after the last full quad nothing was loaded: w is dead then (the tail loads its own)
+        // After the last full quad nothing was loaded: w is dead then (the tail loads its own).
+        if constexpr (kPipelined) w = next;
         codes += code_step;
         scales += scale_step;
         x += x_step;

@@ -843,6 +843,39 @@ __device__ __forceinline__ Gathered gathered_list(unsigned char *space, int capa
     return g;
 }
 
+// The team's lists laid end to end in rank order, after a team_sync that
+// published each CTA's count in its mail's i0 (and, where `mass_above` is
+// given, a mass in mass[0]): offset[r] is where rank r's list starts, and the
+// total is returned (and the masses' sum in *mass_above).  Thread r fetches
+// peer r's words once and the CTA reads them from its own shared memory (not
+// 32 remote loads in every thread); scratch_i and bin_mass must be free.
+__device__ __forceinline__ int team_list_offsets(StaticShared &sh, const Mail &mail, int (&offset)[kMaxTeam + 1],
+                                                 unsigned long long *mass_above = nullptr) {
+    static_assert(kMaxTeam <= kWarps, "the per-peer scratch holds one slot per team rank");
+    if (threadIdx.x < kMaxTeam) {
+        const unsigned r = threadIdx.x;
+        int32_t c = 0;
+        unsigned long long m = 0;
+        if (r < team_size()) {
+            const Mail *peer = team_peer(&mail, r);
+            c = peer->i0;
+            if (mass_above) m = peer->mass[0];
+        }
+        sh.scratch_i[r] = c;
+        if (mass_above) sh.bin_mass[r] = m;
+    }
+    __syncthreads();
+    offset[0] = 0;
+    unsigned long long mass = 0;
+#pragma unroll
+    for (unsigned r = 0; r < kMaxTeam; ++r) {
+        offset[r + 1] = offset[r] + sh.scratch_i[r];
+        if (mass_above) mass += sh.bin_mass[r];
+    }
+    if (mass_above) *mass_above = mass;
+    return offset[kMaxTeam];
+}
+
 // Compacts this CTA's members of bin `bin` that `member` accepts (in id
 // order), then, after one team exchange, copies every CTA's list in rank
 // order.  team_count (the bin's team-wide count, every member included) must
@@ -939,32 +972,9 @@ __device__ Gathered gather_bin_members(const Row &row, ValueBins vb, unsigned bi
     RESET_TRACE(24);
     team_sync();  // the lists and their counts are published
     RESET_TRACE(25);
-    const unsigned n = team_size();
-    // Thread r fetches peer r's count and weight once; the CTA reads them from
-    // its own shared memory (not 32 remote loads in every thread).
-    static_assert(kMaxTeam <= kWarps, "the per-peer scratch holds one slot per team rank");
-    if (threadIdx.x < kMaxTeam) {
-        const unsigned r = threadIdx.x;
-        int32_t c = 0;
-        unsigned long long m = 0;
-        if (r < n) {
-            const Mail *peer = team_peer(&sh.mail[phase & 1], r);
-            c = peer->i0;
-            m = peer->mass[0];
-        }
-        sh.scratch_i[r] = c;  // free: the scan's barriers are behind
-        sh.bin_mass[r] = m;
-    }
-    __syncthreads();
     int offset[kMaxTeam + 1];
-    offset[0] = 0;
     unsigned long long team_above = 0;
-#pragma unroll
-    for (unsigned r = 0; r < kMaxTeam; ++r) {
-        offset[r + 1] = offset[r] + sh.scratch_i[r];
-        team_above += sh.bin_mass[r];
-    }
-    all.n = offset[kMaxTeam];
+    all.n = team_list_offsets(sh, sh.mail[phase & 1], offset, &team_above);
     all.mass_above = static_cast<double>(team_above) * kMassUnit;
     // Every remote load of this thread first (at most kCopyRounds entries of
     // three words), then the stores: one distributed-shared-memory round trip
@@ -1697,16 +1707,9 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                 if (tid == 0) sh.mail[phase & 1].i0 = listed;
                 RESET_TRACE(32);
                 team_sync();  // the lists and their counts are published
-                const unsigned n = team_size();
-                if (tid < kMaxTeam)
-                    sh.scratch_i[tid] = tid < static_cast<int>(n) ? team_peer(&sh.mail[phase & 1], tid)->i0 : 0;
-                ++phase;
-                __syncthreads();
                 int offset[kMaxTeam + 1];
-                offset[0] = 0;
-#pragma unroll
-                for (unsigned r = 0; r < kMaxTeam; ++r) offset[r + 1] = offset[r] + sh.scratch_i[r];
-                const int candidates = offset[kMaxTeam];
+                const int candidates = team_list_offsets(sh, sh.mail[phase & 1], offset);
+                ++phase;
                 RESET_TRACE(33);
                 if (candidates <= kThreads) {  // the same in every CTA
                     small_top_k_done = true;

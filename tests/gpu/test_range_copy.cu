@@ -1,8 +1,9 @@
 // test_range_copy.cu — copy_ranges (kernels/range_copy.cu): one launch moving
 // up to four ranges between mapped page-locked host memory and the device,
 // in every direction, on the 16-byte and the 4-byte path, against the bytes
-// the host wrote, and ranges without a source, which zero-fill theirs.  Every byte around a destination is poisoned first and must
-// stay so (no word written past a range).  Also: a copy captured in a CUDA
+// the host wrote, and ranges without a source, which zero-fill theirs.
+// Every byte around a destination is poisoned first and must stay so (no
+// word written past a range).  Also: a copy captured in a CUDA
 // graph reads what the host writes between replays (what the decode step
 // relies on), and the launcher's argument checks.  Fresh random data every
 // run (seed printed, argv[1] repeats it).  RESET_GPU_TEST_QUICK=1: fewer sizes,
