@@ -192,6 +192,23 @@ std::vector<float> calibration_entropies(reset_model *model, const int32_t *cons
     return entropies;
 }
 
+// A trace record of the decision fields that reset_step and reset_decision share.
+template <class Decision>
+TraceRecord decision_record(const Decision &d, int32_t sequence, int32_t token) {
+    TraceRecord r;
+    r.sequence = sequence;
+    r.token = token;
+    r.entropy = d.entropy;
+    r.step_entropy = d.step_entropy;
+    r.global_mean = d.global_mean;
+    r.threshold = d.threshold;
+    r.temperature = d.temperature;
+    r.step_index = d.step_index;
+    r.boundary = d.boundary != 0;
+    r.uncertain = d.uncertain != 0;
+    return r;
+}
+
 }  // namespace
 }  // namespace reset
 
@@ -327,17 +344,7 @@ reset_status reset_step_to_json(const reset_step *step, char *buffer, size_t cap
         reset_step s;
         std::memset(&s, 0, sizeof s);
         std::memcpy(&s, step, std::min<size_t>(step->struct_size, sizeof s));
-        reset::TraceRecord r;
-        r.sequence = s.sequence;
-        r.token = s.token;
-        r.entropy = s.entropy;
-        r.step_entropy = s.step_entropy;
-        r.global_mean = s.global_mean;
-        r.threshold = s.threshold;
-        r.temperature = s.temperature;
-        r.step_index = s.step_index;
-        r.boundary = s.boundary != 0;
-        r.uncertain = s.uncertain != 0;
+        reset::TraceRecord r = reset::decision_record(s, s.sequence, s.token);
         r.has_end = true;
         r.end = s.end_of_generation != 0;
         r.text = s.text ? s.text : "";
@@ -355,18 +362,7 @@ reset_status reset_decision_to_json(const reset_decision *decision, int32_t sequ
         reset_decision d;
         reset_decision_init(&d);
         std::memcpy(&d, decision, std::min<size_t>(decision->struct_size, sizeof d));
-        reset::TraceRecord r;
-        r.sequence = sequence;
-        r.token = token;
-        r.entropy = d.entropy;
-        r.step_entropy = d.step_entropy;
-        r.global_mean = d.global_mean;
-        r.threshold = d.threshold;
-        r.temperature = d.temperature;
-        r.step_index = d.step_index;
-        r.boundary = d.boundary != 0;
-        r.uncertain = d.uncertain != 0;
-        reset::copy_line(reset::trace_line(r), buffer, capacity, out_length);
+        reset::copy_line(reset::trace_line(reset::decision_record(d, sequence, token)), buffer, capacity, out_length);
     });
 }
 
