@@ -124,11 +124,13 @@ __device__ __forceinline__ void barrier_expect_bytes(uint64_t *bar, unsigned byt
 __device__ __forceinline__ void barrier_arrive(uint64_t *bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_address(bar)) : "memory");
 }
-// Waits for the barrier's phase of this parity to complete; false after
-// kWaitLimitCycles.
-__device__ __forceinline__ bool barrier_wait(uint64_t *bar, unsigned parity) {
+// Waits for the barrier's phase of this parity to complete: kWaitReady when it
+// had at the first look, kWaitBlocked when it completed later (the ring
+// statistics count these), kWaitTimedOut after kWaitLimitCycles.
+enum WaitOutcome : int { kWaitReady = 0, kWaitBlocked = 1, kWaitTimedOut = 2 };
+__device__ __forceinline__ int barrier_wait(uint64_t *bar, unsigned parity) {
     const long long start = clock64();
-    for (;;) {
+    for (int tries = 0;; ++tries) {
         uint32_t done;
         asm volatile(
             "{\n.reg .pred p;\n"
@@ -137,8 +139,8 @@ __device__ __forceinline__ bool barrier_wait(uint64_t *bar, unsigned parity) {
             : "=r"(done)
             : "r"(shared_address(bar)), "r"(parity)
             : "memory");
-        if (done) return true;
-        if (clock64() - start > kWaitLimitCycles) return false;
+        if (done) return tries == 0 ? kWaitReady : kWaitBlocked;
+        if (clock64() - start > kWaitLimitCycles) return kWaitTimedOut;
     }
 }
 // bytes from global to shared memory, counted on bar when they land; the
@@ -156,11 +158,20 @@ __device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned b
 // consecutive tiles: their codes (group_tiles * 2 KB), then their scales.
 __host__ __device__ __forceinline__ int slot_bytes(int group_tiles) { return group_tiles * kRecordBytes; }
 
+// How often each side of the ring had to wait, summed over the CTAs: the
+// producer for a slot to be given back (the ring full there: the consumers
+// are behind the copies), a consumer for a slot to be filled (the ring empty
+// there: the copies are behind the consumers).
+struct RingStats {
+    unsigned long long filled, fill_waits, taken, take_waits;
+};
+
 // The producer: lane 0 of the last warp copies every quad of every tile group
 // this CTA will consume, in consumption order, into the ring; it waits only
 // for a slot to be given back, never for any data.
 [[maybe_unused]] __device__ void produce(const ChainPhase *phases, int phase_count, int group_tiles, int slots,
-                                         uint8_t *ring, uint64_t *full, uint64_t *empty, unsigned *error) {
+                                         uint8_t *ring, uint64_t *full, uint64_t *empty, RingStats *stats,
+                                         unsigned *error) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     uint64_t policy;
     asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
@@ -169,13 +180,19 @@ __host__ __device__ __forceinline__ int slot_bytes(int group_tiles) { return gro
     int slot = 0;
     unsigned use = 0;  // how many times the ring has wrapped: the parity of the slot's phases
     int start = 0;
+    unsigned slots_filled = 0, slots_waited_for = 0;
     for (int p = 0; p < phase_count; ++p) {
         const ChainPhase ph = phases[p];
         const OwnedTiles own = owned_tiles(cta, ctas, start, ph.row_tiles);
         for (int r = own.begin; r < own.end; r += group_tiles) {
             const int n = min(group_tiles, own.end - r);
             for (int q = 0; q < ph.k_quads; ++q) {
-                if (use > 0 && !barrier_wait(empty + slot, (use - 1) & 1)) atomicExch(error, 1u);
+                if (use > 0) {
+                    const int waited = barrier_wait(empty + slot, (use - 1) & 1);
+                    if (waited == kWaitTimedOut) atomicExch(error, 1u);
+                    slots_waited_for += waited == kWaitBlocked;
+                }
+                ++slots_filled;
                 const int64_t record = static_cast<int64_t>(q) * ph.row_tiles + r;
                 uint8_t *dst = ring + static_cast<size_t>(slot) * stride;
                 barrier_expect_bytes(full + slot, n * kRecordBytes);
@@ -190,6 +207,8 @@ __host__ __device__ __forceinline__ int slot_bytes(int group_tiles) { return gro
         }
         start = (start + ph.row_tiles) % ctas;
     }
+    atomicAdd(&stats->filled, slots_filled);
+    atomicAdd(&stats->fill_waits, slots_waited_for);
 #endif
 }
 
@@ -216,22 +235,28 @@ struct RingPosition {
 // activations nor products (kRingOnly: the producer's and the copies' ceiling).
 enum ConsumerMode : int { kChain = 0, kNoWaits = 1, kRingOnly = 2 };
 
-// The lane's activations of quad q (4 supers of 16), for B-fragment token
-// `token`: written in this launch, so ordinary loads after the acquire (not
-// __ldg's non-coherent path).
+// 16 bytes of data written in this launch (after the acquire that orders
+// them), as a global load: read through a pointer the kernel loads from
+// memory, C++ compiled to generic loads (LD, run 9's SASS), which take the
+// longer generic path; ld.global is the coherent form, not __ldg's
+// non-coherent one.  (A CTA reads a phase's activations only after they are
+// complete, and L1 lines do not outlive the launch.)
+__device__ __forceinline__ uint4 load_global_16(const void *p) {
+    uint4 v;
+    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p)
+                 : "memory");
+    return v;
+}
+
+// The lane's activations of quad q (4 supers of 16), for B-fragment token `token`.
 __device__ __forceinline__ void load_x_quad(const ChainPhase &ph, int token, int q, int t, uint4 (&xv)[4][2]) {
     const uint4 *x = reinterpret_cast<const uint4 *>(ph.x + token * ph.ldx + 256 * q + 16 * t);
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
-        xv[u][0] = x[8 * u];
-        xv[u][1] = x[8 * u + 1];
-    }
-}
-__device__ __forceinline__ void copy_x_quad(const uint4 (&from)[4][2], uint4 (&to)[4][2]) {
-#pragma unroll
-    for (int u = 0; u < 4; ++u) {
-        to[u][0] = from[u][0];
-        to[u][1] = from[u][1];
+        xv[u][0] = load_global_16(x + 8 * u);
+        xv[u][1] = load_global_16(x + 8 * u + 1);
     }
 }
 
@@ -241,10 +266,12 @@ constexpr int kMaxGroupTiles = 4;
 // after tile, so that consecutive tensor-core products accumulate into
 // different tiles' sums: one tile's 16 products in a row each wait for the one
 // before (run 5: 8 warps then kept up with 88% of the streaming bandwidth at
-// most, and more warps were slower).
-template <int kTiles>
+// most, and more warps were slower; run 6: interleaved, no faster).  With
+// kChains = 2, odd and even supers accumulate apart as well (summed at the
+// group's end).
+template <int kTiles, int kChains>
 __device__ __forceinline__ void slot_products(const uint8_t *slot, int group_tiles, int lane, const uint4 (&xv)[4][2],
-                                              float (&acc)[kMaxGroupTiles][4]) {
+                                              float (&acc)[kMaxGroupTiles][kChains][4]) {
     uint2 scales[kTiles];
 #pragma unroll
     for (int j = 0; j < kTiles; ++j)
@@ -256,7 +283,7 @@ __device__ __forceinline__ void slot_products(const uint8_t *slot, int group_til
             const uint4 codes = reinterpret_cast<const uint4 *>(slot + j * kCodeBytes)[32 * u + lane];
             uint32_t sg, sg8;
             reset::decode_scales(scales[j], u, sg, sg8);
-            reset::super_step(codes, sg, sg8, xv[u], acc[j]);
+            reset::super_step(codes, sg, sg8, xv[u], acc[j][u % kChains]);
         }
 }
 
@@ -270,9 +297,10 @@ __device__ __forceinline__ void slot_products(const uint8_t *slot, int group_til
 // stored, one thread counts them done with one release: a release per tile (a
 // fence, an L2 round trip) kept the storing warp late for its next records
 // (run 1).
-template <int kConsumers, bool kXAhead>
+template <int kConsumers, int kChains>
 __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, int group_tiles, int slots, int mode,
-                        const uint8_t *ring, uint64_t *full, uint64_t *empty, float4 *partials, unsigned *error) {
+                        const uint8_t *ring, uint64_t *full, uint64_t *empty, float4 *partials, RingStats *stats,
+                        unsigned *error) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31);
     const int g = lane >> 2, t = lane & 3;
@@ -282,14 +310,13 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
     const int stride = slot_bytes(group_tiles);
     RingPosition group_start;  // where the current group's first quad sits (every warp follows all slots)
     int group_lap = 0;         // its position in the CTA's sequence, modulo kConsumers
+    unsigned slots_taken = 0, slots_waited_for = 0;
     int start = 0;
     unsigned groups_done = 0;
     for (int p = 0; p < phase_count; ++p) {
         const ChainPhase ph = phases[p];
         const OwnedTiles own = owned_tiles(cta, ctas, start, ph.row_tiles);
         bool input_ready = mode != kChain || ph.input_done == nullptr;
-        uint4 xv[4][2], xv_next[4][2];  // this quad's activations, and (kXAhead) the warp's next quad's
-        bool x_ready = false;           // kXAhead: xv holds the activations of the warp's next quad
         for (int r = own.begin; r < own.end; r += group_tiles) {
             const int n = min(group_tiles, own.end - r);
             if (!input_ready) {
@@ -303,7 +330,7 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
                     }
                 input_ready = true;
             }
-            float acc[kMaxGroupTiles][4] = {};
+            float acc[kMaxGroupTiles][kChains][4] = {};
             // Warp w takes the CTA's quads at positions w, w + kConsumers, ... of
             // the whole sequence (max_slots says why), whatever the group.
             const int first = (warp - group_lap + kConsumers) % kConsumers;
@@ -311,56 +338,50 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
             at.advance(first, slots);
             for (int q = first; q < ph.k_quads; q += kConsumers, at.advance(kConsumers, slots)) {
                 if (mode == kRingOnly) {
-                    if (!barrier_wait(full + at.slot, at.parity) && lane == 0) atomicExch(error, 3u);
+                    const int waited = barrier_wait(full + at.slot, at.parity);
+                    if (waited == kWaitTimedOut && lane == 0) atomicExch(error, 3u);
+                    slots_waited_for += waited == kWaitBlocked;
+                    ++slots_taken;
                     __syncwarp();
                     if (lane == 0) barrier_arrive(empty + at.slot);
                     continue;
                 }
-                if constexpr (kXAhead) {
-                    // The warp's next quad of this phase: later in this group or, past
-                    // its end, in the next group, whose tiles read the same activations.
-                    int next_q = q + kConsumers;
-                    bool next = true;
-                    if (next_q >= ph.k_quads) {
-                        next_q -= ph.k_quads;
-                        next = r + group_tiles < own.end;
-                    }
-                    if (!x_ready) load_x_quad(ph, token, q, t, xv);
-                    if (next) load_x_quad(ph, token, next_q, t, xv_next);
-                    x_ready = next;
-                } else {
-                    load_x_quad(ph, token, q, t, xv);
-                }
-                if (!barrier_wait(full + at.slot, at.parity) && lane == 0) atomicExch(error, 3u);
+                uint4 xv[4][2];
+                load_x_quad(ph, token, q, t, xv);
+                const int waited = barrier_wait(full + at.slot, at.parity);
+                if (waited == kWaitTimedOut && lane == 0) atomicExch(error, 3u);
+                slots_waited_for += waited == kWaitBlocked;
+                ++slots_taken;
                 const uint8_t *slot = ring + static_cast<size_t>(at.slot) * stride;
                 switch (n) {  // the group's size as a constant, so that its tiles' products interleave
                     case 1:
-                        slot_products<1>(slot, group_tiles, lane, xv, acc);
+                        slot_products<1, kChains>(slot, group_tiles, lane, xv, acc);
                         break;
                     case 2:
-                        slot_products<2>(slot, group_tiles, lane, xv, acc);
+                        slot_products<2, kChains>(slot, group_tiles, lane, xv, acc);
                         break;
                     case 3:
-                        slot_products<3>(slot, group_tiles, lane, xv, acc);
+                        slot_products<3, kChains>(slot, group_tiles, lane, xv, acc);
                         break;
                     default:
-                        slot_products<4>(slot, group_tiles, lane, xv, acc);
+                        slot_products<4, kChains>(slot, group_tiles, lane, xv, acc);
                         break;
                 }
                 __syncwarp();
                 if (lane == 0) barrier_arrive(empty + at.slot);  // the slot's bytes are all read
-                if constexpr (kXAhead) {
-                    if (x_ready) copy_x_quad(xv_next, xv);
-                }
             }
             group_start.advance(ph.k_quads, slots);
             group_lap = (group_lap + ph.k_quads) % kConsumers;
             float4 *buffer = partials + (groups_done % kPartialBuffers) * kConsumers * kMaxGroupTiles * 32;
 #pragma unroll
             for (int j = 0; j < kMaxGroupTiles; ++j)
-                if (j < n)
-                    buffer[(warp * kMaxGroupTiles + j) * 32 + lane] =
-                        make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
+                if (j < n) {
+                    float sum[4];
+#pragma unroll
+                    for (int i = 0; i < 4; ++i)
+                        sum[i] = kChains == 2 ? acc[j][0][i] + acc[j][kChains - 1][i] : acc[j][0][i];
+                    buffer[(warp * kMaxGroupTiles + j) * 32 + lane] = make_float4(sum[0], sum[1], sum[2], sum[3]);
+                }
             asm volatile("bar.sync 1, %0;" ::"r"(kConsumers * 32) : "memory");
             const unsigned group = groups_done++;
             if (mode == kRingOnly) continue;
@@ -399,15 +420,19 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
             reset::cuda::add_release_gpu(ph.done, static_cast<unsigned>(own.end - own.begin));
         start = (start + ph.row_tiles) % ctas;
     }
+    if (lane == 0) {
+        atomicAdd(&stats->taken, slots_taken);
+        atomicAdd(&stats->take_waits, slots_waited_for);
+    }
 #endif
 }
 
 // (16 consumer warps get 96 registers, with spills: ptxas seems to budget
 // 640 threads for 544; 12 get 128.)
-template <int kConsumers, bool kXAhead>
+template <int kConsumers, int kChains>
 __global__ void __launch_bounds__(32 * (kConsumers + 1), 1)
     persistent_chain(const ChainPhase *phases, int phase_count, int tokens, int group_tiles, int slots, int mode,
-                     unsigned *error) {
+                     RingStats *stats, unsigned *error) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     extern __shared__ __align__(128) uint8_t shared[];
     uint8_t *ring = shared;
@@ -416,8 +441,7 @@ __global__ void __launch_bounds__(32 * (kConsumers + 1), 1)
     float4 *partials = reinterpret_cast<float4 *>(empty + slots);  // 16-byte aligned: 16 bytes of barriers per slot
     if (threadIdx.x == 0) {
         for (int s = 0; s < slots; ++s) {
-            barrier_init(full + s,
-                         1);             // the producer's expect_tx arrival, then the bytes
+            barrier_init(full + s, 1);   // the producer's expect_tx arrival, then the bytes
             barrier_init(empty + s, 1);  // the consuming warp's arrival
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -425,11 +449,11 @@ __global__ void __launch_bounds__(32 * (kConsumers + 1), 1)
     __syncthreads();
     const int warp = static_cast<int>(threadIdx.x >> 5);
     if (warp == kConsumers) {
-        if ((threadIdx.x & 31) == 0) produce(phases, phase_count, group_tiles, slots, ring, full, empty, error);
+        if ((threadIdx.x & 31) == 0) produce(phases, phase_count, group_tiles, slots, ring, full, empty, stats, error);
         return;
     }
-    consume<kConsumers, kXAhead>(phases, phase_count, tokens, group_tiles, slots, mode, ring, full, empty, partials,
-                                 error);
+    consume<kConsumers, kChains>(phases, phase_count, tokens, group_tiles, slots, mode, ring, full, empty, partials,
+                                 stats, error);
 #else
     if (threadIdx.x == 0 && blockIdx.x == 0) atomicExch(error, 9u);  // built for an older GPU: refused on the host
 #endif
@@ -454,16 +478,21 @@ int max_slots(const cudaDeviceProp &prop, int consumers, int group_tiles) {
     return slots;
 }
 
-using ChainKernel = void (*)(const ChainPhase *, int, int, int, int, int, unsigned *);
-// The instances: 8, 12 and 16 consumer warps; the activations a quad ahead (kXAhead) with 8 and 12.
-ChainKernel chain_kernel(int consumers, bool x_ahead) {
-    switch (consumers) {
-        case 8:
-            return x_ahead ? persistent_chain<8, true> : persistent_chain<8, false>;
-        case 12:
-            return x_ahead ? persistent_chain<12, true> : persistent_chain<12, false>;
-        case 16:
-            return x_ahead ? nullptr : persistent_chain<16, false>;
+using ChainKernel = void (*)(const ChainPhase *, int, int, int, int, int, RingStats *, unsigned *);
+// The instances: 8, 12 and 16 consumer warps, one accumulator chain per tile;
+// 8 and 12 with two as well.
+ChainKernel chain_kernel(int consumers, int chains) {
+    switch (consumers * 10 + chains) {
+        case 81:
+            return persistent_chain<8, 1>;
+        case 82:
+            return persistent_chain<8, 2>;
+        case 121:
+            return persistent_chain<12, 1>;
+        case 122:
+            return persistent_chain<12, 2>;
+        case 161:
+            return persistent_chain<16, 1>;
         default:
             return nullptr;
     }
@@ -575,9 +604,9 @@ __global__ void stream_read(const uint4 *p, size_t n, unsigned *sink) {
 int main(int argc, char **argv) {
     int layers = 36, reps = 15;
     const char *json_path = nullptr;
-    // --profile W,G,MODE,M,XA: after the calibration, one launch of that
+    // --profile W,G,MODE,M,C: after the calibration, one launch of that
     // variant (consumer warps, group tiles, 0 chain / 1 no waits / 2 ring
-    // only, tokens, 1 for the activations a quad ahead) between cudaProfilerStart and Stop, for Nsight Compute's
+    // only, tokens, accumulator chains per tile) between cudaProfilerStart and Stop, for Nsight Compute's
     // --profile-from-start off; no checks, no timings.
     int profile[5] = {0, 0, 0, 0, 0};
     for (int i = 1; i < argc; ++i) {
@@ -590,13 +619,12 @@ int main(int argc, char **argv) {
         else if (!std::strcmp(argv[i], "--profile") && i + 1 < argc &&
                  std::sscanf(argv[++i], "%d,%d,%d,%d,%d", &profile[0], &profile[1], &profile[2], &profile[3],
                              &profile[4]) == 5 &&
-                 chain_kernel(profile[0], profile[4] != 0) != nullptr &&
+                 chain_kernel(profile[0], profile[4]) != nullptr &&
                  (profile[0] == 8 || profile[0] == 12 || profile[0] == 16) && profile[1] >= 1 && profile[1] <= 4 &&
                  profile[2] >= 0 && profile[2] <= 2 && profile[3] >= 1 && profile[3] <= 8)
             continue;
         else {
-            std::fprintf(stderr, "usage: %s [--layers N] [--reps N] [--json FILE] [--profile W,G,MODE,M,XA]\n",
-                         argv[0]);
+            std::fprintf(stderr, "usage: %s [--layers N] [--reps N] [--json FILE] [--profile W,G,MODE,M,C]\n", argv[0]);
             return 2;
         }
     }
@@ -669,6 +697,9 @@ int main(int argc, char **argv) {
     unsigned *counters, *error;
     CUDA_OK(cudaMalloc(&counters, phase_count * sizeof(unsigned)));
     CUDA_OK(cudaMalloc(&error, sizeof(unsigned)));
+    RingStats *ring_stats;
+    CUDA_OK(cudaMalloc(&ring_stats, sizeof(RingStats)));
+    CUDA_OK(cudaMemset(ring_stats, 0, sizeof(RingStats)));
     CUDA_OK(cudaMemset(error, 0, sizeof(unsigned)));
 
     const double w_rms = weight_rms(), gu_rms = silu_up_rms();
@@ -721,7 +752,7 @@ int main(int argc, char **argv) {
 
     // The persistent launch: cooperative, so that every CTA is resident (the
     // consumers wait for each other).
-    auto enqueue_chain = [&](int consumers, int group_tiles, int tokens, int mode, int phases_run, bool x_ahead) {
+    auto enqueue_chain = [&](int consumers, int group_tiles, int tokens, int mode, int phases_run, int chains) {
         const int slots = max_slots(prop, consumers, group_tiles);
         const size_t bytes = shared_bytes(slots, consumers, group_tiles);
         CUDA_OK(cudaMemsetAsync(counters, 0, phase_count * sizeof(unsigned), stream));
@@ -735,14 +766,18 @@ int main(int argc, char **argv) {
         cooperative[0].val.cooperative = 1;
         config.attrs = cooperative;
         config.numAttrs = 1;
-        ChainKernel kernel = chain_kernel(consumers, x_ahead);
+        ChainKernel kernel = chain_kernel(consumers, chains);
+        if (!kernel) {
+            std::fprintf(stderr, "no instance for %d consumer warps with %d accumulator chains\n", consumers, chains);
+            std::exit(1);
+        }
         CUDA_OK(cudaLaunchKernelEx(&config, kernel, static_cast<const ChainPhase *>(device_phases), phases_run, tokens,
-                                   group_tiles, slots, mode, error));
+                                   group_tiles, slots, mode, ring_stats, error));
     };
     const int max_shared = static_cast<int>(prop.sharedMemPerBlockOptin);
     for (int consumers : {8, 12, 16})
-        for (bool x_ahead : {false, true})
-            if (ChainKernel kernel = chain_kernel(consumers, x_ahead))
+        for (int chains : {1, 2})
+            if (ChainKernel kernel = chain_kernel(consumers, chains))
                 CUDA_OK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_shared));
 
     bool all_ok = true;
@@ -771,7 +806,7 @@ int main(int argc, char **argv) {
     };
     for (int p = 0; p < phase_count; ++p)
         for (int pass = 0; pass < (host_phases[p].gate_up ? 3 : 1); ++pass) {
-            enqueue_chain(8, kMaxGroupTiles, 1, kChain, p + 1, false);
+            enqueue_chain(8, kMaxGroupTiles, 1, kChain, p + 1, 1);
             CUDA_OK(cudaStreamSynchronize(stream));
             const double rms = phase_rms(p, 1);
             if (!(rms > 0) || !std::isfinite(rms)) {
@@ -785,11 +820,11 @@ int main(int argc, char **argv) {
     if (profile[0] != 0) {
         use_input(x0_same);
         CUDA_OK(cudaProfilerStart());
-        enqueue_chain(profile[0], profile[1], profile[3], profile[2], phase_count, profile[4] != 0);
+        enqueue_chain(profile[0], profile[1], profile[3], profile[2], phase_count, profile[4]);
         CUDA_OK(cudaStreamSynchronize(stream));
         CUDA_OK(cudaProfilerStop());
         check_error_flag("profiled launch");
-        std::printf("profiled: %d consumer warps, groups of %d, mode %d, M=%d, activations ahead %d\n", profile[0],
+        std::printf("profiled: %d consumer warps, groups of %d, mode %d, M=%d, %d accumulator chains\n", profile[0],
                     profile[1], profile[2], profile[3], profile[4]);
         return all_ok ? 0 : 1;
     }
@@ -811,24 +846,25 @@ int main(int argc, char **argv) {
         // all over the whole chain.
         struct CheckCase {
             int consumers, group_tiles, tokens;
-            bool same_tokens, x_ahead;
+            bool same_tokens;
+            int chains;
         };
         std::vector<CheckCase> cases;
         for (int consumers : {8, 12, 16})
-            for (bool x_ahead : {false, true})
-                if (chain_kernel(consumers, x_ahead))
+            for (int chains : {1, 2})
+                if (chain_kernel(consumers, chains))
                     for (int group_tiles : {1, 2, kMaxGroupTiles})
-                        cases.push_back({consumers, group_tiles, 1, false, x_ahead});
-        for (bool x_ahead : {false, true})
-            for (int tokens : {3, 8}) cases.push_back({8, kMaxGroupTiles, tokens, false, x_ahead});
-        cases.push_back({12, 3, 8, false, true});
-        cases.push_back({8, kMaxGroupTiles, 8, true, true});
+                        cases.push_back({consumers, group_tiles, 1, false, chains});
+        for (int chains : {1, 2})
+            for (int tokens : {3, 8}) cases.push_back({8, kMaxGroupTiles, tokens, false, chains});
+        cases.push_back({12, 3, 8, false, 2});
+        cases.push_back({8, kMaxGroupTiles, 8, true, 2});
         for (const CheckCase &cc : cases) {
             const int consumers = cc.consumers, tokens = cc.tokens;
             use_input(cc.same_tokens ? x0_same : x0);
             for (int p = 0; p < phase_count; ++p)  // NaN again: an unwritten output shows
                 CUDA_OK(cudaMemset(y[p], 0xff, kMaxTokens * y_cols[p] * sizeof(__half)));
-            enqueue_chain(consumers, cc.group_tiles, tokens, kChain, phase_count, cc.x_ahead);
+            enqueue_chain(consumers, cc.group_tiles, tokens, kChain, phase_count, cc.chains);
             CUDA_OK(cudaStreamSynchronize(stream));
             check_error_flag("chain");
             double worst = 0, min_rms = 1e30, max_rms = 0;
@@ -884,7 +920,7 @@ int main(int argc, char **argv) {
                 "%s check: %2d consumer warps%s, groups of %d tiles, M=%d%s, "
                 "%3d phases: worst error %.3f of "
                 "its bound, output RMS %.3f..%.3f, %zu non-finite\n",
-                ok ? "PASS" : "FAIL", consumers, cc.x_ahead ? " (activations ahead)" : "", cc.group_tiles, tokens,
+                ok ? "PASS" : "FAIL", consumers, cc.chains == 2 ? " (2 chains)" : "", cc.group_tiles, tokens,
                 cc.same_tokens ? " (equal tokens)" : "", phase_count, worst, min_rms, max_rms, bad);
         }
         CUDA_OK(cudaFree(y32));
@@ -952,24 +988,30 @@ int main(int argc, char **argv) {
                time_captured(stream, reps, [&] { library_chain(tokens); }));
         struct Variant {
             int consumers;
-            bool x_ahead;
+            int chains;
             int group_tiles, mode;
         };
-        const Variant variants[] = {{8, false, 3, kChain},   {8, true, 2, kChain},   {8, true, 3, kChain},
-                                    {8, true, 4, kChain},    {12, false, 3, kChain}, {12, true, 2, kChain},
-                                    {12, true, 3, kChain},   {12, true, 4, kChain},  {16, false, 3, kChain},
-                                    {8, false, 3, kNoWaits}, {8, true, 3, kNoWaits}, {12, true, 3, kNoWaits},
-                                    {8, false, 3, kRingOnly}};
+        const Variant variants[] = {{8, 1, 2, kChain},   {8, 1, 3, kChain},   {8, 1, 4, kChain},   {8, 2, 2, kChain},
+                                    {8, 2, 3, kChain},   {8, 2, 4, kChain},   {12, 1, 3, kChain},  {12, 2, 3, kChain},
+                                    {16, 1, 3, kChain},  {8, 1, 3, kNoWaits}, {8, 2, 3, kNoWaits}, {12, 2, 3, kNoWaits},
+                                    {8, 1, 3, kRingOnly}};
         for (const Variant &v : variants) {
             const char *modes[] = {"", ", no waits", ", ring only"};
             char name[96];
             std::snprintf(name, sizeof name, "persistent%s: %d warps%s, groups of %d, %d slots", modes[v.mode],
-                          v.consumers, v.x_ahead ? " (x ahead)" : "", v.group_tiles,
+                          v.consumers, v.chains == 2 ? " (2 chains)" : "", v.group_tiles,
                           max_slots(prop, v.consumers, v.group_tiles));
+            CUDA_OK(cudaMemset(ring_stats, 0, sizeof(RingStats)));
             report(name, tokens, time_captured(stream, reps, [&] {
-                       enqueue_chain(v.consumers, v.group_tiles, tokens, v.mode, phase_count, v.x_ahead);
+                       enqueue_chain(v.consumers, v.group_tiles, tokens, v.mode, phase_count, v.chains);
                    }));
             check_error_flag(name);
+            RingStats rs;
+            CUDA_OK(cudaMemcpy(&rs, ring_stats, sizeof rs, cudaMemcpyDeviceToHost));
+            std::printf(
+                "    ring: the producer waited for %.1f%% of its slots to be given back, the consumers for "
+                "%.1f%% of theirs to be filled\n",
+                100.0 * rs.fill_waits / std::max(1ull, rs.filled), 100.0 * rs.take_waits / std::max(1ull, rs.taken));
         }
     }
 
