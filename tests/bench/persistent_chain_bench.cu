@@ -124,14 +124,22 @@ __device__ __forceinline__ void barrier_expect_bytes(uint64_t *bar, unsigned byt
 __device__ __forceinline__ void barrier_arrive(uint64_t *bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_address(bar)) : "memory");
 }
-// Waits for the barrier's phase of this parity to complete: kWaitReady when it
-// had at the first look, kWaitBlocked when it completed later (the ring
-// statistics count these), kWaitTimedOut after kWaitLimitCycles.
-enum WaitOutcome : int { kWaitReady = 0, kWaitBlocked = 1, kWaitTimedOut = 2 };
-__device__ __forceinline__ int barrier_wait(uint64_t *bar, unsigned parity) {
+// Waits for the barrier's phase of this parity to complete.  Returns 0 when
+// it had at the first look (test_wait, which never blocks), the cycles waited
+// when it completed later (try_wait may suspend the thread until it does: run
+// 10 counted those as ready), and -1 after kWaitLimitCycles.
+__device__ __forceinline__ long long barrier_wait(uint64_t *bar, unsigned parity) {
+    uint32_t done;
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done)
+        : "r"(shared_address(bar)), "r"(parity)
+        : "memory");
+    if (done) return 0;
     const long long start = clock64();
-    for (int tries = 0;; ++tries) {
-        uint32_t done;
+    for (;;) {
         asm volatile(
             "{\n.reg .pred p;\n"
             "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
@@ -139,8 +147,9 @@ __device__ __forceinline__ int barrier_wait(uint64_t *bar, unsigned parity) {
             : "=r"(done)
             : "r"(shared_address(bar)), "r"(parity)
             : "memory");
-        if (done) return tries == 0 ? kWaitReady : kWaitBlocked;
-        if (clock64() - start > kWaitLimitCycles) return kWaitTimedOut;
+        const long long waited = clock64() - start;
+        if (done) return waited > 0 ? waited : 1;
+        if (waited > kWaitLimitCycles) return -1;
     }
 }
 // bytes from global to shared memory, counted on bar when they land; the
@@ -162,8 +171,11 @@ __host__ __device__ __forceinline__ int slot_bytes(int group_tiles) { return gro
 // producer for a slot to be given back (the ring full there: the consumers
 // are behind the copies), a consumer for a slot to be filled (the ring empty
 // there: the copies are behind the consumers).
+// Also, in cycles: the producer's waits for slots, the consumers' for filled
+// slots, for their phase's input, and at the tile groups' CTA barrier.
 struct RingStats {
     unsigned long long filled, fill_waits, taken, take_waits;
+    unsigned long long fill_wait_cycles, take_wait_cycles, input_wait_cycles, group_barrier_cycles;
 };
 
 // The producer: lane 0 of the last warp copies every quad of every tile group
@@ -181,6 +193,7 @@ struct RingStats {
     unsigned use = 0;  // how many times the ring has wrapped: the parity of the slot's phases
     int start = 0;
     unsigned slots_filled = 0, slots_waited_for = 0;
+    unsigned long long cycles_waited = 0;
     for (int p = 0; p < phase_count; ++p) {
         const ChainPhase ph = phases[p];
         const OwnedTiles own = owned_tiles(cta, ctas, start, ph.row_tiles);
@@ -188,9 +201,10 @@ struct RingStats {
             const int n = min(group_tiles, own.end - r);
             for (int q = 0; q < ph.k_quads; ++q) {
                 if (use > 0) {
-                    const int waited = barrier_wait(empty + slot, (use - 1) & 1);
-                    if (waited == kWaitTimedOut) atomicExch(error, 1u);
-                    slots_waited_for += waited == kWaitBlocked;
+                    const long long waited = barrier_wait(empty + slot, (use - 1) & 1);
+                    if (waited < 0) atomicExch(error, 1u);
+                    slots_waited_for += waited > 0;
+                    cycles_waited += waited > 0 ? waited : 0;
                 }
                 ++slots_filled;
                 const int64_t record = static_cast<int64_t>(q) * ph.row_tiles + r;
@@ -209,6 +223,7 @@ struct RingStats {
     }
     atomicAdd(&stats->filled, slots_filled);
     atomicAdd(&stats->fill_waits, slots_waited_for);
+    atomicAdd(&stats->fill_wait_cycles, cycles_waited);
 #endif
 }
 
@@ -311,6 +326,7 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
     RingPosition group_start;  // where the current group's first quad sits (every warp follows all slots)
     int group_lap = 0;         // its position in the CTA's sequence, modulo kConsumers
     unsigned slots_taken = 0, slots_waited_for = 0;
+    unsigned long long take_cycles = 0, input_cycles = 0, barrier_cycles = 0;
     int start = 0;
     unsigned groups_done = 0;
     for (int p = 0; p < phase_count; ++p) {
@@ -328,6 +344,7 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
                         if (lane == 0) atomicExch(error, 2u);
                         break;
                     }
+                input_cycles += clock64() - begin;
                 input_ready = true;
             }
             float acc[kMaxGroupTiles][kChains][4] = {};
@@ -338,9 +355,10 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
             at.advance(first, slots);
             for (int q = first; q < ph.k_quads; q += kConsumers, at.advance(kConsumers, slots)) {
                 if (mode == kRingOnly) {
-                    const int waited = barrier_wait(full + at.slot, at.parity);
-                    if (waited == kWaitTimedOut && lane == 0) atomicExch(error, 3u);
-                    slots_waited_for += waited == kWaitBlocked;
+                    const long long waited = barrier_wait(full + at.slot, at.parity);
+                    if (waited < 0 && lane == 0) atomicExch(error, 3u);
+                    slots_waited_for += waited > 0;
+                    take_cycles += waited > 0 ? waited : 0;
                     ++slots_taken;
                     __syncwarp();
                     if (lane == 0) barrier_arrive(empty + at.slot);
@@ -348,9 +366,10 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
                 }
                 uint4 xv[4][2];
                 load_x_quad(ph, token, q, t, xv);
-                const int waited = barrier_wait(full + at.slot, at.parity);
-                if (waited == kWaitTimedOut && lane == 0) atomicExch(error, 3u);
-                slots_waited_for += waited == kWaitBlocked;
+                const long long waited = barrier_wait(full + at.slot, at.parity);
+                if (waited < 0 && lane == 0) atomicExch(error, 3u);
+                slots_waited_for += waited > 0;
+                take_cycles += waited > 0 ? waited : 0;
                 ++slots_taken;
                 const uint8_t *slot = ring + static_cast<size_t>(at.slot) * stride;
                 switch (n) {  // the group's size as a constant, so that its tiles' products interleave
@@ -382,7 +401,9 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
                         sum[i] = kChains == 2 ? acc[j][0][i] + acc[j][kChains - 1][i] : acc[j][0][i];
                     buffer[(warp * kMaxGroupTiles + j) * 32 + lane] = make_float4(sum[0], sum[1], sum[2], sum[3]);
                 }
+            const long long barrier_begin = clock64();
             asm volatile("bar.sync 1, %0;" ::"r"(kConsumers * 32) : "memory");
+            barrier_cycles += clock64() - barrier_begin;
             const unsigned group = groups_done++;
             if (mode == kRingOnly) continue;
             for (int j = 0; j < n; ++j) {
@@ -423,6 +444,9 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
     if (lane == 0) {
         atomicAdd(&stats->taken, slots_taken);
         atomicAdd(&stats->take_waits, slots_waited_for);
+        atomicAdd(&stats->take_wait_cycles, take_cycles);
+        atomicAdd(&stats->input_wait_cycles, input_cycles);
+        atomicAdd(&stats->group_barrier_cycles, barrier_cycles);
     }
 #endif
 }
@@ -1008,10 +1032,17 @@ int main(int argc, char **argv) {
             check_error_flag(name);
             RingStats rs;
             CUDA_OK(cudaMemcpy(&rs, ring_stats, sizeof rs, cudaMemcpyDeviceToHost));
+            // Per launch (the warm-up, the graph's first replay and the timed
+            // ones), in microseconds at the SM clock Nsight Compute saw (1.89 GHz, run 8).
+            const double launches = reps + 2, per_cta_us = 1.0 / (1890.0 * ctas * launches);
+            const double per_warp_us = per_cta_us / v.consumers;
             std::printf(
-                "    ring: the producer waited for %.1f%% of its slots to be given back, the consumers for "
-                "%.1f%% of theirs to be filled\n",
-                100.0 * rs.fill_waits / std::max(1ull, rs.filled), 100.0 * rs.take_waits / std::max(1ull, rs.taken));
+                "    ring: the producer waited for %.1f%% of its slots (%.0f us per CTA), the consumers for %.1f%% "
+                "(%.0f us per warp); per consumer warp %.0f us waiting for inputs, %.0f us at the group "
+                "barriers\n",
+                100.0 * rs.fill_waits / std::max(1ull, rs.filled), rs.fill_wait_cycles * per_cta_us,
+                100.0 * rs.take_waits / std::max(1ull, rs.taken), rs.take_wait_cycles * per_warp_us,
+                rs.input_wait_cycles * per_warp_us, rs.group_barrier_cycles * per_warp_us);
         }
     }
 
