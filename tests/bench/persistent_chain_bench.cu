@@ -178,12 +178,16 @@ struct RingStats {
     unsigned long long fill_wait_cycles, take_wait_cycles, input_wait_cycles, group_barrier_cycles;
 };
 
-// The producer: lane 0 of the last warp copies every quad of every tile group
-// this CTA will consume, in consumption order, into the ring; it waits only
-// for a slot to be given back, never for any data.
+// The producers: lane 0 of producer warp `index` of `producers` copies every
+// quad of every tile group this CTA will consume, at the positions index,
+// index + producers, ... of the sequence, into the ring; it waits only for a
+// slot to be given back, never for any data.  Several producers, one per
+// scheduler, because one thread's copies streamed at 99% of the bandwidth
+// with idle consumers and at 85% with working ones (run 11): a producer
+// shares its scheduler's issue slots with the consumer warps there.
 [[maybe_unused]] __device__ void produce(const ChainPhase *phases, int phase_count, int group_tiles, int slots,
-                                         uint8_t *ring, uint64_t *full, uint64_t *empty, RingStats *stats,
-                                         unsigned *error) {
+                                         int index, int producers, uint8_t *ring, uint64_t *full, uint64_t *empty,
+                                         RingStats *stats, unsigned *error) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     uint64_t policy;
     asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
@@ -191,7 +195,7 @@ struct RingStats {
     const int stride = slot_bytes(group_tiles);
     int slot = 0;
     unsigned use = 0;  // how many times the ring has wrapped: the parity of the slot's phases
-    int start = 0;
+    int start = 0, position = 0;
     unsigned slots_filled = 0, slots_waited_for = 0;
     unsigned long long cycles_waited = 0;
     for (int p = 0; p < phase_count; ++p) {
@@ -199,7 +203,14 @@ struct RingStats {
         const OwnedTiles own = owned_tiles(cta, ctas, start, ph.row_tiles);
         for (int r = own.begin; r < own.end; r += group_tiles) {
             const int n = min(group_tiles, own.end - r);
-            for (int q = 0; q < ph.k_quads; ++q) {
+            for (int q = 0; q < ph.k_quads; ++q, ++position) {
+                if (position % producers != index) {
+                    if (++slot == slots) {
+                        slot = 0;
+                        ++use;
+                    }
+                    continue;
+                }
                 if (use > 0) {
                     const long long waited = barrier_wait(empty + slot, (use - 1) & 1);
                     if (waited < 0) atomicExch(error, 1u);
@@ -276,6 +287,7 @@ __device__ __forceinline__ void load_x_quad(const ChainPhase &ph, int token, int
 }
 
 constexpr int kMaxGroupTiles = 4;
+constexpr int kMaxProducers = 4;
 
 // The products of one slot: one quad of kTiles tiles.  Super by super, tile
 // after tile, so that consecutive tensor-core products accumulate into
@@ -454,9 +466,9 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
 // (16 consumer warps get 96 registers, with spills: ptxas seems to budget
 // 640 threads for 544; 12 get 128.)
 template <int kConsumers, int kChains>
-__global__ void __launch_bounds__(32 * (kConsumers + 1), 1)
+__global__ void __launch_bounds__(32 * (kConsumers + kMaxProducers), 1)
     persistent_chain(const ChainPhase *phases, int phase_count, int tokens, int group_tiles, int slots, int mode,
-                     RingStats *stats, unsigned *error) {
+                     int producers, RingStats *stats, unsigned *error) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     extern __shared__ __align__(128) uint8_t shared[];
     uint8_t *ring = shared;
@@ -472,8 +484,10 @@ __global__ void __launch_bounds__(32 * (kConsumers + 1), 1)
     }
     __syncthreads();
     const int warp = static_cast<int>(threadIdx.x >> 5);
-    if (warp == kConsumers) {
-        if ((threadIdx.x & 31) == 0) produce(phases, phase_count, group_tiles, slots, ring, full, empty, stats, error);
+    if (warp >= kConsumers) {
+        if ((threadIdx.x & 31) == 0)
+            produce(phases, phase_count, group_tiles, slots, warp - kConsumers, producers, ring, full, empty, stats,
+                    error);
         return;
     }
     consume<kConsumers, kChains>(phases, phase_count, tokens, group_tiles, slots, mode, ring, full, empty, partials,
@@ -502,7 +516,7 @@ int max_slots(const cudaDeviceProp &prop, int consumers, int group_tiles) {
     return slots;
 }
 
-using ChainKernel = void (*)(const ChainPhase *, int, int, int, int, int, RingStats *, unsigned *);
+using ChainKernel = void (*)(const ChainPhase *, int, int, int, int, int, int, RingStats *, unsigned *);
 // The instances: 8, 12 and 16 consumer warps, one accumulator chain per tile;
 // 8 and 12 with two as well.
 ChainKernel chain_kernel(int consumers, int chains) {
@@ -628,11 +642,12 @@ __global__ void stream_read(const uint4 *p, size_t n, unsigned *sink) {
 int main(int argc, char **argv) {
     int layers = 36, reps = 15;
     const char *json_path = nullptr;
-    // --profile W,G,MODE,M,C: after the calibration, one launch of that
+    // --profile W,G,MODE,M,C,P: after the calibration, one launch of that
     // variant (consumer warps, group tiles, 0 chain / 1 no waits / 2 ring
-    // only, tokens, accumulator chains per tile) between cudaProfilerStart and Stop, for Nsight Compute's
+    // only, tokens, accumulator chains per tile, producer warps) between cudaProfilerStart and Stop, for Nsight
+    // Compute's
     // --profile-from-start off; no checks, no timings.
-    int profile[5] = {0, 0, 0, 0, 0};
+    int profile[6] = {0, 0, 0, 0, 0, 0};
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--layers") && i + 1 < argc)
             layers = std::atoi(argv[++i]);
@@ -641,14 +656,15 @@ int main(int argc, char **argv) {
         else if (!std::strcmp(argv[i], "--json") && i + 1 < argc)
             json_path = argv[++i];
         else if (!std::strcmp(argv[i], "--profile") && i + 1 < argc &&
-                 std::sscanf(argv[++i], "%d,%d,%d,%d,%d", &profile[0], &profile[1], &profile[2], &profile[3],
-                             &profile[4]) == 5 &&
-                 chain_kernel(profile[0], profile[4]) != nullptr &&
+                 std::sscanf(argv[++i], "%d,%d,%d,%d,%d,%d", &profile[0], &profile[1], &profile[2], &profile[3],
+                             &profile[4], &profile[5]) == 6 &&
+                 profile[5] >= 1 && profile[5] <= kMaxProducers && chain_kernel(profile[0], profile[4]) != nullptr &&
                  (profile[0] == 8 || profile[0] == 12 || profile[0] == 16) && profile[1] >= 1 && profile[1] <= 4 &&
                  profile[2] >= 0 && profile[2] <= 2 && profile[3] >= 1 && profile[3] <= 8)
             continue;
         else {
-            std::fprintf(stderr, "usage: %s [--layers N] [--reps N] [--json FILE] [--profile W,G,MODE,M,C]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--layers N] [--reps N] [--json FILE] [--profile W,G,MODE,M,C,P]\n",
+                         argv[0]);
             return 2;
         }
     }
@@ -776,13 +792,20 @@ int main(int argc, char **argv) {
 
     // The persistent launch: cooperative, so that every CTA is resident (the
     // consumers wait for each other).
-    auto enqueue_chain = [&](int consumers, int group_tiles, int tokens, int mode, int phases_run, int chains) {
+    auto enqueue_chain = [&](int consumers, int group_tiles, int tokens, int mode, int phases_run, int chains,
+                             int producers = 1) {
         const int slots = max_slots(prop, consumers, group_tiles);
         const size_t bytes = shared_bytes(slots, consumers, group_tiles);
         CUDA_OK(cudaMemsetAsync(counters, 0, phase_count * sizeof(unsigned), stream));
         cudaLaunchConfig_t config = {};
         config.gridDim = dim3(ctas);
-        config.blockDim = dim3(32 * (consumers + 1));
+        config.blockDim = dim3(32 * (consumers + producers));
+        if (producers < 1 || producers > kMaxProducers || slots % producers != 0) {
+            // A slot filled by one producer in each use, so that it waits for the
+            // slot's previous use itself (the parity of a use two ahead is the same).
+            std::fprintf(stderr, "%d producers for %d slots: not supported\n", producers, slots);
+            std::exit(1);
+        }
         config.dynamicSmemBytes = bytes;
         config.stream = stream;
         cudaLaunchAttribute cooperative[1];
@@ -796,7 +819,7 @@ int main(int argc, char **argv) {
             std::exit(1);
         }
         CUDA_OK(cudaLaunchKernelEx(&config, kernel, static_cast<const ChainPhase *>(device_phases), phases_run, tokens,
-                                   group_tiles, slots, mode, ring_stats, error));
+                                   group_tiles, slots, mode, producers, ring_stats, error));
     };
     const int max_shared = static_cast<int>(prop.sharedMemPerBlockOptin);
     for (int consumers : {8, 12, 16})
@@ -844,7 +867,7 @@ int main(int argc, char **argv) {
     if (profile[0] != 0) {
         use_input(x0_same);
         CUDA_OK(cudaProfilerStart());
-        enqueue_chain(profile[0], profile[1], profile[3], profile[2], phase_count, profile[4]);
+        enqueue_chain(profile[0], profile[1], profile[3], profile[2], phase_count, profile[4], profile[5]);
         CUDA_OK(cudaStreamSynchronize(stream));
         CUDA_OK(cudaProfilerStop());
         check_error_flag("profiled launch");
@@ -871,7 +894,7 @@ int main(int argc, char **argv) {
         struct CheckCase {
             int consumers, group_tiles, tokens;
             bool same_tokens;
-            int chains;
+            int chains, producers = 4;
         };
         std::vector<CheckCase> cases;
         for (int consumers : {8, 12, 16})
@@ -883,12 +906,13 @@ int main(int argc, char **argv) {
             for (int tokens : {3, 8}) cases.push_back({8, kMaxGroupTiles, tokens, false, chains});
         cases.push_back({12, 3, 8, false, 2});
         cases.push_back({8, kMaxGroupTiles, 8, true, 2});
+        for (int producers : {1, 2}) cases.push_back({8, 3, 3, false, 1, producers});
         for (const CheckCase &cc : cases) {
             const int consumers = cc.consumers, tokens = cc.tokens;
             use_input(cc.same_tokens ? x0_same : x0);
             for (int p = 0; p < phase_count; ++p)  // NaN again: an unwritten output shows
                 CUDA_OK(cudaMemset(y[p], 0xff, kMaxTokens * y_cols[p] * sizeof(__half)));
-            enqueue_chain(consumers, cc.group_tiles, tokens, kChain, phase_count, cc.chains);
+            enqueue_chain(consumers, cc.group_tiles, tokens, kChain, phase_count, cc.chains, cc.producers);
             CUDA_OK(cudaStreamSynchronize(stream));
             check_error_flag("chain");
             double worst = 0, min_rms = 1e30, max_rms = 0;
@@ -941,11 +965,11 @@ int main(int argc, char **argv) {
             const bool ok = bad == 0 && worst <= 1.0 && min_rms > 0.3 && max_rms < 3;
             all_ok = all_ok && ok;
             std::printf(
-                "%s check: %2d consumer warps%s, groups of %d tiles, M=%d%s, "
+                "%s check: %2d consumer warps%s, %d producers, groups of %d tiles, M=%d%s, "
                 "%3d phases: worst error %.3f of "
                 "its bound, output RMS %.3f..%.3f, %zu non-finite\n",
-                ok ? "PASS" : "FAIL", consumers, cc.chains == 2 ? " (2 chains)" : "", cc.group_tiles, tokens,
-                cc.same_tokens ? " (equal tokens)" : "", phase_count, worst, min_rms, max_rms, bad);
+                ok ? "PASS" : "FAIL", consumers, cc.chains == 2 ? " (2 chains)" : "", cc.producers, cc.group_tiles,
+                tokens, cc.same_tokens ? " (equal tokens)" : "", phase_count, worst, min_rms, max_rms, bad);
         }
         CUDA_OK(cudaFree(y32));
         CUDA_OK(cudaFree(workspace));
@@ -1011,23 +1035,21 @@ int main(int argc, char **argv) {
         report("library: 144 chained launches (PDL)", tokens,
                time_captured(stream, reps, [&] { library_chain(tokens); }));
         struct Variant {
-            int consumers;
-            int chains;
-            int group_tiles, mode;
+            int consumers, chains, group_tiles, mode, producers;
         };
-        const Variant variants[] = {{8, 1, 2, kChain},   {8, 1, 3, kChain},   {8, 1, 4, kChain},   {8, 2, 2, kChain},
-                                    {8, 2, 3, kChain},   {8, 2, 4, kChain},   {12, 1, 3, kChain},  {12, 2, 3, kChain},
-                                    {16, 1, 3, kChain},  {8, 1, 3, kNoWaits}, {8, 2, 3, kNoWaits}, {12, 2, 3, kNoWaits},
-                                    {8, 1, 3, kRingOnly}};
+        const Variant variants[] = {{8, 1, 3, kChain, 1},    {8, 1, 3, kChain, 2},    {8, 1, 3, kChain, 4},
+                                    {8, 1, 2, kChain, 4},    {8, 1, 4, kChain, 4},    {12, 1, 3, kChain, 4},
+                                    {16, 1, 3, kChain, 4},   {8, 1, 3, kNoWaits, 1},  {8, 1, 3, kNoWaits, 4},
+                                    {12, 1, 3, kNoWaits, 4}, {8, 1, 3, kRingOnly, 1}, {8, 1, 3, kRingOnly, 4}};
         for (const Variant &v : variants) {
             const char *modes[] = {"", ", no waits", ", ring only"};
             char name[96];
-            std::snprintf(name, sizeof name, "persistent%s: %d warps%s, groups of %d, %d slots", modes[v.mode],
-                          v.consumers, v.chains == 2 ? " (2 chains)" : "", v.group_tiles,
+            std::snprintf(name, sizeof name, "persistent%s: %d+%d warps%s, groups of %d, %d slots", modes[v.mode],
+                          v.consumers, v.producers, v.chains == 2 ? " (2 chains)" : "", v.group_tiles,
                           max_slots(prop, v.consumers, v.group_tiles));
             CUDA_OK(cudaMemset(ring_stats, 0, sizeof(RingStats)));
             report(name, tokens, time_captured(stream, reps, [&] {
-                       enqueue_chain(v.consumers, v.group_tiles, tokens, v.mode, phase_count, v.chains);
+                       enqueue_chain(v.consumers, v.group_tiles, tokens, v.mode, phase_count, v.chains, v.producers);
                    }));
             check_error_flag(name);
             RingStats rs;
