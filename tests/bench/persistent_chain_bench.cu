@@ -66,7 +66,7 @@ namespace {
 constexpr int kCodeBytes = 2048;  // one quad x tile record of codes
 constexpr int kScaleBytes = 256;  // and of scales
 constexpr int kRecordBytes = kCodeBytes + kScaleBytes;
-constexpr int kPartialBuffers = 2;  // a tile group's partial sums, double-buffered
+constexpr int kPartialBuffers = 2;  // a tile's slice partials, double-buffered (one barrier per tile)
 // A wait longer than this (cycles, ~2 s) means the protocol is broken: the
 // kernel records it and runs on, so a bug shows as an error, not a hang.
 [[maybe_unused]] constexpr long long kWaitLimitCycles = 4'000'000'000LL;
@@ -94,13 +94,8 @@ struct ChainPhase {
     unsigned *done;              // this phase's finished tiles
     const unsigned *input_done;  // the phase that wrote x, or null (x is the chain's input)
     unsigned input_tiles;        // its tile count: x is complete when input_done reaches it
-    // kChunks: this phase's finished tiles per chunk of 256 outputs (the
-    // activations of one quad of the next phase), and the same of the phase
-    // that wrote x, whose chunks are complete at input_chunk_tiles.
-    unsigned *chunk_done;
-    const unsigned *input_chunk_done;
-    unsigned input_chunk_tiles;
-    int chunk_shift;  // tile -> its chunk: 4 (16 tiles of 16 outputs) or 5 for gate_up (32 of 8)
+    const __half *written;       // kDataFlags: what the input phase wrote (x, or for a qkv the layer before's
+    int64_t ld_written;          // output), polled until complete
 };
 
 // The tiles a CTA owns in a phase: a contiguous run, so that one quad of
@@ -179,7 +174,7 @@ __host__ __device__ __forceinline__ int slot_bytes(int group_tiles) { return gro
 // are behind the copies), a consumer for a slot to be filled (the ring empty
 // there: the copies are behind the consumers).
 // Also, in cycles: the producer's waits for slots, the consumers' for filled
-// slots, for their phase's input, and handing over a group's partial sums (a free buffer; the reducer's wait for them).
+// slots, for their phase's input, and at the tile groups' CTA barrier.
 struct RingStats {
     unsigned long long filled, fill_waits, taken, take_waits;
     unsigned long long fill_wait_cycles, take_wait_cycles, input_wait_cycles, group_barrier_cycles;
@@ -270,7 +265,14 @@ struct RingPosition {
 // another phase left out (kNoWaits: the results are wrong; how fast the ring
 // streams when nothing waits), or only the ring's protocol, with neither
 // activations nor products (kRingOnly: the producer's and the copies' ceiling).
-enum ConsumerMode : int { kChain = 0, kNoWaits = 1, kRingOnly = 2, kChunks = 3 };
+// kDataFlags: the data are the flags.  Every phase's outputs are set to
+// kUnwritten (an FP16 NaN no product stores) before the launch; a consumer
+// reads each quad's activations (or, for a layer's qkv, the 256 outputs of
+// the layer before that the quad stands for) until none is kUnwritten, and
+// the storing warps need neither a fence nor a count: no release per phase,
+// and each quad waits only for its own 256 inputs.
+enum ConsumerMode : int { kChain = 0, kNoWaits = 1, kRingOnly = 2, kDataFlags = 3 };
+constexpr uint16_t kUnwritten = 0xFFFF;
 
 // 16 bytes of data written in this launch (after the acquire that orders
 // them), as a global load: read through a pointer the kernel loads from
@@ -300,6 +302,41 @@ __device__ __forceinline__ void load_x_quad(const ChainPhase &ph, int token, int
 constexpr int kMaxGroupTiles = 4;
 constexpr int kMaxProducers = 4;
 
+// An output, as a strong store (the kDataFlags consumers read it with strong
+// loads while it may still be unwritten; plain stores would race with them).
+__device__ __forceinline__ void store_output(__half *y, float v) {
+    const __half h = __float2half_rn(v);
+    asm volatile("st.relaxed.gpu.global.b16 [%0], %1;" ::"l"(y), "h"(*reinterpret_cast<const unsigned short *>(&h))
+                 : "memory");
+}
+
+// kDataFlags: returns once the lane's 128 bytes of quad q of `written` (its
+// 16 activations of each super) hold no kUnwritten, and the whole warp's do.
+// Strong (.relaxed.gpu) loads, which read the L2, never a stale L1 line; a
+// CTA's first ordinary load of those lines comes after, so it misses the L1
+// and reads the final data too.  Returns the cycles waited, or -1 past the limit.
+__device__ __forceinline__ long long wait_written(const __half *written, int64_t ld, int token, int q, int t) {
+    const uint4 *w = reinterpret_cast<const uint4 *>(written + token * ld + 256 * q + 16 * t);
+    const long long begin = clock64();
+    for (;;) {
+        bool complete = true;
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                uint4 v;
+                asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                             : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                             : "l"(w + 8 * u + i)
+                             : "memory");
+                for (uint32_t word : {v.x, v.y, v.z, v.w})
+                    complete &= (word & 0xFFFFu) != kUnwritten && (word >> 16) != kUnwritten;
+            }
+        if (__all_sync(0xffffffffu, complete)) return clock64() - begin;
+        if (clock64() - begin > kWaitLimitCycles) return -1;
+    }
+}
+
 // The products of one slot: one quad of kTiles tiles.  Super by super, tile
 // after tile, so that consecutive tensor-core products accumulate into
 // different tiles' sums: one tile's 16 products in a row each wait for the one
@@ -327,55 +364,49 @@ __device__ __forceinline__ void slot_products(const uint8_t *slot, int group_til
 
 // The consumers: warp w of kConsumers multiplies the quads at positions w,
 // w + kConsumers, ... of the CTA's sequence of tile-group quads, in the order
-// the producers copied them (the activations of a quad serve every tile of
-// the group).  The group's partial sums meet in shared memory; warp
-// (group mod kConsumers) waits for all of them, adds them in warp order
-// (deterministic), stores the group's tiles and counts them done, while the
-// other warps go on to the next group's quads: no CTA barrier per group
-// (with one, every warp waited for the storing warp's release, runs 1-12).
-// The partials' buffers pass between the warps through two barriers each:
-// all warps' arrivals fill one, the reducing warp's arrival frees it.
-//
-// kChain waits, before a phase's first product, for all tiles of the phase
-// that wrote its input; kChunks waits, before each quad, only for the tiles
-// that wrote that quad's 256 activations, so a phase starts where its input
-// is ready, not where all of it is.
+// the producer copied them (the
+// activations of a quad serve every tile of the group); the group's partial
+// sums meet in shared memory, where tile j's are added in warp order
+// (deterministic) and stored by warp (groups done + j) mod kConsumers, so that
+// the epilogues spread over the warps.  Once the CTA's tiles of a phase are
+// stored, one thread counts them done with one release: a release per tile (a
+// fence, an L2 round trip) kept the storing warp late for its next records
+// (run 1).
 template <int kConsumers, int kChains>
 __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, int group_tiles, int slots, int mode,
-                        const uint8_t *ring, uint64_t *full, uint64_t *empty, uint64_t *part_full, uint64_t *part_empty,
-                        float4 *partials, RingStats *stats, unsigned *error) {
+                        const uint8_t *ring, uint64_t *full, uint64_t *empty, float4 *partials, RingStats *stats,
+                        unsigned *error) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31);
     const int g = lane >> 2, t = lane & 3;
-    const int token = min(g, tokens - 1);  // B-fragment column g; columns past M repeat the last token, never stored
+    const int token = min(g, tokens - 1);  // B-fragment column g; columns past M
+                                           // repeat the last token, never stored
     const int cta = static_cast<int>(blockIdx.x), ctas = static_cast<int>(gridDim.x);
     const int stride = slot_bytes(group_tiles);
-    const int buffer_floats4 = kConsumers * group_tiles * 32;
     RingPosition group_start;  // where the current group's first quad sits (every warp follows all slots)
     int group_lap = 0;         // its position in the CTA's sequence, modulo kConsumers
-    int start = 0;
-    unsigned groups_done = 0;
     unsigned slots_taken = 0, slots_waited_for = 0;
     unsigned long long take_cycles = 0, input_cycles = 0, barrier_cycles = 0;
-    auto wait_counter = [&](const unsigned *counter, unsigned target) {
-        // Every lane polls (one transaction per poll): each then holds the acquire itself.
-        const long long begin = clock64();
-        while (reset::cuda::load_acquire_gpu(counter) < target)
-            if (clock64() - begin > kWaitLimitCycles) {
-                if (lane == 0) atomicExch(error, 2u);
-                break;
-            }
-        input_cycles += clock64() - begin;
-    };
+    int start = 0;
+    unsigned groups_done = 0;
     for (int p = 0; p < phase_count; ++p) {
         const ChainPhase ph = phases[p];
         const OwnedTiles own = owned_tiles(cta, ctas, start, ph.row_tiles);
-        bool input_ready = mode == kNoWaits || mode == kRingOnly || ph.input_done == nullptr;
-        uint64_t chunks_ready = 0;  // kChunks: the input chunks this warp has seen complete
+        bool input_ready = mode != kChain || ph.input_done == nullptr;
+        uint64_t quads_written = 0;  // kDataFlags: the quads this warp has seen complete in this phase
+        const bool poll_data = mode == kDataFlags && ph.written != nullptr;
         for (int r = own.begin; r < own.end; r += group_tiles) {
             const int n = min(group_tiles, own.end - r);
-            if (!input_ready && mode == kChain) {
-                wait_counter(ph.input_done, ph.input_tiles);
+            if (!input_ready) {
+                // Every lane polls (one transaction per poll): each then holds the
+                // acquire itself.
+                const long long begin = clock64();
+                while (reset::cuda::load_acquire_gpu(ph.input_done) < ph.input_tiles)
+                    if (clock64() - begin > kWaitLimitCycles) {
+                        if (lane == 0) atomicExch(error, 2u);
+                        break;
+                    }
+                input_cycles += clock64() - begin;
                 input_ready = true;
             }
             float acc[kMaxGroupTiles][kChains][4] = {};
@@ -395,9 +426,11 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
                     if (lane == 0) barrier_arrive(empty + at.slot);
                     continue;
                 }
-                if (!input_ready && mode == kChunks && !(chunks_ready >> q & 1)) {
-                    wait_counter(ph.input_chunk_done + q, ph.input_chunk_tiles);
-                    chunks_ready |= uint64_t(1) << q;
+                if (poll_data && !(quads_written >> q & 1)) {
+                    const long long waited = wait_written(ph.written, ph.ld_written, token, q, t);
+                    if (waited < 0 && lane == 0) atomicExch(error, 2u);
+                    input_cycles += waited > 0 ? waited : 0;
+                    quads_written |= uint64_t(1) << q;
                 }
                 uint4 xv[4][2];
                 load_x_quad(ph, token, q, t, xv);
@@ -426,13 +459,7 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
             }
             group_start.advance(ph.k_quads, slots);
             group_lap = (group_lap + ph.k_quads) % kConsumers;
-            const unsigned group = groups_done++;
-            const int b = static_cast<int>(group % kPartialBuffers);
-            const unsigned use = group / kPartialBuffers;
-            float4 *buffer = partials + b * buffer_floats4;
-            // The buffer's previous group is reduced (its reducing warp arrived).
-            const long long begin = clock64();
-            if (use > 0 && barrier_wait(part_empty + b, (use - 1) & 1) < 0 && lane == 0) atomicExch(error, 4u);
+            float4 *buffer = partials + (groups_done % kPartialBuffers) * kConsumers * kMaxGroupTiles * 32;
 #pragma unroll
             for (int j = 0; j < kMaxGroupTiles; ++j)
                 if (j < n) {
@@ -440,56 +467,47 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
 #pragma unroll
                     for (int i = 0; i < 4; ++i)
                         sum[i] = kChains == 2 ? acc[j][0][i] + acc[j][kChains - 1][i] : acc[j][0][i];
-                    buffer[(warp * group_tiles + j) * 32 + lane] = make_float4(sum[0], sum[1], sum[2], sum[3]);
+                    buffer[(warp * kMaxGroupTiles + j) * 32 + lane] = make_float4(sum[0], sum[1], sum[2], sum[3]);
                 }
-            __syncwarp();
-            if (lane == 0) barrier_arrive(part_full + b);
-            barrier_cycles += clock64() - begin;
-            if (warp != static_cast<int>(group % kConsumers) || mode == kRingOnly) continue;
-            // This warp reduces and stores the group.
-            const long long reduce_begin = clock64();
-            if (barrier_wait(part_full + b, use & 1) < 0 && lane == 0) atomicExch(error, 5u);
-            barrier_cycles += clock64() - reduce_begin;
-            float sums[kMaxGroupTiles][4] = {};
-            for (int w = 0; w < kConsumers; ++w)
-#pragma unroll
-                for (int j = 0; j < kMaxGroupTiles; ++j)
-                    if (j < n) {
-                        const float4 v = buffer[(w * group_tiles + j) * 32 + lane];
-                        sums[j][0] += v.x;
-                        sums[j][1] += v.y;
-                        sums[j][2] += v.z;
-                        sums[j][3] += v.w;
-                    }
-            __syncwarp();
-            if (lane == 0) barrier_arrive(part_empty + b);
-#pragma unroll
-            for (int j = 0; j < kMaxGroupTiles; ++j) {
-                if (j >= n) break;
+            const long long barrier_begin = clock64();
+            asm volatile("bar.sync 1, %0;" ::"r"(kConsumers * 32) : "memory");
+            barrier_cycles += clock64() - barrier_begin;
+            const unsigned group = groups_done++;
+            if (mode == kRingOnly) continue;
+            for (int j = 0; j < n; ++j) {
+                if (warp != static_cast<int>((group + j) % kConsumers)) continue;
+                float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                for (int w = 0; w < kConsumers; ++w) {
+                    const float4 v = buffer[(w * kMaxGroupTiles + j) * 32 + lane];
+                    sum[0] += v.x;
+                    sum[1] += v.y;
+                    sum[2] += v.z;
+                    sum[3] += v.w;
+                }
                 const int tile = r + j;
-                // sums[j] = {(row g, token 2t), (row g, token 2t+1), (row g+8, token 2t), (row g+8, token 2t+1)}.
+                // sum = {(row g, token 2t), (row g, token 2t+1), (row g+8, token 2t),
+                // (row g+8, token 2t+1)}.
 #pragma unroll
                 for (int c = 0; c < 2; ++c) {
                     const int out_token = 2 * t + c;
                     if (out_token >= tokens) continue;
                     __half *y = ph.y + out_token * ph.ldy;
                     if (ph.gate_up) {
-                        const float gate = sums[j][c] * ph.out_scale, up = sums[j][2 + c] * ph.out_scale;
-                        y[8 * tile + g] = __float2half_rn(gate / (1.0f + __expf(-gate)) * up);
+                        const float gate = sum[c] * ph.out_scale, up = sum[2 + c] * ph.out_scale;
+                        store_output(y + 8 * tile + g, gate / (1.0f + __expf(-gate)) * up);
                     } else {
-                        y[16 * tile + g] = __float2half_rn(sums[j][c] * ph.out_scale);
-                        y[16 * tile + g + 8] = __float2half_rn(sums[j][2 + c] * ph.out_scale);
+                        store_output(y + 16 * tile + g, sum[c] * ph.out_scale);
+                        store_output(y + 16 * tile + g + 8, sum[2 + c] * ph.out_scale);
                     }
                 }
             }
-            // Count the group's tiles done: every lane's stores before the counts.
-            __threadfence();
-            __syncwarp();
-            if (lane == 0) {
-                atomicAdd(ph.done, static_cast<unsigned>(n));
-                if (mode == kChunks)
-                    for (int j = 0; j < n; ++j) atomicAdd(ph.chunk_done + ((r + j) >> ph.chunk_shift), 1u);
-            }
+        }
+        // Every store of the CTA's tiles of this phase before the one release that
+        // counts them.
+        if (mode != kDataFlags) {
+            asm volatile("bar.sync 2, %0;" ::"r"(kConsumers * 32) : "memory");
+            if (threadIdx.x == 0 && own.end > own.begin)
+                reset::cuda::add_release_gpu(ph.done, static_cast<unsigned>(own.end - own.begin));
         }
         start = (start + ph.row_tiles) % ctas;
     }
@@ -514,17 +532,11 @@ __global__ void __launch_bounds__(32 * (kConsumers + kMaxProducers), 1)
     uint8_t *ring = shared;
     uint64_t *full = reinterpret_cast<uint64_t *>(shared + static_cast<size_t>(slots) * slot_bytes(group_tiles));
     uint64_t *empty = full + slots;
-    uint64_t *part_full = empty + slots, *part_empty = part_full + kPartialBuffers;
-    // 16-byte aligned: the ring's and the barriers' bytes are multiples of 16.
-    float4 *partials = reinterpret_cast<float4 *>(part_empty + kPartialBuffers);
+    float4 *partials = reinterpret_cast<float4 *>(empty + slots);  // 16-byte aligned: 16 bytes of barriers per slot
     if (threadIdx.x == 0) {
         for (int s = 0; s < slots; ++s) {
             barrier_init(full + s, 1);   // the producer's expect_tx arrival, then the bytes
             barrier_init(empty + s, 1);  // the consuming warp's arrival
-        }
-        for (int b = 0; b < kPartialBuffers; ++b) {
-            barrier_init(part_full + b, kConsumers);  // every consumer warp's partials
-            barrier_init(part_empty + b, 1);          // the reducing warp's arrival
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
@@ -536,18 +548,16 @@ __global__ void __launch_bounds__(32 * (kConsumers + kMaxProducers), 1)
                     error);
         return;
     }
-    consume<kConsumers, kChains>(phases, phase_count, tokens, group_tiles, slots, mode, ring, full, empty, part_full,
-                                 part_empty, partials, stats, error);
+    consume<kConsumers, kChains>(phases, phase_count, tokens, group_tiles, slots, mode, ring, full, empty, partials,
+                                 stats, error);
 #else
     if (threadIdx.x == 0 && blockIdx.x == 0) atomicExch(error, 9u);  // built for an older GPU: refused on the host
 #endif
 }
 
 size_t shared_bytes(int slots, int consumers, int group_tiles) {
-    static_assert(kPartialBuffers % 2 == 0, "the partials stay 16-byte aligned after 2 * kPartialBuffers barriers");
-    return static_cast<size_t>(slots) * slot_bytes(group_tiles) +
-           static_cast<size_t>(slots + kPartialBuffers) * 2 * sizeof(uint64_t) +
-           static_cast<size_t>(kPartialBuffers) * consumers * group_tiles * 32 * sizeof(float4);
+    return static_cast<size_t>(slots) * slot_bytes(group_tiles) + static_cast<size_t>(slots) * 2 * sizeof(uint64_t) +
+           static_cast<size_t>(kPartialBuffers) * consumers * kMaxGroupTiles * 32 * sizeof(float4);
 }
 // The deepest ring that fits the GPU's shared memory.
 // A multiple of the consumer warps: as warp w consumes the positions w mod
@@ -692,8 +702,8 @@ int main(int argc, char **argv) {
     const char *json_path = nullptr;
     // --profile W,G,MODE,M,C,P: after the calibration, one launch of that
     // variant (consumer warps, group tiles, 0 chain / 1 no waits / 2 ring
-    // only / 3 chunks, tokens, accumulator chains per tile, producer warps) between cudaProfilerStart and Stop, for
-    // Nsight Compute's
+    // only / 3 data as flags, tokens, accumulator chains per tile, producer warps) between cudaProfilerStart and Stop,
+    // for Nsight Compute's
     // --profile-from-start off; no checks, no timings.
     int profile[6] = {0, 0, 0, 0, 0, 0};
     for (int i = 1; i < argc; ++i) {
@@ -774,19 +784,20 @@ int main(int argc, char **argv) {
         }
         CUDA_OK(cudaMemcpy(x0, h.data(), h.size() * sizeof(__half), cudaMemcpyHostToDevice));
     }
+    // One arena, so that one memset marks every output unwritten (kDataFlags; the checks).
     std::vector<__half *> y(phase_count);
     std::vector<int64_t> y_cols(phase_count);
+    size_t arena_bytes = 0;
     for (int p = 0; p < phase_count; ++p) {
         y_cols[p] = weights[p].layout.outputs();
-        CUDA_OK(cudaMalloc(&y[p], kMaxTokens * y_cols[p] * sizeof(__half)));
-        CUDA_OK(cudaMemset(y[p], 0xff,
-                           kMaxTokens * y_cols[p] * sizeof(__half)));  // NaN: unwritten shows
+        arena_bytes += kMaxTokens * y_cols[p] * sizeof(__half);
     }
+    __half *arena;
+    CUDA_OK(cudaMalloc(&arena, arena_bytes));
+    CUDA_OK(cudaMemset(arena, 0xff, arena_bytes));  // kUnwritten (an FP16 NaN): unwritten shows
+    for (size_t p = 0, offset = 0; p < y.size(); offset += kMaxTokens * y_cols[p], ++p) y[p] = arena + offset;
     unsigned *counters, *error;
-    // Per phase: its finished tiles, then (kChunks) its finished tiles per chunk of 256 outputs.
-    constexpr int kMaxChunks = 64;  // a consumer warp keeps its ready chunks in a 64-bit mask
-    const size_t counter_count = static_cast<size_t>(phase_count) * (1 + kMaxChunks);
-    CUDA_OK(cudaMalloc(&counters, counter_count * sizeof(unsigned)));
+    CUDA_OK(cudaMalloc(&counters, phase_count * sizeof(unsigned)));
     CUDA_OK(cudaMalloc(&error, sizeof(unsigned)));
     RingStats *ring_stats;
     CUDA_OK(cudaMalloc(&ring_stats, sizeof(RingStats)));
@@ -818,12 +829,10 @@ int main(int argc, char **argv) {
         ph.done = counters + p;
         ph.input_done = p == 0 ? nullptr : counters + p - 1;
         ph.input_tiles = p == 0 ? 0u : static_cast<unsigned>(host_phases[p - 1].row_tiles);
-        ph.chunk_done = counters + phase_count + static_cast<size_t>(p) * kMaxChunks;
-        ph.chunk_shift = w.layout.gate_up ? 5 : 4;
-        ph.input_chunk_done = p == 0 ? nullptr : host_phases[p - 1].chunk_done;
-        ph.input_chunk_tiles = p == 0 ? 0u : 1u << host_phases[p - 1].chunk_shift;
-        if (w.layout.outputs() % 256 != 0 || w.layout.outputs() / 256 > kMaxChunks) {
-            std::fprintf(stderr, "the prototype takes outputs a multiple of 256, at most %d chunks\n", kMaxChunks);
+        ph.written = p == 0 ? nullptr : y[p - 1];
+        ph.ld_written = p == 0 ? 0 : y_cols[p - 1];
+        if (w.layout.k_quads() > 64) {
+            std::fprintf(stderr, "the prototype takes at most 64 quads (a 64-bit mask per warp)\n");
             return 1;
         }
         if (w.layout.k_quads() * 256 != w.layout.cols) {
@@ -855,7 +864,8 @@ int main(int argc, char **argv) {
                              int producers = 1) {
         const int slots = max_slots(prop, consumers, group_tiles);
         const size_t bytes = shared_bytes(slots, consumers, group_tiles);
-        CUDA_OK(cudaMemsetAsync(counters, 0, counter_count * sizeof(unsigned), stream));
+        CUDA_OK(cudaMemsetAsync(counters, 0, phase_count * sizeof(unsigned), stream));
+        if (mode == kDataFlags) CUDA_OK(cudaMemsetAsync(arena, 0xff, arena_bytes, stream));
         cudaLaunchConfig_t config = {};
         config.gridDim = dim3(ctas);
         config.blockDim = dim3(32 * (consumers + producers));
@@ -966,12 +976,12 @@ int main(int argc, char **argv) {
         cases.push_back({12, 3, 8, false, 2});
         cases.push_back({8, kMaxGroupTiles, 8, true, 2});
         for (int producers : {1, 2}) cases.push_back({8, 3, 3, false, 1, producers});
-        // Waiting for the input's chunks only.
+        // The data as flags.
         for (int tokens : {1, 3, 8})
-            for (int group_tiles : {2, 3}) cases.push_back({8, group_tiles, tokens, false, 1, 4, kChunks});
-        cases.push_back({12, 3, 1, false, 1, 4, kChunks});
-        cases.push_back({16, 1, 8, false, 1, 1, kChunks});
-        cases.push_back({8, kMaxGroupTiles, 8, true, 2, 4, kChunks});
+            for (int group_tiles : {2, 3}) cases.push_back({8, group_tiles, tokens, false, 1, 4, kDataFlags});
+        cases.push_back({12, 3, 1, false, 1, 4, kDataFlags});
+        cases.push_back({16, 1, 8, false, 1, 1, kDataFlags});
+        cases.push_back({8, kMaxGroupTiles, 8, true, 2, 4, kDataFlags});
         for (const CheckCase &cc : cases) {
             const int consumers = cc.consumers, tokens = cc.tokens;
             use_input(cc.same_tokens ? x0_same : x0);
@@ -1033,7 +1043,7 @@ int main(int argc, char **argv) {
                 "%s check%s: %2d consumer warps%s, %d producers, groups of %d tiles, M=%d%s, "
                 "%3d phases: worst error %.3f of "
                 "its bound, output RMS %.3f..%.3f, %zu non-finite\n",
-                ok ? "PASS" : "FAIL", cc.mode == kChunks ? " (chunks)" : "", consumers,
+                ok ? "PASS" : "FAIL", cc.mode == kDataFlags ? " (data as flags)" : "", consumers,
                 cc.chains == 2 ? " (2 chains)" : "", cc.producers, cc.group_tiles, tokens,
                 cc.same_tokens ? " (equal tokens)" : "", phase_count, worst, min_rms, max_rms, bad);
         }
@@ -1100,16 +1110,16 @@ int main(int argc, char **argv) {
     for (int tokens : {1, 8}) {
         report("library: 144 chained launches (PDL)", tokens,
                time_captured(stream, reps, [&] { library_chain(tokens); }));
+        report("marking every output unwritten (kDataFlags' memset)", tokens,
+               time_captured(stream, reps, [&] { CUDA_OK(cudaMemsetAsync(arena, 0xff, arena_bytes, stream)); }));
         struct Variant {
             int consumers, chains, group_tiles, mode, producers;
         };
-        const Variant variants[] = {{8, 1, 3, kChain, 1},    {8, 1, 3, kChain, 4},   {8, 1, 2, kChain, 4},
-                                    {12, 1, 3, kChain, 4},   {8, 1, 3, kChunks, 4},  {8, 1, 2, kChunks, 4},
-                                    {8, 1, 4, kChunks, 4},   {12, 1, 3, kChunks, 4}, {16, 1, 3, kChunks, 4},
-                                    {8, 2, 3, kChunks, 4},   {8, 1, 3, kNoWaits, 4}, {12, 1, 3, kNoWaits, 4},
-                                    {8, 1, 3, kRingOnly, 1}, {8, 1, 3, kRingOnly, 4}};
+        const Variant variants[] = {{8, 1, 3, kChain, 1},     {8, 1, 3, kChain, 4},     {8, 1, 3, kDataFlags, 4},
+                                    {8, 1, 2, kDataFlags, 4}, {8, 1, 4, kDataFlags, 4}, {12, 1, 3, kDataFlags, 4},
+                                    {8, 1, 3, kNoWaits, 4},   {8, 1, 3, kRingOnly, 4}};
         for (const Variant &v : variants) {
-            const char *modes[] = {"", ", no waits", ", ring only", ", chunks"};
+            const char *modes[] = {"", ", no waits", ", ring only", ", data as flags"};
             char name[96];
             std::snprintf(name, sizeof name, "persistent%s: %d+%d warps%s, groups of %d, %d slots", modes[v.mode],
                           v.consumers, v.producers, v.chains == 2 ? " (2 chains)" : "", v.group_tiles,
@@ -1127,8 +1137,8 @@ int main(int argc, char **argv) {
             const double per_warp_us = per_cta_us / v.consumers;
             std::printf(
                 "    ring: the producer waited for %.1f%% of its slots (%.0f us per CTA), the consumers for %.1f%% "
-                "(%.0f us per warp); per consumer warp %.0f us waiting for inputs, %.0f us handing over "
-                "partial sums\n",
+                "(%.0f us per warp); per consumer warp %.0f us waiting for inputs, %.0f us at the group "
+                "barriers\n",
                 100.0 * rs.fill_waits / std::max(1ull, rs.filled), rs.fill_wait_cycles * per_cta_us,
                 100.0 * rs.take_waits / std::max(1ull, rs.taken), rs.take_wait_cycles * per_warp_us,
                 rs.input_wait_cycles * per_warp_us, rs.group_barrier_cycles * per_warp_us);
