@@ -315,7 +315,12 @@ __device__ __forceinline__ void store_output(__half *y, float v) {
 // Strong (.relaxed.gpu) loads, which read the L2, never a stale L1 line; a
 // CTA's first ordinary load of those lines comes after, so it misses the L1
 // and reads the final data too.  Returns the cycles waited, or -1 past the limit.
-__device__ __forceinline__ long long wait_written(const __half *written, int64_t ld, int token, int q, int t) {
+// The values read are left in xv: where `written` is the quad's activations
+// themselves, they are the activations (one L2 round trip, not two).  Between
+// polls the warp sleeps 128 ns, so that spinning warps do not crowd the L2
+// the writers' stores go through (at M = 8 each poll reads 4 KB per warp).
+__device__ __forceinline__ long long wait_written(const __half *written, int64_t ld, int token, int q, int t,
+                                                  uint4 (&xv)[4][2]) {
     const uint4 *w = reinterpret_cast<const uint4 *>(written + token * ld + 256 * q + 16 * t);
     const long long begin = clock64();
     for (;;) {
@@ -324,7 +329,7 @@ __device__ __forceinline__ long long wait_written(const __half *written, int64_t
         for (int u = 0; u < 4; ++u)
 #pragma unroll
             for (int i = 0; i < 2; ++i) {
-                uint4 v;
+                uint4 &v = xv[u][i];
                 asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];"
                              : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                              : "l"(w + 8 * u + i)
@@ -334,6 +339,7 @@ __device__ __forceinline__ long long wait_written(const __half *written, int64_t
             }
         if (__all_sync(0xffffffffu, complete)) return clock64() - begin;
         if (clock64() - begin > kWaitLimitCycles) return -1;
+        __nanosleep(128);
     }
 }
 
@@ -426,14 +432,16 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
                     if (lane == 0) barrier_arrive(empty + at.slot);
                     continue;
                 }
+                uint4 xv[4][2];
+                bool x_loaded = false;
                 if (poll_data && !(quads_written >> q & 1)) {
-                    const long long waited = wait_written(ph.written, ph.ld_written, token, q, t);
+                    const long long waited = wait_written(ph.written, ph.ld_written, token, q, t, xv);
                     if (waited < 0 && lane == 0) atomicExch(error, 2u);
                     input_cycles += waited > 0 ? waited : 0;
                     quads_written |= uint64_t(1) << q;
+                    x_loaded = ph.written == ph.x;  // (a qkv polls the layer before but reads the chain's input)
                 }
-                uint4 xv[4][2];
-                load_x_quad(ph, token, q, t, xv);
+                if (!x_loaded) load_x_quad(ph, token, q, t, xv);
                 const long long waited = barrier_wait(full + at.slot, at.parity);
                 if (waited < 0 && lane == 0) atomicExch(error, 3u);
                 slots_waited_for += waited > 0;
