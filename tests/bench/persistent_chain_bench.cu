@@ -11,36 +11,43 @@
 // streams at 96-100%; the chained GEMV keeps 1.1-1.9x its time, docs/gemv.md
 // session 11).
 //
-// The prototype decouples the two: one CTA per SM, one producer warp that
-// copies the CTA's weight records (nvfp4_gemv_layout.h: 2 KB of codes and
-// 256 B of scales per quad and tile) into a ring of shared-memory slots with
-// bulk asynchronous copies (sm_90), in the order of the whole chain, waiting
-// only for free slots, never for data; and consumer warps that take each
-// record from the ring, multiply it with the activations exactly as
-// nvfp4_gemv does (kernels/nvfp4_mma_decode.cuh), sum each tile's K slices in
-// shared memory, store the tile and count it done.  A phase's consumers wait
-// only for the count of the phase that wrote their input.  So while they wait,
-// the ring fills with the next phase's weights.
+// The prototype decouples the two: one CTA per SM; producer warps (lane 0
+// each; four, one per scheduler, stream fastest) copy the CTA's weight
+// records (nvfp4_gemv_layout.h: 2 KB of codes and 256 B of scales per quad
+// and tile) into a ring of shared-memory slots with bulk asynchronous copies
+// (sm_90), one quad of a group of consecutive tiles per copy, in the order of
+// the whole chain, waiting only for free slots, never for data; consumer
+// warps multiply each slot with the activations exactly as nvfp4_gemv does
+// (kernels/nvfp4_mma_decode.cuh), sum a group's K slices in shared memory and
+// store its tiles.  A phase's consumers wait only for the data they read:
+// for a count of the tiles of the phase that wrote it (kChain), or, with the
+// data as flags (kDataFlags), for their own quad's 256 activations to be
+// written, every output being set to a NaN no product stores before the
+// launch.  While they wait, the ring fills with the next weights.
 //
 // The chain is a Qwen3-8B layer's four GEMVs, 36 layers: qkv (K 4096) -> o
 // (the first 4096 of qkv's outputs stand in for attention) -> gate_up
-// (SiLU(gate)*up) -> down (K 12288) -> the next layer's qkv.  Every phase
-// stores FP16 outputs scaled to unit RMS (out_scale, worked out on the host
-// from the weights' distribution), so 144 phases stay finite and non-zero.
-// Left out, as the question is the GEMV chain: norms, attention, residuals,
-// the lm_head.
+// (SiLU(gate)*up) -> down (K 12288) -> the next layer's qkv, which waits for
+// down but reads the chain's input (SiLU(gate)*up is about quadratic: layers
+// fed into each other drift to infinity).  Every phase stores FP16 outputs,
+// its scale calibrated on the device to unit RMS.  Left out, as the question
+// is the GEMV chain: norms, attention, residuals, the lm_head.
 //
-// It checks its own results (every phase against nvfp4_gemv on the same input)
-// and times, in the same run, with CUDA events over graph replays (median):
-//  - the persistent chain, for several ring depths and consumer-warp counts;
-//  - the same kernel with every dependency wait left out (results wrong):
-//    its streaming ceiling;
+// It checks its own results (every phase against nvfp4_gemv on the same
+// input, every variant and M = 1, 3, 8) and times, in the same run, with CUDA
+// events over graph replays (median):
+//  - the persistent chain, for consumer-warp counts, tile groups, producer
+//    counts and both kinds of wait; each with the ring's statistics (how long
+//    each side waited);
+//  - the same kernel with every dependency wait left out (results wrong), and
+//    with the ring alone (no products): its ceilings;
 //  - the library's 144 GEMVs as chained launches (programmatic dependent
 //    launch, as the decode step chains them);
 //  - a plain streaming read (the bandwidth every figure is a fraction of).
 // The weights (3.9 GB) exceed the L2 80-fold, so every replay reads them cold.
+// docs/cuda-engine.md ("Update, session 22") has the runs and what they show.
 //
-// Usage: persistent_chain_bench [--layers N] [--reps N] [--json FILE]
+// Usage: persistent_chain_bench [--layers N] [--reps N] [--json FILE] [--profile W,G,MODE,M,C,P]
 #include <cuda_fp16.h>
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
@@ -207,7 +214,7 @@ struct RingStats {
             const int n = min(group_tiles, own.end - r);
             for (int q = 0; q < ph.k_quads; ++q) {
                 // (A counter, not position % producers: the producer's issue rate
-                // is the ring's limit, and a division per slot cost a third of it, run 12.)
+                // is the ring's limit: a division per slot slowed the chain by a quarter, run 12.)
                 if (turn != 0) {
                     --turn;
                     if (++slot == slots) {
@@ -733,6 +740,10 @@ int main(int argc, char **argv) {
                          argv[0]);
             return 2;
         }
+    }
+    if (layers < 1 || layers > 64 || reps < 1) {
+        std::fprintf(stderr, "--layers takes 1..64 and --reps a positive count\n");
+        return 2;
     }
     int device_count = 0;
     if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
