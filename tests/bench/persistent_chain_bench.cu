@@ -194,9 +194,9 @@ struct RingStats {
 // scheduler, because one thread's copies streamed at 99% of the bandwidth
 // with idle consumers and at 85% with working ones (run 11): a producer
 // shares its scheduler's issue slots with the consumer warps there.
-[[maybe_unused]] __device__ void produce(const ChainPhase *phases, int phase_count, int group_tiles, int slots,
-                                         int index, int producers, uint8_t *ring, uint64_t *full, uint64_t *empty,
-                                         RingStats *stats, unsigned *error) {
+[[maybe_unused]] __device__ void produce(const ChainPhase *phases, int phase_count, bool early_phase, int group_tiles,
+                                         int slots, int index, int producers, uint8_t *ring, uint64_t *full,
+                                         uint64_t *empty, RingStats *stats, unsigned *error) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     uint64_t policy;
     asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
@@ -207,8 +207,12 @@ struct RingStats {
     int start = 0, turn = index;  // turn: positions until this producer's next
     unsigned slots_filled = 0, slots_waited_for = 0;
     unsigned long long cycles_waited = 0;
+    ChainPhase next_phase = phases[0];
     for (int p = 0; p < phase_count; ++p) {
-        const ChainPhase ph = phases[p];
+        // early_phase: the next phase's description is asked for now, so that at
+        // the phase change it is in registers, not an L2 round trip away.
+        const ChainPhase ph = early_phase ? next_phase : phases[p];
+        if (early_phase && p + 1 < phase_count) next_phase = phases[p + 1];
         const OwnedTiles own = owned_tiles(cta, ctas, start, ph.row_tiles);
         for (int r = own.begin; r < own.end; r += group_tiles) {
             const int n = min(group_tiles, own.end - r);
@@ -279,8 +283,12 @@ struct RingPosition {
 // the storing warps need neither a fence nor a count: no release per phase,
 // and each quad waits only for its own 256 inputs.
 enum ConsumerMode : int { kChain = 0, kNoWaits = 1, kRingOnly = 2, kDataFlags = 3 };
-constexpr uint16_t kUnwritten = 0xFFFF;
+[[maybe_unused]] constexpr uint16_t kUnwritten = 0xFFFF;
 
+constexpr int kMaxGroupTiles = 4;
+constexpr int kMaxProducers = 4;
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900  // (unused in the older targets' empty kernels)
 // 16 bytes of data written in this launch (after the acquire that orders
 // them), as a global load: read through a pointer the kernel loads from
 // memory, C++ compiled to generic loads (LD, run 9's SASS), which take the
@@ -305,9 +313,6 @@ __device__ __forceinline__ void load_x_quad(const ChainPhase &ph, int token, int
         xv[u][1] = load_global_16(x + 8 * u + 1);
     }
 }
-
-constexpr int kMaxGroupTiles = 4;
-constexpr int kMaxProducers = 4;
 
 // An output, as a strong store (the kDataFlags consumers read it with strong
 // loads while it may still be unwritten; plain stores would race with them).
@@ -349,6 +354,7 @@ __device__ __forceinline__ long long wait_written(const __half *written, int64_t
         __nanosleep(128);
     }
 }
+#endif
 
 // The products of one slot: one quad of kTiles tiles.  Super by super, tile
 // after tile, so that consecutive tensor-core products accumulate into
@@ -386,9 +392,9 @@ __device__ __forceinline__ void slot_products(const uint8_t *slot, int group_til
 // fence, an L2 round trip) kept the storing warp late for its next records
 // (run 1).
 template <int kConsumers, int kChains>
-__device__ void consume(const ChainPhase *phases, int phase_count, int tokens, int group_tiles, int slots, int mode,
-                        const uint8_t *ring, uint64_t *full, uint64_t *empty, float4 *partials, RingStats *stats,
-                        unsigned *error) {
+__device__ void consume(const ChainPhase *phases, int phase_count, bool early_phase, int tokens, int group_tiles,
+                        int slots, int mode, const uint8_t *ring, uint64_t *full, uint64_t *empty, float4 *partials,
+                        RingStats *stats, unsigned *error) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31);
     const int g = lane >> 2, t = lane & 3;
@@ -402,8 +408,12 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
     unsigned long long take_cycles = 0, input_cycles = 0, barrier_cycles = 0;
     int start = 0;
     unsigned groups_done = 0;
+    ChainPhase next_phase = phases[0];
     for (int p = 0; p < phase_count; ++p) {
-        const ChainPhase ph = phases[p];
+        // early_phase: the next phase's description is asked for now, so that at
+        // the phase change it is in registers, not an L2 round trip away.
+        const ChainPhase ph = early_phase ? next_phase : phases[p];
+        if (early_phase && p + 1 < phase_count) next_phase = phases[p + 1];
         const OwnedTiles own = owned_tiles(cta, ctas, start, ph.row_tiles);
         bool input_ready = mode != kChain || ph.input_done == nullptr;
         uint64_t quads_written = 0;  // kDataFlags: the quads this warp has seen complete in this phase
@@ -541,7 +551,7 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
 template <int kConsumers, int kChains>
 __global__ void __launch_bounds__(32 * (kConsumers + kMaxProducers), 1)
     persistent_chain(const ChainPhase *phases, int phase_count, int tokens, int group_tiles, int slots, int mode,
-                     int producers, RingStats *stats, unsigned *error) {
+                     int producers, int early_phase, RingStats *stats, unsigned *error) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     extern __shared__ __align__(128) uint8_t shared[];
     uint8_t *ring = shared;
@@ -559,12 +569,12 @@ __global__ void __launch_bounds__(32 * (kConsumers + kMaxProducers), 1)
     const int warp = static_cast<int>(threadIdx.x >> 5);
     if (warp >= kConsumers) {
         if ((threadIdx.x & 31) == 0)
-            produce(phases, phase_count, group_tiles, slots, warp - kConsumers, producers, ring, full, empty, stats,
-                    error);
+            produce(phases, phase_count, early_phase != 0, group_tiles, slots, warp - kConsumers, producers, ring, full,
+                    empty, stats, error);
         return;
     }
-    consume<kConsumers, kChains>(phases, phase_count, tokens, group_tiles, slots, mode, ring, full, empty, partials,
-                                 stats, error);
+    consume<kConsumers, kChains>(phases, phase_count, early_phase != 0, tokens, group_tiles, slots, mode, ring, full,
+                                 empty, partials, stats, error);
 #else
     if (threadIdx.x == 0 && blockIdx.x == 0) atomicExch(error, 9u);  // built for an older GPU: refused on the host
 #endif
@@ -589,7 +599,7 @@ int max_slots(const cudaDeviceProp &prop, int consumers, int group_tiles) {
     return slots;
 }
 
-using ChainKernel = void (*)(const ChainPhase *, int, int, int, int, int, int, RingStats *, unsigned *);
+using ChainKernel = void (*)(const ChainPhase *, int, int, int, int, int, int, int, RingStats *, unsigned *);
 // The instances: 8, 12 and 16 consumer warps, one accumulator chain per tile;
 // 8 and 12 with two as well.
 ChainKernel chain_kernel(int consumers, int chains) {
@@ -880,7 +890,7 @@ int main(int argc, char **argv) {
     // The persistent launch: cooperative, so that every CTA is resident (the
     // consumers wait for each other).
     auto enqueue_chain = [&](int consumers, int group_tiles, int tokens, int mode, int phases_run, int chains,
-                             int producers = 1) {
+                             int producers = 1, bool early_phase = false) {
         const int slots = max_slots(prop, consumers, group_tiles);
         const size_t bytes = shared_bytes(slots, consumers, group_tiles);
         CUDA_OK(cudaMemsetAsync(counters, 0, phase_count * sizeof(unsigned), stream));
@@ -907,7 +917,7 @@ int main(int argc, char **argv) {
             std::exit(1);
         }
         CUDA_OK(cudaLaunchKernelEx(&config, kernel, static_cast<const ChainPhase *>(device_phases), phases_run, tokens,
-                                   group_tiles, slots, mode, producers, ring_stats, error));
+                                   group_tiles, slots, mode, producers, early_phase ? 1 : 0, ring_stats, error));
     };
     const int max_shared = static_cast<int>(prop.sharedMemPerBlockOptin);
     for (int consumers : {8, 12, 16})
@@ -983,6 +993,7 @@ int main(int argc, char **argv) {
             int consumers, group_tiles, tokens;
             bool same_tokens;
             int chains, producers = 4, mode = kChain;
+            bool early_phase = true;
         };
         std::vector<CheckCase> cases;
         for (int consumers : {8, 12, 16})
@@ -1001,12 +1012,14 @@ int main(int argc, char **argv) {
         cases.push_back({12, 3, 1, false, 1, 4, kDataFlags});
         cases.push_back({16, 1, 8, false, 1, 1, kDataFlags});
         cases.push_back({8, kMaxGroupTiles, 8, true, 2, 4, kDataFlags});
+        for (int mode : {kChain, kDataFlags}) cases.push_back({8, 3, 8, false, 1, 4, mode, false});
         for (const CheckCase &cc : cases) {
             const int consumers = cc.consumers, tokens = cc.tokens;
             use_input(cc.same_tokens ? x0_same : x0);
             for (int p = 0; p < phase_count; ++p)  // NaN again: an unwritten output shows
                 CUDA_OK(cudaMemset(y[p], 0xff, kMaxTokens * y_cols[p] * sizeof(__half)));
-            enqueue_chain(consumers, cc.group_tiles, tokens, cc.mode, phase_count, cc.chains, cc.producers);
+            enqueue_chain(consumers, cc.group_tiles, tokens, cc.mode, phase_count, cc.chains, cc.producers,
+                          cc.early_phase);
             CUDA_OK(cudaStreamSynchronize(stream));
             check_error_flag("chain");
             double worst = 0, min_rms = 1e30, max_rms = 0;
@@ -1059,12 +1072,13 @@ int main(int argc, char **argv) {
             const bool ok = bad == 0 && worst <= 1.0 && min_rms > 0.3 && max_rms < 3;
             all_ok = all_ok && ok;
             std::printf(
-                "%s check%s: %2d consumer warps%s, %d producers, groups of %d tiles, M=%d%s, "
+                "%s check%s: %2d consumer warps%s, %d producers%s, groups of %d tiles, M=%d%s, "
                 "%3d phases: worst error %.3f of "
                 "its bound, output RMS %.3f..%.3f, %zu non-finite\n",
                 ok ? "PASS" : "FAIL", cc.mode == kDataFlags ? " (data as flags)" : "", consumers,
-                cc.chains == 2 ? " (2 chains)" : "", cc.producers, cc.group_tiles, tokens,
-                cc.same_tokens ? " (equal tokens)" : "", phase_count, worst, min_rms, max_rms, bad);
+                cc.chains == 2 ? " (2 chains)" : "", cc.producers, cc.early_phase ? "" : " (phase late)",
+                cc.group_tiles, tokens, cc.same_tokens ? " (equal tokens)" : "", phase_count, worst, min_rms, max_rms,
+                bad);
         }
         CUDA_OK(cudaFree(y32));
         CUDA_OK(cudaFree(workspace));
@@ -1133,19 +1147,22 @@ int main(int argc, char **argv) {
                time_captured(stream, reps, [&] { CUDA_OK(cudaMemsetAsync(arena, 0xff, arena_bytes, stream)); }));
         struct Variant {
             int consumers, chains, group_tiles, mode, producers;
+            bool early_phase;
         };
-        const Variant variants[] = {{8, 1, 3, kChain, 1},     {8, 1, 3, kChain, 4},     {8, 1, 3, kDataFlags, 4},
-                                    {8, 1, 2, kDataFlags, 4}, {8, 1, 4, kDataFlags, 4}, {12, 1, 3, kDataFlags, 4},
-                                    {8, 1, 3, kNoWaits, 4},   {8, 1, 3, kRingOnly, 4}};
+        const Variant variants[] = {
+            {8, 1, 3, kChain, 4, false},     {8, 1, 3, kChain, 4, true},     {8, 1, 3, kDataFlags, 4, false},
+            {8, 1, 3, kDataFlags, 4, true},  {8, 1, 4, kDataFlags, 4, true}, {8, 2, 3, kDataFlags, 4, true},
+            {12, 1, 3, kDataFlags, 4, true}, {8, 1, 3, kNoWaits, 4, true},   {8, 1, 3, kRingOnly, 4, true}};
         for (const Variant &v : variants) {
             const char *modes[] = {"", ", no waits", ", ring only", ", data as flags"};
             char name[96];
-            std::snprintf(name, sizeof name, "persistent%s: %d+%d warps%s, groups of %d, %d slots", modes[v.mode],
+            std::snprintf(name, sizeof name, "persistent%s: %d+%d warps%s, groups of %d, %d slots%s", modes[v.mode],
                           v.consumers, v.producers, v.chains == 2 ? " (2 chains)" : "", v.group_tiles,
-                          max_slots(prop, v.consumers, v.group_tiles));
+                          max_slots(prop, v.consumers, v.group_tiles), v.early_phase ? ", phase early" : "");
             CUDA_OK(cudaMemset(ring_stats, 0, sizeof(RingStats)));
             report(name, tokens, time_captured(stream, reps, [&] {
-                       enqueue_chain(v.consumers, v.group_tiles, tokens, v.mode, phase_count, v.chains, v.producers);
+                       enqueue_chain(v.consumers, v.group_tiles, tokens, v.mode, phase_count, v.chains, v.producers,
+                                     v.early_phase);
                    }));
             check_error_flag(name);
             RingStats rs;
