@@ -101,8 +101,13 @@ struct ChainPhase {
     unsigned *done;              // this phase's finished tiles
     const unsigned *input_done;  // the phase that wrote x, or null (x is the chain's input)
     unsigned input_tiles;        // its tile count: x is complete when input_done reaches it
-    const __half *written;       // kDataFlags: what the input phase wrote (x, or for a qkv the layer before's
-    int64_t ld_written;          // output), polled until complete
+    // --delays: a stand-in for the step's row phases (norms, q/k norm and RoPE,
+    // attention), whose time is latency, not bytes: each CTA copies its slice
+    // of `cols` columns of x to y, delay_ns after its inputs are complete.
+    int delay_ns;
+    int cols;
+    const __half *written;  // kDataFlags: what the input phase wrote (x, or for a qkv the layer before's
+    int64_t ld_written;     // output), polled until complete
 };
 
 // The tiles a CTA owns in a phase: a contiguous run, so that one quad of
@@ -381,6 +386,53 @@ __device__ __forceinline__ void slot_products(const uint8_t *slot, int group_til
         }
 }
 
+// A --delays phase, by warp 0 of each CTA: once its slice of x is complete
+// (kChain: the input phase's count; kDataFlags: its values), wait delay_ns,
+// then copy the slice to y (strong loads and stores: kDataFlags' readers
+// poll it).
+[[maybe_unused]] __device__ void delay_phase(const ChainPhase &ph, int tokens, int mode, int lane, unsigned *error,
+                                             unsigned long long &input_cycles) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const int cta = static_cast<int>(blockIdx.x), ctas = static_cast<int>(gridDim.x);
+    const int c0 = static_cast<int>(static_cast<int64_t>(cta) * ph.cols / ctas);
+    const int c1 = static_cast<int>(static_cast<int64_t>(cta + 1) * ph.cols / ctas);
+    const long long begin = clock64();
+    if (mode == kChain && ph.input_done)
+        while (reset::cuda::load_acquire_gpu(ph.input_done) < ph.input_tiles)
+            if (clock64() - begin > kWaitLimitCycles) {
+                if (lane == 0) atomicExch(error, 2u);
+                break;
+            }
+    for (int token = 0; token < tokens; ++token)
+        for (int c = c0 + lane; c < c1; c += 32) {
+            const __half *x = ph.x + token * ph.ldx + c;
+            for (;;) {
+                unsigned short v;
+                asm volatile("ld.relaxed.gpu.global.b16 %0, [%1];" : "=h"(v) : "l"(x) : "memory");
+                if (mode != kDataFlags || v != kUnwritten) break;
+                if (clock64() - begin > kWaitLimitCycles) {
+                    atomicExch(error, 2u);
+                    break;
+                }
+            }
+        }
+    __syncwarp();
+    input_cycles += clock64() - begin;
+    if (lane == 0) {
+        const unsigned long long start = reset::cuda::global_timer_ns();
+        while (reset::cuda::global_timer_ns() - start < static_cast<unsigned long long>(ph.delay_ns)) {
+        }
+    }
+    __syncwarp();
+    for (int token = 0; token < tokens; ++token)
+        for (int c = c0 + lane; c < c1; c += 32) {
+            unsigned short v;
+            asm volatile("ld.relaxed.gpu.global.b16 %0, [%1];" : "=h"(v) : "l"(ph.x + token * ph.ldx + c) : "memory");
+            asm volatile("st.relaxed.gpu.global.b16 [%0], %1;" ::"l"(ph.y + token * ph.ldy + c), "h"(v) : "memory");
+        }
+#endif
+}
+
 // The consumers: warp w of kConsumers multiplies the quads at positions w,
 // w + kConsumers, ... of the CTA's sequence of tile-group quads, in the order
 // the producer copied them (the
@@ -418,6 +470,15 @@ __device__ void consume(const ChainPhase *phases, int phase_count, bool early_ph
         bool input_ready = mode != kChain || ph.input_done == nullptr;
         uint64_t quads_written = 0;  // kDataFlags: the quads this warp has seen complete in this phase
         const bool poll_data = mode == kDataFlags && ph.written != nullptr;
+        if (ph.delay_ns > 0) {
+            if (warp == 0 && mode != kRingOnly) delay_phase(ph, tokens, mode, lane, error, input_cycles);
+            if (mode != kDataFlags) {
+                asm volatile("bar.sync 2, %0;" ::"r"(kConsumers * 32) : "memory");
+                if (threadIdx.x == 0) reset::cuda::add_release_gpu(ph.done, 1u);  // one per CTA
+            }
+            start = (start + ph.row_tiles) % ctas;
+            continue;
+        }
         for (int r = own.begin; r < own.end; r += group_tiles) {
             const int n = min(group_tiles, own.end - r);
             if (!input_ready) {
@@ -619,6 +680,19 @@ ChainKernel chain_kernel(int consumers, int chains) {
     }
 }
 
+// The library side of a --delays phase: a launch of one warp per SM that
+// waits delay_ns once the kernel before it has completed (the programmatic
+// dependent launch rule of kernels/dependent_launch.cuh, as the step's row
+// kernels follow it).
+__global__ void delay_kernel(long long delay_ns) {
+    reset::cuda::begin_dependent_kernel();
+    if (threadIdx.x == 0) {
+        const unsigned long long start = reset::cuda::global_timer_ns();
+        while (reset::cuda::global_timer_ns() - start < static_cast<unsigned long long>(delay_ns)) {
+        }
+    }
+}
+
 // Random bytes from splitmix64 of the word index: reproducible, never zeros.
 __global__ void fill_words(uint64_t *p, size_t words, uint64_t seed) {
     for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < words;
@@ -731,11 +805,18 @@ int main(int argc, char **argv) {
     // for Nsight Compute's
     // --profile-from-start off; no checks, no timings.
     int profile[6] = {0, 0, 0, 0, 0, 0};
+    // --delays A,B,C: after each layer's qkv, o and down, a phase of A, B, C ns
+    // that copies 4096 columns (a stand-in for the row phases; 0: none).
+    int delays[3] = {0, 0, 0};
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--layers") && i + 1 < argc)
             layers = std::atoi(argv[++i]);
         else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = std::atoi(argv[++i]);
+        else if (!std::strcmp(argv[i], "--delays") && i + 1 < argc &&
+                 std::sscanf(argv[++i], "%d,%d,%d", &delays[0], &delays[1], &delays[2]) == 3 && delays[0] >= 0 &&
+                 delays[1] >= 0 && delays[2] >= 0)
+            continue;
         else if (!std::strcmp(argv[i], "--json") && i + 1 < argc)
             json_path = argv[++i];
         else if (!std::strcmp(argv[i], "--profile") && i + 1 < argc &&
@@ -746,8 +827,9 @@ int main(int argc, char **argv) {
                  profile[2] >= 0 && profile[2] <= 3 && profile[3] >= 1 && profile[3] <= 8)
             continue;
         else {
-            std::fprintf(stderr, "usage: %s [--layers N] [--reps N] [--json FILE] [--profile W,G,MODE,M,C,P]\n",
-                         argv[0]);
+            std::fprintf(
+                stderr, "usage: %s [--layers N] [--reps N] [--json FILE] [--profile W,G,MODE,M,C,P] [--delays A,B,C]\n",
+                argv[0]);
             return 2;
         }
     }
@@ -799,9 +881,26 @@ int main(int argc, char **argv) {
         weight_bytes += static_cast<double>(w.layout.code_bytes() + w.layout.scale_bytes());
     }
 
+    // The phases: each layer's four GEMVs, with --delays a delay phase after
+    // qkv, o and down (phase_weight -1; the delay in phase_delay).
+    std::vector<int> phase_weight, phase_delay;
+    std::vector<bool> layer_start;
+    for (int l = 0; l < layers; ++l)
+        for (int i = 0; i < 4; ++i) {
+            layer_start.push_back(i == 0);
+            phase_weight.push_back(4 * l + i);
+            phase_delay.push_back(0);
+            const int delay = i == 0 ? delays[0] : i == 1 ? delays[1] : i == 3 ? delays[2] : 0;
+            if (delay > 0) {
+                layer_start.push_back(false);
+                phase_weight.push_back(-1);
+                phase_delay.push_back(delay);
+            }
+        }
+
     // Activations: the chain's input and one FP16 output per phase, for 8 tokens.
     constexpr int kMaxTokens = 8;
-    const int phase_count = static_cast<int>(weights.size());
+    const int phase_count = static_cast<int>(phase_weight.size());
     __half *x0;
     CUDA_OK(cudaMalloc(&x0, kMaxTokens * hidden * sizeof(__half)));
     {
@@ -818,7 +917,7 @@ int main(int argc, char **argv) {
     std::vector<int64_t> y_cols(phase_count);
     size_t arena_bytes = 0;
     for (int p = 0; p < phase_count; ++p) {
-        y_cols[p] = weights[p].layout.outputs();
+        y_cols[p] = phase_weight[p] >= 0 ? weights[phase_weight[p]].layout.outputs() : hidden;
         arena_bytes += kMaxTokens * y_cols[p] * sizeof(__half);
     }
     __half *arena;
@@ -836,8 +935,23 @@ int main(int argc, char **argv) {
     const double w_rms = weight_rms(), gu_rms = silu_up_rms();
     std::vector<ChainPhase> host_phases(phase_count);
     for (int p = 0; p < phase_count; ++p) {
-        const Weight &w = weights[p];
         ChainPhase &ph = host_phases[p];
+        ph.done = counters + p;
+        ph.input_done = p == 0 ? nullptr : counters + p - 1;
+        // A delay phase counts its CTAs, a GEMV its tiles.
+        ph.input_tiles = p == 0 ? 0u : phase_weight[p - 1] >= 0 ? host_phases[p - 1].row_tiles : ctas;
+        ph.written = p == 0 ? nullptr : y[p - 1];
+        ph.ld_written = p == 0 ? 0 : y_cols[p - 1];
+        if (phase_weight[p] < 0) {
+            ph.delay_ns = phase_delay[p];
+            ph.cols = static_cast<int>(hidden);
+            ph.x = y[p - 1];
+            ph.ldx = y_cols[p - 1];
+            ph.y = y[p];
+            ph.ldy = y_cols[p];
+            continue;
+        }
+        const Weight &w = weights[phase_weight[p]];
         ph.codes = w.codes;
         ph.scales = w.scales;
         ph.row_tiles = static_cast<int>(w.layout.row_tiles);
@@ -847,19 +961,14 @@ int main(int argc, char **argv) {
         // does not model: SiLU(gate) * up is about quadratic in its input, so
         // feeding each layer's output to the next let the smallest rounding
         // difference grow to infinity over 36 layers (run 4).
-        ph.x = p % 4 == 0 ? x0 : y[p - 1];
-        ph.ldx = p % 4 == 0 ? hidden : y_cols[p - 1];
+        ph.x = layer_start[p] ? x0 : y[p - 1];
+        ph.ldx = layer_start[p] ? hidden : y_cols[p - 1];
         ph.y = y[p];
         ph.ldy = y_cols[p];
         ph.gate_up = w.layout.gate_up;
         // Unit-RMS outputs for unit-RMS inputs: the decode carries 2^-14.
         ph.out_scale = static_cast<float>(16384.0 / (w_rms * std::sqrt(static_cast<double>(w.layout.cols))) /
                                           (w.layout.gate_up ? gu_rms : 1.0));
-        ph.done = counters + p;
-        ph.input_done = p == 0 ? nullptr : counters + p - 1;
-        ph.input_tiles = p == 0 ? 0u : static_cast<unsigned>(host_phases[p - 1].row_tiles);
-        ph.written = p == 0 ? nullptr : y[p - 1];
-        ph.ld_written = p == 0 ? 0 : y_cols[p - 1];
         if (w.layout.k_quads() > 64) {
             std::fprintf(stderr, "the prototype takes at most 64 quads (a 64-bit mask per warp)\n");
             return 1;
@@ -881,7 +990,8 @@ int main(int argc, char **argv) {
     for (int m = 0; m < kMaxTokens; ++m)
         CUDA_OK(cudaMemcpy(x0_same + m * hidden, x0, hidden * sizeof(__half), cudaMemcpyDeviceToDevice));
     auto use_input = [&](__half *input) {
-        for (int p = 0; p < phase_count; p += 4) {
+        for (int p = 0; p < phase_count; ++p) {
+            if (!layer_start[p]) continue;
             host_phases[p].x = input;
             CUDA_OK(cudaMemcpy(device_phases + p, &host_phases[p], sizeof(ChainPhase), cudaMemcpyHostToDevice));
         }
@@ -950,7 +1060,7 @@ int main(int argc, char **argv) {
         return std::sqrt(ss / n);
     };
     for (int p = 0; p < phase_count; ++p)
-        for (int pass = 0; pass < (host_phases[p].gate_up ? 3 : 1); ++pass) {
+        for (int pass = 0; pass < (phase_weight[p] < 0 ? 0 : host_phases[p].gate_up ? 3 : 1); ++pass) {
             enqueue_chain(8, kMaxGroupTiles, 1, kChain, p + 1, 1);
             CUDA_OK(cudaStreamSynchronize(stream));
             const double rms = phase_rms(p, 1);
@@ -1025,7 +1135,17 @@ int main(int argc, char **argv) {
             double worst = 0, min_rms = 1e30, max_rms = 0;
             size_t bad = 0;
             for (int p = 0; p < phase_count; ++p) {
-                const Weight &w = weights[p];
+                if (phase_weight[p] < 0) {
+                    // A delay phase copies the first 4096 columns of its input exactly.
+                    const size_t n = static_cast<size_t>(tokens) * y_cols[p];
+                    std::vector<uint16_t> got(n), want(n);
+                    CUDA_OK(cudaMemcpy2D(want.data(), y_cols[p] * 2, host_phases[p].x, host_phases[p].ldx * 2,
+                                         y_cols[p] * 2, tokens, cudaMemcpyDeviceToHost));
+                    CUDA_OK(cudaMemcpy(got.data(), y[p], n * 2, cudaMemcpyDeviceToHost));
+                    bad += got != want;
+                    continue;
+                }
+                const Weight &w = weights[phase_weight[p]];
                 reset::Nvfp4GemvWeight lw;
                 lw.layout = w.layout;
                 lw.codes = w.codes;
@@ -1074,7 +1194,7 @@ int main(int argc, char **argv) {
             std::printf(
                 "%s check%s: %2d consumer warps%s, %d producers%s, groups of %d tiles, M=%d%s, "
                 "%3d phases: worst error %.3f of "
-                "its bound, output RMS %.3f..%.3f, %zu non-finite\n",
+                "its bound, output RMS %.3f..%.3f, %zu non-finite (or delay phases not copied)\n",
                 ok ? "PASS" : "FAIL", cc.mode == kDataFlags ? " (data as flags)" : "", consumers,
                 cc.chains == 2 ? " (2 chains)" : "", cc.producers, cc.early_phase ? "" : " (phase late)",
                 cc.group_tiles, tokens, cc.same_tokens ? " (equal tokens)" : "", phase_count, worst, min_rms, max_rms,
@@ -1123,10 +1243,15 @@ int main(int argc, char **argv) {
     auto library_chain = [&](int tokens) {
         const reset::cuda::ScopedDependentLaunch chained(true);
         for (int p = 0; p < phase_count; ++p) {
+            if (phase_weight[p] < 0) {
+                reset::cuda::launch_kernel("delay", delay_kernel, dim3(ctas), dim3(32), 0, stream,
+                                           static_cast<long long>(phase_delay[p]));
+                continue;
+            }
             reset::Nvfp4GemvWeight lw;
-            lw.layout = weights[p].layout;
-            lw.codes = weights[p].codes;
-            lw.scales = weights[p].scales;
+            lw.layout = weights[phase_weight[p]].layout;
+            lw.codes = weights[phase_weight[p]].codes;
+            lw.scales = weights[phase_weight[p]].scales;
             lw.tensor_scale = host_phases[p].out_scale / 16384.0f;
             reset::Nvfp4GemvArgs a;
             a.tokens = tokens;
@@ -1141,8 +1266,9 @@ int main(int argc, char **argv) {
     };
     use_input(x0_same);
     for (int tokens : {1, 8}) {
-        report("library: 144 chained launches (PDL)", tokens,
-               time_captured(stream, reps, [&] { library_chain(tokens); }));
+        report(delays[0] + delays[1] + delays[2] > 0 ? "library: 144 chained launches + delay kernels (PDL)"
+                                                     : "library: 144 chained launches (PDL)",
+               tokens, time_captured(stream, reps, [&] { library_chain(tokens); }));
         report("marking every output unwritten (kDataFlags' memset)", tokens,
                time_captured(stream, reps, [&] { CUDA_OK(cudaMemsetAsync(arena, 0xff, arena_bytes, stream)); }));
         struct Variant {
