@@ -181,6 +181,22 @@ __device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned b
 // consecutive tiles: their codes (group_tiles * 2 KB), then their scales.
 __host__ __device__ __forceinline__ int slot_bytes(int group_tiles) { return group_tiles * kRecordBytes; }
 
+// What the consumers do: the chain (kChain), the chain with every wait for
+// another phase left out (kNoWaits: the results are wrong; how fast the ring
+// streams when nothing waits), or only the ring's protocol, with neither
+// activations nor products (kRingOnly: the producer's and the copies' ceiling).
+// kDataFlags: the data are the flags.  Every phase's outputs are set to
+// kUnwritten (an FP16 NaN no product stores) before the launch; a consumer
+// reads each quad's activations (or, for a layer's qkv, the 256 outputs of
+// the layer before that the quad stands for) until none is kUnwritten, and
+// the storing warps need neither a fence nor a count: no release per phase,
+// and each quad waits only for its own 256 inputs.
+// kComputeOnly: as kNoWaits, but the producers copy nothing (they complete
+// each slot's barrier by an arrival): the consumers multiply whatever the
+// slots hold, at their own pace: their ceiling, without the DRAM.
+enum ConsumerMode : int { kChain = 0, kNoWaits = 1, kRingOnly = 2, kDataFlags = 3, kComputeOnly = 4 };
+[[maybe_unused]] constexpr uint16_t kUnwritten = 0xFFFF;
+
 // How often each side of the ring had to wait, summed over the CTAs: the
 // producer for a slot to be given back (the ring full there: the consumers
 // are behind the copies), a consumer for a slot to be filled (the ring empty
@@ -200,7 +216,7 @@ struct RingStats {
 // with idle consumers and at 85% with working ones (run 11): a producer
 // shares its scheduler's issue slots with the consumer warps there.
 [[maybe_unused]] __device__ void produce(const ChainPhase *phases, int phase_count, bool early_phase, int group_tiles,
-                                         int slots, int index, int producers, uint8_t *ring, uint64_t *full,
+                                         int slots, int mode, int index, int producers, uint8_t *ring, uint64_t *full,
                                          uint64_t *empty, RingStats *stats, unsigned *error) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     uint64_t policy;
@@ -242,6 +258,14 @@ struct RingStats {
                 ++slots_filled;
                 const int64_t record = static_cast<int64_t>(q) * ph.row_tiles + r;
                 uint8_t *dst = ring + static_cast<size_t>(slot) * stride;
+                if (mode == kComputeOnly) {
+                    barrier_arrive(full + slot);
+                    if (++slot == slots) {
+                        slot = 0;
+                        ++use;
+                    }
+                    continue;
+                }
                 barrier_expect_bytes(full + slot, n * kRecordBytes);
                 bulk_copy(dst, ph.codes + record * kCodeBytes, n * kCodeBytes, full + slot, policy);
                 bulk_copy(dst + group_tiles * kCodeBytes, ph.scales + record * kScaleBytes, n * kScaleBytes,
@@ -277,18 +301,6 @@ struct RingPosition {
 };
 #endif
 
-// What the consumers do: the chain (kChain), the chain with every wait for
-// another phase left out (kNoWaits: the results are wrong; how fast the ring
-// streams when nothing waits), or only the ring's protocol, with neither
-// activations nor products (kRingOnly: the producer's and the copies' ceiling).
-// kDataFlags: the data are the flags.  Every phase's outputs are set to
-// kUnwritten (an FP16 NaN no product stores) before the launch; a consumer
-// reads each quad's activations (or, for a layer's qkv, the 256 outputs of
-// the layer before that the quad stands for) until none is kUnwritten, and
-// the storing warps need neither a fence nor a count: no release per phase,
-// and each quad waits only for its own 256 inputs.
-enum ConsumerMode : int { kChain = 0, kNoWaits = 1, kRingOnly = 2, kDataFlags = 3 };
-[[maybe_unused]] constexpr uint16_t kUnwritten = 0xFFFF;
 
 constexpr int kMaxGroupTiles = 4;
 constexpr int kMaxProducers = 4;
@@ -403,20 +415,29 @@ __device__ __forceinline__ void slot_products(const uint8_t *slot, int group_til
                 if (lane == 0) atomicExch(error, 2u);
                 break;
             }
-    for (int token = 0; token < tokens; ++token)
-        for (int c = c0 + lane; c < c1; c += 32) {
-            const __half *x = ph.x + token * ph.ldx + c;
-            for (;;) {
-                unsigned short v;
-                asm volatile("ld.relaxed.gpu.global.b16 %0, [%1];" : "=h"(v) : "l"(x) : "memory");
-                if (mode != kDataFlags || v != kUnwritten) break;
-                if (clock64() - begin > kWaitLimitCycles) {
-                    atomicExch(error, 2u);
-                    break;
-                }
-            }
+    // The slice's tokens x columns (at most 8 x 32: 4096 columns over >= 128
+    // CTAs), up to 8 per lane, all asked for at once.
+    const int width = c1 - c0, count = tokens * width;
+    unsigned short v[8];
+    for (;;) {
+        bool complete = true;
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            const int i = lane + 32 * k;
+            if (i < count)
+                asm volatile("ld.relaxed.gpu.global.b16 %0, [%1];"
+                             : "=h"(v[k])
+                             : "l"(ph.x + (i / width) * ph.ldx + c0 + i % width)
+                             : "memory");
         }
-    __syncwarp();
+#pragma unroll
+        for (int k = 0; k < 8; ++k) complete &= lane + 32 * k >= count || mode != kDataFlags || v[k] != kUnwritten;
+        if (__all_sync(0xffffffffu, complete)) break;
+        if (clock64() - begin > kWaitLimitCycles) {
+            if (lane == 0) atomicExch(error, 2u);
+            break;
+        }
+    }
     input_cycles += clock64() - begin;
     if (lane == 0) {
         const unsigned long long start = reset::cuda::global_timer_ns();
@@ -424,12 +445,14 @@ __device__ __forceinline__ void slot_products(const uint8_t *slot, int group_til
         }
     }
     __syncwarp();
-    for (int token = 0; token < tokens; ++token)
-        for (int c = c0 + lane; c < c1; c += 32) {
-            unsigned short v;
-            asm volatile("ld.relaxed.gpu.global.b16 %0, [%1];" : "=h"(v) : "l"(ph.x + token * ph.ldx + c) : "memory");
-            asm volatile("st.relaxed.gpu.global.b16 [%0], %1;" ::"l"(ph.y + token * ph.ldy + c), "h"(v) : "memory");
-        }
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+        const int i = lane + 32 * k;
+        if (i < count)
+            asm volatile("st.relaxed.gpu.global.b16 [%0], %1;" ::"l"(ph.y + (i / width) * ph.ldy + c0 + i % width),
+                         "h"(v[k])
+                         : "memory");
+    }
 #endif
 }
 
@@ -630,8 +653,8 @@ __global__ void __launch_bounds__(32 * (kConsumers + kMaxProducers), 1)
     const int warp = static_cast<int>(threadIdx.x >> 5);
     if (warp >= kConsumers) {
         if ((threadIdx.x & 31) == 0)
-            produce(phases, phase_count, early_phase != 0, group_tiles, slots, warp - kConsumers, producers, ring, full,
-                    empty, stats, error);
+            produce(phases, phase_count, early_phase != 0, group_tiles, slots, mode, warp - kConsumers, producers, ring,
+                    full, empty, stats, error);
         return;
     }
     consume<kConsumers, kChains>(phases, phase_count, early_phase != 0, tokens, group_tiles, slots, mode, ring, full,
@@ -684,13 +707,27 @@ ChainKernel chain_kernel(int consumers, int chains) {
 // waits delay_ns once the kernel before it has completed (the programmatic
 // dependent launch rule of kernels/dependent_launch.cuh, as the step's row
 // kernels follow it).
-__global__ void delay_kernel(long long delay_ns) {
+// It also copies its slice of `cols` columns of x to y, as the persistent
+// delay phase does: after its wait, the loads, the delay, the stores.
+__global__ void delay_kernel(long long delay_ns, const __half *x, int64_t ldx, __half *y, int64_t ldy, int cols,
+                             int tokens) {
     reset::cuda::begin_dependent_kernel();
-    if (threadIdx.x == 0) {
+    const int cta = static_cast<int>(blockIdx.x), ctas = static_cast<int>(gridDim.x), lane = threadIdx.x;
+    const int c0 = static_cast<int>(static_cast<int64_t>(cta) * cols / ctas);
+    const int width = static_cast<int>(static_cast<int64_t>(cta + 1) * cols / ctas) - c0, count = tokens * width;
+    __half v[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+        if (lane + 32 * k < count) v[k] = x[((lane + 32 * k) / width) * ldx + c0 + (lane + 32 * k) % width];
+    if (lane == 0) {
         const unsigned long long start = reset::cuda::global_timer_ns();
         while (reset::cuda::global_timer_ns() - start < static_cast<unsigned long long>(delay_ns)) {
         }
     }
+    __syncwarp();
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+        if (lane + 32 * k < count) y[((lane + 32 * k) / width) * ldy + c0 + (lane + 32 * k) % width] = v[k];
 }
 
 // Random bytes from splitmix64 of the word index: reproducible, never zeros.
@@ -801,8 +838,8 @@ int main(int argc, char **argv) {
     const char *json_path = nullptr;
     // --profile W,G,MODE,M,C,P: after the calibration, one launch of that
     // variant (consumer warps, group tiles, 0 chain / 1 no waits / 2 ring
-    // only / 3 data as flags, tokens, accumulator chains per tile, producer warps) between cudaProfilerStart and Stop,
-    // for Nsight Compute's
+    // only / 3 data as flags / 4 compute only, tokens, accumulator chains per tile, producer warps) between
+    // cudaProfilerStart and Stop, for Nsight Compute's
     // --profile-from-start off; no checks, no timings.
     int profile[6] = {0, 0, 0, 0, 0, 0};
     // --delays A,B,C: after each layer's qkv, o and down, a phase of A, B, C ns
@@ -824,7 +861,7 @@ int main(int argc, char **argv) {
                              &profile[4], &profile[5]) == 6 &&
                  profile[5] >= 1 && profile[5] <= kMaxProducers && chain_kernel(profile[0], profile[4]) != nullptr &&
                  (profile[0] == 8 || profile[0] == 12 || profile[0] == 16) && profile[1] >= 1 && profile[1] <= 4 &&
-                 profile[2] >= 0 && profile[2] <= 3 && profile[3] >= 1 && profile[3] <= 8)
+                 profile[2] >= 0 && profile[2] <= 4 && profile[3] >= 1 && profile[3] <= 8)
             continue;
         else {
             std::fprintf(
@@ -1238,6 +1275,8 @@ int main(int argc, char **argv) {
     for (const Weight &w : weights) ws_bytes = std::max(ws_bytes, reset::nvfp4_gemv_workspace_bytes(w.layout));
     CUDA_OK(cudaMalloc(&workspace, ws_bytes));
     CUDA_OK(cudaMemset(workspace, 0, ws_bytes));
+    __half *delay_scratch;  // the library's delay kernels' copies
+    CUDA_OK(cudaMalloc(&delay_scratch, kMaxTokens * hidden * sizeof(__half)));
     std::vector<float *> y32(phase_count);
     for (int p = 0; p < phase_count; ++p) CUDA_OK(cudaMalloc(&y32[p], kMaxTokens * y_cols[p] * sizeof(float)));
     auto library_chain = [&](int tokens) {
@@ -1245,7 +1284,9 @@ int main(int argc, char **argv) {
         for (int p = 0; p < phase_count; ++p) {
             if (phase_weight[p] < 0) {
                 reset::cuda::launch_kernel("delay", delay_kernel, dim3(ctas), dim3(32), 0, stream,
-                                           static_cast<long long>(phase_delay[p]));
+                                           static_cast<long long>(phase_delay[p]),
+                                           static_cast<const __half *>(host_phases[p].x), host_phases[p].ldx,
+                                           delay_scratch, y_cols[p], host_phases[p].cols, tokens);
                 continue;
             }
             reset::Nvfp4GemvWeight lw;
@@ -1276,11 +1317,12 @@ int main(int argc, char **argv) {
             bool early_phase;
         };
         const Variant variants[] = {
-            {8, 1, 3, kChain, 4, false},     {8, 1, 3, kChain, 4, true},     {8, 1, 3, kDataFlags, 4, false},
-            {8, 1, 3, kDataFlags, 4, true},  {8, 1, 4, kDataFlags, 4, true}, {8, 2, 3, kDataFlags, 4, true},
-            {12, 1, 3, kDataFlags, 4, true}, {8, 1, 3, kNoWaits, 4, true},   {8, 1, 3, kRingOnly, 4, true}};
+            {8, 1, 3, kChain, 4, true},        {8, 1, 3, kDataFlags, 4, true},   {8, 1, 4, kDataFlags, 4, true},
+            {8, 1, 3, kNoWaits, 4, true},      {8, 1, 3, kRingOnly, 4, true},    {8, 1, 3, kComputeOnly, 4, true},
+            {8, 1, 2, kComputeOnly, 4, true},  {8, 1, 4, kComputeOnly, 4, true}, {8, 2, 3, kComputeOnly, 4, true},
+            {12, 1, 3, kComputeOnly, 4, true}, {16, 1, 3, kComputeOnly, 4, true}};
         for (const Variant &v : variants) {
-            const char *modes[] = {"", ", no waits", ", ring only", ", data as flags"};
+            const char *modes[] = {"", ", no waits", ", ring only", ", data as flags", ", compute only"};
             char name[96];
             std::snprintf(name, sizeof name, "persistent%s: %d+%d warps%s, groups of %d, %d slots%s", modes[v.mode],
                           v.consumers, v.producers, v.chains == 2 ? " (2 chains)" : "", v.group_tiles,
