@@ -215,8 +215,8 @@ struct RingStats {
 // scheduler, because one thread's copies streamed at 99% of the bandwidth
 // with idle consumers and at 85% with working ones (run 11): a producer
 // shares its scheduler's issue slots with the consumer warps there.
-[[maybe_unused]] __device__ void produce(const ChainPhase *phases, int phase_count, bool early_phase, int group_tiles,
-                                         int slots, int mode, int index, int producers, uint8_t *ring, uint64_t *full,
+[[maybe_unused]] __device__ void produce(const ChainPhase *phases, int phase_count, int group_tiles, int slots,
+                                         int mode, int index, int producers, uint8_t *ring, uint64_t *full,
                                          uint64_t *empty, RingStats *stats, unsigned *error) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     uint64_t policy;
@@ -228,12 +228,10 @@ struct RingStats {
     int start = 0, turn = index;  // turn: positions until this producer's next
     unsigned slots_filled = 0, slots_waited_for = 0;
     unsigned long long cycles_waited = 0;
-    ChainPhase next_phase = phases[0];
     for (int p = 0; p < phase_count; ++p) {
-        // early_phase: the next phase's description is asked for now, so that at
-        // the phase change it is in registers, not an L2 round trip away.
-        const ChainPhase ph = early_phase ? next_phase : phases[p];
-        if (early_phase && p + 1 < phase_count) next_phase = phases[p + 1];
+        // A reference: the fields are read where they are used, not held in
+        // registers through the phase (with the table in shared memory, an LDS each).
+        const ChainPhase &ph = phases[p];
         const OwnedTiles own = owned_tiles(cta, ctas, start, ph.row_tiles);
         for (int r = own.begin; r < own.end; r += group_tiles) {
             const int n = min(group_tiles, own.end - r);
@@ -300,7 +298,6 @@ struct RingPosition {
     }
 };
 #endif
-
 
 constexpr int kMaxGroupTiles = 4;
 constexpr int kMaxProducers = 4;
@@ -467,9 +464,9 @@ __device__ __forceinline__ void slot_products(const uint8_t *slot, int group_til
 // fence, an L2 round trip) kept the storing warp late for its next records
 // (run 1).
 template <int kConsumers, int kChains>
-__device__ void consume(const ChainPhase *phases, int phase_count, bool early_phase, int tokens, int group_tiles,
-                        int slots, int mode, const uint8_t *ring, uint64_t *full, uint64_t *empty, float4 *partials,
-                        RingStats *stats, unsigned *error) {
+__device__ void consume(const ChainPhase *phases, int phase_count, int tokens, int group_tiles, int slots, int mode,
+                        const uint8_t *ring, uint64_t *full, uint64_t *empty, float4 *partials, RingStats *stats,
+                        unsigned *error) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31);
     const int g = lane >> 2, t = lane & 3;
@@ -483,12 +480,10 @@ __device__ void consume(const ChainPhase *phases, int phase_count, bool early_ph
     unsigned long long take_cycles = 0, input_cycles = 0, barrier_cycles = 0;
     int start = 0;
     unsigned groups_done = 0;
-    ChainPhase next_phase = phases[0];
     for (int p = 0; p < phase_count; ++p) {
-        // early_phase: the next phase's description is asked for now, so that at
-        // the phase change it is in registers, not an L2 round trip away.
-        const ChainPhase ph = early_phase ? next_phase : phases[p];
-        if (early_phase && p + 1 < phase_count) next_phase = phases[p + 1];
+        // A reference: the fields are read where they are used, not held in
+        // registers through the phase (with the table in shared memory, an LDS each).
+        const ChainPhase &ph = phases[p];
         const OwnedTiles own = owned_tiles(cta, ctas, start, ph.row_tiles);
         bool input_ready = mode != kChain || ph.input_done == nullptr;
         uint64_t quads_written = 0;  // kDataFlags: the quads this warp has seen complete in this phase
@@ -635,13 +630,24 @@ __device__ void consume(const ChainPhase *phases, int phase_count, bool early_ph
 template <int kConsumers, int kChains>
 __global__ void __launch_bounds__(32 * (kConsumers + kMaxProducers), 1)
     persistent_chain(const ChainPhase *phases, int phase_count, int tokens, int group_tiles, int slots, int mode,
-                     int producers, int early_phase, RingStats *stats, unsigned *error) {
+                     int producers, int phases_shared, RingStats *stats, unsigned *error) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     extern __shared__ __align__(128) uint8_t shared[];
     uint8_t *ring = shared;
     uint64_t *full = reinterpret_cast<uint64_t *>(shared + static_cast<size_t>(slots) * slot_bytes(group_tiles));
     uint64_t *empty = full + slots;
     float4 *partials = reinterpret_cast<float4 *>(empty + slots);  // 16-byte aligned: 16 bytes of barriers per slot
+    // phases_shared: the phase table copied into shared memory behind the
+    // partials, read from there (the consumers' registers held ~30 of its
+    // words through each phase; registers decide how many consumer warps fit).
+    if (phases_shared) {
+        ChainPhase *table =
+            reinterpret_cast<ChainPhase *>(partials + kPartialBuffers * kConsumers * kMaxGroupTiles * 32);
+        const int words = phase_count * static_cast<int>(sizeof(ChainPhase) / sizeof(uint32_t));
+        for (int i = threadIdx.x; i < words; i += blockDim.x)
+            reinterpret_cast<uint32_t *>(table)[i] = reinterpret_cast<const uint32_t *>(phases)[i];
+        phases = table;
+    }
     if (threadIdx.x == 0) {
         for (int s = 0; s < slots; ++s) {
             barrier_init(full + s, 1);   // the producer's expect_tx arrival, then the bytes
@@ -653,20 +659,21 @@ __global__ void __launch_bounds__(32 * (kConsumers + kMaxProducers), 1)
     const int warp = static_cast<int>(threadIdx.x >> 5);
     if (warp >= kConsumers) {
         if ((threadIdx.x & 31) == 0)
-            produce(phases, phase_count, early_phase != 0, group_tiles, slots, mode, warp - kConsumers, producers, ring,
-                    full, empty, stats, error);
+            produce(phases, phase_count, group_tiles, slots, mode, warp - kConsumers, producers, ring, full, empty,
+                    stats, error);
         return;
     }
-    consume<kConsumers, kChains>(phases, phase_count, early_phase != 0, tokens, group_tiles, slots, mode, ring, full,
-                                 empty, partials, stats, error);
+    consume<kConsumers, kChains>(phases, phase_count, tokens, group_tiles, slots, mode, ring, full, empty, partials,
+                                 stats, error);
 #else
     if (threadIdx.x == 0 && blockIdx.x == 0) atomicExch(error, 9u);  // built for an older GPU: refused on the host
 #endif
 }
 
-size_t shared_bytes(int slots, int consumers, int group_tiles) {
+size_t shared_bytes(int slots, int consumers, int group_tiles, int phase_count) {
     return static_cast<size_t>(slots) * slot_bytes(group_tiles) + static_cast<size_t>(slots) * 2 * sizeof(uint64_t) +
-           static_cast<size_t>(kPartialBuffers) * consumers * kMaxGroupTiles * 32 * sizeof(float4);
+           static_cast<size_t>(kPartialBuffers) * consumers * kMaxGroupTiles * 32 * sizeof(float4) +
+           static_cast<size_t>(phase_count) * sizeof(ChainPhase);  // the phase table (phases_shared)
 }
 // The deepest ring that fits the GPU's shared memory.
 // A multiple of the consumer warps: as warp w consumes the positions w mod
@@ -676,9 +683,10 @@ size_t shared_bytes(int slots, int consumers, int group_tiles) {
 // slot whose previous fill is still in flight, and the wait on the parity of
 // its use would return at once, on the use before (run 4: a fault, where the
 // ring ran without products).
-int max_slots(const cudaDeviceProp &prop, int consumers, int group_tiles) {
+int max_slots(const cudaDeviceProp &prop, int consumers, int group_tiles, int phase_count) {
     int slots = consumers;
-    while (shared_bytes(slots + consumers, consumers, group_tiles) <= static_cast<size_t>(prop.sharedMemPerBlockOptin))
+    while (shared_bytes(slots + consumers, consumers, group_tiles, phase_count) <=
+           static_cast<size_t>(prop.sharedMemPerBlockOptin))
         slots += consumers;
     return slots;
 }
@@ -1037,9 +1045,9 @@ int main(int argc, char **argv) {
     // The persistent launch: cooperative, so that every CTA is resident (the
     // consumers wait for each other).
     auto enqueue_chain = [&](int consumers, int group_tiles, int tokens, int mode, int phases_run, int chains,
-                             int producers = 1, bool early_phase = false) {
-        const int slots = max_slots(prop, consumers, group_tiles);
-        const size_t bytes = shared_bytes(slots, consumers, group_tiles);
+                             int producers = 1, bool phases_shared = false) {
+        const int slots = max_slots(prop, consumers, group_tiles, phase_count);
+        const size_t bytes = shared_bytes(slots, consumers, group_tiles, phase_count);
         CUDA_OK(cudaMemsetAsync(counters, 0, phase_count * sizeof(unsigned), stream));
         if (mode == kDataFlags) CUDA_OK(cudaMemsetAsync(arena, 0xff, arena_bytes, stream));
         cudaLaunchConfig_t config = {};
@@ -1064,7 +1072,7 @@ int main(int argc, char **argv) {
             std::exit(1);
         }
         CUDA_OK(cudaLaunchKernelEx(&config, kernel, static_cast<const ChainPhase *>(device_phases), phases_run, tokens,
-                                   group_tiles, slots, mode, producers, early_phase ? 1 : 0, ring_stats, error));
+                                   group_tiles, slots, mode, producers, phases_shared ? 1 : 0, ring_stats, error));
     };
     const int max_shared = static_cast<int>(prop.sharedMemPerBlockOptin);
     for (int consumers : {8, 12, 16})
@@ -1140,7 +1148,7 @@ int main(int argc, char **argv) {
             int consumers, group_tiles, tokens;
             bool same_tokens;
             int chains, producers = 4, mode = kChain;
-            bool early_phase = true;
+            bool phases_shared = true;
         };
         std::vector<CheckCase> cases;
         for (int consumers : {8, 12, 16})
@@ -1166,7 +1174,7 @@ int main(int argc, char **argv) {
             for (int p = 0; p < phase_count; ++p)  // NaN again: an unwritten output shows
                 CUDA_OK(cudaMemset(y[p], 0xff, kMaxTokens * y_cols[p] * sizeof(__half)));
             enqueue_chain(consumers, cc.group_tiles, tokens, cc.mode, phase_count, cc.chains, cc.producers,
-                          cc.early_phase);
+                          cc.phases_shared);
             CUDA_OK(cudaStreamSynchronize(stream));
             check_error_flag("chain");
             double worst = 0, min_rms = 1e30, max_rms = 0;
@@ -1233,7 +1241,7 @@ int main(int argc, char **argv) {
                 "%3d phases: worst error %.3f of "
                 "its bound, output RMS %.3f..%.3f, %zu non-finite (or delay phases not copied)\n",
                 ok ? "PASS" : "FAIL", cc.mode == kDataFlags ? " (data as flags)" : "", consumers,
-                cc.chains == 2 ? " (2 chains)" : "", cc.producers, cc.early_phase ? "" : " (phase late)",
+                cc.chains == 2 ? " (2 chains)" : "", cc.producers, cc.phases_shared ? " (phases in smem)" : "",
                 cc.group_tiles, tokens, cc.same_tokens ? " (equal tokens)" : "", phase_count, worst, min_rms, max_rms,
                 bad);
         }
@@ -1314,23 +1322,24 @@ int main(int argc, char **argv) {
                time_captured(stream, reps, [&] { CUDA_OK(cudaMemsetAsync(arena, 0xff, arena_bytes, stream)); }));
         struct Variant {
             int consumers, chains, group_tiles, mode, producers;
-            bool early_phase;
+            bool phases_shared;
         };
         const Variant variants[] = {
-            {8, 1, 3, kChain, 4, true},        {8, 1, 3, kDataFlags, 4, true},   {8, 1, 4, kDataFlags, 4, true},
-            {8, 1, 3, kNoWaits, 4, true},      {8, 1, 3, kRingOnly, 4, true},    {8, 1, 3, kComputeOnly, 4, true},
-            {8, 1, 2, kComputeOnly, 4, true},  {8, 1, 4, kComputeOnly, 4, true}, {8, 2, 3, kComputeOnly, 4, true},
-            {12, 1, 3, kComputeOnly, 4, true}, {16, 1, 3, kComputeOnly, 4, true}};
+            {8, 1, 3, kChain, 4, true},       {8, 1, 3, kDataFlags, 4, false},   {8, 1, 3, kDataFlags, 4, true},
+            {8, 1, 4, kDataFlags, 4, true},   {12, 1, 3, kDataFlags, 4, true},   {8, 1, 3, kNoWaits, 4, true},
+            {8, 1, 3, kRingOnly, 4, true},    {8, 1, 3, kComputeOnly, 4, false}, {8, 1, 3, kComputeOnly, 4, true},
+            {8, 1, 4, kComputeOnly, 4, true}, {12, 1, 3, kComputeOnly, 4, true}, {16, 1, 3, kComputeOnly, 4, true}};
         for (const Variant &v : variants) {
             const char *modes[] = {"", ", no waits", ", ring only", ", data as flags", ", compute only"};
             char name[96];
             std::snprintf(name, sizeof name, "persistent%s: %d+%d warps%s, groups of %d, %d slots%s", modes[v.mode],
                           v.consumers, v.producers, v.chains == 2 ? " (2 chains)" : "", v.group_tiles,
-                          max_slots(prop, v.consumers, v.group_tiles), v.early_phase ? ", phase early" : "");
+                          max_slots(prop, v.consumers, v.group_tiles, phase_count),
+                          v.phases_shared ? ", phases in smem" : "");
             CUDA_OK(cudaMemset(ring_stats, 0, sizeof(RingStats)));
             report(name, tokens, time_captured(stream, reps, [&] {
                        enqueue_chain(v.consumers, v.group_tiles, tokens, v.mode, phase_count, v.chains, v.producers,
-                                     v.early_phase);
+                                     v.phases_shared);
                    }));
             check_error_flag(name);
             RingStats rs;
