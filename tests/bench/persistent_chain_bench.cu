@@ -683,8 +683,9 @@ size_t shared_bytes(int slots, int consumers, int group_tiles, int phase_count) 
 // slot whose previous fill is still in flight, and the wait on the parity of
 // its use would return at once, on the use before (run 4: a fault, where the
 // ring ran without products).
+// 0 where not even one slot per consumer warp fits.
 int max_slots(const cudaDeviceProp &prop, int consumers, int group_tiles, int phase_count) {
-    int slots = consumers;
+    int slots = 0;
     while (shared_bytes(slots + consumers, consumers, group_tiles, phase_count) <=
            static_cast<size_t>(prop.sharedMemPerBlockOptin))
         slots += consumers;
@@ -845,10 +846,11 @@ int main(int argc, char **argv) {
     int layers = 36, reps = 15;
     const char *json_path = nullptr;
     // --profile W,G,MODE,M,C,P: after the calibration, one launch of that
-    // variant (consumer warps, group tiles, 0 chain / 1 no waits / 2 ring
-    // only / 3 data as flags / 4 compute only, tokens, accumulator chains per tile, producer warps) between
-    // cudaProfilerStart and Stop, for Nsight Compute's
-    // --profile-from-start off; no checks, no timings.
+    // variant (consumer warps, group tiles, 0 chain / 1 no waits / 2 ring only
+    // / 3 data as flags / 4 compute only, tokens, accumulator chains per tile,
+    // producer warps; the phase table in shared memory) between
+    // cudaProfilerStart and Stop, for Nsight Compute's --profile-from-start
+    // off; no checks, no timings.
     int profile[6] = {0, 0, 0, 0, 0, 0};
     // --delays A,B,C: after each layer's qkv, o and down, a phase of A, B, C ns
     // that copies 4096 columns (a stand-in for the row phases; 0: none).
@@ -1118,9 +1120,13 @@ int main(int argc, char **argv) {
         }
 
     if (profile[0] != 0) {
+        if (max_slots(prop, profile[0], profile[1], phase_count) == 0) {
+            std::fprintf(stderr, "--profile: the ring does not fit shared memory\n");
+            return 2;
+        }
         use_input(x0_same);
         CUDA_OK(cudaProfilerStart());
-        enqueue_chain(profile[0], profile[1], profile[3], profile[2], phase_count, profile[4], profile[5]);
+        enqueue_chain(profile[0], profile[1], profile[3], profile[2], phase_count, profile[4], profile[5], true);
         CUDA_OK(cudaStreamSynchronize(stream));
         CUDA_OK(cudaProfilerStop());
         check_error_flag("profiled launch");
@@ -1170,6 +1176,11 @@ int main(int argc, char **argv) {
         for (int mode : {kChain, kDataFlags}) cases.push_back({8, 3, 8, false, 1, 4, mode, false});
         for (const CheckCase &cc : cases) {
             const int consumers = cc.consumers, tokens = cc.tokens;
+            if (max_slots(prop, consumers, cc.group_tiles, phase_count) == 0) {
+                std::printf("SKIP check: %d consumer warps, groups of %d tiles: the ring does not fit shared memory\n",
+                            consumers, cc.group_tiles);
+                continue;
+            }
             use_input(cc.same_tokens ? x0_same : x0);
             for (int p = 0; p < phase_count; ++p)  // NaN again: an unwritten output shows
                 CUDA_OK(cudaMemset(y[p], 0xff, kMaxTokens * y_cols[p] * sizeof(__half)));
@@ -1330,6 +1341,11 @@ int main(int argc, char **argv) {
             {8, 1, 3, kRingOnly, 4, true},    {8, 1, 3, kComputeOnly, 4, false}, {8, 1, 3, kComputeOnly, 4, true},
             {8, 1, 4, kComputeOnly, 4, true}, {12, 1, 3, kComputeOnly, 4, true}, {16, 1, 3, kComputeOnly, 4, true}};
         for (const Variant &v : variants) {
+            if (max_slots(prop, v.consumers, v.group_tiles, phase_count) == 0) {
+                std::printf("SKIP %d consumer warps, groups of %d: the ring does not fit shared memory\n", v.consumers,
+                            v.group_tiles);
+                continue;
+            }
             const char *modes[] = {"", ", no waits", ", ring only", ", data as flags", ", compute only"};
             char name[96];
             std::snprintf(name, sizeof name, "persistent%s: %d+%d warps%s, groups of %d, %d slots%s", modes[v.mode],
