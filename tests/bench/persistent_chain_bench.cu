@@ -377,9 +377,9 @@ __device__ __forceinline__ long long wait_written(const __half *written, int64_t
 // most, and more warps were slower; run 6: interleaved, no faster).  With
 // kChains = 2, odd and even supers accumulate apart as well (summed at the
 // group's end).
-template <int kTiles, int kChains>
+template <int kTiles, int kChains, int kTilesMax>
 __device__ __forceinline__ void slot_products(const uint8_t *slot, int group_tiles, int lane, const uint4 (&xv)[4][2],
-                                              float (&acc)[kMaxGroupTiles][kChains][4]) {
+                                              float (&acc)[kTilesMax][kChains][4]) {
     uint2 scales[kTiles];
 #pragma unroll
     for (int j = 0; j < kTiles; ++j)
@@ -463,7 +463,9 @@ __device__ __forceinline__ void slot_products(const uint8_t *slot, int group_til
 // stored, one thread counts them done with one release: a release per tile (a
 // fence, an L2 round trip) kept the storing warp late for its next records
 // (run 1).
-template <int kConsumers, int kChains>
+// kTilesMax: the largest tile group the instance handles (its accumulators
+// and unrolled products; registers decide how many consumer warps fit).
+template <int kConsumers, int kChains, int kTilesMax>
 __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, int group_tiles, int slots, int mode,
                         const uint8_t *ring, uint64_t *full, uint64_t *empty, float4 *partials, RingStats *stats,
                         unsigned *error) {
@@ -511,7 +513,7 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
                 input_cycles += clock64() - begin;
                 input_ready = true;
             }
-            float acc[kMaxGroupTiles][kChains][4] = {};
+            float acc[kTilesMax][kChains][4] = {};
             // Warp w takes the CTA's quads at positions w, w + kConsumers, ... of
             // the whole sequence (max_slots says why), whatever the group.
             const int first = (warp - group_lap + kConsumers) % kConsumers;
@@ -544,19 +546,15 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
                 take_cycles += waited > 0 ? waited : 0;
                 ++slots_taken;
                 const uint8_t *slot = ring + static_cast<size_t>(at.slot) * stride;
-                switch (n) {  // the group's size as a constant, so that its tiles' products interleave
-                    case 1:
-                        slot_products<1, kChains>(slot, group_tiles, lane, xv, acc);
-                        break;
-                    case 2:
-                        slot_products<2, kChains>(slot, group_tiles, lane, xv, acc);
-                        break;
-                    case 3:
-                        slot_products<3, kChains>(slot, group_tiles, lane, xv, acc);
-                        break;
-                    default:
-                        slot_products<4, kChains>(slot, group_tiles, lane, xv, acc);
-                        break;
+                // The group's size as a constant, so that its tiles' products interleave.
+                if (n == 1) {
+                    slot_products<1, kChains, kTilesMax>(slot, group_tiles, lane, xv, acc);
+                } else if constexpr (kTilesMax >= 2) {
+                    if (n == 2) slot_products<2, kChains, kTilesMax>(slot, group_tiles, lane, xv, acc);
+                    if constexpr (kTilesMax >= 3)
+                        if (n == 3) slot_products<3, kChains, kTilesMax>(slot, group_tiles, lane, xv, acc);
+                    if constexpr (kTilesMax >= 4)
+                        if (n >= 4) slot_products<4, kChains, kTilesMax>(slot, group_tiles, lane, xv, acc);
                 }
                 __syncwarp();
                 if (lane == 0) barrier_arrive(empty + at.slot);  // the slot's bytes are all read
@@ -565,7 +563,7 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
             group_lap = (group_lap + ph.k_quads) % kConsumers;
             float4 *buffer = partials + (groups_done % kPartialBuffers) * kConsumers * kMaxGroupTiles * 32;
 #pragma unroll
-            for (int j = 0; j < kMaxGroupTiles; ++j)
+            for (int j = 0; j < kTilesMax; ++j)
                 if (j < n) {
                     float sum[4];
 #pragma unroll
@@ -627,7 +625,7 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
 
 // (16 consumer warps get 96 registers, with spills: ptxas seems to budget
 // 640 threads for 544; 12 get 128.)
-template <int kConsumers, int kChains>
+template <int kConsumers, int kChains, int kTilesMax>
 __global__ void __launch_bounds__(32 * (kConsumers + kMaxProducers), 1)
     persistent_chain(const ChainPhase *phases, int phase_count, int tokens, int group_tiles, int slots, int mode,
                      int producers, int phases_shared, RingStats *stats, unsigned *error) {
@@ -663,8 +661,8 @@ __global__ void __launch_bounds__(32 * (kConsumers + kMaxProducers), 1)
                     stats, error);
         return;
     }
-    consume<kConsumers, kChains>(phases, phase_count, tokens, group_tiles, slots, mode, ring, full, empty, partials,
-                                 stats, error);
+    consume<kConsumers, kChains, kTilesMax>(phases, phase_count, tokens, group_tiles, slots, mode, ring, full, empty,
+                                            partials, stats, error);
 #else
     if (threadIdx.x == 0 && blockIdx.x == 0) atomicExch(error, 9u);  // built for an older GPU: refused on the host
 #endif
@@ -693,20 +691,26 @@ int max_slots(const cudaDeviceProp &prop, int consumers, int group_tiles, int ph
 }
 
 using ChainKernel = void (*)(const ChainPhase *, int, int, int, int, int, int, int, RingStats *, unsigned *);
-// The instances: 8, 12 and 16 consumer warps, one accumulator chain per tile;
-// 8 and 12 with two as well.
-ChainKernel chain_kernel(int consumers, int chains) {
-    switch (consumers * 10 + chains) {
-        case 81:
-            return persistent_chain<8, 1>;
-        case 82:
-            return persistent_chain<8, 2>;
-        case 121:
-            return persistent_chain<12, 1>;
-        case 122:
-            return persistent_chain<12, 2>;
-        case 161:
-            return persistent_chain<16, 1>;
+// The instances: 8, 12 and 16 consumer warps, one accumulator chain per tile
+// and groups of up to 4 tiles; 8 and 12 with two chains as well; 12 and 16
+// for groups of up to 2 tiles.
+ChainKernel chain_kernel(int consumers, int chains, int tiles_max = kMaxGroupTiles) {
+    switch (consumers * 100 + chains * 10 + tiles_max) {
+        case 814:
+            return persistent_chain<8, 1, 4>;
+        case 824:
+            return persistent_chain<8, 2, 4>;
+        case 1214:
+            return persistent_chain<12, 1, 4>;
+        case 1224:
+            return persistent_chain<12, 2, 4>;
+        case 1614:
+            return persistent_chain<16, 1, 4>;
+        // Groups of at most 2 tiles, and their registers, for 12 and 16 consumer warps.
+        case 1212:
+            return persistent_chain<12, 1, 2>;
+        case 1612:
+            return persistent_chain<16, 1, 2>;
         default:
             return nullptr;
     }
@@ -1047,7 +1051,7 @@ int main(int argc, char **argv) {
     // The persistent launch: cooperative, so that every CTA is resident (the
     // consumers wait for each other).
     auto enqueue_chain = [&](int consumers, int group_tiles, int tokens, int mode, int phases_run, int chains,
-                             int producers = 1, bool phases_shared = false) {
+                             int producers = 1, bool phases_shared = false, int tiles_max = kMaxGroupTiles) {
         const int slots = max_slots(prop, consumers, group_tiles, phase_count);
         const size_t bytes = shared_bytes(slots, consumers, group_tiles, phase_count);
         CUDA_OK(cudaMemsetAsync(counters, 0, phase_count * sizeof(unsigned), stream));
@@ -1068,9 +1072,11 @@ int main(int argc, char **argv) {
         cooperative[0].val.cooperative = 1;
         config.attrs = cooperative;
         config.numAttrs = 1;
-        ChainKernel kernel = chain_kernel(consumers, chains);
+        ChainKernel kernel = group_tiles <= tiles_max ? chain_kernel(consumers, chains, tiles_max) : nullptr;
         if (!kernel) {
-            std::fprintf(stderr, "no instance for %d consumer warps with %d accumulator chains\n", consumers, chains);
+            std::fprintf(stderr,
+                         "no instance for %d consumer warps with %d accumulator chains and groups of %d tiles\n",
+                         consumers, chains, group_tiles);
             std::exit(1);
         }
         CUDA_OK(cudaLaunchKernelEx(&config, kernel, static_cast<const ChainPhase *>(device_phases), phases_run, tokens,
@@ -1079,8 +1085,9 @@ int main(int argc, char **argv) {
     const int max_shared = static_cast<int>(prop.sharedMemPerBlockOptin);
     for (int consumers : {8, 12, 16})
         for (int chains : {1, 2})
-            if (ChainKernel kernel = chain_kernel(consumers, chains))
-                CUDA_OK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_shared));
+            for (int tiles_max : {2, kMaxGroupTiles})
+                if (ChainKernel kernel = chain_kernel(consumers, chains, tiles_max))
+                    CUDA_OK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_shared));
 
     bool all_ok = true;
     auto check_error_flag = [&](const char *what) {
@@ -1155,6 +1162,7 @@ int main(int argc, char **argv) {
             bool same_tokens;
             int chains, producers = 4, mode = kChain;
             bool phases_shared = true;
+            int tiles_max = kMaxGroupTiles;
         };
         std::vector<CheckCase> cases;
         for (int consumers : {8, 12, 16})
@@ -1174,6 +1182,8 @@ int main(int argc, char **argv) {
         cases.push_back({16, 1, 8, false, 1, 1, kDataFlags});
         cases.push_back({8, kMaxGroupTiles, 8, true, 2, 4, kDataFlags});
         for (int mode : {kChain, kDataFlags}) cases.push_back({8, 3, 8, false, 1, 4, mode, false});
+        for (int consumers : {12, 16})
+            for (int tokens : {1, 8}) cases.push_back({consumers, 2, tokens, false, 1, 4, kDataFlags, true, 2});
         for (const CheckCase &cc : cases) {
             const int consumers = cc.consumers, tokens = cc.tokens;
             if (max_slots(prop, consumers, cc.group_tiles, phase_count) == 0) {
@@ -1185,7 +1195,7 @@ int main(int argc, char **argv) {
             for (int p = 0; p < phase_count; ++p)  // NaN again: an unwritten output shows
                 CUDA_OK(cudaMemset(y[p], 0xff, kMaxTokens * y_cols[p] * sizeof(__half)));
             enqueue_chain(consumers, cc.group_tiles, tokens, cc.mode, phase_count, cc.chains, cc.producers,
-                          cc.phases_shared);
+                          cc.phases_shared, cc.tiles_max);
             CUDA_OK(cudaStreamSynchronize(stream));
             check_error_flag("chain");
             double worst = 0, min_rms = 1e30, max_rms = 0;
@@ -1248,13 +1258,13 @@ int main(int argc, char **argv) {
             const bool ok = bad == 0 && worst <= 1.0 && min_rms > 0.3 && max_rms < 3;
             all_ok = all_ok && ok;
             std::printf(
-                "%s check%s: %2d consumer warps%s, %d producers%s, groups of %d tiles, M=%d%s, "
+                "%s check%s: %2d consumer warps%s, %d producers%s, groups of %d tiles%s, M=%d%s, "
                 "%3d phases: worst error %.3f of "
                 "its bound, output RMS %.3f..%.3f, %zu non-finite (or delay phases not copied)\n",
                 ok ? "PASS" : "FAIL", cc.mode == kDataFlags ? " (data as flags)" : "", consumers,
                 cc.chains == 2 ? " (2 chains)" : "", cc.producers, cc.phases_shared ? " (phases in smem)" : "",
-                cc.group_tiles, tokens, cc.same_tokens ? " (equal tokens)" : "", phase_count, worst, min_rms, max_rms,
-                bad);
+                cc.group_tiles, cc.tiles_max < kMaxGroupTiles ? " (an instance for <= 2)" : "", tokens,
+                cc.same_tokens ? " (equal tokens)" : "", phase_count, worst, min_rms, max_rms, bad);
         }
         CUDA_OK(cudaFree(y32));
         CUDA_OK(cudaFree(workspace));
@@ -1334,12 +1344,14 @@ int main(int argc, char **argv) {
         struct Variant {
             int consumers, chains, group_tiles, mode, producers;
             bool phases_shared;
+            int tiles_max = kMaxGroupTiles;
         };
-        const Variant variants[] = {
-            {8, 1, 3, kChain, 4, true},       {8, 1, 3, kDataFlags, 4, false},   {8, 1, 3, kDataFlags, 4, true},
-            {8, 1, 4, kDataFlags, 4, true},   {12, 1, 3, kDataFlags, 4, true},   {8, 1, 3, kNoWaits, 4, true},
-            {8, 1, 3, kRingOnly, 4, true},    {8, 1, 3, kComputeOnly, 4, false}, {8, 1, 3, kComputeOnly, 4, true},
-            {8, 1, 4, kComputeOnly, 4, true}, {12, 1, 3, kComputeOnly, 4, true}, {16, 1, 3, kComputeOnly, 4, true}};
+        const Variant variants[] = {{8, 1, 3, kDataFlags, 4, true},       {8, 1, 3, kNoWaits, 4, true},
+                                    {8, 1, 3, kComputeOnly, 4, true},     {8, 1, 2, kComputeOnly, 4, true},
+                                    {12, 1, 2, kComputeOnly, 4, true},    {12, 1, 2, kComputeOnly, 4, true, 2},
+                                    {16, 1, 2, kComputeOnly, 4, true},    {16, 1, 2, kComputeOnly, 4, true, 2},
+                                    {16, 1, 1, kComputeOnly, 4, true, 2}, {16, 1, 2, kDataFlags, 4, true, 2},
+                                    {16, 1, 2, kNoWaits, 4, true, 2},     {12, 1, 2, kDataFlags, 4, true, 2}};
         for (const Variant &v : variants) {
             if (max_slots(prop, v.consumers, v.group_tiles, phase_count) == 0) {
                 std::printf("SKIP %d consumer warps, groups of %d: the ring does not fit shared memory\n", v.consumers,
@@ -1348,14 +1360,15 @@ int main(int argc, char **argv) {
             }
             const char *modes[] = {"", ", no waits", ", ring only", ", data as flags", ", compute only"};
             char name[96];
-            std::snprintf(name, sizeof name, "persistent%s: %d+%d warps%s, groups of %d, %d slots%s", modes[v.mode],
+            std::snprintf(name, sizeof name, "persistent%s: %d+%d warps%s, groups of %d%s, %d slots%s", modes[v.mode],
                           v.consumers, v.producers, v.chains == 2 ? " (2 chains)" : "", v.group_tiles,
+                          v.tiles_max < kMaxGroupTiles ? " (an instance for <= 2)" : "",
                           max_slots(prop, v.consumers, v.group_tiles, phase_count),
                           v.phases_shared ? ", phases in smem" : "");
             CUDA_OK(cudaMemset(ring_stats, 0, sizeof(RingStats)));
             report(name, tokens, time_captured(stream, reps, [&] {
                        enqueue_chain(v.consumers, v.group_tiles, tokens, v.mode, phase_count, v.chains, v.producers,
-                                     v.phases_shared);
+                                     v.phases_shared, v.tiles_max);
                    }));
             check_error_flag(name);
             RingStats rs;
