@@ -63,6 +63,7 @@
 #include <vector>
 
 #include "api/errors.h"
+#include "gpu_test_util.h"  // CUDA_OK, sorted_us
 #include "kernels/claimed_work.cuh"
 #include "kernels/dependent_launch.cuh"
 #include "kernels/nvfp4_gemv.h"
@@ -77,14 +78,6 @@ constexpr int kPartialBuffers = 2;  // a tile's slice partials, double-buffered 
 // A wait longer than this (cycles, ~2 s) means the protocol is broken: the
 // kernel records it and runs on, so a bug shows as an error, not a hang.
 [[maybe_unused]] constexpr long long kWaitLimitCycles = 4'000'000'000LL;
-
-void cuda_ok(cudaError_t e, const char *what) {
-    if (e != cudaSuccess) {
-        std::fprintf(stderr, "CUDA error in %s: %s\n", what, cudaGetErrorString(e));
-        std::exit(1);
-    }
-}
-#define CUDA_OK(call) cuda_ok((call), #call)
 
 // One GEMV of the chain.  Records (quad q, tile r) sit at q * row_tiles + r.
 struct ChainPhase {
@@ -798,27 +791,6 @@ struct Timing {
     double us;
 };
 
-double median_replay_us(cudaGraphExec_t exec, cudaStream_t stream, int reps) {
-    cudaEvent_t a, b;
-    CUDA_OK(cudaEventCreate(&a));
-    CUDA_OK(cudaEventCreate(&b));
-    CUDA_OK(cudaGraphLaunch(exec, stream));  // warm-up
-    std::vector<double> us;
-    for (int i = 0; i < reps; ++i) {
-        CUDA_OK(cudaEventRecord(a, stream));
-        CUDA_OK(cudaGraphLaunch(exec, stream));
-        CUDA_OK(cudaEventRecord(b, stream));
-        CUDA_OK(cudaEventSynchronize(b));
-        float ms = 0;
-        CUDA_OK(cudaEventElapsedTime(&ms, a, b));
-        us.push_back(1000.0 * ms);
-    }
-    CUDA_OK(cudaEventDestroy(a));
-    CUDA_OK(cudaEventDestroy(b));
-    std::sort(us.begin(), us.end());
-    return us[us.size() / 2];
-}
-
 double time_captured(cudaStream_t stream, int reps, const std::function<void()> &enqueue) {
     enqueue();  // outside the graph first: module loads, attribute checks
     CUDA_OK(cudaStreamSynchronize(stream));
@@ -828,10 +800,12 @@ double time_captured(cudaStream_t stream, int reps, const std::function<void()> 
     CUDA_OK(cudaStreamEndCapture(stream, &graph));
     cudaGraphExec_t exec;
     CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
-    const double us = median_replay_us(exec, stream, reps);
+    // One warm-up replay, then the median of `reps` timed by CUDA events.
+    const std::vector<float> us =
+        gpu_test::sorted_us([&](int) { CUDA_OK(cudaGraphLaunch(exec, stream)); }, reps, stream);
     CUDA_OK(cudaGraphExecDestroy(exec));
     CUDA_OK(cudaGraphDestroy(graph));
-    return us;
+    return us[us.size() / 2];
 }
 
 __global__ void stream_read(const uint4 *p, size_t n, unsigned *sink) {
@@ -1142,6 +1116,32 @@ int main(int argc, char **argv) {
         return all_ok ? 0 : 1;
     }
 
+    // nvfp4_gemv on phase p's weight and input, into y_out (FP32), with the
+    // tensor scale that makes its output the prototype's value before
+    // rounding: the checks' reference and the timed baseline.
+    size_t ws_bytes = 0;
+    for (const Weight &w : weights) ws_bytes = std::max(ws_bytes, reset::nvfp4_gemv_workspace_bytes(w.layout));
+    void *workspace = nullptr;
+    CUDA_OK(cudaMalloc(&workspace, ws_bytes));
+    CUDA_OK(cudaMemset(workspace, 0, ws_bytes));
+    auto library_gemv = [&](int p, int tokens, float *y_out) {
+        const Weight &w = weights[phase_weight[p]];
+        reset::Nvfp4GemvWeight lw;
+        lw.layout = w.layout;
+        lw.codes = w.codes;
+        lw.scales = w.scales;
+        lw.tensor_scale = host_phases[p].out_scale / 16384.0f;
+        reset::Nvfp4GemvArgs a;
+        a.tokens = tokens;
+        a.x = host_phases[p].x;
+        a.ldx = host_phases[p].ldx;
+        a.y = y_out;
+        a.ldy = y_cols[p];
+        a.workspace = workspace;
+        a.workspace_bytes = ws_bytes;
+        reset::nvfp4_gemv(lw, a, stream);
+    };
+
     // Correctness: every phase of one chain against nvfp4_gemv on the same
     // input (the prototype's own FP16 input of that phase), with the library's
     // tensor scale set so that its FP32 output is the prototype's value before
@@ -1149,11 +1149,6 @@ int main(int argc, char **argv) {
     {
         float *y32;
         CUDA_OK(cudaMalloc(&y32, kMaxTokens * 2 * inter * sizeof(float)));
-        void *workspace = nullptr;
-        size_t ws_bytes = 0;
-        for (const Weight &w : weights) ws_bytes = std::max(ws_bytes, reset::nvfp4_gemv_workspace_bytes(w.layout));
-        CUDA_OK(cudaMalloc(&workspace, ws_bytes));
-        CUDA_OK(cudaMemset(workspace, 0, ws_bytes));
         // Every division of the work at M = 1, then M = 3 and 8 with distinct
         // tokens, and M = 8 with every token equal to token 0 (the timed input),
         // all over the whole chain.
@@ -1211,21 +1206,7 @@ int main(int argc, char **argv) {
                     bad += got != want;
                     continue;
                 }
-                const Weight &w = weights[phase_weight[p]];
-                reset::Nvfp4GemvWeight lw;
-                lw.layout = w.layout;
-                lw.codes = w.codes;
-                lw.scales = w.scales;
-                lw.tensor_scale = host_phases[p].out_scale / 16384.0f;
-                reset::Nvfp4GemvArgs a;
-                a.tokens = tokens;
-                a.x = host_phases[p].x;
-                a.ldx = host_phases[p].ldx;
-                a.y = y32;
-                a.ldy = y_cols[p];
-                a.workspace = workspace;
-                a.workspace_bytes = ws_bytes;
-                reset::nvfp4_gemv(lw, a, stream);
+                library_gemv(p, tokens, y32);
                 const size_t n = static_cast<size_t>(tokens) * y_cols[p];
                 std::vector<float> ref(n);
                 std::vector<__half> got(n);
@@ -1267,7 +1248,6 @@ int main(int argc, char **argv) {
                 cc.same_tokens ? " (equal tokens)" : "", phase_count, worst, min_rms, max_rms, bad);
         }
         CUDA_OK(cudaFree(y32));
-        CUDA_OK(cudaFree(workspace));
     }
 
     // Streaming bandwidth in the same run.
@@ -1299,11 +1279,6 @@ int main(int argc, char **argv) {
     };
 
     // The library's GEMVs, chained as the decode step chains them (PDL).
-    void *workspace = nullptr;
-    size_t ws_bytes = 0;
-    for (const Weight &w : weights) ws_bytes = std::max(ws_bytes, reset::nvfp4_gemv_workspace_bytes(w.layout));
-    CUDA_OK(cudaMalloc(&workspace, ws_bytes));
-    CUDA_OK(cudaMemset(workspace, 0, ws_bytes));
     __half *delay_scratch;  // the library's delay kernels' copies
     CUDA_OK(cudaMalloc(&delay_scratch, kMaxTokens * hidden * sizeof(__half)));
     std::vector<float *> y32(phase_count);
@@ -1318,20 +1293,7 @@ int main(int argc, char **argv) {
                                            delay_scratch, y_cols[p], host_phases[p].cols, tokens);
                 continue;
             }
-            reset::Nvfp4GemvWeight lw;
-            lw.layout = weights[phase_weight[p]].layout;
-            lw.codes = weights[phase_weight[p]].codes;
-            lw.scales = weights[phase_weight[p]].scales;
-            lw.tensor_scale = host_phases[p].out_scale / 16384.0f;
-            reset::Nvfp4GemvArgs a;
-            a.tokens = tokens;
-            a.x = host_phases[p].x;
-            a.ldx = host_phases[p].ldx;
-            a.y = y32[p];
-            a.ldy = y_cols[p];
-            a.workspace = workspace;
-            a.workspace_bytes = ws_bytes;
-            reset::nvfp4_gemv(lw, a, stream);
+            library_gemv(p, tokens, y32[p]);
         }
     };
     use_input(x0_same);
