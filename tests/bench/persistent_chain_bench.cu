@@ -47,7 +47,7 @@
 // The weights (3.9 GB) exceed the L2 80-fold, so every replay reads them cold.
 // docs/cuda-engine.md ("Update, session 22") has the runs and what they show.
 //
-// Usage: persistent_chain_bench [--layers N] [--reps N] [--json FILE] [--profile W,G,MODE,M,C,P]
+// Usage: persistent_chain_bench [--layers N] [--reps N] [--json FILE] [--profile W,G,MODE,M,C,P[,S]]
 #include <cuda_fp16.h>
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
@@ -60,6 +60,7 @@
 #include <functional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "api/errors.h"
@@ -78,6 +79,10 @@ constexpr int kPartialBuffers = 2;  // a tile's slice partials, double-buffered 
 // A wait longer than this (cycles, ~2 s) means the protocol is broken: the
 // kernel records it and runs on, so a bug shows as an error, not a hang.
 [[maybe_unused]] constexpr long long kWaitLimitCycles = 4'000'000'000LL;
+// The suspend-time hint of the sleeping waits (barrier_wait): long, since a
+// suspended thread wakes when the phase completes; the hint only bounds a
+// sleep whose wake-up was missed.
+constexpr unsigned kSuspendNs = 1'000'000;
 
 // One GEMV of the chain.  Records (quad q, tile r) sit at q * row_tiles + r.
 struct ChainPhase {
@@ -135,7 +140,14 @@ __device__ __forceinline__ void barrier_arrive(uint64_t *bar) {
 // it had at the first look (test_wait, which never blocks), the cycles waited
 // when it completed later (try_wait may suspend the thread until it does: run
 // 10 counted those as ready), and -1 after kWaitLimitCycles.
-__device__ __forceinline__ long long barrier_wait(uint64_t *bar, unsigned parity) {
+// suspend_ns > 0 passes try_wait a suspend-time hint: the thread sleeps until
+// the phase completes or that time passes, instead of returning after the
+// hardware's own short limit.  Each return of the plain form costs a loop
+// iteration (the try_wait, the clock, the limit test, two branches), and in
+// compute-only runs the producers' waits issued about a third of the SM's
+// instructions that way (session 22 run 20: 377 instructions per record
+// against ~250 of products), on the schedulers the consumers need.
+__device__ __forceinline__ long long barrier_wait(uint64_t *bar, unsigned parity, unsigned suspend_ns) {
     uint32_t done;
     asm volatile(
         "{\n.reg .pred p;\n"
@@ -147,13 +159,22 @@ __device__ __forceinline__ long long barrier_wait(uint64_t *bar, unsigned parity
     if (done) return 0;
     const long long start = clock64();
     for (;;) {
-        asm volatile(
-            "{\n.reg .pred p;\n"
-            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-            "selp.u32 %0, 1, 0, p;\n}"
-            : "=r"(done)
-            : "r"(shared_address(bar)), "r"(parity)
-            : "memory");
+        if (suspend_ns > 0)
+            asm volatile(
+                "{\n.reg .pred p;\n"
+                "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\n"
+                "selp.u32 %0, 1, 0, p;\n}"
+                : "=r"(done)
+                : "r"(shared_address(bar)), "r"(parity), "r"(suspend_ns)
+                : "memory");
+        else
+            asm volatile(
+                "{\n.reg .pred p;\n"
+                "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                "selp.u32 %0, 1, 0, p;\n}"
+                : "=r"(done)
+                : "r"(shared_address(bar)), "r"(parity)
+                : "memory");
         const long long waited = clock64() - start;
         if (done) return waited > 0 ? waited : 1;
         if (waited > kWaitLimitCycles) return -1;
@@ -210,7 +231,7 @@ struct RingStats {
 // shares its scheduler's issue slots with the consumer warps there.
 [[maybe_unused]] __device__ void produce(const ChainPhase *phases, int phase_count, int group_tiles, int slots,
                                          int mode, int index, int producers, uint8_t *ring, uint64_t *full,
-                                         uint64_t *empty, RingStats *stats, unsigned *error) {
+                                         uint64_t *empty, unsigned suspend_ns, RingStats *stats, unsigned *error) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     uint64_t policy;
     asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
@@ -241,7 +262,7 @@ struct RingStats {
                 }
                 turn = producers - 1;
                 if (use > 0) {
-                    const long long waited = barrier_wait(empty + slot, (use - 1) & 1);
+                    const long long waited = barrier_wait(empty + slot, (use - 1) & 1, suspend_ns);
                     if (waited < 0) atomicExch(error, 1u);
                     slots_waited_for += waited > 0;
                     cycles_waited += waited > 0 ? waited : 0;
@@ -460,8 +481,8 @@ __device__ __forceinline__ void slot_products(const uint8_t *slot, int group_til
 // and unrolled products; registers decide how many consumer warps fit).
 template <int kConsumers, int kChains, int kTilesMax>
 __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, int group_tiles, int slots, int mode,
-                        const uint8_t *ring, uint64_t *full, uint64_t *empty, float4 *partials, RingStats *stats,
-                        unsigned *error) {
+                        const uint8_t *ring, uint64_t *full, uint64_t *empty, unsigned suspend_ns, float4 *partials,
+                        RingStats *stats, unsigned *error) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31);
     const int g = lane >> 2, t = lane & 3;
@@ -512,45 +533,56 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
             const int first = (warp - group_lap + kConsumers) % kConsumers;
             RingPosition at = group_start;
             at.advance(first, slots);
-            for (int q = first; q < ph.k_quads; q += kConsumers, at.advance(kConsumers, slots)) {
-                if (mode == kRingOnly) {
-                    const long long waited = barrier_wait(full + at.slot, at.parity);
+            if (mode == kRingOnly) {
+                for (int q = first; q < ph.k_quads; q += kConsumers, at.advance(kConsumers, slots)) {
+                    const long long waited = barrier_wait(full + at.slot, at.parity, suspend_ns);
                     if (waited < 0 && lane == 0) atomicExch(error, 3u);
                     slots_waited_for += waited > 0;
                     take_cycles += waited > 0 ? waited : 0;
                     ++slots_taken;
                     __syncwarp();
                     if (lane == 0) barrier_arrive(empty + at.slot);
-                    continue;
                 }
-                uint4 xv[4][2];
-                bool x_loaded = false;
-                if (poll_data && !(quads_written >> q & 1)) {
-                    const long long waited = wait_written(ph.written, ph.ld_written, token, q, t, xv);
-                    if (waited < 0 && lane == 0) atomicExch(error, 2u);
-                    input_cycles += waited > 0 ? waited : 0;
-                    quads_written |= uint64_t(1) << q;
-                    x_loaded = ph.written == ph.x;  // (a qkv polls the layer before but reads the chain's input)
-                }
-                if (!x_loaded) load_x_quad(ph, token, q, t, xv);
-                const long long waited = barrier_wait(full + at.slot, at.parity);
-                if (waited < 0 && lane == 0) atomicExch(error, 3u);
-                slots_waited_for += waited > 0;
-                take_cycles += waited > 0 ? waited : 0;
-                ++slots_taken;
-                const uint8_t *slot = ring + static_cast<size_t>(at.slot) * stride;
-                // The group's size as a constant, so that its tiles' products interleave.
+            } else {
+                // The warp's quads of the group.  The group's size is a constant
+                // of each instance of the loop (not a test per slot), so that its
+                // tiles' products interleave and the slot's path has no branch
+                // on it (session 23: ~130 instructions per record besides the
+                // products' ~250, most of them branches, tests and moves).
+                auto quads = [&](auto tiles) {
+                    constexpr int kTiles = decltype(tiles)::value;
+                    for (int q = first; q < ph.k_quads; q += kConsumers, at.advance(kConsumers, slots)) {
+                        uint4 xv[4][2];
+                        bool x_loaded = false;
+                        if (poll_data && !(quads_written >> q & 1)) {
+                            const long long waited = wait_written(ph.written, ph.ld_written, token, q, t, xv);
+                            if (waited < 0 && lane == 0) atomicExch(error, 2u);
+                            input_cycles += waited > 0 ? waited : 0;
+                            quads_written |= uint64_t(1) << q;
+                            // (a qkv polls the layer before but reads the chain's input)
+                            x_loaded = ph.written == ph.x;
+                        }
+                        if (!x_loaded) load_x_quad(ph, token, q, t, xv);
+                        const long long waited = barrier_wait(full + at.slot, at.parity, suspend_ns);
+                        if (waited < 0 && lane == 0) atomicExch(error, 3u);
+                        slots_waited_for += waited > 0;
+                        take_cycles += waited > 0 ? waited : 0;
+                        ++slots_taken;
+                        slot_products<kTiles, kChains, kTilesMax>(ring + static_cast<size_t>(at.slot) * stride,
+                                                                  group_tiles, lane, xv, acc);
+                        __syncwarp();
+                        if (lane == 0) barrier_arrive(empty + at.slot);  // the slot's bytes are all read
+                    }
+                };
                 if (n == 1) {
-                    slot_products<1, kChains, kTilesMax>(slot, group_tiles, lane, xv, acc);
+                    quads(std::integral_constant<int, 1>{});
                 } else if constexpr (kTilesMax >= 2) {
-                    if (n == 2) slot_products<2, kChains, kTilesMax>(slot, group_tiles, lane, xv, acc);
+                    if (n == 2) quads(std::integral_constant<int, 2>{});
                     if constexpr (kTilesMax >= 3)
-                        if (n == 3) slot_products<3, kChains, kTilesMax>(slot, group_tiles, lane, xv, acc);
+                        if (n == 3) quads(std::integral_constant<int, 3>{});
                     if constexpr (kTilesMax >= 4)
-                        if (n >= 4) slot_products<4, kChains, kTilesMax>(slot, group_tiles, lane, xv, acc);
+                        if (n >= 4) quads(std::integral_constant<int, 4>{});
                 }
-                __syncwarp();
-                if (lane == 0) barrier_arrive(empty + at.slot);  // the slot's bytes are all read
             }
             group_start.advance(ph.k_quads, slots);
             group_lap = (group_lap + ph.k_quads) % kConsumers;
@@ -621,7 +653,7 @@ __device__ void consume(const ChainPhase *phases, int phase_count, int tokens, i
 template <int kConsumers, int kChains, int kTilesMax>
 __global__ void __launch_bounds__(32 * (kConsumers + kMaxProducers), 1)
     persistent_chain(const ChainPhase *phases, int phase_count, int tokens, int group_tiles, int slots, int mode,
-                     int producers, int phases_shared, RingStats *stats, unsigned *error) {
+                     int producers, int phases_shared, unsigned suspend_ns, RingStats *stats, unsigned *error) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     extern __shared__ __align__(128) uint8_t shared[];
     uint8_t *ring = shared;
@@ -651,11 +683,11 @@ __global__ void __launch_bounds__(32 * (kConsumers + kMaxProducers), 1)
     if (warp >= kConsumers) {
         if ((threadIdx.x & 31) == 0)
             produce(phases, phase_count, group_tiles, slots, mode, warp - kConsumers, producers, ring, full, empty,
-                    stats, error);
+                    suspend_ns, stats, error);
         return;
     }
     consume<kConsumers, kChains, kTilesMax>(phases, phase_count, tokens, group_tiles, slots, mode, ring, full, empty,
-                                            partials, stats, error);
+                                            suspend_ns, partials, stats, error);
 #else
     if (threadIdx.x == 0 && blockIdx.x == 0) atomicExch(error, 9u);  // built for an older GPU: refused on the host
 #endif
@@ -683,7 +715,7 @@ int max_slots(const cudaDeviceProp &prop, int consumers, int group_tiles, int ph
     return slots;
 }
 
-using ChainKernel = void (*)(const ChainPhase *, int, int, int, int, int, int, int, RingStats *, unsigned *);
+using ChainKernel = void (*)(const ChainPhase *, int, int, int, int, int, int, int, unsigned, RingStats *, unsigned *);
 // The instances: 8, 12 and 16 consumer warps, one accumulator chain per tile
 // and groups of up to 4 tiles; 8 and 12 with two chains as well; 12 and 16
 // for groups of up to 2 tiles.
@@ -823,13 +855,14 @@ __global__ void stream_read(const uint4 *p, size_t n, unsigned *sink) {
 int main(int argc, char **argv) {
     int layers = 36, reps = 15;
     const char *json_path = nullptr;
-    // --profile W,G,MODE,M,C,P: after the calibration, one launch of that
+    // --profile W,G,MODE,M,C,P[,S]: after the calibration, one launch of that
     // variant (consumer warps, group tiles, 0 chain / 1 no waits / 2 ring only
     // / 3 data as flags / 4 compute only, tokens, accumulator chains per tile,
-    // producer warps; the phase table in shared memory) between
+    // producer warps, the waits' suspend hint in ns, 0 or left out: spinning;
+    // the phase table in shared memory) between
     // cudaProfilerStart and Stop, for Nsight Compute's --profile-from-start
     // off; no checks, no timings.
-    int profile[6] = {0, 0, 0, 0, 0, 0};
+    int profile[7] = {0, 0, 0, 0, 0, 0, 0};  // the 7th, optional: the waits' suspend hint in ns (0: spinning)
     // --delays A,B,C: after each layer's qkv, o and down, a phase of A, B, C ns
     // that copies 4096 columns (a stand-in for the row phases; 0: none).
     int delays[3] = {0, 0, 0};
@@ -845,15 +878,17 @@ int main(int argc, char **argv) {
         else if (!std::strcmp(argv[i], "--json") && i + 1 < argc)
             json_path = argv[++i];
         else if (!std::strcmp(argv[i], "--profile") && i + 1 < argc &&
-                 std::sscanf(argv[++i], "%d,%d,%d,%d,%d,%d", &profile[0], &profile[1], &profile[2], &profile[3],
-                             &profile[4], &profile[5]) == 6 &&
-                 profile[5] >= 1 && profile[5] <= kMaxProducers && chain_kernel(profile[0], profile[4]) != nullptr &&
+                 std::sscanf(argv[++i], "%d,%d,%d,%d,%d,%d,%d", &profile[0], &profile[1], &profile[2], &profile[3],
+                             &profile[4], &profile[5], &profile[6]) >= 6 &&
+                 profile[6] >= 0 && profile[5] >= 1 && profile[5] <= kMaxProducers &&
+                 chain_kernel(profile[0], profile[4]) != nullptr &&
                  (profile[0] == 8 || profile[0] == 12 || profile[0] == 16) && profile[1] >= 1 && profile[1] <= 4 &&
                  profile[2] >= 0 && profile[2] <= 4 && profile[3] >= 1 && profile[3] <= 8)
             continue;
         else {
             std::fprintf(
-                stderr, "usage: %s [--layers N] [--reps N] [--json FILE] [--profile W,G,MODE,M,C,P] [--delays A,B,C]\n",
+                stderr,
+                "usage: %s [--layers N] [--reps N] [--json FILE] [--profile W,G,MODE,M,C,P[,S]] [--delays A,B,C]\n",
                 argv[0]);
             return 2;
         }
@@ -1025,7 +1060,8 @@ int main(int argc, char **argv) {
     // The persistent launch: cooperative, so that every CTA is resident (the
     // consumers wait for each other).
     auto enqueue_chain = [&](int consumers, int group_tiles, int tokens, int mode, int phases_run, int chains,
-                             int producers = 1, bool phases_shared = false, int tiles_max = kMaxGroupTiles) {
+                             int producers = 1, bool phases_shared = false, int tiles_max = kMaxGroupTiles,
+                             unsigned suspend_ns = 0) {
         const int slots = max_slots(prop, consumers, group_tiles, phase_count);
         const size_t bytes = shared_bytes(slots, consumers, group_tiles, phase_count);
         CUDA_OK(cudaMemsetAsync(counters, 0, phase_count * sizeof(unsigned), stream));
@@ -1054,7 +1090,8 @@ int main(int argc, char **argv) {
             std::exit(1);
         }
         CUDA_OK(cudaLaunchKernelEx(&config, kernel, static_cast<const ChainPhase *>(device_phases), phases_run, tokens,
-                                   group_tiles, slots, mode, producers, phases_shared ? 1 : 0, ring_stats, error));
+                                   group_tiles, slots, mode, producers, phases_shared ? 1 : 0, suspend_ns, ring_stats,
+                                   error));
     };
     const int max_shared = static_cast<int>(prop.sharedMemPerBlockOptin);
     for (int consumers : {8, 12, 16})
@@ -1107,7 +1144,8 @@ int main(int argc, char **argv) {
         }
         use_input(x0_same);
         CUDA_OK(cudaProfilerStart());
-        enqueue_chain(profile[0], profile[1], profile[3], profile[2], phase_count, profile[4], profile[5], true);
+        enqueue_chain(profile[0], profile[1], profile[3], profile[2], phase_count, profile[4], profile[5], true,
+                      kMaxGroupTiles, static_cast<unsigned>(profile[6]));
         CUDA_OK(cudaStreamSynchronize(stream));
         CUDA_OK(cudaProfilerStop());
         check_error_flag("profiled launch");
@@ -1158,6 +1196,7 @@ int main(int argc, char **argv) {
             int chains, producers = 4, mode = kChain;
             bool phases_shared = true;
             int tiles_max = kMaxGroupTiles;
+            unsigned suspend_ns = 0;
         };
         std::vector<CheckCase> cases;
         for (int consumers : {8, 12, 16})
@@ -1179,6 +1218,12 @@ int main(int argc, char **argv) {
         for (int mode : {kChain, kDataFlags}) cases.push_back({8, 3, 8, false, 1, 4, mode, false});
         for (int consumers : {12, 16})
             for (int tokens : {1, 8}) cases.push_back({consumers, 2, tokens, false, 1, 4, kDataFlags, true, 2});
+        // Waits that sleep until their barrier completes (kSuspendNs).
+        for (int mode : {kChain, kDataFlags})
+            for (int tokens : {1, 8}) {
+                cases.push_back({8, 3, tokens, false, 1, 4, mode, true, kMaxGroupTiles, kSuspendNs});
+                cases.push_back({16, 2, tokens, false, 1, 4, mode, true, 2, kSuspendNs});
+            }
         for (const CheckCase &cc : cases) {
             const int consumers = cc.consumers, tokens = cc.tokens;
             if (max_slots(prop, consumers, cc.group_tiles, phase_count) == 0) {
@@ -1190,7 +1235,7 @@ int main(int argc, char **argv) {
             for (int p = 0; p < phase_count; ++p)  // NaN again: an unwritten output shows
                 CUDA_OK(cudaMemset(y[p], 0xff, kMaxTokens * y_cols[p] * sizeof(__half)));
             enqueue_chain(consumers, cc.group_tiles, tokens, cc.mode, phase_count, cc.chains, cc.producers,
-                          cc.phases_shared, cc.tiles_max);
+                          cc.phases_shared, cc.tiles_max, cc.suspend_ns);
             CUDA_OK(cudaStreamSynchronize(stream));
             check_error_flag("chain");
             double worst = 0, min_rms = 1e30, max_rms = 0;
@@ -1239,13 +1284,14 @@ int main(int argc, char **argv) {
             const bool ok = bad == 0 && worst <= 1.0 && min_rms > 0.3 && max_rms < 3;
             all_ok = all_ok && ok;
             std::printf(
-                "%s check%s: %2d consumer warps%s, %d producers%s, groups of %d tiles%s, M=%d%s, "
+                "%s check%s: %2d consumer warps%s, %d producers%s, groups of %d tiles%s%s, M=%d%s, "
                 "%3d phases: worst error %.3f of "
                 "its bound, output RMS %.3f..%.3f, %zu non-finite (or delay phases not copied)\n",
                 ok ? "PASS" : "FAIL", cc.mode == kDataFlags ? " (data as flags)" : "", consumers,
                 cc.chains == 2 ? " (2 chains)" : "", cc.producers, cc.phases_shared ? " (phases in smem)" : "",
-                cc.group_tiles, cc.tiles_max < kMaxGroupTiles ? " (an instance for <= 2)" : "", tokens,
-                cc.same_tokens ? " (equal tokens)" : "", phase_count, worst, min_rms, max_rms, bad);
+                cc.group_tiles, cc.tiles_max < kMaxGroupTiles ? " (an instance for <= 2)" : "",
+                cc.suspend_ns ? ", sleeping waits" : "", tokens, cc.same_tokens ? " (equal tokens)" : "", phase_count,
+                worst, min_rms, max_rms, bad);
         }
         CUDA_OK(cudaFree(y32));
     }
@@ -1307,13 +1353,17 @@ int main(int argc, char **argv) {
             int consumers, chains, group_tiles, mode, producers;
             bool phases_shared;
             int tiles_max = kMaxGroupTiles;
+            unsigned suspend_ns = 0;
         };
-        const Variant variants[] = {{8, 1, 3, kDataFlags, 4, true},       {8, 1, 3, kNoWaits, 4, true},
-                                    {8, 1, 3, kComputeOnly, 4, true},     {8, 1, 2, kComputeOnly, 4, true},
-                                    {12, 1, 2, kComputeOnly, 4, true},    {12, 1, 2, kComputeOnly, 4, true, 2},
-                                    {16, 1, 2, kComputeOnly, 4, true},    {16, 1, 2, kComputeOnly, 4, true, 2},
-                                    {16, 1, 1, kComputeOnly, 4, true, 2}, {16, 1, 2, kDataFlags, 4, true, 2},
-                                    {16, 1, 2, kNoWaits, 4, true, 2},     {12, 1, 2, kDataFlags, 4, true, 2}};
+        // Session 23: each of the best two forms with spinning waits, then
+        // with sleeping ones (kSuspendNs; run 1 also timed a 2 us hint: the same).
+        std::vector<Variant> variants;
+        for (unsigned suspend : {0u, kSuspendNs})
+            for (int mode : {kComputeOnly, kNoWaits, kDataFlags}) {
+                variants.push_back({8, 1, 3, mode, 4, true, kMaxGroupTiles, suspend});
+                variants.push_back({16, 1, 2, mode, 4, true, 2, suspend});
+            }
+        for (unsigned suspend : {0u, kSuspendNs}) variants.push_back({16, 1, 1, kComputeOnly, 4, true, 2, suspend});
         for (const Variant &v : variants) {
             if (max_slots(prop, v.consumers, v.group_tiles, phase_count) == 0) {
                 std::printf("SKIP %d consumer warps, groups of %d: the ring does not fit shared memory\n", v.consumers,
@@ -1321,16 +1371,17 @@ int main(int argc, char **argv) {
                 continue;
             }
             const char *modes[] = {"", ", no waits", ", ring only", ", data as flags", ", compute only"};
-            char name[96];
+            char name[128];
+            char sleeping[40] = "";
+            if (v.suspend_ns) std::snprintf(sleeping, sizeof sleeping, ", waits sleep (hint %u ns)", v.suspend_ns);
             std::snprintf(name, sizeof name, "persistent%s: %d+%d warps%s, groups of %d%s, %d slots%s", modes[v.mode],
                           v.consumers, v.producers, v.chains == 2 ? " (2 chains)" : "", v.group_tiles,
-                          v.tiles_max < kMaxGroupTiles ? " (an instance for <= 2)" : "",
-                          max_slots(prop, v.consumers, v.group_tiles, phase_count),
-                          v.phases_shared ? ", phases in smem" : "");
+                          v.tiles_max < kMaxGroupTiles ? " (<= 2)" : "",
+                          max_slots(prop, v.consumers, v.group_tiles, phase_count), sleeping);
             CUDA_OK(cudaMemset(ring_stats, 0, sizeof(RingStats)));
             report(name, tokens, time_captured(stream, reps, [&] {
                        enqueue_chain(v.consumers, v.group_tiles, tokens, v.mode, phase_count, v.chains, v.producers,
-                                     v.phases_shared, v.tiles_max);
+                                     v.phases_shared, v.tiles_max, v.suspend_ns);
                    }));
             check_error_flag(name);
             RingStats rs;
