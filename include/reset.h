@@ -149,7 +149,12 @@ typedef struct reset_model_options {
     uint32_t struct_size;
     reset_weights weights;    /* default RESET_WEIGHTS_AUTO */
     reset_backend backend;    /* default RESET_BACKEND_AUTO */
-    int32_t quantize_lm_head; /* 1: NVFP4 lm_head too when quantizing on load. Default 0 (BF16) */
+    int32_t quantize_lm_head; /* 1: an NVFP4 lm_head too: a BF16 lm_head (or the tied embeddings)
+                                 is quantized on load, from a BF16 checkpoint loaded as NVFP4 or
+                                 from a ModelOpt export that kept it in BF16 (the default there).
+                                 ~3.5x fewer lm_head bytes per step, at NVFP4's error on the
+                                 logits. Needs NVFP4 weights: with BF16 ones the load fails with
+                                 RESET_ERR_INVALID_ARGUMENT. Default 0 (BF16) */
     int32_t device;           /* CUDA device ordinal. Default 0 */
     int32_t threads;          /* CPU threads; 0 = all cores. Default 0 */
     reset_progress_callback progress; /* called as layers load; NULL = none. Default NULL */

@@ -362,6 +362,9 @@ ModelWeights load_weights(const ModelConfig &config, const TensorStore &store, c
         options.weights = RESET_WEIGHTS_BF16;
     }
     const bool quantize = options.weights != RESET_WEIGHTS_BF16;
+    if (options.quantize_lm_head && !quantize)
+        fail(RESET_ERR_INVALID_ARGUMENT, "quantize_lm_head asks for an NVFP4 lm_head, which needs NVFP4 weights "
+             "(RESET_WEIGHTS_NVFP4_W4A16 or _W4A4, or AUTO on an NVFP4 checkpoint); these weights load as BF16");
 
     const int64_t hidden = config.hidden_size, vocab = config.vocab_size;
     const int64_t q_out = int64_t(config.n_heads) * config.head_dim;
@@ -406,7 +409,9 @@ ModelWeights load_weights(const ModelConfig &config, const TensorStore &store, c
     const TensorView *head_tensor = config.tie_word_embeddings ? nullptr : &store.get("lm_head.weight");
     if (head_tensor && modelopt.present && !is_float_dtype(head_tensor->dtype)) {
         load_modelopt_linear(store, head);
-    } else if (quantize && options.quantize_lm_head && !modelopt.present) {
+    } else if (options.quantize_lm_head) {
+        // A BF16 checkpoint quantized on load, or a ModelOpt export that kept
+        // its lm_head (or tied embeddings) in BF16, as ModelOpt does by default.
         const std::vector<float> values =
             head_tensor ? to_floats(*head_tensor) : to_floats(store.get("model.embed_tokens.weight"));
         if (head_tensor) expect_shape(*head_tensor, {vocab, hidden});

@@ -146,7 +146,7 @@ int bench_decode(int argc, char **argv) {
             "usage: reset bench decode MODEL_DIR [--prompt-tokens N,..] [--tokens N] [--repeat R] [--sequences B,..]\n"
             "                          [--policy TEXT] [--kv-cache bf16|fp8|bf16,fp8] [--eager | --compare-eager]\n"
             "                          [--prefill-gemm-tokens T,..] [--programmatic-launch 0,-1] [--json]\n"
-            "                          [--weights auto|bf16|nvfp4|w4a4]\n"
+            "                          [--weights auto|bf16|nvfp4|w4a4] [--lm-head auto|nvfp4]\n"
             "                          [--backend auto|cpu|cuda] [--threads N]\n"
             "For every combination of the comma-separated lists: prefill N synthetic prompt ids (default 128),\n"
             "decode --tokens steps (default 128) of B parallel sequences (default 1) under --policy (default\n"
@@ -203,7 +203,7 @@ int bench_decode(int argc, char **argv) {
         const double tokens_per_s = 1e3 * double(c.sequences) / r.ms_per_step;
         if (args.has("json")) {
             std::printf(
-                "{\"model\": \"%s\", \"architecture\": \"%s\", \"weights\": \"%s\", "
+                "{\"model\": \"%s\", \"architecture\": \"%s\", \"weights\": \"%s\", \"lm_head\": \"%s\", "
                 "\"backend\": \"%s\", \"weight_bytes\": %llu, \"sequences\": %ld, "
                 "\"prompt_tokens\": %ld, \"decode_tokens\": %ld, \"kv_cache\": \"%s\", "
                 "\"cuda_graph\": %s, \"policy\": \"%s\", \"top_k\": %d, \"top_p\": %.3g, \"min_p\": %.3g, "
@@ -212,6 +212,7 @@ int bench_decode(int argc, char **argv) {
                 "\"model_device_bytes\": %llu, \"session_device_bytes\": %llu, "
                 "\"prefill_gemm_tokens\": %ld, \"programmatic_launch\": %ld}\n",
                 args.positional[0].c_str(), model.info.architecture, weights_name(model.info.weights),
+                model.info.lm_head_nvfp4 ? "nvfp4" : "bf16",
                 backend_name(model.info.backend), (unsigned long long)model.info.weight_bytes, c.sequences,
                 c.prompt_tokens, tokens, c.fp8 ? "fp8" : "bf16", c.eager ? "false" : "true", policy.label.c_str(),
                 int(policy.params.top_k), double(policy.params.top_p), double(policy.params.min_p),

@@ -50,7 +50,7 @@ double parse_double(const std::string &text, const std::string &what, double min
 // --- models ----------------------------------------------------------------
 
 // Options every model-loading subcommand accepts.
-extern const std::set<std::string> kModelValued;  // --weights --backend --threads --context
+extern const std::set<std::string> kModelValued;  // --weights --lm-head --backend --threads --context
 reset_weights parse_weights(const std::string &name);
 const char *weights_name(reset_weights weights);
 const char *backend_name(reset_backend backend);

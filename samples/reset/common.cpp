@@ -110,7 +110,7 @@ double parse_double(const std::string &text, const std::string &what, double min
 
 // --- models ----------------------------------------------------------------
 
-const std::set<std::string> kModelValued = {"weights", "backend", "threads", "context"};
+const std::set<std::string> kModelValued = {"weights", "lm-head", "backend", "threads", "context"};
 
 reset_weights parse_weights(const std::string &name) {
     if (name == "auto") return RESET_WEIGHTS_AUTO;
@@ -179,6 +179,11 @@ Model::Model(const std::string &path, const Args &args) {
     reset_model_options options;
     reset_model_options_init(&options);
     options.weights = parse_weights(args.get("weights", "auto"));
+    // auto: the lm_head as the checkpoint stores it (BF16 unless the file holds NVFP4);
+    // nvfp4: a BF16 one quantized on load as well (the library refuses it with BF16 weights).
+    const std::string lm_head = args.get("lm-head", "auto");
+    if (lm_head == "nvfp4") options.quantize_lm_head = 1;
+    else if (lm_head != "auto") usage_error("unknown lm_head format '" + lm_head + "' (auto, nvfp4)");
     const std::string backend = args.get("backend", "auto");
     if (backend == "auto") options.backend = RESET_BACKEND_AUTO;
     else if (backend == "cpu") options.backend = RESET_BACKEND_CPU;

@@ -163,7 +163,9 @@ static const char *template_name(reset_chat_template t) {
 int cmd_info(int argc, char **argv) {
     const Args args = parse_args(argc, argv, 2, {"help"}, kModelValued);
     if (args.has("help") || args.positional.size() != 1) {
-        std::printf("usage: reset info MODEL_DIR [--weights auto|bf16|nvfp4|w4a4] [--backend auto|cpu|cuda]\n");
+        std::printf(
+            "usage: reset info MODEL_DIR [--weights auto|bf16|nvfp4|w4a4] [--lm-head auto|nvfp4] "
+            "[--backend auto|cpu|cuda]\n");
         return args.has("help") ? 0 : 2;
     }
     Model model(args.positional[0], args);

@@ -20,7 +20,8 @@ static const char kUsage[] =
     "  calibrate MODEL_DIR DATA.jsonl   tau0 for ReSET from the model's token entropies\n"
     "  score TEXT EXPECTED         how eval scores one answer (last \\boxed{}, normalised)\n"
     "\n"
-    "Common options: --weights auto|bf16|nvfp4|w4a4  --backend auto|cpu|cuda  --threads N  --context N\n"
+    "Common options: --weights auto|bf16|nvfp4|w4a4  --lm-head auto|nvfp4  --backend auto|cpu|cuda  --threads N\n"
+    "                --context N\n"
     "Policies: greedy | fixed T | reset | entropy, then key=value (t_low= tau0= t_high= window= top_p= seed=)\n"
     "Run `reset COMMAND --help` for a command's options.\n";
 

@@ -62,6 +62,8 @@ if [[ ${GRID:-main} == short ]]; then
     # The 1k-context rows of the goals, and 32k with an FP8 cache.
     run "$nv" --weights auto --prompt-tokens 1024 --sequences 1,8 --compare-eager --tokens 64 --repeat 2
     run "$nv" --weights w4a4 --prompt-tokens 1024 --sequences 1 --tokens 64 --repeat 2
+    # The lm_head in NVFP4 too (the export's BF16 lm_head quantized on load): the option's speed.
+    run "$nv" --weights auto --lm-head nvfp4 --prompt-tokens 1024 --sequences 1 --tokens 64 --repeat 2
     run "$nv" --weights auto --prompt-tokens 1024 --sequences 1 --tokens 64 --repeat 2 --policy "reset t_low=0.6 tau0=1.2"
     # The ReSET rule alone (no top-p): the rule's share of ReSET + top-p's cost.
     run "$nv" --weights auto --prompt-tokens 1024 --sequences 1 --tokens 64 --repeat 2 --policy "reset t_low=0.6 tau0=1.2 top_p=1"
@@ -72,6 +74,7 @@ if [[ ${GRID:-main} == short ]]; then
 fi
 run "$nv" --weights auto --prompt-tokens 1024,8192 --sequences 1,4,8 --kv-cache bf16,fp8 --tokens 64 --repeat 2
 run "$nv" --weights w4a4 --prompt-tokens 1024 --sequences 1,8 --tokens 64 --repeat 2
+run "$nv" --weights auto --lm-head nvfp4 --prompt-tokens 1024 --sequences 1,8 --tokens 64 --repeat 2
 run "$nv" --weights auto --prompt-tokens 1024 --sequences 1 --compare-eager --tokens 64 --repeat 2
 run "$nv" --weights auto --prompt-tokens 1024 --sequences 1,8 --tokens 64 --repeat 2 --policy "reset t_low=0.6 tau0=1.2"
 run "$nv" --weights auto --prompt-tokens 1024 --sequences 1,8 --tokens 64 --repeat 2 --policy "reset t_low=0.6 tau0=1.2 top_k=20 top_p=0.95"

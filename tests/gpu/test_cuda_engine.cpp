@@ -79,11 +79,12 @@ double rel_l2(const std::vector<float> &a, const std::vector<float> &b) {
     return std::sqrt(num / (den > 0 ? den : 1));
 }
 
-reset_model *load(const std::string &dir, reset_weights weights, reset_backend backend) {
+reset_model *load(const std::string &dir, reset_weights weights, reset_backend backend, bool quantize_lm_head = false) {
     reset_model_options o;
     reset_model_options_init(&o);
     o.weights = weights;
     o.backend = backend;
+    o.quantize_lm_head = quantize_lm_head;
     reset_model *m = nullptr;
     ok(reset_model_load(dir.c_str(), &o, &m), "reset_model_load");
     return m;
@@ -454,6 +455,60 @@ void test_model(const std::string &dir) {
     }
 }
 
+// The lm_head in NVFP4 too (quantize_lm_head; a ModelOpt export's BF16 lm_head is quantized on
+// load as well): the CUDA engine's NVFP4 lm_head GEMV against the CPU's, by the greedy rules above,
+// and its device bytes below the BF16 lm_head's by about vocab x hidden x (2 - 0.5625).
+void test_nvfp4_lm_head(const std::string &dir) {
+    const char *names[] = {"", "bf16", "w4a16", "w4a4"};
+    for (reset_weights w : {RESET_WEIGHTS_NVFP4_W4A16, RESET_WEIGHTS_NVFP4_W4A4}) {
+        // The quick set (under compute-sanitizer) runs the NVFP4 lm_head GEMV once, in W4A16.
+        if (w == RESET_WEIGHTS_NVFP4_W4A4 && std::getenv("RESET_GPU_TEST_QUICK")) break;
+        reset_model *cpu_model = load(dir, w, RESET_BACKEND_CPU, true);
+        reset_model *gpu_model = load(dir, w, RESET_BACKEND_CUDA, true);
+        reset_model *gpu_bf16_head = load(dir, w, RESET_BACKEND_CUDA);
+        reset_model_info info, bf16_head;
+        reset_model_info_init(&info);
+        reset_model_info_init(&bf16_head);
+        ok(reset_model_get_info(gpu_model, &info), "info");
+        ok(reset_model_get_info(gpu_bf16_head, &bf16_head), "info");
+        reset_model_free(gpu_bf16_head);
+        EXPECT(info.lm_head_nvfp4 == 1 && bf16_head.lm_head_nvfp4 == 0, "%s %s: lm_head_nvfp4 %d / %d", dir.c_str(),
+               names[w], info.lm_head_nvfp4, bf16_head.lm_head_nvfp4);
+        // Untied, the BF16 lm_head's 2 bytes per weight give way to the GEMV layout's NVFP4 records
+        // (2304 bytes per 16 rows x 256 columns, padded: nvfp4_gemv_layout.h); tied, the BF16 lm_head is
+        // the embedding table (on the device anyway), and the NVFP4 one comes on top of it.
+        const double nvfp4_head = double((info.vocab_size + 15) / 16) * ((info.hidden_size + 255) / 256) * 2304;
+        const double saved = double(bf16_head.device_bytes) - double(info.device_bytes);
+        const double expected = (info.tied_embeddings ? 0 : 2.0 * info.vocab_size * info.hidden_size) - nvfp4_head;
+        EXPECT(std::fabs(saved - expected) < 0.05 * std::fabs(expected) + 65536,
+               "%s %s: the NVFP4 lm_head saved %.0f device bytes, not about %.0f", dir.c_str(), names[w], saved,
+               expected);
+        const int vocab = info.vocab_size;
+        const bool w4a4 = w == RESET_WEIGHTS_NVFP4_W4A4;
+        const std::vector<int32_t> ids = prompt(vocab, 37, 17u + unsigned(w));
+        reset_session *a = session(cpu_model, 1, 512), *b = session(gpu_model, 1, 512);
+        set_policy(a, RESET_POLICY_GREEDY);
+        set_policy(b, RESET_POLICY_GREEDY);
+        ok(reset_prefill(a, ids.data(), ids.size()), "prefill cpu");
+        ok(reset_prefill(b, ids.data(), ids.size()), "prefill cuda");
+        const double prefill = rel_l2(logits(b, 0, vocab), logits(a, 0, vocab));
+        const bool flipped = prefill_flipped(prefill, w4a4);
+        EXPECT(prefill <= 5e-3 || flipped, "%s %s NVFP4 lm_head: prefill logits rel L2 %.3g", dir.c_str(), names[w],
+               prefill);
+        const Compared c = flipped ? Compared() : decode_both(a, b, 1, vocab, 64, 5e-3, w4a4);
+        // (decode_both holds W4A4 to its 1e-4 rule and ends it at a code flip, as above.)
+        EXPECT(c.unexplained == 0 && c.worst <= 5e-3, "%s %s NVFP4 lm_head greedy: %d of %d differ, worst %.3g",
+               dir.c_str(), names[w], c.unexplained, c.tokens, c.worst);
+        std::printf("%-40s %-6s NVFP4 lm_head: prefill rel L2 %.2e%s, greedy %d tokens, worst %.2e; %.1f MB less "
+                    "device memory\n",
+                    dir.c_str(), names[w], prefill, flipped ? " (W4A4 code flip)" : "", c.tokens, c.worst, saved / 1e6);
+        reset_session_free(a);
+        reset_session_free(b);
+        reset_model_free(cpu_model);
+        reset_model_free(gpu_model);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -466,7 +521,10 @@ int main(int argc, char **argv) {
         std::printf("test_cuda_engine: skipped (no models given; make them with tests/gpu/make_engine_models.py)\n");
         return 0;
     }
-    for (int i = 1; i < argc; ++i) test_model(argv[i]);
+    for (int i = 1; i < argc; ++i) {
+        test_model(argv[i]);
+        test_nvfp4_lm_head(argv[i]);
+    }
     std::printf("test_cuda_engine: %d explained near-tie tokens; %d W4A4 code flips in %d W4A4 runs\n",
                 g_near_ties, g_flips, g_w4a4_runs);
     // Only where W4A4 ran (the quick set under compute-sanitizer runs one model without it).

@@ -52,10 +52,11 @@ double relative_l2(const float *a, const float *b, size_t n) {
 struct Loaded {
     reset_model *model = nullptr;
     reset_session *session = nullptr;
-    Loaded(const std::string &dir, reset_weights weights) {
+    Loaded(const std::string &dir, reset_weights weights, bool quantize_lm_head = false) {
         reset_model_options options;
         reset_model_options_init(&options);
         options.weights = weights;
+        options.quantize_lm_head = quantize_lm_head;
         options.backend = RESET_BACKEND_CPU;  // the reference engine; FP32 activations and cache are CPU-only
         // The NVFP4 references multiply FP32 activations: compare W4A16 without the GPU's FP16 rounding.
         options.w4a16_activations = RESET_ACTIVATIONS_FP32;
@@ -76,8 +77,8 @@ struct Loaded {
 
 // Feed the prompt one token at a time and compare the logits at every position.
 void check_logits(const std::string &dir, reset_weights weights, const std::vector<int32_t> &ids,
-                  const std::vector<float> &reference, double tolerance) {
-    Loaded m(dir, weights);
+                  const std::vector<float> &reference, double tolerance, bool quantize_lm_head = false) {
+    Loaded m(dir, weights, quantize_lm_head);
     const size_t vocab = reference.size() / ids.size();
     std::vector<float> logits(vocab);
     for (size_t t = 0; t < ids.size(); ++t) {
@@ -92,8 +93,8 @@ void check_logits(const std::string &dir, reset_weights weights, const std::vect
 // Greedy continuation, token for token.  The reference does not stop at EOS;
 // the engine does, so an EOS there must be the reference's token too.
 void check_greedy(const std::string &dir, reset_weights weights, const std::vector<int32_t> &ids,
-                  const std::vector<int32_t> &expected) {
-    Loaded m(dir, weights);
+                  const std::vector<int32_t> &expected, bool quantize_lm_head = false) {
+    Loaded m(dir, weights, quantize_lm_head);
     reset_policy_params greedy;
     reset_policy_params_init(&greedy);
     greedy.kind = RESET_POLICY_GREEDY;  // the fixtures' generation_config may ask for sampling
@@ -136,6 +137,65 @@ TEST_CASE("golden: NVFP4 W4A16 and W4A4 logits match the PyTorch NVFP4 reference
         check_logits(dir, RESET_WEIGHTS_NVFP4_W4A4, ids, floats_of(ref.get("logits_w4a4")), 1e-3);
         check_greedy(dir, RESET_WEIGHTS_NVFP4_W4A16, ids, ints_of(ref.get("greedy_w4a16")));
         check_greedy(dir, RESET_WEIGHTS_NVFP4_W4A4, ids, ints_of(ref.get("greedy_w4a4")));
+    }
+}
+
+// The lm_head quantized on load as well (quantize_lm_head), against numpy_reference.py's forward with
+// the lm_head (or the tied embeddings) quantized by nvfp4_ref.py: make_nvfp4_head_reference.py.  The
+// NVFP4 head moves these logits by 9-14% relative L2 from the BF16-head references (and changes the
+// greedy continuations), so the 1e-3 bound tells the two apart; the smallest W4A16 greedy margin
+// there is 1.2e-3, three orders above the FP32-against-FP64 differences.  W4A4 is checked on the
+// prompt's logits only: its greedy tokens are not well defined between FP32 and FP64 (the script
+// says why).
+TEST_CASE("golden: an NVFP4 lm_head (quantize_lm_head) matches the numpy NVFP4 reference") {
+    REQUIRE(have_fixtures());
+    for (const char *name : kModels) {
+        CAPTURE(std::string(name));
+        const std::string dir = kFixtures + name;
+        REQUIRE_MESSAGE(file_exists(dir + "/reference_nvfp4_head.safetensors"),
+                        "run tests/fixtures/make_nvfp4_head_reference.py");
+        const TensorStore ref = TensorStore::open_file(dir + "/reference_nvfp4_head.safetensors");
+        const auto ids = ints_of(TensorStore::open_file(dir + "/reference.safetensors").get("input_ids"));
+        {
+            Loaded m(dir, RESET_WEIGHTS_NVFP4_W4A16, true);
+            reset_model_info info;
+            reset_model_info_init(&info);
+            REQUIRE(reset_model_get_info(m.model, &info) == RESET_OK);
+            CHECK(info.lm_head_nvfp4 == 1);
+            CHECK(info.n_bf16_linears == 0);
+        }
+        check_logits(dir, RESET_WEIGHTS_NVFP4_W4A16, ids, floats_of(ref.get("logits_w4a16")), 1e-3, true);
+        check_logits(dir, RESET_WEIGHTS_NVFP4_W4A4, ids, floats_of(ref.get("logits_w4a4")), 1e-3, true);
+        check_greedy(dir, RESET_WEIGHTS_NVFP4_W4A16, ids, ints_of(ref.get("greedy_w4a16")), true);
+    }
+}
+
+TEST_CASE("quantize_lm_head: refused with BF16 weights; quantizes a ModelOpt export's BF16 lm_head") {
+    REQUIRE(have_fixtures());
+    reset_model_options options;
+    reset_model_options_init(&options);
+    options.backend = RESET_BACKEND_CPU;
+    options.quantize_lm_head = 1;
+    reset_model *model = nullptr;
+    options.weights = RESET_WEIGHTS_BF16;
+    CHECK(reset_model_load((kFixtures + "qwen3-tied").c_str(), &options, &model) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(model == nullptr);
+    CHECK(std::string(reset_last_error()).find("quantize_lm_head") != std::string::npos);
+    options.weights = RESET_WEIGHTS_AUTO;  // a BF16 checkpoint: AUTO is BF16, refused alike
+    CHECK(reset_model_load((kFixtures + "qwen3-tied").c_str(), &options, &model) == RESET_ERR_INVALID_ARGUMENT);
+    const std::string modelopt = kFixtures + "modelopt-qwen3";  // its export keeps lm_head in BF16
+    for (int32_t quantize : {0, 1}) {
+        CAPTURE(quantize);
+        options.quantize_lm_head = quantize;
+        REQUIRE(reset_model_load(modelopt.c_str(), &options, &model) == RESET_OK);
+        reset_model_info info;
+        reset_model_info_init(&info);
+        REQUIRE(reset_model_get_info(model, &info) == RESET_OK);
+        CHECK(info.weights == RESET_WEIGHTS_NVFP4_W4A16);
+        CHECK(info.lm_head_nvfp4 == quantize);
+        CHECK(info.n_bf16_linears == 1 - quantize);
+        reset_model_free(model);
+        model = nullptr;
     }
 }
 
