@@ -53,6 +53,11 @@ check("info names the architecture, format, backend and the recognised template"
       and "sentencepiece, 512 tokens" in out and "chat template Qwen3" in out, out + err)
 rc, out, err = run("info", NO_TOKENIZER)
 check("info on a model without a tokenizer", rc == 0 and "tokenizer     none" in out, out + err)
+rc, out, err = run("info", NO_TOKENIZER, "--weights", "nvfp4", "--lm-head", "nvfp4")
+check("--lm-head nvfp4 quantizes the lm_head too", rc == 0 and "lm_head nvfp4, 0 linears kept in BF16" in out,
+      out + err)
+rc, out, err = run("info", NO_TOKENIZER, "--weights", "nvfp4")
+check("the lm_head stays BF16 by default", rc == 0 and "lm_head bf16, 1 linears kept in BF16" in out, out + err)
 
 rc, out, err = run("tokenize", CHAT, "--special", "<|im_start|>user\nWhat is 2+3?<|im_end|>")
 ids = [int(x) for x in out.split()]
@@ -109,6 +114,9 @@ check_error("model without tokenizer", ["generate", NO_TOKENIZER, "hi"], 1, "no 
 check_error("unknown option", ["info", CHAT, "--frobnicate"], 2, "unknown option --frobnicate")
 check_error("unknown command", ["dance"], 2, "unknown command 'dance'")
 check_error("bad weight format", ["info", CHAT, "--weights", "fp8"], 2, "unknown weight format 'fp8'")
+check_error("bad lm_head format", ["info", CHAT, "--lm-head", "fp8"], 2, "unknown lm_head format 'fp8'")
+check_error("an NVFP4 lm_head with BF16 weights", ["info", CHAT, "--lm-head", "nvfp4"], 1,
+            "quantize_lm_head asks for an NVFP4 lm_head")
 bad = write("bad.jsonl", '{"problem": "1+1?", "answer": "2"}\n{"problem": oops}\n')
 check_error("bad JSONL line", ["eval", CHAT, bad], 1, "bad.jsonl:2: bad JSON")
 missing = write("missing.jsonl", '{"problem": "1+1?"}\n')

@@ -73,6 +73,20 @@ def test_session_options_reach_the_library():
         assert "prefill_gemm_tokens" in str(failure.value)
 
 
+def test_quantize_lm_head_reaches_the_library():
+    # The tied model's lm_head is its embedding table: quantized on load with NVFP4 weights.
+    with reset.Model(MODEL, weights="nvfp4-w4a16", backend="cpu", quantize_lm_head=True) as model:
+        info = model.info()
+        assert info["lm_head_nvfp4"] == 1 and info["n_bf16_linears"] == 0
+        assert len(greedy(model, fixture_i32("input_ids"), 4)) == 4
+    with reset.Model(MODEL, weights="nvfp4-w4a16", backend="cpu") as model:
+        assert model.info()["lm_head_nvfp4"] == 0
+    with pytest.raises(reset.ResetError) as failure:
+        reset.Model(MODEL, weights="bf16", backend="cpu", quantize_lm_head=True)
+    assert failure.value.name == "RESET_ERR_INVALID_ARGUMENT"
+    assert "quantize_lm_head" in str(failure.value)
+
+
 def test_cuda_backend_without_a_device_is_status_backend():
     if os.path.exists("/dev/nvidia0"):
         pytest.skip("a GPU is present: tests/gpu/test_cuda_engine covers the CUDA backend")
