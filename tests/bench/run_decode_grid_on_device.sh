@@ -69,6 +69,8 @@ if [[ ${GRID:-main} == short ]]; then
     run "$nv" --weights auto --prompt-tokens 1024 --sequences 1 --tokens 64 --repeat 2 --policy "reset t_low=0.6 tau0=1.2 top_p=1"
     run "$bf" --weights bf16 --prompt-tokens 1024 --sequences 1 --tokens 64 --repeat 2
     run "$nv" --weights auto --prompt-tokens 32000 --sequences 1 --kv-cache fp8 --tokens 32 --repeat 1
+    # The prefill figure is at 2k prompts.
+    run "$nv" --weights auto --prompt-tokens 2048 --sequences 1 --tokens 16 --repeat 3
     echo "commit $git_commit" >> "$out/decode_grid.log"
     exit 0
 fi
@@ -80,4 +82,5 @@ run "$nv" --weights auto --prompt-tokens 1024 --sequences 1,8 --tokens 64 --repe
 run "$nv" --weights auto --prompt-tokens 1024 --sequences 1,8 --tokens 64 --repeat 2 --policy "reset t_low=0.6 tau0=1.2 top_k=20 top_p=0.95"
 run "$bf" --weights bf16 --prompt-tokens 1024 --sequences 1,8 --tokens 64 --repeat 2
 run "$nv" --weights auto --prompt-tokens 32000 --sequences 1 --kv-cache bf16,fp8 --tokens 32 --repeat 1
+run "$nv" --weights auto --prompt-tokens 2048 --sequences 1 --tokens 16 --repeat 3  # the prefill figure
 echo "commit $git_commit" >> "$out/decode_grid.log"
