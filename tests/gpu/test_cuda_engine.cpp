@@ -231,6 +231,27 @@ bool prefill_flipped(double d, bool w4a4) {
     return true;
 }
 
+// Both engines' sessions under `kind`: the same prefill, the prefill logits compared, then (unless a
+// W4A4 code flip ended the run there) `steps` decode steps compared by decode_both.
+struct Prefilled {
+    double prefill = 0;  // relative L2 of the prefill logits, sequence 0
+    bool flipped = false;
+    Compared c;
+};
+Prefilled prefill_and_decode(reset_session *cpu, reset_session *gpu, reset_policy_kind kind,
+                             const std::vector<int32_t> &ids, int sequences, int vocab, int steps, double bound,
+                             bool w4a4) {
+    set_policy(cpu, kind);
+    set_policy(gpu, kind);
+    ok(reset_prefill(cpu, ids.data(), ids.size()), "prefill cpu");
+    ok(reset_prefill(gpu, ids.data(), ids.size()), "prefill cuda");
+    Prefilled r;
+    r.prefill = rel_l2(logits(gpu, 0, vocab), logits(cpu, 0, vocab));
+    r.flipped = prefill_flipped(r.prefill, w4a4);
+    if (!r.flipped) r.c = decode_both(cpu, gpu, sequences, vocab, steps, bound, w4a4);
+    return r;
+}
+
 void test_model(const std::string &dir) {
     const reset_weights formats[] = {RESET_WEIGHTS_BF16, RESET_WEIGHTS_NVFP4_W4A16, RESET_WEIGHTS_NVFP4_W4A4};
     const char *names[] = {"", "bf16", "w4a16", "w4a4"};
@@ -264,20 +285,15 @@ void test_model(const std::string &dir) {
         // Greedy, one sequence: prefill logits and 64 steps.
         {
             reset_session *a = session(cpu_model, 1, 512), *b = session(gpu_model, 1, 512);
-            set_policy(a, RESET_POLICY_GREEDY);
-            set_policy(b, RESET_POLICY_GREEDY);
             EXPECT(reset_session_device_bytes(a) == 0, "a CPU session holds device memory");
             // At least the BF16 K/V of 512 positions of every layer.
             EXPECT(reset_session_device_bytes(b) >= uint64_t(info.n_layers) * 2 * 512 * info.n_kv_heads *
                                                        info.head_dim * 2,
                    "device bytes %llu", (unsigned long long)reset_session_device_bytes(b));
-            ok(reset_prefill(a, ids.data(), ids.size()), "prefill cpu");
-            ok(reset_prefill(b, ids.data(), ids.size()), "prefill cuda");
-            const double prefill = rel_l2(logits(b, 0, vocab), logits(a, 0, vocab));
-            const bool flipped = prefill_flipped(prefill, w4a4);
+            const auto [prefill, flipped, c] =
+                prefill_and_decode(a, b, RESET_POLICY_GREEDY, ids, 1, vocab, 64, bound, w4a4);
             EXPECT(prefill <= bound || flipped, "%s %s prefill logits rel L2 %.3g > %.3g", dir.c_str(), names[w],
                    prefill, bound);
-            const Compared c = flipped ? Compared() : decode_both(a, b, 1, vocab, 64, bound, w4a4);
             EXPECT(c.unexplained == 0, "%s %s greedy: %d of %d tokens differ (not near ties)", dir.c_str(), names[w],
                    c.unexplained, c.tokens);
             EXPECT(c.worst <= bound, "%s %s greedy logits rel L2 %.3g > %.3g", dir.c_str(), names[w], c.worst, bound);
@@ -319,12 +335,9 @@ void test_model(const std::string &dir) {
         // Sampling over 4 parallel sequences (shared prefill, then divergence), FIXED and ReSET.
         for (reset_policy_kind kind : {RESET_POLICY_FIXED, RESET_POLICY_RESET}) {
             reset_session *a = session(cpu_model, 4, 512), *b = session(gpu_model, 4, 512);
-            set_policy(a, kind);
-            set_policy(b, kind);
-            ok(reset_prefill(a, ids.data(), ids.size()), "prefill cpu");
-            ok(reset_prefill(b, ids.data(), ids.size()), "prefill cuda");
-            const bool flipped = prefill_flipped(rel_l2(logits(b, 0, vocab), logits(a, 0, vocab)), w4a4);
-            const Compared c = flipped ? Compared() : decode_both(a, b, 4, vocab, 48, bound, w4a4);
+            const Prefilled run = prefill_and_decode(a, b, kind, ids, 4, vocab, 48, bound, w4a4);
+            const bool flipped = run.flipped;
+            const Compared &c = run.c;
             EXPECT(c.unexplained == 0, "%s %s policy %d: %d of %d sampled tokens differ (not explained)", dir.c_str(),
                    names[w], int(kind), c.unexplained, c.tokens);
             EXPECT(c.worst <= bound, "%s %s policy %d: logits rel L2 %.3g", dir.c_str(), names[w], int(kind),
@@ -487,15 +500,10 @@ void test_nvfp4_lm_head(const std::string &dir) {
         const bool w4a4 = w == RESET_WEIGHTS_NVFP4_W4A4;
         const std::vector<int32_t> ids = prompt(vocab, 37, 17u + unsigned(w));
         reset_session *a = session(cpu_model, 1, 512), *b = session(gpu_model, 1, 512);
-        set_policy(a, RESET_POLICY_GREEDY);
-        set_policy(b, RESET_POLICY_GREEDY);
-        ok(reset_prefill(a, ids.data(), ids.size()), "prefill cpu");
-        ok(reset_prefill(b, ids.data(), ids.size()), "prefill cuda");
-        const double prefill = rel_l2(logits(b, 0, vocab), logits(a, 0, vocab));
-        const bool flipped = prefill_flipped(prefill, w4a4);
+        const auto [prefill, flipped, c] =
+            prefill_and_decode(a, b, RESET_POLICY_GREEDY, ids, 1, vocab, 64, 5e-3, w4a4);
         EXPECT(prefill <= 5e-3 || flipped, "%s %s NVFP4 lm_head: prefill logits rel L2 %.3g", dir.c_str(), names[w],
                prefill);
-        const Compared c = flipped ? Compared() : decode_both(a, b, 1, vocab, 64, 5e-3, w4a4);
         // (decode_both holds W4A4 to its 1e-4 rule and ends it at a code flip, as above.)
         EXPECT(c.unexplained == 0 && c.worst <= 5e-3, "%s %s NVFP4 lm_head greedy: %d of %d differ, worst %.3g",
                dir.c_str(), names[w], c.unexplained, c.tokens, c.worst);
