@@ -282,7 +282,7 @@ typedef struct reset_session_options {
                             instead of replaying the step's CUDA graph (slower; for comparison
                             and debugging). Default 0 */
     int32_t prefill_gemm_tokens; /* CUDA backend, NVFP4 models: prompt chunks of at least this
-                            many tokens (up to 512 per chunk) are prefilled through the GEMM path
+                            many tokens (up to 256 per chunk) are prefilled through the GEMM path
                             (weights dequantized to FP16 a slice at a time, then cuBLAS with FP32
                             accumulation); shorter chunks run through the decode GEMV, 8 tokens
                             per pass.  0 = the measured crossover (docs/cuda-engine.md);
@@ -302,7 +302,8 @@ RESET_API void reset_session_options_init(reset_session_options *options);
 
 /* Create a session (KV cache, sampler state) on a model.  options may be
  * NULL.  All memory a generation needs is reserved here, so running out of
- * memory is an error now (RESET_ERR_OUT_OF_MEMORY), never mid-generation.
+ * memory is an error now (RESET_ERR_OUT_OF_MEMORY), never mid-generation
+ * (a ReSET window above 32 slots reserves its ring at reset_set_policy).
  * The session's initial policy is the model's generation_config.json
  * sampling if it samples (fixed temperature with its top_k/top_p), else
  * greedy.
@@ -323,8 +324,10 @@ RESET_API reset_status reset_session_reset(reset_session *session);
 
 /* Ask the call running on this session (or, if none runs, the next
  * prefill/decode call) to stop.  It returns RESET_ERR_CANCELLED at the next
- * token boundary and leaves the session as it was before that call.  Safe
- * from any thread, including a signal handler's thread; never blocks. */
+ * token boundary (on the CUDA backend, a prefill stops between chunks of 256
+ * prompt tokens, and the chunk that computes the logits always completes)
+ * and leaves the session as it was before that call.  Safe from any thread,
+ * including a signal handler's thread; never blocks. */
 RESET_API reset_status reset_session_cancel(reset_session *session);
 
 /* Append prompt tokens to every active sequence and compute the logits of
@@ -333,8 +336,10 @@ RESET_API reset_status reset_session_cancel(reset_session *session);
  * to append (a chat's next turn).
  * Errors: RESET_ERR_OUT_OF_RANGE (an id outside [0, vocab_size)),
  * RESET_ERR_CONTEXT_OVERFLOW, RESET_ERR_CANCELLED,
- * RESET_ERR_INVALID_ARGUMENT (ids NULL with n > 0, n == 0).
- * On any error the session is unchanged. */
+ * RESET_ERR_INVALID_ARGUMENT (ids NULL with n > 0, n == 0), RESET_ERR_BACKEND.
+ * On any error the session is unchanged, except that a device failure once
+ * the logits are being computed leaves it refusing work (RESET_ERR_STATE)
+ * until reset_session_reset, as a failed decode step does. */
 RESET_API reset_status reset_prefill(reset_session *session, const int32_t *ids, size_t n_ids);
 
 /* Copy the logits of sequence `sequence`'s last position (vocab_size
@@ -355,9 +360,13 @@ RESET_API uint64_t reset_session_device_bytes(const reset_session *session);
 /* Replace the session's policy.  Every parameter is validated; the error
  * names the wrong one.  The ReSET step state is kept unless
  * params->reset_state is 1, so a policy may change between steps.
+ * On the CUDA backend a window above the largest one set so far (32 at
+ * creation) reserves its device ring here, 4 bytes per slot and sequence,
+ * so a decode step never allocates; if that fails, the session and its
+ * policy are unchanged.
  * Errors: RESET_ERR_INVALID_ARGUMENT, RESET_ERR_INVALID_HANDLE,
  * RESET_ERR_UNSUPPORTED (ReSET without T_low/tau0 for an unrecognised
- * model). */
+ * model), RESET_ERR_OUT_OF_MEMORY. */
 RESET_API reset_status reset_set_policy(reset_session *session, const reset_policy_params *params);
 
 /* Why a sequence stopped. */

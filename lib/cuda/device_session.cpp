@@ -21,7 +21,7 @@
 // summation order:
 //   - GEMV: chunks of up to 8 rows through the decode kernels;
 //   - GEMM (NVFP4 models, chunks of at least prefill_gemm_tokens rows, up to
-//     512): each NVFP4 weight is dequantized to FP16 a slice of rows at a time
+//     kDevicePrefillTokens = 256): each NVFP4 weight is dequantized to FP16 a slice of rows at a time
 //     (exact: kernels/nvfp4_dequantize.h) and multiplied by the prepared FP16
 //     activations with cuBLAS (FP32 accumulation); prefill_epilogue applies
 //     the tensor and row scales, the bias and the residual.  The dequantization
@@ -61,7 +61,7 @@ namespace reset {
 namespace {
 
 constexpr int kMaxRows = 8;  // rows of one GEMV launch: sequences of a step, positions of a prefill chunk
-constexpr int32_t kPrefillStage = 512;  // prompt ids staged to the device per transfer
+constexpr int32_t kPrefillStage = kDevicePrefillTokens;  // prompt ids staged to the device per transfer
 constexpr int kGemmRows = kPrefillStage;  // rows of one GEMM prefill chunk (within one stage)
 // Default prefill_gemm_tokens: below this many rows a chunk runs through the GEMV.
 // Measured on the H100 with the Qwen3-8B shape (docs/cuda-engine.md): a GEMM chunk
@@ -102,7 +102,7 @@ size_t weight_prefetch_bytes() {
 // From how many rows a layer's gate_up and down GEMVs run as one launch, the
 // down product waiting for gate_up's inside it (nvfp4_gemv_pair).  By default
 // from 2 rows: there the pair was faster than two launches, at 1 row slower
-// (docs/cuda-engine.md, session 14).  RESET_GEMV_PAIR=N moves the bound to N
+// (docs/history/cuda-engine-sessions.md, session 14).  RESET_GEMV_PAIR=N moves the bound to N
 // rows (1 to 8; 0 never), for the A/B runs and the engine test.
 constexpr int kDefaultPairMinRows = 2;
 int pair_min_rows() {
@@ -219,11 +219,15 @@ public:
     CudaSession(const LoadedModel &model, const DeviceSessionOptions &options, const DelimiterSets &delimiters);
     ~CudaSession() override;
 
-    void prefill(int32_t sequence, const int32_t *ids, int32_t n, int32_t start) override;
+    void prefill(int32_t sequence, const int32_t *ids, int32_t n, int32_t start, bool logits) override;
     void copy_sequence(int32_t from, int32_t to, int32_t length) override;
     void copy_logits(int32_t sequence, float *out) override;
     void step(const std::vector<SequenceSampler *> &samplers, const std::vector<uint8_t> &active,
               const std::vector<int32_t> &positions, std::vector<DeviceStepResult> &results) override;
+    void reserve_policy_window(int32_t window) override {
+        use_device(dm_.device);
+        ensure_ring_capacity(window);
+    }
     uint64_t device_bytes() const override { return bytes_; }
 
 private:
@@ -486,11 +490,22 @@ void CudaSession::release_handles() noexcept {
 
 void CudaSession::ensure_ring_capacity(int32_t window) {
     if (window <= ring_capacity_) return;
-    ring_capacity_ = int32_t(round_up(window, 32));
-    const size_t bytes = size_t(sequences_) * size_t(ring_capacity_) * sizeof(float);
-    if (rings_.bytes()) bytes_ -= rings_.bytes();
-    rings_ = allocate(bytes, "ReSET window rings");
-    host_rings_ = PinnedBuffer(bytes, "ReSET window rings");
+    const int32_t capacity = int32_t(round_up(window, 32));
+    const size_t bytes = size_t(sequences_) * size_t(capacity) * sizeof(float);
+    // Both new buffers first: if either allocation fails, the rings, their
+    // capacity and the graph stay as they were, and the session stays usable.
+    DeviceBuffer rings = allocate(bytes, "ReSET window rings");
+    PinnedBuffer host_rings;
+    try {
+        host_rings = PinnedBuffer(bytes, "ReSET window rings");
+    } catch (...) {
+        bytes_ -= rings.bytes();
+        throw;
+    }
+    bytes_ -= rings_.bytes();
+    rings_ = std::move(rings);
+    host_rings_ = std::move(host_rings);
+    ring_capacity_ = capacity;
     // The graph copies the rings by address: capture again.
     if (graph_) cudaGraphExecDestroy(graph_);
     graph_ = nullptr;
@@ -691,12 +706,12 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         // The L2 is asked for the start of a GEMV's weight where the DRAM has time to spare before
         // it (kernels/weight_prefetch.h): the qkv GEMV's warps ask for o's as they finish (the
         // q/k norm and attention follow), and attention, where its K/V are few, for gate_up's.
-        // Measured on the H100 (docs/cuda-engine.md, session 10), the other candidates were
+        // Measured on the H100 (docs/history/cuda-engine-sessions.md, session 10), the other candidates were
         // slower or no faster: gate_up asking for down's and down for the next qkv's (their
         // last warps still stream while the first ones would ask), and o asking for gate_up's
         // after attention had.
         // The norm lets the QKV GEMV be placed before its own wait.  Measured in the step (H100,
-        // docs/cuda-engine.md, session 17, runs 6 and 7): 0.4-1.1% faster at batch 2 and 8 and
+        // docs/history/cuda-engine-sessions.md, session 17, runs 6 and 7): 0.4-1.1% faster at batch 2 and 8 and
         // 0.5-0.8% at 32k with an FP8 cache, 0.1-0.2% at 1k at batch 1.  Not before gate_up:
         // 1.5% slower at batch 1 (its first weights then load against the o GEMV), and from
         // batch 2 on the pair kernel that follows that norm claims work before its wait.
@@ -774,7 +789,7 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
 // Prefill, copies, logits
 // ---------------------------------------------------------------------------
 
-void CudaSession::prefill(int32_t sequence, const int32_t *ids, int32_t n, int32_t start) {
+void CudaSession::prefill(int32_t sequence, const int32_t *ids, int32_t n, int32_t start, bool logits_wanted) {
     use_device(dm_.device);
     const cuda::ScopedDependentLaunch dependent_launch(dependent_launch_);
     PrefillInput *in = host_prefill_.as<PrefillInput>();
@@ -794,7 +809,8 @@ void CudaSession::prefill(int32_t sequence, const int32_t *ids, int32_t n, int32
         for (int32_t done = 0; done < count;) {
             const bool gemm = gemm_rows_ > 0 && count - done >= gemm_min_rows_;
             const int rows = std::min<int>(gemm ? gemm_rows_ : kMaxRows, count - done);
-            const bool last = staged + done + rows == n;  // only the prompt's last token needs logits
+            // Only the prompt's last token needs logits, and only where the caller asks for them.
+            const bool last = logits_wanted && staged + done + rows == n;
             // The row maxima the GEMV path's producers (attention, the gate_up GEMV) raise with
             // atomicMax start at zero: one memset for every layer's slots.
             if (!gemm) cuda_check(cudaMemsetAsync(amax_.as(), 0, amax_.bytes(), stream_), "row maxima reset");

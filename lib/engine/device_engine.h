@@ -35,6 +35,13 @@ bool cuda_backend_available(std::string *why);
 std::shared_ptr<DeviceModel> upload_model(const LoadedModel &model, int32_t device);
 uint64_t device_model_bytes(const DeviceModel &model);
 
+// Prompt tokens per DeviceSession::prefill call.  Session checks for
+// cancellation between calls (a call takes tens of ms), and the CUDA session
+// sizes its GEMM prefill chunk, and so its activations, for this many rows
+// (512-row chunks were no faster at a 2k prompt: each row's attention reads
+// its whole prefix, docs/history/cuda-engine-sessions.md, session 4).
+constexpr int32_t kDevicePrefillTokens = 256;
+
 struct DeviceSessionOptions {
     int32_t sequences = 1;
     int32_t capacity = 0;                        // positions per sequence
@@ -54,9 +61,12 @@ struct DeviceStepResult {
 class DeviceSession {
 public:
     virtual ~DeviceSession() = default;
-    // Run ids[0..n) of `sequence` at positions start.., writing their K/V;
-    // the logits of the last one become the sequence's current logits.
-    virtual void prefill(int32_t sequence, const int32_t *ids, int32_t n, int32_t start) = 0;
+    // Run ids[0..n) of `sequence` at positions start.., writing their K/V.
+    // With `logits`, the last one's logits become the sequence's current
+    // logits; without, the lm_head is skipped and the current logits stay, so
+    // a prompt prefilled over several calls and cancelled between them leaves
+    // the sequence's logits as they were.
+    virtual void prefill(int32_t sequence, const int32_t *ids, int32_t n, int32_t start, bool logits) = 0;
     // Copy K/V positions [0, length) and the current logits of one sequence onto another.
     virtual void copy_sequence(int32_t from, int32_t to, int32_t length) = 0;
     // The current logits of a sequence (vocab_size floats).
@@ -68,6 +78,11 @@ public:
     // exactly as they were.
     virtual void step(const std::vector<SequenceSampler *> &samplers, const std::vector<uint8_t> &active,
                       const std::vector<int32_t> &positions, std::vector<DeviceStepResult> &results) = 0;
+    // Make room for a policy whose ReSET window holds `window` slots per
+    // sequence, before the policy is used: running out of memory is then an
+    // error of the call that sets the policy (the session unchanged), not of
+    // a decode step.
+    virtual void reserve_policy_window(int32_t window) = 0;
     virtual uint64_t device_bytes() const = 0;
 };
 

@@ -185,17 +185,32 @@ void Session::prefill_cpu(const int32_t *ids, size_t n_ids, size_t computed) {
 }
 
 void Session::prefill_device(const int32_t *ids, size_t n_ids, size_t computed) {
-    // Cancellation is checked between chunks of this many tokens (a chunk takes tens of ms).
-    constexpr size_t kCancelChunk = 256;
+    // In chunks of kDevicePrefillTokens tokens, with cancellation checked
+    // before each.  Every sequence's last chunk, which alone computes logits,
+    // runs after all the others and with no check in between: a cancelled
+    // prefill (which the caller restores) leaves the device's current logits
+    // as they were, like the host's.
+    constexpr size_t kChunk = size_t(kDevicePrefillTokens);
+    const size_t last_chunk = (n_ids - 1) / kChunk * kChunk;
     for (size_t s = 0; s < computed; ++s)
-        for (size_t done = 0; done < n_ids; done += kCancelChunk) {
+        for (size_t done = 0; done < last_chunk; done += kChunk) {
             throw_if_cancelled();
-            const size_t n = std::min(kCancelChunk, n_ids - done);
-            device_->prefill(int32_t(s), ids + done, int32_t(n), sequences_[s].length + int32_t(done));
+            device_->prefill(int32_t(s), ids + done, int32_t(kChunk), sequences_[s].length + int32_t(done), false);
         }
-    if (computed == 1)
-        for (size_t s = 1; s < sequences_.size(); ++s)
-            device_->copy_sequence(0, int32_t(s), sequences_[0].length + int32_t(n_ids));
+    throw_if_cancelled();
+    try {
+        for (size_t s = 0; s < computed; ++s)
+            device_->prefill(int32_t(s), ids + last_chunk, int32_t(n_ids - last_chunk),
+                             sequences_[s].length + int32_t(last_chunk), true);
+        if (computed == 1)
+            for (size_t s = 1; s < sequences_.size(); ++s)
+                device_->copy_sequence(0, int32_t(s), sequences_[0].length + int32_t(n_ids));
+    } catch (const Error &e) {
+        // The device may have replaced current logits: its state no longer
+        // matches the host's, so the session refuses work until a reset.
+        broken_ = e.what();
+        throw;
+    }
 }
 
 void Session::copy_logits(int32_t sequence, float *out, size_t capacity) const {
@@ -217,6 +232,7 @@ int32_t Session::length(int32_t sequence) const {
 
 void Session::set_policy(const reset_policy_params &params) {
     const Policy policy = validate_policy(params, &model_->config);
+    if (device_) device_->reserve_policy_window(policy.window);
     for (auto &sequence : sequences_) sequence.sampler.set_policy(policy, policy.reset_state);
 }
 
