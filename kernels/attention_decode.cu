@@ -65,8 +65,9 @@
 // prefetch its first blocks of K and V (cp.async.bulk.prefetch.L2, sm_90+,
 // at most kWarps · kStages blocks = 32 KiB of each: the first round of every
 // warp, so the L2 (50 MB) is not flooded at 32k).  Why that is safe:
-//   - lengths and slots are written by host copies at the start of the step
-//     (or prefill stage), long before: every kernel waits for its
+//   - lengths and slots are written at the start of the step by its input
+//     copy (copy_ranges, kernels/range_copy.h), or by the prefill stage's
+//     host copy, long before: every kernel waits for its
 //     predecessor before it lets its successor start, so when this CTA runs,
 //     everything two launches back, copies included, is complete and visible;
 //   - the L2 is the point of coherence, so prefetching lines that the previous
@@ -140,7 +141,7 @@ constexpr int kMergeCounters = 65536;
 // AttentionDecodeArgs::prefetch is asked for only where a launch's K/V are at most this many bytes:
 // below it attention is latency-bound (at batch 1, 1k context, 4 MB in ~10 µs, where the DRAM could
 // move 30 MB).  Measured on the H100 with the Qwen3-8B shape and 16 MB of gate_up asked for
-// (docs/cuda-engine.md, session 10): the step 1.3-1.5% faster at 1k, batch 1 and 2 (4 and 8 MB of
+// (docs/history/cuda-engine-sessions.md, session 10): the step 1.3-1.5% faster at 1k, batch 1 and 2 (4 and 8 MB of
 // K/V); 0.5% slower at batch 8 (32 MB) and 2.1% at 32k with FP8 (67 MB), where the cache
 // streams at the full bandwidth and the prefetch only delays it.
 constexpr int64_t kPrefetchKvBytes = int64_t(16) << 20;
@@ -793,7 +794,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     // 4c / head_dim), holding the partials of kMergeRound splits of a chunk in registers; the first
     // round's loads go out before the merge weights are worked out, so both share one round trip.
     // (Staging the partials in shared memory by cp.async, as before, took ~5 µs of a 10 µs launch at
-    // 1k context, batch 1: docs/cuda-engine.md, session 15.)  Plain __ldcg loads: thread 0's fence
+    // 1k context, batch 1: docs/history/cuda-engine-sessions.md, session 15.)  Plain __ldcg loads: thread 0's fence
     // after the arrival count and the barrier order them after the other splits' partials.
     const int chunks = group * kHeadDim / 4;  // float4 chunks of the outputs, per split
     const int64_t split_stride = partial_stride(kHeadDim), head_stride = int64_t(a.splits) * split_stride;
@@ -802,7 +803,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     float4 round_values[kMergeRound];
     // A round's loads are straight-line code, one 16-byte load per split and no branch: the merge
     // runs cold (its code is fetched as it runs), and a branch per split made each later round
-    // cost ~3 µs at 8k-32k (traces: docs/cuda-engine.md, session 15).  Splits past the live ones
+    // cost ~3 µs at 8k-32k (traces: docs/history/cuda-engine-sessions.md, session 15).  Splits past the live ones
     // re-read the last live split, whose merge weight there is 0.
     const auto load_round = [&](int chunk, int s0) {
         const float *p = head_partials + (4 * chunk / kHeadDim) * head_stride + (4 * chunk) % kHeadDim;
@@ -845,7 +846,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
             denominator += m_v[k] * l_v[k];
         }
         // One division: a division per weight takes its slow path (a call into cold code, ~1.3 µs at
-        // batch 1: docs/cuda-engine.md, session 15) for the zero weights past the live splits.
+        // batch 1: docs/history/cuda-engine-sessions.md, session 15) for the zero weights past the live splits.
         const float inverse = 1.0f / warp_sum(denominator);
 #pragma unroll
         for (int k = 0; k < kSplitsPerLane; ++k) weight_s[h][lane + 32 * k] = m_v[k] * inverse;  // 0 past live

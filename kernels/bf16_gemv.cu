@@ -21,7 +21,7 @@ constexpr int kRows = 4;                              // rows per warp
 constexpr int64_t kMaxXBytes = 160 * 1024;            // largest x staging buffer
 constexpr int kMaxDevices = 64;
 // The weights' L2 policy: the default.  Evict-first made the Qwen3-8B BF16 step 6% slower on the
-// H100 (7.36 against 6.94 ms, docs/cuda-engine.md, session 12; cause not profiled).
+// H100 (7.36 against 6.94 ms, docs/history/cuda-engine-sessions.md, session 12; cause not profiled).
 constexpr cuda::L2Priority kWeightL2 = cuda::L2Priority::kNormal;
 
 struct GemvParams {

@@ -14,7 +14,7 @@
 // another process under MPS) may hold SMs, and two such launches can each
 // wait forever for CTAs the other keeps out.  A cooperative launch promises
 // it, but waits for the previous kernel to leave the whole GPU first, which
-// cost 3-6% of a decode step (docs/gemv.md, session 13).  Here the first
+// cost 3-6% of a decode step (docs/history/gemv-sessions.md, session 13).  Here the first
 // phase is divided into units (a CTA's share of one product), which running
 // CTAs take from a counter, and a CTA waits only for a count of finished
 // units, and only while every unit is taken.  Every unit it waits for is then
@@ -23,7 +23,7 @@
 // programmatic dependent launch's overlap with the kernel before).  Nothing
 // waits for the second phase, so its units stay those of blockIdx.x, which
 // the hardware spreads evenly over the SMs (claimed in the order CTAs
-// arrive, they bunched on some SMs: 2-3% slower, docs/gemv.md, session 14).
+// arrive, they bunched on some SMs: 2-3% slower, docs/history/gemv-sessions.md, session 14).
 //
 // The protocol, thread 0 of each CTA for the CTA (G CTAs, n1 first-phase
 // units; CTA b has second-phase work where b < n2):

@@ -65,7 +65,7 @@ enum class L2Priority {
 // activations, the logits).  The policy is made next to each load (one
 // instruction; sm_90 has no policy-free L2 priority for loads under 32
 // bytes) rather than held in a register across the GEMV loops, which run at
-// their register cap.  Measured on the H100 (docs/cuda-engine.md, session
+// their register cap.  Measured on the H100 (docs/history/cuda-engine-sessions.md, session
 // 12), the NVFP4 GEMV's step is 0.3% faster with it and the BF16 GEMV's 6%
 // slower, so the BF16 GEMV asks for kNormal.
 template <L2Priority kPriority = L2Priority::kEvictFirst>

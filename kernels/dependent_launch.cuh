@@ -2,7 +2,7 @@
 // later): the one rule every kernel of the decode step follows so that a
 // kernel may start while the kernel before it in the stream is finishing.
 //
-// Why: a Qwen3-8B decode step is ~400 kernels; each one, launched the plain
+// Why: a Qwen3-8B decode step is ~290 kernels at batch 1; each one, launched the plain
 // way, starts only after its predecessor has drained, and then spends its
 // first microseconds on the launch ramp and its first DRAM round trip.  With
 // PDL the next kernel's CTAs are placed as soon as every CTA of the current
@@ -115,7 +115,7 @@ __device__ __forceinline__ void begin_dependent_kernel() {
 // may run ahead of the stream: a kernel whose work before its wait must not
 // overlap an earlier launch of the same kernel (nvfp4_gemv_pair's claims)
 // must stay separated from it by a kernel that uses begin_dependent_kernel().
-// It does not pay everywhere (docs/cuda-engine.md, sessions 16-17): the q/k
+// It does not pay everywhere (docs/history/cuda-engine-sessions.md, sessions 16-17): the q/k
 // norm uses it before long attention only, and of the row norms only the one
 // before the QKV GEMV (RmsNormPrepareArgs::place_next_early); the norm before
 // gate_up and the embedding were measured slower with it (the next GEMV's

@@ -5,7 +5,7 @@
 // the kernel is built around reading each weight byte once at full bandwidth
 // with few instructions per byte (the H100 issues about 10 thread
 // instructions per weight byte at full bandwidth; at 4.2 the count no longer
-// limits it, docs/gemv.md session 7):
+// limits it, docs/history/gemv-sessions.md session 7):
 //  - each warp owns one 16-row tile and one slice of K; per quad of 4
 //    64-element supers it issues every weight load first (one coalesced
 //    16-byte load per thread and super, layout in nvfp4_gemv_layout.h; one
@@ -173,8 +173,8 @@ __device__ __forceinline__ void load_x(const float *x, float inverse, uint4 (&xv
 }
 
 // FP32 activations written earlier in the same launch (the second product of
-// nvfp4_gemv_pair): ordinary loads, which the grid barrier's acquire orders
-// after the writes.  __ldg's non-coherent path is only for data that no CTA of
+// nvfp4_gemv_pair): ordinary loads, which the acquire of the claimed-work wait
+// (kernels/claimed_work.cuh) orders after the writes.  __ldg's non-coherent path is only for data that no CTA of
 // the launch writes.
 struct FreshFloat {
     float value;
@@ -344,7 +344,7 @@ __device__ __forceinline__ void tail_quad(const GemvParams &p, int64_t quad, con
 // FP32 input: the instances for two CTAs per SM, pipelined_loop).  Its loop
 // is not unrolled: unrolled twice it took 106 / 125 registers and 35-38% more
 // instructions, and the 1k step was 0.8% slower, the 32k one 0.5% (H100,
-// docs/cuda-engine.md session 21); unrolled four times, 2.1% slower.
+// docs/history/cuda-engine-sessions.md session 21); unrolled four times, 2.1% slower.
 template <bool kVectorX, typename X, bool kPipelined = false>
 __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_first, int q_end, int step, int token,
                                            float inverse, int lane, bool loaded, QuadWeights &w, float (&acc)[4]) {
@@ -416,7 +416,7 @@ __device__ __forceinline__ WarpWork warp_work(const GemvParams &p, int warp, int
 
 // The warp's first quad into w where it has one inside K; returns whether it
 // did.  Weights are constant, so this may run before a wait (for the previous
-// kernel, or at nvfp4_gemv_pair's grid barrier).  Asking the L2 for the next 3
+// kernel, or in nvfp4_gemv_pair for the first product's units).  Asking the L2 for the next 3
 // quads as well was measured slower on the H100 (Qwen3-8B gate_up 24.1 vs
 // 22.4 us, qkv 8.9 vs 7.7): docs/gemv.md.
 __device__ __forceinline__ bool load_first_quad(const GemvParams &p, const WarpWork &work, int lane, QuadWeights &w) {
@@ -545,7 +545,7 @@ __global__ void __launch_bounds__(32 * kMaxWarps, kPipelined ? 2 : kMinCtasPerSm
 // holds the first quad of its second-product unit, loaded after its last
 // arrival: the DRAM keeps streaming across the wait, where two launches would
 // drain the first kernel, place the second's CTAs and ramp up again
-// (docs/gemv.md, sessions 13-14).
+// (docs/history/gemv-sessions.md, sessions 13-14).
 template <bool kStreamedFirst, bool kStreamedSecond>
 __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm)
     nvfp4_gemv_pair_kernel(const __grid_constant__ GemvParams first, const __grid_constant__ GemvParams second,
@@ -673,7 +673,7 @@ Plan make_plan(const Nvfp4GemvLayout &layout, int requested_splits) {
     // times its run; the streamed run plus, where it cuts tiles, the
     // reduction through memory (store, fence, counter, reload), about 6
     // quads' time as measured on the H100: that rule picks the faster plan
-    // on every shape of the benchmark (docs/gemv.md, session 7).
+    // on every shape of the benchmark (docs/history/gemv-sessions.md, session 7).
     const int64_t local_cost = (local.ctas + slots - 1) / slots * local.quads_per_run;
     const int64_t streamed_cost = streamed.quads_per_run + (streamed.quads_per_run % k_quads != 0 ? 6 : 0);
     return local_cost <= streamed_cost ? local : streamed;
@@ -682,7 +682,7 @@ Plan make_plan(const Nvfp4GemvLayout &layout, int requested_splits) {
 // Whether a launch of this plan runs the pipelined loop (tile_quads): the
 // local plan at two CTAs per SM or fewer, where the registers of a third CTA
 // are free for a second quad per warp.  Measured in the decode step (H100,
-// Qwen3-8B shape, docs/cuda-engine.md session 18): o and down (256 CTAs)
+// Qwen3-8B shape, docs/history/cuda-engine-sessions.md session 18): o and down (256 CTAs)
 // pipelined made a 1k step 2.4-2.7% faster and a 32k one 0.7%; an instance
 // for three CTAs per SM on qkv and gate_up as well made it 2.6% slower than
 // none (80 registers, 8-24 bytes spilled), and 2.7% slower again in session

@@ -8,7 +8,9 @@
 // Every product is exact; only the FP32 summation order differs from the
 // CPU reference (engine/nvfp4_linear.h).
 //   W4A16: x is FP16 (nvfp4_prepare_activations converts BF16/FP32 rows with
-//          a power-of-two row scale so no value overflows FP16).
+//          a power-of-two row scale so no value overflows FP16), or FP32 rows
+//          with their row maxima (x_amax), which the GEMV scales and rounds
+//          to FP16 itself, the same way.
 //   W4A4:  x is the output of nvfp4_prepare_activations in W4A4 mode: the
 //          dequantized activations e2m1(qx) * s_x (exact in FP16) plus the
 //          per-token tensor scale in x_row_scale, which is nvfp4.md's formula.
@@ -126,7 +128,7 @@ constexpr size_t kNvfp4GemvPairStateBytes = 384;
 // before waiting.  So the DRAM keeps streaming where two launches would
 // drain, place the second grid and ramp up again, and the wait cannot
 // deadlock however few of the CTAs the GPU holds at once (another stream's
-// kernels may hold the rest): kernels/claimed_work.cuh, docs/gemv.md
+// kernels may hold the rest): kernels/claimed_work.cuh, docs/history/gemv-sessions.md
 // sessions 13-14.
 //
 // Supported (nvfp4_gemv_pair_runs says whether): the first product reads

@@ -39,11 +39,12 @@ constexpr int kWarps = 4;
 // pays to let it be placed before this kernel's wait
 // (cuda::begin_dependent_kernel_placing_next): its CTAs then take their slots
 // and ask the L2 for their first K/V blocks during the QKV GEMV's tail.
-// Measured in the decode step (H100, Qwen3-8B shape, docs/cuda-engine.md,
+// Measured in the decode step (H100, Qwen3-8B shape, docs/history/cuda-engine-sessions.md,
 // session 16): 4-5% faster at 32k with an FP8 cache (67 MB of K/V), 1-2% from
 // 12.6 MB on (1k at batch 3, 4k at batch 1); no faster at 8.4 MB (2k at
-// batch 1, 1k at batch 2); at 4 MB (1k, batch 1) 1.8% slower, the early CTAs
-// then contending with the GEMV for little K/V to fetch.  Hence 10 MB.  The
+// batch 1, 1k at batch 2); at 4 MB (1k, batch 1) 1.9% slower (run 6, on top of
+// the row norms placed early: 2.907 against 2.854 ms), the early CTAs then
+// contending with the GEMV for little K/V to fetch.  Hence 10 MB.  The
 // estimate is attention_decode's (attention_kv_bytes_estimate), from the
 // row's position, which the step's first kernel (the input upload,
 // kernels/range_copy.h) wrote: this kernel is placed only once the QKV GEMV

@@ -10,7 +10,7 @@
 // 2.81 ms Qwen3-8B step, 19 µs with ReSET's ring.  One launch reading
 // mapped page-locked memory over PCIe before the sampler (which also zeroes
 // the forward pass's row maxima, a memset node before), and one writing it
-// after the lm_head, replace them (docs/cuda-engine.md, session 17).
+// after the lm_head, replace them (docs/history/cuda-engine-sessions.md, session 17).
 //
 // Every range is copied word by word, one word per thread and all in one
 // round trip: 16-byte words where the range's source, destination and size

@@ -7,7 +7,7 @@
 // block, its warp and its SM.  CudaSession::step records one chosen step
 // (RESET_STEP_TRACE_FILE, RESET_STEP_TRACE_STEPS) and writes the records as
 // text; tests/bench/step_trace_report.py turns them into the boundaries
-// between kernels (docs/cuda-engine.md, session 16).
+// between kernels (docs/history/cuda-engine-sessions.md, session 16).
 #pragma once
 
 namespace reset::trace {

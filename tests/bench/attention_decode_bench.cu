@@ -272,7 +272,7 @@ int main(int argc, char **argv) {
         fill_cache<<<8 * prop.multiProcessorCount, 256>>>(values.as<uint32_t>(), values.bytes / 4, fp8, 2);
         CUDA_OK(cudaGetLastError());
         CUDA_OK(cudaDeviceSynchronize());
-        // Batch 2 and 4 only when named (the split-count runs of docs/cuda-engine.md, session 10).
+        // Batch 2 and 4 only when named (the split-count runs of docs/history/cuda-engine-sessions.md, session 10).
         const bool named = argc > 3 && std::strcmp(argv[3], "all") != 0;
         for (const int batch : {1, 2, 4, 8})
             for (const int context : {1024, 8192, 32768}) {

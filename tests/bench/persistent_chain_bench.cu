@@ -2,13 +2,13 @@
 // can one persistent launch run a decode step's chain of dependent NVFP4
 // GEMVs closer to the memory bandwidth than one launch per GEMV does?
 //
-// Why it is worth a prototype (docs/cuda-engine.md, sessions 12-21): at
+// Why it is worth a prototype (docs/history/cuda-engine-sessions.md, sessions 12-21): at
 // batch 1 the step's GEMVs sit 10-45% above their bytes' time, and every
 // change inside a launch since session 16 has been worth <= 1% or lost.  What
 // a launch cannot avoid is the boundary: its weight stream starts only when
 // its CTAs are placed and stops at every dependency, so the DRAM idles
 // through each wait, ramp and drain (a plain read of a GEMV's bytes, chained,
-// streams at 96-100%; the chained GEMV keeps 1.1-1.9x its time, docs/gemv.md
+// streams at 96-100%; the chained GEMV keeps 1.1-1.9x its time, docs/history/gemv-sessions.md
 // session 11).
 //
 // The prototype decouples the two: one CTA per SM; producer warps (lane 0
@@ -45,7 +45,7 @@
 //    launch, as the decode step chains them);
 //  - a plain streaming read (the bandwidth every figure is a fraction of).
 // The weights (3.9 GB) exceed the L2 80-fold, so every replay reads them cold.
-// docs/cuda-engine.md ("Update, session 22") has the runs and what they show.
+// docs/history/cuda-engine-sessions.md ("Update, session 22") has the runs and what they show.
 //
 // Usage: persistent_chain_bench [--layers N] [--reps N] [--json FILE] [--profile W,G,MODE,M,C,P[,S]]
 #include <cuda_fp16.h>
