@@ -151,6 +151,7 @@ std::vector<int32_t> prompt(int vocab, int n, unsigned seed) {
 // which every W4A4 comparison passes first.
 int g_flips = 0, g_near_ties = 0, g_w4a4_runs = 0;
 int g_window_runs = 0, g_window_wraps = 0;  // test_reset_window: runs, and runs whose ring wrapped
+int g_turn_runs = 0, g_turn_diverged = 0;    // test_second_turn: runs, and runs whose sequences diverged
 
 // Whether a token the GPU chose differently is explained (see the header): `cpu_logits` and
 // `gpu_logits` are what the two engines sampled from.
@@ -595,6 +596,59 @@ void test_cancelled_prefill(const std::string &dir) {
     reset_model_free(m);
 }
 
+// A chat's next turn after parallel samples diverged: the sequences no longer share their tokens,
+// so the prompt is prefilled once per sequence (each in 256-token chunks, the last chunk of every
+// sequence after all the others, session 24), and each sequence's logits must match the CPU
+// engine's, and so must the decoding after it.  W4A16, 2 sequences sampled at T 0.8 until their
+// tokens differ (both engines drawing the same tokens), then 300 more prompt ids, then 8 steps.
+void test_second_turn(const std::string &dir) {
+    constexpr int kSequences = 2, kSampled = 16, kTurn = 300;
+    reset_model *cpu_model = load(dir, RESET_WEIGHTS_NVFP4_W4A16, RESET_BACKEND_CPU);
+    reset_model *gpu_model = load(dir, RESET_WEIGHTS_NVFP4_W4A16, RESET_BACKEND_CUDA);
+    reset_model_info info;
+    reset_model_info_init(&info);
+    ok(reset_model_get_info(gpu_model, &info), "info");
+    const int vocab = info.vocab_size;
+    constexpr double kBound = 5e-3;  // the NVFP4 bound, as everywhere in this test
+    reset_session *a = session(cpu_model, kSequences, 512), *b = session(gpu_model, kSequences, 512);
+    set_policy(a, RESET_POLICY_FIXED);
+    set_policy(b, RESET_POLICY_FIXED);
+    const std::vector<int32_t> ids = prompt(vocab, 37, 41u), turn = prompt(vocab, kTurn, 43u);
+    ok(reset_prefill(a, ids.data(), ids.size()), "prefill cpu");
+    ok(reset_prefill(b, ids.data(), ids.size()), "prefill cuda");
+    bool diverged = false, engines_agree = true;
+    std::vector<reset_step> sa(kSequences), sb(kSequences);
+    for (int t = 0; t < kSampled && !diverged && engines_agree; ++t) {
+        reset_step_init(sa.data(), sa.size());
+        reset_step_init(sb.data(), sb.size());
+        if (reset_decode_step(a, sa.data(), sa.size(), nullptr) != RESET_OK) break;  // every sequence ended
+        ok(reset_decode_step(b, sb.data(), sb.size(), nullptr), "reset_decode_step (cuda)");
+        for (int s = 0; s < kSequences; ++s) engines_agree = engines_agree && sa[size_t(s)].token == sb[size_t(s)].token;
+        diverged = sa[0].token != sa[1].token;
+    }
+    if (!engines_agree) {
+        // A near tie drew the engines apart (decode_both's rules judge those elsewhere): nothing to compare.
+        std::printf("%-40s w4a16  second turn: skipped (the engines drew different tokens)\n", dir.c_str());
+    } else {
+        ok(reset_prefill(a, turn.data(), turn.size()), "second prefill cpu");
+        ok(reset_prefill(b, turn.data(), turn.size()), "second prefill cuda");
+        double worst = 0;
+        for (int s = 0; s < kSequences; ++s) worst = std::max(worst, rel_l2(logits(b, s, vocab), logits(a, s, vocab)));
+        EXPECT(worst <= kBound, "%s second turn: logits rel L2 %.3g > %.3g", dir.c_str(), worst, kBound);
+        const Compared c = decode_both(a, b, kSequences, vocab, 8, kBound, false);
+        EXPECT(c.unexplained == 0 && c.worst <= kBound, "%s second turn: %d of %d tokens differ, worst %.3g",
+               dir.c_str(), c.unexplained, c.tokens, c.worst);
+        ++g_turn_runs;
+        g_turn_diverged += diverged ? 1 : 0;
+        std::printf("%-40s w4a16  second turn of %d ids after %s: logits rel L2 %.2e, then %d tokens\n",
+                    dir.c_str(), kTurn, diverged ? "the samples diverged" : "no divergence", worst, c.tokens);
+    }
+    reset_session_free(a);
+    reset_session_free(b);
+    reset_model_free(cpu_model);
+    reset_model_free(gpu_model);
+}
+
 void test_nvfp4_lm_head(const std::string &dir) {
     const char *names[] = {"", "bf16", "w4a16", "w4a4"};
     for (reset_weights w : {RESET_WEIGHTS_NVFP4_W4A16, RESET_WEIGHTS_NVFP4_W4A4}) {
@@ -658,6 +712,7 @@ int main(int argc, char **argv) {
         test_nvfp4_lm_head(argv[i]);
         test_reset_window(argv[i]);
         test_cancelled_prefill(argv[i]);
+        test_second_turn(argv[i]);
     }
     std::printf("test_cuda_engine: %d explained near-tie tokens; %d W4A4 code flips in %d W4A4 runs\n",
                 g_near_ties, g_flips, g_w4a4_runs);
@@ -670,6 +725,8 @@ int main(int argc, char **argv) {
     // decode all 64 steps.
     if (g_window_runs > 0 && !std::getenv("RESET_GPU_TEST_QUICK"))
         EXPECT(g_window_wraps > 0, "no model decoded past its ReSET window of 40 in %d runs", g_window_runs);
+    if (g_turn_runs > 0)
+        EXPECT(g_turn_diverged > 0, "no model's samples diverged before the second turn in %d runs", g_turn_runs);
     std::printf("test_cuda_engine: %d checks, %d failures\n", g_checks, g_failures);
     return g_failures ? 1 : 0;
 }
