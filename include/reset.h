@@ -318,8 +318,9 @@ RESET_API reset_status reset_session_create(reset_model *model, const reset_sess
 /* Free a session. NULL is a no-op. */
 RESET_API void reset_session_free(reset_session *session);
 
-/* Forget every token of every sequence (the KV cache is kept allocated) and
- * clear the sampler's step state.  The policy stays. */
+/* Forget every token of every sequence (the KV cache is kept allocated),
+ * clear the sampler's step state and drop a reset_session_cancel request no
+ * call has consumed.  The policy stays. */
 RESET_API reset_status reset_session_reset(reset_session *session);
 
 /* Ask the call running on this session (or, if none runs, the next
@@ -327,7 +328,12 @@ RESET_API reset_status reset_session_reset(reset_session *session);
  * token boundary (on the CUDA backend, a prefill stops between chunks of 256
  * prompt tokens, and the chunk that computes the logits always completes)
  * and leaves the session as it was before that call.  Safe from any thread,
- * including a signal handler's thread; never blocks. */
+ * even while another thread frees the session (then RESET_ERR_INVALID_HANDLE
+ * or RESET_OK, never a use of freed memory); it holds the library's handle
+ * lock for an instant, so it is not async-signal-safe: a signal handler
+ * should set a flag that a thread turns into this call (as `reset chat`
+ * does for Ctrl-C).  reset_session_reset drops a request no call has
+ * consumed yet. */
 RESET_API reset_status reset_session_cancel(reset_session *session);
 
 /* Append prompt tokens to every active sequence and compute the logits of
@@ -343,8 +349,13 @@ RESET_API reset_status reset_session_cancel(reset_session *session);
 RESET_API reset_status reset_prefill(reset_session *session, const int32_t *ids, size_t n_ids);
 
 /* Copy the logits of sequence `sequence`'s last position (vocab_size
- * floats, the model's raw logits before any temperature) into out.
- * Errors: RESET_ERR_STATE (no prefill yet), RESET_ERR_OUT_OF_RANGE,
+ * floats, the model's raw logits before any temperature) into out.  For a
+ * sequence that has ended, the CPU backend gives the logits its
+ * end-of-generation token was drawn from; the CUDA backend, which runs a
+ * drawn token in the same step, no longer has them and returns
+ * RESET_ERR_STATE until the next prefill.
+ * Errors: RESET_ERR_STATE (no prefill yet, an ended sequence on the CUDA
+ * backend, a session stopped by a device failure), RESET_ERR_OUT_OF_RANGE,
  * RESET_ERR_BUFFER_TOO_SMALL (capacity < vocab_size). */
 RESET_API reset_status reset_session_logits(const reset_session *session, int32_t sequence, float *out,
                                             size_t capacity);
@@ -413,11 +424,16 @@ RESET_API void reset_step_init(reset_step *steps, size_t count);
  * Errors: RESET_ERR_STATE (no prefill yet, or every sequence has ended),
  * RESET_ERR_CONTEXT_OVERFLOW (a sequence is at max_context),
  * RESET_ERR_CANCELLED, RESET_ERR_BUFFER_TOO_SMALL (capacity < sequences),
- * RESET_ERR_BACKEND.  On error the session is unchanged, with one exception:
- * when the CUDA device fails after the step's graph ran (a launch error, or
- * logits the device sampler rejects as NaN/inf), RESET_ERR_BACKEND is
- * returned and every later call but reset_session_reset / _free returns
- * RESET_ERR_STATE, because the device state is ahead of the host's. */
+ * RESET_ERR_BACKEND (a device failure, or logits the model produced as NaN
+ * or +inf, or all -inf).  On error the session is unchanged, with one
+ * exception: when the CUDA device fails after the step's graph ran (a launch
+ * error, or logits the device sampler rejects), RESET_ERR_BACKEND is
+ * returned and every later prefill, decode step and logits call returns
+ * RESET_ERR_STATE (after checking its own arguments) until
+ * reset_session_reset, because the device state is ahead of the host's;
+ * reset_set_policy still works.  A CUDA error that loses the device context
+ * (an illegal address, say) cannot be undone by a reset: later calls fail
+ * with RESET_ERR_BACKEND, and the session and model must be freed. */
 RESET_API reset_status reset_decode_step(reset_session *session, reset_step *steps, size_t capacity,
                                          int32_t *n_active);
 
@@ -455,8 +471,9 @@ typedef struct reset_tokenizer reset_tokenizer;
  * failure it is set to NULL. */
 RESET_API reset_status reset_tokenizer_load(const char *path, reset_tokenizer **out_tokenizer);
 
-/* Free a tokenizer from reset_tokenizer_load.  NULL is a no-op.  (A model's
- * tokenizer belongs to the model and must not be freed.) */
+/* Free a tokenizer from reset_tokenizer_load.  NULL is a no-op.  A model's
+ * own tokenizer (reset_model_tokenizer) belongs to the model: passing it
+ * frees nothing and sets the thread's last error (RESET_ERR_INVALID_ARGUMENT). */
 RESET_API void reset_tokenizer_free(reset_tokenizer *tokenizer);
 
 /* The chat templates libreset renders (see reset_chat_format). */

@@ -35,6 +35,16 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         return live_.count(handle) == 1;
     }
+    // Run fn(handle) while holding the registry's lock, if the handle is live:
+    // a free on another thread (remove, then delete) cannot come between the
+    // check and fn.  For short work only (every handle check waits on it).
+    template <typename Fn>
+    bool with_live(T *handle, Fn &&fn) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (live_.count(handle) != 1) return false;
+        fn(handle);
+        return true;
+    }
 
 private:
     std::mutex mutex_;

@@ -40,7 +40,16 @@ reset_status reset_tokenizer_load(const char *path, reset_tokenizer **out_tokeni
     });
 }
 
-void reset_tokenizer_free(reset_tokenizer *tokenizer) { destroy_tokenizer_handle(tokenizer); }
+void reset_tokenizer_free(reset_tokenizer *tokenizer) {
+    // A model's own tokenizer stays: its sessions decode with it.
+    if (tokenizer && tokenizer_owned_by_model(tokenizer)) {
+        set_last_error(RESET_ERR_INVALID_ARGUMENT,
+                       "reset_tokenizer_free: this tokenizer belongs to its model (reset_model_tokenizer) and is "
+                       "freed with it; nothing was freed");
+        return;
+    }
+    destroy_tokenizer_handle(tokenizer);
+}
 
 void reset_tokenizer_info_init(reset_tokenizer_info *info) {
     if (!info) return;

@@ -227,6 +227,9 @@ public:
     void reserve_policy_window(int32_t window) override {
         use_device(dm_.device);
         ensure_ring_capacity(window);
+        // Captured again now rather than in the next step (if this fails, the
+        // rings stay grown, the policy unchanged, and the next step tries again).
+        ensure_graph();
     }
     uint64_t device_bytes() const override { return bytes_; }
 
@@ -238,6 +241,9 @@ private:
     }
     KvCacheLayerView cache_view(int32_t layer) const;
     void ensure_ring_capacity(int32_t window);
+    // Capture and instantiate the step graph, if the session uses one and has none: at creation,
+    // after the rings grew, so that a decode step does not (reset.h: nothing allocated mid-generation).
+    void ensure_graph();
     // Enqueue the forward pass of `rows` tokens (ids at `tokens`, positions and
     // lengths in device memory, slots null = row b uses slot b), logits of
     // rows [lm_first, lm_first + lm_rows) into `logits` rows.
@@ -467,6 +473,7 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
         // first prefill wrote (seen with 8 processes sharing the GPU: a process's first prompt
         // decoded to garbage or NaN).
         cuda_check(cudaDeviceSynchronize(), "session allocation");
+        ensure_graph();  // the decode step's graph, so that a failure to make it is an error here
     } catch (...) {
         release_handles();
         throw;
@@ -488,6 +495,25 @@ void CudaSession::release_handles() noexcept {
     stream_ = nullptr;
 }
 
+void CudaSession::ensure_graph() {
+    if (!use_graph_ || graph_) return;
+    cudaGraph_t graph = nullptr;
+    cuda_check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed), "graph capture");
+    try {
+        enqueue_step();
+    } catch (...) {
+        cudaStreamEndCapture(stream_, &graph);
+        if (graph) cudaGraphDestroy(graph);
+        cudaGetLastError();
+        throw;
+    }
+    cuda_check(cudaStreamEndCapture(stream_, &graph), "graph capture");
+    const cudaError_t status = cudaGraphInstantiate(&graph_, graph, 0);
+    cudaGraphDestroy(graph);
+    if (status != cudaSuccess) graph_ = nullptr;
+    cuda_check(status, "graph instantiation");
+}
+
 void CudaSession::ensure_ring_capacity(int32_t window) {
     if (window <= ring_capacity_) return;
     const int32_t capacity = int32_t(round_up(window, 32));
@@ -506,7 +532,7 @@ void CudaSession::ensure_ring_capacity(int32_t window) {
     rings_ = std::move(rings);
     host_rings_ = std::move(host_rings);
     ring_capacity_ = capacity;
-    // The graph copies the rings by address: capture again.
+    // The graph copies the rings by address: it must be captured again.
     if (graph_) cudaGraphExecDestroy(graph_);
     graph_ = nullptr;
 }
@@ -940,22 +966,7 @@ void CudaSession::step(const std::vector<SequenceSampler *> &samplers, const std
     if (!use_graph_) {
         enqueue_step();
     } else {
-        if (!graph_) {
-            cudaGraph_t graph = nullptr;
-            cuda_check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed), "graph capture");
-            try {
-                enqueue_step();
-            } catch (...) {
-                cudaStreamEndCapture(stream_, &graph);
-                if (graph) cudaGraphDestroy(graph);
-                cudaGetLastError();
-                throw;
-            }
-            cuda_check(cudaStreamEndCapture(stream_, &graph), "graph capture");
-            const cudaError_t status = cudaGraphInstantiate(&graph_, graph, 0);
-            cudaGraphDestroy(graph);
-            cuda_check(status, "graph instantiation");
-        }
+        ensure_graph();  // made at creation and by reset_set_policy; again here only if those failed
         cuda_check(cudaGraphLaunch(graph_, stream_), "graph launch");
     }
     sync("decode step");

@@ -94,7 +94,7 @@ std::shared_ptr<LoadedModel> load_model(const std::string &directory, const rese
         if (tokenizer->vocab_size() > model->config.vocab_size)
             fail(RESET_ERR_FORMAT, "the tokenizer in '", directory, "' has ", tokenizer->vocab_size(),
                  " tokens, more than the model's vocab_size ", model->config.vocab_size);
-        model->tokenizer = make_tokenizer_handle(std::move(tokenizer));
+        model->tokenizer = make_tokenizer_handle(std::move(tokenizer), /*owned_by_model=*/true);
     }
     return model;
 }

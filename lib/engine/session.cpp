@@ -83,6 +83,8 @@ void Session::reset() {
     has_logits_ = false;
     lockstep_ = true;
     broken_.clear();
+    // A cancel request that no call has consumed belongs to the work just forgotten.
+    cancel_requested_.store(false, std::memory_order_relaxed);
 }
 
 Session::Snapshot Session::snapshot() const {
@@ -205,10 +207,13 @@ void Session::prefill_device(const int32_t *ids, size_t n_ids, size_t computed) 
         if (computed == 1)
             for (size_t s = 1; s < sequences_.size(); ++s)
                 device_->copy_sequence(0, int32_t(s), sequences_[0].length + int32_t(n_ids));
-    } catch (const Error &e) {
+    } catch (const std::exception &e) {
         // The device may have replaced current logits: its state no longer
         // matches the host's, so the session refuses work until a reset.
         broken_ = e.what();
+        throw;
+    } catch (...) {
+        broken_ = "an unknown exception while prefilling on the device";
         throw;
     }
 }
@@ -221,6 +226,12 @@ void Session::copy_logits(int32_t sequence, float *out, size_t capacity) const {
     throw_if_broken();
     const size_t vocab = size_t(model_->config.vocab_size);
     if (capacity < vocab) fail(RESET_ERR_BUFFER_TOO_SMALL, "capacity ", capacity, " is less than the vocabulary size ", vocab);
+    // The CUDA step runs the token it draws in the same graph, so when that token ends the
+    // sequence the logits it was drawn from are already replaced (and an ended row keeps running
+    // in later steps' graphs): refuse rather than return them.
+    if (device_ && sequences_[size_t(sequence)].ended)
+        fail(RESET_ERR_STATE, "sequence ", sequence, " has ended: the CUDA backend does not keep the logits its "
+             "end-of-generation token was drawn from (the CPU backend does); prefill a new turn for new logits");
     if (device_) device_->copy_logits(sequence, out);
     else std::copy_n(sequences_[size_t(sequence)].logits.data(), vocab, out);
 }
@@ -280,6 +291,20 @@ int32_t Session::decode_step(reset_step *steps, size_t capacity) {
     return still_active;
 }
 
+// Start sequence s's result of a step; for a sequence that has ended, fill it
+// (no token, no text: not the last token's again) and return false.
+bool Session::start_result(size_t s, reset_step &r) {
+    r.struct_size = sizeof(reset_step);
+    r.sequence = int32_t(s);
+    Sequence &sequence = sequences_[s];
+    if (!sequence.ended) return true;
+    r.token = -1;
+    r.end_of_generation = 1;
+    r.end_reason = RESET_END_FINISHED;
+    sequence.text.clear();
+    return false;
+}
+
 // Fill r for a token sequence s took; ends the sequence on an EOS id.
 // Returns through r; the caller runs the token's forward pass unless it ended.
 void Session::finish_token(size_t s, int32_t token, const SamplerSignals &signals, reset_step &r) {
@@ -312,17 +337,20 @@ void Session::sample_and_forward_cpu(std::vector<reset_step> &results) {
     for (size_t s = 0; s < sequences_.size(); ++s) {
         Sequence &sequence = sequences_[s];
         reset_step &r = results[s];
-        r.struct_size = sizeof(reset_step);
-        r.sequence = int32_t(s);
-        if (sequence.ended) {
-            r.token = -1;
-            r.end_of_generation = 1;
-            r.end_reason = RESET_END_FINISHED;
+        if (!start_result(s, r)) {
             all_same = false;
             continue;
         }
         SamplerSignals signals;
-        const int32_t token = sequence.sampler.sample(sequence.logits.data(), vocab, int32_t(s), &signals);
+        int32_t token = -1;
+        try {
+            token = sequence.sampler.sample(sequence.logits.data(), vocab, int32_t(s), &signals);
+        } catch (const Error &e) {
+            // The logits are the model's, not the caller's: NaN or +inf ones are a model (weights)
+            // failure, as the CUDA backend reports them.
+            if (e.status() != RESET_ERR_INVALID_ARGUMENT) throw;
+            fail(RESET_ERR_BACKEND, "the model produced unusable logits for sequence ", s, ": ", e.what());
+        }
         sequence.sampler.accept(token);
         finish_token(s, token, signals, r);
         if (first_token < 0) first_token = token;
@@ -349,42 +377,40 @@ void Session::sample_and_forward_device(std::vector<reset_step> &results) {
         positions[s] = sequences_[s].length;
     }
     std::vector<DeviceStepResult> device_results;
-    try {
-        device_->step(samplers, active, positions, device_results);
-    } catch (const Error &e) {
-        // The device may have run part of the step: its state no longer
-        // matches the host's, so the session refuses work until a reset.
-        broken_ = e.what();
-        throw;
-    }
     int32_t first_token = -1;
     bool all_same = true;
-    for (size_t s = 0; s < n; ++s) {
-        Sequence &sequence = sequences_[s];
-        reset_step &r = results[s];
-        r.struct_size = sizeof(reset_step);
-        r.sequence = int32_t(s);
-        if (!active[s]) {
-            r.token = -1;
-            r.end_of_generation = 1;
-            r.end_reason = RESET_END_FINISHED;
-            all_same = false;
-            continue;
+    try {
+        device_->step(samplers, active, positions, device_results);
+        for (size_t s = 0; s < n; ++s) {
+            Sequence &sequence = sequences_[s];
+            reset_step &r = results[s];
+            if (!start_result(s, r)) {  // an ended sequence: inactive in the device step too
+                all_same = false;
+                continue;
+            }
+            const DeviceStepResult &d = device_results[s];
+            if (d.status != 0)
+                fail(RESET_ERR_BACKEND, "the device sampler rejected sequence ", s, "'s logits or policy (status ",
+                     d.status, ": 1 = NaN/+inf logit, 2 = all -inf, 3 = policy out of range)");
+            finish_token(s, d.token, d.signals, r);
+            if (first_token < 0) first_token = d.token;
+            else if (d.token != first_token) all_same = false;
+            if (sequence.ended) {
+                all_same = false;
+                continue;
+            }
+            sequence.length += 1;
         }
-        const DeviceStepResult &d = device_results[s];
-        if (d.status != 0) {
-            broken_ = "the device sampler rejected sequence " + std::to_string(s) + "'s logits or policy (status " +
-                      std::to_string(d.status) + ": 1 = NaN/+inf logit, 2 = all -inf, 3 = policy out of range)";
-            fail(RESET_ERR_BACKEND, broken_);
-        }
-        finish_token(s, d.token, d.signals, r);
-        if (first_token < 0) first_token = d.token;
-        else if (d.token != first_token) all_same = false;
-        if (sequence.ended) {
-            all_same = false;
-            continue;
-        }
-        sequence.length += 1;
+    } catch (const std::exception &e) {
+        // The device may have run part of the step, or all of it while the
+        // host failed to take its results (a host allocation): its state no
+        // longer matches the host's, which the caller restores, so the session
+        // refuses work until a reset.
+        broken_ = e.what();
+        throw;
+    } catch (...) {
+        broken_ = "an unknown exception during a device step";
+        throw;
     }
     if (!all_same) lockstep_ = false;
 }

@@ -77,6 +77,7 @@ private:
     void prefill_device(const int32_t *ids, size_t n_ids, size_t computed);
     void sample_and_forward_cpu(std::vector<reset_step> &results);
     void sample_and_forward_device(std::vector<reset_step> &results);
+    bool start_result(size_t s, reset_step &r);
     void finish_token(size_t s, int32_t token, const SamplerSignals &signals, reset_step &r);
 
     std::shared_ptr<LoadedModel> model_;

@@ -25,9 +25,15 @@ bool SequenceSampler::in_set(const std::vector<int32_t> &set, int32_t token) con
 }
 
 void SequenceSampler::set_policy(const Policy &policy, bool reset_state) {
-    // A decision not yet accepted stays counted: the policy changes between
-    // tokens, and the token that decision was for is on its way.
-    pending_ = false;
+    // A decision not yet accepted stays counted, once: the policy changes
+    // between tokens, and the token that decision was for is on its way.  It
+    // is taken back here and made again under the new policy (only its
+    // entropy and the accepted tokens enter the state), so it stays pending:
+    // deciding again before accepting still replaces it rather than counting
+    // the entropy twice (reset.h, reset_policy_decide).
+    const bool redo = pending_ && !reset_state;
+    const float pending_entropy = pending_entropy_;
+    undo_pending();
     if (reset_state) rule::clear_state(state_);
     const int32_t new_w = policy.window;
     if (static_cast<size_t>(new_w) != ring_.size()) {
@@ -46,6 +52,7 @@ void SequenceSampler::set_policy(const Policy &policy, bool reset_state) {
         state_.window_next = keep == new_w ? 0 : keep;
     }
     policy_ = policy;
+    if (redo) decide_entropy(pending_entropy);
 }
 
 SequenceSampler::Carried SequenceSampler::carried() const {
@@ -92,13 +99,18 @@ SamplerSignals SequenceSampler::decide_with_stats(const float *logits, int32_t v
     const LogitStats stats = logit_stats(logits, vocab);
     *max_logit = stats.max;
     *argmax = stats.argmax;
+    return decide_entropy(stats.entropy);
+}
+
+SamplerSignals SequenceSampler::decide_entropy(float entropy) {
     undo_pending();
     saved_state_ = state_;
     saved_slot_ = ring_[static_cast<size_t>(state_.window_next)];
     pending_ = true;
+    pending_entropy_ = entropy;
 
     SamplerSignals signals;
-    signals.entropy = stats.entropy;
+    signals.entropy = entropy;
     // Step 1: the boundary test on the tokens accepted before this one.
     const bool in_nl_last = in_set(delimiters_.newline, last_token_);
     const bool in_dnl_last = in_set(delimiters_.double_newline, last_token_);
@@ -112,7 +124,7 @@ SamplerSignals SequenceSampler::decide_with_stats(const float *logits, int32_t v
     const int32_t w = static_cast<int32_t>(ring_.size());
     const bool gate = policy_.kind == RESET_POLICY_RESET;
     const rule::Decision d =
-        rule::decide(state_, ring_.data(), w, stats.entropy, gate, policy_.t_high, policy_.t_low, policy_.tau0);
+        rule::decide(state_, ring_.data(), w, entropy, gate, policy_.t_high, policy_.t_low, policy_.tau0);
     signals.global_mean = static_cast<float>(d.global_mean);
     float temperature = 0.0f;
     switch (policy_.kind) {
@@ -130,7 +142,7 @@ SamplerSignals SequenceSampler::decide_with_stats(const float *logits, int32_t v
     signals.temperature = rule::is_greedy(temperature) ? 0.0f : temperature;
 
     // Step 7.
-    rule::observe(state_, ring_.data(), w, stats.entropy);
+    rule::observe(state_, ring_.data(), w, entropy);
     return signals;
 }
 

@@ -91,6 +91,8 @@ private:
     bool in_set(const std::vector<int32_t> &set, int32_t token) const;
     void undo_pending();
     SamplerSignals decide_with_stats(const float *logits, int32_t vocab, float *max_logit, int32_t *argmax);
+    // Steps 1 and 3-7 for a token of entropy H_t, replacing a pending decision.
+    SamplerSignals decide_entropy(float entropy);
 
     DelimiterSets delimiters_;  // each sorted, for binary search
     Policy policy_;
@@ -101,6 +103,7 @@ private:
     int32_t prev_token_ = -1;
     // The state before the last decide(), while it is not yet accepted.
     bool pending_ = false;
+    float pending_entropy_ = 0.0f;  // its H_t, to make it again under a new policy
     rule::StepState saved_state_;
     float saved_slot_ = 0.0f;
     Candidates candidates_;     // scratch of the draw, reused across tokens

@@ -183,18 +183,26 @@ void StreamDecoder::reset() {
 
 struct reset_tokenizer {
     std::unique_ptr<reset::Tokenizer> tokenizer;
+    bool owned_by_model = false;  // a model's own (reset_model_tokenizer): only the model frees it
 };
 
 namespace reset {
 
-reset_tokenizer *make_tokenizer_handle(std::unique_ptr<Tokenizer> tokenizer) {
-    auto *handle = new reset_tokenizer{std::move(tokenizer)};
+reset_tokenizer *make_tokenizer_handle(std::unique_ptr<Tokenizer> tokenizer, bool owned_by_model) {
+    auto *handle = new reset_tokenizer{std::move(tokenizer), owned_by_model};
     HandleRegistry<reset_tokenizer>::instance().add(handle);
     return handle;
 }
 
 void destroy_tokenizer_handle(reset_tokenizer *handle) {
     if (handle && HandleRegistry<reset_tokenizer>::instance().remove(handle)) delete handle;
+}
+
+bool tokenizer_owned_by_model(reset_tokenizer *handle) {
+    bool owned = false;
+    HandleRegistry<reset_tokenizer>::instance().with_live(handle,
+                                                          [&](reset_tokenizer *live) { owned = live->owned_by_model; });
+    return owned;
 }
 
 const Tokenizer &tokenizer_of(const reset_tokenizer *handle) {

@@ -133,8 +133,11 @@ private:
 struct reset_tokenizer;
 
 namespace reset {
-reset_tokenizer *make_tokenizer_handle(std::unique_ptr<Tokenizer> tokenizer);
+// owned_by_model: the model's own tokenizer, which reset_tokenizer_free refuses to free.
+reset_tokenizer *make_tokenizer_handle(std::unique_ptr<Tokenizer> tokenizer, bool owned_by_model = false);
 void destroy_tokenizer_handle(reset_tokenizer *handle);
+// Whether a live handle is a model's own tokenizer.
+bool tokenizer_owned_by_model(reset_tokenizer *handle);
 // The tokenizer of a live handle; throws RESET_ERR_INVALID_ARGUMENT /
 // RESET_ERR_INVALID_HANDLE otherwise.
 const Tokenizer &tokenizer_of(const reset_tokenizer *handle);

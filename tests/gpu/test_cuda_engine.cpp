@@ -150,6 +150,7 @@ std::vector<int32_t> prompt(int vocab, int n, unsigned seed) {
 // the H100); more than half fails the test.  A run is counted once, in prefill_flipped(),
 // which every W4A4 comparison passes first.
 int g_flips = 0, g_near_ties = 0, g_w4a4_runs = 0;
+int g_ended_logits = 0;  // decode_both: sequences seen ending, whose CUDA logits were refused
 int g_window_runs = 0, g_window_wraps = 0;  // test_reset_window: runs, and runs whose ring wrapped
 int g_turn_runs = 0, g_turn_diverged = 0;    // test_second_turn: runs, and runs whose sequences diverged
 
@@ -211,6 +212,16 @@ Compared decode_both(reset_session *cpu, reset_session *gpu, int sequences, int 
             }
             const float ea = a[size_t(s)].entropy, eb = b[size_t(s)].entropy;
             if (std::fabs(ea - eb) > 1e-2f * std::max(1.0f, std::fabs(ea))) ++c.entropy_off;
+        }
+        // A sequence that drew its end-of-generation token: the CPU keeps the logits it was drawn
+        // from, the CUDA backend refuses (reset_session_logits).
+        for (int s = 0; s < sequences; ++s) {
+            if (a[size_t(s)].end_reason != RESET_END_EOS || b[size_t(s)].end_reason != RESET_END_EOS) continue;
+            std::vector<float> row(static_cast<size_t>(vocab));
+            EXPECT(reset_session_logits(cpu, s, row.data(), row.size()) == RESET_OK, "CPU logits of an ended sequence");
+            EXPECT(reset_session_logits(gpu, s, row.data(), row.size()) == RESET_ERR_STATE,
+                   "CUDA logits of an ended sequence were not refused");
+            ++g_ended_logits;
         }
         if (c.mismatches) break;  // sequences diverged; later logits are not comparable
         if (active_a == 0) break;
@@ -725,6 +736,9 @@ int main(int argc, char **argv) {
     // decode all 64 steps.
     if (g_window_runs > 0 && !std::getenv("RESET_GPU_TEST_QUICK"))
         EXPECT(g_window_wraps > 0, "no model decoded past its ReSET window of 40 in %d runs", g_window_runs);
+    if (!std::getenv("RESET_GPU_TEST_QUICK"))  // the random models draw end-of-generation ids (run 1)
+        EXPECT(g_ended_logits > 0, "no sequence ended in any comparison: the ended-logits rule went untested");
+    std::printf("test_cuda_engine: %d ended sequences' logits refused on the CUDA backend\n", g_ended_logits);
     if (g_turn_runs > 0)
         EXPECT(g_turn_diverged > 0, "no model's samples diverged before the second turn in %d runs", g_turn_runs);
     std::printf("test_cuda_engine: %d checks, %d failures\n", g_checks, g_failures);

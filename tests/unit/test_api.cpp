@@ -153,6 +153,98 @@ TEST_CASE("parallel samples share one prefill and draw independently") {
     CHECK_FALSE((tokens[0] == tokens[1] && tokens[1] == tokens[2] && tokens[2] == tokens[3]));
 }
 
+TEST_CASE("a sequence that has ended reports no token and no text on later steps") {
+    // The chat fixture (sentencepiece with byte fallback, EOS id 3 of 512) sampled near-uniformly,
+    // so sequences end at random and some end while a character's bytes are held back: the EOS
+    // step then flushes them as text.  Before session 24 every later step of that sequence
+    // reported that text again (with token -1).  Seed 1 ends all 8 sequences within the step
+    // bound, and at least one of them with text on its EOS step.
+    ModelGuard m{load(std::string(RESET_SOURCE_DIR) + "/tests/fixtures/chat-model")};
+    constexpr int kSequences = 8;
+    SessionGuard s{session_on(m.model, kSequences, 8192)};
+    reset_policy_params p;
+    reset_policy_params_init(&p);
+    p.kind = RESET_POLICY_FIXED;
+    p.temperature = 50.0f;
+    p.seed = 1;
+    REQUIRE(reset_set_policy(s.session, &p) == RESET_OK);
+    const int32_t prompt[] = {10, 11, 12};
+    REQUIRE(reset_prefill(s.session, prompt, 3) == RESET_OK);
+    std::vector<bool> ended(kSequences, false);
+    int ended_with_text = 0, finished_steps = 0;
+    for (int step = 0; step < 8000; ++step) {
+        reset_step steps[kSequences];
+        reset_step_init(steps, kSequences);
+        int32_t active = 0;
+        if (reset_decode_step(s.session, steps, kSequences, &active) != RESET_OK) break;
+        for (int k = 0; k < kSequences; ++k) {
+            const reset_step &r = steps[k];
+            if (ended[size_t(k)]) {
+                ++finished_steps;
+                CHECK(r.token == -1);
+                CHECK(r.end_reason == RESET_END_FINISHED);
+                CHECK(r.text_len == 0);
+            } else if (r.end_reason == RESET_END_EOS) {
+                ended[size_t(k)] = true;
+                ended_with_text += r.text_len > 0;
+            }
+        }
+        if (active == 0) break;
+    }
+    CHECK(std::count(ended.begin(), ended.end(), true) == kSequences);
+    CHECK(ended_with_text > 0);  // otherwise the checks above test nothing
+    CHECK(finished_steps > 0);
+}
+
+TEST_CASE("reset_tokenizer_free refuses a model's own tokenizer, which stays usable") {
+    ModelGuard m{load(std::string(RESET_SOURCE_DIR) + "/tests/fixtures/chat-model")};
+    const reset_tokenizer *own = reset_model_tokenizer(m.model);
+    REQUIRE(own != nullptr);
+    reset_tokenizer_free(const_cast<reset_tokenizer *>(own));
+    CHECK(last_error().find("belongs to its model") != std::string::npos);
+    int32_t ids[16];
+    size_t n = 0;
+    CHECK(reset_tokenize(own, "hello", 5, 0, ids, 16, &n) == RESET_OK);  // still live
+    SessionGuard s{session_on(m.model)};
+    REQUIRE(reset_prefill(s.session, ids, n) == RESET_OK);
+    reset_step step;
+    reset_step_init(&step, 1);
+    CHECK(reset_decode_step(s.session, &step, 1, nullptr) == RESET_OK);  // decodes text with it
+}
+
+TEST_CASE("NaN logits from the model are a backend failure, not the caller's invalid argument") {
+    // lm_head row 5 all NaN: every decode step's logits hold a NaN.  Before session 24 the CPU
+    // backend answered RESET_ERR_INVALID_ARGUMENT, as if the caller had passed the logits; the
+    // CUDA backend answers RESET_ERR_BACKEND.
+    TinyShape shape;
+    std::vector<RawTensor> tensors = tiny_tensors(shape, 9);
+    for (RawTensor &t : tensors) {
+        if (t.name != "lm_head.weight") continue;
+        for (int64_t i = 5 * shape.hidden; i < 6 * shape.hidden; ++i) {
+            t.bytes[size_t(2 * i)] = char(0xC0);  // BF16 0x7FC0: a quiet NaN
+            t.bytes[size_t(2 * i + 1)] = char(0x7F);
+        }
+    }
+    const std::string dir = temp_directory("nan-logits");
+    write_file(dir + "/config.json", tiny_config_json(shape));
+    write_file(dir + "/model.safetensors", safetensors_bytes(tensors));
+    reset_model_options options;
+    reset_model_options_init(&options);
+    options.weights = RESET_WEIGHTS_BF16;
+    options.backend = RESET_BACKEND_CPU;
+    reset_model *model = nullptr;
+    REQUIRE(reset_model_load(dir.c_str(), &options, &model) == RESET_OK);
+    ModelGuard m{model};
+    SessionGuard s{session_on(m.model)};
+    const int32_t ids[] = {2, 3};
+    REQUIRE(reset_prefill(s.session, ids, 2) == RESET_OK);
+    reset_step step;
+    reset_step_init(&step, 1);
+    CHECK(reset_decode_step(s.session, &step, 1, nullptr) == RESET_ERR_BACKEND);
+    CHECK(last_error().find("the model produced unusable logits for sequence 0") != std::string::npos);
+    CHECK(reset_session_length(s.session, 0) == 2);  // unchanged
+}
+
 TEST_CASE("NULL and freed handles are refused with precise statuses") {
     TinyShape shape;
     const std::string dir = write_tiny_model(shape, 5, "handles");
@@ -455,6 +547,50 @@ TEST_CASE("cancel from another thread stops a prefill and keeps the session as i
     // The cancel was consumed: the next call runs.
     const int32_t small[] = {2, 3};
     CHECK(reset_prefill(s.session, small, 2) == RESET_OK);
+}
+
+TEST_CASE("a cancel request no call consumed is dropped by reset_session_reset") {
+    TinyShape shape;
+    ModelGuard m{load(write_tiny_model(shape, 4, "cancel-reset"))};
+    SessionGuard s{session_on(m.model)};
+    const int32_t ids[] = {2, 3};
+    REQUIRE(reset_session_cancel(s.session) == RESET_OK);
+    REQUIRE(reset_session_reset(s.session) == RESET_OK);
+    CHECK(reset_prefill(s.session, ids, 2) == RESET_OK);  // was RESET_ERR_CANCELLED before session 24
+    // Without a reset, the request waits for the next call, as reset.h says.
+    REQUIRE(reset_session_cancel(s.session) == RESET_OK);
+    CHECK(reset_prefill(s.session, ids, 2) == RESET_ERR_CANCELLED);
+    CHECK(reset_prefill(s.session, ids, 2) == RESET_OK);
+}
+
+TEST_CASE("reset_session_cancel racing reset_session_free never touches a freed session") {
+    // Under AddressSanitizer (scripts/test.sh) a cancel that reached a freed session would be a
+    // heap-use-after-free report.  Each round frees the session while another thread calls
+    // reset_session_cancel on it in a loop: every call must return RESET_OK (before the free) or
+    // RESET_ERR_INVALID_HANDLE (after it).  (A new session may reuse the address; reset.h says
+    // such a handle cannot be told apart, and nothing here uses the new one.)
+    TinyShape shape;
+    ModelGuard m{load(write_tiny_model(shape, 4, "cancel-free"))};
+    int ok = 0, refused = 0, other = 0;
+    for (int round = 0; round < 200; ++round) {
+        reset_session *s = session_on(m.model);
+        std::atomic<bool> started{false}, stop{false};
+        std::thread canceller([&] {
+            do {
+                const reset_status status = reset_session_cancel(s);
+                (status == RESET_OK ? ok : status == RESET_ERR_INVALID_HANDLE ? refused : other) += 1;
+                started = true;  // after a first call, which therefore precedes the free
+            } while (!stop.load());
+        });
+        while (!started.load()) std::this_thread::yield();
+        reset_session_free(s);
+        for (int spin = 0; spin < 100; ++spin) std::this_thread::yield();
+        stop = true;
+        canceller.join();
+    }
+    CHECK(other == 0);
+    CHECK(ok > 0);
+    CHECK(refused > 0);
 }
 
 TEST_CASE("the load progress callback sees every layer, and can cancel the load") {

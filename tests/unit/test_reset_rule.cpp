@@ -294,6 +294,48 @@ TEST_CASE("sampler: deciding twice before accept counts H_t once") {
     CHECK(a.state().total_sum == b.state().total_sum);
 }
 
+TEST_CASE("sampler: a policy change between two decisions for one token still counts H_t once") {
+    // a: decide, change the policy (same window, then a new one), decide again, accept.
+    // b: the policy changes first, then one decision.  Both must end in the same state; before
+    // session 24 the change committed a's first decision, so its entropy was counted twice and a
+    // delimiter token began two steps.
+    for (int32_t new_window : {4, 2, 7}) {
+        SequenceSampler a(DelimiterSets{{}, {20}}), b(DelimiterSets{{}, {20}});
+        a.set_policy(reset_policy_of(4, 0.2f, 0.5f), true);
+        b.set_policy(reset_policy_of(4, 0.2f, 0.5f), true);
+        for (int k : {2, 4, 8}) {
+            a.decide(uniform_logits(k).data(), 16);
+            b.decide(uniform_logits(k).data(), 16);
+            a.accept(20);
+            b.accept(20);
+        }
+        a.decide(uniform_logits(3).data(), 16);  // replaced below
+        a.set_policy(reset_policy_of(new_window, 0.2f, 0.5f), false);
+        b.set_policy(reset_policy_of(new_window, 0.2f, 0.5f), false);
+        const SamplerSignals sa = a.decide(uniform_logits(5).data(), 16);
+        const SamplerSignals sb = b.decide(uniform_logits(5).data(), 16);
+        CHECK(sa.step_index == sb.step_index);
+        CHECK(sa.step_entropy == sb.step_entropy);
+        CHECK(sa.global_mean == sb.global_mean);
+        a.accept(1);
+        b.accept(1);
+        CHECK(a.state().total_count == 4);
+        CHECK(a.state().total_sum == b.state().total_sum);
+        CHECK(a.state().step_index == b.state().step_index);
+        CHECK(a.state().window_count == b.state().window_count);
+        // A decision the policy change kept pending stays counted when it is accepted directly.
+        a.decide(uniform_logits(6).data(), 16);
+        b.decide(uniform_logits(6).data(), 16);
+        a.set_policy(reset_policy_of(3, 0.2f, 0.5f), false);
+        b.set_policy(reset_policy_of(3, 0.2f, 0.5f), false);
+        a.accept(1);
+        b.accept(1);
+        CHECK(a.state().total_count == 5);
+        CHECK(a.state().total_sum == b.state().total_sum);
+        CHECK(a.state().window_count == b.state().window_count);
+    }
+}
+
 TEST_CASE("sampler: a policy change keeps the step state unless asked to reset it") {
     SequenceSampler s(DelimiterSets{{}, {20}});
     s.set_policy(reset_policy_of(4, 0.2f, 0.5f), true);
