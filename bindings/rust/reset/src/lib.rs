@@ -593,7 +593,7 @@ impl Iterator for Generate<'_, '_> {
 
 /// Cancels a session from another thread.  reset.h: "only
 /// reset_session_cancel may be called on it from any other thread", and it
-/// never blocks; this type exposes nothing else, so it is Send + Sync.  It
+/// never waits for the work it cancels; this type exposes nothing else, so it is Send + Sync.  It
 /// shares ownership of the C session, so it stays valid whatever is dropped first.
 #[derive(Clone)]
 pub struct Canceller {
