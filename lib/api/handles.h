@@ -51,13 +51,24 @@ private:
     std::unordered_set<const T *> live_;
 };
 
+[[noreturn]] inline void fail_not_live(const char *what) {
+    fail(RESET_ERR_INVALID_HANDLE, what, " is not a live handle (already freed, or not made by libreset)");
+}
+
 // The handle itself, or an exception naming what is wrong with it.
 template <typename T>
 T *checked_handle(T *handle, const char *what) {
     if (!handle) fail(RESET_ERR_INVALID_ARGUMENT, what, " is NULL");
-    if (!HandleRegistry<std::remove_const_t<T>>::instance().contains(handle))
-        fail(RESET_ERR_INVALID_HANDLE, what, " is not a live handle (already freed, or not made by libreset)");
+    if (!HandleRegistry<std::remove_const_t<T>>::instance().contains(handle)) fail_not_live(what);
     return handle;
+}
+
+// fn(handle) under the registry's lock, so that a free on another thread cannot
+// come between the check and fn; the same errors as checked_handle otherwise.
+template <typename T, typename Fn>
+void with_checked_handle(T *handle, const char *what, Fn &&fn) {
+    if (!handle) fail(RESET_ERR_INVALID_ARGUMENT, what, " is NULL");
+    if (!HandleRegistry<T>::instance().with_live(handle, fn)) fail_not_live(what);
 }
 
 // Read a caller's option struct of possibly older (smaller) layout: start from

@@ -83,10 +83,7 @@ reset_status reset_session_cancel(reset_session *session) {
     // An atomic store inside the registry's lock: a reset_session_free racing
     // with this call on another thread cannot free the session in between.
     return api_call([&] {
-        if (!session) fail(RESET_ERR_INVALID_ARGUMENT, "session is NULL");
-        if (!HandleRegistry<reset_session>::instance().with_live(
-                session, [](reset_session *live) { live->session->request_cancel(); }))
-            fail(RESET_ERR_INVALID_HANDLE, "session is not a live handle (already freed, or not made by libreset)");
+        with_checked_handle(session, "session", [](reset_session *live) { live->session->request_cancel(); });
     });
 }
 

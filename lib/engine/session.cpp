@@ -186,6 +186,23 @@ void Session::prefill_cpu(const int32_t *ids, size_t n_ids, size_t computed) {
         }
 }
 
+// Run device work after which the device may be ahead of the host: if anything
+// throws (a device error, or a host allocation after the device ran), the
+// caller restores the host's state, which then no longer matches the device's,
+// so the session refuses work until a reset.
+template <typename Work>
+void Session::breaking_on_failure(Work &&work) {
+    try {
+        work();
+    } catch (const std::exception &e) {
+        broken_ = e.what();
+        throw;
+    } catch (...) {
+        broken_ = "an unknown exception during device work";
+        throw;
+    }
+}
+
 void Session::prefill_device(const int32_t *ids, size_t n_ids, size_t computed) {
     // In chunks of kDevicePrefillTokens tokens, with cancellation checked
     // before each.  Every sequence's last chunk, which alone computes logits,
@@ -200,22 +217,15 @@ void Session::prefill_device(const int32_t *ids, size_t n_ids, size_t computed) 
             device_->prefill(int32_t(s), ids + done, int32_t(kChunk), sequences_[s].length + int32_t(done), false);
         }
     throw_if_cancelled();
-    try {
+    // From here the device replaces current logits.
+    breaking_on_failure([&] {
         for (size_t s = 0; s < computed; ++s)
             device_->prefill(int32_t(s), ids + last_chunk, int32_t(n_ids - last_chunk),
                              sequences_[s].length + int32_t(last_chunk), true);
         if (computed == 1)
             for (size_t s = 1; s < sequences_.size(); ++s)
                 device_->copy_sequence(0, int32_t(s), sequences_[0].length + int32_t(n_ids));
-    } catch (const std::exception &e) {
-        // The device may have replaced current logits: its state no longer
-        // matches the host's, so the session refuses work until a reset.
-        broken_ = e.what();
-        throw;
-    } catch (...) {
-        broken_ = "an unknown exception while prefilling on the device";
-        throw;
-    }
+    });
 }
 
 void Session::copy_logits(int32_t sequence, float *out, size_t capacity) const {
@@ -269,6 +279,9 @@ int32_t Session::decode_step(reset_step *steps, size_t capacity) {
     throw_if_broken();
     const Snapshot saved = snapshot();
     std::vector<reset_step> results(sequences_.size());
+    // A step's text is that step's only: a sequence that has ended, or whose
+    // token has no complete character yet, reports none.
+    for (auto &sequence : sequences_) sequence.text.clear();
     try {
         throw_if_cancelled();
         if (device_) sample_and_forward_device(results);
@@ -292,16 +305,14 @@ int32_t Session::decode_step(reset_step *steps, size_t capacity) {
 }
 
 // Start sequence s's result of a step; for a sequence that has ended, fill it
-// (no token, no text: not the last token's again) and return false.
-bool Session::start_result(size_t s, reset_step &r) {
+// (no token) and return false.
+bool Session::start_result(size_t s, reset_step &r) const {
     r.struct_size = sizeof(reset_step);
     r.sequence = int32_t(s);
-    Sequence &sequence = sequences_[s];
-    if (!sequence.ended) return true;
+    if (!sequences_[s].ended) return true;
     r.token = -1;
     r.end_of_generation = 1;
     r.end_reason = RESET_END_FINISHED;
-    sequence.text.clear();
     return false;
 }
 
@@ -379,7 +390,7 @@ void Session::sample_and_forward_device(std::vector<reset_step> &results) {
     std::vector<DeviceStepResult> device_results;
     int32_t first_token = -1;
     bool all_same = true;
-    try {
+    breaking_on_failure([&] {
         device_->step(samplers, active, positions, device_results);
         for (size_t s = 0; s < n; ++s) {
             Sequence &sequence = sequences_[s];
@@ -401,17 +412,7 @@ void Session::sample_and_forward_device(std::vector<reset_step> &results) {
             }
             sequence.length += 1;
         }
-    } catch (const std::exception &e) {
-        // The device may have run part of the step, or all of it while the
-        // host failed to take its results (a host allocation): its state no
-        // longer matches the host's, which the caller restores, so the session
-        // refuses work until a reset.
-        broken_ = e.what();
-        throw;
-    } catch (...) {
-        broken_ = "an unknown exception during a device step";
-        throw;
-    }
+    });
     if (!all_same) lockstep_ = false;
 }
 

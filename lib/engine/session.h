@@ -74,10 +74,12 @@ private:
     bool is_eos(int32_t token) const;
     // The arithmetic of one step / prefill on each backend.
     void prefill_cpu(const int32_t *ids, size_t n_ids, size_t computed);
+    template <typename Work>
+    void breaking_on_failure(Work &&work);
     void prefill_device(const int32_t *ids, size_t n_ids, size_t computed);
     void sample_and_forward_cpu(std::vector<reset_step> &results);
     void sample_and_forward_device(std::vector<reset_step> &results);
-    bool start_result(size_t s, reset_step &r);
+    bool start_result(size_t s, reset_step &r) const;
     void finish_token(size_t s, int32_t token, const SamplerSignals &signals, reset_step &r);
 
     std::shared_ptr<LoadedModel> model_;

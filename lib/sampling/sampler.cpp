@@ -32,7 +32,8 @@ void SequenceSampler::set_policy(const Policy &policy, bool reset_state) {
     // deciding again before accepting still replaces it rather than counting
     // the entropy twice (reset.h, reset_policy_decide).
     const bool redo = pending_ && !reset_state;
-    const float pending_entropy = pending_entropy_;
+    // observe() wrote the pending H_t into the slot undo_pending() restores.
+    const float pending_entropy = pending_ ? ring_[static_cast<size_t>(saved_state_.window_next)] : 0.0f;
     undo_pending();
     if (reset_state) rule::clear_state(state_);
     const int32_t new_w = policy.window;
@@ -107,7 +108,6 @@ SamplerSignals SequenceSampler::decide_entropy(float entropy) {
     saved_state_ = state_;
     saved_slot_ = ring_[static_cast<size_t>(state_.window_next)];
     pending_ = true;
-    pending_entropy_ = entropy;
 
     SamplerSignals signals;
     signals.entropy = entropy;

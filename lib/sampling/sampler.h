@@ -103,7 +103,6 @@ private:
     int32_t prev_token_ = -1;
     // The state before the last decide(), while it is not yet accepted.
     bool pending_ = false;
-    float pending_entropy_ = 0.0f;  // its H_t, to make it again under a new policy
     rule::StepState saved_state_;
     float saved_slot_ = 0.0f;
     Candidates candidates_;     // scratch of the draw, reused across tokens

@@ -93,6 +93,29 @@ reset_model *load(const std::string &dir, reset_weights weights, reset_backend b
     return m;
 }
 
+reset_model_info info_of(reset_model *m) {
+    reset_model_info info;
+    reset_model_info_init(&info);
+    ok(reset_model_get_info(m, &info), "reset_model_get_info");
+    return info;
+}
+
+// The same checkpoint loaded on both engines, freed at scope exit; `info` is the CUDA model's.
+struct EnginePair {
+    reset_model *cpu, *gpu;
+    reset_model_info info;
+    EnginePair(const std::string &dir, reset_weights weights, bool quantize_lm_head = false)
+        : cpu(load(dir, weights, RESET_BACKEND_CPU, quantize_lm_head)),
+          gpu(load(dir, weights, RESET_BACKEND_CUDA, quantize_lm_head)),
+          info(info_of(gpu)) {}
+    EnginePair(const EnginePair &) = delete;
+    EnginePair &operator=(const EnginePair &) = delete;
+    ~EnginePair() {
+        reset_model_free(cpu);
+        reset_model_free(gpu);
+    }
+};
+
 reset_session *session(reset_model *m, int sequences, int context, reset_kv_cache kv = RESET_KV_CACHE_BF16,
                         int eager = 0, int prefill_gemm_tokens = 0, int programmatic_launch = 0) {
     reset_session_options o;
@@ -288,11 +311,9 @@ void test_model(const std::string &dir) {
             }
             reset_model_free(probe);
         }
-        reset_model *cpu_model = load(dir, w, RESET_BACKEND_CPU);
-        reset_model *gpu_model = load(dir, w, RESET_BACKEND_CUDA);
-        reset_model_info info;
-        reset_model_info_init(&info);
-        ok(reset_model_get_info(gpu_model, &info), "info");
+        const EnginePair models(dir, w);
+        reset_model *cpu_model = models.cpu, *gpu_model = models.gpu;
+        const reset_model_info &info = models.info;
         EXPECT(info.backend == RESET_BACKEND_CUDA, "backend %d", int(info.backend));
         EXPECT(info.device_bytes > 0, "device_bytes %llu", (unsigned long long)info.device_bytes);
         const int vocab = info.vocab_size;
@@ -480,8 +501,6 @@ void test_model(const std::string &dir) {
             EXPECT(reset_session_create(gpu_model, &o, &none) == RESET_ERR_UNSUPPORTED && none == nullptr,
                    "a CUDA session with an FP32 KV cache was not refused");
         }
-        reset_model_free(cpu_model);
-        reset_model_free(gpu_model);
         if (w == RESET_WEIGHTS_BF16 && std::getenv("RESET_GPU_TEST_QUICK")) break;
     }
 }
@@ -494,13 +513,9 @@ void test_model(const std::string &dir) {
 // it matches the CPU engine over more tokens than the window holds, so the ring wraps.
 void test_reset_window(const std::string &dir) {
     constexpr int kSequences = 4, kWindow = 40, kSteps = 64;  // ring capacity 64: round_up(40, 32)
-    reset_model *cpu_model = load(dir, RESET_WEIGHTS_NVFP4_W4A16, RESET_BACKEND_CPU);
-    reset_model *gpu_model = load(dir, RESET_WEIGHTS_NVFP4_W4A16, RESET_BACKEND_CUDA);
-    reset_model_info info;
-    reset_model_info_init(&info);
-    ok(reset_model_get_info(gpu_model, &info), "info");
-    const int vocab = info.vocab_size;
-    reset_session *a = session(cpu_model, kSequences, 512), *b = session(gpu_model, kSequences, 512);
+    const EnginePair models(dir, RESET_WEIGHTS_NVFP4_W4A16);
+    const int vocab = models.info.vocab_size;
+    reset_session *a = session(models.cpu, kSequences, 512), *b = session(models.gpu, kSequences, 512);
     const uint64_t created = reset_session_device_bytes(b);
     set_policy(a, RESET_POLICY_RESET, kWindow);
     set_policy(b, RESET_POLICY_RESET, kWindow);
@@ -528,8 +543,6 @@ void test_reset_window(const std::string &dir) {
     ++g_window_runs;
     reset_session_free(a);
     reset_session_free(b);
-    reset_model_free(cpu_model);
-    reset_model_free(gpu_model);
 }
 
 // A prefill cancelled between its chunks (256 prompt tokens each) leaves the session as it was,
@@ -543,9 +556,7 @@ void test_reset_window(const std::string &dir) {
 // overwritten).  Models whose maximum context is under 4,096 are skipped.
 void test_cancelled_prefill(const std::string &dir) {
     reset_model *m = load(dir, RESET_WEIGHTS_NVFP4_W4A16, RESET_BACKEND_CUDA);
-    reset_model_info info;
-    reset_model_info_init(&info);
-    ok(reset_model_get_info(m, &info), "info");
+    const reset_model_info info = info_of(m);
     constexpr int kContext = 4096, kTurn = 37, kLong = 3000;
     if (info.max_position_embeddings < kContext) {
         std::printf("%-40s cancelled prefill: skipped (maximum context %d)\n", dir.c_str(),
@@ -614,14 +625,10 @@ void test_cancelled_prefill(const std::string &dir) {
 // tokens differ (both engines drawing the same tokens), then 300 more prompt ids, then 8 steps.
 void test_second_turn(const std::string &dir) {
     constexpr int kSequences = 2, kSampled = 16, kTurn = 300;
-    reset_model *cpu_model = load(dir, RESET_WEIGHTS_NVFP4_W4A16, RESET_BACKEND_CPU);
-    reset_model *gpu_model = load(dir, RESET_WEIGHTS_NVFP4_W4A16, RESET_BACKEND_CUDA);
-    reset_model_info info;
-    reset_model_info_init(&info);
-    ok(reset_model_get_info(gpu_model, &info), "info");
-    const int vocab = info.vocab_size;
+    const EnginePair models(dir, RESET_WEIGHTS_NVFP4_W4A16);
+    const int vocab = models.info.vocab_size;
     constexpr double kBound = 5e-3;  // the NVFP4 bound, as everywhere in this test
-    reset_session *a = session(cpu_model, kSequences, 512), *b = session(gpu_model, kSequences, 512);
+    reset_session *a = session(models.cpu, kSequences, 512), *b = session(models.gpu, kSequences, 512);
     set_policy(a, RESET_POLICY_FIXED);
     set_policy(b, RESET_POLICY_FIXED);
     const std::vector<int32_t> ids = prompt(vocab, 37, 41u), turn = prompt(vocab, kTurn, 43u);
@@ -656,8 +663,6 @@ void test_second_turn(const std::string &dir) {
     }
     reset_session_free(a);
     reset_session_free(b);
-    reset_model_free(cpu_model);
-    reset_model_free(gpu_model);
 }
 
 void test_nvfp4_lm_head(const std::string &dir) {
@@ -665,14 +670,10 @@ void test_nvfp4_lm_head(const std::string &dir) {
     for (reset_weights w : {RESET_WEIGHTS_NVFP4_W4A16, RESET_WEIGHTS_NVFP4_W4A4}) {
         // The quick set (under compute-sanitizer) runs the NVFP4 lm_head GEMV once, in W4A16.
         if (w == RESET_WEIGHTS_NVFP4_W4A4 && std::getenv("RESET_GPU_TEST_QUICK")) break;
-        reset_model *cpu_model = load(dir, w, RESET_BACKEND_CPU, true);
-        reset_model *gpu_model = load(dir, w, RESET_BACKEND_CUDA, true);
+        const EnginePair models(dir, w, /*quantize_lm_head=*/true);
+        const reset_model_info &info = models.info;
         reset_model *gpu_bf16_head = load(dir, w, RESET_BACKEND_CUDA);
-        reset_model_info info, bf16_head;
-        reset_model_info_init(&info);
-        reset_model_info_init(&bf16_head);
-        ok(reset_model_get_info(gpu_model, &info), "info");
-        ok(reset_model_get_info(gpu_bf16_head, &bf16_head), "info");
+        const reset_model_info bf16_head = info_of(gpu_bf16_head);
         reset_model_free(gpu_bf16_head);
         EXPECT(info.lm_head_nvfp4 == 1 && bf16_head.lm_head_nvfp4 == 0, "%s %s: lm_head_nvfp4 %d / %d", dir.c_str(),
                names[w], info.lm_head_nvfp4, bf16_head.lm_head_nvfp4);
@@ -688,7 +689,7 @@ void test_nvfp4_lm_head(const std::string &dir) {
         const int vocab = info.vocab_size;
         const bool w4a4 = w == RESET_WEIGHTS_NVFP4_W4A4;
         const std::vector<int32_t> ids = prompt(vocab, 37, 17u + unsigned(w));
-        reset_session *a = session(cpu_model, 1, 512), *b = session(gpu_model, 1, 512);
+        reset_session *a = session(models.cpu, 1, 512), *b = session(models.gpu, 1, 512);
         const auto [prefill, flipped, c] =
             prefill_and_decode(a, b, RESET_POLICY_GREEDY, ids, 1, vocab, 64, 5e-3, w4a4);
         EXPECT(prefill <= 5e-3 || flipped, "%s %s NVFP4 lm_head: prefill logits rel L2 %.3g", dir.c_str(), names[w],
@@ -701,8 +702,6 @@ void test_nvfp4_lm_head(const std::string &dir) {
                     dir.c_str(), names[w], prefill, flipped ? " (W4A4 code flip)" : "", c.tokens, c.worst, saved / 1e6);
         reset_session_free(a);
         reset_session_free(b);
-        reset_model_free(cpu_model);
-        reset_model_free(gpu_model);
     }
 }
 

@@ -225,9 +225,7 @@ TEST_CASE("NaN logits from the model are a backend failure, not the caller's inv
             t.bytes[size_t(2 * i + 1)] = char(0x7F);
         }
     }
-    const std::string dir = temp_directory("nan-logits");
-    write_file(dir + "/config.json", tiny_config_json(shape));
-    write_file(dir + "/model.safetensors", safetensors_bytes(tensors));
+    const std::string dir = write_model(shape, tensors, "nan-logits");
     reset_model_options options;
     reset_model_options_init(&options);
     options.weights = RESET_WEIGHTS_BF16;

@@ -130,12 +130,17 @@ inline std::vector<RawTensor> tiny_tensors(const TinyShape &s, uint32_t seed) {
     return t;
 }
 
-// Write a complete tiny model directory and return its path.
-inline std::string write_tiny_model(const TinyShape &shape, uint32_t seed, const std::string &tag) {
+// Write a model directory of this shape holding `tensors` and return its path.
+inline std::string write_model(const TinyShape &shape, const std::vector<RawTensor> &tensors, const std::string &tag) {
     const std::string dir = temp_directory(tag);
     write_file(dir + "/config.json", tiny_config_json(shape));
-    write_file(dir + "/model.safetensors", safetensors_bytes(tiny_tensors(shape, seed)));
+    write_file(dir + "/model.safetensors", safetensors_bytes(tensors));
     return dir;
+}
+
+// Write a complete tiny model directory and return its path.
+inline std::string write_tiny_model(const TinyShape &shape, uint32_t seed, const std::string &tag) {
+    return write_model(shape, tiny_tensors(shape, seed), tag);
 }
 
 }  // namespace test_support
