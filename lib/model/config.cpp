@@ -17,7 +17,7 @@ namespace {
 json parse_json(const std::string &text, const std::string &where) {
     try {
         return json::parse(text);
-    } catch (const json::parse_error &e) {
+    } catch (const json::exception &e) {  // parse_error, or out_of_range for a number past double's range ("1e506")
         fail(RESET_ERR_FORMAT, where, " is not valid JSON: ", e.what());
     }
 }
@@ -57,12 +57,18 @@ bool optional_bool(const json &config, const char *key, bool fallback, const std
 std::vector<int32_t> token_id_list(const json &value, const std::string &where) {
     std::vector<int32_t> ids;
     if (value.is_null()) return ids;
+    // Read as 64 bits and range-checked here: get<int32_t> would wrap 2^32 + 5 to 5.
+    auto id_of = [&](const json &item) {
+        const int64_t id = item.get<int64_t>();
+        if (id < 0 || id > INT32_MAX) fail(RESET_ERR_FORMAT, where, ": eos_token_id ", id, " is not a token id");
+        return static_cast<int32_t>(id);
+    };
     if (value.is_number_integer()) {
-        ids.push_back(value.get<int32_t>());
+        ids.push_back(id_of(value));
     } else if (value.is_array()) {
         for (const auto &item : value) {
             if (!item.is_number_integer()) fail(RESET_ERR_FORMAT, where, ": eos_token_id holds a non-integer");
-            ids.push_back(item.get<int32_t>());
+            ids.push_back(id_of(item));
         }
     } else {
         fail(RESET_ERR_FORMAT, where, ": eos_token_id is neither an integer nor a list");

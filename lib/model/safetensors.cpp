@@ -128,7 +128,7 @@ void TensorStore::add_file(const std::string &path) {
     json header;
     try {
         header = json::parse(bytes + 8, bytes + 8 + header_len);
-    } catch (const json::parse_error &e) {
+    } catch (const json::exception &e) {  // parse_error, or out_of_range for a number past double's range ("1e506")
         fail(RESET_ERR_FORMAT, "'", path, "': header is not valid JSON: ", e.what());
     }
     if (!header.is_object()) fail(RESET_ERR_FORMAT, "'", path, "': header is not a JSON object");
@@ -210,7 +210,7 @@ TensorStore TensorStore::open_directory(const std::string &directory) {
         json index;
         try {
             index = json::parse(read_text_file(index_path));
-        } catch (const json::parse_error &e) {
+        } catch (const json::exception &e) {  // parse_error, or out_of_range for a number past double's range ("1e506")
             fail(RESET_ERR_FORMAT, "'", index_path, "' is not valid JSON: ", e.what());
         }
         auto map = index.find("weight_map");

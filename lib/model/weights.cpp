@@ -152,7 +152,7 @@ ModelOptConfig read_modelopt_config(const std::string &directory) {
         json root;
         try {
             root = json::parse(read_text_file(hf_quant));
-        } catch (const json::parse_error &e) {
+        } catch (const json::exception &e) {  // parse_error, or out_of_range for a number past double's range ("1e506")
             fail(RESET_ERR_FORMAT, "'", hf_quant, "' is not valid JSON: ", e.what());
         }
         auto q = root.find("quantization");
@@ -168,7 +168,7 @@ ModelOptConfig read_modelopt_config(const std::string &directory) {
     json config;
     try {
         config = json::parse(read_text_file(config_path));
-    } catch (const json::parse_error &) {
+    } catch (const json::exception &) {
         return out;  // already reported by the config reader
     }
     auto q = config.find("quantization_config");
@@ -375,6 +375,10 @@ ModelWeights load_weights(const ModelConfig &config, const TensorStore &store, c
     w.from_modelopt = modelopt.present;
     w.embed = bf16_matrix(store.get("model.embed_tokens.weight"), vocab, hidden);
     w.final_norm = vector_tensor(store, "model.norm.weight", hidden);
+    // The last layer first: a config claiming more layers than the checkpoint holds is RESET_ERR_SHAPE
+    // naming the missing tensor, not an allocation of num_hidden_layers entries that fails ("out of host
+    // memory" for num_hidden_layers = 2^30 before session 25).
+    store.get("model.layers." + std::to_string(config.n_layers - 1) + ".input_layernorm.weight");
     w.layers.resize(static_cast<size_t>(config.n_layers));
     for (int32_t i = 0; i < config.n_layers; ++i) {
         // Layers are the unit of work (quantizing one is the slow part of a load).

@@ -163,7 +163,7 @@ protected:
     void encode_text(std::string_view utf8, bool special_tokens_as_control, std::vector<int32_t> &out) const override;
 
 private:
-    void read_model(const Value &model, const std::string &name, int32_t min_size);
+    void read_model(const Value &model, const std::string &name, int32_t min_size, size_t added_count);
     void read_normalizer(const Value *normalizer, const std::string &name);
     void read_pre_tokenizer(const Value *pre, const std::string &name);
     void encode_normalized(std::string_view text, bool control, std::vector<int32_t> &out) const;
@@ -219,6 +219,12 @@ bool flag(const Value &object, std::string_view key, bool fallback) {
     return v && v->type == Value::Type::boolean ? v->boolean : fallback;
 }
 
+// A token id as tokenizer.json writes it: an integer in [0, kMaxTokenId] (not 5.5, not 1e9).
+bool valid_token_id(const Value &v) {
+    return v.type == Value::Type::number && v.number >= 0 && v.number <= kMaxTokenId &&
+           v.number == static_cast<double>(static_cast<int32_t>(v.number));
+}
+
 HfBpeTokenizer::HfBpeTokenizer(const Value &root, const std::string &name, const TokenizerConfig &config) {
     if (!root.is_object()) fail(RESET_ERR_FORMAT, name, ": not a JSON object");
     read_normalizer(root.find("normalizer"), name);
@@ -229,9 +235,9 @@ HfBpeTokenizer::HfBpeTokenizer(const Value &root, const std::string &name, const
         for (const Value &item : list->items) {
             const Value *id = item.find("id");
             const Value *content = item.find("content");
-            if (!id || id->type != Value::Type::number || !content || !content->is_string() || id->number < 0 ||
-                id->number > 1e8)
-                fail(RESET_ERR_FORMAT, name, ": an added token without a valid id and content");
+            if (!id || !valid_token_id(*id) || !content || !content->is_string())
+                fail(RESET_ERR_FORMAT, name, ": an added token without a valid id (0..", kMaxTokenId,
+                     ") and content");
             AddedToken token;
             token.id = static_cast<int32_t>(id->number);
             token.content = std::string(content->text);
@@ -252,7 +258,7 @@ HfBpeTokenizer::HfBpeTokenizer(const Value &root, const std::string &name, const
     // these strings, so the vector must never reallocate afterwards.
     int32_t added_size = 0;
     for (const AddedToken &t : added) added_size = std::max(added_size, t.id + 1);
-    read_model(member(root, "model", name), name, added_size);
+    read_model(member(root, "model", name), name, added_size, added.size());
     special_.assign(token_bytes_.size(), 0);
     std::vector<AddedToken> raw, normalized;
     for (const AddedToken &t : added) {
@@ -272,7 +278,7 @@ HfBpeTokenizer::HfBpeTokenizer(const Value &root, const std::string &name, const
     apply_config(config);
 }
 
-void HfBpeTokenizer::read_model(const Value &model, const std::string &name, int32_t min_size) {
+void HfBpeTokenizer::read_model(const Value &model, const std::string &name, int32_t min_size, size_t added_count) {
     const Value *type = model.find("type");
     if (!type || type->text != "BPE")
         unsupported(name, "model type '" + std::string(type ? type->text : "(none)") + "' is not BPE");
@@ -289,10 +295,15 @@ void HfBpeTokenizer::read_model(const Value &model, const std::string &name, int
     if (!vocab.is_object()) fail(RESET_ERR_FORMAT, name, ": model.vocab is not an object");
     int32_t size = min_size;
     for (const auto &entry : vocab.members) {
-        if (entry.second.type != Value::Type::number || entry.second.number < 0 || entry.second.number > 1e8)
-            fail(RESET_ERR_FORMAT, name, ": vocabulary entry '", std::string(entry.first), "' has no valid id");
+        if (!valid_token_id(entry.second))
+            fail(RESET_ERR_FORMAT, name, ": vocabulary entry '", std::string(entry.first), "' has no valid id (0..",
+                 kMaxTokenId, ")");
         size = std::max(size, static_cast<int32_t>(entry.second.number) + 1);
     }
+    // Ids index tables of vocab_size entries: a sparse id space would make a small file allocate gigabytes.
+    if (static_cast<size_t>(size) > vocab.members.size() + static_cast<size_t>(added_count) + kMaxTokenIdGaps)
+        fail(RESET_ERR_FORMAT, name, ": token ids are not dense: the largest is ", size - 1, " but ",
+             vocab.members.size(), " vocabulary entries and ", added_count, " added tokens are defined");
     token_bytes_.assign(static_cast<size_t>(size), std::string());
     for (const auto &entry : vocab.members)
         token_text_to_bytes(entry.first, token_bytes_[static_cast<size_t>(entry.second.number)]);

@@ -132,6 +132,7 @@ private:
         const size_t digits = pos_;
         while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
         if (pos_ == digits) error("expected a value");
+        if (s_[digits] == '0' && pos_ - digits > 1) error("a number with a leading zero");  // RFC 8259's int rule
         const bool is_integer = pos_ >= s_.size() || (s_[pos_] != '.' && s_[pos_] != 'e' && s_[pos_] != 'E');
         if (pos_ < s_.size() && s_[pos_] == '.') {
             ++pos_;

@@ -60,20 +60,22 @@ TokenizerConfig read_tokenizer_config(const std::string &directory) {
                 config.chat_template = t.get<std::string>();
             } else if (t.is_array()) {  // named templates: [{"name": "default", "template": ...}, ...]
                 for (const auto &item : t)
-                    if (item.is_object() && item.value("name", "") == "default" && item.contains("template") &&
-                        item["template"].is_string())
+                    // (json::value("name", "") would throw on a non-string name: that is not "default")
+                    if (item.is_object() && item.contains("name") && item["name"] == "default" &&
+                        item.contains("template") && item["template"].is_string())
                         config.chat_template = item["template"].get<std::string>();
             }
         }
         if (tc.contains("added_tokens_decoder") && tc["added_tokens_decoder"].is_object()) {
             for (const auto &entry : tc["added_tokens_decoder"].items()) {
                 AddedToken token;
-                try {
-                    token.id = std::stoi(entry.key());
-                } catch (const std::exception &) {
-                    fail(RESET_ERR_FORMAT, "tokenizer_config.json: added_tokens_decoder key '", entry.key(),
-                         "' is not an id");
-                }
+                const std::string &key = entry.key();
+                const bool digits = !key.empty() && key.size() <= 8 &&
+                                    key.find_first_not_of("0123456789") == std::string::npos;
+                if (!digits || std::stol(key) > kMaxTokenId)
+                    fail(RESET_ERR_FORMAT, "tokenizer_config.json: added_tokens_decoder key '", key,
+                         "' is not an id (0..", kMaxTokenId, ")");
+                token.id = static_cast<int32_t>(std::stol(key));
                 const auto &v = entry.value();
                 if (!v.is_object() || !v.contains("content") || !v["content"].is_string() || token.id < 0)
                     fail(RESET_ERR_FORMAT, "tokenizer_config.json: added token ", entry.key(), " has no content");
@@ -97,11 +99,18 @@ TokenizerConfig read_tokenizer_config(const std::string &directory) {
     }
     nlohmann::json gc;
     if (read_json(dir / "generation_config.json", gc) && gc.is_object() && gc.contains("eos_token_id")) {
+        // Ids outside [0, kMaxTokenId] are left out (as ids past the vocabulary are, later): read as 64
+        // bits, since get<int32_t> would wrap 2^32 + 5 to 5.
+        auto add = [&](const nlohmann::json &id) {
+            if (!id.is_number_integer()) return;
+            const int64_t value = id.get<int64_t>();
+            if (value >= 0 && value <= kMaxTokenId) config.generation_eos_ids.push_back(static_cast<int32_t>(value));
+        };
         const auto &e = gc["eos_token_id"];
-        if (e.is_number_integer()) config.generation_eos_ids.push_back(e.get<int32_t>());
-        else if (e.is_array())
-            for (const auto &id : e)
-                if (id.is_number_integer()) config.generation_eos_ids.push_back(id.get<int32_t>());
+        if (e.is_array())
+            for (const auto &id : e) add(id);
+        else
+            add(e);
     }
     return config;
 }

@@ -10,6 +10,13 @@
 
 namespace reset {
 
+// Token ids a file may declare: [0, kMaxTokenId].  Real vocabularies hold
+// 32k-256k ids; a malformed file's huge id would otherwise size the tables
+// (and id + 1 overflow).  A BPE tokenizer's ids must also be dense
+// (HfBpeTokenizer: at most kMaxTokenIdGaps ids unused below the largest).
+constexpr int32_t kMaxTokenId = (1 << 24) - 1;
+constexpr int32_t kMaxTokenIdGaps = 65536;
+
 struct TokenizerConfig {
     bool has_bos_entry = false;  // tokenizer_config.json names bos_token (possibly null)
     std::string bos_text, eos_text, chat_template;

@@ -243,6 +243,27 @@ TEST_CASE("NaN logits from the model are a backend failure, not the caller's inv
     CHECK(reset_session_length(s.session, 0) == 2);  // unchanged
 }
 
+TEST_CASE("a config claiming more layers than the checkpoint holds names the missing tensor") {
+    // Found by hand while writing the fuzz targets (tests/fuzz; a fuzz seed with each shape field set to
+    // 2^30): num_hidden_layers = 2^30 was "out of host memory" (the layer table was sized before any layer
+    // was read); 3 for a 2-layer checkpoint was already SHAPE.
+    TinyShape shape;
+    const std::string dir = write_tiny_model(shape, 11, "layers");
+    const std::string config = test_support::tiny_config_json(shape);
+    const std::string key = "\"num_hidden_layers\":" + std::to_string(shape.layers);
+    REQUIRE(config.find(key) != std::string::npos);
+    for (const std::string layers : {"1073741824", "3"}) {
+        std::string claimed = config;
+        claimed.replace(claimed.find(key), key.size(), "\"num_hidden_layers\":" + layers);
+        test_support::write_file(dir + "/config.json", claimed);
+        reset_model *model = nullptr;
+        CHECK(reset_model_load(dir.c_str(), nullptr, &model) == RESET_ERR_SHAPE);
+        CHECK(model == nullptr);
+        const std::string missing = "model.layers." + std::to_string(std::stol(layers) - 1) + ".";
+        CHECK_MESSAGE(last_error().find(missing) != std::string::npos, last_error());
+    }
+}
+
 TEST_CASE("NULL and freed handles are refused with precise statuses") {
     TinyShape shape;
     const std::string dir = write_tiny_model(shape, 5, "handles");

@@ -85,4 +85,11 @@ TEST_CASE("malformed configs are format errors") {
     CHECK(parse_status("{\"model_type\":\"llama\"," + kBase + ",\"num_key_value_heads\":3}") == RESET_ERR_FORMAT);
     CHECK(parse_status("{\"model_type\":\"llama\"," + kBase + ",\"eos_token_id\":100}") == RESET_ERR_FORMAT);
     CHECK(parse_status("[]") == RESET_ERR_FORMAT);
+    // A number past double's range: nlohmann::json throws out_of_range, not parse_error, which was
+    // reported as an internal error until session 25 (found by tests/fuzz/fuzz_model_load.cpp).
+    CHECK(parse_status("{\"model_type\":\"llama\"," + kBase + ",\"rms_norm_eps\":1e506}", &message) ==
+          RESET_ERR_FORMAT);
+    CHECK(message.find("1e506") != std::string::npos);
+    // eos ids are range-checked as 64-bit values: 2^32 + 1 is not id 1.
+    CHECK(parse_status("{\"model_type\":\"llama\"," + kBase + ",\"eos_token_id\":4294967297}") == RESET_ERR_FORMAT);
 }

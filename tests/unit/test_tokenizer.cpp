@@ -12,6 +12,7 @@
 #include "text/pretokenizer.h"
 #include "text/tokenizer.h"
 #include "text/utf8.h"
+#include "test_support.h"
 
 using namespace reset;
 
@@ -59,7 +60,8 @@ TEST_CASE("json_lite parses escapes, surrogate pairs and rejects malformed input
     CHECK(root.find("a")->items[1].number == -25.0);
     CHECK(root.find("s")->text == "x\xC3\xA9\xF0\x9F\x98\x80\n\"");
     CHECK(root.find("o")->is_object());
-    for (const char *bad : {"{\"a\": 1,}", "[1 2]", "\"\\ud800\"", "{\"a\"}", "tru", "\"abc"}) {
+    // Leading zeros: found by tests/fuzz/fuzz_json.cpp against nlohmann::json (RFC 8259 refuses them).
+    for (const char *bad : {"{\"a\": 1,}", "[1 2]", "\"\\ud800\"", "{\"a\"}", "tru", "\"abc", "00", "[-01]", "01.5"}) {
         try {
             json_lite::Document broken(bad, "bad");
             FAIL("accepted: " << bad);
@@ -156,4 +158,68 @@ TEST_CASE("chat: unknown templates are refused with the override named; plain co
     CHECK(render_chat("", "", {{"user", "q"}, {"assistant", "<think>\nr\n</think>\n\na"}, {"user", "q2"}}, options) ==
           "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\na<|im_end|>\n<|im_start|>user\nq2<|im_end|>\n"
           "<|im_start|>assistant\n<think>\n\n</think>\n\n");
+}
+
+namespace {
+
+// A minimal byte-level BPE tokenizer.json: the 256 ByteLevel characters
+// (GPT-2's byte-to-character table) as ids 0..255, `extra_vocab` appended
+// to the vocabulary object, `added` as its added_tokens.
+std::string byte_level_tokenizer_json(const std::string &extra_vocab, const std::string &added) {
+    std::string vocab;
+    int next = 256;
+    for (int b = 0; b < 256; ++b) {
+        const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+        const uint32_t code = printable ? static_cast<uint32_t>(b) : static_cast<uint32_t>(next++);
+        std::string text;
+        if (code < 0x80) {
+            text = std::string(1, static_cast<char>(code));
+            if (text == "\"" || text == "\\") text = "\\" + text;
+        } else {
+            text += static_cast<char>(0xC0 | (code >> 6));
+            text += static_cast<char>(0x80 | (code & 0x3F));
+        }
+        vocab += (b ? ", \"" : "\"") + text + "\": " + std::to_string(b);
+    }
+    return R"({"added_tokens": [)" + added + R"(], "normalizer": null,
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": true},
+        "decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {)" +
+           vocab + extra_vocab + R"(}, "merges": []}})";
+}
+
+reset_status tokenizer_load_status(const std::string &tokenizer_json, const std::string &tokenizer_config = "") {
+    const std::string dir = test_support::temp_directory("token-ids");
+    test_support::write_file(dir + "/tokenizer.json", tokenizer_json);
+    if (!tokenizer_config.empty()) test_support::write_file(dir + "/tokenizer_config.json", tokenizer_config);
+    try {
+        Tokenizer::load(dir);
+        return RESET_OK;
+    } catch (const Error &e) {
+        return e.status();
+    }
+}
+
+}  // namespace
+
+// Found by reading the loader while writing the fuzz targets (tests/fuzz): a
+// 300-byte tokenizer.json declaring id 99,999,999 made it allocate 3.1 GB of
+// empty token slots and take 19 s before failing; a config id of 2^31 - 1
+// overflowed id + 1; fractional ids were truncated.
+TEST_CASE("tokenizer ids: integers in range, dense, or RESET_ERR_FORMAT before anything is sized") {
+    CHECK(tokenizer_load_status(byte_level_tokenizer_json("", "")) == RESET_OK);
+    CHECK(tokenizer_load_status(byte_level_tokenizer_json(R"(, "ab": 300)", "")) == RESET_OK);  // a few holes: fine
+    CHECK(tokenizer_load_status(byte_level_tokenizer_json(R"(, "ab": 16000000)", "")) == RESET_ERR_FORMAT);
+    CHECK(tokenizer_load_status(byte_level_tokenizer_json(R"(, "ab": 99999999)", "")) == RESET_ERR_FORMAT);
+    CHECK(tokenizer_load_status(byte_level_tokenizer_json(R"(, "ab": 256.5)", "")) == RESET_ERR_FORMAT);
+    CHECK(tokenizer_load_status(byte_level_tokenizer_json(R"(, "ab": -1)", "")) == RESET_ERR_FORMAT);
+    CHECK(tokenizer_load_status(byte_level_tokenizer_json("", R"({"id": 256, "content": "<x>", "special": true})")) ==
+          RESET_OK);
+    CHECK(tokenizer_load_status(byte_level_tokenizer_json(
+              "", R"({"id": 2147483647, "content": "<x>", "special": true})")) == RESET_ERR_FORMAT);
+    const std::string json = byte_level_tokenizer_json("", "");
+    CHECK(tokenizer_load_status(json, R"({"added_tokens_decoder": {"257": {"content": "<y>"}}})") == RESET_OK);
+    for (const char *key : {"2147483647", "99999999", "12abc", "-3", ""})
+        CHECK_MESSAGE(tokenizer_load_status(json, std::string(R"({"added_tokens_decoder": {")") + key +
+                                                      R"(": {"content": "<y>"}}})") == RESET_ERR_FORMAT,
+                      key);
 }

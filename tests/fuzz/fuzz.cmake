@@ -1,0 +1,26 @@
+# The fuzz targets (tests/fuzz/README.md).  Each fuzz_<name>.cpp builds as
+#   fuzz_replay_<name>: runs the committed corpus tests/fuzz/corpus/<name>/
+#                       (any compiler; the ctest fuzz_corpus_<name>);
+#   fuzz_<name>:        the libFuzzer program, with -DRESET_FUZZ=ON (clang).
+set(RESET_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
+foreach(_name model_load tokenizer_load tokenize json)
+  set(_programs fuzz_replay_${_name})
+  add_executable(fuzz_replay_${_name} ${RESET_FUZZ_DIR}/fuzz_${_name}.cpp ${RESET_FUZZ_DIR}/fuzz_support.cpp
+                                      ${RESET_FUZZ_DIR}/replay_main.cpp $<TARGET_OBJECTS:reset_objects>)
+  if(RESET_FUZZ)
+    add_executable(fuzz_${_name} ${RESET_FUZZ_DIR}/fuzz_${_name}.cpp ${RESET_FUZZ_DIR}/fuzz_support.cpp
+                                 $<TARGET_OBJECTS:reset_objects>)
+    target_link_options(fuzz_${_name} PRIVATE -fsanitize=fuzzer)
+    list(APPEND _programs fuzz_${_name})
+  endif()
+  foreach(_program ${_programs})
+    target_link_libraries(${_program} PRIVATE reset_objects)
+    target_compile_options(${_program} PRIVATE ${RESET_CXX_WARNINGS} ${RESET_SANITIZER_FLAGS})
+    target_compile_definitions(${_program} PRIVATE RESET_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared")
+  endforeach()
+  add_test(NAME fuzz_corpus_${_name} COMMAND fuzz_replay_${_name} ${RESET_FUZZ_DIR}/corpus/${_name})
+  # In sanitizer builds: a huge allocation a malformed file asks for must become std::bad_alloc
+  # (RESET_ERR_OUT_OF_MEMORY, which the targets accept), not an AddressSanitizer abort.
+  set_tests_properties(fuzz_corpus_${_name} PROPERTIES
+                       ENVIRONMENT "ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1")
+endforeach()

@@ -1,0 +1,93 @@
+// fuzz_support.h — what the fuzz targets share (tests/fuzz/README.md).
+//
+// Each target is one file defining LLVMFuzzerTestOneInput, so it builds both
+// as a libFuzzer program (clang, -DRESET_FUZZ=ON) and, with replay_main.cpp,
+// as a plain program that runs the committed corpus: a ctest, with the
+// sanitizers in scripts/test.sh's AddressSanitizer build.
+//
+// A finding is an abort with a message: a crash or a sanitizer report, a
+// status the header does not allow, RESET_ERR_INTERNAL (a malformed input must
+// get a clear error, never "internal error"), or a broken promise of the
+// header (a round trip, a buffer protocol).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "reset.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+namespace reset_fuzz {
+
+[[noreturn]] inline void finding(const std::string &what) {
+    std::fprintf(stderr, "FUZZ FINDING: %s\n", what.c_str());
+    std::fflush(stderr);
+    std::abort();
+}
+
+inline void expect(bool condition, const std::string &what) {
+    if (!condition) finding(what);
+}
+
+// A status from an API call on fuzzed input: anything but an internal error
+// (the call must have said what was wrong).  Returns status == RESET_OK.
+inline bool ok_or_clear_error(reset_status status, const char *call) {
+    static const bool verbose = std::getenv("RESET_FUZZ_VERBOSE") != nullptr;  // what the corpus reaches
+    if (verbose)
+        std::fprintf(stderr, "  %s: %s %s\n", call, reset_status_name(status), status ? reset_last_error() : "");
+    if (status == RESET_ERR_INTERNAL)
+        finding(std::string(call) + " returned RESET_ERR_INTERNAL: " + reset_last_error());
+    if (status != RESET_OK) {
+        const char *message = reset_last_error();
+        if (message == nullptr || message[0] == '\0')
+            finding(std::string(call) + " failed with " + reset_status_name(status) + " and no message");
+    }
+    return status == RESET_OK;
+}
+
+// One file of an archive input: "%%FILE <name>\n" then its bytes up to the next
+// "%%FILE " line (tests/fuzz/make_seeds.py writes them).
+struct ArchiveFile {
+    std::string name;
+    std::string_view data;
+};
+
+// The files of an archive input.  Names outside [A-Za-z0-9._-]{1,64} (which
+// could leave the directory) and repeats are dropped; bytes before the first
+// marker are ignored.
+std::vector<ArchiveFile> split_archive(std::string_view input);
+
+// A directory of this process, emptied and filled with the files on each
+// call; its path.
+std::string write_directory(const std::vector<ArchiveFile> &files);
+
+// The bytes of a file (the replay driver and seeds).
+std::string read_file(const std::string &path);
+
+}  // namespace reset_fuzz
+
+namespace reset_fuzz {
+
+// Whether bytes are valid UTF-8 (RFC 3629: no overlongs, no surrogates,
+// nothing above U+10FFFF), written here rather than taken from the library
+// so that the library's own check is what is tested.
+bool valid_utf8(std::string_view bytes);
+
+// reset_detokenize's buffer protocol, checked: the size asked with capacity
+// 0, then the text with exactly that capacity.  Returns the status of the
+// first call (RESET_OK or an error other than BUFFER_TOO_SMALL) and the text.
+std::pair<reset_status, std::string> detokenize(const reset_tokenizer *tokenizer, const std::vector<int32_t> &ids,
+                                                uint32_t flags);
+
+// reset_tokenize the same way.
+std::pair<reset_status, std::vector<int32_t>> tokenize(const reset_tokenizer *tokenizer, std::string_view text,
+                                                       uint32_t flags);
+
+}  // namespace reset_fuzz

@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""make_seeds.py -- the seed corpora of the fuzz targets (tests/fuzz/README.md).
+
+Each seed is one fuzz input: a few files in the archive form the targets read
+(fuzz_support.h): every file starts with a line "%%FILE <name>" and runs to the
+newline before the next such line.
+
+  corpus/model_load/   tiny Hugging Face model directories: Qwen3 BF16 (tied),
+                       Qwen2 with biases in two shards, Llama with llama3 RoPE
+                       scaling, Qwen3 ModelOpt NVFP4 (hf_quant_config.json, and
+                       quantization_config in config.json), one with a tokenizer,
+                       three with an "options" file (load and session options)
+  corpus/tokenizer_load/  tokenizer.json + tokenizer_config.json cut down from the
+                       real Qwen3 and Llama 3 files in ../shared/data/tokenizers
+                       (the first byte-level ids, the merges among them, the
+                       real normalizer, pre-tokenizer, decoder, added tokens and
+                       chat template)
+  corpus/tokenize/     UTF-8 and broken UTF-8 texts (raw bytes, no archive)
+  corpus/json/         JSON texts (raw bytes)
+
+Random weights come from a fixed seed; run from the repository root:
+    python3 tests/fuzz/make_seeds.py
+"""
+
+import json
+import os
+import struct
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHARED = os.path.join(HERE, "..", "..", "..", "shared", "data", "tokenizers")
+RNG = np.random.default_rng(20261126)
+
+
+def archive(files):
+    """The fuzz input holding these files: {name: bytes}."""
+    return b"\n".join(b"%%FILE " + name.encode() + b"\n" + data for name, data in files.items())
+
+
+def bf16(array):
+    """FP32 array -> BF16 bytes (round to nearest even)."""
+    bits = np.asarray(array, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    return bits.astype(np.uint16).tobytes()
+
+
+def safetensors(tensors):
+    """{name: (dtype, shape, bytes)} -> a safetensors file."""
+    header = {"__metadata__": {"format": "pt"}}
+    offset = 0
+    blob = b""
+    for name, (dtype, shape, data) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+        blob += data
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + blob
+
+
+def dense(shape, scale=0.2):
+    return ("BF16", shape, bf16(RNG.standard_normal(shape) * scale))
+
+
+def ones(n):
+    return ("BF16", (n,), bf16(1.0 + 0.1 * RNG.standard_normal(n)))
+
+
+def nvfp4(out, inp):
+    """A ModelOpt NVFP4 linear: E2M1 codes, E4M3 block scales (exponents 6..8: 0.125..2), FP32 scales."""
+    codes = RNG.integers(0, 256, (out, inp // 2), dtype=np.uint8)
+    scales = (RNG.integers(6, 9, (out, inp // 16)) << 3 | RNG.integers(0, 8, (out, inp // 16))).astype(np.uint8)
+    return {"weight": ("U8", (out, inp // 2), codes.tobytes()),
+            "weight_scale": ("F8_E4M3", (out, inp // 16), scales.tobytes()),
+            "weight_scale_2": ("F32", (), struct.pack("<f", 0.01)),
+            "input_scale": ("F32", (), struct.pack("<f", 0.05))}
+
+
+def config(model_type, vocab, hidden=32, heads=2, kv_heads=1, head_dim=16, inter=48, layers=1, **extra):
+    c = {"architectures": [{"qwen3": "Qwen3ForCausalLM", "qwen2": "Qwen2ForCausalLM",
+                            "llama": "LlamaForCausalLM"}[model_type]],
+         "model_type": model_type, "vocab_size": vocab, "hidden_size": hidden, "num_hidden_layers": layers,
+         "num_attention_heads": heads, "num_key_value_heads": kv_heads, "head_dim": head_dim,
+         "intermediate_size": inter, "max_position_embeddings": 64, "rms_norm_eps": 1e-6,
+         "rope_theta": 10000.0, "tie_word_embeddings": False, "bos_token_id": 1, "eos_token_id": 2,
+         "hidden_act": "silu", "torch_dtype": "bfloat16"}
+    c.update(extra)
+    return json.dumps(c, indent=1).encode()
+
+
+def model_tensors(c, quantized=False):
+    """The tensors of the model config c describes (a dict parsed from config())."""
+    hidden, heads, kv, hd = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"]
+    inter, vocab = c["intermediate_size"], c["vocab_size"]
+    t = {"model.embed_tokens.weight": dense((vocab, hidden)), "model.norm.weight": ones(hidden)}
+    if not c.get("tie_word_embeddings"):
+        t["lm_head.weight"] = dense((vocab, hidden))
+    for i in range(c["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        t[p + "input_layernorm.weight"] = ones(hidden)
+        t[p + "post_attention_layernorm.weight"] = ones(hidden)
+        linears = {"self_attn.q_proj": (heads * hd, hidden), "self_attn.k_proj": (kv * hd, hidden),
+                   "self_attn.v_proj": (kv * hd, hidden), "self_attn.o_proj": (hidden, heads * hd),
+                   "mlp.gate_proj": (inter, hidden), "mlp.up_proj": (inter, hidden), "mlp.down_proj": (hidden, inter)}
+        for name, (out, inp) in linears.items():
+            if quantized:
+                for suffix, tensor in nvfp4(out, inp).items():
+                    t[p + name + "." + suffix] = tensor
+            else:
+                t[p + name + ".weight"] = dense((out, inp))
+            if c.get("attention_bias") and name in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"):
+                t[p + name + ".bias"] = dense((out,))
+        if c["model_type"] == "qwen3":
+            t[p + "self_attn.q_norm.weight"] = ones(hd)
+            t[p + "self_attn.k_norm.weight"] = ones(hd)
+    return t
+
+
+GENERATION = json.dumps({"bos_token_id": 1, "eos_token_id": [2, 3], "do_sample": True, "temperature": 0.6,
+                         "top_p": 0.95, "top_k": 20}).encode()
+
+
+def model_seeds(tokenizer_files):
+    seeds = {}
+    c = config("qwen3", 40, tie_word_embeddings=True)
+    seeds["qwen3_bf16_tied"] = {"config.json": c, "generation_config.json": GENERATION,
+                                "model.safetensors": safetensors(model_tensors(json.loads(c)))}
+
+    c = config("qwen2", 40, attention_bias=True, head_dim=16)
+    tensors = model_tensors(json.loads(c))
+    names = sorted(tensors)
+    first = {n: tensors[n] for n in names[: len(names) // 2]}
+    second = {n: tensors[n] for n in names[len(names) // 2:]}
+    index = {"metadata": {"total_size": 0},
+             "weight_map": {**{n: "model-00001-of-00002.safetensors" for n in first},
+                            **{n: "model-00002-of-00002.safetensors" for n in second}}}
+    seeds["qwen2_bias_sharded"] = {"config.json": c, "model.safetensors.index.json": json.dumps(index).encode(),
+                                   "model-00001-of-00002.safetensors": safetensors(first),
+                                   "model-00002-of-00002.safetensors": safetensors(second)}
+
+    c = config("llama", 40, rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                           "high_freq_factor": 4.0, "original_max_position_embeddings": 32})
+    seeds["llama3_scaled"] = {"config.json": c, "model.safetensors": safetensors(model_tensors(json.loads(c)))}
+
+    c = config("qwen3", 40)
+    quant = {"producer": {"name": "modelopt", "version": "0.47.0"},
+             "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": None, "group_size": 16,
+                              "exclude_modules": ["lm_head", "model.embed_tokens"]}}
+    seeds["qwen3_modelopt_hf_quant"] = {"config.json": c, "hf_quant_config.json": json.dumps(quant).encode(),
+                                        "model.safetensors": safetensors(model_tensors(json.loads(c), True))}
+
+    c = config("qwen3", 40, quantization_config={"quant_method": "modelopt", "quant_algo": "NVFP4",
+                                                  "ignore": ["lm_head"], "kv_cache_quant_algo": None})
+    seeds["qwen3_modelopt_config"] = {"config.json": c,
+                                      "model.safetensors": safetensors(model_tensors(json.loads(c), True))}
+
+    # The "options" file (fuzz_model_load.cpp): weights, lm_head/activations bits, max_context, KV cache,
+    # sequences, then the prompt ids (two bytes each).
+    prompt = struct.pack("<6H", 3, 5, 7, 11, 13, 39)
+    seeds["qwen3_bf16_as_w4a16_options"] = {**seeds["qwen3_bf16_tied"],
+                                            "options": bytes([2, 1, 30, 1, 3]) + prompt}
+    seeds["llama3_as_w4a4_options"] = {**seeds["llama3_scaled"], "options": bytes([3, 2, 12, 2, 7]) + prompt}
+    seeds["qwen3_modelopt_as_w4a4_options"] = {**seeds["qwen3_modelopt_hf_quant"],
+                                               "options": bytes([3, 1, 5, 1, 1]) + prompt}
+
+    vocab = json.loads(tokenizer_files["tokenizer.json"])["added_tokens"][-1]["id"] + 1
+    c = config("qwen3", vocab, tie_word_embeddings=True)
+    seeds["qwen3_with_tokenizer"] = {"config.json": c, "generation_config.json": GENERATION,
+                                     "model.safetensors": safetensors(model_tensors(json.loads(c))),
+                                     **tokenizer_files}
+    return seeds
+
+
+def shrunk_tokenizer(name, keep):
+    """The real tokenizer.json cut to its first `keep` ids and the merges among them; added tokens follow."""
+    with open(os.path.join(SHARED, name, "tokenizer.json"), encoding="utf-8") as f:
+        tok = json.load(f)
+    with open(os.path.join(SHARED, name, "tokenizer_config.json"), encoding="utf-8") as f:
+        cfg = json.load(f)
+    vocab = {text: i for text, i in tok["model"]["vocab"].items() if i < keep}
+    merges = []
+    for merge in tok["model"]["merges"]:
+        left, right = merge if isinstance(merge, list) else merge.split(" ", 1)
+        if left in vocab and right in vocab and left + right in vocab:
+            merges.append(merge)
+    tok["model"]["vocab"] = vocab
+    tok["model"]["merges"] = merges
+    renumber = {}
+    for n, added in enumerate(tok["added_tokens"][:12]):
+        renumber[added["id"]] = keep + n
+        added["id"] = keep + n
+    tok["added_tokens"] = tok["added_tokens"][:12]
+    cfg["added_tokens_decoder"] = {str(renumber[int(i)]): v for i, v in cfg.get("added_tokens_decoder", {}).items()
+                                   if int(i) in renumber}
+    return {"tokenizer.json": json.dumps(tok, ensure_ascii=False).encode(),
+            "tokenizer_config.json": json.dumps(cfg, ensure_ascii=False, indent=1).encode()}
+
+
+TEXTS = [
+    "Hello, world!", "  leading spaces and\ttabs\n\nnew paragraph\r\n", "<|im_start|>user\nHi<|im_end|>",
+    "Straße naïve café – “quotes” 你好，世界 こんにちは 🙂👍🏽", "e\u0301 vs \u00e9 (NFC)", "12345 + 678 = 13023",
+    "I'll we've they're IT'S", "\u200b\ufeff zero width", "<think>\nstep\n</think>\n\n", "",
+]
+BROKEN = [b"\xff\xfe", b"abc\xc3", b"\xe2\x82", b"\xed\xa0\x80 surrogate", b"\xf4\x90\x80\x80 above U+10FFFF",
+          b"\xc0\xaf overlong", b"ok \x00 nul"]
+JSONS = [b'{"a": [1, 2.5e-3, -0, true, false, null, "x\\u00e9\\ud83d\\ude42\\n"]}', b"[[[[[]]]]]", b'"\\u0000"',
+         b'{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}', b"1e400", b'{"a":1,"a":2}']
+
+
+def write(directory, name, data):
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, name), "wb") as f:
+        f.write(data)
+
+
+def main():
+    corpus = os.path.join(HERE, "corpus")
+    qwen3 = shrunk_tokenizer("qwen3", 400)
+    llama3 = shrunk_tokenizer("llama3", 400)
+    qwen3_gen = json.dumps({"bos_token_id": 400, "eos_token_id": [401, 400]}).encode()
+    write(os.path.join(corpus, "tokenizer_load"), "qwen3", archive({**qwen3, "generation_config.json": qwen3_gen}))
+    write(os.path.join(corpus, "tokenizer_load"), "llama3", archive(llama3))
+    for name, files in model_seeds(qwen3).items():
+        write(os.path.join(corpus, "model_load"), name, archive(files))
+    for i, text in enumerate(TEXTS):
+        write(os.path.join(corpus, "tokenize"), f"text_{i}", text.encode())
+    for i, data in enumerate(BROKEN):
+        write(os.path.join(corpus, "tokenize"), f"broken_{i}", data)
+    for i, data in enumerate(JSONS):
+        write(os.path.join(corpus, "json"), f"json_{i}", data)
+    write(os.path.join(corpus, "json"), "qwen3_config", config("qwen3", 40, rope_scaling=None))
+
+
+if __name__ == "__main__":
+    main()
