@@ -2,6 +2,8 @@
 #include "model/config.h"
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
 
 #include <nlohmann/json.hpp>
 
@@ -181,7 +183,15 @@ ModelConfig parse_model_config(const std::string &config_json, const std::string
             static_cast<float>(optional_number(generation, "temperature", 1.0, gen_where));
         model.generation.top_p = static_cast<float>(optional_number(generation, "top_p", 1.0, gen_where));
         if (auto k = generation.find("top_k"); k != generation.end() && k->is_number_integer())
-            model.generation.top_k = std::max(0, k->get<int32_t>());
+            model.generation.top_k = static_cast<int32_t>(std::clamp<int64_t>(k->get<int64_t>(), 0, INT32_MAX));
+        // The session's first policy samples with these (reset.h, reset_session_create): refused here, naming
+        // the file, rather than as the caller's invalid policy at session creation.  Unused when greedy, as in
+        // transformers.
+        const GenerationDefaults &g = model.generation;
+        if (g.do_sample && !(g.temperature > 0 && std::isfinite(g.temperature)))
+            fail(RESET_ERR_FORMAT, gen_where, ": do_sample with temperature ", g.temperature, " (must be > 0)");
+        if (g.do_sample && !(g.top_p > 0 && g.top_p <= 1))
+            fail(RESET_ERR_FORMAT, gen_where, ": do_sample with top_p ", g.top_p, " (must be in (0, 1])");
     }
     for (int32_t id : model.eos_ids)
         if (id < 0 || id >= model.vocab_size)

@@ -90,6 +90,25 @@ TEST_CASE("malformed configs are format errors") {
     CHECK(parse_status("{\"model_type\":\"llama\"," + kBase + ",\"rms_norm_eps\":1e506}", &message) ==
           RESET_ERR_FORMAT);
     CHECK(message.find("1e506") != std::string::npos);
+    // A sampling generation_config.json with an unusable temperature or top_p names the file (before session
+    // 25 session creation failed with "policy parameter top_p is 20", as if the caller had passed it; found
+    // by replaying the fuzz corpus on the CUDA backend).  Greedy ones keep the values unused, as transformers.
+    const std::string config = "{\"model_type\":\"llama\"," + kBase + "}";
+    for (const char *generation : {R"({"do_sample": true, "top_p": 20})", R"({"do_sample": true, "top_p": 0})",
+                                   R"({"do_sample": true, "temperature": 0})",
+                                   R"({"do_sample": true, "temperature": -1})"}) {
+        try {
+            parse_model_config(config, generation, "config.json");
+            FAIL("accepted " << generation);
+        } catch (const Error &e) {
+            CHECK(e.status() == RESET_ERR_FORMAT);
+            CHECK(std::string(e.what()).find("generation_config.json") != std::string::npos);
+        }
+    }
+    CHECK(parse_model_config(config, R"({"do_sample": false, "top_p": 20, "top_k": -3})", "config.json")
+              .generation.top_k == 0);
+    CHECK(parse_model_config(config, R"({"do_sample": true, "top_k": 4294967297})", "config.json").generation.top_k ==
+          INT32_MAX);
     // eos ids are range-checked as 64-bit values: 2^32 + 1 is not id 1.
     CHECK(parse_status("{\"model_type\":\"llama\"," + kBase + ",\"eos_token_id\":4294967297}") == RESET_ERR_FORMAT);
 }

@@ -222,4 +222,15 @@ TEST_CASE("tokenizer ids: integers in range, dense, or RESET_ERR_FORMAT before a
         CHECK_MESSAGE(tokenizer_load_status(json, std::string(R"({"added_tokens_decoder": {")") + key +
                                                       R"(": {"content": "<y>"}}})") == RESET_ERR_FORMAT,
                       key);
+    // A named-template list whose item has a non-string name: not "default", not a type error escaping as an
+    // internal error (nlohmann's value("name", "") threw before session 25).
+    CHECK(tokenizer_load_status(json, R"({"chat_template": [{"name": 5, "template": "x"}]})") == RESET_OK);
+}
+
+TEST_CASE("generation_config.json eos ids past int32 are left out, not wrapped") {
+    const std::string dir = test_support::temp_directory("eos-ids");
+    test_support::write_file(dir + "/tokenizer.json", byte_level_tokenizer_json("", ""));
+    test_support::write_file(dir + "/generation_config.json", R"({"eos_token_id": [4294967301, 7]})");
+    const auto tokenizer = Tokenizer::load(dir);
+    CHECK(tokenizer->eos_ids() == std::vector<int32_t>{7});  // 2^32 + 5 wrapped to 5 before session 25
 }
