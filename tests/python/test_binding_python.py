@@ -8,13 +8,15 @@ import struct
 import threading
 import time
 
+import numpy as np
 import pytest
 
 import reset
 from reset import _lib
-from conftest import FIXTURES
+from conftest import FIXTURES, ROOT
 
 MODEL = FIXTURES / "qwen3-tied"
+TOKENIZER = ROOT / "models" / "reset-arith-4m"  # the fixture models carry no tokenizer
 
 
 def fixture_i32(name):
@@ -152,3 +154,110 @@ def test_a_thousand_create_free_cycles_keep_memory_flat():
     # A session holds a KV cache of tens of KiB: leaking it, or a model's state, grows RSS far past
     # 4 MiB here.  Small leaks are the C test's job (the same cycles under valgrind).
     assert grown < 4096, f"RSS grew by {grown} KiB over 1,000 cycles"
+
+
+# --- int32 arguments: ctypes wraps them modulo 2**32 unless the binding checks --------------------
+
+def test_token_ids_outside_int32_are_out_of_range_not_wrapped():
+    with reset.Tokenizer(TOKENIZER) as tokenizer:
+        assert tokenizer.decode([72]) != ""
+        with pytest.raises(reset.ResetError) as library:  # the library's own answer to a bad id
+            tokenizer.decode([tokenizer.vocab_size])
+        for ids in ([2**32 + 72], [72, -2**32 + 72], np.array([2**32 + 72]), np.array([2**31], dtype=np.uint64),
+                    [2**70]):
+            with pytest.raises(reset.ResetError) as error:
+                tokenizer.decode(ids)
+            assert error.value.name == library.value.name == "RESET_ERR_OUT_OF_RANGE"
+        with pytest.raises(reset.ResetError, match="RESET_ERR_OUT_OF_RANGE"):
+            tokenizer.token_bytes(2**32 + 72)
+        assert tokenizer.decode(np.array([72, 72], dtype=np.int32)) == tokenizer.decode([72, 72])
+
+
+def test_prefill_ids_outside_int32_are_rejected():
+    with reset.Model(MODEL, weights="bf16", backend="cpu") as model, model.session(max_context=64) as session:
+        for ids in ([2**32 + 5, 2**32 + 6], np.array([5, 2**32 + 6]), [5, -2**31 - 1]):
+            with pytest.raises(reset.ResetError) as error:
+                session.prefill(ids)
+            assert error.value.name == "RESET_ERR_OUT_OF_RANGE"
+            assert session.length() == 0
+        session.prefill(np.array([5, 6], dtype=np.int64))
+        session.prefill(np.array([7], dtype=np.int32))
+        assert session.length() == 3
+
+
+def test_a_sequence_outside_int32_is_a_bad_sequence_not_sequence_0():
+    with reset.Model(MODEL, weights="bf16", backend="cpu") as model, model.session(max_context=64) as session:
+        session.prefill([1, 2, 3])
+        assert session.length(0) == 3
+        assert session.length(2**32) == session.length(1) == -1  # reset_session_length's bad argument
+        with pytest.raises(reset.ResetError) as error:
+            session.logits(2**32)
+        assert error.value.name == "RESET_ERR_OUT_OF_RANGE"
+
+
+def test_options_outside_int32_are_invalid_arguments():
+    def invalid(call, field):
+        with pytest.raises(reset.ResetError) as error:
+            call()
+        assert error.value.name == "RESET_ERR_INVALID_ARGUMENT" and field in str(error.value)
+
+    invalid(lambda: reset.Model(MODEL, backend="cpu", threads=2**32), "threads")
+    with reset.Model(MODEL, weights="bf16", backend="cpu") as model:
+        invalid(lambda: model.session(max_context=2**32 + 16), "max_context")
+        invalid(lambda: model.session(prefill_gemm_tokens=2**32 - 1), "prefill_gemm_tokens")  # not -1: "never"
+        with model.session(max_context=16) as session:
+            invalid(lambda: session.set_policy(kind="reset", t_low=0.3, tau0=0.6, window=2**32 + 8), "window")
+    invalid(lambda: reset.Policy(t_low=0.3, tau0=0.6, window=2**32 + 8), "window")
+    invalid(lambda: reset.Policy(t_low=0.3, tau0=0.6, kind="fixed", top_k=2**32 + 1), "top_k")
+    invalid(lambda: reset.Policy(t_low=0.3, tau0=0.6, seed=2**64), "seed")
+    invalid(lambda: reset.Policy(t_low=0.3, tau0=0.6, sequence=2**32), "sequence")
+    invalid(lambda: reset.Policy(t_low=0.3, tau0=0.6, nl_ids=[2**32 + 5]), "nl_ids")
+    invalid(lambda: reset.Policy(t_low=0.3, tau0=0.6, dnl_ids=np.array([2**32 + 6])), "dnl_ids")
+    decision = reset.Policy(t_low=0.3, tau0=0.6).decide([0.0, 1.0])
+    invalid(lambda: reset.Policy.trace_line(decision, sequence=2**32), "sequence")
+    invalid(lambda: reset.Policy.trace_line(decision, token=2**32 + 7), "token")
+
+
+def test_policy_accept_outside_int32_is_out_of_range():
+    with reset.Policy(t_low=0.3, tau0=0.6, nl_ids=np.array([5]), dnl_ids=[6]) as policy:
+        policy.decide([0.0, 1.0])
+        with pytest.raises(reset.ResetError) as error:
+            policy.accept(2**32 + 1)
+        assert error.value.name == "RESET_ERR_OUT_OF_RANGE"
+        policy.accept(1)
+
+
+# --- paths and C strings --------------------------------------------------------------------------
+
+def test_paths_may_be_str_bytes_pathlike_or_not_utf8(tmp_path):
+    link = tmp_path / os.fsdecode(b"model-\xff")  # not UTF-8: str(path).encode() cannot spell it
+    link.symlink_to(MODEL.resolve(), target_is_directory=True)
+    tokenizer_link = tmp_path / os.fsdecode(b"tokenizer-\xfe")
+    tokenizer_link.symlink_to(TOKENIZER.resolve(), target_is_directory=True)
+    for path in (MODEL, str(MODEL), os.fsencode(MODEL), link, str(link), os.fsencode(link)):
+        with reset.Model(path, weights="bf16", backend="cpu") as model:
+            assert model.info()["architecture"] == "qwen3"
+    for path in (os.fsencode(TOKENIZER), tokenizer_link, os.fsencode(tokenizer_link)):
+        with reset.Tokenizer(path) as tokenizer:
+            assert tokenizer.vocab_size > 0
+    with pytest.raises(TypeError):
+        reset.Model(1234)
+
+
+def test_nul_in_paths_roles_and_presets_is_refused_not_truncated():
+    # C reads each of these up to its first NUL: the rest would be dropped silently.
+    for path in (f"{MODEL}\0/does/not/exist", os.fsencode(MODEL) + b"\0/does/not/exist"):
+        with pytest.raises(ValueError, match="path"):
+            reset.Model(path, backend="cpu")
+    with pytest.raises(ValueError, match="path"):
+        reset.Tokenizer(f"{TOKENIZER}\0/does/not/exist")
+    with reset.Tokenizer(TOKENIZER) as tokenizer:
+        with pytest.raises(ValueError, match="role"):
+            tokenizer.chat_format([{"role": "user\0ignored", "content": "hi"}], chat_template="qwen3")
+        assert "a\0b" in tokenizer.chat_format([{"role": "user", "content": "a\0b"}], chat_template="qwen3")
+    with pytest.raises(ValueError, match="preset"):
+        reset.Policy(preset="Qwen3-8B\0junk")
+    reset.Policy(preset="Qwen3-8B").close()
+    with reset.Model(MODEL, weights="bf16", backend="cpu") as model, model.session(max_context=16) as session:
+        with pytest.raises(ValueError, match="preset"):
+            session.set_policy(kind="reset", preset="Qwen3-8B\0junk")

@@ -7,15 +7,29 @@ one these bindings were written for.
 """
 import ctypes
 import ctypes.util
+import operator
 import os
 import pathlib
+
+try:
+    import numpy as _np
+except ImportError:  # numpy is optional: id lists are checked element by element without it
+    _np = None
 
 ABI_MAJOR = 0
 
 
 class ResetError(Exception):
     """A libreset call failed.  .status is the reset_status number, .name its
-    constant (e.g. "RESET_ERR_FORMAT"), and str(error) the library's message."""
+    constant (e.g. "RESET_ERR_FORMAT"), and str(error) the library's message.
+
+    The binding raises it itself, before calling, for an integer argument that
+    does not fit its C type (int32; uint64 for a seed): ctypes would wrap it
+    modulo 2**32, so 2**32 + 5 would reach the library as 5.  The status is the
+    one reset.h gives for a value outside the argument's range:
+    RESET_ERR_OUT_OF_RANGE for token ids and sequence indices,
+    RESET_ERR_INVALID_ARGUMENT for options (Session.length() answers -1 instead,
+    as reset_session_length does for any bad sequence)."""
 
     def __init__(self, status, name, message):
         super().__init__(f"{name}: {message}")
@@ -105,6 +119,82 @@ def check(status):
     if status != 0:
         raise ResetError(status, lib.reset_status_name(status).decode(),
                          lib.reset_last_error().decode("utf-8", "replace"))
+
+
+RESET_ERR_INVALID_ARGUMENT = 1
+RESET_ERR_OUT_OF_RANGE = 7
+INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
+
+
+def local_error(status, message):
+    """A ResetError raised by the binding itself, with the status the library would give."""
+    return ResetError(status, lib.reset_status_name(status).decode(), message)
+
+
+def int32(value, what, status=RESET_ERR_INVALID_ARGUMENT):
+    """value as an int32 argument.  ctypes would wrap it modulo 2**32 (2**32 + 5 becoming 5), so a
+    value outside int32 raises ResetError: `status` is what reset.h gives for a value out of the
+    argument's range (RESET_ERR_OUT_OF_RANGE for token ids and sequence indices, else
+    RESET_ERR_INVALID_ARGUMENT)."""
+    value = operator.index(value)
+    if not INT32_MIN <= value <= INT32_MAX:
+        raise local_error(status, f"{what} {value} does not fit in int32")
+    return value
+
+
+def uint64(value, what):
+    value = operator.index(value)
+    if not 0 <= value < 2**64:
+        raise local_error(RESET_ERR_INVALID_ARGUMENT, f"{what} {value} does not fit in uint64")
+    return value
+
+
+_int32_p = ctypes.POINTER(ctypes.c_int32)
+
+
+def int32_array(values, what, status=RESET_ERR_OUT_OF_RANGE, convert=operator.index):
+    """(keep_alive, int32 pointer, count) for a sequence of ids, range-checked as int32() does.
+    NumPy integer arrays are checked vectorised and passed without a copy when already int32;
+    anything else is converted element by element with `convert`."""
+    if _np is not None:
+        if not isinstance(values, _np.ndarray):
+            values = list(values)  # also accepts generators
+        try:
+            a = _np.asarray(values)
+        except (OverflowError, ValueError):
+            a = None  # ints past int64/uint64, ragged input: the element path names the culprit
+        if a is not None and a.ndim != 1:
+            raise ValueError(f"{what} must be one-dimensional, not of shape {a.shape}")
+        if a is not None and (a.dtype.kind in "iub" or a.size == 0):
+            if a.dtype != _np.int32 and a.size and a.dtype.kind != "b":
+                bad = (a < INT32_MIN) | (a > INT32_MAX)
+                if bad.any():
+                    i = int(_np.flatnonzero(bad)[0])
+                    raise local_error(status, f"{what}[{i}] = {int(a[i])} does not fit in int32")
+            a = _np.ascontiguousarray(a, dtype=_np.int32)
+            return a, a.ctypes.data_as(_int32_p), a.size
+    else:
+        values = list(values)
+    checked = [int32(convert(v), f"{what}[{i}] =", status) for i, v in enumerate(values)]
+    array = (ctypes.c_int32 * max(len(checked), 1))(*checked)
+    return array, ctypes.cast(array, _int32_p), len(checked)
+
+
+def c_path(path, what="path"):
+    """A filesystem path (str, bytes or os.PathLike) as the bytes the OS uses: os.fsencode keeps
+    non-UTF-8 names (surrogateescape) intact.  An interior NUL would silently cut the path short
+    at the C side, so it raises ValueError."""
+    data = os.fsencode(os.fspath(path))
+    if b"\0" in data:
+        raise ValueError(f"{what} must not contain a NUL byte: {path!r}")
+    return data
+
+
+def c_string(data, what):
+    """Bytes for a NUL-terminated C string: an interior NUL would truncate it, so it raises ValueError."""
+    if b"\0" in data:
+        raise ValueError(f"{what} must not contain a NUL byte: {data!r}")
+    return data
 
 
 def declare(name, restype, argtypes):
@@ -200,14 +290,14 @@ def policy_params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, t
     lib.reset_policy_params_init(ctypes.byref(p))
     p.kind = POLICIES[kind]
     p.temperature = temperature
-    p.top_k = top_k
+    p.top_k = int32(top_k, "top_k")
     p.top_p = top_p
     p.min_p = min_p
-    p.seed = seed
+    p.seed = uint64(seed, "seed")
     p.t_high = t_high
     p.t_low = -1.0 if t_low is None else t_low  # None: from the preset / the model
     p.tau0 = -1.0 if tau0 is None else tau0
-    p.window = window
-    p.preset = preset.encode() if preset else None
+    p.window = int32(window, "window")
+    p.preset = c_string(preset.encode(), "preset") if preset else None
     p.reset_state = int(bool(reset_state))
     return p

@@ -5,10 +5,11 @@ reset_session; both free them on close() (or at the end of a `with` block,
 or when garbage-collected).  A Session keeps its Model alive.
 """
 import ctypes
+import operator
 from dataclasses import dataclass
 
-from ._lib import (ACTIVATIONS, BACKENDS, WEIGHTS, ModelInfo, ModelOptions, OwnedHandle, SessionOptions, Step, check,
-                   lib, policy_params)
+from ._lib import (ACTIVATIONS, BACKENDS, RESET_ERR_OUT_OF_RANGE, WEIGHTS, ModelInfo, ModelOptions, OwnedHandle,
+                   SessionOptions, Step, INT32_MAX, INT32_MIN, c_path, check, int32, int32_array, lib, policy_params)
 
 try:
     import numpy as _np
@@ -43,7 +44,8 @@ class StepResult:
 class Model(OwnedHandle):
     """reset.Model(path, weights="auto"|"bf16"|"nvfp4-w4a16"|"nvfp4-w4a4", backend="auto"|"cpu"|"cuda",
     activations="fp16"|"fp32"): activations is what W4A16 linears multiply, FP16 as the CUDA GEMV
-    reads them or (CPU backend only) FP32 unrounded."""
+    reads them or (CPU backend only) FP32 unrounded.  path: str, bytes or os.PathLike (a NUL in it
+    raises ValueError)."""
 
     _free = "reset_model_free"
     _noun = "model"
@@ -55,9 +57,9 @@ class Model(OwnedHandle):
         options.backend = _choice(BACKENDS, backend, "backend")
         options.w4a16_activations = _choice(ACTIVATIONS, activations, "activations")
         options.quantize_lm_head = int(bool(quantize_lm_head))
-        options.threads = int(threads)
+        options.threads = int32(int(threads), "threads")
         handle = ctypes.c_void_p()
-        check(lib.reset_model_load(str(path).encode(), ctypes.byref(options), ctypes.byref(handle)))
+        check(lib.reset_model_load(c_path(path), ctypes.byref(options), ctypes.byref(handle)))
         self._handle = handle
 
     def info(self):
@@ -95,11 +97,11 @@ class Session(OwnedHandle):
             raise ValueError(f"kv_cache must be one of {sorted(self.KV_CACHE)}, not {kv_cache!r}")
         options = SessionOptions()
         lib.reset_session_options_init(ctypes.byref(options))
-        options.max_context = int(max_context)
-        options.sequences = int(sequences)
+        options.max_context = int32(int(max_context), "max_context")
+        options.sequences = int32(int(sequences), "sequences")
         options.kv_cache = self.KV_CACHE[kv_cache]
         options.eager = 1 if eager else 0
-        options.prefill_gemm_tokens = int(prefill_gemm_tokens)
+        options.prefill_gemm_tokens = int32(int(prefill_gemm_tokens), "prefill_gemm_tokens")
         options.programmatic_launch = 0 if programmatic_launch else -1
         handle = ctypes.c_void_p()
         check(lib.reset_session_create(model.handle, ctypes.byref(options), ctypes.byref(handle)))
@@ -117,9 +119,9 @@ class Session(OwnedHandle):
         check(lib.reset_set_policy(self.handle, ctypes.byref(params)))
 
     def prefill(self, ids):
-        ids = list(ids)
-        array = (ctypes.c_int32 * len(ids))(*ids)
-        check(lib.reset_prefill(self.handle, array, len(ids)))
+        """Append ids (a sequence of ints or a 1-D integer NumPy array; int32 is passed without a copy)."""
+        _keep, pointer, n = int32_array(ids, "ids")
+        check(lib.reset_prefill(self.handle, pointer, n))
 
     def logits(self, sequence=None):
         """Raw logits of the last position: one sequence's (1-D), or every sequence's (2-D) when the
@@ -128,13 +130,18 @@ class Session(OwnedHandle):
         rows = []
         for s in wanted:
             buffer = (ctypes.c_float * self.vocab_size)()
-            check(lib.reset_session_logits(self.handle, s if s is not None else 0, buffer, self.vocab_size))
+            index = int32(s if s is not None else 0, "sequence", RESET_ERR_OUT_OF_RANGE)
+            check(lib.reset_session_logits(self.handle, index, buffer, self.vocab_size))
             rows.append(_np.frombuffer(buffer, dtype=_np.float32).copy() if _np else list(buffer))
         if len(rows) == 1:
             return rows[0]
         return _np.stack(rows) if _np else rows
 
     def length(self, sequence=0):
+        """Tokens the sequence holds; -1 for a bad sequence (reset.h), including one outside int32."""
+        sequence = operator.index(sequence)
+        if not INT32_MIN <= sequence <= INT32_MAX:
+            return -1  # ctypes would wrap 2**32 to sequence 0
         return lib.reset_session_length(self.handle, sequence)
 
     def device_bytes(self):

@@ -12,7 +12,8 @@ policy") for logits computed by any engine.
 import ctypes
 from collections import namedtuple
 
-from ._lib import OwnedHandle, PolicyParams, check, declare, lib, policy_params
+from ._lib import (RESET_ERR_INVALID_ARGUMENT, RESET_ERR_OUT_OF_RANGE, OwnedHandle, PolicyParams, check, declare,
+                   int32, int32_array, lib, policy_params)
 
 try:
     import numpy as _np
@@ -84,18 +85,15 @@ class Policy(OwnedHandle):
                  temperature=0.6, top_k=0, top_p=1.0, min_p=0.0, seed=0, preset=None, sequence=0, model=None):
         # The positional order is the bindings issue's API shape:
         #   reset.Policy(t_high, t_low, tau0, window, nl_ids, dnl_ids)
-        newline_ids, double_newline_ids = list(nl_ids), list(dnl_ids)
         self._handle = None
         params = policy_params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset, False)
         options = _Options()
         lib.reset_policy_options_init(ctypes.byref(options))
-        nl = (ctypes.c_int32 * len(newline_ids))(*newline_ids)
-        dnl = (ctypes.c_int32 * len(double_newline_ids))(*double_newline_ids)
-        options.newline_ids = nl
-        options.n_newline_ids = len(newline_ids)
-        options.double_newline_ids = dnl
-        options.n_double_newline_ids = len(double_newline_ids)
-        options.sequence = sequence
+        # reset_policy_create rejects a bad delimiter id with RESET_ERR_INVALID_ARGUMENT.
+        _keep_nl, options.newline_ids, options.n_newline_ids = int32_array(nl_ids, "nl_ids", RESET_ERR_INVALID_ARGUMENT)
+        _keep_dnl, options.double_newline_ids, options.n_double_newline_ids = int32_array(
+            dnl_ids, "dnl_ids", RESET_ERR_INVALID_ARGUMENT)
+        options.sequence = int32(sequence, "sequence")
         handle = _c_policy_p()
         if model is None:
             check(lib.reset_policy_create(ctypes.byref(params), ctypes.byref(options), ctypes.byref(handle)))
@@ -135,7 +133,7 @@ class Policy(OwnedHandle):
 
     def accept(self, token):
         """Record the token the sequence took."""
-        check(lib.reset_policy_accept(self.handle, int(token)))
+        check(lib.reset_policy_accept(self.handle, int32(int(token), "token", RESET_ERR_OUT_OF_RANGE)))
 
     def reset(self):
         """Start a new generation (forget the step state and the accepted tokens)."""
@@ -147,8 +145,9 @@ class Policy(OwnedHandle):
         d = _Decision()
         lib.reset_decision_init(ctypes.byref(d))
         for name in Decision._fields:
-            setattr(d, name, int(getattr(decision, name)) if name in ("step_index", "boundary", "uncertain")
-                    else getattr(decision, name))
+            value = getattr(decision, name)
+            setattr(d, name, int32(int(value), name) if name in ("step_index", "boundary", "uncertain") else value)
+        sequence, token = int32(sequence, "sequence"), int32(token, "token")
         length = ctypes.c_size_t()
         buffer = ctypes.create_string_buffer(512)
         status = _decision_to_json(ctypes.byref(d), sequence, token, buffer, len(buffer), ctypes.byref(length))

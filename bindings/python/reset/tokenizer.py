@@ -12,7 +12,7 @@ model's tokenizer (Model.tokenizer()) belongs to the model and keeps it alive.
 """
 import ctypes
 
-from ._lib import OwnedHandle, check, lib
+from ._lib import RESET_ERR_OUT_OF_RANGE, OwnedHandle, c_path, c_string, check, int32, int32_array, lib
 
 c_tokenizer_p = ctypes.c_void_p
 
@@ -116,18 +116,18 @@ class _TokenizerCalls:
 
     def decode(self, ids, skip_special=False):
         """Ids to str (byte sequences that are not valid UTF-8 become U+FFFD)."""
-        ids = [int(i) for i in ids]
-        array = (ctypes.c_int32 * max(len(ids), 1))(*ids)
+        _keep, array, n = int32_array(ids, "ids", convert=int)
         flags = DETOKENIZE_SKIP_SPECIAL if skip_special else 0
         handle = self._tokenizer_handle()
-        raw = _read_bytes(lambda buf, cap, size: lib.reset_detokenize(handle, array, len(ids), flags, buf, cap, size))
+        raw = _read_bytes(lambda buf, cap, size: lib.reset_detokenize(handle, array, n, flags, buf, cap, size))
         return raw.decode("utf-8")
 
     def token_bytes(self, token_id, skip_special=False):
         """The raw bytes of one token (possibly part of a UTF-8 character)."""
+        token_id = int32(int(token_id), "token id", RESET_ERR_OUT_OF_RANGE)
         flags = DETOKENIZE_SKIP_SPECIAL if skip_special else 0
         handle = self._tokenizer_handle()
-        return _read_bytes(lambda buf, cap, size: lib.reset_token_to_text(handle, int(token_id), flags, buf, cap, size))
+        return _read_bytes(lambda buf, cap, size: lib.reset_token_to_text(handle, token_id, flags, buf, cap, size))
 
     def token_id(self, text):
         """The id of a token by its exact text, or None."""
@@ -161,7 +161,7 @@ class _TokenizerCalls:
         keep = []  # the bytes objects must outlive the call
         array = (ChatMessage * max(len(messages), 1))()
         for i, message in enumerate(messages):
-            role = _text_bytes(message["role"], "role")
+            role = c_string(_text_bytes(message["role"], "role"), "role")  # role is NUL-terminated in C
             content = _text_bytes(message.get("content") or "", "content")
             keep.append((role, content))
             array[i].role = role
@@ -179,14 +179,15 @@ class _TokenizerCalls:
 
 
 class Tokenizer(_TokenizerCalls, OwnedHandle):
-    """reset.Tokenizer(path): a tokenizer.json, a tokenizer.model, or a model directory."""
+    """reset.Tokenizer(path): a tokenizer.json, a tokenizer.model, or a model directory (str, bytes or
+    os.PathLike; a NUL in it raises ValueError)."""
 
     _free = "reset_tokenizer_free"
     _noun = "tokenizer"
 
     def __init__(self, path):
         handle = c_tokenizer_p()
-        check(lib.reset_tokenizer_load(str(path).encode(), ctypes.byref(handle)))
+        check(lib.reset_tokenizer_load(c_path(path), ctypes.byref(handle)))
         self._handle = handle
 
     def _tokenizer_handle(self):

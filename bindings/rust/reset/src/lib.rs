@@ -122,6 +122,25 @@ fn c_string(text: &str, what: &str) -> Result<CString> {
     CString::new(text).map_err(|_| Error::local(Error::INVALID_ARGUMENT, format!("{what} holds a NUL byte")))
 }
 
+/// A path as the C string the OS uses.  On Unix that is its raw bytes, so a
+/// non-UTF-8 name reaches the library as itself (to_string_lossy would turn
+/// it into another path, with U+FFFD).
+#[cfg(unix)]
+fn c_path(path: &Path) -> Result<CString> {
+    use std::os::unix::ffi::OsStrExt;
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| Error::local(Error::INVALID_ARGUMENT, "the path holds a NUL byte".to_string()))
+}
+
+/// Elsewhere the library takes UTF-8: a path that is not Unicode is refused, never altered.
+#[cfg(not(unix))]
+fn c_path(path: &Path) -> Result<CString> {
+    let text = path.to_str().ok_or_else(|| {
+        Error::local(Error::INVALID_ARGUMENT, format!("the path {} is not valid Unicode", path.display()))
+    })?;
+    c_string(text, "the path")
+}
+
 /// The snprintf idiom of reset.h: ask for the size, then fill.
 fn read_buffer<T: Default + Clone>(mut call: impl FnMut(*mut T, usize, &mut usize) -> sys::reset_status) -> Result<Vec<T>> {
     let mut needed = 0usize;
@@ -200,7 +219,7 @@ impl Model {
     /// Load a Hugging Face model directory (reset_model_load).
     pub fn load(path: impl AsRef<Path>, options: &ModelOptions) -> Result<Model> {
         ensure_abi()?;
-        let path = c_string(&path.as_ref().to_string_lossy(), "the path")?;
+        let path = c_path(path.as_ref())?;
         let mut raw_options: sys::reset_model_options = unsafe { std::mem::zeroed() };
         unsafe { sys::reset_model_options_init(&mut raw_options) };
         raw_options.weights = options.weights as sys::reset_weights;
@@ -236,9 +255,12 @@ impl Model {
         options.sequences = sequences;
         let mut raw = ptr::null_mut();
         check(unsafe { sys::reset_session_create(self.raw.as_ptr(), &options, &mut raw) })?;
+        // Owned before anything else can fail: an early return must free it.
+        let raw = NonNull::new(raw).expect("reset_session_create succeeded without a session");
+        let handle = Arc::new(SessionHandle(raw));
         let vocab = self.info()?.vocab_size as usize;
         Ok(Session {
-            handle: Arc::new(SessionHandle(NonNull::new(raw).expect("reset_session_create succeeded without a session"))),
+            handle,
             sequences: sequences.max(1) as usize,
             vocab,
             _model: PhantomData,
@@ -690,7 +712,7 @@ unsafe impl Sync for Tokenizer {}
 impl Tokenizer {
     pub fn load(path: impl AsRef<Path>) -> Result<Tokenizer> {
         ensure_abi()?;
-        let path = c_string(&path.as_ref().to_string_lossy(), "the path")?;
+        let path = c_path(path.as_ref())?;
         let mut raw = ptr::null_mut();
         check(unsafe { sys::reset_tokenizer_load(path.as_ptr(), &mut raw) })?;
         Ok(Tokenizer { raw: NonNull::new(raw).expect("reset_tokenizer_load succeeded without a tokenizer") })

@@ -142,3 +142,41 @@ fn a_thousand_create_free_cycles_keep_memory_flat() {
     // the C test's job, under valgrind.
     assert!(grown < 4096, "RSS grew by {grown} KiB over 1,000 cycles");
 }
+
+/// A fresh directory under the system's temporary one, removed by the caller.
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("reset-rust-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[cfg(unix)]
+#[test]
+fn a_non_utf8_path_reaches_the_library_as_itself() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = scratch_dir("paths");
+    // Links whose names are not UTF-8: a lossy conversion would ask for "model-\u{fffd}" instead.
+    let model_link = dir.join(OsStr::from_bytes(b"model-\xff"));
+    std::os::unix::fs::symlink(source().join("tests/fixtures/models/qwen3-tied").canonicalize().unwrap(), &model_link)
+        .unwrap();
+    let tokenizer_link = dir.join(OsStr::from_bytes(b"tokenizer-\xfe"));
+    std::os::unix::fs::symlink(source().join("models/reset-arith-4m").canonicalize().unwrap(), &tokenizer_link)
+        .unwrap();
+    let options = ModelOptions { weights: Weights::Bf16, backend: Backend::Cpu, ..ModelOptions::default() };
+    let model = Model::load(&model_link, &options);
+    let tokenizer = Tokenizer::load(&tokenizer_link);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(model.expect("model through a non-UTF-8 path").info().unwrap().architecture, "qwen3");
+    assert!(!tokenizer.expect("tokenizer through a non-UTF-8 path").encode("1+2", false).unwrap().is_empty());
+}
+
+#[test]
+fn a_nul_in_a_path_is_refused_not_truncated() {
+    let path = source().join("tests/fixtures/models/qwen3-tied\0/does/not/exist");
+    let error = Model::load(&path, &ModelOptions::default()).err().expect("a path cut at its NUL loaded");
+    assert_eq!(error.status, Error::INVALID_ARGUMENT);
+    let error = Tokenizer::load(source().join("models/reset-arith-4m\0/x")).err().expect("a path cut at its NUL loaded");
+    assert_eq!(error.status, Error::INVALID_ARGUMENT);
+}
