@@ -14,7 +14,8 @@
 //
 // Memory: every type owns its C handle; Close frees it (a finalizer frees a
 // forgotten one, but Close is the contract).  A Session keeps its Model
-// alive.  Go strings and slices are lent to C for one call at most, and
+// alive, and every method keeps its receiver alive until its C call has
+// returned.  Go strings and slices are lent to C for one call at most, and
 // what C keeps (chat messages, delimiter ids, a preset name) is a C copy;
 // every C string made for a call is freed before it returns, and every
 // string coming back is copied into Go memory.
@@ -34,7 +35,9 @@ package reset
 
 import (
 	"fmt"
+	"math"
 	"runtime"
+	"strings"
 	"sync"
 
 	"libreset.dev/reset/internal/native"
@@ -93,6 +96,44 @@ func call(f func() native.Enum_SS_reset_status) error {
 		return nil
 	}
 	return newError(status, native.Reset_last_error())
+}
+
+// callKeeping is call for a C call on owner's handle.  After a method's last
+// read of owner.raw nothing else may refer to owner, and the GC could run its
+// finalizer (which frees the handle) while C still uses the handle: owner is
+// kept reachable until the call has returned.
+func callKeeping(owner any, f func() native.Enum_SS_reset_status) error {
+	err := call(f)
+	runtime.KeepAlive(owner)
+	return err
+}
+
+// checkInt32 refuses an int that reset.h's int32_t cannot hold: SWIG's
+// wrapper would cast it, silently wrapping it to another value.
+func checkInt32(status Status, name string, v int) error {
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		return newError(status, fmt.Sprintf("%s is %d, outside the int32 range that libreset takes", name, v))
+	}
+	return nil
+}
+
+// checkNoNUL refuses a string that crosses to C NUL-terminated but holds a
+// NUL: C would read only the text before it (another path, role or preset).
+func checkNoNUL(name, s string) error {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return newError(StatusInvalidArgument, fmt.Sprintf("%s holds a NUL byte at offset %d", name, i))
+	}
+	return nil
+}
+
+// firstError is the first non-nil error of errs.
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // CheckABI refuses a library version (reset_version()) of another ABI major:
@@ -215,6 +256,13 @@ func Load(path string, options ModelOptions) (*Model, error) {
 	if err := ensureABI(); err != nil {
 		return nil, err
 	}
+	if err := firstError(checkNoNUL("path", path),
+		checkInt32(StatusInvalidArgument, "ModelOptions.Weights", int(options.Weights)),
+		checkInt32(StatusInvalidArgument, "ModelOptions.Backend", int(options.Backend)),
+		checkInt32(StatusInvalidArgument, "ModelOptions.Device", options.Device),
+		checkInt32(StatusInvalidArgument, "ModelOptions.Threads", options.Threads)); err != nil {
+		return nil, err
+	}
 	opts := native.NewReset_model_options()
 	defer native.DeleteReset_model_options(opts)
 	native.Reset_model_options_init(opts)
@@ -247,7 +295,7 @@ func (m *Model) VocabSize() (int, error) {
 	info := native.NewReset_model_info()
 	defer native.DeleteReset_model_info(info)
 	native.Reset_model_info_init(info)
-	err := call(func() native.Enum_SS_reset_status { return native.Reset_model_get_info(m.raw, info) })
+	err := callKeeping(m, func() native.Enum_SS_reset_status { return native.Reset_model_get_info(m.raw, info) })
 	return info.GetVocab_size(), err
 }
 
@@ -255,6 +303,7 @@ func (m *Model) VocabSize() (int, error) {
 // to the model: do not Close it, and do not use it after the model is closed.
 func (m *Model) Tokenizer() *Tokenizer {
 	raw := native.Reset_model_tokenizer(m.raw)
+	runtime.KeepAlive(m)
 	if raw == 0 {
 		return nil
 	}
@@ -309,8 +358,15 @@ func ReSET(tHigh, tLow, tau0 float32, window int) PolicyParams {
 	return p
 }
 
-// withC fills the C struct for f; it and its copy of the preset are freed when f returns.
-func (p PolicyParams) withC(f func(native.Reset_policy_params) native.Enum_SS_reset_status) error {
+// withC fills the C struct for f; it and its copy of the preset are freed when
+// f returns.  owner (nil for none) is the object whose handle f uses.
+func (p PolicyParams) withC(owner any, f func(native.Reset_policy_params) native.Enum_SS_reset_status) error {
+	if err := firstError(checkInt32(StatusInvalidArgument, "PolicyParams.Kind", int(p.Kind)),
+		checkInt32(StatusInvalidArgument, "PolicyParams.TopK", p.TopK),
+		checkInt32(StatusInvalidArgument, "PolicyParams.Window", p.Window),
+		checkNoNUL("PolicyParams.Preset", p.Preset)); err != nil {
+		return err
+	}
 	c := native.NewReset_policy_params()
 	defer native.DeleteReset_policy_params(c)
 	native.Reset_policy_params_init(c)
@@ -326,7 +382,7 @@ func (p PolicyParams) withC(f func(native.Reset_policy_params) native.Enum_SS_re
 	c.SetWindow(p.Window)
 	c.SetReset_state(flag(p.ResetState))
 	c.Set_preset(p.Preset)
-	return call(func() native.Enum_SS_reset_status { return f(c) })
+	return callKeeping(owner, func() native.Enum_SS_reset_status { return f(c) })
 }
 
 // Decision is what a standalone policy decided for one token (reset_decision).
@@ -345,6 +401,9 @@ func NewPolicy(params PolicyParams, newlineIDs, doubleNewlineIDs []int32, sequen
 	if err := ensureABI(); err != nil {
 		return nil, err
 	}
+	if err := checkInt32(StatusInvalidArgument, "sequence", sequence); err != nil {
+		return nil, err
+	}
 	opts := native.NewReset_policy_options()
 	defer native.DeleteReset_policy_options(opts)
 	native.Reset_policy_options_init(opts)
@@ -354,7 +413,7 @@ func NewPolicy(params PolicyParams, newlineIDs, doubleNewlineIDs []int32, sequen
 	opts.Set_double_newline_ids(doubleNewlineIDs)
 	opts.SetSequence(sequence)
 	var raw uintptr
-	err := params.withC(func(c native.Reset_policy_params) native.Enum_SS_reset_status {
+	err := params.withC(nil, func(c native.Reset_policy_params) native.Enum_SS_reset_status {
 		return native.Reset_policy_create(c, opts, &raw)
 	})
 	if err != nil {
@@ -367,7 +426,7 @@ func NewPolicy(params PolicyParams, newlineIDs, doubleNewlineIDs []int32, sequen
 
 // SetParams replaces the parameters (the step state is kept unless ResetState).
 func (p *Policy) SetParams(params PolicyParams) error {
-	return params.withC(func(c native.Reset_policy_params) native.Enum_SS_reset_status {
+	return params.withC(p, func(c native.Reset_policy_params) native.Enum_SS_reset_status {
 		return native.Reset_policy_set_params(p.raw, c)
 	})
 }
@@ -389,7 +448,7 @@ func decision(d native.Reset_decision) Decision {
 func (p *Policy) Decide(logits []float32) (Decision, error) {
 	d := newDecision()
 	defer native.DeleteReset_decision(d)
-	err := call(func() native.Enum_SS_reset_status { return native.Reset_policy_decide(p.raw, logits, d) })
+	err := callKeeping(p, func() native.Enum_SS_reset_status { return native.Reset_policy_decide(p.raw, logits, d) })
 	return decision(d), err
 }
 
@@ -398,18 +457,18 @@ func (p *Policy) Sample(logits []float32) (int32, Decision, error) {
 	d := newDecision()
 	defer native.DeleteReset_decision(d)
 	var token int32
-	err := call(func() native.Enum_SS_reset_status { return native.Reset_policy_sample(p.raw, logits, &token, d) })
+	err := callKeeping(p, func() native.Enum_SS_reset_status { return native.Reset_policy_sample(p.raw, logits, &token, d) })
 	return token, decision(d), err
 }
 
 // Accept records the token the sequence took.
 func (p *Policy) Accept(token int32) error {
-	return call(func() native.Enum_SS_reset_status { return native.Reset_policy_accept(p.raw, int(token)) })
+	return callKeeping(p, func() native.Enum_SS_reset_status { return native.Reset_policy_accept(p.raw, int(token)) })
 }
 
 // Reset starts a new generation.
 func (p *Policy) Reset() error {
-	return call(func() native.Enum_SS_reset_status { return native.Reset_policy_reset(p.raw) })
+	return callKeeping(p, func() native.Enum_SS_reset_status { return native.Reset_policy_reset(p.raw) })
 }
 
 // Close frees the policy.

@@ -15,19 +15,27 @@ type Session struct {
 	sequences int
 	vocab     int
 	// mu orders Close against a context's cancel goroutine, so a cancel
-	// never reaches a freed session.
+	// never reaches a freed session, and guards strayCancel.
 	mu sync.Mutex
+	// strayCancel: a context's cancel reached the library after the call it
+	// meant to stop had passed its last check, so the request is still
+	// pending and would cancel the next call (reset_session_cancel).
+	strayCancel bool
 }
 
 // NewSession opens a session (reset_session_create); maxContext 0 means min(model, 4096).
 func (m *Model) NewSession(maxContext, sequences int) (*Session, error) {
+	if err := firstError(checkInt32(StatusInvalidArgument, "maxContext", maxContext),
+		checkInt32(StatusInvalidArgument, "sequences", sequences)); err != nil {
+		return nil, err
+	}
 	opts := native.NewReset_session_options()
 	defer native.DeleteReset_session_options(opts)
 	native.Reset_session_options_init(opts)
 	opts.SetMax_context(maxContext)
 	opts.SetSequences(sequences)
 	var raw uintptr
-	if err := call(func() native.Enum_SS_reset_status { return native.Reset_session_create(m.raw, opts, &raw) }); err != nil {
+	if err := callKeeping(m, func() native.Enum_SS_reset_status { return native.Reset_session_create(m.raw, opts, &raw) }); err != nil {
 		return nil, err
 	}
 	vocab, err := m.VocabSize()
@@ -57,7 +65,7 @@ func (s *Session) Close() error {
 
 // SetPolicy replaces the session's policy.
 func (s *Session) SetPolicy(params PolicyParams) error {
-	return params.withC(func(c native.Reset_policy_params) native.Enum_SS_reset_status {
+	return params.withC(s, func(c native.Reset_policy_params) native.Enum_SS_reset_status {
 		return native.Reset_set_policy(s.raw, c)
 	})
 }
@@ -66,53 +74,118 @@ func (s *Session) SetPolicy(params PolicyParams) error {
 func (s *Session) Cancel() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return call(func() native.Enum_SS_reset_status { return native.Reset_session_cancel(s.raw) })
+	s.strayCancel = false // the caller asks for the next call to be cancelled: no retry
+	return s.requestCancel()
 }
 
-// whileRunning maps ctx's cancellation to reset_session_cancel for the duration of f.
+// requestCancel is reset_session_cancel; s.mu is held.
+func (s *Session) requestCancel() error {
+	return callKeeping(s, func() native.Enum_SS_reset_status { return native.Reset_session_cancel(s.raw) })
+}
+
+func isCancelled(err error) bool {
+	e, ok := err.(*Error)
+	return ok && e.Status == StatusCancelled
+}
+
+// whileRunning runs f, one prefill or decode call, with ctx's cancellation
+// mapped to reset_session_cancel, and retries f once when its CANCELLED came
+// from a stray cancel of an earlier call's context (see Prefill).
 func (s *Session) whileRunning(ctx context.Context, f func() error) error {
-	if ctx.Done() == nil {
-		return f()
-	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	finished := make(chan struct{})
-	watcher := make(chan struct{})
-	go func() {
-		defer close(watcher)
-		select {
-		case <-ctx.Done():
-			s.Cancel() //nolint:errcheck // a session closed meanwhile has nothing to stop
-		case <-finished:
-		}
-	}()
+	issued := false // written by the watcher, read after it has exited
+	var finished, watcher chan struct{}
+	if ctx.Done() != nil {
+		finished, watcher = make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(watcher)
+			select {
+			case <-ctx.Done():
+				s.mu.Lock()
+				// An error is a session closed meanwhile, with nothing to stop.
+				issued = s.requestCancel() == nil
+				s.mu.Unlock()
+			case <-finished:
+			}
+		}()
+	}
 	err := f()
-	close(finished)
-	<-watcher
+	consumedStray := false
+	if isCancelled(err) {
+		s.mu.Lock()
+		stray := s.strayCancel
+		s.strayCancel = false // this call consumed the pending request
+		s.mu.Unlock()
+		if stray && ctx.Err() == nil {
+			// Not this call's cancel: a cancelled call leaves the session as
+			// it was, so running it again is safe.
+			err = f()
+		} else {
+			consumedStray = stray
+		}
+	}
+	if watcher != nil {
+		close(finished)
+		<-watcher
+	}
+	// A cancel the call did not consume (or may not have: the CANCELLED it
+	// got may have been the stray's) is pending for the next call.
+	if issued && (!isCancelled(err) || consumedStray) {
+		s.mu.Lock()
+		s.strayCancel = true
+		s.mu.Unlock()
+	}
 	return err
 }
 
 // Prefill appends prompt tokens to every sequence; ctx cancels it.
+//
+// A context cancelled just as a Prefill or Step finishes may reach the
+// library after the call's last check: the call succeeds, and libreset keeps
+// the request for the next call (reset_session_cancel).  The session
+// remembers such a stray cancel, and when the next Prefill or Step returns
+// StatusCancelled while its own ctx is not done, it runs once more (a
+// cancelled call leaves the session as it was).  Cancel, by contrast, still
+// cancels the next call when none is running, and Reset drops a stray
+// cancel.
 func (s *Session) Prefill(ctx context.Context, ids []int32) error {
 	return s.whileRunning(ctx, func() error {
-		return call(func() native.Enum_SS_reset_status { return native.Reset_prefill(s.raw, ids) })
+		return callKeeping(s, func() native.Enum_SS_reset_status { return native.Reset_prefill(s.raw, ids) })
 	})
 }
 
 // Logits are the raw logits of a sequence's last position.
 func (s *Session) Logits(sequence int) ([]float32, error) {
+	if err := checkInt32(StatusOutOfRange, "sequence", sequence); err != nil {
+		return nil, err
+	}
 	out := make([]float32, s.vocab)
-	err := call(func() native.Enum_SS_reset_status { return native.Reset_session_logits(s.raw, sequence, out) })
+	err := callKeeping(s, func() native.Enum_SS_reset_status { return native.Reset_session_logits(s.raw, sequence, out) })
 	return out, err
 }
 
-// Len is the number of tokens a sequence holds.
-func (s *Session) Len(sequence int) int { return native.Reset_session_length(s.raw, sequence) }
+// Len is the number of tokens a sequence holds; -1 for a bad sequence (as in
+// reset.h), including one outside the int32 range.
+func (s *Session) Len(sequence int) int {
+	if checkInt32(StatusOutOfRange, "sequence", sequence) != nil {
+		return -1
+	}
+	n := native.Reset_session_length(s.raw, sequence)
+	runtime.KeepAlive(s)
+	return n
+}
 
-// Reset forgets every token; the policy stays.
+// Reset forgets every token and drops a pending cancel request; the policy stays.
 func (s *Session) Reset() error {
-	return call(func() native.Enum_SS_reset_status { return native.Reset_session_reset(s.raw) })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := callKeeping(s, func() native.Enum_SS_reset_status { return native.Reset_session_reset(s.raw) })
+	if err == nil {
+		s.strayCancel = false
+	}
+	return err
 }
 
 // Step is what one decode step produced for one sequence, with the sampler's signals.
@@ -127,7 +200,8 @@ type Step struct {
 	Text                                                     string // complete UTF-8, copied
 }
 
-// Step runs one decode step for every sequence; ctx cancels it.
+// Step runs one decode step for every sequence; ctx cancels it (see Prefill
+// for a context cancelled as the step finishes).
 func (s *Session) Step(ctx context.Context) ([]Step, error) {
 	// C memory: reset_step holds a pointer the library writes, which cgo forbids in Go memory.
 	steps := native.Reset_go_steps_new(int64(s.sequences))
@@ -136,7 +210,7 @@ func (s *Session) Step(ctx context.Context) ([]Step, error) {
 	}
 	defer native.Reset_go_steps_free(steps)
 	err := s.whileRunning(ctx, func() error {
-		return call(func() native.Enum_SS_reset_status {
+		return callKeeping(s, func() native.Enum_SS_reset_status {
 			return native.Reset_decode_step(s.raw, steps, int64(s.sequences), nil)
 		})
 	})
@@ -154,6 +228,7 @@ func (s *Session) Step(ctx context.Context) ([]Step, error) {
 			Threshold: c.GetThreshold(), Temperature: c.GetTemperature(), StepIndex: c.GetStep_index(),
 			Boundary: c.GetBoundary() != 0, Uncertain: c.GetUncertain() != 0, Text: string(text)}
 	}
+	runtime.KeepAlive(s) // the steps' text is the session's memory
 	return out, nil
 }
 

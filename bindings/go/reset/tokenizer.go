@@ -1,6 +1,7 @@
 package reset
 
 import (
+	"fmt"
 	"runtime"
 
 	"libreset.dev/reset/internal/native"
@@ -8,13 +9,18 @@ import (
 
 // Tokenizer turns UTF-8 text into ids and back; immutable, shareable by goroutines.
 type Tokenizer struct {
-	raw   uintptr
-	owner *Model // non-nil for a model's own tokenizer, which the model frees
+	raw uintptr
+	// owner is non-nil for a model's own tokenizer, which the model frees:
+	// keeping t reachable during a call (callKeeping) keeps the model too.
+	owner *Model
 }
 
 // LoadTokenizer loads tokenizer.json, tokenizer.model or a directory holding one.
 func LoadTokenizer(path string) (*Tokenizer, error) {
 	if err := ensureABI(); err != nil {
+		return nil, err
+	}
+	if err := checkNoNUL("path", path); err != nil {
 		return nil, err
 	}
 	var raw uintptr
@@ -44,10 +50,10 @@ func (t *Tokenizer) Encode(text string, special bool) ([]int32, error) {
 	}
 	ids := make([]int32, len(text)+8) // byte-level tokenizers never need more than one id a byte, plus BOS
 	var n int
-	err := call(func() native.Enum_SS_reset_status { return native.Reset_tokenize(t.raw, text, flags, ids, &n) })
+	err := callKeeping(t, func() native.Enum_SS_reset_status { return native.Reset_tokenize(t.raw, text, flags, ids, &n) })
 	if e, ok := err.(*Error); ok && e.Status == StatusBufferTooSmall {
 		ids = make([]int32, n)
-		err = call(func() native.Enum_SS_reset_status { return native.Reset_tokenize(t.raw, text, flags, ids, &n) })
+		err = callKeeping(t, func() native.Enum_SS_reset_status { return native.Reset_tokenize(t.raw, text, flags, ids, &n) })
 	}
 	if err != nil {
 		return nil, err
@@ -55,12 +61,13 @@ func (t *Tokenizer) Encode(text string, special bool) ([]int32, error) {
 	return ids[:n], nil
 }
 
-// readText applies reset.h's snprintf idiom: try a buffer, grow it to the size reported.
-func readText(f func(buffer []byte, needed *int) native.Enum_SS_reset_status) (string, error) {
+// readText applies reset.h's snprintf idiom: try a buffer, grow it to the size
+// reported.  owner is the object whose handle f uses.
+func readText(owner any, f func(buffer []byte, needed *int) native.Enum_SS_reset_status) (string, error) {
 	buffer := make([]byte, 256)
 	for {
 		var needed int
-		err := call(func() native.Enum_SS_reset_status { return f(buffer, &needed) })
+		err := callKeeping(owner, func() native.Enum_SS_reset_status { return f(buffer, &needed) })
 		if e, ok := err.(*Error); ok && e.Status == StatusBufferTooSmall && needed > len(buffer) {
 			buffer = make([]byte, needed)
 			continue
@@ -78,7 +85,7 @@ func (t *Tokenizer) Decode(ids []int32, skipSpecial bool) (string, error) {
 	if skipSpecial {
 		flags = native.RESET_DETOKENIZE_SKIP_SPECIAL
 	}
-	return readText(func(b []byte, needed *int) native.Enum_SS_reset_status {
+	return readText(t, func(b []byte, needed *int) native.Enum_SS_reset_status {
 		return native.Reset_detokenize(t.raw, ids, flags, b, needed)
 	})
 }
@@ -98,6 +105,14 @@ func DefaultChat() ChatOptions { return ChatOptions{AddGenerationPrompt: true, E
 
 // ChatFormat renders a conversation as the model's chat template does.
 func (t *Tokenizer) ChatFormat(messages []Message, options ChatOptions) (string, error) {
+	if err := checkInt32(StatusInvalidArgument, "ChatOptions.Template", options.Template); err != nil {
+		return "", err
+	}
+	for i, m := range messages { // a role crosses NUL-terminated; content has its length
+		if err := checkNoNUL(fmt.Sprintf("messages[%d].Role", i), m.Role); err != nil {
+			return "", err
+		}
+	}
 	// The messages point at their text, so they and copies of their strings
 	// live in C memory, freed before returning.
 	n := int64(len(messages))
@@ -117,7 +132,7 @@ func (t *Tokenizer) ChatFormat(messages []Message, options ChatOptions) (string,
 	opts.SetChat_template(native.Enum_SS_reset_chat_template(options.Template))
 	opts.SetAdd_generation_prompt(flag(options.AddGenerationPrompt))
 	opts.SetEnable_thinking(flag(options.EnableThinking))
-	return readText(func(b []byte, needed *int) native.Enum_SS_reset_status {
+	return readText(t, func(b []byte, needed *int) native.Enum_SS_reset_status {
 		return native.Reset_chat_format(t.raw, raw, n, opts, b, needed)
 	})
 }
