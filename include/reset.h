@@ -327,7 +327,10 @@ RESET_API reset_status reset_session_reset(reset_session *session);
  * prefill/decode call) to stop.  It returns RESET_ERR_CANCELLED at the next
  * token boundary (on the CUDA backend, a prefill stops between chunks of 256
  * prompt tokens, and the chunk that computes the logits always completes)
- * and leaves the session as it was before that call.  Safe from any thread,
+ * and leaves the session as it was before that call.  A request that arrives
+ * after the running call's last check is not lost: that call succeeds and the
+ * next prefill/decode call returns RESET_ERR_CANCELLED (a binding that maps a
+ * per-call deadline onto this, as Go's context does, must allow for it).  Safe from any thread,
  * even while another thread frees the session (then RESET_ERR_INVALID_HANDLE
  * or RESET_OK, never a use of freed memory); it holds the library's handle
  * lock for an instant, so it is not async-signal-safe: a signal handler

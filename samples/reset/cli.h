@@ -137,10 +137,11 @@ double now_seconds();
 
 // --- JSON Lines --------------------------------------------------------------
 
-// One JSON object's top-level members: strings as their decoded text,
-// numbers/true/false/null as their literal text; nested values are
-// validated and kept as raw JSON.  Throws CliError naming `where` on bad JSON.
+// One JSON object's top-level members: strings as their decoded text, other
+// values as JSON text (numbers in their shortest form: 2.50 is "2.5").
+// Throws CliError naming `where` on bad JSON, invalid UTF-8 included.
 std::map<std::string, std::string> parse_json_object(const std::string &line, const std::string &where);
+// text as a JSON string literal; bytes that are not UTF-8 become U+FFFD.
 std::string json_string(const std::string &text);
 
 // --- subcommands --------------------------------------------------------------

@@ -1,187 +1,41 @@
-// json_lines.cpp — just enough JSON for the datasets `reset eval` and
-// `reset calibrate` read (one object per line) and the records they write.
-#include <cstdio>
+// json_lines.cpp — the JSON of the datasets `reset eval` and `reset calibrate`
+// read (one object per line) and of the records they write, through
+// nlohmann::json (Debian's nlohmann-json3-dev, as the library uses): strict
+// RFC 8259, UTF-8 validated.  Until session 25 this was a hand-written reader,
+// which turned a broken surrogate escape into invalid UTF-8 and took a
+// literal like "nan" or "0x10" for a number.
+#include <nlohmann/json.hpp>
 
 #include "cli.h"
 
 namespace cli {
 
-namespace {
-
-struct Reader {
-    const std::string &s;
-    const std::string &where;
-    size_t i = 0;
-
-    [[noreturn]] void bad(const std::string &why) const {
-        fail(where + ": bad JSON at byte " + std::to_string(i) + ": " + why);
-    }
-    void space() {
-        while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n')) ++i;
-    }
-    void expect(char c) {
-        space();
-        if (i >= s.size() || s[i] != c) bad(std::string("expected '") + c + "'");
-        ++i;
-    }
-    static void put_utf8(std::string &out, uint32_t cp) {
-        if (cp < 0x80) {
-            out += char(cp);
-        } else if (cp < 0x800) {
-            out += char(0xC0 | (cp >> 6));
-            out += char(0x80 | (cp & 0x3F));
-        } else if (cp < 0x10000) {
-            out += char(0xE0 | (cp >> 12));
-            out += char(0x80 | ((cp >> 6) & 0x3F));
-            out += char(0x80 | (cp & 0x3F));
-        } else {
-            out += char(0xF0 | (cp >> 18));
-            out += char(0x80 | ((cp >> 12) & 0x3F));
-            out += char(0x80 | ((cp >> 6) & 0x3F));
-            out += char(0x80 | (cp & 0x3F));
-        }
-    }
-    uint32_t hex4() {
-        if (i + 4 > s.size()) bad("short \\u escape");
-        uint32_t v = 0;
-        for (int k = 0; k < 4; ++k) {
-            const char c = s[i++];
-            v <<= 4;
-            if (c >= '0' && c <= '9') v |= uint32_t(c - '0');
-            else if (c >= 'a' && c <= 'f') v |= uint32_t(c - 'a' + 10);
-            else if (c >= 'A' && c <= 'F') v |= uint32_t(c - 'A' + 10);
-            else bad("bad \\u escape");
-        }
-        return v;
-    }
-    std::string string_value() {
-        expect('"');
-        std::string out;
-        while (true) {
-            if (i >= s.size()) bad("unterminated string");
-            const char c = s[i++];
-            if (c == '"') return out;
-            if (c != '\\') {
-                out += c;
-                continue;
-            }
-            if (i >= s.size()) bad("unterminated escape");
-            const char e = s[i++];
-            switch (e) {
-            case '"': out += '"'; break;
-            case '\\': out += '\\'; break;
-            case '/': out += '/'; break;
-            case 'b': out += '\b'; break;
-            case 'f': out += '\f'; break;
-            case 'n': out += '\n'; break;
-            case 'r': out += '\r'; break;
-            case 't': out += '\t'; break;
-            case 'u': {
-                uint32_t cp = hex4();
-                // A surrogate pair spells one code point above U+FFFF.
-                if (cp >= 0xD800 && cp < 0xDC00 && i + 1 < s.size() && s[i] == '\\' && s[i + 1] == 'u') {
-                    i += 2;
-                    const uint32_t low = hex4();
-                    cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-                }
-                put_utf8(out, cp);
-                break;
-            }
-            default: bad(std::string("bad escape \\") + e);
-            }
-        }
-    }
-    // Any value; returns its text (decoded for a string, raw otherwise).
-    std::string value() {
-        space();
-        if (i >= s.size()) bad("missing value");
-        const char c = s[i];
-        if (c == '"') return string_value();
-        const size_t begin = i;
-        if (c == '{' || c == '[') {
-            const char close = c == '{' ? '}' : ']';
-            ++i;
-            space();
-            if (i < s.size() && s[i] == close) {
-                ++i;
-                return s.substr(begin, i - begin);
-            }
-            while (true) {
-                if (close == '}') {
-                    string_value();
-                    expect(':');
-                }
-                value();
-                space();
-                if (i < s.size() && s[i] == ',') {
-                    ++i;
-                    continue;
-                }
-                expect(close);
-                return s.substr(begin, i - begin);
-            }
-        }
-        while (i < s.size() && (isalnum(static_cast<unsigned char>(s[i])) || s[i] == '-' || s[i] == '+' || s[i] == '.'))
-            ++i;
-        const std::string literal = s.substr(begin, i - begin);
-        if (literal.empty()) bad("unexpected character");
-        if (literal != "true" && literal != "false" && literal != "null") {
-            char *end = nullptr;
-            std::strtod(literal.c_str(), &end);
-            if (*end != '\0') bad("bad literal '" + literal + "'");
-        }
-        return literal;
-    }
-};
-
-}  // namespace
-
 std::map<std::string, std::string> parse_json_object(const std::string &line, const std::string &where) {
-    Reader r{line, where};
-    std::map<std::string, std::string> members;
-    r.expect('{');
-    r.space();
-    if (r.i < line.size() && line[r.i] == '}') {
-        ++r.i;
-    } else {
-        while (true) {
-            std::string key = r.string_value();
-            r.expect(':');
-            members[key] = r.value();
-            r.space();
-            if (r.i < line.size() && line[r.i] == ',') {
-                ++r.i;
-                continue;
-            }
-            r.expect('}');
-            break;
-        }
+    // Nesting is limited: dump() of a member nested 200,000 deep overflows the stack (a segmentation
+    // fault, measured; the hand-written reader's recursion crashed on the same line).
+    constexpr int kMaxDepth = 64;
+    const auto limit_depth = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json &) {
+        if (depth > kMaxDepth && (event == nlohmann::json::parse_event_t::object_start ||
+                                  event == nlohmann::json::parse_event_t::array_start))
+            fail(where + ": bad JSON: nested deeper than " + std::to_string(kMaxDepth));
+        return true;
+    };
+    nlohmann::json object;
+    try {
+        object = nlohmann::json::parse(line, limit_depth);
+    } catch (const nlohmann::json::exception &e) {  // parse_error, or out_of_range for a number like 1e999
+        fail(where + ": bad JSON: " + e.what());
     }
-    r.space();
-    if (r.i != line.size()) r.bad("text after the object");
+    if (!object.is_object()) fail(where + ": not a JSON object");
+    std::map<std::string, std::string> members;
+    for (const auto &[key, value] : object.items())
+        members[key] = value.is_string() ? value.get<std::string>() : value.dump();
     return members;
 }
 
 std::string json_string(const std::string &text) {
-    std::string out = "\"";
-    for (unsigned char c : text) {
-        switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        default:
-            if (c < 0x20) {
-                char buffer[8];
-                std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
-                out += buffer;
-            } else {
-                out += char(c);
-            }
-        }
-    }
-    return out + "\"";
+    // Bytes that are not UTF-8 (a token that is half a character) become U+FFFD: the record stays JSON.
+    return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace cli

@@ -119,6 +119,11 @@ check_error("an NVFP4 lm_head with BF16 weights", ["info", CHAT, "--lm-head", "n
             "quantize_lm_head asks for an NVFP4 lm_head")
 bad = write("bad.jsonl", '{"problem": "1+1?", "answer": "2"}\n{"problem": oops}\n')
 check_error("bad JSONL line", ["eval", CHAT, bad], 1, "bad.jsonl:2: bad JSON")
+# Before session 25 the hand-written JSON reader recursed into this line until the stack overflowed (SIGSEGV).
+deep = write("deep.jsonl", '{"problem": ' + "[" * 200000 + "]" * 200000 + ', "answer": "2"}\n')
+check_error("deeply nested JSONL line", ["eval", CHAT, deep], 1, "deep.jsonl:1: bad JSON: nested deeper than 64")
+broken = write("surrogate.jsonl", '{"problem": "\\ud800\\u0041", "answer": "2"}\n')
+check_error("JSONL line with a broken surrogate escape", ["eval", CHAT, broken], 1, "surrogate.jsonl:1: bad JSON")
 missing = write("missing.jsonl", '{"problem": "1+1?"}\n')
 check_error("JSONL line without an answer", ["eval", CHAT, missing], 1, "missing.jsonl:1: needs an \"answer\"")
 check_error("missing data file", ["calibrate", CHAT, os.path.join(TMP, "none.jsonl")], 1, "cannot read")

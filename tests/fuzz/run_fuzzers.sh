@@ -14,6 +14,7 @@ shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(json tokenize tokenizer_load model_load)
 
+command -v clang++ >/dev/null || { echo "run_fuzzers.sh: needs clang (apt-get install clang: libFuzzer)"; exit 2; }
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
       -DRESET_CUDA=OFF -DRESET_FUZZ=ON -DRESET_BUILD_SAMPLES=OFF >/dev/null
 cmake --build build-fuzz -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
