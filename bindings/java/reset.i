@@ -25,34 +25,41 @@
 
 %{
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "reset.h"
 
 /* Throw dev.libreset.ResetException(status, name, message) with the name and
- * message as UTF-8 bytes.  If the class cannot be found or built, the JNI
- * error that says so stays pending instead. */
+ * message as UTF-8 bytes.  reset_last_error()'s pointer lasts only until the
+ * next libreset call on this thread, so the status name is taken first and
+ * the message is copied into Java at once.  If the class cannot be found or
+ * built, the JNI error that says so stays pending instead. */
 static void reset_java_throw(JNIEnv *jenv, reset_status status) {
-    const char *message = reset_last_error();
     const char *name = reset_status_name(status);
+    const char *message = reset_last_error();
+    jsize message_len = (jsize)strlen(message);
+    jbyteArray jmessage = (*jenv)->NewByteArray(jenv, message_len);
+    if (!jmessage) return;
+    (*jenv)->SetByteArrayRegion(jenv, jmessage, 0, message_len, (const jbyte *)message);
+    jsize name_len = (jsize)strlen(name);
+    jbyteArray jname = (*jenv)->NewByteArray(jenv, name_len);
+    if (!jname) return;
+    (*jenv)->SetByteArrayRegion(jenv, jname, 0, name_len, (const jbyte *)name);
     jclass cls = (*jenv)->FindClass(jenv, "dev/libreset/ResetException");
     if (!cls) return;
     jmethodID ctor = (*jenv)->GetMethodID(jenv, cls, "<init>", "(I[B[B)V");
     if (!ctor) return;
-    jsize name_len = (jsize)strlen(name), message_len = (jsize)strlen(message);
-    jbyteArray jname = (*jenv)->NewByteArray(jenv, name_len);
-    jbyteArray jmessage = jname ? (*jenv)->NewByteArray(jenv, message_len) : NULL;
-    if (!jmessage) return;
-    (*jenv)->SetByteArrayRegion(jenv, jname, 0, name_len, (const jbyte *)name);
-    (*jenv)->SetByteArrayRegion(jenv, jmessage, 0, message_len, (const jbyte *)message);
     jobject exception = (*jenv)->NewObject(jenv, cls, ctor, (jint)status, jname, jmessage);
     if (exception) (*jenv)->Throw(jenv, (jthrowable)exception);
 }
 
 /* A Java byte[] as a NUL-terminated C string in malloc'd memory (the caller
  * frees it).  NULL for a null array, or with an exception pending when
- * memory runs out. */
-static char *reset_java_cstring(JNIEnv *jenv, jbyteArray bytes) {
+ * memory runs out or, for a string libreset reads up to its NUL (what names
+ * it; NULL for one that comes with its length), when it holds a NUL: C would
+ * silently read a shorter string (another path, another role). */
+static char *reset_java_cstring(JNIEnv *jenv, jbyteArray bytes, const char *what) {
     if (!bytes) return NULL;
     jsize n = (*jenv)->GetArrayLength(jenv, bytes);
     char *out = (char *)malloc((size_t)n + 1);
@@ -62,6 +69,13 @@ static char *reset_java_cstring(JNIEnv *jenv, jbyteArray bytes) {
     }
     (*jenv)->GetByteArrayRegion(jenv, bytes, 0, n, (jbyte *)out);
     out[n] = 0;
+    if (what && memchr(out, 0, (size_t)n)) {
+        free(out);
+        char message[128];
+        snprintf(message, sizeof message, "%s holds a NUL character (U+0000), which would end it early in C", what);
+        SWIG_JavaThrowException(jenv, SWIG_JavaIllegalArgumentException, message);
+        return NULL;
+    }
     return out;
 }
 
@@ -106,9 +120,11 @@ static int reset_java_messages(JNIEnv *jenv, jobjectArray array, reset_chat_mess
             reset_java_free_messages(messages, count);
             return -1;
         }
-        messages[i].role = reset_java_cstring(jenv, role);
-        messages[i].content = reset_java_cstring(jenv, content);
-        messages[i].content_len = (size_t)(*jenv)->GetArrayLength(jenv, content);
+        /* The role is read up to its NUL, the content by its length.  No JNI
+         * call but cleanup may follow a pending exception. */
+        messages[i].role = reset_java_cstring(jenv, role, "a chat message's role");
+        if (messages[i].role) messages[i].content = reset_java_cstring(jenv, content, NULL);
+        if (messages[i].content) messages[i].content_len = (size_t)(*jenv)->GetArrayLength(jenv, content);
         (*jenv)->DeleteLocalRef(jenv, role);
         (*jenv)->DeleteLocalRef(jenv, content);
         if (!messages[i].role || !messages[i].content) {
@@ -196,14 +212,15 @@ RESET_HANDLE(reset_policy)
 
 /* ---------------------------------------------------------------- text */
 
-/* NUL-terminated input (paths, a role, a preset): byte[] without the NUL. */
+/* NUL-terminated input (paths, a role, a preset): byte[] without the NUL;
+ * one holding a NUL is refused (IllegalArgumentException naming it). */
 %typemap(jni) const char * "jbyteArray"
 %typemap(jtype) const char * "byte[]"
 %typemap(jstype) const char * "byte[]"
 %typemap(javain) const char * "$javainput"
 %typemap(javaout) const char * { return $jnicall; }
 %typemap(in) const char * %{
-  $1 = reset_java_cstring(jenv, $input);
+  $1 = reset_java_cstring(jenv, $input, "$1_name");
   if ((*jenv)->ExceptionCheck(jenv)) return $null;
 %}
 %typemap(freearg) const char * %{ free((char *)$1); %}
@@ -334,13 +351,13 @@ enum reset_java_constants {
  * to lend it), freed with the struct.  reset_policy_params_init sets preset
  * to NULL, so it must come before set_preset. */
 %extend reset_policy_params {
-  void set_preset(const char *name) {
+  void set_preset(const char *preset) {
     free((char *)$self->preset);
     $self->preset = NULL;
-    if (name) {
-      size_t n = strlen(name) + 1;
+    if (preset) {
+      size_t n = strlen(preset) + 1;
       char *copy = (char *)malloc(n);
-      if (copy) $self->preset = (const char *)memcpy(copy, name, n);
+      if (copy) $self->preset = (const char *)memcpy(copy, preset, n);
     }
   }
   ~reset_policy_params() {

@@ -1,6 +1,7 @@
 package dev.libreset;
 
 import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
 
 /**
  * A loaded model: immutable, and shareable by any number of threads and sessions.
@@ -20,8 +21,9 @@ public final class Model implements AutoCloseable {
 
     private Model(long raw) throws ResetException {
         this.handle = raw;
-        this.cleanable = Handles.CLEANER.register(this, () -> ResetNative.reset_model_free(raw));
+        // info() before the Cleaner: if it throws, load() frees raw and no Cleaner frees it again.
         this.vocabSize = info().vocabSize();
+        this.cleanable = Handles.CLEANER.register(this, () -> ResetNative.reset_model_free(raw));
     }
 
     /** Loads a Hugging Face model directory with the library's default options. */
@@ -47,7 +49,7 @@ public final class Model implements AutoCloseable {
         }
         try {
             return new Model(out[0]);
-        } catch (ResetException | RuntimeException e) {
+        } catch (Throwable e) { // the constructor registers its Cleaner last, so nothing else frees it
             ResetNative.reset_model_free(out[0]);
             throw e;
         }
@@ -83,6 +85,7 @@ public final class Model implements AutoCloseable {
                     eos, info.getBos_id());
         } finally {
             info.delete();
+            Reference.reachabilityFence(this); // see Handles
         }
     }
 
@@ -91,8 +94,12 @@ public final class Model implements AutoCloseable {
      * does nothing, and it fails with IllegalStateException once the model is closed.
      */
     public Tokenizer tokenizer() {
-        long raw = ResetNative.reset_model_tokenizer(handle());
-        return raw == 0 ? null : new Tokenizer(raw, this);
+        try {
+            long raw = ResetNative.reset_model_tokenizer(handle());
+            return raw == 0 ? null : new Tokenizer(raw, this);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
     }
 
     /** Opens a single-sequence session of min(model maximum, 4096) tokens. */

@@ -1,6 +1,7 @@
 package dev.libreset;
 
 import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
 
 /**
  * The standalone ReSET policy: the sampler without a model, for logits computed by any engine.
@@ -56,6 +57,7 @@ public final class Policy implements AutoCloseable {
             ResetNative.reset_policy_create_for_model(model.handle(), p, null, out);
         } finally {
             p.delete();
+            Reference.reachabilityFence(model); // see Handles
         }
         return new Policy(out[0]);
     }
@@ -81,6 +83,7 @@ public final class Policy implements AutoCloseable {
             ResetNative.reset_policy_set_params(handle(), p);
         } finally {
             p.delete();
+            Reference.reachabilityFence(this);
         }
     }
 
@@ -93,6 +96,7 @@ public final class Policy implements AutoCloseable {
             return Decision.of(d);
         } finally {
             d.delete();
+            Reference.reachabilityFence(this);
         }
     }
 
@@ -109,17 +113,26 @@ public final class Policy implements AutoCloseable {
             return new Sample(token[0], Decision.of(d));
         } finally {
             d.delete();
+            Reference.reachabilityFence(this);
         }
     }
 
     /** Records the token the sequence took after the last decision. */
     public void accept(int token) throws ResetException {
-        ResetNative.reset_policy_accept(handle(), token);
+        try {
+            ResetNative.reset_policy_accept(handle(), token);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
     }
 
     /** Starts a new generation: forgets the step state and the accepted tokens. */
     public void reset() throws ResetException {
-        ResetNative.reset_policy_reset(handle());
+        try {
+            ResetNative.reset_policy_reset(handle());
+        } finally {
+            Reference.reachabilityFence(this);
+        }
     }
 
     /** Frees the policy.  Idempotent. */

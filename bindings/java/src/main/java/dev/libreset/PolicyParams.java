@@ -204,7 +204,14 @@ public final class PolicyParams {
         p.setTau0(tau0);
         p.setWindow(window);
         p.setReset_state(resetState ? 1 : 0);
-        if (presetBytes != null) p.set_preset(presetBytes);
+        if (presetBytes != null) {
+            try {
+                p.set_preset(presetBytes);
+            } catch (RuntimeException e) { // a preset holding U+0000
+                p.delete();
+                throw e;
+            }
+        }
         return p;
     }
 }

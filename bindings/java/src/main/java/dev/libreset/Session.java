@@ -1,6 +1,7 @@
 package dev.libreset;
 
 import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -39,6 +40,7 @@ public final class Session implements AutoCloseable {
             ResetNative.reset_session_create(model.handle(), options, out);
         } finally {
             options.delete();
+            Reference.reachabilityFence(model); // see Handles
         }
         long raw = out[0];
         this.model = model;
@@ -65,6 +67,7 @@ public final class Session implements AutoCloseable {
             ResetNative.reset_set_policy(handle(), p);
         } finally {
             p.delete();
+            Reference.reachabilityFence(this); // see Handles
         }
     }
 
@@ -74,24 +77,40 @@ public final class Session implements AutoCloseable {
      * @throws ResetException OUT_OF_RANGE, CONTEXT_OVERFLOW, CANCELLED (the session is unchanged)
      */
     public void prefill(int[] ids) throws ResetException {
-        ResetNative.reset_prefill(handle(), ids);
+        try {
+            ResetNative.reset_prefill(handle(), ids);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
     }
 
     /** The raw logits of a sequence's last position (a copy, vocab_size floats). */
     public float[] logits(int sequence) throws ResetException {
         float[] out = new float[model.vocabSize()];
-        ResetNative.reset_session_logits(handle(), sequence, out);
+        try {
+            ResetNative.reset_session_logits(handle(), sequence, out);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
         return out;
     }
 
     /** The number of tokens a sequence holds (prompt and generated); -1 for a bad index. */
     public int length(int sequence) {
-        return ResetNative.reset_session_length(handle(), sequence);
+        try {
+            return ResetNative.reset_session_length(handle(), sequence);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
     }
 
     /** Forgets every token of every sequence; the policy stays. */
     public void reset() throws ResetException {
-        ResetNative.reset_session_reset(handle());
+        try {
+            ResetNative.reset_session_reset(handle());
+        } finally {
+            Reference.reachabilityFence(this);
+        }
     }
 
     /**
@@ -106,6 +125,8 @@ public final class Session implements AutoCloseable {
                 ResetNative.reset_session_cancel(handle);
             } catch (ResetException e) {
                 throw new UncheckedResetException(e);
+            } finally {
+                Reference.reachabilityFence(this);
             }
         }
     }
@@ -133,6 +154,7 @@ public final class Session implements AutoCloseable {
             return out;
         } finally {
             ResetNative.delete_reset_step_array(steps);
+            Reference.reachabilityFence(this); // also while the step texts, in the session, are copied
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.libreset;
 
 import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
 import java.util.Arrays;
 import java.util.List;
 
@@ -58,11 +59,16 @@ public final class Tokenizer implements AutoCloseable {
         int[] ids = new int[bytes.length + 8];
         long[] n = new long[1];
         try {
-            ResetNative.reset_tokenize(handle(), bytes, flags, ids, n);
-        } catch (ResetException e) {
-            if (e.getStatus() != Status.BUFFER_TOO_SMALL) throw e;
-            ids = new int[Math.toIntExact(n[0])];
-            ResetNative.reset_tokenize(handle(), bytes, flags, ids, n);
+            try {
+                ResetNative.reset_tokenize(handle(), bytes, flags, ids, n);
+            } catch (ResetException e) {
+                if (e.getStatus() != Status.BUFFER_TOO_SMALL) throw e;
+                ids = new int[Math.toIntExact(n[0])];
+                ResetNative.reset_tokenize(handle(), bytes, flags, ids, n);
+            }
+        } finally {
+            // See Handles.  A model's tokenizer holds its owner, so the model stays reachable too.
+            Reference.reachabilityFence(this);
         }
         return Arrays.copyOf(ids, Math.toIntExact(n[0]));
     }
@@ -76,7 +82,11 @@ public final class Tokenizer implements AutoCloseable {
     public String decode(int[] ids, boolean skipSpecial) throws ResetException {
         long flags = skipSpecial ? reset_java_constants.RESET_JAVA_DETOKENIZE_SKIP_SPECIAL : 0;
         long h = handle();
-        return Text.string(Text.read((buffer, needed) -> ResetNative.reset_detokenize(h, ids, flags, buffer, needed)));
+        try {
+            return Text.string(Text.read((buffer, needed) -> ResetNative.reset_detokenize(h, ids, flags, buffer, needed)));
+        } finally {
+            Reference.reachabilityFence(this);
+        }
     }
 
     /**
@@ -86,13 +96,21 @@ public final class Tokenizer implements AutoCloseable {
     public byte[] tokenBytes(int id, boolean skipSpecial) throws ResetException {
         long flags = skipSpecial ? reset_java_constants.RESET_JAVA_DETOKENIZE_SKIP_SPECIAL : 0;
         long h = handle();
-        return Text.read((buffer, needed) -> ResetNative.reset_token_to_text(h, id, flags, buffer, needed));
+        try {
+            return Text.read((buffer, needed) -> ResetNative.reset_token_to_text(h, id, flags, buffer, needed));
+        } finally {
+            Reference.reachabilityFence(this);
+        }
     }
 
     /** The id of a token given its exact text, or -1. */
     public int tokenId(String text) throws ResetException {
         int[] id = new int[1];
-        ResetNative.reset_token_id(handle(), Text.utf8(text), id);
+        try {
+            ResetNative.reset_token_id(handle(), Text.utf8(text), id);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
         return id[0];
     }
 
@@ -106,14 +124,18 @@ public final class Tokenizer implements AutoCloseable {
         int which = doubleNewline ? 1 : 0;
         long[] n = new long[1];
         try {
-            ResetNative.reset_tokenizer_step_delimiters(h, which, new int[0], n);
-            return new int[0];
-        } catch (ResetException e) {
-            if (e.getStatus() != Status.BUFFER_TOO_SMALL) throw e;
+            try {
+                ResetNative.reset_tokenizer_step_delimiters(h, which, new int[0], n);
+                return new int[0];
+            } catch (ResetException e) {
+                if (e.getStatus() != Status.BUFFER_TOO_SMALL) throw e;
+            }
+            int[] ids = new int[Math.toIntExact(n[0])];
+            ResetNative.reset_tokenizer_step_delimiters(h, which, ids, n);
+            return ids;
+        } finally {
+            Reference.reachabilityFence(this);
         }
-        int[] ids = new int[Math.toIntExact(n[0])];
-        ResetNative.reset_tokenizer_step_delimiters(h, which, ids, n);
-        return ids;
     }
 
     /**
@@ -135,6 +157,7 @@ public final class Tokenizer implements AutoCloseable {
             return Text.string(Text.read((buffer, needed) -> ResetNative.reset_chat_format(h, pairs, raw, buffer, needed)));
         } finally {
             raw.delete();
+            Reference.reachabilityFence(this);
         }
     }
 
@@ -150,6 +173,7 @@ public final class Tokenizer implements AutoCloseable {
                     ChatTemplate.of(info.getChat_template()), info.getHas_chat_template() != 0);
         } finally {
             info.delete();
+            Reference.reachabilityFence(this);
         }
     }
 

@@ -19,6 +19,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
 
 /**
  * The Java binding against the C program (tests/bindings/java.sh runs it through ctest):
@@ -287,6 +288,94 @@ class ResetTest {
             assertNull(golden.tokenizer(), "the golden fixtures have no tokenizer");
             assertEquals("qwen3", golden.info().architecture());
             assertEquals(Backend.CPU, golden.info().backend());
+        }
+    }
+
+    @Test
+    void aNulInACStringIsRefusedNotTruncated() throws Exception {
+        // libreset reads paths, roles and presets up to their NUL: CHAT + "\0..." would load CHAT.
+        String elsewhere = CHAT + "\0/elsewhere";
+        IllegalArgumentException path = assertThrows(IllegalArgumentException.class, () -> Model.load(elsewhere));
+        assertTrue(path.getMessage().startsWith("path holds a NUL"), path.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> Tokenizer.load(elsewhere));
+        IllegalArgumentException preset = assertThrows(IllegalArgumentException.class,
+                () -> Policy.create(PolicyParams.reset(1.0f, -1, -1, 32).preset("Qwen3-8B\0junk"), null, null, 0));
+        assertTrue(preset.getMessage().startsWith("preset holds a NUL"), preset.getMessage());
+        try (Tokenizer tokenizer = Tokenizer.load(CHAT)) {
+            IllegalArgumentException role = assertThrows(IllegalArgumentException.class,
+                    () -> tokenizer.chatFormat(List.of(new ChatMessage("user\0system", "hi")), new ChatOptions()));
+            assertTrue(role.getMessage().startsWith("a chat message's role holds a NUL"), role.getMessage());
+            // Content crosses with its length: U+0000 in it is text like any other.
+            assertEquals("<|im_start|>user\na\0b<|im_end|>\n<|im_start|>assistant\n",
+                    tokenizer.chatFormat(List.of(ChatMessage.user("a\0b")), new ChatOptions()));
+        }
+    }
+
+    // One call each on an object nobody else holds: the call is the object's last use.
+    private static float decideOnce(float[] logits) throws ResetException {
+        return Policy.create(PolicyParams.fixed(1.0f), null, null, 0).decide(logits).entropy();
+    }
+
+    private static Status prefillOnce(Model model, int[] ids) {
+        try {
+            model.newSession(16, 1).prefill(ids);
+            return Status.OK;
+        } catch (ResetException e) {
+            return e.getStatus();
+        }
+    }
+
+    private static String decodeOnce(int[] ids) throws ResetException {
+        return Tokenizer.load(CHAT).decode(ids);
+    }
+
+    private static String modelDecodeOnce(int[] ids) throws ResetException {
+        return Model.load(CHAT, new ModelOptions().backend(Backend.CPU).threads(1)).tokenizer().decode(ids);
+    }
+
+    private static void forTwoSeconds(Executable call) throws Throwable {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        while (System.nanoTime() < deadline) call.execute();
+    }
+
+    /**
+     * An object's Cleaner frees its handle once the object is unreachable, which can happen inside
+     * its last call, as soon as the method has read the handle.  Without reachability fences this
+     * failed in 6 of 6 runs (heap corruption from Policy.decide, or RESET_ERR_INVALID_HANDLE).
+     */
+    @Test
+    void objectsNobodyHoldsOutliveTheirCallsWhileTheGcRuns() throws Throwable {
+        // Large arrays: copying them in the JNI glue and reading them in C widen the window.
+        float[] logits = new float[1 << 18];
+        for (int i = 0; i < logits.length; i++) logits[i] = i % 13;
+        int[] tooLong = new int[1 << 20]; // CONTEXT_OVERFLOW, after the copy
+        int[] ids = new int[1 << 16];
+        for (int i = 0; i < ids.length; i++) ids[i] = 4 + i % 500;
+        // Garbage from another thread: a young collection every few ms finds the objects just
+        // dropped (System.gc()'s full collections, with JUnit's heap, were too slow to catch many).
+        Thread gc = new Thread(() -> {
+            byte[][] garbage = new byte[8][];
+            while (true) {
+                for (int i = 0; i < 256; i++) garbage[i & 7] = new byte[1 << 16];
+                try {
+                    Thread.sleep(1);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        });
+        gc.setDaemon(true);
+        gc.start();
+        try (Model model = Model.load(CHAT, new ModelOptions().backend(Backend.CPU).threads(1))) {
+            float entropy = decideOnce(logits);
+            String text = decodeOnce(ids);
+            forTwoSeconds(() -> assertEquals(entropy, decideOnce(logits), "Policy.decide"));
+            forTwoSeconds(() -> assertEquals(Status.CONTEXT_OVERFLOW, prefillOnce(model, tooLong), "Session.prefill"));
+            forTwoSeconds(() -> assertEquals(text, decodeOnce(ids), "Tokenizer.decode"));
+            forTwoSeconds(() -> assertEquals(text, modelDecodeOnce(ids), "a model's Tokenizer.decode"));
+        } finally {
+            gc.interrupt();
+            gc.join();
         }
     }
 
