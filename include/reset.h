@@ -33,7 +33,12 @@
  *    any number of sessions and threads.  A reset_session (and a
  *    reset_policy) is used by one thread at a time; only
  *    reset_session_cancel may be called on it from any other thread.
- *    reset_last_error is per thread.
+ *    reset_last_error is per thread.  Freeing a handle is not synchronised
+ *    with calls on that same handle: free it once no other thread is inside
+ *    a call on it (or on a tokenizer it owns), as with free() and fclose().
+ *    The one exception is reset_session_cancel against reset_session_free.
+ *    reset_model_options.threads bounds every parallel loop of the CPU
+ *    backend, loading included.
  */
 #ifndef RESET_H
 #define RESET_H

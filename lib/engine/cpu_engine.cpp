@@ -17,6 +17,7 @@
 #include "api/errors.h"
 #include "model/weights.h"
 #include "rules/nvfp4.h"
+#include "util/threads.h"
 
 namespace reset {
 
@@ -114,7 +115,7 @@ ForwardScratch::ForwardScratch(const ModelConfig &c, int32_t capacity)
 
 namespace {
 
-int thread_count(const LoadedModel &model) { return model.threads > 0 ? model.threads : omp_get_max_threads(); }
+int thread_count(const LoadedModel &model) { return openmp_threads(model.threads); }
 
 // RMSNorm as Hugging Face computes it in FP32: x * rsqrt(mean(x^2) + eps) * w.
 void rms_norm(const float *x, const float *weight, int64_t n, double eps, float *out) {
@@ -180,8 +181,8 @@ void cpu_linear(const LoadedModel &model, const Linear &linear, const float *x, 
             input = padded.data();
         }
         const Nvfp4Weight view = linear.nvfp4_view();
-        if (model.weights_format == RESET_WEIGHTS_NVFP4_W4A4) nvfp4_matvec_w4a4(view, input, y);
-        else nvfp4_matvec_w4a16(view, input, y, model.w4a16_activations);
+        if (model.weights_format == RESET_WEIGHTS_NVFP4_W4A4) nvfp4_matvec_w4a4(view, input, y, model.threads);
+        else nvfp4_matvec_w4a16(view, input, y, model.w4a16_activations, model.threads);
     }
     for (size_t i = 0; i < linear.bias.size(); ++i) y[i] += linear.bias[i];
 }

@@ -73,6 +73,7 @@ std::shared_ptr<LoadedModel> load_model(const std::string &directory, const rese
     model->config = read_model_config(directory);
     model->store = TensorStore::open_directory(directory);
     LoadOptions load;
+    load.threads = options.threads;
     load.weights = options.weights;
     load.quantize_lm_head = options.quantize_lm_head != 0;
     load.progress = options.progress;

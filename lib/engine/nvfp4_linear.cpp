@@ -6,6 +6,7 @@
 
 #include "rules/nvfp4.h"
 #include "rules/w4a16.h"
+#include "util/threads.h"
 
 namespace reset {
 
@@ -20,11 +21,12 @@ namespace {
 // block sum is exact in FP32, as on a tensor core) and folds sx_b into the
 // block scale.
 template <typename BlockScale>
-void blocked_matvec(const Nvfp4Weight &w, const float *x, BlockScale block_scale, float multiplier, float *y) {
+void blocked_matvec(const Nvfp4Weight &w, const float *x, BlockScale block_scale, float multiplier, float *y,
+                    int32_t threads) {
     const int64_t blocks = w.cols / kBlock;
     // Small matrices stay on one thread: a team's fork and join cost more.
     const bool parallel = w.rows * w.cols >= (int64_t(1) << 20);
-#pragma omp parallel for schedule(static) if (parallel)
+#pragma omp parallel for schedule(static) num_threads(openmp_threads(threads)) if (parallel)
     for (int64_t n = 0; n < w.rows; ++n) {
         const uint8_t *row_codes = w.codes + n * (w.cols / 2);
         const uint8_t *row_scales = w.scales + n * blocks;
@@ -43,10 +45,11 @@ void blocked_matvec(const Nvfp4Weight &w, const float *x, BlockScale block_scale
 
 }  // namespace
 
-void nvfp4_matvec_w4a16(const Nvfp4Weight &w, const float *x, float *y, reset_activations activations) {
+void nvfp4_matvec_w4a16(const Nvfp4Weight &w, const float *x, float *y, reset_activations activations,
+                        int32_t threads) {
     const auto weight_scale_only = [](int64_t, float weight_scale) { return weight_scale; };
     if (activations == RESET_ACTIVATIONS_FP32) {
-        blocked_matvec(w, x, weight_scale_only, w.tensor_scale, y);
+        blocked_matvec(w, x, weight_scale_only, w.tensor_scale, y, threads);
         return;
     }
     // The GPU's FP16 input (nvfp4_quantize_activations.cu): divide by the
@@ -57,7 +60,7 @@ void nvfp4_matvec_w4a16(const Nvfp4Weight &w, const float *x, float *y, reset_ac
     const float row_scale = w4a16::fp16_row_scale(amax);
     std::vector<float> x16(static_cast<size_t>(w.cols));
     for (int64_t k = 0; k < w.cols; ++k) x16[size_t(k)] = w4a16::round_to_fp16(x[k] / row_scale);
-    blocked_matvec(w, x16.data(), weight_scale_only, w.tensor_scale * row_scale, y);
+    blocked_matvec(w, x16.data(), weight_scale_only, w.tensor_scale * row_scale, y, threads);
 }
 
 float nvfp4_quantize_activations(const float *x, int64_t cols, float input_scale, uint8_t *codes,
@@ -74,7 +77,7 @@ float nvfp4_quantize_activations(const float *x, int64_t cols, float input_scale
     return tensor_scale;
 }
 
-void nvfp4_matvec_w4a4(const Nvfp4Weight &w, const float *x, float *y) {
+void nvfp4_matvec_w4a4(const Nvfp4Weight &w, const float *x, float *y, int32_t threads) {
     const int64_t blocks = w.cols / kBlock;
     std::vector<uint8_t> x_codes(static_cast<size_t>(w.cols));
     std::vector<uint8_t> x_scale_codes(static_cast<size_t>(blocks));
@@ -86,7 +89,7 @@ void nvfp4_matvec_w4a4(const Nvfp4Weight &w, const float *x, float *y) {
     for (int64_t b = 0; b < blocks; ++b) x_scales[b] = e4m3_to_float(x_scale_codes[b]);
     blocked_matvec(
         w, x_values.data(), [&](int64_t b, float weight_scale) { return weight_scale * x_scales[size_t(b)]; },
-        w.tensor_scale * x_tensor_scale, y);
+        w.tensor_scale * x_tensor_scale, y, threads);
 }
 
 }  // namespace reset

@@ -25,12 +25,14 @@ struct Nvfp4Weight {
 // x has cols elements, y has rows.  RESET_ACTIVATIONS_FP32: a_k = x_k (nvfp4.md
 // literally).  RESET_ACTIVATIONS_FP16: what the CUDA GEMV reads (rules/w4a16.h),
 // a_k = fp16(x_k / s) with s = fp16_row_scale(amax_k |x_k|), and y multiplied by s.
-void nvfp4_matvec_w4a16(const Nvfp4Weight &w, const float *x, float *y, reset_activations activations);
+// threads: reset_model_options.threads (0 = all cores; util/threads.h).
+void nvfp4_matvec_w4a16(const Nvfp4Weight &w, const float *x, float *y, reset_activations activations,
+                        int32_t threads = 0);
 
 // W4A4: x is first quantized per 16-element block (tensor scale input_scale,
 // or amax(|x|)/(6*448) when input_scale <= 0), then
 // y[n] = tensor_scale * ts_x * sum_b (sW_b * sx_b) * sum_{k in b} e2m1(qW) * e2m1(qx).
-void nvfp4_matvec_w4a4(const Nvfp4Weight &w, const float *x, float *y);
+void nvfp4_matvec_w4a4(const Nvfp4Weight &w, const float *x, float *y, int32_t threads = 0);
 
 // The activation side of W4A4, exposed for tests and for the GPU quantizer's
 // reference: codes[cols] (unpacked), scales[cols/16], and the tensor scale used.

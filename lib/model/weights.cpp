@@ -14,6 +14,7 @@
 #include "model/safetensors.h"
 #include "rules/nvfp4.h"
 #include "util/files.h"
+#include "util/threads.h"
 
 namespace reset {
 
@@ -258,7 +259,7 @@ float nvfp4_shared_tensor_scale(const std::vector<const std::vector<float> *> &s
 }
 
 void nvfp4_quantize_matrix(const std::vector<float> &values, int64_t rows, int64_t cols, float tensor_scale,
-                           Linear &out) {
+                           Linear &out, int32_t threads) {
     const int64_t padded = round_up_16(cols);
     out.out_features = rows;
     out.in_features = cols;
@@ -268,7 +269,7 @@ void nvfp4_quantize_matrix(const std::vector<float> &values, int64_t rows, int64
     out.input_scale = 0.0f;
     out.codes.assign(static_cast<size_t>(rows * padded / 2), 0);
     out.scales.assign(static_cast<size_t>(rows * padded / nvfp4::kBlock), 0);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(openmp_threads(threads))
     for (int64_t r = 0; r < rows; ++r) {
         // Zero padding along K is exact: padded elements quantize to 0 and add nothing.
         std::vector<float> row(static_cast<size_t>(padded), 0.0f);
@@ -296,7 +297,7 @@ struct LinearSpec {
 // Load a group of siblings that read the same input (q/k/v, gate/up, or one
 // linear alone), in the requested format.
 void load_linear_group(const TensorStore &store, const std::vector<LinearSpec> &group, bool quantize,
-                       const ModelOptConfig &modelopt, ModelWeights &weights) {
+                       const ModelOptConfig &modelopt, ModelWeights &weights, int32_t threads) {
     for (const auto &spec : group) {
         Linear &l = *spec.linear;
         l.name = spec.name;
@@ -345,7 +346,7 @@ void load_linear_group(const TensorStore &store, const std::vector<LinearSpec> &
     for (const auto &v : values) siblings.push_back(&v);
     const float tensor_scale = nvfp4_shared_tensor_scale(siblings);
     for (size_t i = 0; i < group.size(); ++i)
-        nvfp4_quantize_matrix(values[i], group[i].out, group[i].in, tensor_scale, *group[i].linear);
+        nvfp4_quantize_matrix(values[i], group[i].out, group[i].in, tensor_scale, *group[i].linear, threads);
 }
 
 }  // namespace
@@ -396,14 +397,14 @@ ModelWeights load_weights(const ModelConfig &config, const TensorStore &store, c
                           {{&layer.q, p + "self_attn.q_proj", q_out, hidden, config.attention_bias},
                            {&layer.k, p + "self_attn.k_proj", kv_out, hidden, config.attention_bias},
                            {&layer.v, p + "self_attn.v_proj", kv_out, hidden, config.attention_bias}},
-                          quantize, modelopt, w);
+                          quantize, modelopt, w, options.threads);
         load_linear_group(store, {{&layer.o, p + "self_attn.o_proj", hidden, q_out, config.output_bias}}, quantize,
-                          modelopt, w);
+                          modelopt, w, options.threads);
         load_linear_group(store,
                           {{&layer.gate, p + "mlp.gate_proj", inter, hidden, false},
                            {&layer.up, p + "mlp.up_proj", inter, hidden, false}},
-                          quantize, modelopt, w);
-        load_linear_group(store, {{&layer.down, p + "mlp.down_proj", hidden, inter, false}}, quantize, modelopt, w);
+                          quantize, modelopt, w, options.threads);
+        load_linear_group(store, {{&layer.down, p + "mlp.down_proj", hidden, inter, false}}, quantize, modelopt, w, options.threads);
     }
 
     Linear &head = w.lm_head;
@@ -419,7 +420,7 @@ ModelWeights load_weights(const ModelConfig &config, const TensorStore &store, c
         const std::vector<float> values =
             head_tensor ? to_floats(*head_tensor) : to_floats(store.get("model.embed_tokens.weight"));
         if (head_tensor) expect_shape(*head_tensor, {vocab, hidden});
-        nvfp4_quantize_matrix(values, vocab, hidden, nvfp4_shared_tensor_scale({&values}), head);
+        nvfp4_quantize_matrix(values, vocab, hidden, nvfp4_shared_tensor_scale({&values}), head, options.threads);
     } else if (head_tensor) {
         head.dense = bf16_matrix(*head_tensor, vocab, hidden);
     } else {

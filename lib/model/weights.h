@@ -68,6 +68,7 @@ struct LoadOptions {
     bool quantize_lm_head = false;
     reset_progress_callback progress = nullptr;  // per layer; non-zero return cancels
     void *progress_user_data = nullptr;
+    int32_t threads = 0;  // reset_model_options.threads: quantizing on load uses this many (0 = all cores)
 };
 
 // Build the weights from an opened checkpoint.  `options.weights` is resolved
@@ -85,8 +86,9 @@ void release_host_weights(ModelWeights &weights);
 // Quantize a row-major FP32 matrix group to NVFP4 with one shared tensor scale
 // (siblings such as q/k/v share one, nvfp4.md).  Exposed for tests.
 float nvfp4_shared_tensor_scale(const std::vector<const std::vector<float> *> &siblings);
+// threads: reset_model_options.threads (0 = all cores).
 void nvfp4_quantize_matrix(const std::vector<float> &values, int64_t rows, int64_t cols, float tensor_scale,
-                           Linear &out);
+                           Linear &out, int32_t threads = 0);
 
 // Inline: the CPU engine's inner loops decode BF16 per element.
 inline float bf16_to_float(uint16_t bits) {

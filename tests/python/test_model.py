@@ -1,6 +1,10 @@
 """The Python binding end to end on the fixture models: the same greedy
 continuation as transformers, errors as exceptions, cancellation from a thread."""
 import ctypes
+import json
+import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -161,3 +165,43 @@ def test_parallel_sequences_return_one_result_each():
         assert session.logits().shape == (3, model.info()["vocab_size"])
         results = session.step()
         assert [r.sequence for r in results] == [0, 1, 2]
+
+
+def test_threads_one_keeps_loading_and_decoding_on_one_thread(tmp_path):
+    """reset_model_options.threads = 1: quantizing a BF16 checkpoint to NVFP4 at load and the NVFP4
+    matrix-vector products ran OpenMP teams of every core until session 25 (found by a ThreadSanitizer
+    audit).  Linears of 1024 x 1024 pass the library's 2^20-element threshold for a team; the process
+    must end with one thread (an OpenMP team's threads would stay, idle)."""
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one CPU: OpenMP would use one thread either way, so this cannot tell")
+    from safetensors.numpy import save_file
+    hidden, inter, vocab = 1024, 1024, 64
+    rng = np.random.default_rng(25)
+    tensors = {"model.embed_tokens.weight": (vocab, hidden), "model.norm.weight": (hidden,),
+               "model.layers.0.input_layernorm.weight": (hidden,),
+               "model.layers.0.post_attention_layernorm.weight": (hidden,),
+               "model.layers.0.self_attn.q_norm.weight": (128,), "model.layers.0.self_attn.k_norm.weight": (128,)}
+    for name, shape in {"q_proj": (hidden, hidden), "k_proj": (128, hidden), "v_proj": (128, hidden),
+                        "o_proj": (hidden, hidden)}.items():
+        tensors[f"model.layers.0.self_attn.{name}.weight"] = shape
+    for name, shape in {"gate_proj": (inter, hidden), "up_proj": (inter, hidden), "down_proj": (hidden, inter)}.items():
+        tensors[f"model.layers.0.mlp.{name}.weight"] = shape
+    save_file({name: (rng.standard_normal(shape) * 0.05 + (1.0 if name.endswith("norm.weight") else 0.0))
+               .astype(np.float32) for name, shape in tensors.items()}, str(tmp_path / "model.safetensors"))
+    (tmp_path / "config.json").write_text(json.dumps({
+        "model_type": "qwen3", "vocab_size": vocab, "hidden_size": hidden, "intermediate_size": inter,
+        "num_hidden_layers": 1, "num_attention_heads": 8, "num_key_value_heads": 1, "head_dim": 128,
+        "max_position_embeddings": 64, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": True}))
+    script = (
+        "import os, sys, reset\n"
+        "m = reset.Model(sys.argv[1], weights='nvfp4-w4a16', backend='cpu', threads=1)\n"
+        "s = m.session(max_context=32)\n"
+        "s.prefill([1, 2, 3])\n"
+        "for _ in range(3): s.step()\n"
+        "print(len(os.listdir('/proc/self/task')))\n")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONPATH=os.pathsep.join(sys.path))
+    env.pop("OMP_NUM_THREADS", None)  # OpenMP's default: every core
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "1", f"threads=1 left {out.stdout.strip()} threads: {out.stderr}"
