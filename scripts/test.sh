@@ -18,4 +18,4 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DRESET_SANITIZE=ON -DRESET_CU
 cmake --build build-asan -j "$jobs" --target unit_tests fuzz_replay_json fuzz_replay_tokenize \
       fuzz_replay_tokenizer_load fuzz_replay_model_load
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-     ctest --output-on-failure -R 'unit_tests|fuzz_corpus')
+     ctest --output-on-failure -R 'unit_tests|fuzz_')

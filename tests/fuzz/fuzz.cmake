@@ -1,8 +1,12 @@
 # The fuzz targets (tests/fuzz/README.md).  Each fuzz_<name>.cpp builds as
 #   fuzz_replay_<name>: runs the committed corpus tests/fuzz/corpus/<name>/
-#                       (any compiler; the ctest fuzz_corpus_<name>);
+#                       (any compiler; the ctest fuzz_corpus_<name>) and the
+#                       corpus fuzzing grew, tests/fuzz/grown/<name>.tar.xz,
+#                       unpacked at test time (fuzz_grown_<name>);
 #   fuzz_<name>:        the libFuzzer program, with -DRESET_FUZZ=ON (clang).
 set(RESET_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
+set(RESET_FUZZ_GROWN ${CMAKE_CURRENT_BINARY_DIR}/fuzz-grown)
+file(MAKE_DIRECTORY ${RESET_FUZZ_GROWN})
 foreach(_name model_load tokenizer_load tokenize json)
   set(_programs fuzz_replay_${_name})
   add_executable(fuzz_replay_${_name} ${RESET_FUZZ_DIR}/fuzz_${_name}.cpp ${RESET_FUZZ_DIR}/fuzz_support.cpp
@@ -22,6 +26,11 @@ foreach(_name model_load tokenizer_load tokenize json)
   # Exit 77: skipped (fuzz_tokenize without ../shared).  In sanitizer builds: a huge allocation a malformed
   # file asks for must become std::bad_alloc (RESET_ERR_OUT_OF_MEMORY, which the targets accept), not an
   # AddressSanitizer abort.
-  set_tests_properties(fuzz_corpus_${_name} PROPERTIES SKIP_RETURN_CODE 77
+  add_test(NAME fuzz_grown_unpack_${_name} COMMAND ${CMAKE_COMMAND} -E tar xJf ${RESET_FUZZ_DIR}/grown/${_name}.tar.xz
+           WORKING_DIRECTORY ${RESET_FUZZ_GROWN})
+  set_tests_properties(fuzz_grown_unpack_${_name} PROPERTIES FIXTURES_SETUP fuzz_grown_${_name})
+  add_test(NAME fuzz_grown_${_name} COMMAND fuzz_replay_${_name} ${RESET_FUZZ_GROWN}/${_name})
+  set_tests_properties(fuzz_grown_${_name} PROPERTIES FIXTURES_REQUIRED fuzz_grown_${_name})
+  set_tests_properties(fuzz_corpus_${_name} fuzz_grown_${_name} PROPERTIES SKIP_RETURN_CODE 77
                        ENVIRONMENT "ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1")
 endforeach()
