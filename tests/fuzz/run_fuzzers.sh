@@ -2,7 +2,8 @@
 # run_fuzzers.sh [SECONDS] [TARGET...] — build the libFuzzer programs (clang,
 # AddressSanitizer + UndefinedBehaviorSanitizer, no CUDA) in build-fuzz/ and
 # fuzz each target for SECONDS (default 300), one after another, starting from
-# its committed corpus.  New inputs go to build-fuzz/corpus/<target>/,
+# its committed corpus and the one earlier fuzzing grew (tests/fuzz/grown/).
+# New inputs go to build-fuzz/corpus/<target>/,
 # findings to build-fuzz/findings/<target>/ (crash-*, leak-*, timeout-*).
 # A finding's input becomes a regression test when added, minimised
 # (`build-fuzz/tests/fuzz_<target> -minimize_crash=1 -runs=10000 FILE`), to
@@ -27,12 +28,14 @@ for target in "${targets[@]}"; do
         tokenizer_load) max_len=65536 ;;
         *) max_len=4096 ;;
     esac
-    mkdir -p "build-fuzz/corpus/$target" "build-fuzz/findings/$target"
+    mkdir -p "build-fuzz/corpus/$target" "build-fuzz/findings/$target" build-fuzz/grown
+    tar -xJf "tests/fuzz/grown/$target.tar.xz" -C build-fuzz/grown
     echo "== fuzz_$target: ${seconds}s"
     # allocator_may_return_null: a huge allocation a malformed file asks for must become
     # RESET_ERR_OUT_OF_MEMORY (std::bad_alloc), which the targets accept, not an ASan abort.
     ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
         "build-fuzz/tests/fuzz_$target" "build-fuzz/corpus/$target" "tests/fuzz/corpus/$target" \
+        "build-fuzz/grown/$target" \
         -max_total_time="$seconds" -max_len=$max_len -timeout=20 -rss_limit_mb=6000 \
         -artifact_prefix="build-fuzz/findings/$target/" -print_final_stats=1 || status=1
 done
