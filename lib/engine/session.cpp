@@ -400,9 +400,14 @@ void Session::sample_and_forward_device(std::vector<reset_step> &results) {
                 continue;
             }
             const DeviceStepResult &d = device_results[s];
+            // The device sampler's SamplingStatus (kernels/sampling.h: 1 a NaN or +inf logit, 2 every logit -inf,
+            // 3 a policy out of range), in the CPU backend's words where they mean the same.
+            if (d.status == 1 || d.status == 2)
+                fail(RESET_ERR_BACKEND, "the model produced unusable logits for sequence ", s,
+                     d.status == 1 ? " (a NaN or +inf logit)" : " (every logit -inf)");
             if (d.status != 0)
-                fail(RESET_ERR_BACKEND, "the device sampler rejected sequence ", s, "'s logits or policy (status ",
-                     d.status, ": 1 = NaN/+inf logit, 2 = all -inf, 3 = policy out of range)");
+                fail(RESET_ERR_BACKEND, "the device sampler rejected sequence ", s, "'s policy (status ", d.status,
+                     ")");
             finish_token(s, d.token, d.signals, r);
             if (first_token < 0) first_token = d.token;
             else if (d.token != first_token) all_same = false;
