@@ -72,12 +72,13 @@ TokenizerConfig read_tokenizer_config(const std::string &directory) {
                 const std::string &key = entry.key();
                 const bool digits = !key.empty() && key.size() <= 8 &&
                                     key.find_first_not_of("0123456789") == std::string::npos;
-                if (!digits || std::stol(key) > kMaxTokenId)
+                const long id = digits ? std::stol(key) : -1;  // at most 8 digits: no overflow
+                if (id < 0 || id > kMaxTokenId)
                     fail(RESET_ERR_FORMAT, "tokenizer_config.json: added_tokens_decoder key '", key,
                          "' is not an id (0..", kMaxTokenId, ")");
-                token.id = static_cast<int32_t>(std::stol(key));
+                token.id = static_cast<int32_t>(id);
                 const auto &v = entry.value();
-                if (!v.is_object() || !v.contains("content") || !v["content"].is_string() || token.id < 0)
+                if (!v.is_object() || !v.contains("content") || !v["content"].is_string())
                     fail(RESET_ERR_FORMAT, "tokenizer_config.json: added token ", entry.key(), " has no content");
                 token.content = v["content"].get<std::string>();
                 token.special = get_flag(v, "special", false);

@@ -92,40 +92,4 @@ bool valid_utf8(std::string_view bytes) {
     return true;
 }
 
-std::pair<reset_status, std::string> detokenize(const reset_tokenizer *tokenizer, const std::vector<int32_t> &ids,
-                                                uint32_t flags) {
-    size_t needed = 12345;
-    const reset_status asked = reset_detokenize(tokenizer, ids.data(), ids.size(), flags, nullptr, 0, &needed);
-    if (asked != RESET_OK && asked != RESET_ERR_BUFFER_TOO_SMALL) {
-        ok_or_clear_error(asked, "reset_detokenize");
-        return {asked, ""};
-    }
-    expect((asked == RESET_OK) == (needed == 0), "reset_detokenize: capacity 0 and a non-empty text did not agree");
-    std::string text(needed + 1, '\x7f');  // one guard byte: nothing is written past the text
-    size_t written = 0;
-    const reset_status done = reset_detokenize(tokenizer, ids.data(), ids.size(), flags, text.data(), needed, &written);
-    if (!ok_or_clear_error(done, "reset_detokenize") || written != needed || text[needed] != '\x7f')
-        finding("reset_detokenize: the text did not fit the capacity it asked for");
-    text.resize(needed);
-    return {RESET_OK, text};
-}
-
-std::pair<reset_status, std::vector<int32_t>> tokenize(const reset_tokenizer *tokenizer, std::string_view text,
-                                                       uint32_t flags) {
-    size_t needed = 12345;
-    const reset_status asked = reset_tokenize(tokenizer, text.data(), text.size(), flags, nullptr, 0, &needed);
-    if (asked != RESET_OK && asked != RESET_ERR_BUFFER_TOO_SMALL) {
-        ok_or_clear_error(asked, "reset_tokenize");
-        return {asked, {}};
-    }
-    expect((asked == RESET_OK) == (needed == 0), "reset_tokenize: capacity 0 and a non-empty result did not agree");
-    std::vector<int32_t> ids(needed + 1, -77);
-    size_t written = 0;
-    const reset_status done = reset_tokenize(tokenizer, text.data(), text.size(), flags, ids.data(), needed, &written);
-    if (!ok_or_clear_error(done, "reset_tokenize") || written != needed || ids[needed] != -77)
-        finding("reset_tokenize: the ids did not fit the capacity it asked for");
-    ids.resize(needed);
-    return {RESET_OK, ids};
-}
-
 }  // namespace reset_fuzz

@@ -80,14 +80,43 @@ namespace reset_fuzz {
 // so that the library's own check is what is tested.
 bool valid_utf8(std::string_view bytes);
 
-// reset_detokenize's buffer protocol, checked: the size asked with capacity
-// 0, then the text with exactly that capacity.  Returns the status of the
-// first call (RESET_OK or an error other than BUFFER_TOO_SMALL) and the text.
-std::pair<reset_status, std::string> detokenize(const reset_tokenizer *tokenizer, const std::vector<int32_t> &ids,
-                                                uint32_t flags);
+// reset.h's buffer protocol, checked on a call that fills a caller's buffer:
+// call(buffer, capacity, &needed) is made with capacity 0 to ask the size
+// (RESET_OK exactly when nothing is needed), then with exactly that capacity
+// into a buffer one `guard` element longer, which must stay untouched.
+// Returns the first call's status (RESET_OK, or an error other than
+// BUFFER_TOO_SMALL, with an empty result) and the result.
+template <typename Container, typename Call>
+std::pair<reset_status, Container> read_buffer(const std::string &what, typename Container::value_type guard,
+                                               Call call) {
+    size_t needed = 12345;
+    const reset_status asked = call(nullptr, 0, &needed);
+    if (asked != RESET_OK && asked != RESET_ERR_BUFFER_TOO_SMALL) {
+        ok_or_clear_error(asked, what.c_str());
+        return {asked, Container()};
+    }
+    expect((asked == RESET_OK) == (needed == 0), what + ": capacity 0 and a non-empty result did not agree");
+    Container out(needed + 1, guard);
+    size_t written = 0;
+    const reset_status done = call(out.data(), needed, &written);
+    if (!ok_or_clear_error(done, what.c_str()) || written != needed || out[needed] != guard)
+        finding(what + ": the result did not fit the capacity it asked for");
+    out.resize(needed);
+    return {RESET_OK, out};
+}
 
-// reset_tokenize the same way.
-std::pair<reset_status, std::vector<int32_t>> tokenize(const reset_tokenizer *tokenizer, std::string_view text,
-                                                       uint32_t flags);
+inline std::pair<reset_status, std::string> detokenize(const reset_tokenizer *tokenizer,
+                                                       const std::vector<int32_t> &ids, uint32_t flags) {
+    return read_buffer<std::string>("reset_detokenize", '\x7f', [&](char *buffer, size_t capacity, size_t *needed) {
+        return reset_detokenize(tokenizer, ids.data(), ids.size(), flags, buffer, capacity, needed);
+    });
+}
+
+inline std::pair<reset_status, std::vector<int32_t>> tokenize(const reset_tokenizer *tokenizer, std::string_view text,
+                                                              uint32_t flags) {
+    return read_buffer<std::vector<int32_t>>("reset_tokenize", -77, [&](int32_t *ids, size_t capacity, size_t *needed) {
+        return reset_tokenize(tokenizer, text.data(), text.size(), flags, ids, capacity, needed);
+    });
+}
 
 }  // namespace reset_fuzz
