@@ -151,10 +151,23 @@ static int run_churn(int cycles) {
     return 0;
 }
 
-static void *cancel_later(void *session) {
+/* reset_session_reset drops a request no call has consumed, so the busy
+ * loop's refill must not run between the cancel and the call that takes it:
+ * both hold the lock, and the loop refills only while no cancel was sent. */
+struct canceller {
+    reset_session *session;
+    pthread_mutex_t lock;
+    int sent;
+};
+
+static void *cancel_later(void *arg) {
+    struct canceller *canceller = arg;
     struct timespec pause = {0, 50 * 1000 * 1000};
     nanosleep(&pause, NULL);
-    reset_session_cancel(session);
+    pthread_mutex_lock(&canceller->lock);
+    reset_session_cancel(canceller->session);
+    canceller->sent = 1;
+    pthread_mutex_unlock(&canceller->lock);
     return NULL;
 }
 
@@ -169,14 +182,21 @@ static int run_cancel(void) {
     reset_session_options_init(&options);
     options.max_context = 512;
     CHECK(reset_session_create(model, &options, &session));
+    struct canceller canceller = {session, PTHREAD_MUTEX_INITIALIZER, 0};
     pthread_t thread;
-    pthread_create(&thread, NULL, cancel_later, session);
+    pthread_create(&thread, NULL, cancel_later, &canceller);
     int32_t ids[10] = {3, 3, 3, 3, 3, 3, 3, 3, 3, 3};
     time_t deadline = time(NULL) + 30;
     status = RESET_OK;
     /* Keep the session busy until the cancel lands. */
     while (status == RESET_OK && time(NULL) < deadline) {
-        if (reset_session_length(session, 0) > 500) CHECK(reset_session_reset(session));
+        if (reset_session_length(session, 0) > 500) {
+            pthread_mutex_lock(&canceller.lock);
+            int refill = !canceller.sent;
+            if (refill) CHECK(reset_session_reset(session));
+            pthread_mutex_unlock(&canceller.lock);
+            if (!refill) { status = reset_prefill(session, ids, 1); continue; } /* takes the cancel */
+        }
         status = reset_prefill(session, ids, 10);
     }
     pthread_join(thread, NULL);

@@ -115,14 +115,29 @@ def test_cancel_from_another_thread_stops_decoding():
     with reset.Model(MODEL) as model, model.session(max_context=512) as session:
         session.set_policy(kind="greedy")
         session.prefill([3] * 8)
-        timer = threading.Timer(0.05, session.cancel)
+        # reset.h: reset drops a request no call has consumed, so the refill
+        # below must not run between the cancel and the call that takes it.
+        lock = threading.Lock()
+        cancel_sent = False
+
+        def cancel_once():
+            nonlocal cancel_sent
+            with lock:
+                session.cancel()
+                cancel_sent = True
+
+        timer = threading.Timer(0.05, cancel_once)
         timer.start()
         deadline = time.monotonic() + 30
         with pytest.raises(reset.ResetError) as error:
             while time.monotonic() < deadline:  # busy until the cancel lands
                 if session.length() > 500:
-                    session.reset()
-                    session.prefill([3] * 8)
+                    with lock:
+                        refill = not cancel_sent
+                        if refill:
+                            session.reset()
+                    if refill:
+                        session.prefill([3] * 8)
                 session.step()
         timer.join()
         assert error.value.name == "RESET_ERR_CANCELLED"

@@ -78,10 +78,16 @@ fn cancel_from_another_thread_stops_decoding() {
     let mut session = model.session(512, 1).unwrap();
     session.prefill(&[3; 8]).unwrap();
     let canceller = session.canceller();
+    // reset drops a request no call has consumed, so the refill below must not
+    // run between the cancel and the call that takes it: both hold the lock,
+    // and the loop refills only while no cancel was sent.
+    let cancel_sent = std::sync::Mutex::new(false);
     let result = std::thread::scope(|scope| {
-        scope.spawn(move || {
+        scope.spawn(|| {
             std::thread::sleep(Duration::from_millis(50));
+            let mut sent = cancel_sent.lock().unwrap();
             canceller.cancel().unwrap();
+            *sent = true;
         });
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -89,10 +95,18 @@ fn cancel_from_another_thread_stops_decoding() {
                 break Ok(());
             }
             if session.len(0) > 500 {
-                session.reset().unwrap();
+                let refill = {
+                    let sent = cancel_sent.lock().unwrap();
+                    if !*sent {
+                        session.reset().unwrap();
+                    }
+                    !*sent
+                };
                 // The cancel may land in this refill as well as in a step.
-                if let Err(e) = session.prefill(&[3; 8]) {
-                    break Err(e);
+                if refill {
+                    if let Err(e) = session.prefill(&[3; 8]) {
+                        break Err(e);
+                    }
                 }
             }
             if let Err(e) = session.step() {

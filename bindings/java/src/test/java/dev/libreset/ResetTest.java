@@ -164,7 +164,17 @@ class ResetTest {
             int[] prompt = new int[8];
             Arrays.fill(prompt, 3);
             session.prefill(prompt);
-            timer.schedule(session::cancel, 50, TimeUnit.MILLISECONDS);
+            // reset drops a request no call has consumed, so the refill below must
+            // not run between the cancel and the call that takes it: both hold the
+            // lock, and the loop refills only while no cancel was sent.
+            Object lock = new Object();
+            boolean[] cancelSent = {false};
+            timer.schedule(() -> {
+                synchronized (lock) {
+                    session.cancel();
+                    cancelSent[0] = true;
+                }
+            }, 50, TimeUnit.MILLISECONDS);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             ResetException cancelled = null;
             int lengthBefore = -1;
@@ -172,9 +182,15 @@ class ResetTest {
                 try {
                     // The cancel may land in any call: the refilling prefill as well as a step.
                     if (session.length(0) > 500) {
-                        session.reset();
-                        lengthBefore = 0;
-                        session.prefill(prompt);
+                        boolean refill;
+                        synchronized (lock) {
+                            refill = !cancelSent[0];
+                            if (refill) session.reset();
+                        }
+                        if (refill) {
+                            lengthBefore = 0;
+                            session.prefill(prompt);
+                        }
                     }
                     lengthBefore = session.length(0);
                     session.step();
