@@ -5,15 +5,13 @@ import json
 import os
 import pathlib
 import struct
-import threading
-import time
 
 import numpy as np
 import pytest
 
 import reset
 from reset import _lib
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, cancel_while_busy
 
 MODEL = FIXTURES / "qwen3-tied"
 TOKENIZER = ROOT / "models" / "reset-arith-4m"  # the fixture models carry no tokenizer
@@ -115,32 +113,9 @@ def test_cancel_from_another_thread_stops_decoding():
     with reset.Model(MODEL) as model, model.session(max_context=512) as session:
         session.set_policy(kind="greedy")
         session.prefill([3] * 8)
-        # reset.h: reset drops a request no call has consumed, so the refill
-        # below must not run between the cancel and the call that takes it.
-        lock = threading.Lock()
-        cancel_sent = False
-
-        def cancel_once():
-            nonlocal cancel_sent
-            with lock:
-                session.cancel()
-                cancel_sent = True
-
-        timer = threading.Timer(0.05, cancel_once)
-        timer.start()
-        deadline = time.monotonic() + 30
-        with pytest.raises(reset.ResetError) as error:
-            while time.monotonic() < deadline:  # busy until the cancel lands
-                if session.length() > 500:
-                    with lock:
-                        refill = not cancel_sent
-                        if refill:
-                            session.reset()
-                    if refill:
-                        session.prefill([3] * 8)
-                session.step()
-        timer.join()
-        assert error.value.name == "RESET_ERR_CANCELLED"
+        error = cancel_while_busy(session, refill=lambda: session.prefill([3] * 8), work=session.step)
+        assert error is not None, "no cancel within 30 s"
+        assert error.name == "RESET_ERR_CANCELLED"
 
 
 def rss_kib():

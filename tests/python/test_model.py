@@ -5,15 +5,13 @@ import json
 import os
 import subprocess
 import sys
-import threading
-import time
 
 import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
 import reset
-from conftest import FIXTURES
+from conftest import FIXTURES, cancel_while_busy
 
 MODEL = FIXTURES / "qwen3-tied"
 
@@ -145,16 +143,12 @@ def test_cancel_before_a_call_stops_that_call():
 def test_cancel_from_another_thread_stops_running_work():
     with reset.Model(MODEL) as model:
         session = model.session(max_context=512)
-        timer = threading.Timer(0.05, session.cancel)
-        timer.start()
-        deadline = time.monotonic() + 30
-        with pytest.raises(reset.ResetError) as error:
-            while time.monotonic() < deadline:  # keeps the session busy until the cancel lands
-                if session.length() > 500:
-                    session.reset()
-                session.prefill([3] * 10)
-        timer.join()
-        assert error.value.name == "RESET_ERR_CANCELLED"
+        # Refill above 490, not 500: once the cancel is sent the loop stops resetting, and one more
+        # 10-token prefill (the one that takes the cancel) must still fit in 512.
+        error = cancel_while_busy(session, refill=lambda: None, work=lambda: session.prefill([3] * 10),
+                                  refill_above=490)
+        assert error is not None, "no cancel within 30 s"
+        assert error.name == "RESET_ERR_CANCELLED"
 
 
 def test_parallel_sequences_return_one_result_each():
