@@ -24,7 +24,10 @@
  *  - Option structs start with `uint32_t struct_size` and are filled with
  *    defaults by their `_init` function.  Fields are only ever appended, so a
  *    caller compiled against an older header keeps working: the library reads
- *    only the first struct_size bytes and uses defaults for the rest.
+ *    only the first struct_size bytes and uses defaults for the rest.  A
+ *    struct_size below 4, above the struct this library knows (for structs
+ *    the caller passes in), or ending inside a pointer field (no layout ever
+ *    ended there) is RESET_ERR_INVALID_ARGUMENT.
  *  - Text is UTF-8 with explicit byte lengths.  Functions that write into a
  *    caller's buffer follow the snprintf idiom: they always report the size
  *    needed, and return RESET_ERR_BUFFER_TOO_SMALL (writing nothing) when the
@@ -251,7 +254,7 @@ typedef struct reset_policy_params {
     float t_high;             /* RESET/ENTROPY: temperature at or above the threshold. Default 1.0 */
     float t_low;              /* RESET/ENTROPY: temperature below it; < 0 = the model's preset. Default -1 */
     float tau0;               /* RESET/ENTROPY: token-entropy threshold (nats); < 0 = the model's preset. Default -1 */
-    int32_t window;           /* RESET: step-estimator window w >= 1. Default 32 */
+    int32_t window;           /* RESET: step-estimator window w, 1..16384. Default 32 */
     const char *preset;       /* name of a model in the paper's table ("Qwen3-8B", ...) whose
                                  T_low/tau0 to use; NULL = recognise the loaded model. Default NULL */
     int32_t reset_state;      /* 1: clear the ReSET step state when this policy is applied. Default 0 */

@@ -6,12 +6,15 @@
 // kind cannot be told apart; reset.h says so.)
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstring>
 #include <mutex>
 #include <type_traits>
 #include <unordered_set>
 
 #include "api/errors.h"
+#include "reset.h"
 
 namespace reset {
 
@@ -71,6 +74,58 @@ void with_checked_handle(T *handle, const char *what, Fn &&fn) {
     if (!HandleRegistry<T>::instance().with_live(handle, fn)) fail_not_live(what);
 }
 
+// The pointer fields of the structs a caller passes in.  No older layout
+// ended inside a field, and half of a caller's pointer over the default's
+// other half is no pointer at all, so a struct_size ending inside one of these
+// is refused instead of read (fuzz_policy found the strlen of such a preset).
+template <typename Options>
+struct PointerFields {
+    static constexpr std::array<size_t, 0> offsets{};
+};
+template <>
+struct PointerFields<reset_model_options> {
+    static constexpr std::array offsets{offsetof(reset_model_options, progress),
+                                        offsetof(reset_model_options, progress_user_data)};
+};
+template <>
+struct PointerFields<reset_policy_params> {
+    static constexpr std::array offsets{offsetof(reset_policy_params, preset)};
+};
+template <>
+struct PointerFields<reset_policy_options> {
+    static constexpr std::array offsets{offsetof(reset_policy_options, newline_ids),
+                                        offsetof(reset_policy_options, double_newline_ids)};
+};
+template <>
+struct PointerFields<reset_calibration_options> {
+    static constexpr std::array offsets{offsetof(reset_calibration_options, progress),
+                                        offsetof(reset_calibration_options, progress_user_data)};
+};
+template <>
+struct PointerFields<reset_step> {
+    static constexpr std::array offsets{offsetof(reset_step, text)};
+};
+
+// Whether a caller's struct_size ends inside one of T's pointer fields.
+template <typename T>
+bool ends_inside_pointer(uint32_t size) {
+    for (size_t offset : PointerFields<T>::offsets)
+        if (size > offset && size < offset + sizeof(void *)) return true;
+    return false;
+}
+
+// Check a caller's struct_size: at least the size field, at most the struct
+// this library knows, and not ending inside a pointer field.
+template <typename Options>
+void check_struct_size(uint32_t size, const char *what) {
+    const bool cuts_pointer = ends_inside_pointer<Options>(size);
+    if (size < sizeof(uint32_t) || size > sizeof(Options) || cuts_pointer)
+        fail(RESET_ERR_INVALID_ARGUMENT, what, "->struct_size is ", size, " (expected ", sizeof(Options),
+             cuts_pointer ? ", or an older layout's size: this one ends inside a pointer field"
+                          : "; call the _init function first",
+             ")");
+}
+
 // Read a caller's option struct of possibly older (smaller) layout: start from
 // the library's defaults and copy the first struct_size bytes the caller has.
 template <typename Options>
@@ -79,9 +134,7 @@ Options read_options(const Options *given, void (*init)(Options *), const char *
     init(&options);
     if (!given) return options;
     const uint32_t size = given->struct_size;
-    if (size < sizeof(uint32_t) || size > sizeof(Options))
-        fail(RESET_ERR_INVALID_ARGUMENT, what, "->struct_size is ", size, " (expected ", sizeof(Options),
-             "; call the _init function first)");
+    check_struct_size<Options>(size, what);
     const uint32_t own_size = options.struct_size;
     std::memcpy(&options, given, size);
     options.struct_size = own_size;

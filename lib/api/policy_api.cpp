@@ -340,6 +340,11 @@ reset_status reset_step_to_json(const reset_step *step, char *buffer, size_t cap
     return api_call([&] {
         reset::require(step, "step");
         reset::check_out_struct(step->struct_size, "step", "reset_step_init");
+        // A step a newer header laid out is read up to what this library knows;
+        // one ending inside `text` would leave half a pointer.
+        if (reset::ends_inside_pointer<reset_step>(step->struct_size))
+            fail(RESET_ERR_INVALID_ARGUMENT, "step->struct_size is ", step->struct_size,
+                 ", which ends inside the text pointer (call reset_step_init first)");
         // Read only the fields an older caller's struct has.
         reset_step s;
         std::memset(&s, 0, sizeof s);

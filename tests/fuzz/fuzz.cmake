@@ -7,7 +7,7 @@
 set(RESET_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(RESET_FUZZ_GROWN ${CMAKE_CURRENT_BINARY_DIR}/fuzz-grown)
 file(MAKE_DIRECTORY ${RESET_FUZZ_GROWN})
-foreach(_name model_load tokenizer_load tokenize json)
+foreach(_name model_load tokenizer_load tokenize json policy)
   set(_programs fuzz_replay_${_name})
   add_executable(fuzz_replay_${_name} ${RESET_FUZZ_DIR}/fuzz_${_name}.cpp ${RESET_FUZZ_DIR}/fuzz_support.cpp
                                       ${RESET_FUZZ_DIR}/replay_main.cpp $<TARGET_OBJECTS:reset_objects>)

@@ -17,6 +17,11 @@ newline before the next such line.
                        chat template)
   corpus/tokenize/     UTF-8 and broken UTF-8 texts (raw bytes, no archive)
   corpus/json/         JSON texts (raw bytes)
+  corpus/policy/       standalone policies (raw bytes, read field by field as
+                       fuzz_policy.cpp's Bytes does): each kind with explicit and
+                       preset T_low/tau0, delimiters that make step boundaries,
+                       decide / sample / accept / set_params / reset / trace
+                       operations, then entropies for reset_entropy_percentiles
 
 Random weights come from a fixed seed; run from the repository root:
     python3 tests/fuzz/make_seeds.py
@@ -208,6 +213,98 @@ JSONS = [b'{"a": [1, 2.5e-3, -0, true, false, null, "x\\u00e9\\ud83d\\ude42\\n"]
          b'{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}', b"1e400", b'{"a":1,"a":2}']
 
 
+# fuzz_policy.cpp's encodings: number() is b / 64 - 0.25 for b < 128, integer() is b - 8.
+def number(x):
+    b = round((x + 0.25) * 64)
+    assert 0 <= b < 128, x
+    return bytes([b])
+
+
+def integer(n):
+    assert -8 <= n < 120, n
+    return bytes([n + 8])
+
+
+KINDS = {"greedy": 0, "fixed": 1, "reset": 2, "entropy": 3}
+PRESETS = {None: 0, "Qwen3-8B": 1, "DeepSeek-R1-Distill-Qwen-7B": 4}
+
+
+def policy_params(kind, temperature=0.6, top_k=0, top_p=1.0, min_p=0.0, seed=7, t_high=1.0, t_low=0.25,
+                  tau0=0.5, window=4, preset=None, reset_state=0):
+    return (bytes([KINDS[kind]]) + number(temperature) + integer(top_k) + number(top_p) + number(min_p) +
+            struct.pack("<Q", seed) + number(t_high) + number(t_low) + number(tau0) + integer(window) +
+            bytes([PRESETS[preset], reset_state, 0]))  # the last 0: struct_size is the whole struct
+
+
+def policy_options(newline=(1,), double_newline=(2,), sequence=0):
+    out = bytes([len(newline), len(double_newline)])
+    for token in list(newline) + list(double_newline):
+        out += bytes([token, 0])
+    return out + bytes([0, sequence, 0])  # sequence: a small one; struct_size: the whole struct
+
+
+def logits(values):
+    """decide/sample's logits: v / 8 for v in 0..127, None masked."""
+    out = bytes([len(values)])
+    for v in values:
+        assert v is None or 0 <= v < 128, v
+        out += bytes([0xF0 if v is None else v])
+    return out
+
+
+def decide(values, sample=False):
+    return bytes([2 if sample else 0]) + logits(values)
+
+
+def accept(token):
+    return bytes([4, token])
+
+
+def policy_run(tokens, sample):
+    """Decide (or sample) then accept each token, with logits whose spread varies."""
+    out = b""
+    for i, token in enumerate(tokens):
+        spread = (i * 7) % 24 + 1
+        out += decide([(j * 5 + i) % 9 * spread // 4 for j in range(12)] + [None], sample) + accept(token)
+    return out
+
+
+def percentiles(values, percentile):
+    return number(percentile / 64) + b"".join(number(v) for v in values)
+
+
+def policy_seeds():
+    steps = [5, 6, 1, 1, 7, 8, 2, 9, 3, 1, 4, 2, 5, 6, 7, 1, 1, 8]
+    tail = bytes([8, 0, 8, 8, 0, 3, ord("a"), ord("\n"), 0xC3, 0]) + percentiles([0.5, 0.25, 1.0, 0.75, 0.0], 80)
+    seeds = {
+        "greedy": policy_params("greedy") + policy_options() + policy_run(steps[:6], True) + tail,
+        "fixed_top_k": policy_params("fixed", top_k=3) + policy_options() + policy_run(steps[:8], True) + tail,
+        "fixed_top_p_min_p": policy_params("fixed", temperature=0.75, top_p=0.9, min_p=0.1) + policy_options() +
+        policy_run(steps, True) + tail,
+        "reset_explicit": policy_params("reset") + policy_options() + policy_run(steps, False) + tail,
+        "reset_sampled": policy_params("reset", top_p=0.95, window=3) + policy_options((1, 3), (2,)) +
+        policy_run(steps, True) + tail,
+        "reset_preset": policy_params("reset", t_low=-0.25, tau0=-0.25, preset="Qwen3-8B") + policy_options() +
+        policy_run(steps, True) + tail,
+        "entropy_preset": policy_params("entropy", t_low=-0.25, tau0=-0.25, preset="DeepSeek-R1-Distill-Qwen-7B") +
+        policy_options() + policy_run(steps, True) + tail,
+        "set_params": policy_params("reset") + policy_options() + policy_run(steps[:5], True) + decide([1, 2, 3]) +
+        bytes([6]) + policy_params("reset", window=2, t_low=0.5) + policy_run(steps[5:10], True) + bytes([6]) +
+        policy_params("entropy", window=6, reset_state=1) + policy_run(steps[10:], False) + bytes([7]) +
+        policy_run(steps[:4], True) + tail,
+        "bad_logits": policy_params("reset") + policy_options() + policy_run(steps[:3], True) +
+        bytes([0, 3, 0xF9, 1, 2, 2, 2, 0xF0, 0xF0, 0, 0, 0, 3, 0xF8, 0, 1, 5, 0xFA, 0x52]) + bytes([4, 0xFF]) +
+        policy_run(steps[3:8], True) + tail,
+        # Found: a struct_size ending inside `preset` (52 of 64 bytes) made the library read half the
+        # caller's pointer over the default NULL, then strlen it (SIGSEGV); now INVALID_ARGUMENT.
+        "found_struct_size_in_pointer": policy_params("reset", preset="Qwen3-8B")[:-1] + bytes([0xE0, 52]) +
+        policy_options() + policy_run(steps[:3], True) + tail,
+        "invalid_params": bytes([1]) + number(0.5) + integer(0) + number(1.0) + number(1.0) + bytes(8) +
+        number(1.0) + number(0.25) + number(0.5) + integer(0) + bytes([0, 0, 0]) + policy_options() + tail,
+    }
+    return seeds
+
+
 def write(directory, name, data):
     os.makedirs(directory, exist_ok=True)
     with open(os.path.join(directory, name), "wb") as f:
@@ -230,6 +327,8 @@ def main():
     for i, data in enumerate(JSONS):
         write(os.path.join(corpus, "json"), f"json_{i}", data)
     write(os.path.join(corpus, "json"), "qwen3_config", config("qwen3", 40, rope_scaling=None))
+    for name, data in policy_seeds().items():
+        write(os.path.join(corpus, "policy"), name, data)
 
 
 if __name__ == "__main__":

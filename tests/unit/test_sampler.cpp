@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -351,6 +352,50 @@ TEST_CASE("C API: creation errors are clear and leave *out NULL") {
     CHECK(reset_policy_create(&p, nullptr, &policy) == RESET_ERR_INVALID_ARGUMENT);
     CHECK(last_error().find("params->struct_size is 0") != std::string::npos);
     CHECK(reset_policy_create(nullptr, nullptr, &policy) == RESET_ERR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("a struct_size ending inside a pointer field is refused, not read as half a pointer") {
+    // fuzz_policy found this: 52 of reset_policy_params' 64 bytes copied half of
+    // the caller's preset pointer over the default NULL, and the library
+    // strlen'ed the result (SIGSEGV).  Sizes at field ends stay readable.
+    static const char name[] = "Qwen3-8B";
+    reset_policy_params p;
+    reset_policy_params_init(&p);
+    p.kind = RESET_POLICY_RESET;
+    p.preset = name;
+    reset_policy *policy = nullptr;
+    const uint32_t preset_at = offsetof(reset_policy_params, preset);
+    for (uint32_t size = preset_at + 1; size < preset_at + sizeof(void *); ++size) {
+        p.struct_size = size;
+        CHECK(reset_policy_create(&p, nullptr, &policy) == RESET_ERR_INVALID_ARGUMENT);
+        CHECK(policy == nullptr);
+        CHECK(last_error().find("ends inside a pointer field") != std::string::npos);
+    }
+    p.struct_size = preset_at + sizeof(void *);  // an older layout that ended with preset: read
+    REQUIRE(reset_policy_create(&p, nullptr, &policy) == RESET_OK);
+    reset_policy_free(policy);
+
+    reset_policy_options o;
+    reset_policy_options_init(&o);
+    o.struct_size = offsetof(reset_policy_options, double_newline_ids) + 4;
+    CHECK(reset_policy_create(&p, &o, &policy) == RESET_ERR_INVALID_ARGUMENT);
+
+    reset_step step;
+    reset_step_init(&step, 1);
+    step.text = "x";
+    step.text_len = 1;
+    step.struct_size = offsetof(reset_step, text) + 4;
+    size_t length = 0;
+    char line[512];
+    CHECK(reset_step_to_json(&step, line, sizeof line, &length) == RESET_ERR_INVALID_ARGUMENT);
+    step.struct_size = sizeof step + 16;  // a newer header's step: read up to what the library knows
+    CHECK(reset_step_to_json(&step, line, sizeof line, &length) == RESET_OK);
+
+    reset_model_options m;
+    reset_model_options_init(&m);
+    m.struct_size = offsetof(reset_model_options, progress) + 2;
+    reset_model *model = nullptr;
+    CHECK(reset_model_load("/nonexistent", &m, &model) == RESET_ERR_INVALID_ARGUMENT);
 }
 
 TEST_CASE("traces: one JSON line per token, escaped, snprintf idiom") {
