@@ -4,7 +4,8 @@
 //
 // Fresh random logits every step (seed printed, argv[1] repeats it): normal
 // logits of random spread, some rows peaked, exact ties (also at the
-// maximum), masked (-inf) entries, and for the ReSET runs delimiter tokens
+// maximum), masked (-inf) entries, finite logits out to +-FLT_MAX and
+// denormal ones, and for the ReSET runs delimiter tokens
 // pushed to the top so boundaries are crossed.  Vocabularies 151,936 and
 // small ones (1, 2, 7, 1000, 32,005), 1..8 sequences with a mix of policies
 // in one launch, each team layout (16- and 8-CTA clusters with the row in
@@ -22,6 +23,7 @@
 // the kernel's time at vocab 151,936, batch 1 and 8 (CUDA events, median).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <string>
 
@@ -390,6 +392,8 @@ enum RowShape {
     kRowCoarse,      // N(0, 2) rounded to 1/8: large tie groups in every bin
     kRowWideBin,     // N(0, 0.3) + 24: most of the row inside one radix bin of the first level
     kRowFlat75,      // N(0, 0.75): the random-weight Qwen3-8B checkpoint's logits (see test_timing)
+    kRowHuge,        // finite logits out to +-FLT_MAX: max - min overflows float, and so does z - max
+    kRowDenormal,    // multiples of the smallest denormal: distinct logits, every weight rounds to 1
 };
 
 void fill_shaped(float *z, int32_t vocab, RowShape shape, const Delimiters &delims, bool push_delimiters) {
@@ -411,6 +415,27 @@ void fill_shaped(float *z, int32_t vocab, RowShape shape, const Delimiters &deli
             return;
         case kRowWideBin:
             for (int32_t i = 0; i < vocab; ++i) z[i] = 24.0f + normal(0.3f);
+            return;
+        case kRowHuge: {
+            // What a broken checkpoint's FP32 accumulation can produce: the value
+            // bins' range (max - min) is +inf, and z - max is -inf for the low ones.
+            std::uniform_int_distribution<int32_t> pick(0, vocab - 1);
+            for (int32_t i = 0; i < vocab; ++i) z[i] = normal(1.0f) * 1e37f;
+            for (int32_t j = 0; j < std::max<int32_t>(1, vocab / 500); ++j) {
+                z[pick(g_rng)] = -3.0e38f;
+                z[pick(g_rng)] = 3.0e38f + normal(1.0f) * 1e37f;
+            }
+            // A tie group at FLT_MAX (the only weights that do not round to 0): top-k and top-p cut through it.
+            const int32_t copies = 1 + static_cast<int32_t>(uniform(0.0f, 4.0f));
+            for (int32_t j = 0; j < copies; ++j) z[pick(g_rng)] = std::numeric_limits<float>::max();
+            if (vocab > 2) z[pick(g_rng)] = -INFINITY;
+            return;
+        }
+        case kRowDenormal:
+            // max - min is a few denormals: 256 bins over it need a scale past FLT_MAX.
+            for (int32_t i = 0; i < vocab; ++i)
+                z[i] = static_cast<float>(static_cast<int32_t>(uniform(-3.0f, 4.0f))) *
+                       std::numeric_limits<float>::denorm_min();
             return;
     }
 }
@@ -801,9 +826,11 @@ void test_candidate_list() {
         reset_policy(RESET_POLICY_RESET, 0.1f, 5.0f, 32, 20, 0.95f, 0.0f),
         greedy,
     };
-    const RowShape shapes[] = {kRowAllTied, kRowFlat, kRowCoarse, kRowWideBin, kRowRandom};
-    const char *names[] = {"list, all tied", "list, flat", "list, coarse ties", "list, one wide bin", "list, random"};
-    for (int si = 0; si < 5; ++si) {
+    const RowShape shapes[] = {kRowAllTied, kRowFlat, kRowCoarse, kRowWideBin, kRowRandom, kRowHuge, kRowDenormal};
+    const char *names[] = {"list, all tied", "list, flat", "list, coarse ties", "list, one wide bin", "list, random",
+                           "list, logits to FLT_MAX", "list, denormal logits"};
+    constexpr int kShapes = 7;
+    for (int si = 0; si < kShapes; ++si) {
         for (size_t first = 0; first < policies.size(); first += 8) {
             Case c;
             c.name = names[si];
@@ -820,7 +847,7 @@ void test_candidate_list() {
         fixed(1.0f, 0, 0.999f), fixed(1.0f, 0, 0.5f), fixed(0.7f, 0, 0.95f), fixed(1.0f, 0, 0.9f, 0.01f),
         reset_policy(RESET_POLICY_RESET, 0.1f, 5.0f, 32, 0, 0.95f, 0.0f),
     };
-    for (int si = 0; si < 5; ++si) {
+    for (int si = 0; si < kShapes; ++si) {
         Case c;
         c.name = std::string(names[si]) + ", second draw";
         c.vocab = 151936;
@@ -850,7 +877,7 @@ void test_candidate_list() {
     }
     // Tiny vocabularies: every shape, all policies mixed, batch 8.
     for (int32_t V : {1, 2, 7}) {
-        for (RowShape shape : {kRowAllTied, kRowCoarse, kRowRandom}) {
+        for (RowShape shape : {kRowAllTied, kRowCoarse, kRowRandom, kRowHuge, kRowDenormal}) {
             Case c;
             c.name = "list, tiny vocab";
             c.vocab = V;
