@@ -15,7 +15,6 @@ cmake --build build -j "$jobs"
 # The sanitizer build skips CUDA: CI machines have no GPU, and the CUDA code is
 # exercised by the regular build and, on the device, by compute-sanitizer.
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DRESET_SANITIZE=ON -DRESET_CUDA=OFF -DRESET_BUILD_SAMPLES=OFF
-cmake --build build-asan -j "$jobs" --target unit_tests fuzz_replay_json fuzz_replay_tokenize \
-      fuzz_replay_tokenizer_load fuzz_replay_model_load
+cmake --build build-asan -j "$jobs" --target unit_tests fuzz_replays
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
      ctest --output-on-failure -R 'unit_tests|fuzz_')

@@ -7,8 +7,13 @@
 set(RESET_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(RESET_FUZZ_GROWN ${CMAKE_CURRENT_BINARY_DIR}/fuzz-grown)
 file(MAKE_DIRECTORY ${RESET_FUZZ_GROWN})
-foreach(_name model_load tokenizer_load tokenize json policy)
+set(RESET_FUZZ_TARGETS model_load tokenizer_load tokenize json policy)
+# fuzz_replays: every replay program, so a build that runs the fuzz_ tests
+# (scripts/test.sh's sanitizer build) cannot miss a new target.
+add_custom_target(fuzz_replays)
+foreach(_name ${RESET_FUZZ_TARGETS})
   set(_programs fuzz_replay_${_name})
+  add_dependencies(fuzz_replays fuzz_replay_${_name})
   add_executable(fuzz_replay_${_name} ${RESET_FUZZ_DIR}/fuzz_${_name}.cpp ${RESET_FUZZ_DIR}/fuzz_support.cpp
                                       ${RESET_FUZZ_DIR}/replay_main.cpp $<TARGET_OBJECTS:reset_objects>)
   if(RESET_FUZZ)
