@@ -41,6 +41,8 @@ public:
     void copy_logits(int32_t sequence, float *out, size_t capacity) const;
     int32_t length(int32_t sequence) const;
     void set_policy(const reset_policy_params &params);
+    // The policy in force (every sequence has the same).
+    const Policy &policy() const { return sequences_.front().sampler.policy(); }
     // Writes `sequences()` entries at the caller's stride; returns the active count.
     int32_t decode_step(reset_step *steps, size_t capacity);
 

@@ -118,9 +118,9 @@ private:
     bool thinking_ = true, fold_ = false, colour_temperature_ = false;
     const bool colour_, interactive_;
     long max_tokens_;
-    reset_policy_params policy_{};
-    bool policy_known_ = false;  // false: the session's default from generation_config.json
-    float high_cut_ = 0.8f;      // temperatures at or above it are coloured warm
+    reset_policy_params policy_{};  // the session's, as reset_session_get_policy gives it
+    float high_cut_ = 0.8f;         // temperatures at or above it are coloured warm
+    void read_policy();
     std::string eos_text_;
     TurnStats stats_;
     // Streaming state of the current answer.
@@ -135,15 +135,8 @@ Chat::Chat(Model &model, const Args &args)
     fold_ = args.has("fold");
     colour_temperature_ = args.has("colour-temperature");
     system_ = args.get("system", "");
-    if (args.has("policy")) {
-        PolicySpec spec = parse_policy(args.get("policy", ""));
-        apply_sampling_overrides(spec, args);
-        check(reset_set_policy(session_.handle, &spec.params), "cannot use policy '" + spec.label + "'");
-        policy_ = spec.params;
-        policy_.preset = nullptr;
-        policy_known_ = true;
-        high_cut_ = 0.5f * (policy_.t_high + std::max(0.0f, policy_.t_low));
-    }
+    set_policy_from_args(session_.handle, args);
+    read_policy();
     reset_tokenizer_info info;
     reset_tokenizer_info_init(&info);
     check(reset_tokenizer_get_info(tokenizer_, &info), "tokenizer info");
@@ -169,17 +162,20 @@ void Chat::print_help() const {
         "  /quit, Ctrl-D        leave;  Ctrl-C stops the answer being written\n");
 }
 
+void Chat::read_policy() {
+    reset_policy_params_init(&policy_);
+    check(reset_session_get_policy(session_.handle, &policy_), "cannot read the session's policy");
+    high_cut_ = 0.5f * (policy_.t_high + std::max(0.0f, policy_.t_low));
+}
+
 void Chat::set_policy(const std::string &text) {
     PolicySpec spec = parse_policy(text);
     if (reset_set_policy(session_.handle, &spec.params) != RESET_OK) {
         std::printf("policy not changed: %s\n", reset_last_error());
         return;
     }
-    policy_ = spec.params;
-    policy_.preset = nullptr;
-    policy_known_ = true;
-    high_cut_ = 0.5f * (policy_.t_high + std::max(0.0f, policy_.t_low));
-    std::printf("policy: %s\n", describe_policy(spec.params).c_str());
+    read_policy();
+    std::printf("policy: %s\n", describe_policy(policy_).c_str());
 }
 
 static bool on_off(const std::string &word, bool *value) {
@@ -212,8 +208,7 @@ bool Chat::command(const std::string &line) {
             std::printf("temperature colouring %s%s\n", colour_temperature_ ? "on" : "off",
                         colour_ ? "" : " (no effect: output is not a terminal)");
         } else if (name == "/policy") {
-            if (rest.empty()) std::printf("policy: %s\n", policy_known_ ? describe_policy(policy_).c_str()
-                                                                        : "the model's generation_config.json");
+            if (rest.empty()) std::printf("policy: %s\n", describe_policy(policy_).c_str());
             else set_policy(rest);
         } else if (name == "/max") {
             max_tokens_ = parse_int(rest, "/max", 0, 1L << 30);
@@ -293,7 +288,7 @@ void Chat::emit(const std::string &text, float temperature) {
         if (!piece.empty() && !(in_think_ && fold_)) {
             std::string style;
             if (colour_ && in_think_) style += kDim;
-            if (colour_ && colour_temperature_ && policy_known_ && policy_.kind != RESET_POLICY_GREEDY)
+            if (colour_ && colour_temperature_ && policy_.kind != RESET_POLICY_GREEDY)
                 style += temperature >= high_cut_ ? kWarm : kCool;
             std::fputs(style.c_str(), stdout);
             std::fwrite(piece.data(), 1, piece.size(), stdout);
@@ -473,6 +468,7 @@ int cmd_chat(int argc, char **argv) {
         return 0;
     }
     if (args.positional.size() > 1) usage_error("chat takes one model directory");
+    check_policy_args(args);
     const std::string path = model_path_or_default(args, 0);
     Model model(path, args);
     Chat chat(model, args);

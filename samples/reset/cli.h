@@ -97,6 +97,13 @@ PolicySpec parse_policy(const std::string &text);
 std::string describe_policy(const reset_policy_params &params);
 // Apply common command-line overrides (--seed, --top-p, --top-k) to a spec.
 void apply_sampling_overrides(PolicySpec &spec, const Args &args);
+// `reset chat` and `reset generate`: --policy, or else the session's own
+// policy (the model's generation_config.json sampling, or greedy), with
+// --seed / --top-p / --top-k applied, set on the session; nothing when none
+// of these is given.  check_policy_args reports a mistake in them before a
+// model loads.
+void check_policy_args(const Args &args);
+void set_policy_from_args(reset_session *session, const Args &args);
 
 // --- text ------------------------------------------------------------------
 

@@ -282,6 +282,25 @@ void apply_sampling_overrides(PolicySpec &spec, const Args &args) {
     if (args.has("top-k")) spec.params.top_k = int32_t(args.get_int("top-k", 0, 0, 1 << 30));
 }
 
+void check_policy_args(const Args &args) {
+    PolicySpec scratch = args.has("policy") ? parse_policy(args.get("policy", "")) : PolicySpec();
+    apply_sampling_overrides(scratch, args);
+}
+
+void set_policy_from_args(reset_session *session, const Args &args) {
+    if (!args.has("policy") && !args.has("seed") && !args.has("top-p") && !args.has("top-k")) return;
+    PolicySpec spec;
+    if (args.has("policy")) {
+        spec = parse_policy(args.get("policy", ""));
+    } else {
+        reset_policy_params_init(&spec.params);
+        check(reset_session_get_policy(session, &spec.params), "cannot read the session's policy");
+        spec.label = "the model's sampling";
+    }
+    apply_sampling_overrides(spec, args);
+    check(reset_set_policy(session, &spec.params), "cannot use policy '" + spec.label + "'");
+}
+
 std::string describe_policy(const reset_policy_params &p) {
     char buffer[256];
     switch (p.kind) {
@@ -290,13 +309,18 @@ std::string describe_policy(const reset_policy_params &p) {
         std::snprintf(buffer, sizeof buffer, "fixed T=%g top_p=%g top_k=%d seed=%llu", p.temperature, p.top_p,
                       p.top_k, (unsigned long long)p.seed);
         return buffer;
-    default:
-        std::snprintf(buffer, sizeof buffer, "%s T_high=%g T_low=%s tau0=%s window=%d top_p=%g seed=%llu",
-                      p.kind == RESET_POLICY_RESET ? "reset" : "entropy", p.t_high,
-                      p.t_low < 0 ? "preset" : std::to_string(p.t_low).c_str(),
-                      p.tau0 < 0 ? "preset" : std::to_string(p.tau0).c_str(), p.window, p.top_p,
-                      (unsigned long long)p.seed);
+    default: {
+        // Negative T_low / tau0: not resolved yet (the model's preset, at reset_set_policy).
+        auto value = [](float v) {
+            char text[32];
+            std::snprintf(text, sizeof text, "%g", v);
+            return v < 0 ? std::string("preset") : std::string(text);
+        };
+        std::snprintf(buffer, sizeof buffer, "%s T_high=%g T_low=%s tau0=%s window=%d top_p=%g top_k=%d seed=%llu",
+                      p.kind == RESET_POLICY_RESET ? "reset" : "entropy", p.t_high, value(p.t_low).c_str(),
+                      value(p.tau0).c_str(), p.window, p.top_p, p.top_k, (unsigned long long)p.seed);
         return buffer;
+    }
     }
 }
 

@@ -59,8 +59,7 @@ int cmd_generate(int argc, char **argv) {
         if (!trace) fail("cannot write " + path + ": " + std::strerror(errno));
     }
     const bool text_out = !(trace && trace.get() == stdout);
-    PolicySpec spec;
-    if (args.has("policy")) spec = parse_policy(args.get("policy", ""));
+    check_policy_args(args);
     Model model(args.positional[0], args);
     const reset_tokenizer *tokenizer = model.tokenizer();
     const std::string prompt = prompt_text(args);
@@ -75,11 +74,7 @@ int cmd_generate(int argc, char **argv) {
     }
     if (ids.empty()) usage_error("the prompt is empty");
     Session session(model.handle, int32_t(args.get_int("context", 0, 0, 1 << 24)), 1);
-    if (args.has("policy") || args.has("seed") || args.has("top-p") || args.has("top-k")) {
-        if (!args.has("policy")) spec = parse_policy("fixed 0.6");
-        apply_sampling_overrides(spec, args);
-        check(reset_set_policy(session.handle, &spec.params), "cannot use policy '" + spec.label + "'");
-    }
+    set_policy_from_args(session.handle, args);
     check(reset_prefill(session.handle, ids.data(), ids.size()), "prefill");
 
     reset_tokenizer_info tinfo;

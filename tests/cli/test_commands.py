@@ -92,6 +92,16 @@ check("chat works from a pipe, no escape codes",
 rc, out, err = run("chat", CHAT, "--no-think", "--max-tokens", "5", stdin='"""\nfirst\nsecond\n"""\n/policy greedy\n')
 check("chat reads a \"\"\" block and commands from a pipe", rc == 0 and "policy: greedy" in out, out + err)
 
+# --seed / --top-p / --top-k without --policy change the model's own sampling (its
+# generation_config.json, read back with reset_session_get_policy); until session 26 they
+# were ignored without --policy (chat) or replaced it with "fixed 0.6" (generate).
+rc, out, err = run("chat", "--top-p", "0.5", "--seed", "3", stdin="/policy\n")
+check("chat --top-p/--seed change the embedded model's own sampling (fixed 0.6, top-p 0.95 there)",
+      rc == 0 and "policy: fixed T=0.6 top_p=0.5 top_k=0 seed=3" in out, out + err)
+rc, out, err = run("generate", CHAT, "What is 2+3?", "--max-tokens", "20", "--top-k", "1", "--seed", "9")
+rc2, out2, _ = run("generate", CHAT, "What is 2+3?", "--max-tokens", "20", "--policy", "greedy")
+check("generate --top-k 1 over the model's sampling is greedy", rc == 0 and out == out2, out + err + out2)
+
 # --- the embedded default model ---------------------------------------------------
 # With no model argument `reset chat` loads models/default (the project's own
 # arithmetic model), reads the question from the pipe and answers it.
@@ -110,6 +120,9 @@ check_error("unknown policy", ["generate", CHAT, "hi", "--policy", "hot"], 2, "u
 check_error("ReSET without tau0 on an unrecognised model", ["generate", CHAT, "hi", "--policy", "reset"], 1,
             "cannot use policy 'reset'")
 check_error("bad policy parameter", ["chat", CHAT, "--policy", "fixed 0.7 top_p=2"], 2, "top_p")
+check_error("--top-p out of range without --policy (was ignored)", ["chat", CHAT, "--top-p", "2"], 2,
+            "--top-p must be a number in [0, 1]")
+check_error("--top-k below 0 (generate)", ["generate", CHAT, "hi", "--top-k", "-3"], 2, "--top-k must be an integer")
 check_error("model without tokenizer", ["generate", NO_TOKENIZER, "hi"], 1, "no tokenizer")
 check_error("unknown option", ["info", CHAT, "--frobnicate"], 2, "unknown option --frobnicate")
 check_error("unknown command", ["dance"], 2, "unknown command 'dance'")

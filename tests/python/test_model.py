@@ -151,6 +151,22 @@ def test_cancel_from_another_thread_stops_running_work():
         assert error.name == "RESET_ERR_CANCELLED"
 
 
+def test_policy_reads_back_the_models_sampling_then_what_was_set():
+    # qwen3-tied's generation_config.json: do_sample, temperature 0.6, top_k 20, top_p 0.95.
+    with reset.Model(MODEL) as model, model.session() as session:
+        policy = session.policy()
+        assert policy["kind"] == "fixed" and policy["top_k"] == 20
+        assert policy["temperature"] == pytest.approx(0.6) and policy["top_p"] == pytest.approx(0.95)
+        session.set_policy(**dict(policy, top_p=0.5))  # get, change one field, set
+        assert session.policy() == dict(policy, top_p=0.5)
+        session.set_policy(kind="reset", preset="Qwen3-8B")
+        resolved = session.policy()  # the paper's table: Qwen3-8B is T_low 0.1, tau0 0.5505
+        assert resolved["kind"] == "reset"
+        assert resolved["t_low"] == pytest.approx(0.1) and resolved["tau0"] == pytest.approx(0.5505)
+        session.set_policy(**resolved)
+        assert session.policy() == resolved
+
+
 def test_parallel_sequences_return_one_result_each():
     with reset.Model(MODEL) as model:
         session = model.session(sequences=3)

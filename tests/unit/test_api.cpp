@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -151,6 +152,53 @@ TEST_CASE("parallel samples share one prefill and draw independently") {
         }
     }
     CHECK_FALSE((tokens[0] == tokens[1] && tokens[1] == tokens[2] && tokens[2] == tokens[3]));
+}
+
+TEST_CASE("reset_session_get_policy: the model's own sampling, then what was set, presets resolved") {
+    // qwen3-tied's generation_config.json samples at 0.6 with top_k 20, top_p 0.95.
+    ModelGuard m{load(std::string(RESET_SOURCE_DIR) + "/tests/fixtures/models/qwen3-tied")};
+    SessionGuard s{session_on(m.model)};
+    reset_policy_params p;
+    reset_policy_params_init(&p);
+    p.preset = "left alone?";
+    REQUIRE(reset_session_get_policy(s.session, &p) == RESET_OK);
+    CHECK(p.kind == RESET_POLICY_FIXED);
+    CHECK(p.temperature == 0.6f);
+    CHECK(p.top_k == 20);
+    CHECK(p.top_p == 0.95f);
+    CHECK(p.preset == nullptr);
+    CHECK(p.struct_size == sizeof p);
+    // Get, change one field, set: `reset chat --top-p 0.5` over the model's sampling.
+    p.top_p = 0.5f;
+    REQUIRE(reset_set_policy(s.session, &p) == RESET_OK);
+    reset_policy_params q;
+    reset_policy_params_init(&q);
+    REQUIRE(reset_session_get_policy(s.session, &q) == RESET_OK);
+    CHECK((q.kind == RESET_POLICY_FIXED && q.temperature == 0.6f && q.top_k == 20 && q.top_p == 0.5f));
+    // A named preset comes back resolved (reset-algorithm.md's table: Qwen3-8B is T_low 0.1, tau0 0.5505).
+    reset_policy_params r;
+    reset_policy_params_init(&r);
+    r.kind = RESET_POLICY_RESET;
+    r.preset = "Qwen3-8B";
+    r.window = 7;
+    REQUIRE(reset_set_policy(s.session, &r) == RESET_OK);
+    REQUIRE(reset_session_get_policy(s.session, &q) == RESET_OK);
+    CHECK((q.kind == RESET_POLICY_RESET && q.t_low == 0.1f && q.tau0 == 0.5505f && q.window == 7 && !q.preset));
+    // An older caller's smaller struct gets only its fields.
+    reset_policy_params old;
+    std::memset(&old, 0x5a, sizeof old);
+    old.struct_size = offsetof(reset_policy_params, top_k);
+    REQUIRE(reset_session_get_policy(s.session, &old) == RESET_OK);
+    CHECK((old.kind == RESET_POLICY_RESET && old.struct_size == offsetof(reset_policy_params, top_k)));
+    CHECK(old.top_k == 0x5a5a5a5a);
+    // Misuse.
+    CHECK(reset_session_get_policy(s.session, nullptr) == RESET_ERR_INVALID_ARGUMENT);
+    q.struct_size = 2;
+    CHECK(reset_session_get_policy(s.session, &q) == RESET_ERR_INVALID_ARGUMENT);
+    q.struct_size = offsetof(reset_policy_params, preset) + 4;
+    CHECK(reset_session_get_policy(s.session, &q) == RESET_ERR_INVALID_ARGUMENT);
+    reset_policy_params_init(&q);
+    CHECK(reset_session_get_policy(nullptr, &q) == RESET_ERR_INVALID_ARGUMENT);
 }
 
 TEST_CASE("a sequence that has ended reports no token and no text on later steps") {

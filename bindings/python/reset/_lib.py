@@ -278,6 +278,7 @@ declare("reset_session_length", ctypes.c_int32, [c_session_p, ctypes.c_int32])
 declare("reset_session_device_bytes", ctypes.c_uint64, [c_session_p])
 declare("reset_policy_params_init", None, [ctypes.POINTER(PolicyParams)])
 declare("reset_set_policy", ctypes.c_int, [c_session_p, ctypes.POINTER(PolicyParams)])
+declare("reset_session_get_policy", ctypes.c_int, [c_session_p, ctypes.POINTER(PolicyParams)])
 declare("reset_step_init", None, [ctypes.POINTER(Step), ctypes.c_size_t])
 declare("reset_decode_step", ctypes.c_int, [c_session_p, ctypes.POINTER(Step), ctypes.c_size_t, ctypes.POINTER(ctypes.c_int32)])
 

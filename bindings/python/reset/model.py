@@ -8,8 +8,9 @@ import ctypes
 import operator
 from dataclasses import dataclass
 
-from ._lib import (ACTIVATIONS, BACKENDS, RESET_ERR_OUT_OF_RANGE, WEIGHTS, ModelInfo, ModelOptions, OwnedHandle,
-                   SessionOptions, Step, INT32_MAX, INT32_MIN, c_path, check, int32, int32_array, lib, policy_params)
+from ._lib import (ACTIVATIONS, BACKENDS, POLICIES, RESET_ERR_OUT_OF_RANGE, WEIGHTS, ModelInfo, ModelOptions,
+                   OwnedHandle, PolicyParams, SessionOptions, Step, INT32_MAX, INT32_MIN, c_path, check, int32,
+                   int32_array, lib, policy_params)
 
 try:
     import numpy as _np
@@ -117,6 +118,17 @@ class Session(OwnedHandle):
         params = policy_params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset,
                                reset_state)
         check(lib.reset_set_policy(self.handle, ctypes.byref(params)))
+
+    def policy(self):
+        """The policy in force, as set_policy's keywords: the model's own sampling until set_policy
+        (reset_session_get_policy); t_low and tau0 resolved, preset None.  set_policy(**policy()) changes
+        nothing."""
+        p = PolicyParams()
+        lib.reset_policy_params_init(ctypes.byref(p))
+        check(lib.reset_session_get_policy(self.handle, ctypes.byref(p)))
+        kind = {value: name for name, value in POLICIES.items()}[p.kind]
+        return {"kind": kind, "temperature": p.temperature, "top_p": p.top_p, "top_k": p.top_k, "min_p": p.min_p,
+                "seed": p.seed, "t_high": p.t_high, "t_low": p.t_low, "tau0": p.tau0, "window": p.window}
 
     def prefill(self, ids):
         """Append ids (a sequence of ints or a 1-D integer NumPy array; int32 is passed without a copy)."""
