@@ -395,10 +395,10 @@ RESET_API reset_status reset_set_policy(reset_session *session, const reset_poli
  * reset_session_create) or the last reset_set_policy's, written as
  * reset_policy_params: t_low and tau0 resolved (a preset's values when one
  * was named or recognised), preset NULL, reset_state 0, so feeding it back to
- * reset_set_policy changes nothing.  out must
- * be initialised with reset_policy_params_init; the library writes only what
- * fits its struct_size.  A caller's "--top-p 0.9" over the model's own
- * sampling is: get, change top_p, set.
+ * reset_set_policy changes nothing.  out must be initialised with
+ * reset_policy_params_init; the library writes only what fits its
+ * struct_size.  A caller's "--top-p 0.9" over the model's own sampling is:
+ * get, change top_p, set.
  * Errors: RESET_ERR_INVALID_ARGUMENT (out NULL, a bad struct_size),
  * RESET_ERR_INVALID_HANDLE. */
 RESET_API reset_status reset_session_get_policy(const reset_session *session, reset_policy_params *out);

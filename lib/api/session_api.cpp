@@ -1,4 +1,5 @@
 // session_api.cpp — the C ABI of sessions: create, prefill, decode, policies.
+#include <algorithm>
 #include <cstring>
 
 #include "api/errors.h"

@@ -66,6 +66,16 @@ void generate(reset_model *model, const Options &options) {
         expect(session == nullptr, "a failed reset_session_create left a session");
         return;
     }
+    // The session's own policy (generation_config.json's sampling, or greedy) reads back and,
+    // set again, is accepted and unchanged (reset.h, reset_session_get_policy).
+    reset_policy_params policy, again;
+    reset_policy_params_init(&policy);
+    reset_policy_params_init(&again);
+    expect(reset_session_get_policy(session, &policy) == RESET_OK, "reset_session_get_policy failed");
+    expect(ok_or_clear_error(reset_set_policy(session, &policy), "reset_set_policy(the session's own policy)"),
+           "the session's own policy was refused when set again");
+    expect(reset_session_get_policy(session, &again) == RESET_OK && std::memcmp(&policy, &again, sizeof policy) == 0,
+           "setting the session's own policy changed it");
     std::vector<int32_t> ids;
     for (size_t i = 0; i + 1 < options.prompt.size(); i += 2) {
         const int raw = static_cast<uint8_t>(options.prompt[i]) | static_cast<uint8_t>(options.prompt[i + 1]) << 8;

@@ -343,6 +343,13 @@ func DefaultPolicy() PolicyParams {
 	p := native.NewReset_policy_params()
 	defer native.DeleteReset_policy_params(p)
 	native.Reset_policy_params_init(p)
+	return policyFromC(p)
+}
+
+// policyFromC converts the C struct back.  Preset and ResetState stay empty:
+// both reset_policy_params_init and reset_session_get_policy leave them NULL
+// and 0, and a policy read back must not clear the step state when set again.
+func policyFromC(p native.Reset_policy_params) PolicyParams {
 	return PolicyParams{Kind: PolicyKind(p.GetKind()), Temperature: p.GetTemperature(), TopK: p.GetTop_k(),
 		TopP: p.GetTop_p(), MinP: p.GetMin_p(), Seed: p.GetSeed(), THigh: p.GetT_high(),
 		TLow: p.GetT_low(), Tau0: p.GetTau0(), Window: p.GetWindow()}

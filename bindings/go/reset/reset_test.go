@@ -102,6 +102,50 @@ func TestReSETSignalsReachEachStep(t *testing.T) {
 	}
 }
 
+func TestPolicyReadsBackTheModelsSamplingThenWhatWasSet(t *testing.T) {
+	m := fixture(t)
+	defer m.Close()
+	s, err := m.NewSession(0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// qwen3-tied's generation_config.json: do_sample, temperature 0.6, top_k 20, top_p 0.95.
+	p, err := s.Policy()
+	if err != nil || p.Kind != PolicyFixed || p.Temperature != float32(0.6) || p.TopK != 20 ||
+		p.TopP != float32(0.95) || p.Preset != "" || p.ResetState {
+		t.Fatalf("initial policy %+v, %v", p, err)
+	}
+	p.TopP = 0.5 // get, change one field, set: "--top-p 0.5" over the model's sampling
+	if err := s.SetPolicy(p); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Policy(); err != nil || got != p {
+		t.Fatalf("after SetPolicy(%+v): %+v, %v", p, got, err)
+	}
+	named := DefaultPolicy()
+	named.Kind, named.Preset = PolicyReSET, "Qwen3-8B"
+	if err := s.SetPolicy(named); err != nil {
+		t.Fatal(err)
+	}
+	// The paper's table: Qwen3-8B is T_low 0.1, tau0 0.5505.
+	resolved, err := s.Policy()
+	if err != nil || resolved.Kind != PolicyReSET || resolved.TLow != float32(0.1) ||
+		resolved.Tau0 != float32(0.5505) || resolved.Preset != "" {
+		t.Fatalf("preset Qwen3-8B read back as %+v, %v", resolved, err)
+	}
+	if err := s.SetPolicy(resolved); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := s.Policy(); err != nil || again != resolved {
+		t.Fatalf("setting the policy read back changed it: %+v, then %+v, %v", resolved, again, err)
+	}
+	s.Close()
+	if _, err := s.Policy(); err == nil {
+		t.Fatal("Policy of a closed session succeeded")
+	}
+}
+
 func TestStandalonePolicy(t *testing.T) {
 	p, err := NewPolicy(ReSET(1.0, 0.3, 0.6, 4), []int32{5}, []int32{6}, 0)
 	if err != nil {

@@ -70,6 +70,24 @@ func (s *Session) SetPolicy(params PolicyParams) error {
 	})
 }
 
+// Policy is the policy in force (reset_session_get_policy): the model's own
+// sampling (generation_config.json) until SetPolicy, then the last one set.
+// TLow and Tau0 come resolved (a preset's or the recognised model's values),
+// Preset is empty and ResetState false, so SetPolicy of what it returns
+// changes nothing; a caller's "top-p 0.9" over the model's sampling is: get,
+// change TopP, set.
+func (s *Session) Policy() (PolicyParams, error) {
+	c := native.NewReset_policy_params()
+	defer native.DeleteReset_policy_params(c)
+	// The struct_size init writes tells the library how much of it to fill.
+	native.Reset_policy_params_init(c)
+	err := callKeeping(s, func() native.Enum_SS_reset_status { return native.Reset_session_get_policy(s.raw, c) })
+	if err != nil {
+		return PolicyParams{}, err
+	}
+	return policyFromC(c), nil
+}
+
 // Cancel stops the running (or next) Prefill/Step with StatusCancelled.  Any goroutine.
 func (s *Session) Cancel() error {
 	s.mu.Lock()

@@ -363,6 +363,35 @@ impl PolicyParams {
     fn preset(&self) -> Result<Option<CString>> {
         self.preset.as_deref().map(|p| c_string(p, "the preset")).transpose()
     }
+
+    /// From the C struct the library wrote; its preset is not read (the library writes NULL).
+    fn from_raw(raw: &sys::reset_policy_params) -> Result<PolicyParams> {
+        let kind = match raw.kind {
+            sys::reset_policy_kind_RESET_POLICY_GREEDY => PolicyKind::Greedy,
+            sys::reset_policy_kind_RESET_POLICY_FIXED => PolicyKind::Fixed,
+            sys::reset_policy_kind_RESET_POLICY_RESET => PolicyKind::Reset,
+            sys::reset_policy_kind_RESET_POLICY_ENTROPY => PolicyKind::Entropy,
+            // A newer library's kind: guessing one of ours would make set_policy of it change the policy.
+            other => {
+                let message = format!("policy kind {other} is unknown to these bindings");
+                return Err(Error::local(Error::UNSUPPORTED, message));
+            }
+        };
+        Ok(PolicyParams {
+            kind,
+            temperature: raw.temperature,
+            top_k: raw.top_k,
+            top_p: raw.top_p,
+            min_p: raw.min_p,
+            seed: raw.seed,
+            t_high: raw.t_high,
+            t_low: raw.t_low,
+            tau0: raw.tau0,
+            window: raw.window,
+            preset: None,
+            reset_state: false,
+        })
+    }
 }
 
 /// What a policy decided for one token (reset_decision).
@@ -513,6 +542,17 @@ impl<'m> Session<'m> {
     pub fn set_policy(&mut self, params: &PolicyParams) -> Result<()> {
         let preset = params.preset()?;
         check(unsafe { sys::reset_set_policy(self.raw(), &params.raw(&preset)) })
+    }
+
+    /// The policy in force (reset_session_get_policy): the model's own sampling (generation_config.json)
+    /// until [`set_policy`](Session::set_policy), then the last one set.  t_low and tau0 come resolved (a
+    /// preset's values), preset is None and reset_state false, so set_policy of what it returns changes
+    /// nothing: one setting over the model's own sampling is get, change that field, set.
+    pub fn policy(&self) -> Result<PolicyParams> {
+        let mut raw: sys::reset_policy_params = unsafe { std::mem::zeroed() };
+        unsafe { sys::reset_policy_params_init(&mut raw) };
+        check(unsafe { sys::reset_session_get_policy(self.raw(), &mut raw) })?;
+        PolicyParams::from_raw(&raw)
     }
 
     /// Append prompt tokens to every sequence.

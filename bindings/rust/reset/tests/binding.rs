@@ -1,6 +1,6 @@
 //! The Rust part of the cross-language binding tests (tests/bindings/rust.sh runs them).
 //! RESET_SOURCE_DIR: the source tree; RESET_BINDING_IDS: where the C test wrote prompt.txt and expected.txt.
-use reset::{Backend, Error, Message, Model, ModelOptions, PolicyParams, Tokenize, Tokenizer, Weights};
+use reset::{Backend, Error, Message, Model, ModelOptions, PolicyKind, PolicyParams, Tokenize, Tokenizer, Weights};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -43,6 +43,33 @@ fn reset_policy_signals_reach_each_step() {
         assert!(s.temperature == 1.0 || s.temperature == 0.3, "temperature {}", s.temperature);
     }
     assert_eq!(session.logits(0).unwrap().len(), model.info().unwrap().vocab_size as usize);
+}
+
+#[test]
+fn policy_reads_back_the_models_sampling_and_each_change() {
+    let model = model();
+    let mut session = model.session(64, 1).unwrap();
+    // qwen3-tied's generation_config.json: do_sample true, temperature 0.6, top_k 20, top_p 0.95.
+    let initial = session.policy().unwrap();
+    assert_eq!(initial.kind, PolicyKind::Fixed);
+    assert_eq!((initial.temperature, initial.top_k, initial.top_p), (0.6f32, 20, 0.95f32));
+    assert!(initial.preset.is_none() && !initial.reset_state);
+
+    let changed = PolicyParams { top_p: 0.5, ..initial.clone() };
+    session.set_policy(&changed).unwrap();
+    // PolicyParams has no PartialEq: Debug shows every field, floats exactly.
+    assert_eq!(format!("{:?}", session.policy().unwrap()), format!("{changed:?}"));
+
+    let preset = PolicyParams { kind: PolicyKind::Reset, preset: Some("Qwen3-8B".into()), ..PolicyParams::default() };
+    session.set_policy(&preset).unwrap();
+    let resolved = session.policy().unwrap();
+    assert_eq!(resolved.kind, PolicyKind::Reset);
+    // The paper's table for Qwen3-8B, in place of the -1 ("the model's preset") that was set.
+    assert_eq!((resolved.t_low, resolved.tau0), (0.1f32, 0.5505f32));
+    assert!(resolved.preset.is_none());
+    // Resolved values stand on their own: setting them back needs no preset and changes nothing.
+    session.set_policy(&resolved).unwrap();
+    assert_eq!(format!("{:?}", session.policy().unwrap()), format!("{resolved:?}"));
 }
 
 #[test]

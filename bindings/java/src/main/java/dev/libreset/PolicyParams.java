@@ -2,8 +2,8 @@ package dev.libreset;
 
 /**
  * reset_policy_params: a sampling policy and its parameters, for {@link Session#setPolicy} and
- * {@link Policy}.  A new instance holds the library's defaults (greedy); the factories set the
- * usual combinations, and each setter returns this:
+ * {@link Policy}, and what {@link Session#policy} reads back.  A new instance holds the library's
+ * defaults (greedy); the factories set the usual combinations, and each setter returns this:
  *
  * <pre>{@code
  * PolicyParams.reset(1.0f, 0.3f, 0.6f, 32).seed(7).topP(0.95f)
@@ -30,20 +30,36 @@ public final class PolicyParams {
         reset_policy_params defaults = new reset_policy_params();
         try {
             ResetNative.reset_policy_params_init(defaults);
-            kind = PolicyKind.of(defaults.getKind());
-            temperature = defaults.getTemperature();
-            topK = defaults.getTop_k();
-            topP = defaults.getTop_p();
-            minP = defaults.getMin_p();
-            seed = defaults.getSeed();
-            tHigh = defaults.getT_high();
-            tLow = defaults.getT_low();
-            tau0 = defaults.getTau0();
-            window = defaults.getWindow();
-            resetState = defaults.getReset_state() != 0;
+            read(defaults);
         } finally {
             defaults.delete();
         }
+    }
+
+    private PolicyParams(reset_policy_params p) {
+        read(p);
+    }
+
+    /**
+     * The values of a C struct the library filled in; the caller still deletes it.  Its preset
+     * stays null: SWIG does not expose the member, and reset_session_get_policy writes NULL there.
+     */
+    static PolicyParams fromNative(reset_policy_params p) {
+        return new PolicyParams(p);
+    }
+
+    private void read(reset_policy_params p) {
+        kind = PolicyKind.of(p.getKind());
+        temperature = p.getTemperature();
+        topK = p.getTop_k();
+        topP = p.getTop_p();
+        minP = p.getMin_p();
+        seed = p.getSeed();
+        tHigh = p.getT_high();
+        tLow = p.getT_low();
+        tau0 = p.getTau0();
+        window = p.getWindow();
+        resetState = p.getReset_state() != 0;
     }
 
     /** Argmax of the raw logits. */

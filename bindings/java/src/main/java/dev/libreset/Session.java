@@ -72,6 +72,26 @@ public final class Session implements AutoCloseable {
     }
 
     /**
+     * The policy in force: the model's own sampling (generation_config.json) until
+     * {@link #setPolicy} is called, then the last one set.  tLow and tau0 come resolved (a
+     * preset's values when one was named or recognised), preset is null and resetState false,
+     * so {@code setPolicy} of what this returns changes nothing: a caller overriding one
+     * parameter of the model's sampling gets, changes it and sets.
+     */
+    public PolicyParams policy() throws ResetException {
+        reset_policy_params p = new reset_policy_params();
+        try {
+            // init sets struct_size, which bounds what the library writes.
+            ResetNative.reset_policy_params_init(p);
+            ResetNative.reset_session_get_policy(handle(), p);
+            return PolicyParams.fromNative(p);
+        } finally {
+            p.delete();
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
      * Appends prompt tokens to every sequence and computes the next logits.
      *
      * @throws ResetException OUT_OF_RANGE, CONTEXT_OVERFLOW, CANCELLED (the session is unchanged)

@@ -99,6 +99,40 @@ class ResetTest {
     }
 
     @Test
+    void policyReadsBackWhatIsInForce() throws Exception {
+        try (Model model = goldenOneThread(); Session session = model.newSession(16, 1)) {
+            // The fixture's generation_config.json: do_sample, temperature 0.6, top_k 20, top_p 0.95.
+            PolicyParams initial = session.policy();
+            assertEquals(PolicyKind.FIXED, initial.kind());
+            assertEquals(0.6f, initial.temperature());
+            assertEquals(20, initial.topK());
+            assertEquals(0.95f, initial.topP());
+            assertNull(initial.preset());
+            assertFalse(initial.resetState());
+
+            session.setPolicy(session.policy().topP(0.5f));
+            PolicyParams changed = session.policy();
+            assertEquals(PolicyKind.FIXED, changed.kind());
+            assertEquals(0.5f, changed.topP());
+            assertEquals(initial.temperature(), changed.temperature());
+            assertEquals(initial.topK(), changed.topK());
+            assertEquals(initial.minP(), changed.minP());
+            assertEquals(initial.seed(), changed.seed());
+            assertEquals(initial.window(), changed.window());
+
+            // Below 0, tLow and tau0 take the preset's row; they must come back resolved.
+            session.setPolicy(PolicyParams.reset(1.0f, -1, -1, 32).preset("Qwen3-8B"));
+            PolicyParams preset = session.policy();
+            assertEquals(PolicyKind.RESET, preset.kind());
+            assertEquals(1.0f, preset.tHigh());
+            assertEquals(0.1f, preset.tLow());
+            assertEquals(0.5505f, preset.tau0());
+            assertEquals(32, preset.window());
+            assertNull(preset.preset());
+        }
+    }
+
+    @Test
     void standalonePolicy() throws Exception {
         try (Policy policy = Policy.create(PolicyParams.reset(1.0f, 0.3f, 0.6f, 4), new int[] {5}, new int[] {6}, 0)) {
             Policy.Sample sample = policy.sample(new float[] {0, 1, 2, 0.5f, 0, -1, 0});
