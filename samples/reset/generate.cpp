@@ -184,6 +184,15 @@ int cmd_info(int argc, char **argv) {
     std::printf("end ids      ");
     for (int k = 0; k < i.n_eos && k < 8; ++k) std::printf(" %d", i.eos_ids[k]);
     std::printf("%s\n", i.n_eos ? "" : " none");
+    {
+        // A session's initial policy is the model's sampling (generation_config.json, else greedy);
+        // one position of context is all it needs to be read.
+        Session probe(model.handle, 1, 1);
+        reset_policy_params policy;
+        reset_policy_params_init(&policy);
+        check(reset_session_get_policy(probe.handle, &policy), "the session's policy");
+        std::printf("sampling      %s\n", describe_policy(policy).c_str());
+    }
     const reset_tokenizer *tokenizer = reset_model_tokenizer(model.handle);
     if (!tokenizer) {
         std::printf("tokenizer     none\n");

@@ -53,6 +53,8 @@ check("info names the architecture, format, backend and the recognised template"
       and "sentencepiece, 512 tokens" in out and "chat template Qwen3" in out, out + err)
 rc, out, err = run("info", NO_TOKENIZER)
 check("info on a model without a tokenizer", rc == 0 and "tokenizer     none" in out, out + err)
+check("info shows the sampling a session starts with (qwen3-tied's generation_config.json)",
+      "sampling      fixed T=0.6 top_p=0.95 top_k=20 seed=0" in out, out)
 rc, out, err = run("info", NO_TOKENIZER, "--weights", "nvfp4", "--lm-head", "nvfp4")
 check("--lm-head nvfp4 quantizes the lm_head too", rc == 0 and "lm_head nvfp4, 0 linears kept in BF16" in out,
       out + err)
