@@ -92,11 +92,9 @@ constexpr Preset kPresets[] = {{"Qwen3-8B", 0.1f, 0.5505f},
                                {"DeepSeek-R1-Distill-Qwen-7B", 0.4f, 0.6446f},
                                {"DeepSeek-R1-Distill-Qwen-14B", 0.3f, 0.6488f}};
 
-// What a caller passes, and what the library must make of it.
+// What a caller passes (a preset's text lives in read_params' storage).
 struct Params {
     reset_policy_params given;
-    std::string preset_text;  // what given.preset points to
-    bool preset_fuzzed = false;  // a string the harness cannot judge (the library normalises names)
 };
 
 // A struct_size the header's rule can read: at least the size field, at most
@@ -151,9 +149,7 @@ Params read_params(Bytes &in, std::string &preset_storage) {
         preset_storage.clear();
         for (size_t i = 0; i < n; ++i) preset_storage.push_back(static_cast<char>(in.u8() | 1));  // no NUL
         p.given.preset = preset_storage.c_str();
-        p.preset_fuzzed = true;
     }
-    p.preset_text = p.given.preset ? p.given.preset : "";
     const uint8_t reset_state = in.u8();
     p.given.reset_state = reset_state < 200 ? reset_state % 2 : in.integer();
     p.given.struct_size = struct_size(in, sizeof(reset_policy_params));
@@ -338,7 +334,9 @@ double mean(const std::vector<double> &v) {
     return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
 
-// Two doubles that rounding may have told apart: relative 1e-9 of the larger.
+// Two values that rounding may have told apart: within `relative` of the
+// larger magnitude (at least 1).  1e-6 by default: the library reports Ĥ, H̄
+// and τ as floats (2^-24 relative) of sums made in double.
 bool near(double a, double b, double relative = 1e-6) {
     return std::fabs(a - b) <= relative * std::max({1.0, std::fabs(a), std::fabs(b)});
 }
@@ -647,7 +645,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         options.struct_size,
         {offsetof(reset_policy_options, newline_ids), offsetof(reset_policy_options, double_newline_ids)});
     int expected = verdict.expected;
-    int32_t sequence = 0;
     if (!options_readable) {
         expected = RESET_ERR_INVALID_ARGUMENT;
     } else {
@@ -660,7 +657,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (!ids_ok || o.sequence < 0) expected = RESET_ERR_INVALID_ARGUMENT;
         delimiters.newline.assign(o.newline_ids, o.newline_ids + o.n_newline_ids);
         delimiters.double_newline.assign(o.double_newline_ids, o.double_newline_ids + o.n_double_newline_ids);
-        sequence = o.sequence;
     }
     // Parameter errors are found before option errors or after: either is the header's answer.
     if (verdict.expected != RESET_OK && expected != verdict.expected && verdict.expected != -1)
@@ -681,7 +677,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     expect(reset_policy_create(&params.given, &options, &twin.clean) == RESET_OK,
            "the same parameters created one policy but not a second");
-    (void)sequence;
 
     Reference ref;
     reset_decision last;
