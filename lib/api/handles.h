@@ -126,6 +126,18 @@ void check_struct_size(uint32_t size, const char *what) {
              ")");
 }
 
+// Check the struct_size of a struct the library fills, or reads only up to
+// what it knows (a newer header's larger struct is fine): at least the size
+// field, and not ending inside a pointer field.
+template <typename T>
+void check_caller_struct(uint32_t size, const char *what, const char *init) {
+    if (size < sizeof(uint32_t))
+        fail(RESET_ERR_INVALID_ARGUMENT, what, "->struct_size is ", size, " (call ", init, " first)");
+    if (ends_inside_pointer<T>(size))
+        fail(RESET_ERR_INVALID_ARGUMENT, what, "->struct_size is ", size, ", which ends inside a pointer field (call ",
+             init, " first)");
+}
+
 // Read a caller's option struct of possibly older (smaller) layout: start from
 // the library's defaults and copy the first struct_size bytes the caller has.
 template <typename Options>

@@ -74,11 +74,6 @@ int32_t checked_vocab(const float *logits, size_t n_vocab) {
     return static_cast<int32_t>(n_vocab);
 }
 
-// Check an output struct the library writes only the first struct_size bytes of.
-void check_out_struct(uint32_t size, const char *what, const char *init) {
-    if (size < sizeof(uint32_t))
-        fail(RESET_ERR_INVALID_ARGUMENT, what, "->struct_size is ", size, " (call ", init, " first)");
-}
 
 void write_decision(const SamplerSignals &s, reset_decision *out) {
     reset_decision d;
@@ -304,7 +299,7 @@ reset_status reset_policy_decide(reset_policy *policy, const float *logits, size
     return api_call([&] {
         reset_policy *h = reset::checked_handle(policy, "policy");
         reset::require(out, "out");
-        reset::check_out_struct(out->struct_size, "out", "reset_decision_init");
+        reset::check_caller_struct<reset_decision>(out->struct_size, "out", "reset_decision_init");
         const int32_t vocab = reset::checked_vocab(logits, n_vocab);
         reset::write_decision(h->sampler.decide(logits, vocab), out);
     });
@@ -315,7 +310,7 @@ reset_status reset_policy_sample(reset_policy *policy, const float *logits, size
     return api_call([&] {
         reset_policy *h = reset::checked_handle(policy, "policy");
         reset::require(out_token, "out_token");
-        if (out) reset::check_out_struct(out->struct_size, "out", "reset_decision_init");
+        if (out) reset::check_caller_struct<reset_decision>(out->struct_size, "out", "reset_decision_init");
         const int32_t vocab = reset::checked_vocab(logits, n_vocab);
         reset::SamplerSignals signals;
         *out_token = h->sampler.sample(logits, vocab, h->sequence, &signals);
@@ -339,12 +334,7 @@ reset_status reset_step_to_json(const reset_step *step, char *buffer, size_t cap
     if (out_length) *out_length = 0;
     return api_call([&] {
         reset::require(step, "step");
-        reset::check_out_struct(step->struct_size, "step", "reset_step_init");
-        // A step a newer header laid out is read up to what this library knows;
-        // one ending inside `text` would leave half a pointer.
-        if (reset::ends_inside_pointer<reset_step>(step->struct_size))
-            fail(RESET_ERR_INVALID_ARGUMENT, "step->struct_size is ", step->struct_size,
-                 ", which ends inside the text pointer (call reset_step_init first)");
+        reset::check_caller_struct<reset_step>(step->struct_size, "step", "reset_step_init");
         // Read only the fields an older caller's struct has.
         reset_step s;
         std::memset(&s, 0, sizeof s);
@@ -363,7 +353,7 @@ reset_status reset_decision_to_json(const reset_decision *decision, int32_t sequ
     if (out_length) *out_length = 0;
     return api_call([&] {
         reset::require(decision, "decision");
-        reset::check_out_struct(decision->struct_size, "decision", "reset_decision_init");
+        reset::check_caller_struct<reset_decision>(decision->struct_size, "decision", "reset_decision_init");
         reset_decision d;
         reset_decision_init(&d);
         std::memcpy(&d, decision, std::min<size_t>(decision->struct_size, sizeof d));
@@ -393,7 +383,7 @@ reset_status reset_entropy_percentiles(const float *entropies, size_t n, float p
                                        reset_calibration_result *out) {
     return api_call([&] {
         reset::require(out, "out");
-        reset::check_out_struct(out->struct_size, "out", "reset_calibration_result_init");
+        reset::check_caller_struct<reset_calibration_result>(out->struct_size, "out", "reset_calibration_result_init");
         if (n > 0) reset::require(entropies, "entropies");
         std::vector<float> values(entropies, entropies + n);
         reset::write_table(reset::percentile_table(values, percentile), n, out);
@@ -406,7 +396,7 @@ reset_status reset_calibrate(reset_model *model, const int32_t *const *prompts, 
     return api_call([&] {
         reset::checked_handle(model, "model");
         reset::require(out, "out");
-        reset::check_out_struct(out->struct_size, "out", "reset_calibration_result_init");
+        reset::check_caller_struct<reset_calibration_result>(out->struct_size, "out", "reset_calibration_result_init");
         if (n_prompts == 0) fail(RESET_ERR_INVALID_ARGUMENT, "n_prompts is 0 (calibration needs prompts)");
         reset::require(prompts, "prompts");
         reset::require(prompt_lengths, "prompt_lengths");

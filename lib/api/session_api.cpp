@@ -118,23 +118,10 @@ reset_status reset_set_policy(reset_session *session, const reset_policy_params 
 
 reset_status reset_session_get_policy(const reset_session *session, reset_policy_params *out) {
     return api_call([&] {
-        const Policy &policy = session_of(session).policy();
+        const reset_policy_params p = policy_params(session_of(session).policy());
         require(out, "out");
+        check_caller_struct<reset_policy_params>(out->struct_size, "out", "reset_policy_params_init");
         const uint32_t size = out->struct_size;
-        if (size < sizeof(uint32_t) || ends_inside_pointer<reset_policy_params>(size))
-            fail(RESET_ERR_INVALID_ARGUMENT, "out->struct_size is ", size, "; call reset_policy_params_init first");
-        reset_policy_params p;
-        reset_policy_params_init(&p);
-        p.kind = policy.kind;
-        p.temperature = policy.temperature;
-        p.top_k = policy.top_k;
-        p.top_p = policy.top_p;
-        p.min_p = policy.min_p;
-        p.seed = policy.seed;
-        p.t_high = policy.t_high;
-        p.t_low = policy.t_low;  // resolved: a preset's value when one was named or recognised
-        p.tau0 = policy.tau0;
-        p.window = policy.window;
         std::memcpy(out, &p, std::min<size_t>(size, sizeof p));  // a newer caller's tail is left alone
         out->struct_size = size;
     });

@@ -166,4 +166,20 @@ Policy validate_policy(const reset_policy_params &params, const ModelConfig *con
     return p;
 }
 
+reset_policy_params policy_params(const Policy &policy) {
+    reset_policy_params p;
+    reset_policy_params_init(&p);
+    p.kind = policy.kind;
+    p.temperature = policy.temperature;
+    p.top_k = policy.top_k;
+    p.top_p = policy.top_p;
+    p.min_p = policy.min_p;
+    p.seed = policy.seed;
+    p.t_high = policy.t_high;
+    p.t_low = policy.t_low;
+    p.tau0 = policy.tau0;
+    p.window = policy.window;
+    return p;
+}
+
 }  // namespace reset

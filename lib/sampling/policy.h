@@ -61,4 +61,9 @@ const PaperPreset *recognise_model(const ModelConfig &config);
 // value; RESET_ERR_UNSUPPORTED when T_low/τ0 are needed and cannot be found.
 Policy validate_policy(const reset_policy_params &params, const ModelConfig *config);
 
+// The inverse, for reset_session_get_policy: params that validate_policy
+// turns back into `policy` on any model (T_low/τ0 resolved, preset NULL,
+// reset_state 0).
+reset_policy_params policy_params(const Policy &policy);
+
 }  // namespace reset
