@@ -374,6 +374,13 @@ RESET_API reset_status reset_session_logits(const reset_session *session, int32_
 /* Number of tokens sequence `sequence` holds (prompt and generated). -1 on a bad argument. */
 RESET_API int32_t reset_session_length(const reset_session *session, int32_t sequence);
 
+/* Tokens each sequence can hold: the session's max_context, 0 resolved to
+ * min(model maximum, 4096).  A prefill or decode step that would pass it
+ * returns RESET_ERR_CONTEXT_OVERFLOW, so an application that keeps a
+ * conversation going (dropping its oldest turns, as `reset chat` does)
+ * measures its prompt against this.  -1 for a bad handle. */
+RESET_API int32_t reset_session_max_context(const reset_session *session);
+
 /* Device memory the session holds (KV cache, activations, sampler state, in
  * bytes), all reserved at reset_session_create; 0 on the CPU backend or for
  * a bad handle.  The model's weights are reported by reset_model_get_info. */

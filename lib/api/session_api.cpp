@@ -108,6 +108,12 @@ int32_t reset_session_length(const reset_session *session, int32_t sequence) {
     return status == RESET_OK ? length : -1;
 }
 
+int32_t reset_session_max_context(const reset_session *session) {
+    int32_t max_context = -1;
+    const reset_status status = api_call([&] { max_context = session_of(session).max_context(); });
+    return status == RESET_OK ? max_context : -1;
+}
+
 reset_status reset_set_policy(reset_session *session, const reset_policy_params *params) {
     return api_call([&] {
         Session &s = session_of(session);

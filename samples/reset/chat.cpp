@@ -3,8 +3,13 @@
 // Each turn renders the whole conversation with the model's chat template,
 // tokenizes it, and prefills only what the session does not already hold
 // (templates that drop earlier reasoning change the prefix, so then the
-// session starts over).  Tokens stream as the library hands them out:
-// complete UTF-8 only.  Ctrl-C cancels the generation through
+// session starts over).  When the conversation outgrows the session's
+// context, its oldest exchanges are dropped from what the model sees (the
+// system prompt stays; /save still writes them) so that a quarter of the
+// context (or /max tokens, up to half) is left for the answer.  A thinking
+// budget closes the reasoning after N tokens by appending "</think>" as
+// prompt text, and the answer goes on from there.  Tokens stream as the
+// library hands them out: complete UTF-8 only.  Ctrl-C cancels the generation through
 // reset_session_cancel from a watcher thread (the signal handler itself only
 // write()s to a pipe, which is async-signal-safe); Ctrl-D quits.
 #include <editline/readline.h>
@@ -107,17 +112,22 @@ private:
     void print_help() const;
     void save(const std::string &path) const;
     void set_policy(const std::string &text);
+    std::vector<int32_t> fitting_prompt(const std::string &user_text, size_t *dropped);
+    reset_status close_reasoning(std::string *answer);
 
     Model &model_;
     const reset_tokenizer *tokenizer_;
     Session session_;
     CancelWatcher watcher_;
-    std::vector<Message> history_;
-    std::vector<int32_t> held_;  // the tokens the session holds, in order
+    std::vector<Message> history_;  // the whole transcript, system prompt first when there is one
+    size_t kept_from_ = 0;          // history_[kept_from_..] (and the system prompt) are what the model sees
+    std::vector<int32_t> held_;     // the tokens the session holds, in order
+    int32_t max_context_;           // tokens the session can hold
     std::string system_;
     bool thinking_ = true, fold_ = false, colour_temperature_ = false;
     const bool colour_, interactive_;
     long max_tokens_;
+    long think_budget_;  // reasoning tokens before "</think>" is appended; 0: no limit
     reset_policy_params policy_{};  // the session's, as reset_session_get_policy gives it
     float high_cut_ = 0.8f;         // temperatures at or above it are coloured warm
     void read_policy();
@@ -130,7 +140,9 @@ private:
 Chat::Chat(Model &model, const Args &args)
     : model_(model), tokenizer_(model.tokenizer()),
       session_(model.handle, int32_t(args.get_int("context", 0, 0, 1 << 24)), 1), colour_(colour_enabled(1)),
-      interactive_(isatty(0) && isatty(1)), max_tokens_(args.get_int("max-tokens", 0, 0, 1L << 30)) {
+      interactive_(isatty(0) && isatty(1)), max_tokens_(args.get_int("max-tokens", 0, 0, 1L << 30)),
+      think_budget_(args.get_int("think-budget", 0, 0, 1L << 30)) {
+    max_context_ = reset_session_max_context(session_.handle);
     thinking_ = !args.has("no-think");
     fold_ = args.has("fold");
     colour_temperature_ = args.has("colour-temperature");
@@ -156,6 +168,8 @@ void Chat::print_help() const {
         "  /policy greedy | fixed T | reset [t_low=.. tau0=.. t_high=.. window=..] | entropy ...\n"
         "                       also top_p= top_k= min_p= seed= preset=Qwen3-8B\n"
         "  /max N               stop an answer after N tokens (0: at the end of the context)\n"
+        "  /budget N            close the reasoning after N tokens with </think> (0: no limit)\n"
+        "  /context             how much of the context the conversation uses\n"
         "  /stats               speed and the entropy/temperature distribution of the last answer\n"
         "  /reset               forget the conversation\n"
         "  /save FILE           write the transcript\n"
@@ -213,10 +227,21 @@ bool Chat::command(const std::string &line) {
         } else if (name == "/max") {
             max_tokens_ = parse_int(rest, "/max", 0, 1L << 30);
             std::printf("max tokens per answer: %ld\n", max_tokens_);
+        } else if (name == "/budget") {
+            think_budget_ = parse_int(rest, "/budget", 0, 1L << 30);
+            if (think_budget_) std::printf("reasoning closed after %ld tokens\n", think_budget_);
+            else std::printf("no reasoning budget\n");
+        } else if (name == "/context") {
+            const size_t system = !history_.empty() && history_.front().role == "system" ? 1 : 0;
+            std::printf("context: %d of %d tokens held; %zu messages in the conversation",
+                        reset_session_length(session_.handle, 0), max_context_, history_.size() - system);
+            if (kept_from_ > system) std::printf(", the oldest %zu no longer seen by the model", kept_from_ - system);
+            std::printf("\n");
         } else if (name == "/stats") {
             print_stats();
         } else if (name == "/reset") {
             history_.clear();
+            kept_from_ = 0;
             held_.clear();
             check(reset_session_reset(session_.handle), "reset");
             std::printf("conversation cleared\n");
@@ -308,13 +333,51 @@ void Chat::emit(const std::string &text, float temperature) {
     std::fflush(stdout);
 }
 
+// The prompt for the conversation with user_text appended, as the template
+// renders it.  While it leaves less than the answer's room in the context,
+// the oldest exchange the model still sees (a user message and the answer to
+// it) is left out; *from receives the index in history_ of the first message
+// kept.  The caller commits it once the prompt is in the session.
+std::vector<int32_t> Chat::fitting_prompt(const std::string &user_text, size_t *from) {
+    const size_t capacity = size_t(std::max(max_context_, 1));
+    // Room for the answer: what /max allows (up to half the context), else a quarter of it.
+    const size_t room = max_tokens_ > 0 ? std::min(size_t(max_tokens_), capacity / 2) : capacity / 4;
+    const bool has_system = !history_.empty() && history_.front().role == "system";
+    *from = kept_from_;
+    while (true) {
+        std::vector<Message> messages;
+        if (has_system) messages.push_back(history_.front());
+        messages.insert(messages.end(), history_.begin() + long(*from), history_.end());
+        messages.push_back({"user", user_text});
+        std::vector<int32_t> ids =
+            tokenize(tokenizer_, chat_render(tokenizer_, messages, thinking_), RESET_TOKENIZE_PARSE_SPECIAL);
+        if (ids.size() + room <= capacity || *from == history_.size()) return ids;
+        size_t n = 1;
+        while (*from + n < history_.size() && history_[*from + n].role != "user") ++n;
+        *from += n;
+    }
+}
+
+// Ends the reasoning as the model would, by appending "</think>" to the
+// sequence as prompt text: the next token drawn starts the answer.
+reset_status Chat::close_reasoning(std::string *answer) {
+    const std::string text = (!answer->empty() && answer->back() == '\n' ? "" : "\n") + std::string("</think>\n\n");
+    const std::vector<int32_t> ids = tokenize(tokenizer_, text, RESET_TOKENIZE_PARSE_SPECIAL);
+    const reset_status status = reset_prefill(session_.handle, ids.data(), ids.size());
+    if (status != RESET_OK) return status;
+    held_.insert(held_.end(), ids.begin(), ids.end());
+    *answer += text;
+    emit(text, 0.0f);
+    return RESET_OK;
+}
+
 void Chat::turn(const std::string &user_text) {
-    std::vector<Message> messages;
-    if (!system_.empty() && history_.empty()) history_.push_back({"system", system_});
-    messages = history_;
-    messages.push_back({"user", user_text});
-    const std::vector<int32_t> ids =
-        tokenize(tokenizer_, chat_render(tokenizer_, messages, thinking_), RESET_TOKENIZE_PARSE_SPECIAL);
+    if (!system_.empty() && history_.empty()) {
+        history_.push_back({"system", system_});
+        kept_from_ = 1;
+    }
+    size_t from = kept_from_;
+    const std::vector<int32_t> ids = fitting_prompt(user_text, &from);
 
     stats_ = TurnStats();
     const sig_atomic_t interrupts_at_start = g_interrupts;
@@ -344,10 +407,16 @@ void Chat::turn(const std::string &user_text) {
         return;
     }
     if (status == RESET_ERR_CONTEXT_OVERFLOW) {
-        std::printf("[the conversation no longer fits the context (%s); /reset to start over]\n", reset_last_error());
+        std::printf("[the message does not fit the context even without the earlier ones: %zu tokens with the "
+                    "template, %d in the context (--context)]\n", ids.size(), max_context_);
         return;
     }
     check(status, "prefill");
+    if (from != kept_from_) {
+        std::printf("[%zu earlier messages left out to fit the context of %d tokens; /context]\n", from - kept_from_,
+                    max_context_);
+        kept_from_ = from;
+    }
     stats_.prefill_seconds = now_seconds() - prefill_start;
     stats_.prefill_tokens = ids.size() - held_.size();
     held_ = ids;
@@ -355,21 +424,21 @@ void Chat::turn(const std::string &user_text) {
     history_.push_back({"user", user_text});
 
     std::string answer, note;
+    const std::string context_full = "[the context of " + std::to_string(max_context_) +
+                                     " tokens is full; the next message leaves out the oldest ones to make room]";
+    // A cancel or a full context ends the answer with a note; any other error ends the command.
+    auto ends_answer = [&](reset_status s, const char *what) {
+        if (s == RESET_ERR_CANCELLED) note = "[interrupted]";
+        else if (s == RESET_ERR_CONTEXT_OVERFLOW) note = context_full;
+        else check(s, what);
+        return s != RESET_OK;
+    };
     in_think_ = false;
     const double decode_start = now_seconds();
     while (max_tokens_ == 0 || long(stats_.decode_tokens) < max_tokens_) {
         reset_step step;
         reset_step_init(&step, 1);
-        status = reset_decode_step(session_.handle, &step, 1, nullptr);
-        if (status == RESET_ERR_CANCELLED) {
-            note = "[interrupted]";
-            break;
-        }
-        if (status == RESET_ERR_CONTEXT_OVERFLOW) {
-            note = "[the context is full; /reset to start over]";
-            break;
-        }
-        check(status, "decode");
+        if (ends_answer(reset_decode_step(session_.handle, &step, 1, nullptr), "decode")) break;
         ++stats_.decode_tokens;
         if (in_think_) ++stats_.reasoning_tokens;
         stats_.entropies.push_back(step.entropy);
@@ -386,6 +455,9 @@ void Chat::turn(const std::string &user_text) {
         answer += text;
         emit(text, step.temperature);
         if (step.end_of_generation) break;
+        if (think_budget_ > 0 && in_think_ && long(stats_.reasoning_tokens) >= think_budget_ &&
+            ends_answer(close_reasoning(&answer), "closing the reasoning"))
+            break;
     }
     stats_.decode_seconds = now_seconds() - decode_start;
     if (colour_) std::fputs(kPlain, stdout);
@@ -456,12 +528,13 @@ int cmd_chat(int argc, char **argv) {
     const Args args = parse_args(argc, argv, 2, {"no-think", "fold", "colour-temperature", "help"},
                                  [] {
                                      auto v = kModelValued;
-                                     v.insert({"policy", "max-tokens", "system", "seed", "top-p", "top-k"});
+                                     v.insert({"policy", "max-tokens", "think-budget", "system", "seed", "top-p",
+                                               "top-k"});
                                      return v;
                                  }());
     if (args.has("help")) {
         std::printf(
-            "usage: reset chat [MODEL_DIR] [--policy P] [--max-tokens N] [--no-think] [--fold]\n"
+            "usage: reset chat [MODEL_DIR] [--policy P] [--max-tokens N] [--think-budget N] [--no-think] [--fold]\n"
             "                  [--colour-temperature] [--system TEXT] [--seed N] [--top-p P] [--top-k K]\n"
             "                  [--weights auto|bf16|nvfp4|w4a4] [--backend auto|cpu|cuda] [--context N]\n"
             "With no MODEL_DIR: $RESET_MODEL, else models/default.  Reads a pipe too: one message per line.\n");

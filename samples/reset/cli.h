@@ -91,6 +91,24 @@ struct PolicySpec {
     reset_policy_params params{};
     std::string preset;  // owns params.preset's text
     std::string label;   // as the user wrote it, for tables
+
+    PolicySpec() = default;
+    // A copy (or move: none is declared, so moves copy) points params.preset at its
+    // own text: a short preset name lives inside the std::string object, so the
+    // source's pointer would dangle once the source is gone (`spec = parse_policy(..)`,
+    // a vector that grows) -- before session 27, `--policy "reset preset=Qwen3-8B"`
+    // read freed stack memory in generate and eval.
+    PolicySpec(const PolicySpec &other) : params(other.params), preset(other.preset), label(other.label) {
+        point_preset();
+    }
+    PolicySpec &operator=(const PolicySpec &other) {
+        params = other.params;
+        preset = other.preset;
+        label = other.label;
+        point_preset();
+        return *this;
+    }
+    void point_preset() { params.preset = preset.empty() ? nullptr : preset.c_str(); }
 };
 PolicySpec parse_policy(const std::string &text);
 // Human-readable summary, e.g. "reset (T_high 1, T_low 0.6, tau0 1.2, w 32)".

@@ -272,7 +272,7 @@ PolicySpec parse_policy(const std::string &text) {
         else if (key == "preset") spec.preset = value;
         else usage_error("unknown policy parameter '" + key + "'");
     }
-    if (!spec.preset.empty()) p.preset = spec.preset.c_str();
+    spec.point_preset();
     return spec;
 }
 
@@ -283,8 +283,20 @@ void apply_sampling_overrides(PolicySpec &spec, const Args &args) {
 }
 
 void check_policy_args(const Args &args) {
-    PolicySpec scratch = args.has("policy") ? parse_policy(args.get("policy", "")) : PolicySpec();
+    PolicySpec scratch;
+    if (args.has("policy")) scratch = parse_policy(args.get("policy", ""));
+    else reset_policy_params_init(&scratch.params);  // the model's own sampling stands in
     apply_sampling_overrides(scratch, args);
+    // The library's own validation, before the model loads: a standalone policy
+    // checks every parameter as reset_set_policy will.  T_low / tau0 left to the
+    // model's preset are only known once it loads, so they are stood in for here.
+    reset_policy_params params = scratch.params;
+    if (!params.preset && params.t_low < 0) params.t_low = 0.5f * params.t_high;
+    if (!params.preset && params.tau0 < 0) params.tau0 = 1.0f;
+    reset_policy *policy = nullptr;
+    const reset_status status = reset_policy_create(&params, nullptr, &policy);
+    reset_policy_free(policy);
+    if (status != RESET_OK) usage_error(std::string("bad sampling options: ") + reset_last_error());
 }
 
 void set_policy_from_args(reset_session *session, const Args &args) {

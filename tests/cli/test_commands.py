@@ -104,6 +104,14 @@ rc, out, err = run("generate", CHAT, "What is 2+3?", "--max-tokens", "20", "--to
 rc2, out2, _ = run("generate", CHAT, "What is 2+3?", "--max-tokens", "20", "--policy", "greedy")
 check("generate --top-k 1 over the model's sampling is greedy", rc == 0 and out == out2, out + err + out2)
 
+# A preset named on the command line reaches the library intact (until session 27 its short
+# name was read from a destroyed temporary, so every preset was refused as "").
+rc, out, err = run("generate", CHAT, "hi", "--max-tokens", "2", "--policy", "reset preset=Qwen3-8B", "--jsonl", "-")
+steps = [json.loads(l) for l in out.splitlines()] if rc == 0 else []
+check("generate --policy 'reset preset=Qwen3-8B' runs the preset's rule (tau0 0.5505, T 0.1 or 1)",
+      len(steps) == 2 and abs(steps[0]["threshold"] - 0.5505) < 1e-6  # tau0 as a float32
+      and all(abs(x["temperature"] - 0.1) < 1e-6 or x["temperature"] == 1.0 for x in steps), out + err)
+
 # --- the embedded default model ---------------------------------------------------
 # With no model argument `reset chat` loads models/default (the project's own
 # arithmetic model), reads the question from the pipe and answers it.
@@ -112,6 +120,40 @@ with open(os.path.join(SOURCE, "training", "data", "test.jsonl"), encoding="utf-
 rc, out, err = run("chat", "--policy", "greedy", stdin=held_out["problem"] + "\n")
 check("chat with no model argument answers with the embedded model",
       rc == 0 and f"\\boxed{{{held_out['answer']}}}" in out, out + err)
+
+# A conversation that outgrows --context: the oldest exchanges are left out of what the
+# model sees (the answer keeps a quarter of the context, or --max-tokens of it), and /save
+# still writes them.  120 tokens hold about two exchanges of 20-token answers here.
+saved = os.path.join(TMP, "long-chat.txt")
+rc, out, err = run("chat", CHAT, "--context", "120", "--max-tokens", "20",
+                   stdin="What is 2+3?\nAnd 4+4?\nAnd 5+5?\nAnd 6+6?\n/context\n/save " + saved + "\n")
+with open(saved, encoding="utf-8") as f:
+    transcript = f.read()
+context_line = [l for l in out.splitlines() if l.startswith("context: ")]
+check("chat leaves out the oldest messages when the context is full, and says so",
+      rc == 0 and "earlier messages left out to fit the context of 120 tokens" in out and "is full" not in out
+      and len(context_line) == 1 and "of 120 tokens held; 8 messages" in context_line[0]
+      and "no longer seen by the model" in context_line[0], out + err)
+check("/save writes the messages the model no longer sees", transcript.count("### user") == 4
+      and "What is 2+3?" in transcript, transcript)
+rc, out, err = run("chat", CHAT, "--context", "16", stdin="What is 2+3? " * 10 + "\n")
+check("a message that cannot fit even alone is refused, not a crash",
+      rc == 0 and "does not fit the context even without the earlier ones" in out, out + err)
+
+# --think-budget appends "</think>" after N reasoning tokens.  Greedy decoding is deterministic,
+# so the closed reasoning must be the first part of the unlimited one, and shorter.
+def reasoning(text):
+    return text.split("<think>", 1)[1].split("</think>", 1)[0]
+rc, out, err = run("chat", "--policy", "greedy", stdin=held_out["problem"] + "\n")
+rc2, out2, err2 = run("chat", "--policy", "greedy", "--think-budget", "12", stdin=held_out["problem"] + "\n")
+full, closed = reasoning(out), reasoning(out2)
+check("chat --think-budget closes the reasoning early with </think>",
+      rc == rc2 == 0 and 0 < len(closed.strip()) < len(full) / 3 and full.startswith(closed.rstrip("\n")),
+      out + err + out2 + err2)
+rc, out, err = run("chat", CHAT, stdin="/budget 5\n/budget 0\n/budget -1\n")
+check("/budget sets and clears the reasoning budget, refusing a negative one",
+      rc == 0 and "reasoning closed after 5 tokens" in out and "no reasoning budget" in out
+      and "/budget must be an integer" in out, out + err)
 
 # --- errors ------------------------------------------------------------------------
 check_error("missing model directory", ["chat", os.path.join(TMP, "nope")], 1, "does not exist")
@@ -124,6 +166,11 @@ check_error("ReSET without tau0 on an unrecognised model", ["generate", CHAT, "h
 check_error("bad policy parameter", ["chat", CHAT, "--policy", "fixed 0.7 top_p=2"], 2, "top_p")
 check_error("--top-p out of range without --policy (was ignored)", ["chat", CHAT, "--top-p", "2"], 2,
             "--top-p must be a number in [0, 1]")
+check_error("--think-budget below 0", ["chat", CHAT, "--think-budget", "-1"], 2, "--think-budget must be an integer")
+check_error("--top-p 0, refused by the library's own check before the model loads (was: after)",
+            ["chat", CHAT, "--top-p", "0"], 2, "top_p is 0")
+check_error("an unknown preset, before the model loads", ["generate", CHAT, "hi", "--policy", "reset preset=Nope"], 2,
+            'preset is "Nope", which is not in the paper\'s table')
 check_error("--top-k below 0 (generate)", ["generate", CHAT, "hi", "--top-k", "-3"], 2, "--top-k must be an integer")
 check_error("model without tokenizer", ["generate", NO_TOKENIZER, "hi"], 1, "no tokenizer")
 check_error("unknown option", ["info", CHAT, "--frobnicate"], 2, "unknown option --frobnicate")

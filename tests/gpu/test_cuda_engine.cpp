@@ -40,6 +40,8 @@
 //     FP8 runs are held to 5e-2 (as before; the FP8-vs-FP32-cache effect
 //     itself is printed: 2e-3..0.46); BF16 FP8 runs keep the BF16 bound, W4A4
 //     FP8 runs the W4A4 rule;
+//   - a prefill appended to an unfinished generation (8 greedy steps, 5 ids,
+//     16 more steps) is held to the same bounds;
 //   - graph replay, eager launches and plain stream order (programmatic
 //     dependent launch off) give bit-identical logits: the same kernels in the
 //     same order, so any difference is a missing wait (a data race);
@@ -340,6 +342,36 @@ void test_model(const std::string &dir) {
             std::printf("%-40s %-6s prefill rel L2 %.2e%s, greedy %d tokens%s, worst step rel L2 %.2e\n",
                         dir.c_str(), names[w], prefill, flipped ? " (W4A4 code flip)" : "", c.tokens,
                         c.flipped ? " (then a W4A4 code flip)" : c.mismatches ? " (then a near tie)" : "", c.worst);
+            reset_session_free(a);
+            reset_session_free(b);
+        }
+        // A prefill between decode steps, as `reset chat --think-budget` appends "</think>": 8
+        // greedy steps, 5 ids appended to the unfinished sequence, then 16 more steps, all against
+        // the CPU.  Skipped where the first 8 steps ended, differed or met a W4A4 code flip.
+        {
+            reset_session *a = session(cpu_model, 1, 512), *b = session(gpu_model, 1, 512);
+            const Prefilled first = prefill_and_decode(a, b, RESET_POLICY_GREEDY, ids, 1, vocab, 8, bound, w4a4);
+            if (!first.flipped && !first.c.flipped && first.c.mismatches == 0 && first.c.longest == 8 &&
+                reset_session_length(a, 0) == int32_t(ids.size()) + 8) {
+                const std::vector<int32_t> more = prompt(vocab, 5, 99u + unsigned(w));
+                ok(reset_prefill(a, more.data(), more.size()), "mid-generation prefill (cpu)");
+                ok(reset_prefill(b, more.data(), more.size()), "mid-generation prefill (cuda)");
+                EXPECT(reset_session_length(b, 0) == int32_t(ids.size()) + 13, "%s %s: length %d after it",
+                       dir.c_str(), names[w], reset_session_length(b, 0));
+                const double d = rel_l2(logits(b, 0, vocab), logits(a, 0, vocab));
+                const bool flip = prefill_flipped(d, w4a4);
+                EXPECT(d <= bound || flip, "%s %s mid-generation prefill logits rel L2 %.3g > %.3g", dir.c_str(),
+                       names[w], d, bound);
+                const Compared c = flip ? Compared() : decode_both(a, b, 1, vocab, 16, bound, w4a4);
+                EXPECT(c.unexplained == 0 && c.worst <= bound,
+                       "%s %s after a mid-generation prefill: %d of %d tokens differ, worst rel L2 %.3g",
+                       dir.c_str(), names[w], c.unexplained, c.tokens, c.worst);
+                std::printf("%-40s %-6s mid-generation prefill rel L2 %.2e%s, then %d tokens, worst %.2e\n",
+                            dir.c_str(), names[w], d, flip ? " (W4A4 code flip)" : "", c.tokens, c.worst);
+            } else {
+                std::printf("%-40s %-6s mid-generation prefill: skipped (the first 8 steps ended, differed or "
+                            "flipped)\n", dir.c_str(), names[w]);
+            }
             reset_session_free(a);
             reset_session_free(b);
         }

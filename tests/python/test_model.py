@@ -167,6 +167,18 @@ def test_policy_reads_back_the_models_sampling_then_what_was_set():
         assert session.policy() == resolved
 
 
+def test_max_context_is_what_the_session_holds():
+    with reset.Model(MODEL) as model:
+        assert model.session(max_context=16).max_context == 16
+        # 0 resolves to min(model maximum, 4096): qwen3-tied's max_position_embeddings is 512.
+        session = model.session()
+        assert session.max_context == 512
+        session.prefill([3] * 512)  # exactly full: accepted
+        with pytest.raises(reset.ResetError) as error:
+            session.step()
+        assert error.value.name == "RESET_ERR_CONTEXT_OVERFLOW"
+
+
 def test_parallel_sequences_return_one_result_each():
     with reset.Model(MODEL) as model:
         session = model.session(sequences=3)

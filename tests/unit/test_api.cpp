@@ -327,6 +327,7 @@ TEST_CASE("NULL and freed handles are refused with precise statuses") {
     CHECK(reset_prefill(session, prompt, 1) == RESET_ERR_INVALID_HANDLE);
     CHECK(last_error().find("not a live handle") != std::string::npos);
     CHECK(reset_session_cancel(session) == RESET_ERR_INVALID_HANDLE);
+    CHECK(reset_session_max_context(session) == -1);
     reset_session_free(session);  // a double free is harmless
     reset_model_free(model);
     CHECK(reset_model_get_info(model, &info) == RESET_ERR_INVALID_HANDLE);
@@ -350,6 +351,11 @@ TEST_CASE("out-of-range ids, context overflow and misuse leave the session uncha
     TinyShape shape;
     ModelGuard m{load(write_tiny_model(shape, 7, "errors"))};
     SessionGuard s{session_on(m.model, 1, 6)};
+    CHECK(reset_session_max_context(s.session) == 6);
+    // 0 resolves to the model's maximum (the tiny model's 64 positions, under the 4096 default).
+    SessionGuard whole{session_on(m.model, 1, 0)};
+    CHECK(reset_session_max_context(whole.session) == 64);
+    CHECK(reset_session_max_context(nullptr) == -1);
     reset_step step;
     reset_step_init(&step, 1);
     CHECK(reset_decode_step(s.session, &step, 1, nullptr) == RESET_ERR_STATE);

@@ -146,6 +146,31 @@ func TestPolicyReadsBackTheModelsSamplingThenWhatWasSet(t *testing.T) {
 	}
 }
 
+func TestMaxContextIsWhatTheSessionHolds(t *testing.T) {
+	m := fixture(t)
+	defer m.Close()
+	s, err := m.NewSession(16, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.MaxContext(); got != 16 {
+		t.Fatalf("MaxContext() = %d for a 16-token session", got)
+	}
+	s.Close()
+	if got := s.MaxContext(); got != -1 {
+		t.Fatalf("MaxContext() of a closed session = %d, want -1", got)
+	}
+	// 0 resolves to min(model maximum, 4096): qwen3-tied's max_position_embeddings is 512.
+	whole, err := m.NewSession(0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer whole.Close()
+	if got := whole.MaxContext(); got != 512 {
+		t.Fatalf("MaxContext() = %d for max_context 0, want 512", got)
+	}
+}
+
 func TestStandalonePolicy(t *testing.T) {
 	p, err := NewPolicy(ReSET(1.0, 0.3, 0.6, 4), []int32{5}, []int32{6}, 0)
 	if err != nil {

@@ -195,6 +195,14 @@ func (s *Session) Len(sequence int) int {
 	return n
 }
 
+// MaxContext is the number of tokens each sequence can hold (the session's
+// max_context, 0 resolved to min(model maximum, 4096)); -1 once closed.
+func (s *Session) MaxContext() int {
+	n := native.Reset_session_max_context(s.raw)
+	runtime.KeepAlive(s)
+	return n
+}
+
 // Reset forgets every token and drops a pending cancel request; the policy stays.
 func (s *Session) Reset() error {
 	s.mu.Lock()

@@ -109,6 +109,8 @@ class Session(OwnedHandle):
         self._handle = handle
         self._model = model  # keeps the Model object (and its handle) alive
         self.sequences = int(sequences)
+        # Tokens each sequence can hold (max_context, 0 resolved to min(model maximum, 4096)).
+        self.max_context = lib.reset_session_max_context(handle)
         self.vocab_size = model.info()["vocab_size"]
         self._steps = (Step * self.sequences)()
 

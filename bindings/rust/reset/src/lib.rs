@@ -571,6 +571,12 @@ impl<'m> Session<'m> {
         unsafe { sys::reset_session_length(self.raw(), sequence) }
     }
 
+    /// Tokens each sequence can hold: the session's max_context, 0 resolved to
+    /// min(model maximum, 4096).
+    pub fn max_context(&self) -> i32 {
+        unsafe { sys::reset_session_max_context(self.raw()) }
+    }
+
     /// Forget every token; the policy stays.
     pub fn reset(&mut self) -> Result<()> {
         check(unsafe { sys::reset_session_reset(self.raw()) })

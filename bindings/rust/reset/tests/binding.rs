@@ -46,6 +46,14 @@ fn reset_policy_signals_reach_each_step() {
 }
 
 #[test]
+fn max_context_is_what_the_session_holds() {
+    let model = model();
+    assert_eq!(model.session(64, 1).unwrap().max_context(), 64);
+    // 0 resolves to min(model maximum, 4096): qwen3-tied's max_position_embeddings is 512.
+    assert_eq!(model.session(0, 1).unwrap().max_context(), 512);
+}
+
+#[test]
 fn policy_reads_back_the_models_sampling_and_each_change() {
     let model = model();
     let mut session = model.session(64, 1).unwrap();

@@ -124,6 +124,16 @@ public final class Session implements AutoCloseable {
         }
     }
 
+    /** The number of tokens each sequence can hold: the session's max context, 0 resolved to
+     *  min(model maximum, 4096). */
+    public int maxContext() {
+        try {
+            return ResetNative.reset_session_max_context(handle());
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
     /** Forgets every token of every sequence; the policy stays. */
     public void reset() throws ResetException {
         try {

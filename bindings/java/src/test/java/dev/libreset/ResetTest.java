@@ -99,6 +99,17 @@ class ResetTest {
     }
 
     @Test
+    void maxContextIsWhatTheSessionHolds() throws Exception {
+        try (Model model = goldenOneThread(); Session session = model.newSession(16, 1)) {
+            assertEquals(16, session.maxContext());
+        }
+        // 0 resolves to min(model maximum, 4096): qwen3-tied's max_position_embeddings is 512.
+        try (Model model = goldenOneThread(); Session session = model.newSession(0, 1)) {
+            assertEquals(512, session.maxContext());
+        }
+    }
+
+    @Test
     void policyReadsBackWhatIsInForce() throws Exception {
         try (Model model = goldenOneThread(); Session session = model.newSession(16, 1)) {
             // The fixture's generation_config.json: do_sample, temperature 0.6, top_k 20, top_p 0.95.
