@@ -47,18 +47,20 @@ def write(name, text):
 
 
 # --- info and tokenize -----------------------------------------------------------
-rc, out, err = run("info", CHAT)
+# Checks that name the backend, or load qwen3-tied (head_dim 24, which the CUDA kernels do not
+# serve), pin --backend cpu; the others run on whatever AUTO picks (CUDA on a GPU machine).
+rc, out, err = run("info", CHAT, "--backend", "cpu")
 check("info names the architecture, format, backend and the recognised template",
       rc == 0 and "qwen3, 2 layers, hidden 64" in out and "bf16" in out and "backend       cpu" in out
       and "sentencepiece, 512 tokens" in out and "chat template Qwen3" in out, out + err)
-rc, out, err = run("info", NO_TOKENIZER)
+rc, out, err = run("info", NO_TOKENIZER, "--backend", "cpu")
 check("info on a model without a tokenizer", rc == 0 and "tokenizer     none" in out, out + err)
 check("info shows the sampling a session starts with (qwen3-tied's generation_config.json)",
       "sampling      fixed T=0.6 top_p=0.95 top_k=20 seed=0" in out, out)
-rc, out, err = run("info", NO_TOKENIZER, "--weights", "nvfp4", "--lm-head", "nvfp4")
+rc, out, err = run("info", NO_TOKENIZER, "--weights", "nvfp4", "--lm-head", "nvfp4", "--backend", "cpu")
 check("--lm-head nvfp4 quantizes the lm_head too", rc == 0 and "lm_head nvfp4, 0 linears kept in BF16" in out,
       out + err)
-rc, out, err = run("info", NO_TOKENIZER, "--weights", "nvfp4")
+rc, out, err = run("info", NO_TOKENIZER, "--weights", "nvfp4", "--backend", "cpu")
 check("the lm_head stays BF16 by default", rc == 0 and "lm_head bf16, 1 linears kept in BF16" in out, out + err)
 
 rc, out, err = run("tokenize", CHAT, "--special", "<|im_start|>user\nWhat is 2+3?<|im_end|>")
@@ -172,7 +174,7 @@ check_error("--top-p 0, refused by the library's own check before the model load
 check_error("an unknown preset, before the model loads", ["generate", CHAT, "hi", "--policy", "reset preset=Nope"], 2,
             'preset is "Nope", which is not in the paper\'s table')
 check_error("--top-k below 0 (generate)", ["generate", CHAT, "hi", "--top-k", "-3"], 2, "--top-k must be an integer")
-check_error("model without tokenizer", ["generate", NO_TOKENIZER, "hi"], 1, "no tokenizer")
+check_error("model without tokenizer", ["generate", NO_TOKENIZER, "hi", "--backend", "cpu"], 1, "no tokenizer")
 check_error("unknown option", ["info", CHAT, "--frobnicate"], 2, "unknown option --frobnicate")
 check_error("unknown command", ["dance"], 2, "unknown command 'dance'")
 check_error("bad weight format", ["info", CHAT, "--weights", "fp8"], 2, "unknown weight format 'fp8'")
@@ -237,7 +239,7 @@ rc, out, err = run("bench", "decode", CHAT, "--tokens", "16", "--prompt-tokens",
 check("bench decode prints tokens/s", rc == 0 and "prefill 8 tokens:" in out and "decode  16 steps:" in out
       and "tokens/s" in out, out + err)
 rc, out, err = run("bench", "decode", CHAT, "--tokens", "4", "--prompt-tokens", "4", "--repeat", "1",
-                   "--sequences", "3", "--policy", "fixed 0.7", "--json")
+                   "--sequences", "3", "--policy", "fixed 0.7", "--json", "--backend", "cpu")
 record = json.loads(out) if rc == 0 and out.strip().startswith("{") else {}
 check("bench decode --json records the settings and the speed",
       record.get("sequences") == 3 and record.get("policy") == "fixed 0.7" and record.get("tokens_per_s", 0) > 0

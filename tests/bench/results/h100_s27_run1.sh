@@ -9,7 +9,7 @@
 #     loading); chat --think-budget on the embedded model, CUDA against CPU, greedy.
 #  3. The short decode grid (Qwen3-8B shape, batch 1 / 8 at 1k, BF16 mode, NVFP4 lm_head, 32k FP8,
 #     ReSET), to check that sessions 24-27 (API and command changes only) moved no figure.
-# Carry: build-bundle.tar.xz (default programs), COMMIT.
+# Carry: build-bundle.tar.xz (BUNDLE_PROGRAMS="reset gpu_test_cuda_engine"), COMMIT.
 exec > >(tee "$OUT/run.log") 2>&1
 set -u
 SECONDS=0
