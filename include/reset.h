@@ -539,7 +539,8 @@ RESET_API reset_status reset_tokenizer_get_info(const reset_tokenizer *tokenizer
  * writes nothing (ids may be NULL with capacity 0 to ask for the size).
  * Errors: RESET_ERR_BAD_UTF8 (invalid input is rejected, never altered; the
  * message gives the byte offset), RESET_ERR_INVALID_ARGUMENT,
- * RESET_ERR_INVALID_HANDLE, RESET_ERR_BUFFER_TOO_SMALL. */
+ * RESET_ERR_INVALID_HANDLE, RESET_ERR_BUFFER_TOO_SMALL, RESET_ERR_FORMAT (a
+ * malformed sentencepiece model that loaded but cannot encode this text). */
 RESET_API reset_status reset_tokenize(const reset_tokenizer *tokenizer, const char *text, size_t text_len,
                                       uint32_t flags, int32_t *ids, size_t capacity, size_t *n_ids);
 

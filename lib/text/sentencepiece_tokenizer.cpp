@@ -11,6 +11,7 @@
 #include "api/errors.h"
 #include "text/added_tokens.h"
 #include "text/tokenizer_config.h"
+#include "text/utf8.h"
 
 namespace reset {
 
@@ -37,9 +38,19 @@ protected:
         control_.split(
             text, control,
             [&](std::string_view run) {
+                // The library encodes every UTF-8 text with a well-formed model; when it
+                // cannot ("all normalized characters are not consumed": a BPE model with
+                // a control "\u2581" piece, found by fuzz_tokenizer_load in session 27),
+                // the model file is at fault, not the caller or this library.
                 std::vector<int> ids;
-                const auto status = processor_.Encode(run, &ids);
-                if (!status.ok()) fail(RESET_ERR_INTERNAL, "sentencepiece Encode failed: ", status.ToString());
+                sentencepiece::util::Status status;
+                try {
+                    status = processor_.Encode(run, &ids);
+                } catch (const std::exception &e) {
+                    fail(RESET_ERR_FORMAT, "this sentencepiece model cannot encode the text: ", e.what());
+                }
+                if (!status.ok())
+                    fail(RESET_ERR_FORMAT, "this sentencepiece model cannot encode the text: ", status.ToString());
                 out.insert(out.end(), ids.begin(), ids.end());
             },
             [&](int32_t id) { out.push_back(id); });
@@ -52,8 +63,32 @@ private:
     bool dummy_prefix_ = false;
 };
 
+// The byte of a byte-fallback piece, "<0xAB>" (the library checks the form
+// when it loads; checked again here rather than trusted to std::stoi).
+int byte_piece_value(const std::string &piece, const std::string &model_path) {
+    auto hex = [](char c) {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        return -1;
+    };
+    if (piece.size() != 6 || piece.compare(0, 3, "<0x") != 0 || piece[5] != '>' || hex(piece[3]) < 0 ||
+        hex(piece[4]) < 0)
+        fail(RESET_ERR_FORMAT, "sentencepiece model '", model_path, "': byte piece '", piece, "' is not <0xHH>");
+    return hex(piece[3]) * 16 + hex(piece[4]);
+}
+
 SentencePieceTokenizer::SentencePieceTokenizer(const std::string &model_path, const TokenizerConfig &config) {
-    const auto status = processor_.Load(model_path);
+    // The library reports most bad models through its status, but a few reach
+    // a C++ exception inside it (Debian's libsentencepiece 0.1.97: darts_clone's
+    // "zero-length key" for a "\0" piece in a unigram model, found by mutating
+    // the embedded model's pieces in session 27): both are a malformed file.
+    sentencepiece::util::Status status;
+    try {
+        status = processor_.Load(model_path);
+    } catch (const std::exception &e) {
+        fail(RESET_ERR_FORMAT, "cannot load sentencepiece model '", model_path, "': ", e.what());
+    }
     if (!status.ok())
         fail(std::filesystem::exists(model_path) ? RESET_ERR_FORMAT : RESET_ERR_IO, "cannot load sentencepiece model '",
              model_path, "': ", status.ToString());
@@ -64,6 +99,12 @@ SentencePieceTokenizer::SentencePieceTokenizer(const std::string &model_path, co
     std::vector<AddedToken> controls;
     for (int id = 0; id < n; ++id) {
         const std::string piece = processor_.IdToPiece(id);
+        // The library stores pieces as protobuf bytes and does not check them;
+        // one that is not UTF-8 makes its encoder fail on ordinary text later
+        // ("all normalized characters are not consumed", fuzz_tokenizer_load,
+        // session 27), so such a model is refused here.
+        if (!utf8::is_valid(piece))
+            fail(RESET_ERR_FORMAT, "sentencepiece model '", model_path, "': piece ", id, " is not valid UTF-8");
         std::string &bytes = token_bytes_[static_cast<size_t>(id)];
         if (processor_.IsControl(id)) {
             // <s>, </s>: invisible to sentencepiece's Decode, so special here.
@@ -78,7 +119,7 @@ SentencePieceTokenizer::SentencePieceTokenizer(const std::string &model_path, co
             bytes = kUnknownSurface;
         } else if (processor_.IsByte(id)) {
             // "<0xAB>": byte fallback for characters outside the pieces.
-            bytes.assign(1, static_cast<char>(std::stoi(piece.substr(3, 2), nullptr, 16)));
+            bytes.assign(1, static_cast<char>(byte_piece_value(piece, model_path)));
             is_byte_[static_cast<size_t>(id)] = 1;
         } else {
             size_t pos = 0;
@@ -101,7 +142,11 @@ SentencePieceTokenizer::SentencePieceTokenizer(const std::string &model_path, co
     // Whether this model adds a dummy "▁" prefix (add_dummy_prefix in its
     // normalizer spec): ask the encoder instead of parsing the protobuf.
     std::vector<std::string> pieces;
-    dummy_prefix_ = processor_.Encode("a", &pieces).ok() && !pieces.empty() && pieces[0].rfind(kSpaceSymbol, 0) == 0;
+    try {
+        dummy_prefix_ = processor_.Encode("a", &pieces).ok() && !pieces.empty() && pieces[0].rfind(kSpaceSymbol, 0) == 0;
+    } catch (const std::exception &e) {
+        fail(RESET_ERR_FORMAT, "sentencepiece model '", model_path, "' cannot encode \"a\": ", e.what());
+    }
 
     bos_id_ = processor_.bos_id();
     if (processor_.eos_id() >= 0) eos_ids_.assign(1, processor_.eos_id());

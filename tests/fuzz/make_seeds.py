@@ -9,12 +9,16 @@ newline before the next such line.
                        Qwen2 with biases in two shards, Llama with llama3 RoPE
                        scaling, Qwen3 ModelOpt NVFP4 (hf_quant_config.json, and
                        quantization_config in config.json), one with a tokenizer,
-                       three with an "options" file (load and session options)
+                       three with an "options" file (load and session options),
+                       one with the embedded model's sentencepiece tokenizer
   corpus/tokenizer_load/  tokenizer.json + tokenizer_config.json cut down from the
                        real Qwen3 and Llama 3 files in ../shared/data/tokenizers
                        (the first byte-level ids, the merges among them, the
                        real normalizer, pre-tokenizer, decoder, added tokens and
                        chat template)
+                       and sentencepiece tokenizer.model files: the embedded
+                       model's, and small ones written field by field (unigram
+                       with byte fallback, BPE, word), one a finding
   corpus/tokenize/     UTF-8 and broken UTF-8 texts (raw bytes, no archive)
   corpus/json/         JSON texts (raw bytes)
   corpus/policy/       standalone policies (raw bytes, read field by field as
@@ -174,7 +178,23 @@ def model_seeds(tokenizer_files):
     seeds["qwen3_with_tokenizer"] = {"config.json": c, "generation_config.json": GENERATION,
                                      "model.safetensors": safetensors(model_tensors(json.loads(c))),
                                      **tokenizer_files}
+
+    # The embedded model's sentencepiece tokenizer (byte fallback, a Qwen3 chat template), on a
+    # model of its vocabulary.
+    c = config("qwen3", 768, tie_word_embeddings=True)
+    seeds["qwen3_with_sentencepiece"] = {"config.json": c, "generation_config.json": GENERATION,
+                                         "model.safetensors": safetensors(model_tensors(json.loads(c))),
+                                         **embedded_tokenizer_files()}
     return seeds
+
+
+def embedded_tokenizer_files():
+    """models/default's tokenizer.model and tokenizer_config.json."""
+    files = {}
+    for name in ("tokenizer.model", "tokenizer_config.json"):
+        with open(os.path.join(HERE, "..", "..", "models", "default", name), "rb") as f:
+            files[name] = f.read()
+    return files
 
 
 def shrunk_tokenizer(name, keep):
@@ -305,6 +325,57 @@ def policy_seeds():
     return seeds
 
 
+def proto_varint(v):
+    out = bytearray()
+    while True:
+        out.append((v & 0x7F) | (0x80 if v > 0x7F else 0))
+        v >>= 7
+        if not v:
+            return bytes(out)
+
+
+def proto_number(field, v):
+    return proto_varint(field << 3) + proto_varint(v)
+
+
+def proto_bytes(field, data):
+    return proto_varint(field << 3 | 2) + proto_varint(len(data)) + data
+
+
+def sentencepiece_model(pieces, model_type=1, byte_fallback=False, normalizer="identity"):
+    """A sentencepiece ModelProto written field by field: pieces (1) = {piece 1, score 2, type 3:
+    NORMAL 1, UNKNOWN 2, CONTROL 3, USER_DEFINED 4, BYTE 6}; trainer_spec (2) = {model_type 3:
+    UNIGRAM 1, BPE 2, WORD 3, CHAR 4; unk_id 40; bos_id 41; eos_id 42; byte_fallback 35};
+    normalizer_spec (3) = {name 1}."""
+    out = b""
+    for text, kind, score in pieces:
+        out += proto_bytes(1, proto_bytes(1, text.encode("utf-8")) + bytes([2 << 3 | 5]) + struct.pack("<f", score)
+                           + proto_number(3, kind))
+    spec = proto_number(3, model_type) + proto_number(40, 0) + proto_number(41, 1) + proto_number(42, 2)
+    if byte_fallback:
+        spec += proto_number(35, 1)
+    return out + proto_bytes(2, spec) + proto_bytes(3, proto_bytes(1, normalizer.encode()))
+
+
+def sentencepiece_seeds():
+    """tokenizer.model directories: the embedded model's real file, and small models written here
+    (unigram with byte fallback, BPE, a word model), plus what fuzzing found."""
+    special = [("<unk>", 2, 0.0), ("<s>", 3, 0.0), ("</s>", 3, 0.0)]
+    normal = [(p, 1, -float(i)) for i, p in enumerate(["\u2581", "a", "b", "\u2581a", "ab", "\n", "\u00e9", "12"])]
+    byte_pieces = [(f"<0x{b:02X}>", 6, 0.0) for b in range(256)]
+    return {
+        "spm_embedded": embedded_tokenizer_files(),
+        "spm_unigram_byte_fallback": {"tokenizer.model": sentencepiece_model(special + byte_pieces + normal,
+                                                                            byte_fallback=True)},
+        "spm_bpe": {"tokenizer.model": sentencepiece_model(special + normal, model_type=2)},
+        "spm_word_user_defined": {"tokenizer.model": sentencepiece_model(
+            special + [("<think>", 4, 0.0)] + normal, model_type=3, normalizer="nmt_nfkc")},
+        # Session 27: a "\0" piece made Debian's libsentencepiece throw from darts_clone inside Load,
+        # which reached the API as RESET_ERR_INTERNAL.
+        "found_spm_nul_piece": {"tokenizer.model": sentencepiece_model(special + normal + [("\0", 1, -9.0)])},
+    }
+
+
 def write(directory, name, data):
     os.makedirs(directory, exist_ok=True)
     with open(os.path.join(directory, name), "wb") as f:
@@ -318,6 +389,8 @@ def main():
     qwen3_gen = json.dumps({"bos_token_id": 400, "eos_token_id": [401, 400]}).encode()
     write(os.path.join(corpus, "tokenizer_load"), "qwen3", archive({**qwen3, "generation_config.json": qwen3_gen}))
     write(os.path.join(corpus, "tokenizer_load"), "llama3", archive(llama3))
+    for name, files in sentencepiece_seeds().items():
+        write(os.path.join(corpus, "tokenizer_load"), name, archive(files))
     for name, files in model_seeds(qwen3).items():
         write(os.path.join(corpus, "model_load"), name, archive(files))
     for i, text in enumerate(TEXTS):

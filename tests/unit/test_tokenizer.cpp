@@ -234,3 +234,68 @@ TEST_CASE("generation_config.json eos ids past int32 are left out, not wrapped")
     const auto tokenizer = Tokenizer::load(dir);
     CHECK(tokenizer->eos_ids() == std::vector<int32_t>{7});  // 2^32 + 5 wrapped to 5 before session 25
 }
+
+namespace {
+
+// Protobuf wire format, enough for a sentencepiece ModelProto: a varint field, a
+// length-delimited field, and a fixed32 float field.
+std::string proto_varint(uint64_t v) {
+    std::string out;
+    do {
+        out.push_back(static_cast<char>((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
+        v >>= 7;
+    } while (v);
+    return out;
+}
+std::string proto_number(int field, uint64_t v) { return proto_varint(uint64_t(field) << 3) + proto_varint(v); }
+std::string proto_bytes(int field, const std::string &bytes) {
+    return proto_varint(uint64_t(field) << 3 | 2) + proto_varint(bytes.size()) + bytes;
+}
+std::string proto_zero_float(int field) { return proto_varint(uint64_t(field) << 3 | 5) + std::string(4, '\0'); }
+
+// A sentencepiece model with "<unk>" (type UNKNOWN = 2) and the given pieces
+// (type NORMAL = 1 unless `control` names one, CONTROL = 3): ModelProto.pieces
+// (1) = {piece 1, score 2, type 3}, trainer_spec (2) = {model_type 3: UNIGRAM
+// 1, BPE 2; unk_id 40 = 0}, normalizer_spec (3) = {name 1 = "identity"}.
+// Loads it, then encodes "a b"; the first failure's status.
+reset_status sentencepiece_status(const std::vector<std::string> &pieces, int model_type = 1,
+                                  const std::string &control = "") {
+    std::string model = proto_bytes(1, proto_bytes(1, "<unk>") + proto_zero_float(2) + proto_number(3, 2));
+    for (const std::string &p : pieces)
+        model += proto_bytes(1, proto_bytes(1, p) + proto_zero_float(2) + proto_number(3, p == control ? 3 : 1));
+    model += proto_bytes(2, proto_number(3, uint64_t(model_type)) + proto_number(40, 0)) +
+             proto_bytes(3, proto_bytes(1, "identity"));
+    const std::string dir = test_support::temp_directory("sentencepiece");
+    test_support::write_file(dir + "/tokenizer.model", model);
+    try {
+        const auto tokenizer = Tokenizer::load(dir);
+        if (tokenizer->vocab_size() != int32_t(pieces.size()) + 1) return RESET_ERR_INTERNAL;
+        tokenizer->encode("a b", false);
+        return RESET_OK;
+    } catch (const Error &e) {
+        return e.status();
+    } catch (const std::exception &) {
+        return RESET_ERR_INTERNAL;  // what escaped before session 27
+    }
+}
+
+}  // namespace
+
+// Found in session 27 by mutating sentencepiece models (docs/history/fuzzing.md):
+// a "\0" piece made Debian's libsentencepiece throw from darts_clone ("zero-length
+// key"), which reached the API as RESET_ERR_INTERNAL instead of a malformed-file
+// error; a piece that is not UTF-8 loaded and broke the encoder later.
+TEST_CASE("a malformed sentencepiece model is RESET_ERR_FORMAT, whatever way the library fails") {
+    const std::string space = "\xE2\x96\x81";  // U+2581, sentencepiece's space
+    // The writer makes models the library loads and encodes with.
+    CHECK(sentencepiece_status({"a", "b", space}) == RESET_OK);
+    CHECK(sentencepiece_status({"a", "b", space}, 2) == RESET_OK);
+    CHECK(sentencepiece_status({"a", std::string(1, '\0')}) == RESET_ERR_FORMAT);  // an exception inside Load
+    CHECK(sentencepiece_status({"a", ""}) == RESET_ERR_FORMAT);                    // a status from Load
+    // A piece that is not UTF-8 loaded, then made the library's BPE encoder fail on ordinary text
+    // (RESET_ERR_INTERNAL from reset_tokenize; fuzz_tokenizer_load, found_spm_piece_not_utf8).
+    CHECK(sentencepiece_status({"a", "\xE2\xFF\x81"}) == RESET_ERR_FORMAT);
+    // A BPE model whose space piece is a control token loads, and the library cannot encode a
+    // space with it (found_spm_bpe_control_space): the model's fault, so FORMAT, not INTERNAL.
+    CHECK(sentencepiece_status({"a", "b", space}, 2, space) == RESET_ERR_FORMAT);
+}
