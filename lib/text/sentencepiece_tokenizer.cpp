@@ -63,8 +63,8 @@ private:
     bool dummy_prefix_ = false;
 };
 
-// The byte of a byte-fallback piece, "<0xAB>" (the library checks the form
-// when it loads; checked again here rather than trusted to std::stoi).
+// The byte of a byte-fallback piece, "<0xAB>": parsed here, with a clear
+// error for a malformed one, rather than handed to std::stoi, which throws.
 int byte_piece_value(const std::string &piece, const std::string &model_path) {
     auto hex = [](char c) {
         if (c >= '0' && c <= '9') return c - '0';
@@ -143,7 +143,8 @@ SentencePieceTokenizer::SentencePieceTokenizer(const std::string &model_path, co
     // normalizer spec): ask the encoder instead of parsing the protobuf.
     std::vector<std::string> pieces;
     try {
-        dummy_prefix_ = processor_.Encode("a", &pieces).ok() && !pieces.empty() && pieces[0].rfind(kSpaceSymbol, 0) == 0;
+        dummy_prefix_ =
+            processor_.Encode("a", &pieces).ok() && !pieces.empty() && pieces[0].rfind(kSpaceSymbol, 0) == 0;
     } catch (const std::exception &e) {
         fail(RESET_ERR_FORMAT, "sentencepiece model '", model_path, "' cannot encode \"a\": ", e.what());
     }

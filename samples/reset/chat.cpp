@@ -9,9 +9,10 @@
 // context (or /max tokens, up to half) is left for the answer.  A thinking
 // budget closes the reasoning after N tokens by appending "</think>" as
 // prompt text, and the answer goes on from there.  Tokens stream as the
-// library hands them out: complete UTF-8 only.  Ctrl-C cancels the generation through
-// reset_session_cancel from a watcher thread (the signal handler itself only
-// write()s to a pipe, which is async-signal-safe); Ctrl-D quits.
+// library hands them out: complete UTF-8 only.  Ctrl-C cancels the
+// generation through reset_session_cancel from a watcher thread (the signal
+// handler itself only write()s to a pipe, which is async-signal-safe);
+// Ctrl-D quits.
 #include <editline/readline.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -112,7 +113,7 @@ private:
     void print_help() const;
     void save(const std::string &path) const;
     void set_policy(const std::string &text);
-    std::vector<int32_t> fitting_prompt(const std::string &user_text, size_t *dropped);
+    std::vector<int32_t> fitting_prompt(const std::string &user_text, size_t *from);
     reset_status close_reasoning(std::string *answer);
 
     Model &model_;
