@@ -114,7 +114,7 @@ private:
     void save(const std::string &path) const;
     void set_policy(const std::string &text);
     std::vector<int32_t> fitting_prompt(const std::string &user_text, size_t *from);
-    reset_status close_reasoning(std::string *answer);
+    reset_status end_reasoning(std::string *answer);
 
     Model &model_;
     const reset_tokenizer *tokenizer_;
@@ -359,12 +359,12 @@ std::vector<int32_t> Chat::fitting_prompt(const std::string &user_text, size_t *
     }
 }
 
-// Ends the reasoning as the model would, by appending "</think>" to the
-// sequence as prompt text: the next token drawn starts the answer.
-reset_status Chat::close_reasoning(std::string *answer) {
-    const std::string text = (!answer->empty() && answer->back() == '\n' ? "" : "\n") + std::string("</think>\n\n");
-    const std::vector<int32_t> ids = tokenize(tokenizer_, text, RESET_TOKENIZE_PARSE_SPECIAL);
-    const reset_status status = reset_prefill(session_.handle, ids.data(), ids.size());
+// The thinking budget is spent: "</think>" goes into the sequence (cli.h).
+reset_status Chat::end_reasoning(std::string *answer) {
+    std::string text;
+    std::vector<int32_t> ids;
+    const reset_status status =
+        close_reasoning(session_.handle, tokenizer_, !answer->empty() && answer->back() == '\n', &text, &ids);
     if (status != RESET_OK) return status;
     held_.insert(held_.end(), ids.begin(), ids.end());
     *answer += text;
@@ -457,7 +457,7 @@ void Chat::turn(const std::string &user_text) {
         emit(text, step.temperature);
         if (step.end_of_generation) break;
         if (think_budget_ > 0 && in_think_ && long(stats_.reasoning_tokens) >= think_budget_ &&
-            ends_answer(close_reasoning(&answer), "closing the reasoning"))
+            ends_answer(end_reasoning(&answer), "closing the reasoning"))
             break;
     }
     stats_.decode_seconds = now_seconds() - decode_start;

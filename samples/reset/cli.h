@@ -135,6 +135,14 @@ std::string chat_render(const reset_tokenizer *tokenizer, const std::vector<Mess
 std::vector<int32_t> tokenize(const reset_tokenizer *tokenizer, const std::string &text, uint32_t flags);
 std::string token_text(const reset_tokenizer *tokenizer, int32_t id);
 
+// A thinking budget (chat and generate --think-budget): the reasoning ends the
+// way the model would end it, with "</think>" appended to the sequence as
+// prompt text (a newline first unless the reasoning ended with one), so the
+// next token drawn starts the answer.  Returns reset_prefill's status and,
+// on success, the text appended.
+reset_status close_reasoning(reset_session *session, const reset_tokenizer *tokenizer, bool after_newline,
+                             std::string *text, std::vector<int32_t> *ids);
+
 // True when stdout/stderr is a terminal and NO_COLOR is not set.
 bool colour_enabled(int fd);
 

@@ -313,6 +313,13 @@ void set_policy_from_args(reset_session *session, const Args &args) {
     check(reset_set_policy(session, &spec.params), "cannot use policy '" + spec.label + "'");
 }
 
+reset_status close_reasoning(reset_session *session, const reset_tokenizer *tokenizer, bool after_newline,
+                             std::string *text, std::vector<int32_t> *ids) {
+    *text = std::string(after_newline ? "" : "\n") + "</think>\n\n";
+    *ids = tokenize(tokenizer, *text, RESET_TOKENIZE_PARSE_SPECIAL);
+    return reset_prefill(session, ids->data(), ids->size());
+}
+
 std::string describe_policy(const reset_policy_params &p) {
     char buffer[256];
     switch (p.kind) {

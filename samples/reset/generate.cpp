@@ -42,16 +42,19 @@ struct FileCloser {
 int cmd_generate(int argc, char **argv) {
     const Args args = parse_args(argc, argv, 2, {"raw", "no-think", "help"},
                                  with_model_options({"policy", "max-tokens", "jsonl", "seed", "top-p", "top-k",
-                                                     "system"}));
+                                                     "system", "think-budget"}));
     if (args.has("help") || args.positional.empty()) {
         std::printf(
             "usage: reset generate MODEL_DIR [PROMPT...|-] [--policy P] [--max-tokens N] [--jsonl FILE|-]\n"
             "                      [--raw] [--no-think] [--system TEXT] [--seed N] [--top-p P] [--top-k K]\n"
+            "                      [--think-budget N]\n"
             "The prompt is chat-formatted (thinking on unless --no-think) unless --raw.  --jsonl writes one\n"
-            "line of per-token signals per token (to stdout with '-', instead of the text).\n");
+            "line of per-token signals per token (to stdout with '-', instead of the text).  --think-budget:\n"
+            "after N reasoning tokens, \"</think>\" is appended as prompt text (not a step of the trace).\n");
         return args.has("help") ? 0 : 2;
     }
     const long max_tokens = args.get_int("max-tokens", 512, 1, 1L << 30);
+    const long think_budget = args.get_int("think-budget", 0, 0, 1L << 30);
     std::unique_ptr<FILE, FileCloser> trace;
     if (args.has("jsonl")) {
         const std::string path = args.get("jsonl", "");
@@ -82,6 +85,9 @@ int cmd_generate(int argc, char **argv) {
     check(reset_tokenizer_get_info(tokenizer, &tinfo), "tokenizer info");
     const std::string eos_text = tinfo.n_eos > 0 ? token_text(tokenizer, tinfo.eos_ids[0]) : "";
     std::string line(512, '\0');
+    // Inside <think>...</think>: the tokens since "<think>", and whether the last ended a line.
+    bool thinking = false, after_newline = false;
+    long reasoning_tokens = 0;
     for (long n = 0; n < max_tokens; ++n) {
         reset_step step;
         reset_step_init(&step, 1);
@@ -110,6 +116,29 @@ int cmd_generate(int argc, char **argv) {
             std::fflush(stdout);
         }
         if (step.end_of_generation) break;
+        const std::string_view piece(step.text, step.text_len);
+        if (!thinking && piece.find("<think>") != std::string_view::npos) {
+            thinking = true;
+            reasoning_tokens = 0;
+        } else if (thinking && piece.find("</think>") != std::string_view::npos) {
+            thinking = false;
+        } else if (thinking) {
+            ++reasoning_tokens;
+            after_newline = !piece.empty() && piece.back() == '\n';
+        }
+        if (thinking && think_budget > 0 && reasoning_tokens >= think_budget) {
+            std::string appended;
+            std::vector<int32_t> appended_ids;
+            const reset_status closed =
+                close_reasoning(session.handle, tokenizer, after_newline, &appended, &appended_ids);
+            if (closed == RESET_ERR_CONTEXT_OVERFLOW) {
+                std::fprintf(stderr, "reset generate: stopped at the end of the context\n");
+                break;
+            }
+            check(closed, "closing the reasoning");
+            if (text_out) std::fwrite(appended.data(), 1, appended.size(), stdout);
+            thinking = false;
+        }
     }
     if (text_out) std::printf("\n");
     if (trace && (std::fflush(trace.get()) != 0 || std::ferror(trace.get()))) fail("cannot write the trace");

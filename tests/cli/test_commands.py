@@ -152,6 +152,11 @@ full, closed = reasoning(out), reasoning(out2)
 check("chat --think-budget closes the reasoning early with </think>",
       rc == rc2 == 0 and 0 < len(closed.strip()) < len(full) / 3 and full.startswith(closed.rstrip("\n")),
       out + err + out2 + err2)
+EMBEDDED = os.path.join(SOURCE, "models", "default")
+rc, out, err = run("generate", EMBEDDED, held_out["problem"], "--policy", "greedy")
+rc2, out2, err2 = run("generate", EMBEDDED, held_out["problem"], "--policy", "greedy", "--think-budget", "12")
+check("generate --think-budget closes the reasoning where chat's does",
+      rc == rc2 == 0 and reasoning(out) == full and reasoning(out2) == closed, out + err + out2 + err2)
 rc, out, err = run("chat", CHAT, stdin="/budget 5\n/budget 0\n/budget -1\n")
 check("/budget sets and clears the reasoning budget, refusing a negative one",
       rc == 0 and "reasoning closed after 5 tokens" in out and "no reasoning budget" in out
