@@ -251,3 +251,20 @@ def test_nul_in_paths_roles_and_presets_is_refused_not_truncated():
     with reset.Model(MODEL, weights="bf16", backend="cpu") as model, model.session(max_context=16) as session:
         with pytest.raises(ValueError, match="preset"):
             session.set_policy(kind="reset", preset="Qwen3-8B\0junk")
+
+
+# --- enum values of a newer library ---------------------------------------------------------------
+
+def test_enum_values_the_binding_does_not_know_read_as_unknown_and_are_refused(monkeypatch):
+    # A newer libreset of the same ABI major may report a value this binding does not know: reading
+    # it must not raise (Model.info() raised KeyError before session 27).
+    assert _lib.enum_name(_lib.WEIGHTS, 99) == "unknown-99"
+    assert _lib.enum_name(_lib.WEIGHTS, _lib.WEIGHTS["bf16"]) == "bf16"
+    # The library itself reports one: info() of a model whose reported weights code is unknown.
+    monkeypatch.setattr(_lib, "WEIGHTS", {"auto": 0})
+    monkeypatch.setattr(reset.model, "WEIGHTS", {"auto": 0})
+    with reset.Model(MODEL, weights="auto") as model:
+        assert model.info()["weights"] == "unknown-1"  # qwen3-tied loads in BF16 (1)
+    monkeypatch.undo()
+    with pytest.raises(ValueError):
+        reset.Model(MODEL, weights="unknown-1")  # and the name is refused where a weight format is taken

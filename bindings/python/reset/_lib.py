@@ -259,6 +259,16 @@ BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
 ACTIVATIONS = {"fp16": 0, "fp32": 1}
 POLICIES = {"greedy": 0, "fixed": 1, "reset": 2, "entropy": 3}
 
+
+def enum_name(names, value):
+    """The name of a C enum value the library returned (names: name -> value), or "unknown-N" for one
+    a newer libreset of the same ABI major may add: reading it must not fail (a name that any call
+    taking it refuses with a clear error)."""
+    for name, known in names.items():
+        if known == value:
+            return name
+    return f"unknown-{value}"
+
 c_model_p = ctypes.c_void_p
 c_session_p = ctypes.c_void_p
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ._lib import (ACTIVATIONS, BACKENDS, POLICIES, RESET_ERR_OUT_OF_RANGE, WEIGHTS, ModelInfo, ModelOptions,
                    OwnedHandle, PolicyParams, SessionOptions, Step, INT32_MAX, INT32_MIN, c_path, check, int32,
-                   int32_array, lib, policy_params)
+                   enum_name, int32_array, lib, policy_params)
 
 try:
     import numpy as _np
@@ -71,8 +71,8 @@ class Model(OwnedHandle):
         out = {name: getattr(info, name) for name, _ in ModelInfo._fields_ if name != "struct_size"}
         out["architecture"] = info.architecture.decode()
         out["eos_ids"] = list(info.eos_ids)[:info.n_eos]
-        out["weights"] = {v: k for k, v in WEIGHTS.items()}[info.weights]
-        out["backend"] = {v: k for k, v in BACKENDS.items()}[info.backend]
+        out["weights"] = enum_name(WEIGHTS, info.weights)
+        out["backend"] = enum_name(BACKENDS, info.backend)
         return out
 
     def session(self, max_context=0, sequences=1, kv_cache="bf16", eager=False, prefill_gemm_tokens=0,
@@ -128,7 +128,7 @@ class Session(OwnedHandle):
         p = PolicyParams()
         lib.reset_policy_params_init(ctypes.byref(p))
         check(lib.reset_session_get_policy(self.handle, ctypes.byref(p)))
-        kind = {value: name for name, value in POLICIES.items()}[p.kind]
+        kind = enum_name(POLICIES, p.kind)
         return {"kind": kind, "temperature": p.temperature, "top_p": p.top_p, "top_k": p.top_k, "min_p": p.min_p,
                 "seed": p.seed, "t_high": p.t_high, "t_low": p.t_low, "tau0": p.tau0, "window": p.window}
 

@@ -12,7 +12,8 @@ model's tokenizer (Model.tokenizer()) belongs to the model and keeps it alive.
 """
 import ctypes
 
-from ._lib import RESET_ERR_OUT_OF_RANGE, OwnedHandle, c_path, c_string, check, int32, int32_array, lib
+from ._lib import (RESET_ERR_OUT_OF_RANGE, OwnedHandle, c_path, c_string, check, enum_name, int32, int32_array,
+                   lib)
 
 c_tokenizer_p = ctypes.c_void_p
 
@@ -146,10 +147,9 @@ class _TokenizerCalls:
         info = TokenizerInfo()
         lib.reset_tokenizer_info_init(ctypes.byref(info))
         check(lib.reset_tokenizer_get_info(self._tokenizer_handle(), ctypes.byref(info)))
-        names = {v: k for k, v in CHAT_TEMPLATES.items()}
         return {"vocab_size": info.vocab_size, "bos_id": None if info.bos_id < 0 else info.bos_id,
                 "eos_ids": list(info.eos_ids)[:info.n_eos], "kind": info.kind.decode(),
-                "chat_template": names.get(info.chat_template, "auto") if info.chat_template else None,
+                "chat_template": enum_name(CHAT_TEMPLATES, info.chat_template) if info.chat_template else None,
                 "has_chat_template": bool(info.has_chat_template)}
 
     def chat_format(self, messages, add_generation_prompt=True, enable_thinking=True, chat_template="auto"):

@@ -4,7 +4,10 @@ package dev.libreset;
 public enum Backend {
     AUTO(reset_backend.RESET_BACKEND_AUTO),
     CPU(reset_backend.RESET_BACKEND_CPU),
-    CUDA(reset_backend.RESET_BACKEND_CUDA);
+    CUDA(reset_backend.RESET_BACKEND_CUDA),
+    /** A value this binding does not know, which a newer libreset of the same ABI major may report;
+     *  passed to the library it is refused (RESET_ERR_INVALID_ARGUMENT). */
+    UNKNOWN(-1);
 
     private final int code;
 
@@ -21,6 +24,6 @@ public enum Backend {
         for (Backend value : values()) {
             if (value.code == code) return value;
         }
-        throw new IllegalArgumentException("unknown reset_backend " + code);
+        return UNKNOWN;
     }
 }

@@ -6,7 +6,10 @@ public enum ChatTemplate {
     QWEN3(reset_chat_template.RESET_CHAT_TEMPLATE_QWEN3),
     DEEPSEEK_R1(reset_chat_template.RESET_CHAT_TEMPLATE_DEEPSEEK_R1),
     LLAMA3(reset_chat_template.RESET_CHAT_TEMPLATE_LLAMA3),
-    PLAIN(reset_chat_template.RESET_CHAT_TEMPLATE_PLAIN);
+    PLAIN(reset_chat_template.RESET_CHAT_TEMPLATE_PLAIN),
+    /** A value this binding does not know, which a newer libreset of the same ABI major may report;
+     *  passed to the library it is refused (RESET_ERR_INVALID_ARGUMENT). */
+    UNKNOWN(-1);
 
     private final int code;
 
@@ -23,6 +26,6 @@ public enum ChatTemplate {
         for (ChatTemplate value : values()) {
             if (value.code == code) return value;
         }
-        throw new IllegalArgumentException("unknown reset_chat_template " + code);
+        return UNKNOWN;
     }
 }

@@ -5,7 +5,10 @@ public enum PolicyKind {
     GREEDY(reset_policy_kind.RESET_POLICY_GREEDY),
     FIXED(reset_policy_kind.RESET_POLICY_FIXED),
     RESET(reset_policy_kind.RESET_POLICY_RESET),
-    ENTROPY(reset_policy_kind.RESET_POLICY_ENTROPY);
+    ENTROPY(reset_policy_kind.RESET_POLICY_ENTROPY),
+    /** A value this binding does not know, which a newer libreset of the same ABI major may report;
+     *  passed to the library it is refused (RESET_ERR_INVALID_ARGUMENT). */
+    UNKNOWN(-1);
 
     private final int code;
 
@@ -22,6 +25,6 @@ public enum PolicyKind {
         for (PolicyKind value : values()) {
             if (value.code == code) return value;
         }
-        throw new IllegalArgumentException("unknown reset_policy_kind " + code);
+        return UNKNOWN;
     }
 }

@@ -5,7 +5,10 @@ public enum Weights {
     AUTO(reset_weights.RESET_WEIGHTS_AUTO),
     BF16(reset_weights.RESET_WEIGHTS_BF16),
     NVFP4_W4A16(reset_weights.RESET_WEIGHTS_NVFP4_W4A16),
-    NVFP4_W4A4(reset_weights.RESET_WEIGHTS_NVFP4_W4A4);
+    NVFP4_W4A4(reset_weights.RESET_WEIGHTS_NVFP4_W4A4),
+    /** A value this binding does not know, which a newer libreset of the same ABI major may report;
+     *  passed to the library it is refused (RESET_ERR_INVALID_ARGUMENT). */
+    UNKNOWN(-1);
 
     private final int code;
 
@@ -22,6 +25,6 @@ public enum Weights {
         for (Weights value : values()) {
             if (value.code == code) return value;
         }
-        throw new IllegalArgumentException("unknown reset_weights " + code);
+        return UNKNOWN;
     }
 }

@@ -99,6 +99,32 @@ class ResetTest {
     }
 
     @Test
+    void enumValuesOfANewerLibraryReadAsUnknownAndAreRefused() throws Exception {
+        // A newer libreset of the same ABI major may report a value this binding does not know:
+        // reading it must not throw (it did before session 27), and passing UNKNOWN back is refused.
+        assertEquals(Weights.UNKNOWN, Weights.of(99));
+        assertEquals(Backend.UNKNOWN, Backend.of(99));
+        assertEquals(PolicyKind.UNKNOWN, PolicyKind.of(99));
+        assertEquals(ChatTemplate.UNKNOWN, ChatTemplate.of(99));
+        assertEquals(Weights.BF16, Weights.of(Weights.BF16.code()));
+        ResetException weights = assertThrows(ResetException.class,
+                () -> Model.load(GOLDEN, new ModelOptions().weights(Weights.UNKNOWN)));
+        assertEquals(Status.INVALID_ARGUMENT, weights.getStatus());
+        ResetException backend = assertThrows(ResetException.class,
+                () -> Model.load(GOLDEN, new ModelOptions().backend(Backend.UNKNOWN)));
+        assertEquals(Status.INVALID_ARGUMENT, backend.getStatus());
+        try (Model model = goldenOneThread(); Session session = model.newSession(16, 1);
+             Tokenizer tokenizer = Tokenizer.load(CHAT)) {
+            ResetException kind = assertThrows(ResetException.class,
+                    () -> session.setPolicy(PolicyParams.greedy().kind(PolicyKind.UNKNOWN)));
+            assertEquals(Status.INVALID_ARGUMENT, kind.getStatus());
+            ResetException template = assertThrows(ResetException.class, () -> tokenizer.chatFormat(
+                    List.of(ChatMessage.user("hi")), new ChatOptions().template(ChatTemplate.UNKNOWN)));
+            assertEquals(Status.INVALID_ARGUMENT, template.getStatus());
+        }
+    }
+
+    @Test
     void maxContextIsWhatTheSessionHolds() throws Exception {
         try (Model model = goldenOneThread(); Session session = model.newSession(16, 1)) {
             assertEquals(16, session.maxContext());
