@@ -6,6 +6,7 @@
 
 #include <sentencepiece_processor.h>
 
+#include <charconv>
 #include <filesystem>
 
 #include "api/errors.h"
@@ -19,6 +20,21 @@ namespace {
 
 const std::string kSpaceSymbol = "\xE2\x96\x81";         // U+2581 '▁'
 const std::string kUnknownSurface = " \xE2\x81\x87 ";    // sentencepiece's default " ⁇ "
+const std::string kCannotEncode = "this sentencepiece model cannot encode the text: ";
+
+// A call into libsentencepiece.  The library reports most bad models through
+// its status, but a few reach a C++ exception inside it (Debian's 0.1.97:
+// darts_clone's "zero-length key" for a "\0" piece in a unigram model, found
+// by mutating sentencepiece models in session 27): that too is a malformed
+// model file, RESET_ERR_FORMAT, its message after `context`.
+template <typename Call>
+auto sentencepiece_call(Call &&call, const std::string &context) {
+    try {
+        return call();
+    } catch (const std::exception &e) {
+        fail(RESET_ERR_FORMAT, context, e.what());
+    }
+}
 
 class SentencePieceTokenizer final : public Tokenizer {
 public:
@@ -43,14 +59,8 @@ protected:
                 // a control "\u2581" piece, found by fuzz_tokenizer_load in session 27),
                 // the model file is at fault, not the caller or this library.
                 std::vector<int> ids;
-                sentencepiece::util::Status status;
-                try {
-                    status = processor_.Encode(run, &ids);
-                } catch (const std::exception &e) {
-                    fail(RESET_ERR_FORMAT, "this sentencepiece model cannot encode the text: ", e.what());
-                }
-                if (!status.ok())
-                    fail(RESET_ERR_FORMAT, "this sentencepiece model cannot encode the text: ", status.ToString());
+                const auto status = sentencepiece_call([&] { return processor_.Encode(run, &ids); }, kCannotEncode);
+                if (!status.ok()) fail(RESET_ERR_FORMAT, kCannotEncode, status.ToString());
                 out.insert(out.end(), ids.begin(), ids.end());
             },
             [&](int32_t id) { out.push_back(id); });
@@ -63,32 +73,20 @@ private:
     bool dummy_prefix_ = false;
 };
 
-// The byte of a byte-fallback piece, "<0xAB>": parsed here, with a clear
-// error for a malformed one, rather than handed to std::stoi, which throws.
+// The byte of a byte-fallback piece, "<0xAB>", with a clear error for a
+// malformed one (std::stoi, used before, threw on it).
 int byte_piece_value(const std::string &piece, const std::string &model_path) {
-    auto hex = [](char c) {
-        if (c >= '0' && c <= '9') return c - '0';
-        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-        return -1;
-    };
-    if (piece.size() != 6 || piece.compare(0, 3, "<0x") != 0 || piece[5] != '>' || hex(piece[3]) < 0 ||
-        hex(piece[4]) < 0)
+    unsigned value = 0;
+    const char *digits = piece.data() + 3;
+    if (piece.size() != 6 || piece.compare(0, 3, "<0x") != 0 || piece[5] != '>' ||
+        std::from_chars(digits, digits + 2, value, 16).ptr != digits + 2)
         fail(RESET_ERR_FORMAT, "sentencepiece model '", model_path, "': byte piece '", piece, "' is not <0xHH>");
-    return hex(piece[3]) * 16 + hex(piece[4]);
+    return static_cast<int>(value);
 }
 
 SentencePieceTokenizer::SentencePieceTokenizer(const std::string &model_path, const TokenizerConfig &config) {
-    // The library reports most bad models through its status, but a few reach
-    // a C++ exception inside it (Debian's libsentencepiece 0.1.97: darts_clone's
-    // "zero-length key" for a "\0" piece in a unigram model, found by mutating
-    // the embedded model's pieces in session 27): both are a malformed file.
-    sentencepiece::util::Status status;
-    try {
-        status = processor_.Load(model_path);
-    } catch (const std::exception &e) {
-        fail(RESET_ERR_FORMAT, "cannot load sentencepiece model '", model_path, "': ", e.what());
-    }
+    const auto status = sentencepiece_call([&] { return processor_.Load(model_path); },
+                                           "cannot load sentencepiece model '" + model_path + "': ");
     if (!status.ok())
         fail(std::filesystem::exists(model_path) ? RESET_ERR_FORMAT : RESET_ERR_IO, "cannot load sentencepiece model '",
              model_path, "': ", status.ToString());
@@ -142,12 +140,8 @@ SentencePieceTokenizer::SentencePieceTokenizer(const std::string &model_path, co
     // Whether this model adds a dummy "▁" prefix (add_dummy_prefix in its
     // normalizer spec): ask the encoder instead of parsing the protobuf.
     std::vector<std::string> pieces;
-    try {
-        dummy_prefix_ =
-            processor_.Encode("a", &pieces).ok() && !pieces.empty() && pieces[0].rfind(kSpaceSymbol, 0) == 0;
-    } catch (const std::exception &e) {
-        fail(RESET_ERR_FORMAT, "sentencepiece model '", model_path, "' cannot encode \"a\": ", e.what());
-    }
+    dummy_prefix_ = sentencepiece_call([&] { return processor_.Encode("a", &pieces).ok(); }, kCannotEncode) &&
+                    !pieces.empty() && pieces[0].rfind(kSpaceSymbol, 0) == 0;
 
     bos_id_ = processor_.bos_id();
     if (processor_.eos_id() >= 0) eos_ids_.assign(1, processor_.eos_id());

@@ -311,23 +311,11 @@ pub struct PolicyParams {
 }
 
 impl Default for PolicyParams {
+    /// reset_policy_params_init's values (greedy).
     fn default() -> Self {
         let mut raw: sys::reset_policy_params = unsafe { std::mem::zeroed() };
         unsafe { sys::reset_policy_params_init(&mut raw) };
-        PolicyParams {
-            kind: PolicyKind::Greedy,
-            temperature: raw.temperature,
-            top_k: raw.top_k,
-            top_p: raw.top_p,
-            min_p: raw.min_p,
-            seed: raw.seed,
-            t_high: raw.t_high,
-            t_low: raw.t_low,
-            tau0: raw.tau0,
-            window: raw.window,
-            preset: None,
-            reset_state: false,
-        }
+        PolicyParams::from_raw(&raw).expect("reset_policy_params_init writes a kind these bindings know")
     }
 }
 
