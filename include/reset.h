@@ -359,6 +359,23 @@ RESET_API reset_status reset_session_cancel(reset_session *session);
  * until reset_session_reset, as a failed decode step does. */
 RESET_API reset_status reset_prefill(reset_session *session, const int32_t *ids, size_t n_ids);
 
+/* Append prompt tokens to one sequence only and compute the logits of the
+ * last one; the other sequences are left exactly as they were.  This is how
+ * parallel samples part ways after the prompt they share: a thinking budget
+ * that closes one sample's reasoning with "</think>" while the others go on
+ * (`reset eval --think-budget`), or a different question after one shared
+ * system prompt.  The sequence must continue a prompt: call reset_prefill
+ * first.  A sequence that has ended generates again, as after reset_prefill.
+ * Errors: RESET_ERR_OUT_OF_RANGE (sequence outside [0, sequences), an id
+ * outside [0, vocab_size)), RESET_ERR_CONTEXT_OVERFLOW,
+ * RESET_ERR_INVALID_ARGUMENT (ids NULL, n == 0), RESET_ERR_STATE (no
+ * reset_prefill yet, a session stopped by a device failure),
+ * RESET_ERR_CANCELLED, RESET_ERR_BACKEND.  On error the session is
+ * unchanged, with reset_prefill's one exception (a device failure while the
+ * logits are computed). */
+RESET_API reset_status reset_prefill_sequence(reset_session *session, int32_t sequence, const int32_t *ids,
+                                              size_t n_ids);
+
 /* Copy the logits of sequence `sequence`'s last position (vocab_size
  * floats, the model's raw logits before any temperature) into out.  For a
  * sequence that has ended, the CPU backend gives the logits its

@@ -92,6 +92,10 @@ reset_status reset_prefill(reset_session *session, const int32_t *ids, size_t n_
     return api_call([&] { session_of(session).prefill(ids, n_ids); });
 }
 
+reset_status reset_prefill_sequence(reset_session *session, int32_t sequence, const int32_t *ids, size_t n_ids) {
+    return api_call([&] { session_of(session).prefill_sequence(sequence, ids, n_ids); });
+}
+
 reset_status reset_session_logits(const reset_session *session, int32_t sequence, float *out, size_t capacity) {
     return api_call([&] { session_of(session).copy_logits(sequence, out, capacity); });
 }

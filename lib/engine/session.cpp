@@ -130,38 +130,58 @@ bool Session::is_eos(int32_t token) const {
     return std::find(eos.begin(), eos.end(), token) != eos.end();
 }
 
-void Session::prefill(const int32_t *ids, size_t n_ids) {
+void Session::prefill(const int32_t *ids, size_t n_ids) { append(ids, n_ids, -1); }
+
+void Session::prefill_sequence(int32_t sequence, const int32_t *ids, size_t n_ids) {
+    if (sequence < 0 || sequence >= sequences())
+        fail(RESET_ERR_OUT_OF_RANGE, "sequence ", sequence, " is outside [0, ", sequences(), ")");
+    append(ids, n_ids, sequence);
+}
+
+void Session::append(const int32_t *ids, size_t n_ids, int32_t only) {
     if (n_ids == 0) fail(RESET_ERR_INVALID_ARGUMENT, "n_ids is 0: nothing to prefill");
     require(ids, "ids");
     const int32_t vocab = model_->config.vocab_size;
     for (size_t i = 0; i < n_ids; ++i)
         if (ids[i] < 0 || ids[i] >= vocab)
             fail(RESET_ERR_OUT_OF_RANGE, "token id ", ids[i], " at index ", i, " is outside the vocabulary [0, ", vocab, ")");
-    for (const auto &sequence : sequences_)
+    // The sequences that receive the tokens: every one, or `only`.
+    std::vector<int32_t> targets;
+    for (int32_t s = 0; s < sequences(); ++s)
+        if (only < 0 || s == only) targets.push_back(s);
+    for (int32_t s : targets) {
+        const Sequence &sequence = sequences_[size_t(s)];
         if (uint64_t(sequence.length) + n_ids > uint64_t(max_context_))
-            fail(RESET_ERR_CONTEXT_OVERFLOW, "prefill of ", n_ids, " tokens would grow a sequence from ", sequence.length,
-                 " to ", uint64_t(sequence.length) + n_ids, " tokens, past max_context ", max_context_);
+            fail(RESET_ERR_CONTEXT_OVERFLOW, "prefill of ", n_ids, " tokens would grow ",
+                 only < 0 ? "a sequence" : "the sequence", " from ", sequence.length, " to ",
+                 uint64_t(sequence.length) + n_ids, " tokens, past max_context ", max_context_);
+    }
+    // One sequence continues from the prompt every sequence shares; it has no
+    // other start (the rest would have no logits to decode from).
+    if (only >= 0 && !has_logits_)
+        fail(RESET_ERR_STATE, "no prompt yet: call reset_prefill first, then reset_prefill_sequence to continue one "
+             "sequence");
 
     throw_if_broken();
     const Snapshot saved = snapshot();
     try {
         // Sequences holding the same tokens are computed once (sequence 0) and copied.
-        const size_t computed = lockstep_ ? 1 : sequences_.size();
-        if (device_) prefill_device(ids, n_ids, computed);
-        else prefill_cpu(ids, n_ids, computed);
-        for (size_t s = 0; s < sequences_.size(); ++s) {
-            Sequence &sequence = sequences_[s];
+        const bool shared = only < 0 && lockstep_;
+        const std::vector<int32_t> computed = shared ? std::vector<int32_t>{0} : targets;
+        if (device_) prefill_device(ids, n_ids, computed, shared);
+        else prefill_cpu(ids, n_ids, computed, shared);
+        for (int32_t s : targets) {
+            Sequence &sequence = sequences_[size_t(s)];
             // Prompt tokens are not streamed, but the decoder must know them
             // (sentencepiece treats the first piece of a text differently).
             if (sequence.stream)
                 for (size_t i = 0; i < n_ids; ++i)
                     if (ids[i] < tokenizer_vocab_) sequence.stream->push(ids[i]);
             sequence.text.clear();
-        }
-        for (auto &sequence : sequences_) {
             sequence.length += int32_t(n_ids);
-            sequence.ended = false;  // a new turn: every sequence generates again
+            sequence.ended = false;  // new prompt text: the sequence generates again
         }
+        if (only >= 0 && sequences() > 1) lockstep_ = false;
         has_logits_ = true;
     } catch (...) {
         restore(saved);
@@ -169,17 +189,17 @@ void Session::prefill(const int32_t *ids, size_t n_ids) {
     }
 }
 
-void Session::prefill_cpu(const int32_t *ids, size_t n_ids, size_t computed) {
-    for (size_t s = 0; s < computed; ++s) {
-        Sequence &sequence = sequences_[s];
+void Session::prefill_cpu(const int32_t *ids, size_t n_ids, const std::vector<int32_t> &computed, bool copy_to_all) {
+    for (int32_t s : computed) {
+        Sequence &sequence = sequences_[size_t(s)];
         for (size_t i = 0; i < n_ids; ++i) {
             throw_if_cancelled();
             const bool last = i + 1 == n_ids;
-            cpu_forward(*model_, ids[i], sequence.length + int32_t(i), int32_t(s), *cache_, *scratch_,
+            cpu_forward(*model_, ids[i], sequence.length + int32_t(i), s, *cache_, *scratch_,
                         last ? sequence.logits.data() : nullptr);
         }
     }
-    if (computed == 1)
+    if (copy_to_all)
         for (size_t s = 1; s < sequences_.size(); ++s) {
             cache_->copy_sequence(0, int32_t(s), sequences_[0].length + int32_t(n_ids));
             sequences_[s].logits = sequences_[0].logits;
@@ -203,7 +223,8 @@ void Session::breaking_on_failure(Work &&work) {
     }
 }
 
-void Session::prefill_device(const int32_t *ids, size_t n_ids, size_t computed) {
+void Session::prefill_device(const int32_t *ids, size_t n_ids, const std::vector<int32_t> &computed,
+                             bool copy_to_all) {
     // In chunks of kDevicePrefillTokens tokens, with cancellation checked
     // before each.  Every sequence's last chunk, which alone computes logits,
     // runs after all the others and with no check in between: a cancelled
@@ -211,18 +232,18 @@ void Session::prefill_device(const int32_t *ids, size_t n_ids, size_t computed) 
     // as they were, like the host's.
     constexpr size_t kChunk = size_t(kDevicePrefillTokens);
     const size_t last_chunk = (n_ids - 1) / kChunk * kChunk;
-    for (size_t s = 0; s < computed; ++s)
+    for (int32_t s : computed)
         for (size_t done = 0; done < last_chunk; done += kChunk) {
             throw_if_cancelled();
-            device_->prefill(int32_t(s), ids + done, int32_t(kChunk), sequences_[s].length + int32_t(done), false);
+            device_->prefill(s, ids + done, int32_t(kChunk), sequences_[size_t(s)].length + int32_t(done), false);
         }
     throw_if_cancelled();
     // From here the device replaces current logits.
     breaking_on_failure([&] {
-        for (size_t s = 0; s < computed; ++s)
-            device_->prefill(int32_t(s), ids + last_chunk, int32_t(n_ids - last_chunk),
-                             sequences_[s].length + int32_t(last_chunk), true);
-        if (computed == 1)
+        for (int32_t s : computed)
+            device_->prefill(s, ids + last_chunk, int32_t(n_ids - last_chunk),
+                             sequences_[size_t(s)].length + int32_t(last_chunk), true);
+        if (copy_to_all)
             for (size_t s = 1; s < sequences_.size(); ++s)
                 device_->copy_sequence(0, int32_t(s), sequences_[0].length + int32_t(n_ids));
     });

@@ -37,7 +37,10 @@ public:
 
     void reset();
     void request_cancel() { cancel_requested_.store(true, std::memory_order_relaxed); }
+    // Append prompt tokens to every sequence (reset_prefill) or to one that
+    // continues the shared prompt (reset_prefill_sequence).
     void prefill(const int32_t *ids, size_t n_ids);
+    void prefill_sequence(int32_t sequence, const int32_t *ids, size_t n_ids);
     void copy_logits(int32_t sequence, float *out, size_t capacity) const;
     int32_t length(int32_t sequence) const;
     void set_policy(const reset_policy_params &params);
@@ -75,10 +78,13 @@ private:
     void throw_if_broken() const;
     bool is_eos(int32_t token) const;
     // The arithmetic of one step / prefill on each backend.
-    void prefill_cpu(const int32_t *ids, size_t n_ids, size_t computed);
+    // `only` < 0: every sequence.  The backends compute `computed` and, with
+    // copy_to_all, copy sequence 0 onto the others.
+    void append(const int32_t *ids, size_t n_ids, int32_t only);
+    void prefill_cpu(const int32_t *ids, size_t n_ids, const std::vector<int32_t> &computed, bool copy_to_all);
     template <typename Work>
     void breaking_on_failure(Work &&work);
-    void prefill_device(const int32_t *ids, size_t n_ids, size_t computed);
+    void prefill_device(const int32_t *ids, size_t n_ids, const std::vector<int32_t> &computed, bool copy_to_all);
     void sample_and_forward_cpu(std::vector<reset_step> &results);
     void sample_and_forward_device(std::vector<reset_step> &results);
     bool start_result(size_t s, reset_step &r) const;

@@ -12,6 +12,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cli {
@@ -135,13 +136,25 @@ std::string chat_render(const reset_tokenizer *tokenizer, const std::vector<Mess
 std::vector<int32_t> tokenize(const reset_tokenizer *tokenizer, const std::string &text, uint32_t flags);
 std::string token_text(const reset_tokenizer *tokenizer, int32_t id);
 
-// A thinking budget (chat and generate --think-budget): the reasoning ends the
-// way the model would end it, with "</think>" appended to the sequence as
-// prompt text (a newline first unless the reasoning ended with one), so the
-// next token drawn starts the answer.  Returns reset_prefill's status and,
-// on success, the text appended.
+// A thinking budget (chat, generate and eval --think-budget): the reasoning
+// ends the way the model would end it, with "</think>" appended to the
+// sequence as prompt text (a newline first unless the reasoning ended with
+// one), so the next token drawn starts the answer.  `sequence` -1 appends to
+// every sequence (reset_prefill), else to that one (reset_prefill_sequence).
+// Returns the prefill's status and, on success, the text appended.
 reset_status close_reasoning(reset_session *session, const reset_tokenizer *tokenizer, bool after_newline,
-                             std::string *text, std::vector<int32_t> *ids);
+                             std::string *text, std::vector<int32_t> *ids, int32_t sequence = -1);
+
+// Where one generation stands in its <think>...</think> reasoning, fed the
+// text of each decoded token (generate and eval; chat tracks it as it prints).
+struct ReasoningTracker {
+    bool thinking = false;       // inside <think>...</think>
+    bool after_newline = false;  // the last reasoning token ended a line
+    long tokens = 0;             // reasoning tokens since "<think>"
+    void see(std::string_view piece);
+    // The reasoning has used up `budget` tokens (0: no budget) and must be closed.
+    bool over(long budget) const { return thinking && budget > 0 && tokens >= budget; }
+};
 
 // True when stdout/stderr is a terminal and NO_COLOR is not set.
 bool colour_enabled(int fd);

@@ -314,10 +314,23 @@ void set_policy_from_args(reset_session *session, const Args &args) {
 }
 
 reset_status close_reasoning(reset_session *session, const reset_tokenizer *tokenizer, bool after_newline,
-                             std::string *text, std::vector<int32_t> *ids) {
+                             std::string *text, std::vector<int32_t> *ids, int32_t sequence) {
     *text = std::string(after_newline ? "" : "\n") + "</think>\n\n";
     *ids = tokenize(tokenizer, *text, RESET_TOKENIZE_PARSE_SPECIAL);
-    return reset_prefill(session, ids->data(), ids->size());
+    return sequence < 0 ? reset_prefill(session, ids->data(), ids->size())
+                        : reset_prefill_sequence(session, sequence, ids->data(), ids->size());
+}
+
+void ReasoningTracker::see(std::string_view piece) {
+    if (!thinking && piece.find("<think>") != std::string_view::npos) {
+        thinking = true;
+        tokens = 0;
+    } else if (thinking && piece.find("</think>") != std::string_view::npos) {
+        thinking = false;
+    } else if (thinking) {
+        ++tokens;
+        after_newline = !piece.empty() && piece.back() == '\n';
+    }
 }
 
 std::string describe_policy(const reset_policy_params &p) {

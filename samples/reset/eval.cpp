@@ -156,19 +156,21 @@ std::vector<int32_t> problem_prompt(const reset_tokenizer *tokenizer, const std:
 
 int cmd_eval(int argc, char **argv) {
     std::set<std::string> valued = kModelValued;
-    valued.insert({"policy", "samples", "max-tokens", "out", "limit", "seed", "top-p", "top-k"});
+    valued.insert({"policy", "samples", "max-tokens", "out", "limit", "seed", "top-p", "top-k", "think-budget"});
     const Args args = parse_args(argc, argv, 2, {"help"}, valued);
     if (args.has("help") || args.positional.size() != 2) {
         std::printf(
             "usage: reset eval MODEL_DIR DATA.jsonl [--policy P]... [--samples N] [--max-tokens N] [--limit K]\n"
-            "                  [--out SAMPLES.jsonl] [--seed S] [--weights auto|bf16|nvfp4|w4a4] [--context N]\n"
+            "                  [--out SAMPLES.jsonl] [--seed S] [--think-budget N] [--weights auto|bf16|nvfp4|w4a4]\n"
+            "                  [--context N]\n"
             "DATA: one JSON object per line, {\"problem\",\"answer\"} or GSM8K's {\"question\",\"answer\": \"... #### N\"}.\n"
             "Each policy (default: fixed 0.6, top_p 0.95) draws N samples (default 1) per problem.  Up to 8\n"
             "samples run as the parallel sequences of one session, which draw independent Philox streams; the\n"
             "seed of problem i's samples k..k+7 is S + i*N + k (S: --seed, else the policy's seed=, else 0),\n"
             "so no two problems share random numbers.  Accuracy is the mean over samples; the 95%% interval is\n"
-            "over problems (normal\n"
-            "approximation of the mean of per-problem accuracies; Wilson's interval for one problem).\n");
+            "over problems (normal approximation of the mean of per-problem accuracies; Wilson's interval for\n"
+            "one problem).  --think-budget N: after N reasoning tokens a sample's reasoning is closed with\n"
+            "\"</think>\" appended as prompt text to that sample alone, and it goes on to its answer.\n");
         return args.has("help") ? 0 : 2;
     }
     std::vector<PolicySpec> policies;
@@ -177,6 +179,7 @@ int cmd_eval(int argc, char **argv) {
     for (PolicySpec &p : policies) apply_sampling_overrides(p, args);
     const long samples = args.get_int("samples", 1, 1, 1 << 20);
     const long max_tokens = args.get_int("max-tokens", 32768, 1, 1L << 30);
+    const long think_budget = args.get_int("think-budget", 0, 0, 1L << 30);
     const std::vector<Problem> problems = read_problems(args.positional[1], args.get_int("limit", 0, 0, 1L << 30));
 
     std::unique_ptr<FILE, int (*)(FILE *)> out(nullptr, std::fclose);
@@ -214,9 +217,11 @@ int cmd_eval(int argc, char **argv) {
                 const size_t count = static_cast<size_t>(n);
                 std::vector<std::string> texts(count);
                 std::vector<long> tokens(count, 0);
-                std::vector<int> finished(count, 0);
+                std::vector<int> finished(count, 0), closed(count, 0);
+                std::vector<ReasoningTracker> reasoning(count);
                 std::vector<reset_step> steps(count);
-                for (long t = 0; t < max_tokens; ++t) {
+                bool context_full = false;
+                for (long t = 0; t < max_tokens && !context_full; ++t) {
                     reset_step_init(steps.data(), steps.size());
                     int32_t active = 0;
                     const reset_status status = reset_decode_step(s, steps.data(), steps.size(), &active);
@@ -228,6 +233,21 @@ int cmd_eval(int argc, char **argv) {
                         texts[size_t(k)].append(st.text, st.text_len);
                         ++tokens[size_t(k)];
                         if (st.end_reason == RESET_END_EOS) finished[size_t(k)] = 1;
+                        if (st.end_of_generation) continue;
+                        // The budget closes this sample's reasoning; the others go on as they were.
+                        reasoning[size_t(k)].see(std::string_view(st.text, st.text_len));
+                        if (context_full || !reasoning[size_t(k)].over(think_budget)) continue;
+                        std::string appended;
+                        std::vector<int32_t> appended_ids;
+                        const reset_status closing = close_reasoning(s, tokenizer, reasoning[size_t(k)].after_newline,
+                                                                     &appended, &appended_ids, int32_t(k));
+                        // A full context ends these samples, as it does in a decode step.
+                        context_full = closing == RESET_ERR_CONTEXT_OVERFLOW;
+                        if (context_full) continue;
+                        check(closing, "closing the reasoning");
+                        texts[size_t(k)] += appended;
+                        reasoning[size_t(k)].thinking = false;
+                        closed[size_t(k)] = 1;
                     }
                     if (active == 0) break;
                 }
@@ -239,10 +259,11 @@ int cmd_eval(int argc, char **argv) {
                     if (out)
                         std::fprintf(out.get(),
                                      "{\"problem\":%zu,\"policy\":%s,\"sample\":%ld,\"seed\":%llu,\"sequence\":%ld,\"tokens\":%ld,"
-                                     "\"finished\":%s,\"extracted\":%s,\"expected\":%s,\"correct\":%s,\"text\":%s}\n",
+                                     "\"finished\":%s,\"reasoning_closed\":%s,\"extracted\":%s,\"expected\":%s,"
+                                     "\"correct\":%s,\"text\":%s}\n",
                                      pi, json_string(policies[qi].label).c_str(), first + k,
                                      (unsigned long long)params.seed, k, tokens[size_t(k)],
-                                     finished[size_t(k)] ? "true" : "false",
+                                     finished[size_t(k)] ? "true" : "false", closed[size_t(k)] ? "true" : "false",
                                      found ? json_string(normalise_answer(boxed)).c_str() : "null",
                                      json_string(problems[pi].answer).c_str(), ok ? "true" : "false",
                                      json_string(texts[size_t(k)]).c_str());

@@ -85,9 +85,7 @@ int cmd_generate(int argc, char **argv) {
     check(reset_tokenizer_get_info(tokenizer, &tinfo), "tokenizer info");
     const std::string eos_text = tinfo.n_eos > 0 ? token_text(tokenizer, tinfo.eos_ids[0]) : "";
     std::string line(512, '\0');
-    // Inside <think>...</think>: the tokens since "<think>", and whether the last ended a line.
-    bool thinking = false, after_newline = false;
-    long reasoning_tokens = 0;
+    ReasoningTracker reasoning;
     for (long n = 0; n < max_tokens; ++n) {
         reset_step step;
         reset_step_init(&step, 1);
@@ -116,28 +114,19 @@ int cmd_generate(int argc, char **argv) {
             std::fflush(stdout);
         }
         if (step.end_of_generation) break;
-        const std::string_view piece(step.text, step.text_len);
-        if (!thinking && piece.find("<think>") != std::string_view::npos) {
-            thinking = true;
-            reasoning_tokens = 0;
-        } else if (thinking && piece.find("</think>") != std::string_view::npos) {
-            thinking = false;
-        } else if (thinking) {
-            ++reasoning_tokens;
-            after_newline = !piece.empty() && piece.back() == '\n';
-        }
-        if (thinking && think_budget > 0 && reasoning_tokens >= think_budget) {
+        reasoning.see(std::string_view(step.text, step.text_len));
+        if (reasoning.over(think_budget)) {
             std::string appended;
             std::vector<int32_t> appended_ids;
             const reset_status closed =
-                close_reasoning(session.handle, tokenizer, after_newline, &appended, &appended_ids);
+                close_reasoning(session.handle, tokenizer, reasoning.after_newline, &appended, &appended_ids);
             if (closed == RESET_ERR_CONTEXT_OVERFLOW) {
                 std::fprintf(stderr, "reset generate: stopped at the end of the context\n");
                 break;
             }
             check(closed, "closing the reasoning");
             if (text_out) std::fwrite(appended.data(), 1, appended.size(), stdout);
-            thinking = false;
+            reasoning.thinking = false;
         }
     }
     if (text_out) std::printf("\n");

@@ -157,6 +157,29 @@ rc, out, err = run("generate", EMBEDDED, held_out["problem"], "--policy", "greed
 rc2, out2, err2 = run("generate", EMBEDDED, held_out["problem"], "--policy", "greedy", "--think-budget", "12")
 check("generate --think-budget closes the reasoning where chat's does",
       rc == rc2 == 0 and reasoning(out) == full and reasoning(out2) == closed, out + err + out2 + err2)
+# eval --think-budget closes each sample's reasoning alone (reset_prefill_sequence).  Greedy: every
+# one of 3 samples must be generate's closed text.  At T 3 the samples part ways (seed 3 on the CPU:
+# one never opens <think>, the others close at their own steps); each must match the same seed's
+# run without a budget up to where its reasoning was closed, and entirely if it never was.
+generated = out2  # generate --think-budget's output, above
+held_out_file = write("held-out.jsonl", json.dumps(held_out) + "\n")
+budget_samples, free_samples = os.path.join(TMP, "budget.jsonl"), os.path.join(TMP, "free.jsonl")
+rc, out, err = run("eval", EMBEDDED, held_out_file, "--policy", "greedy", "--samples", "3", "--think-budget", "12",
+                   "--out", budget_samples)
+with open(budget_samples, encoding="utf-8") as f:
+    rows = [json.loads(line) for line in f]
+check("eval --think-budget closes every greedy sample's reasoning as generate does",
+      rc == 0 and len(rows) == 3 and all(r["reasoning_closed"] and r["text"] + "\n" == generated for r in rows),
+      str(rows) + err)
+hot = ["--policy", "fixed 3.0", "--samples", "4", "--seed", "3", "--max-tokens", "60"]
+rc, out, err = run("eval", EMBEDDED, held_out_file, *hot, "--think-budget", "12", "--out", budget_samples)
+rc2, out2, err2 = run("eval", EMBEDDED, held_out_file, *hot, "--out", free_samples)
+with open(budget_samples, encoding="utf-8") as f, open(free_samples, encoding="utf-8") as g:
+    pairs = [(json.loads(a), json.loads(b)) for a, b in zip(f, g)]
+check("eval --think-budget: closing one sample's reasoning leaves the other samples as they were",
+      rc == rc2 == 0 and len(pairs) == 4 and any(a["reasoning_closed"] for a, _ in pairs)
+      and all(b["text"].startswith(a["text"].split("</think>")[0].rstrip("\n")) if a["reasoning_closed"]
+              else a["text"] == b["text"] for a, b in pairs), str(pairs) + err + err2)
 rc, out, err = run("chat", CHAT, stdin="/budget 5\n/budget 0\n/budget -1\n")
 check("/budget sets and clears the reasoning budget, refusing a negative one",
       rc == 0 and "reasoning closed after 5 tokens" in out and "no reasoning budget" in out

@@ -41,7 +41,9 @@
 //     itself is printed: 2e-3..0.46); BF16 FP8 runs keep the BF16 bound, W4A4
 //     FP8 runs the W4A4 rule;
 //   - a prefill appended to an unfinished generation (8 greedy steps, 5 ids,
-//     16 more steps) is held to the same bounds;
+//     16 more steps) is held to the same bounds, and so is one appended to a
+//     single sequence of three (reset_prefill_sequence), whose neighbours'
+//     logits must stay bit for bit as they were;
 //   - graph replay, eager launches and plain stream order (programmatic
 //     dependent launch off) give bit-identical logits: the same kernels in the
 //     same order, so any difference is a missing wait (a data race);
@@ -58,6 +60,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gpu_test_util.h"
@@ -650,6 +653,18 @@ void test_cancelled_prefill(const std::string &dir) {
     reset_model_free(m);
 }
 
+// A CPU and a CUDA session of `sequences` sequences on `models`, both sampling with
+// set_policy's FIXED policy (one seed) and both prefilled with `ids`; the caller frees them.
+std::pair<reset_session *, reset_session *> sampled_pair(const EnginePair &models, int sequences,
+                                                         const std::vector<int32_t> &ids) {
+    reset_session *a = session(models.cpu, sequences, 512), *b = session(models.gpu, sequences, 512);
+    set_policy(a, RESET_POLICY_FIXED);
+    set_policy(b, RESET_POLICY_FIXED);
+    ok(reset_prefill(a, ids.data(), ids.size()), "prefill cpu");
+    ok(reset_prefill(b, ids.data(), ids.size()), "prefill cuda");
+    return {a, b};
+}
+
 // A chat's next turn after parallel samples diverged: the sequences no longer share their tokens,
 // so the prompt is prefilled once per sequence (each in 256-token chunks, the last chunk of every
 // sequence after all the others, session 24), and each sequence's logits must match the CPU
@@ -660,12 +675,8 @@ void test_second_turn(const std::string &dir) {
     const EnginePair models(dir, RESET_WEIGHTS_NVFP4_W4A16);
     const int vocab = models.info.vocab_size;
     constexpr double kBound = 5e-3;  // the NVFP4 bound, as everywhere in this test
-    reset_session *a = session(models.cpu, kSequences, 512), *b = session(models.gpu, kSequences, 512);
-    set_policy(a, RESET_POLICY_FIXED);
-    set_policy(b, RESET_POLICY_FIXED);
     const std::vector<int32_t> ids = prompt(vocab, 37, 41u), turn = prompt(vocab, kTurn, 43u);
-    ok(reset_prefill(a, ids.data(), ids.size()), "prefill cpu");
-    ok(reset_prefill(b, ids.data(), ids.size()), "prefill cuda");
+    const auto [a, b] = sampled_pair(models, kSequences, ids);
     bool diverged = false, engines_agree = true;
     std::vector<reset_step> sa(kSequences), sb(kSequences);
     for (int t = 0; t < kSampled && !diverged && engines_agree; ++t) {
@@ -692,6 +703,47 @@ void test_second_turn(const std::string &dir) {
         g_turn_diverged += diverged ? 1 : 0;
         std::printf("%-40s w4a16  second turn of %d ids after %s: logits rel L2 %.2e, then %d tokens\n",
                     dir.c_str(), kTurn, diverged ? "the samples diverged" : "no divergence", worst, c.tokens);
+    }
+    reset_session_free(a);
+    reset_session_free(b);
+}
+
+// reset_prefill_sequence, as `reset eval --think-budget` closes one sample's reasoning: W4A16, 3
+// sequences sampled at T 0.8 for 8 steps, then 5 ids appended to sequence 1 only.  Sequences 0
+// and 2 must keep their device logits bit for bit (nothing ran on them), sequence 1's must match
+// the CPU engine's, and so must the 16 steps of all three after it.
+void test_sequence_prefill(const std::string &dir) {
+    constexpr int kSequences = 3, kSampled = 8;
+    const EnginePair models(dir, RESET_WEIGHTS_NVFP4_W4A16);
+    const int vocab = models.info.vocab_size;
+    constexpr double kBound = 5e-3;  // the NVFP4 bound, as everywhere in this test
+    const std::vector<int32_t> ids = prompt(vocab, 37, 47u), more = prompt(vocab, 5, 53u);
+    const auto [a, b] = sampled_pair(models, kSequences, ids);
+    const Compared first = decode_both(a, b, kSequences, vocab, kSampled, kBound, false);
+    bool all_running = first.mismatches == 0;
+    for (int s = 0; s < kSequences; ++s)
+        all_running = all_running && reset_session_length(a, s) == int32_t(ids.size()) + kSampled &&
+                      reset_session_length(b, s) == int32_t(ids.size()) + kSampled;
+    if (!all_running) {
+        std::printf("%-40s w4a16  sequence prefill: skipped (a sequence ended, or the engines drew apart)\n",
+                    dir.c_str());
+    } else {
+        const std::vector<float> before0 = logits(b, 0, vocab), before2 = logits(b, 2, vocab);
+        ok(reset_prefill_sequence(a, 1, more.data(), more.size()), "sequence prefill cpu");
+        ok(reset_prefill_sequence(b, 1, more.data(), more.size()), "sequence prefill cuda");
+        EXPECT(logits(b, 0, vocab) == before0 && logits(b, 2, vocab) == before2,
+               "%s sequence prefill changed another sequence's logits", dir.c_str());
+        EXPECT(reset_session_length(b, 0) == int32_t(ids.size()) + kSampled &&
+                   reset_session_length(b, 1) == int32_t(ids.size()) + kSampled + 5,
+               "%s sequence prefill: lengths %d and %d", dir.c_str(), reset_session_length(b, 0),
+               reset_session_length(b, 1));
+        const double d = rel_l2(logits(b, 1, vocab), logits(a, 1, vocab));
+        EXPECT(d <= kBound, "%s sequence prefill: logits rel L2 %.3g > %.3g", dir.c_str(), d, kBound);
+        const Compared c = decode_both(a, b, kSequences, vocab, 16, kBound, false);
+        EXPECT(c.unexplained == 0 && c.worst <= kBound, "%s after a sequence prefill: %d of %d tokens differ, "
+               "worst %.3g", dir.c_str(), c.unexplained, c.tokens, c.worst);
+        std::printf("%-40s w4a16  sequence prefill of 5 ids into sequence 1 of 3: logits rel L2 %.2e, the others "
+                    "unchanged; then %d tokens, worst %.2e\n", dir.c_str(), d, c.tokens, c.worst);
     }
     reset_session_free(a);
     reset_session_free(b);
@@ -755,6 +807,7 @@ int main(int argc, char **argv) {
         test_reset_window(argv[i]);
         test_cancelled_prefill(argv[i]);
         test_second_turn(argv[i]);
+        test_sequence_prefill(argv[i]);
     }
     std::printf("test_cuda_engine: %d explained near-tie tokens; %d W4A4 code flips in %d W4A4 runs\n",
                 g_near_ties, g_flips, g_w4a4_runs);

@@ -167,6 +167,23 @@ def test_policy_reads_back_the_models_sampling_then_what_was_set():
         assert session.policy() == resolved
 
 
+def test_prefill_sequence_continues_one_sequence_only():
+    with reset.Model(MODEL, weights="bf16", backend="cpu") as model:
+        session = model.session(max_context=64, sequences=2)
+        with pytest.raises(reset.ResetError) as error:
+            session.prefill_sequence(1, [7])  # nothing to continue yet
+        assert error.value.name == "RESET_ERR_STATE"
+        session.prefill([3, 4, 5])
+        before = session.logits(0)
+        session.prefill_sequence(1, np.array([7, 8], dtype=np.int32))
+        assert (session.length(0), session.length(1)) == (3, 5)
+        assert np.array_equal(session.logits(0), before)
+        assert not np.array_equal(session.logits(1), before)
+        with pytest.raises(reset.ResetError) as error:
+            session.prefill_sequence(2, [7])
+        assert error.value.name == "RESET_ERR_OUT_OF_RANGE"
+
+
 def test_max_context_is_what_the_session_holds():
     with reset.Model(MODEL) as model:
         assert model.session(max_context=16).max_context == 16

@@ -154,6 +154,85 @@ TEST_CASE("parallel samples share one prefill and draw independently") {
     CHECK_FALSE((tokens[0] == tokens[1] && tokens[1] == tokens[2] && tokens[2] == tokens[3]));
 }
 
+// The greedy tokens `session`'s sequence 0 decodes in `n` steps (each must not end it).
+std::vector<int32_t> greedy_tokens(reset_session *session, int32_t sequences, int n) {
+    std::vector<int32_t> tokens;
+    for (int i = 0; i < n; ++i) {
+        std::vector<reset_step> steps(static_cast<size_t>(sequences));
+        reset_step_init(steps.data(), steps.size());
+        REQUIRE(reset_decode_step(session, steps.data(), steps.size(), nullptr) == RESET_OK);
+        for (const reset_step &step : steps) {
+            REQUIRE(step.token == steps[0].token);  // greedy sequences of one prompt agree
+            REQUIRE_FALSE(step.end_of_generation);  // (model seed 12 ends none in 3 steps)
+        }
+        tokens.push_back(steps[0].token);
+    }
+    return tokens;
+}
+
+std::vector<float> logits_of(reset_session *session, int32_t sequence) {
+    std::vector<float> logits(64);
+    REQUIRE(reset_session_logits(session, sequence, logits.data(), logits.size()) == RESET_OK);
+    return logits;
+}
+
+TEST_CASE("reset_prefill_sequence continues one sequence and leaves the others as they were") {
+    TinyShape shape;
+    ModelGuard m{load(write_tiny_model(shape, 12, "prefill-sequence"))};
+    SessionGuard s{session_on(m.model, 3, 16)};
+    const int32_t prompt[] = {3, 4, 5}, suffix[] = {7, 8}, turn[] = {9};
+    // No prompt yet: one sequence has nothing to continue.
+    CHECK(reset_prefill_sequence(s.session, 1, suffix, 2) == RESET_ERR_STATE);
+    CHECK(last_error().find("reset_prefill first") != std::string::npos);
+    REQUIRE(reset_prefill(s.session, prompt, 3) == RESET_OK);
+    const std::vector<int32_t> decoded = greedy_tokens(s.session, 3, 3);
+    const std::vector<float> before0 = logits_of(s.session, 0), before2 = logits_of(s.session, 2);
+
+    REQUIRE(reset_prefill_sequence(s.session, 1, suffix, 2) == RESET_OK);
+    CHECK(reset_session_length(s.session, 0) == 6);
+    CHECK(reset_session_length(s.session, 1) == 8);
+    CHECK(reset_session_length(s.session, 2) == 6);
+    CHECK(logits_of(s.session, 0) == before0);
+    CHECK(logits_of(s.session, 2) == before2);
+
+    // Sequence 1 now equals a one-sequence session fed prompt, decoded tokens and suffix as a
+    // prompt: the CPU backend runs each position through the same forward with the same
+    // rounded cache, so the logits are bit-identical, not merely close.
+    SessionGuard reference{session_on(m.model, 1, 16)};
+    std::vector<int32_t> history(prompt, prompt + 3);
+    history.insert(history.end(), decoded.begin(), decoded.end());
+    history.insert(history.end(), suffix, suffix + 2);
+    REQUIRE(reset_prefill(reference.session, history.data(), history.size()) == RESET_OK);
+    CHECK(logits_of(s.session, 1) == logits_of(reference.session, 0));
+    CHECK(logits_of(s.session, 1) != before0);  // otherwise the check above tests nothing
+
+    // The sequences no longer hold the same tokens, so a later prefill of every sequence
+    // computes each one instead of copying sequence 0's result.
+    REQUIRE(reset_prefill(s.session, turn, 1) == RESET_OK);
+    REQUIRE(reset_prefill(reference.session, turn, 1) == RESET_OK);
+    CHECK(logits_of(s.session, 1) == logits_of(reference.session, 0));
+    CHECK(logits_of(s.session, 0) == logits_of(s.session, 2));
+    CHECK(logits_of(s.session, 0) != logits_of(s.session, 1));
+
+    // Misuse leaves every sequence as it was.
+    const int32_t bad[] = {7, 64};
+    CHECK(reset_prefill_sequence(s.session, 3, suffix, 2) == RESET_ERR_OUT_OF_RANGE);
+    CHECK(last_error().find("sequence 3") != std::string::npos);
+    CHECK(reset_prefill_sequence(s.session, -1, suffix, 2) == RESET_ERR_OUT_OF_RANGE);
+    CHECK(reset_prefill_sequence(s.session, 0, bad, 2) == RESET_ERR_OUT_OF_RANGE);
+    CHECK(reset_prefill_sequence(s.session, 0, suffix, 0) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(reset_prefill_sequence(s.session, 0, nullptr, 2) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(reset_prefill_sequence(nullptr, 0, suffix, 2) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(last_error().find("session is NULL") != std::string::npos);
+    const std::vector<int32_t> long_suffix(8, 6);  // sequence 1 holds 9 of 16
+    CHECK(reset_prefill_sequence(s.session, 1, long_suffix.data(), long_suffix.size()) ==
+          RESET_ERR_CONTEXT_OVERFLOW);
+    CHECK(reset_prefill_sequence(s.session, 0, long_suffix.data(), long_suffix.size()) == RESET_OK);  // 7 + 8
+    CHECK(reset_session_length(s.session, 0) == 15);
+    CHECK(reset_session_length(s.session, 1) == 9);
+    CHECK(reset_session_length(s.session, 2) == 7);
+}
+
 TEST_CASE("reset_session_get_policy: the model's own sampling, then what was set, presets resolved") {
     // qwen3-tied's generation_config.json samples at 0.6 with top_k 20, top_p 0.95.
     ModelGuard m{load(std::string(RESET_SOURCE_DIR) + "/tests/fixtures/models/qwen3-tied")};
@@ -242,6 +321,16 @@ TEST_CASE("a sequence that has ended reports no token and no text on later steps
     CHECK(std::count(ended.begin(), ended.end(), true) == kSequences);
     CHECK(ended_with_text > 0);  // otherwise the checks above test nothing
     CHECK(finished_steps > 0);
+
+    // New prompt text for one ended sequence makes it generate again; the others stay ended.
+    const int32_t more[] = {13, 14};
+    REQUIRE(reset_prefill_sequence(s.session, 5, more, 2) == RESET_OK);
+    reset_step steps[kSequences];
+    reset_step_init(steps, kSequences);
+    int32_t active = -1;
+    REQUIRE(reset_decode_step(s.session, steps, kSequences, &active) == RESET_OK);
+    for (int k = 0; k < kSequences; ++k) CHECK((steps[k].token >= 0) == (k == 5));
+    CHECK(active <= 1);
 }
 
 TEST_CASE("reset_tokenizer_free refuses a model's own tokenizer, which stays usable") {
@@ -327,6 +416,7 @@ TEST_CASE("NULL and freed handles are refused with precise statuses") {
     CHECK(reset_prefill(session, prompt, 1) == RESET_ERR_INVALID_HANDLE);
     CHECK(last_error().find("not a live handle") != std::string::npos);
     CHECK(reset_session_cancel(session) == RESET_ERR_INVALID_HANDLE);
+    CHECK(reset_prefill_sequence(session, 0, prompt, 1) == RESET_ERR_INVALID_HANDLE);
     CHECK(reset_session_max_context(session) == -1);
     reset_session_free(session);  // a double free is harmless
     reset_model_free(model);

@@ -62,9 +62,11 @@ const (
 	StatusIO              Status = 3
 	StatusUnsupported     Status = 5
 	StatusOutOfRange      Status = 7
+	StatusContextOverflow Status = 8
 	StatusBadUTF8         Status = 10
 	StatusBufferTooSmall  Status = 11
 	StatusCancelled       Status = 12
+	StatusState           Status = 13
 
 	statusOK          Status = 0
 	statusOutOfMemory Status = 9
@@ -161,10 +163,12 @@ func headerValues() []headerValue {
 		{"StatusIO", int(StatusIO), int(native.RESET_ERR_IO)},
 		{"StatusUnsupported", int(StatusUnsupported), int(native.RESET_ERR_UNSUPPORTED)},
 		{"StatusOutOfRange", int(StatusOutOfRange), int(native.RESET_ERR_OUT_OF_RANGE)},
+		{"StatusContextOverflow", int(StatusContextOverflow), int(native.RESET_ERR_CONTEXT_OVERFLOW)},
 		{"statusOutOfMemory", int(statusOutOfMemory), int(native.RESET_ERR_OUT_OF_MEMORY)},
 		{"StatusBadUTF8", int(StatusBadUTF8), int(native.RESET_ERR_BAD_UTF8)},
 		{"StatusBufferTooSmall", int(StatusBufferTooSmall), int(native.RESET_ERR_BUFFER_TOO_SMALL)},
 		{"StatusCancelled", int(StatusCancelled), int(native.RESET_ERR_CANCELLED)},
+		{"StatusState", int(StatusState), int(native.RESET_ERR_STATE)},
 		{"WeightsAuto", int(WeightsAuto), int(native.RESET_WEIGHTS_AUTO)},
 		{"WeightsBF16", int(WeightsBF16), int(native.RESET_WEIGHTS_BF16)},
 		{"WeightsNVFP4W4A16", int(WeightsNVFP4W4A16), int(native.RESET_WEIGHTS_NVFP4_W4A16)},

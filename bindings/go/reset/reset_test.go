@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -143,6 +144,43 @@ func TestPolicyReadsBackTheModelsSamplingThenWhatWasSet(t *testing.T) {
 	s.Close()
 	if _, err := s.Policy(); err == nil {
 		t.Fatal("Policy of a closed session succeeded")
+	}
+}
+
+func TestPrefillSequenceContinuesOneSequenceOnly(t *testing.T) {
+	m := fixture(t)
+	defer m.Close()
+	s, err := m.NewSession(64, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.PrefillSequence(ctx, 1, []int32{7}); !isStatus(err, StatusState) {
+		t.Fatalf("PrefillSequence before Prefill: %v, want StatusState", err)
+	}
+	if err := s.Prefill(ctx, []int32{3, 4, 5}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := s.Logits(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PrefillSequence(ctx, 1, []int32{7, 8}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Len(0) != 3 || s.Len(1) != 5 {
+		t.Fatalf("lengths %d and %d after PrefillSequence(1, 2 ids), want 3 and 5", s.Len(0), s.Len(1))
+	}
+	after, err := s.Logits(0)
+	if err != nil || !reflect.DeepEqual(after, before) {
+		t.Fatalf("sequence 0's logits changed (%v)", err)
+	}
+	if err := s.PrefillSequence(ctx, 2, []int32{7}); !isStatus(err, StatusOutOfRange) {
+		t.Fatalf("PrefillSequence(2, ...) of a 2-sequence session: %v, want StatusOutOfRange", err)
+	}
+	if err := s.PrefillSequence(ctx, 1<<40, []int32{7}); !isStatus(err, StatusOutOfRange) {
+		t.Fatalf("PrefillSequence(1<<40, ...): %v, want StatusOutOfRange", err)
 	}
 }
 

@@ -174,6 +174,20 @@ func (s *Session) Prefill(ctx context.Context, ids []int32) error {
 	})
 }
 
+// PrefillSequence appends prompt tokens to one sequence only, after Prefill
+// gave every sequence the shared prompt: the others are left as they were,
+// and an ended sequence generates again.  ctx cancels it, as for Prefill.
+func (s *Session) PrefillSequence(ctx context.Context, sequence int, ids []int32) error {
+	if err := checkInt32(StatusOutOfRange, "sequence", sequence); err != nil {
+		return err
+	}
+	return s.whileRunning(ctx, func() error {
+		return callKeeping(s, func() native.Enum_SS_reset_status {
+			return native.Reset_prefill_sequence(s.raw, sequence, ids)
+		})
+	})
+}
+
 // Logits are the raw logits of a sequence's last position.
 func (s *Session) Logits(sequence int) ([]float32, error) {
 	if err := checkInt32(StatusOutOfRange, "sequence", sequence); err != nil {

@@ -283,6 +283,8 @@ declare("reset_session_free", None, [c_session_p])
 declare("reset_session_reset", ctypes.c_int, [c_session_p])
 declare("reset_session_cancel", ctypes.c_int, [c_session_p])
 declare("reset_prefill", ctypes.c_int, [c_session_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t])
+declare("reset_prefill_sequence", ctypes.c_int,
+        [c_session_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t])
 declare("reset_session_logits", ctypes.c_int, [c_session_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_float), ctypes.c_size_t])
 declare("reset_session_length", ctypes.c_int32, [c_session_p, ctypes.c_int32])
 declare("reset_session_max_context", ctypes.c_int32, [c_session_p])

@@ -137,6 +137,13 @@ class Session(OwnedHandle):
         _keep, pointer, n = int32_array(ids, "ids")
         check(lib.reset_prefill(self.handle, pointer, n))
 
+    def prefill_sequence(self, sequence, ids):
+        """Append ids to one sequence only (reset_prefill_sequence), after prefill has given every sequence
+        the shared prompt; the others are left as they were, and an ended sequence generates again."""
+        index = int32(sequence, "sequence", RESET_ERR_OUT_OF_RANGE)
+        _keep, pointer, n = int32_array(ids, "ids")
+        check(lib.reset_prefill_sequence(self.handle, index, pointer, n))
+
     def logits(self, sequence=None):
         """Raw logits of the last position: one sequence's (1-D), or every sequence's (2-D) when the
         session has several and `sequence` is None.  NumPy arrays when numpy is installed."""

@@ -50,6 +50,12 @@ impl Error {
     pub const UNSUPPORTED: u32 = sys::reset_status_RESET_ERR_UNSUPPORTED;
     /// RESET_ERR_INVALID_ARGUMENT, also used for text with an interior NUL.
     pub const INVALID_ARGUMENT: u32 = sys::reset_status_RESET_ERR_INVALID_ARGUMENT;
+    /// RESET_ERR_OUT_OF_RANGE: a token id or sequence index outside its range.
+    pub const OUT_OF_RANGE: u32 = sys::reset_status_RESET_ERR_OUT_OF_RANGE;
+    /// RESET_ERR_CONTEXT_OVERFLOW: a sequence would pass the session's max_context.
+    pub const CONTEXT_OVERFLOW: u32 = sys::reset_status_RESET_ERR_CONTEXT_OVERFLOW;
+    /// RESET_ERR_STATE: a call out of order (decoding before any prefill, say).
+    pub const STATE: u32 = sys::reset_status_RESET_ERR_STATE;
 
     /// The error of a failing call, read right after it on the same thread
     /// (reset_last_error is per thread).
@@ -546,6 +552,13 @@ impl<'m> Session<'m> {
     /// Append prompt tokens to every sequence.
     pub fn prefill(&mut self, ids: &[i32]) -> Result<()> {
         check(unsafe { sys::reset_prefill(self.raw(), ids.as_ptr(), ids.len()) })
+    }
+
+    /// Append prompt tokens to one sequence only (reset_prefill_sequence), after
+    /// [`prefill`](Session::prefill) gave every sequence the shared prompt: the others are left as
+    /// they were, and an ended sequence generates again.
+    pub fn prefill_sequence(&mut self, sequence: i32, ids: &[i32]) -> Result<()> {
+        check(unsafe { sys::reset_prefill_sequence(self.raw(), sequence, ids.as_ptr(), ids.len()) })
     }
 
     /// Raw logits of a sequence's last position.

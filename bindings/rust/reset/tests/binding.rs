@@ -46,6 +46,20 @@ fn reset_policy_signals_reach_each_step() {
 }
 
 #[test]
+fn prefill_sequence_continues_one_sequence_only() {
+    let model = model();
+    let mut session = model.session(64, 2).unwrap();
+    assert_eq!(session.prefill_sequence(1, &[7]).unwrap_err().status, Error::STATE);
+    session.prefill(&[3, 4, 5]).unwrap();
+    let before = session.logits(0).unwrap();
+    session.prefill_sequence(1, &[7, 8]).unwrap();
+    assert_eq!((session.len(0), session.len(1)), (3, 5));
+    assert_eq!(session.logits(0).unwrap(), before);
+    assert_ne!(session.logits(1).unwrap(), before);
+    assert_eq!(session.prefill_sequence(2, &[7]).unwrap_err().status, Error::OUT_OF_RANGE);
+}
+
+#[test]
 fn max_context_is_what_the_session_holds() {
     let model = model();
     assert_eq!(model.session(64, 1).unwrap().max_context(), 64);

@@ -104,6 +104,21 @@ public final class Session implements AutoCloseable {
         }
     }
 
+    /**
+     * Appends prompt tokens to one sequence only, after {@link #prefill} gave every sequence the shared
+     * prompt: the others are left as they were, and an ended sequence generates again.
+     *
+     * @throws ResetException OUT_OF_RANGE (sequence or id), CONTEXT_OVERFLOW, STATE (no prefill yet),
+     *     CANCELLED (the session is unchanged)
+     */
+    public void prefillSequence(int sequence, int[] ids) throws ResetException {
+        try {
+            ResetNative.reset_prefill_sequence(handle(), sequence, ids);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
     /** The raw logits of a sequence's last position (a copy, vocab_size floats). */
     public float[] logits(int sequence) throws ResetException {
         float[] out = new float[model.vocabSize()];

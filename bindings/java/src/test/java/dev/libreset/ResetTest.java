@@ -125,6 +125,23 @@ class ResetTest {
     }
 
     @Test
+    void prefillSequenceContinuesOneSequenceOnly() throws Exception {
+        try (Model model = goldenOneThread(); Session session = model.newSession(64, 2)) {
+            assertEquals(Status.STATE,
+                    assertThrows(ResetException.class, () -> session.prefillSequence(1, new int[] {7})).getStatus());
+            session.prefill(new int[] {3, 4, 5});
+            float[] before = session.logits(0);
+            session.prefillSequence(1, new int[] {7, 8});
+            assertEquals(3, session.length(0));
+            assertEquals(5, session.length(1));
+            assertArrayEquals(before, session.logits(0));
+            assertFalse(java.util.Arrays.equals(before, session.logits(1)));
+            assertEquals(Status.OUT_OF_RANGE,
+                    assertThrows(ResetException.class, () -> session.prefillSequence(2, new int[] {7})).getStatus());
+        }
+    }
+
+    @Test
     void maxContextIsWhatTheSessionHolds() throws Exception {
         try (Model model = goldenOneThread(); Session session = model.newSession(16, 1)) {
             assertEquals(16, session.maxContext());
