@@ -154,6 +154,8 @@ struct ReasoningTracker {
     void see(std::string_view piece);
     // The reasoning has used up `budget` tokens (0: no budget) and must be closed.
     bool over(long budget) const { return thinking && budget > 0 && tokens >= budget; }
+    // close_reasoning appended "</think>" for it.
+    void closed() { thinking = false; }
 };
 
 // True when stdout/stderr is a terminal and NO_COLOR is not set.

@@ -246,7 +246,7 @@ int cmd_eval(int argc, char **argv) {
                         if (context_full) continue;
                         check(closing, "closing the reasoning");
                         texts[size_t(k)] += appended;
-                        reasoning[size_t(k)].thinking = false;
+                        reasoning[size_t(k)].closed();
                         closed[size_t(k)] = 1;
                     }
                     if (active == 0) break;

@@ -126,7 +126,7 @@ int cmd_generate(int argc, char **argv) {
             }
             check(closed, "closing the reasoning");
             if (text_out) std::fwrite(appended.data(), 1, appended.size(), stdout);
-            reasoning.thinking = false;
+            reasoning.closed();
         }
     }
     if (text_out) std::printf("\n");

@@ -7,7 +7,7 @@
 set(RESET_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(RESET_FUZZ_GROWN ${CMAKE_CURRENT_BINARY_DIR}/fuzz-grown)
 file(MAKE_DIRECTORY ${RESET_FUZZ_GROWN})
-set(RESET_FUZZ_TARGETS model_load tokenizer_load tokenize json policy)
+set(RESET_FUZZ_TARGETS model_load tokenizer_load tokenize json policy session)
 # fuzz_replays: every replay program, so a build that runs the fuzz_ tests
 # (scripts/test.sh's sanitizer build) cannot miss a new target.
 add_custom_target(fuzz_replays)
@@ -25,7 +25,8 @@ foreach(_name ${RESET_FUZZ_TARGETS})
   foreach(_program ${_programs})
     target_link_libraries(${_program} PRIVATE reset_objects)
     target_compile_options(${_program} PRIVATE ${RESET_CXX_WARNINGS} ${RESET_SANITIZER_FLAGS})
-    target_compile_definitions(${_program} PRIVATE RESET_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared")
+    target_compile_definitions(${_program} PRIVATE RESET_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared"
+                                                       RESET_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   endforeach()
   add_test(NAME fuzz_corpus_${_name} COMMAND fuzz_replay_${_name} ${RESET_FUZZ_DIR}/corpus/${_name})
   # Exit 77: skipped (fuzz_tokenize without ../shared).  In sanitizer builds: a huge allocation a malformed

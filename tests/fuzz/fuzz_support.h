@@ -11,10 +11,12 @@
 // header (a round trip, a buffer protocol).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -51,6 +53,41 @@ inline bool ok_or_clear_error(reset_status status, const char *call) {
     }
     return status == RESET_OK;
 }
+
+// Reads fields off the input; zeros once it is exhausted.
+class Bytes {
+public:
+    Bytes(const uint8_t *data, size_t size) : data_(data), size_(size) {}
+    bool empty() const { return at_ >= size_; }
+    size_t left() const { return at_ < size_ ? size_ - at_ : 0; }
+    uint8_t u8() { return at_ < size_ ? data_[at_++] : 0; }
+    template <typename T>
+    T raw() {
+        T value{};
+        const size_t n = std::min(sizeof(T), left());
+        if (n > 0) std::memcpy(&value, data_ + at_, n);
+        at_ += n;
+        return value;
+    }
+    // A float: a multiple of 1/64 in [-0.25, 1.73] (0, 1, negatives, just
+    // past 1) unless the top bit asks for raw bits.
+    float number() {
+        const uint8_t b = u8();
+        if (b & 0x80) return raw<float>();
+        return static_cast<float>(b) / 64.0f - 0.25f;
+    }
+    // An int: -8..119 unless the top bit asks for raw bits.
+    int32_t integer() {
+        const uint8_t b = u8();
+        if (b & 0x80) return raw<int32_t>();
+        return static_cast<int32_t>(b) - 8;
+    }
+
+private:
+    const uint8_t *data_;
+    size_t size_;
+    size_t at_ = 0;
+};
 
 // One file of an archive input: "%%FILE <name>\n" then its bytes up to the next
 // "%%FILE " line (tests/fuzz/make_seeds.py writes them).

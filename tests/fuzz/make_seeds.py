@@ -26,6 +26,10 @@ newline before the next such line.
                        preset T_low/tau0, delimiters that make step boundaries,
                        decide / sample / accept / set_params / reset / trace
                        operations, then entropies for reset_entropy_percentiles
+  corpus/session/      API call sequences on one session of the chat fixture
+                       (raw bytes, read as fuzz_session.cpp does): prefills,
+                       reset_prefill_sequence, decode steps with older
+                       reset_step layouts, policies, logits, cancel and reset
 
 Random weights come from a fixed seed; run from the repository root:
     python3 tests/fuzz/make_seeds.py
@@ -325,6 +329,63 @@ def policy_seeds():
     return seeds
 
 
+# fuzz_session.cpp's operations, byte for byte.
+def session_header(weights, sequences, context, kv="bf16"):
+    return bytes([{"bf16": 0, "w4a16": 1, "w4a4": 2}[weights], sequences, context, {"bf16": 0, "fp8": 1, "fp32": 2}[kv]])
+
+
+def ids_bytes(ids):
+    """Prompt ids as read_ids reads them: a byte below 250 is that id."""
+    assert all(0 <= i < 250 for i in ids)
+    return bytes([len(ids), *ids])
+
+
+def prefill(ids):
+    return bytes([0]) + ids_bytes(ids)
+
+
+def prefill_sequence(sequence, ids):
+    return bytes([1, sequence + 1]) + ids_bytes(ids)
+
+
+def step(capacity, layout=3):
+    return bytes([2, capacity, layout])
+
+
+def run(steps):
+    """Up to `steps` plain decode steps, until a sequence ends."""
+    return bytes([8, steps - 1])
+
+
+def session_policy(kind, temperature=0.0, seed=5, t_low=0.25, tau0=0.5, window=8):
+    kinds = {"greedy": 0, "fixed": 1, "reset": 2, "entropy": 3, "none": 4}
+    return (bytes([3, kinds[kind], int(temperature * 8)]) + integer(0) + number(1.0) + number(0.0) +
+            struct.pack("<Q", seed) + number(1.0) + number(t_low) + number(tau0 / 4) + integer(window) + bytes([0, 1]))
+
+
+def session_seeds():
+    hot = session_policy("fixed", temperature=8.0)  # near-uniform over 512 ids: sequences end at random
+    return {
+        "parallel_then_one": session_header("bf16", 4, 40) + hot + prefill([10, 20, 30, 40, 50]) +
+        step(4) * 6 + prefill_sequence(2, [60, 70, 80]) + step(4) * 6 + bytes([4, 3, 0]) + step(4, 1) + step(4, 2) +
+        bytes([6]) + prefill_sequence(1, [90]) + step(4) + bytes([5]) + step(4) + prefill_sequence(0, [4]),
+        # Seed 5 at T 16 ends a sequence within the run; the ended one is then prefilled again.
+        "ended_then_prefilled": session_header("bf16", 8, 0) + session_policy("fixed", temperature=15.875, seed=5) +
+        prefill([10, 11, 12]) + run(64) + run(64) + step(8) + prefill_sequence(0, [13]) + prefill_sequence(7, [14]) +
+        run(64) + prefill([15, 16]) + run(16),
+        "overflow": session_header("w4a16", 8, 20) + session_policy("reset", temperature=0.0) +
+        prefill(list(range(2, 30, 2))) + step(8) * 8 + prefill_sequence(7, [100, 102]) + prefill([6, 8, 10]) +
+        step(7) + step(8, 0) + bytes([7, 0, 7, 1]),
+        "one_sequence_w4a4": session_header("w4a4", 1, 0, "fp8") + prefill([2, 4, 6, 8]) + step(1) * 4 +
+        prefill_sequence(0, [12, 14]) + step(1) * 4 + bytes([6, 5]) + prefill([16]) + step(1),
+        "bad_arguments": session_header("bf16", 2, 16, "fp32") + prefill_sequence(0, [2]) + prefill([]) + bytes([1]) +
+        bytes([0, 2, 250, 251]) + prefill([2, 4]) + prefill_sequence(9, [2]) + bytes([1, 0xF0, 0xFF, 0xFF, 0xFF, 0x7F,
+        1, 4]) + bytes([4, 10, 0, 4, 1, 1, 4, 1, 2, 4, 1, 3]) + step(1) + step(0, 7) + session_policy("reset") +
+        session_policy("none") + session_policy("entropy", temperature=2.0) + step(2) * 3,
+        "bad_options": session_header("bf16", 9, 16),
+    }
+
+
 def proto_varint(v):
     out = bytearray()
     while True:
@@ -402,6 +463,8 @@ def main():
     write(os.path.join(corpus, "json"), "qwen3_config", config("qwen3", 40, rope_scaling=None))
     for name, data in policy_seeds().items():
         write(os.path.join(corpus, "policy"), name, data)
+    for name, data in session_seeds().items():
+        write(os.path.join(corpus, "session"), name, data)
 
 
 if __name__ == "__main__":

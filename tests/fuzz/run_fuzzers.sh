@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-300}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(json tokenize tokenizer_load model_load policy)
+[ ${#targets[@]} -gt 0 ] || targets=(json tokenize tokenizer_load model_load policy session)
 
 command -v clang++ >/dev/null || { echo "run_fuzzers.sh: needs clang (apt-get install clang: libFuzzer)"; exit 2; }
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \

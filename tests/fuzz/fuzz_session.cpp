@@ -1,0 +1,405 @@
+// fuzz_session.cpp — one session driven by a fuzzed sequence of API calls on
+// the chat fixture (tests/fixtures/chat-model: Qwen3, 512 ids, end-of-
+// generation ids 3 and 1, a sentencepiece tokenizer with byte fallback):
+// prefill, reset_prefill_sequence, decode steps, policies, logits, reset and
+// cancel, in any order and with any arguments.
+//
+// Input: a byte stream (Bytes, fuzz_support.h): the weight format and the
+// session's options (sequences 0..9, max_context, KV cache), then one
+// operation after another until the input runs out (at most kMaxOperations
+// and kMaxDecodeSteps; one operation runs up to 64 decode steps, until a
+// sequence ends).
+//
+// Checked, as reset.h promises:
+//   - each call fails only with the statuses its comment lists, never
+//     RESET_ERR_INTERNAL, and always with a message;
+//   - a failed call leaves the session as it was: a twin session that is
+//     given only the calls that succeeded (and no cancel) holds the same
+//     lengths and the same logits bit for bit, reads back the same policy,
+//     and draws the same tokens with the same signals and text;
+//   - lengths follow the calls: a prefill adds its ids to every sequence,
+//     reset_prefill_sequence to its one, a decode step one to each sequence
+//     that drew a token other than an end-of-generation id;
+//   - nothing decodes before a prefill, after every sequence has ended, or
+//     past max_context, and nothing prefills past it;
+//   - a step reports each sequence once and in order: a token inside the
+//     vocabulary, or -1 with RESET_END_FINISHED and no text for a sequence
+//     that had ended; n_active counts the others; the text is valid UTF-8; a
+//     caller's older reset_step (a smaller struct_size, which is also the
+//     stride) gets nothing written past `sequences` entries of its size;
+//   - cancel: while a request is pending no prefill or decode call succeeds,
+//     the first that gets past its argument checks answers
+//     RESET_ERR_CANCELLED and consumes it, reset_session_reset drops it, and
+//     without one nothing answers RESET_ERR_CANCELLED.
+//
+// RESET_FUZZ_BACKEND=cuda runs the sessions on the CUDA backend (a replay on
+// the GPU machine), where the twin comparison holds as well: the two sessions
+// run the same kernels on the same data.
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <memory>
+
+#include "fuzz_support.h"
+
+using reset_fuzz::Bytes;
+using reset_fuzz::expect;
+using reset_fuzz::finding;
+using reset_fuzz::ok_or_clear_error;
+
+namespace {
+
+constexpr int kMaxOperations = 200;
+// Decode steps per input: a few hundred reach sequences that end; thousands
+// at a 4096-token context (attention over every earlier position) only make
+// an input slow enough to time out.
+constexpr int kMaxDecodeSteps = 512;
+constexpr int32_t kVocab = 512;  // the chat fixture's
+
+bool one_of(reset_status status, std::initializer_list<reset_status> allowed) {
+    for (reset_status a : allowed)
+        if (status == a) return true;
+    return false;
+}
+
+// A call's status: OK or one the header lists for it (and, via
+// ok_or_clear_error, with a message and never INTERNAL).
+bool allowed(reset_status status, const char *call, std::initializer_list<reset_status> errors) {
+    const bool ok = ok_or_clear_error(status, call);
+    if (!ok && !one_of(status, errors))
+        finding(std::string(call) + " returned " + reset_status_name(status) + ", which reset.h does not list: " +
+                reset_last_error());
+    return ok;
+}
+
+// The chat fixture loaded once per weight format.
+reset_model *fixture_model(int format) {
+    static std::array<reset_model *, 3> models{};
+    if (!models[size_t(format)]) {
+        reset_model_options options;
+        reset_model_options_init(&options);
+        const reset_weights weights[] = {RESET_WEIGHTS_BF16, RESET_WEIGHTS_NVFP4_W4A16, RESET_WEIGHTS_NVFP4_W4A4};
+        options.weights = weights[format];
+        const char *backend = std::getenv("RESET_FUZZ_BACKEND");
+        options.backend = backend && std::strcmp(backend, "cuda") == 0 ? RESET_BACKEND_CUDA : RESET_BACKEND_CPU;
+        const std::string dir = std::string(RESET_SOURCE_DIR) + "/tests/fixtures/chat-model";
+        if (reset_model_load(dir.c_str(), &options, &models[size_t(format)]) != RESET_OK)
+            finding("cannot load " + dir + ": " + reset_last_error());
+    }
+    return models[size_t(format)];
+}
+
+struct SessionFree {
+    void operator()(reset_session *s) const { reset_session_free(s); }
+};
+using SessionPtr = std::unique_ptr<reset_session, SessionFree>;
+
+// Prompt ids: 0..249 (the end-of-generation ids among them), sometimes -1,
+// the vocabulary size or raw bits (ids the model draws cover the rest).
+std::vector<int32_t> read_ids(Bytes &in) {
+    std::vector<int32_t> ids(in.u8() % 16);
+    for (int32_t &id : ids) {
+        const uint8_t b = in.u8();
+        id = b < 250 ? int32_t(b) : b == 250 ? -1 : b == 251 ? kVocab : in.raw<int32_t>();
+    }
+    return ids;
+}
+
+// A sequence index: -1..9 (the session has 1..8), or raw bits.
+int32_t read_sequence(Bytes &in) {
+    const uint8_t b = in.u8();
+    return b < 240 ? int32_t(b % 11) - 1 : in.raw<int32_t>();
+}
+
+// Policy parameters: any kind (4: none), temperatures up to 16 (hot enough
+// to end sequences at random), the rest as fuzz_policy reads them.
+reset_policy_params read_policy(Bytes &in) {
+    reset_policy_params p;
+    reset_policy_params_init(&p);
+    const int32_t kind = in.u8() % 5;
+    std::memcpy(&p.kind, &kind, sizeof kind);
+    const uint8_t t = in.u8();
+    p.temperature = t < 128 ? float(t) / 8.0f : in.number();
+    p.top_k = in.integer();
+    p.top_p = in.number();
+    p.min_p = in.number() / 4.0f;
+    p.seed = in.raw<uint64_t>();
+    p.t_high = in.number() * 8.0f;
+    p.t_low = in.number();
+    p.tau0 = in.number() * 4.0f;
+    p.window = in.integer();
+    const uint8_t preset = in.u8() % 4;
+    p.preset = preset == 1 ? "Qwen3-8B" : preset == 2 ? "nope" : nullptr;
+    p.reset_state = in.u8() % 2;
+    return p;
+}
+
+// What the harness knows of the session from the calls that succeeded.
+struct Shadow {
+    std::vector<int32_t> lengths;
+    std::vector<bool> ended;
+    bool prefilled = false;
+    bool cancel_pending = false;
+    int32_t max_context = 0;
+    int active() const {
+        int n = 0;
+        for (bool e : ended) n += e ? 0 : 1;
+        return n;
+    }
+};
+
+// The twin holds what the main session holds: lengths, logits (status and
+// bits) and policy.
+void compare_with_twin(reset_session *main, reset_session *twin, const Shadow &shadow, const char *after) {
+    const std::string where = std::string(" (after ") + after + ")";
+    const int32_t n = int32_t(shadow.lengths.size());
+    std::vector<float> a(kVocab), b(kVocab);
+    for (int32_t s = 0; s < n; ++s) {
+        expect(reset_session_length(main, s) == shadow.lengths[size_t(s)],
+               "sequence " + std::to_string(s) + " holds " + std::to_string(reset_session_length(main, s)) +
+                   " tokens, not the " + std::to_string(shadow.lengths[size_t(s)]) + " its calls add up to" + where);
+        expect(reset_session_length(twin, s) == shadow.lengths[size_t(s)], "the twin's length differs" + where);
+        const reset_status sa = reset_session_logits(main, s, a.data(), a.size());
+        const reset_status sb = reset_session_logits(twin, s, b.data(), b.size());
+        allowed(sa, "reset_session_logits", {RESET_ERR_STATE});
+        expect(sa == sb, "logits of sequence " + std::to_string(s) + ": " + reset_status_name(sa) + ", the twin's " +
+                             reset_status_name(sb) + where);
+        expect(sa != RESET_OK || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0,
+               "logits of sequence " + std::to_string(s) + " differ from the twin's" + where);
+        // Every sequence has logits once prefilled, but for one that ended on the CUDA backend.
+        expect(!shadow.prefilled || sa == RESET_OK || shadow.ended[size_t(s)],
+               "no logits for a live sequence" + where);
+    }
+    expect(reset_session_length(main, n) == -1 && reset_session_length(main, -1) == -1,
+           "reset_session_length of a sequence outside the session is not -1");
+    expect(reset_session_max_context(main) == shadow.max_context, "reset_session_max_context changed" + where);
+    reset_policy_params pa, pb;
+    reset_policy_params_init(&pa);
+    reset_policy_params_init(&pb);
+    allowed(reset_session_get_policy(main, &pa), "reset_session_get_policy", {});
+    allowed(reset_session_get_policy(twin, &pb), "reset_session_get_policy", {});
+    expect(std::memcmp(&pa, &pb, sizeof pa) == 0, "the policy read back differs from the twin's" + where);
+}
+
+// A decode step into a caller's array of `capacity` entries of `stride`
+// bytes, guarded past its end; the twin steps with a plain array when the
+// main call succeeded.
+// Returns whether the step succeeded.
+bool decode(size_t capacity, uint8_t layout, reset_session *main, reset_session *twin, Shadow &shadow) {
+    const int32_t n = int32_t(shadow.lengths.size());
+    const size_t stride = layout == 0   ? 4  // refused: no room past struct_size
+                          : layout == 1 ? offsetof(reset_step, entropy)
+                          : layout == 2 ? offsetof(reset_step, text)
+                                        : sizeof(reset_step);
+    constexpr uint8_t kGuard = 0xA5;
+    std::vector<uint8_t> buffer(std::max<size_t>(capacity, 1) * stride + 64, kGuard);
+    for (size_t i = 0; i < capacity; ++i) {
+        uint32_t size = uint32_t(stride);
+        std::memcpy(buffer.data() + i * stride, &size, sizeof size);
+    }
+    const std::vector<uint8_t> before = buffer;
+    const bool pass_null = capacity == 0 && layout == 7;
+    int32_t n_active = -5;
+    const reset_status status = reset_decode_step(
+        main, pass_null ? nullptr : reinterpret_cast<reset_step *>(buffer.data()), capacity, &n_active);
+    const bool ok = allowed(status, "reset_decode_step",
+                            {RESET_ERR_STATE, RESET_ERR_CONTEXT_OVERFLOW, RESET_ERR_CANCELLED,
+                             RESET_ERR_BUFFER_TOO_SMALL, RESET_ERR_INVALID_ARGUMENT});
+    expect(!(shadow.cancel_pending && ok), "a decode step succeeded with a cancel request pending");
+    expect(shadow.cancel_pending || status != RESET_ERR_CANCELLED, "a decode step was cancelled with no request");
+    if (status == RESET_ERR_CANCELLED) shadow.cancel_pending = false;
+    if (!ok) return false;
+    expect(shadow.prefilled, "a decode step succeeded before any prefill");
+    expect(shadow.active() > 0, "a decode step succeeded after every sequence had ended");
+    for (int32_t s = 0; s < n; ++s)
+        expect(shadow.ended[size_t(s)] || shadow.lengths[size_t(s)] < shadow.max_context,
+               "a decode step succeeded with a sequence at max_context");
+    for (size_t i = size_t(n) * stride; i < buffer.size(); ++i)
+        expect(buffer[i] == before[i], "reset_decode_step wrote past the caller's " + std::to_string(n) +
+                                           " entries of " + std::to_string(stride) + " bytes");
+
+    std::vector<reset_step> expected(static_cast<size_t>(n));
+    reset_step_init(expected.data(), expected.size());
+    int32_t twin_active = -5;
+    allowed(reset_decode_step(twin, expected.data(), expected.size(), &twin_active), "reset_decode_step (twin)", {});
+    expect(n_active == twin_active, "n_active differs from the twin's");
+    int32_t active = 0;
+    for (int32_t s = 0; s < n; ++s) {
+        reset_step r;
+        reset_step_init(&r, 1);
+        std::memcpy(&r, buffer.data() + size_t(s) * stride, stride);
+        const reset_step &e = expected[size_t(s)];
+        const std::string which = "step of sequence " + std::to_string(s) + ": ";
+        expect(r.sequence == s, which + "reports sequence " + std::to_string(r.sequence));
+        expect(r.token >= -1 && r.token < kVocab, which + "token " + std::to_string(r.token));
+        expect(r.token == e.token && r.end_of_generation == e.end_of_generation && r.end_reason == e.end_reason,
+               which + "differs from the twin's");
+        if (shadow.ended[size_t(s)]) {
+            expect(r.token == -1 && r.end_reason == RESET_END_FINISHED && r.end_of_generation == 1,
+                   which + "an ended sequence did not report FINISHED with token -1");
+        } else {
+            expect(r.token >= 0 && r.end_reason != RESET_END_FINISHED, which + "a live sequence drew no token");
+            if (r.end_reason == RESET_END_EOS) {
+                expect(r.end_of_generation == 1 && (r.token == 3 || r.token == 1), which + "a bad end-of-generation");
+                shadow.ended[size_t(s)] = true;
+                if (std::getenv("RESET_FUZZ_VERBOSE")) std::fprintf(stderr, "  sequence %d ended\n", s);
+            } else {
+                expect(r.end_reason == RESET_END_NONE && r.end_of_generation == 0, which + "a bad end reason");
+                shadow.lengths[size_t(s)] += 1;
+            }
+        }
+        active += shadow.ended[size_t(s)] ? 0 : 1;
+        // The signals, entropy through uncertain (not the padding before text).
+        constexpr size_t kSignals = offsetof(reset_step, uncertain) + sizeof(int32_t) - offsetof(reset_step, entropy);
+        if (stride > offsetof(reset_step, entropy))
+            expect(std::memcmp(&r.entropy, &e.entropy, kSignals) == 0, which + "signals differ from the twin's");
+        if (stride == sizeof(reset_step)) {
+            const std::string_view text(r.text ? r.text : "", r.text_len), twin_text(e.text ? e.text : "", e.text_len);
+            expect(text == twin_text, which + "text differs from the twin's");
+            expect(reset_fuzz::valid_utf8(text), which + "text is not valid UTF-8");
+            expect(r.token >= 0 || text.empty(), which + "an ended sequence reported text");
+        }
+    }
+    expect(n_active == active, "n_active " + std::to_string(n_active) + ", but " + std::to_string(active) +
+                                   " sequences are still generating");
+    return true;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    Bytes in(data, size);
+    reset_model *model = fixture_model(in.u8() % 3);
+    reset_session_options options;
+    reset_session_options_init(&options);
+    options.sequences = in.u8() % 10;  // 0 and 9 are refused
+    const uint8_t context = in.u8();
+    options.max_context = context < 250 ? context % 64 : context == 250 ? -1 : context == 251 ? 40961 : 0;
+    const uint8_t kv = in.u8() % 8;
+    const reset_kv_cache caches[] = {RESET_KV_CACHE_BF16, RESET_KV_CACHE_FP8, RESET_KV_CACHE_FP32};
+    const int32_t kv_value = kv < 6 ? int32_t(caches[kv % 3]) : 7;
+    std::memcpy(&options.kv_cache, &kv_value, sizeof kv_value);
+    reset_session *raw_main = nullptr, *raw_twin = nullptr;
+    const reset_status created = reset_session_create(model, &options, &raw_main);
+    if (!allowed(created, "reset_session_create",
+                 {RESET_ERR_INVALID_ARGUMENT, RESET_ERR_UNSUPPORTED, RESET_ERR_OUT_OF_MEMORY})) {
+        const bool bad_options = options.sequences < 1 || options.sequences > 8 || options.max_context < 0 ||
+                                 options.max_context > 40960 || kv_value == 7;
+        expect(raw_main == nullptr, "a failed reset_session_create wrote a session");
+        expect(bad_options || created != RESET_ERR_INVALID_ARGUMENT, "good session options refused");
+        return 0;
+    }
+    SessionPtr main(raw_main);
+    allowed(reset_session_create(model, &options, &raw_twin), "reset_session_create (twin)", {});
+    SessionPtr twin(raw_twin);
+
+    Shadow shadow;
+    shadow.lengths.assign(size_t(options.sequences), 0);
+    shadow.ended.assign(size_t(options.sequences), false);
+    shadow.max_context = options.max_context ? options.max_context : 4096;
+    compare_with_twin(main.get(), twin.get(), shadow, "creation");
+    int decode_steps = 0;
+    for (int op = 0; op < kMaxOperations && !in.empty(); ++op) {
+        const uint8_t kind = in.u8() % 9;
+        const char *name = "";
+        switch (kind) {
+        case 0:    // prefill
+        case 1: {  // reset_prefill_sequence
+            const bool one = kind == 1;
+            const int32_t sequence = one ? read_sequence(in) : -1;
+            const std::vector<int32_t> ids = read_ids(in);
+            const int32_t *pointer = ids.empty() && in.u8() % 2 ? nullptr : ids.data();
+            name = one ? "reset_prefill_sequence" : "reset_prefill";
+            const reset_status status = one ? reset_prefill_sequence(main.get(), sequence, pointer, ids.size())
+                                            : reset_prefill(main.get(), pointer, ids.size());
+            const bool ok = allowed(status, name,
+                                    {RESET_ERR_OUT_OF_RANGE, RESET_ERR_CONTEXT_OVERFLOW, RESET_ERR_INVALID_ARGUMENT,
+                                     RESET_ERR_CANCELLED, RESET_ERR_STATE});
+            expect(!(shadow.cancel_pending && ok), std::string(name) + " succeeded with a cancel request pending");
+            expect(shadow.cancel_pending || status != RESET_ERR_CANCELLED,
+                   std::string(name) + " was cancelled with no request");
+            expect(one || status != RESET_ERR_STATE, "reset_prefill answered RESET_ERR_STATE on a working session");
+            if (status == RESET_ERR_CANCELLED) shadow.cancel_pending = false;
+            if (!ok) break;
+            expect(!one || shadow.prefilled, "reset_prefill_sequence succeeded before any reset_prefill");
+            allowed(one ? reset_prefill_sequence(twin.get(), sequence, ids.data(), ids.size())
+                        : reset_prefill(twin.get(), ids.data(), ids.size()),
+                    "prefill (twin)", {});
+            for (int32_t s = 0; s < options.sequences; ++s) {
+                if (one && s != sequence) continue;
+                shadow.lengths[size_t(s)] += int32_t(ids.size());
+                expect(shadow.lengths[size_t(s)] <= shadow.max_context, std::string(name) + " went past max_context");
+                shadow.ended[size_t(s)] = false;
+            }
+            shadow.prefilled = true;
+            break;
+        }
+        case 2: {
+            name = "reset_decode_step";
+            const size_t capacity = in.u8() % 10;
+            const uint8_t layout = in.u8() % 8;
+            if (decode_steps++ < kMaxDecodeSteps) decode(capacity, layout, main.get(), twin.get(), shadow);
+            break;
+        }
+        case 8: {
+            // Up to 64 plain steps at once, until one fails or a sequence ends: what a short
+            // input needs to reach sequences that end (2 of the chat fixture's 512 ids).
+            name = "reset_decode_step (a run)";
+            const int steps = 1 + in.u8() % 64;
+            const int ended_before = int(std::count(shadow.ended.begin(), shadow.ended.end(), true));
+            for (int i = 0; i < steps && decode_steps++ < kMaxDecodeSteps; ++i)
+                if (!decode(size_t(options.sequences), 3, main.get(), twin.get(), shadow) ||
+                    std::count(shadow.ended.begin(), shadow.ended.end(), true) > ended_before)
+                    break;
+            break;
+        }
+        case 3: {
+            name = "reset_set_policy";
+            const reset_policy_params params = read_policy(in);
+            const reset_status status = reset_set_policy(main.get(), &params);
+            if (allowed(status, name, {RESET_ERR_INVALID_ARGUMENT, RESET_ERR_UNSUPPORTED, RESET_ERR_OUT_OF_MEMORY}))
+                allowed(reset_set_policy(twin.get(), &params), "reset_set_policy (twin)", {});
+            break;
+        }
+        case 4: {
+            name = "reset_session_logits";
+            const int32_t sequence = read_sequence(in);
+            const uint8_t shape = in.u8() % 4;
+            std::vector<float> out(kVocab + 8, -7.0f);
+            const size_t capacity = shape == 1 ? kVocab - 1 : shape == 2 ? kVocab + 5 : kVocab;
+            const reset_status status =
+                reset_session_logits(main.get(), sequence, shape == 3 ? nullptr : out.data(), capacity);
+            if (allowed(status, name,
+                        {RESET_ERR_STATE, RESET_ERR_OUT_OF_RANGE, RESET_ERR_BUFFER_TOO_SMALL,
+                         RESET_ERR_INVALID_ARGUMENT}))
+                for (size_t i = kVocab; i < out.size(); ++i)
+                    expect(out[i] == -7.0f, "reset_session_logits wrote past vocab_size floats");
+            break;
+        }
+        case 5:
+            name = "reset_session_reset";
+            allowed(reset_session_reset(main.get()), name, {});
+            allowed(reset_session_reset(twin.get()), name, {});
+            shadow.lengths.assign(shadow.lengths.size(), 0);
+            shadow.ended.assign(shadow.ended.size(), false);
+            shadow.prefilled = false;
+            shadow.cancel_pending = false;
+            break;
+        case 6:
+            name = "reset_session_cancel";
+            allowed(reset_session_cancel(main.get()), name, {});
+            shadow.cancel_pending = true;
+            break;
+        case 7: {
+            name = "reset_session_get_policy";
+            reset_policy_params p;
+            reset_policy_params_init(&p);
+            p.struct_size = in.u8() % 2 ? p.struct_size : 2;  // too small to hold even struct_size
+            allowed(reset_session_get_policy(main.get(), &p), name, {RESET_ERR_INVALID_ARGUMENT});
+            break;
+        }
+        }
+        compare_with_twin(main.get(), twin.get(), shadow, name);
+    }
+    return 0;
+}
