@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -88,6 +89,27 @@ private:
     size_t size_;
     size_t at_ = 0;
 };
+
+// A call's status from fuzzed input: RESET_OK, or one of the errors reset.h
+// lists for that call (and, as ok_or_clear_error checks, with a message and
+// never INTERNAL).  Returns status == RESET_OK.
+inline bool ok_or_listed_error(reset_status status, const char *call, std::initializer_list<reset_status> listed) {
+    const bool ok = ok_or_clear_error(status, call);
+    if (!ok && std::find(listed.begin(), listed.end(), status) == listed.end())
+        finding(std::string(call) + " returned " + reset_status_name(status) + ", which reset.h does not list: " +
+                reset_last_error());
+    return ok;
+}
+
+// RESET_FUZZ_BACKEND=cuda: the targets that load models load them on the CUDA
+// backend (a replay on the GPU machine; fuzzing itself runs without a GPU).
+inline bool cuda_backend() {
+    static const bool cuda = [] {
+        const char *name = std::getenv("RESET_FUZZ_BACKEND");
+        return name != nullptr && std::string(name) == "cuda";
+    }();
+    return cuda;
+}
 
 // One file of an archive input: "%%FILE <name>\n" then its bytes up to the next
 // "%%FILE " line (tests/fuzz/make_seeds.py writes them).

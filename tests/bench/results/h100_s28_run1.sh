@@ -8,13 +8,7 @@
 #     embedded model (its new case: 5 ids appended to sequence 1 of 3, the others' device logits
 #     bit for bit unchanged), then compute-sanitizer memcheck over the quick set (which runs it too).
 # Carry: build-bundle.tar.xz (BUNDLE_PROGRAMS="reset gpu_test_cuda_engine"), COMMIT.
-exec > >(tee "$OUT/run.log") 2>&1
-set -u
-SECONDS=0
-echo "commit $(cat COMMIT)"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-tar xJf build-bundle.tar.xz
-source build-bundle/env.sh
+source tests/bench/results/start_device_run.sh
 R=build-bundle/bin/reset
 (
     timeout 240 python3 tests/cli/test_commands.py "$PWD/$R" "$PWD" > "$OUT/cli_s28_run1.txt" 2>&1

@@ -5,12 +5,7 @@
 # only the calls that succeeded, bit for bit, on the device; then the committed corpus under
 # compute-sanitizer memcheck (tests/fuzz/replay_on_device.sh).
 # Carry: build-bundle.tar.xz (BUNDLE_PROGRAMS="fuzz_replay_session"), COMMIT.
-exec > >(tee "$OUT/run.log") 2>&1
-set -u
-SECONDS=0
-echo "commit $(cat COMMIT)"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-tar xJf build-bundle.tar.xz
+source tests/bench/results/start_device_run.sh
 mkdir -p /tmp/grown && tar xJf tests/fuzz/grown/session.tar.xz -C /tmp/grown
 FUZZ_TARGET=session timeout 500 tests/fuzz/replay_on_device.sh tests/fuzz/corpus/session /tmp/grown/session
 echo "replay rc $? at $SECONDS s"

@@ -3,13 +3,7 @@
 # 538 inputs) on the CUDA backend under compute-sanitizer memcheck (run 2 ran only the 6 seeds
 # under it), then the seeds under racecheck.
 # Carry: build-bundle.tar.xz (BUNDLE_PROGRAMS="fuzz_replay_session"), COMMIT.
-exec > >(tee "$OUT/run.log") 2>&1
-set -u
-SECONDS=0
-echo "commit $(cat COMMIT)"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-tar xJf build-bundle.tar.xz
-source build-bundle/env.sh
+source tests/bench/results/start_device_run.sh
 mkdir -p /tmp/grown && tar xJf tests/fuzz/grown/session.tar.xz -C /tmp/grown
 export RESET_FUZZ_BACKEND=cuda
 timeout 420 compute-sanitizer --tool memcheck --error-exitcode 3 --leak-check no \
