@@ -64,16 +64,18 @@ extern "C" {
 /* ===================================================================== */
 
 /* The ABI major version is the library's SONAME (libreset.so.0).  Minor
- * versions only append functions and struct fields. */
+ * versions only append functions and struct fields (CHANGELOG.md lists
+ * them), so a program built against 0.N runs on any 0.M with M >= N. */
 #define RESET_VERSION_MAJOR 0
-#define RESET_VERSION_MINOR 1
+#define RESET_VERSION_MINOR 2
 #define RESET_VERSION_PATCH 0
-#define RESET_VERSION_STRING "0.1.0"
+#define RESET_VERSION_STRING "0.2.0"
 #define RESET_VERSION_NUMBER (RESET_VERSION_MAJOR * 10000 + RESET_VERSION_MINOR * 100 + RESET_VERSION_PATCH)
 
 /* The version of the library actually loaded, as RESET_VERSION_NUMBER.
- * Bindings compare its major with the one they were written for and refuse
- * a mismatch. */
+ * Bindings refuse a library whose major differs from the one they were
+ * written for, or whose minor is older than theirs (it lacks functions or
+ * fields they use). */
 RESET_API uint32_t reset_version(void);
 /* The same as a static string, e.g. "0.1.0 (cuda)". Never NULL, never freed. */
 RESET_API const char *reset_version_string(void);
@@ -237,7 +239,7 @@ RESET_API reset_status reset_model_get_info(const reset_model *model, reset_mode
 /* ===================================================================== */
 
 typedef enum reset_policy_kind {
-    RESET_POLICY_GREEDY = 0,  /* argmax of the raw logits */
+    RESET_POLICY_GREEDY = 0,  /* argmax of the raw logits (after the penalties below, if any) */
     RESET_POLICY_FIXED = 1,   /* one temperature for every token */
     RESET_POLICY_RESET = 2,   /* ReSET: T_high / T_low chosen per token from token and step entropy */
     RESET_POLICY_ENTROPY = 3  /* the paper's ablation: ReSET with the step gate off (threshold = tau0) */
@@ -257,7 +259,23 @@ typedef struct reset_policy_params {
     int32_t window;           /* RESET: step-estimator window w, 1..16384. Default 32 */
     const char *preset;       /* name of a model in the paper's table ("Qwen3-8B", ...) whose
                                  T_low/tau0 to use; NULL = recognise the loaded model. Default NULL */
-    int32_t reset_state;      /* 1: clear the ReSET step state when this policy is applied. Default 0 */
+    int32_t reset_state;      /* 1: start a new generation when this policy is applied: clear the ReSET
+                                 step state and the penalties' token counts. Default 0 */
+    /* Repetition penalties (OpenAI / vLLM semantics), added in 0.2.  A token
+     * the sequence has generated c > 0 times in the current generation has
+     * its logit lowered to (z - frequency_penalty * c) - presence_penalty
+     * before the temperature, the truncation and the draw (greedy included).
+     * The entropy H_t and the ReSET decision still see the raw logits
+     * (reset-algorithm.md), and prompt tokens are never counted.  The
+     * current generation is every token accepted since the session was
+     * created or reset, or a policy with reset_state 1 was applied
+     * (reset_policy: created, reset, or given reset_state 1).  Qwen3's
+     * authors suggest a presence penalty of up to 2 (1.5 for quantized
+     * models) against endless repetition; higher values can mix languages.
+     * On the CUDA backend the counts live on the device (4 bytes per
+     * vocabulary entry and sequence, allocated with the session). */
+    float presence_penalty;   /* [-2, 2]; 0 = off. Default 0 */
+    float frequency_penalty;  /* [-2, 2]; 0 = off. Default 0 */
 } reset_policy_params;
 
 RESET_API void reset_policy_params_init(reset_policy_params *params);
@@ -404,8 +422,9 @@ RESET_API int32_t reset_session_max_context(const reset_session *session);
 RESET_API uint64_t reset_session_device_bytes(const reset_session *session);
 
 /* Replace the session's policy.  Every parameter is validated; the error
- * names the wrong one.  The ReSET step state is kept unless
- * params->reset_state is 1, so a policy may change between steps.
+ * names the wrong one.  The ReSET step state and the penalties' token
+ * counts are kept unless params->reset_state is 1, so a policy may change
+ * between steps.
  * On the CUDA backend a window above the largest one set so far (32 at
  * creation) reserves its device ring here, 4 bytes per slot and sequence,
  * so a decode step never allocates; if that fails, the session and its
@@ -706,8 +725,8 @@ RESET_API reset_status reset_policy_create_for_model(const reset_model *model, c
 /* Free a policy.  NULL is a no-op. */
 RESET_API void reset_policy_free(reset_policy *policy);
 
-/* Replace the parameters.  The step state is kept unless
- * params->reset_state is 1; the delimiter sets and the count of accepted
+/* Replace the parameters.  The step state and the penalties' token counts
+ * are kept unless params->reset_state is 1; the delimiter sets and the count of accepted
  * tokens are always kept.  A new window keeps the most recent entropies.
  * Errors: as reset_policy_create (the policy is unchanged on error). */
 RESET_API reset_status reset_policy_set_params(reset_policy *policy, const reset_policy_params *params);
@@ -738,7 +757,8 @@ RESET_API reset_status reset_policy_decide(reset_policy *policy, const float *lo
                                            reset_decision *out);
 
 /* reset_policy_decide, then draw the token as a session would: softmax of
- * the logits at the decided temperature, truncated by top-k, then top-p,
+ * the logits, lowered by the penalties (reset_policy_params) for the tokens
+ * accepted in this generation, at the decided temperature, truncated by top-k, then top-p,
  * then min-p, drawn with Philox keyed by (seed, options->sequence, accepted
  * tokens); argmax when the temperature is <= 1e-6.  Top-p without a top-k
  * cut draws rejection-first: the untruncated draw is kept if it survives
@@ -751,12 +771,12 @@ RESET_API reset_status reset_policy_sample(reset_policy *policy, const float *lo
                                            int32_t *out_token, reset_decision *out);
 
 /* Record the token the sequence took after the last decision: it feeds the
- * step-boundary test and the draw counter.  Errors: RESET_ERR_INVALID_HANDLE,
+ * step-boundary test, the draw counter and the penalties' token counts.  Errors: RESET_ERR_INVALID_HANDLE,
  * RESET_ERR_OUT_OF_RANGE (token < 0). */
 RESET_API reset_status reset_policy_accept(reset_policy *policy, int32_t token);
 
-/* Start a new generation: forget the step state, the accepted tokens and
- * their count.  Parameters and delimiter sets stay. */
+/* Start a new generation: forget the step state, the accepted tokens, their
+ * count and the penalties' token counts.  Parameters and delimiter sets stay. */
 RESET_API reset_status reset_policy_reset(reset_policy *policy);
 
 /* --- Traces ----------------------------------------------------------- */

@@ -52,6 +52,7 @@
 #include "kernels/dependent_launch.cuh"
 #include "kernels/step_trace.cuh"
 #include "reset.h"
+#include "rules/penalty.h"
 #include "rules/philox.h"
 #include "rules/reset_rule.h"
 #include "rules/top_p.h"
@@ -191,7 +192,7 @@ __device__ __forceinline__ bool inside(const Cut &c, uint32_t key, int32_t id) {
 // The partial results one CTA publishes to its team in one exchange.
 struct Mail {
     double d0, d1;
-    float f0;
+    float f0, f1;
     int32_t i0, i1, i2;
     uint32_t u0;
     uint32_t count[kBins];
@@ -249,7 +250,8 @@ __device__ __forceinline__ bool radix_advance(Radix &r, SelectOut &res) {
 // Values every thread of the CTA needs, set by one thread before a barrier.
 struct Broadcast {
     int32_t status;
-    float max_logit;
+    float max_logit;  // of the row drawn from (penalized)
+    float raw_max;    // of the raw logits: the entropy's
     int32_t argmax;
     int32_t unmasked;
     uint32_t min_key;
@@ -276,6 +278,7 @@ struct StaticShared {
     double scratch_d[kWarps];
     int32_t scratch_i[kWarps];
     float scratch_f[kWarps];
+    float scratch_r[kWarps];
     uint32_t scratch_u[kWarps];
     Broadcast bc;
 };
@@ -1181,12 +1184,68 @@ __device__ __forceinline__ uint32_t delimiter_flags_of(const SamplingArgs &a, in
     return (a.delimiter_flags != nullptr && token >= 0 && token < a.vocab) ? a.delimiter_flags[token] : 0u;
 }
 
+// Phase 1's statistics of one thread's entries.
+struct LoadStats {
+    float best = -INFINITY;  // max / argmax of the row drawn from (penalized when the policy has penalties)
+    int32_t best_id = -1;
+    int32_t unmasked = 0, bad = 0;
+    uint32_t min_key = 0xFFFFFFFFu;
+    float raw_max = -INFINITY;  // max of the raw row: the entropy's (kPenalized only; else best is it)
+};
+
+// Phase 1's load: kLoadBatch coalesced loads in flight per thread, the row
+// (penalized: rules/penalty.h with this sequence's counts) copied to `copy`
+// when not null, and the statistics from the registers (order-independent
+// results).  A template, so the unpenalized load is the code it always was.
+template <bool kPenalized>
+__device__ __forceinline__ void load_row(const float *logits, const int32_t *counts, int32_t base, int32_t local_n,
+                                         float *copy, float presence, float frequency, LoadStats &ls) {
+    for (int i0 = threadIdx.x; i0 < local_n; i0 += kThreads * kLoadBatch) {
+        float v[kLoadBatch];
+        int32_t c[kPenalized ? kLoadBatch : 1];
+#pragma unroll
+        for (int j = 0; j < kLoadBatch; ++j) {
+            const int i = i0 + j * kThreads;
+            v[j] = i < local_n ? __ldg(logits + base + i) : 0.0f;
+            // A plain load: rank 0 of this launch adds the accepted token to the counts after its last barrier.
+            if constexpr (kPenalized) c[j] = i < local_n ? counts[base + i] : 0;
+        }
+#pragma unroll
+        for (int j = 0; j < kLoadBatch; ++j) {
+            const int i = i0 + j * kThreads;
+            if (i >= local_n) continue;
+            float z = v[j];
+            if (isnan(z) || z == INFINITY) {
+                ls.bad = 1;
+            } else if (z != -INFINITY) {
+                if constexpr (kPenalized) {
+                    ls.raw_max = fmaxf(ls.raw_max, z);
+                    z = rule::penalized_logit(z, c[j], presence, frequency);
+                }
+                ++ls.unmasked;
+                ls.min_key = min(ls.min_key, order_key(z));
+                if (better(z, base + i, ls.best, ls.best_id)) {
+                    ls.best = z;
+                    ls.best_id = base + i;
+                }
+            }
+            if (copy) copy[i] = z;
+        }
+    }
+}
+
+__device__ __forceinline__ bool penalized(const SamplingPolicyDevice &p) {
+    return p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f;
+}
+
 __device__ __forceinline__ bool policy_in_range(const SamplingPolicyDevice &p, const SamplingSequenceState &s,
-                                                int32_t ring_capacity) {
+                                                int32_t ring_capacity, const int32_t *counts) {
     return p.kind >= RESET_POLICY_GREEDY && p.kind <= RESET_POLICY_ENTROPY && p.window >= 1 &&
            p.window <= ring_capacity && p.top_k >= 0 && p.top_p > 0.0f && p.top_p <= 1.0f && p.min_p >= 0.0f &&
            p.min_p < 1.0f && s.step.window_count >= 0 && s.step.window_count <= p.window &&
-           s.step.window_next >= 0 && s.step.window_next < p.window && s.accepted >= 0;
+           s.step.window_next >= 0 && s.step.window_next < p.window && s.accepted >= 0 &&
+           p.presence_penalty >= -2.0f && p.presence_penalty <= 2.0f && p.frequency_penalty >= -2.0f &&
+           p.frequency_penalty <= 2.0f && (counts != nullptr || !penalized(p));
 }
 
 __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParams p) {
@@ -1227,55 +1286,46 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
     const int32_t local_n = base64 >= vocab64 ? 0 : static_cast<int32_t>(vocab64 - base64 < slice ? vocab64 - base64 : slice);
     const int32_t base = static_cast<int32_t>(base64 < vocab64 ? base64 : vocab64);
     const float *logits = a.logits + static_cast<int64_t>(b) * a.ld_logits;
+    // The policy first: with penalties the row drawn from is not the logits.
+    const SamplingPolicyDevice pol = a.policies[b];
+    const bool penalize = penalized(pol) && a.counts != nullptr;
     Row row;
     row.base = base;
     row.begin = min(tid * p.per_thread, local_n);
     row.end = min(row.begin + p.per_thread, local_n);
+    float *copy = nullptr;  // where phase 1 writes the row drawn from
     if (p.shared_row) {
         row.z = row_cache;
         row.w = row_cache + slice;
+        copy = row_cache;
     } else {
         row.z = logits + base;
         row.w = a.workspace + static_cast<int64_t>(b) * a.vocab + base;
+        if (penalize) {
+            // The second half of the workspace; read back only by the thread's own CTA, after a barrier.
+            copy = a.workspace + (static_cast<int64_t>(a.batch) + b) * a.vocab + base;
+            row.z = copy;
+        }
     }
 
     // ---- 1. load (shared-memory layout) fused with max / argmax / unmasked
-    // count / bad values: kLoadBatch coalesced loads in flight per thread,
-    // and the statistics from the registers (order-independent results).
-    float best = -INFINITY;
-    int32_t best_id = -1, unmasked = 0, bad = 0;
-    uint32_t min_key = 0xFFFFFFFFu;
-    for (int i0 = tid; i0 < local_n; i0 += kThreads * kLoadBatch) {
-        float v[kLoadBatch];
-#pragma unroll
-        for (int j = 0; j < kLoadBatch; ++j) {
-            const int i = i0 + j * kThreads;
-            v[j] = i < local_n ? __ldg(logits + base + i) : 0.0f;
-        }
-#pragma unroll
-        for (int j = 0; j < kLoadBatch; ++j) {
-            const int i = i0 + j * kThreads;
-            if (i >= local_n) continue;
-            const float z = v[j];
-            if (p.shared_row) row_cache[i] = z;
-            if (isnan(z) || z == INFINITY) {
-                bad = 1;
-            } else if (z != -INFINITY) {
-                ++unmasked;
-                min_key = min(min_key, order_key(z));
-                if (better(z, base + i, best, best_id)) {
-                    best = z;
-                    best_id = base + i;
-                }
-            }
-        }
+    // count / bad values.
+    LoadStats ls;
+    if (penalize) {
+        load_row<true>(logits, a.counts + static_cast<int64_t>(b) * a.vocab, base, local_n, copy,
+                       pol.presence_penalty, pol.frequency_penalty, ls);
+    } else {
+        load_row<false>(logits, nullptr, base, local_n, copy, 0.0f, 0.0f, ls);
+        ls.raw_max = ls.best;
     }
+    float best = ls.best, raw_max = ls.raw_max;
+    int32_t best_id = ls.best_id, unmasked = ls.unmasked, bad = ls.bad;
+    uint32_t min_key = ls.min_key;
 
     RESET_TRACE(2);
-    const SamplingPolicyDevice pol = a.policies[b];
     const SamplingSequenceState st = a.states[b];
     float *ring = a.rings + static_cast<int64_t>(b) * a.ring_capacity;
-    const bool policy_ok = policy_in_range(pol, st, a.ring_capacity);
+    const bool policy_ok = policy_in_range(pol, st, a.ring_capacity, a.counts);
     if (policy_ok && pol.window <= kRingStage)
         for (int i = tid; i < pol.window; i += kThreads) sh.ring[i] = ring[i];
     int phase = 0;
@@ -1292,8 +1342,10 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
             unmasked += __shfl_xor_sync(kFull, unmasked, o);
             bad |= __shfl_xor_sync(kFull, bad, o);
             min_key = min(min_key, __shfl_xor_sync(kFull, min_key, o));
+            raw_max = fmaxf(raw_max, __shfl_xor_sync(kFull, raw_max, o));
         }
         if (lane == 0) {
+            sh.scratch_r[warp] = raw_max;
             sh.scratch_f[warp] = best;
             sh.scratch_i[warp] = best_id;
             sh.scratch_u[warp] = min_key;
@@ -1310,6 +1362,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                     best_id = sh.scratch_i[w];
                 }
                 min_key = min(min_key, sh.scratch_u[w]);
+                raw_max = fmaxf(raw_max, sh.scratch_r[w]);
             }
             int32_t total = 0, any_bad = 0;
             for (int w = 0; w < kWarps; ++w) {
@@ -1318,6 +1371,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
             }
             Mail &out = sh.mail[0];
             out.f0 = best;
+            out.f1 = raw_max;
             out.i0 = best_id;
             out.i1 = total;
             out.i2 = any_bad;
@@ -1325,16 +1379,17 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
         }
         team_sync();
         if (tid == 0) {
-            float m = -INFINITY;
+            float m = -INFINITY, m_raw = -INFINITY;
             int32_t arg = -1, total = 0, any_bad = 0;
             uint32_t kmin = 0xFFFFFFFFu;
             const unsigned n = team_size();
-            float fr[kMaxTeam];
+            float fr[kMaxTeam], rr[kMaxTeam];
             int32_t ir[kMaxTeam], tr[kMaxTeam], br[kMaxTeam];
             uint32_t ur[kMaxTeam];
 #pragma unroll
             for (unsigned r = 0; r < kMaxTeam; ++r) {
                 fr[r] = -INFINITY;
+                rr[r] = -INFINITY;
                 ir[r] = -1;
                 tr[r] = 0;
                 br[r] = 0;
@@ -1342,6 +1397,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                 if (r < n) {
                     const Mail *peer = team_peer(&sh.mail[0], r);
                     fr[r] = peer->f0;
+                    rr[r] = peer->f1;
                     ir[r] = peer->i0;
                     tr[r] = peer->i1;
                     br[r] = peer->i2;
@@ -1357,8 +1413,10 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                 total += tr[r];
                 any_bad |= br[r];
                 kmin = min(kmin, ur[r]);
+                m_raw = fmaxf(m_raw, rr[r]);
             }
             sh.bc.max_logit = m;
+            sh.bc.raw_max = m_raw;
             sh.bc.argmax = arg;
             sh.bc.unmasked = total;
             sh.bc.min_key = kmin;
@@ -1387,11 +1445,15 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
     bool drawn = false;  // token comes from the draw's hits (rank 0's draw_hit), after the final barrier
 
     if (status == kSamplingOk) {
-        // ---- 2. entropy: FP32 terms, double sums (sampling/entropy.cpp) ----
+        // ---- 2. entropy: FP32 terms, double sums (sampling/entropy.cpp),
+        // of the raw logits (reset-algorithm.md): with penalties, read again
+        // from global memory (an L2 hit) instead of the penalized row.
         double sum = 0.0, weighted = 0.0;
+        const float *raw = penalize ? logits + base : row.z;
+        const float raw_max_logit = penalize ? sh.bc.raw_max : max_logit;
 #pragma unroll 4
         for (int i = row.begin; i < row.end; ++i) {
-            const float y = row.z[i] - max_logit;
+            const float y = raw[i] - raw_max_logit;
             const float e = expf(y);
             if (e == 0.0f) continue;  // masked (y = -inf) or underflow: contributes nothing, as on the CPU
             sum += static_cast<double>(e);
@@ -1914,6 +1976,9 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
             next.prev_token = st.last_token;
             next.last_token = token;
             a.states[b] = next;
+            // Counted whatever the policy, as SequenceSampler::accept does, so penalties switched on later
+            // see the whole generation.  After the team's last barrier: every CTA has read the counts.
+            if (a.counts && token < a.vocab) a.counts[static_cast<int64_t>(b) * a.vocab + token] += 1;
             a.tokens[b] = token;
             if (a.signals) a.signals[b] = sh.bc.signals;
         } else {
@@ -2010,7 +2075,9 @@ int prepare_launch(int device, int team, size_t bytes) {
 }  // namespace
 
 size_t sampling_workspace_bytes(int batch, int32_t vocab) {
-    return static_cast<size_t>(batch > 0 ? batch : 0) * static_cast<size_t>(vocab > 0 ? vocab : 0) * sizeof(float);
+    // Weights, then the penalized rows (Row::z when the row is not in shared memory).
+    return 2 * static_cast<size_t>(batch > 0 ? batch : 0) * static_cast<size_t>(vocab > 0 ? vocab : 0) *
+           sizeof(float);
 }
 
 SamplingPlan sampling_plan(const SamplingArgs &a) {

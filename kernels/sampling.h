@@ -1,7 +1,8 @@
 // sampling.h — the on-device sampler (kernels/sampling.cu): for each of up to
 // 8 sequences, from the raw FP32 logits of one decode step, the entropy H_t,
 // the ReSET decision (rules/reset_rule.h, with the per-sequence state in
-// device memory), top-k / top-p / min-p and the Philox draw, in ONE kernel
+// device memory), the penalties (rules/penalty.h, with the per-sequence
+// token counts in device memory), top-k / top-p / min-p and the Philox draw, in ONE kernel
 // launch with no host synchronisation, so it can sit in the decode step's
 // CUDA graph.  It reproduces reset::SequenceSampler::sample followed by
 // accept(chosen token) (sampling/sampler.h): same definitions, same order of
@@ -35,6 +36,8 @@ struct SamplingPolicyDevice {
     float t_low = 0.0f;
     float tau0 = 0.0f;
     int32_t window = 32;        // w, 1..SamplingArgs::ring_capacity
+    float presence_penalty = 0.0f;   // rules/penalty.h; [-2, 2]
+    float frequency_penalty = 0.0f;  // [-2, 2]
     int32_t pad_ = 0;
     uint64_t seed = 0;
 };
@@ -51,6 +54,8 @@ inline SamplingPolicyDevice sampling_policy_device(const Policy &p) {
     d.t_low = p.t_low;
     d.tau0 = p.tau0;
     d.window = p.window;
+    d.presence_penalty = p.presence_penalty;
+    d.frequency_penalty = p.frequency_penalty;
     d.seed = p.seed;
     return d;
 }
@@ -103,6 +108,11 @@ struct SamplingArgs {
     float *rings = nullptr;                         // [batch][ring_capacity]: the window W of each sequence
     int32_t ring_capacity = 0;                      // >= every policy's window
     const uint8_t *delimiter_flags = nullptr;       // [vocab] kDelimiter* bits, or null (no boundaries)
+    // [batch][vocab]: how often each token was generated in the sequence's
+    // current generation (SequenceSampler::add_generation_counts); the kernel
+    // adds the token it accepts.  Null: a policy with a penalty is out of
+    // range (kSamplingBadPolicy), and nothing is counted.
+    int32_t *counts = nullptr;
     float *workspace = nullptr;                     // sampling_workspace_bytes(batch, vocab)
     int32_t *tokens = nullptr;                      // [batch] out
     SamplingSignalsDevice *signals = nullptr;       // [batch] out, may be null
@@ -117,8 +127,8 @@ struct SamplingArgs {
     bool force_global_memory = false;
 };
 
-// Bytes of `workspace`: the survivors' weights when a row does not fit in
-// shared memory.
+// Bytes of `workspace`: the survivors' weights and the penalized logits
+// when a row does not fit in shared memory.
 size_t sampling_workspace_bytes(int batch, int32_t vocab);
 
 // How a launch is laid out (for tests and reports).

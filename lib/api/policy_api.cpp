@@ -228,6 +228,8 @@ void reset_policy_params_init(reset_policy_params *params) {
     params->window = 32;
     params->preset = nullptr;
     params->reset_state = 0;
+    params->presence_penalty = 0.0f;
+    params->frequency_penalty = 0.0f;
 }
 
 void reset_policy_options_init(reset_policy_options *options) {

@@ -370,6 +370,12 @@ private:
     DeviceBuffer logits_;
     // Sampler.
     DeviceBuffer delimiter_flags_, sampling_workspace_;
+    // [seq][vocab] tokens generated in each sequence's current generation (the penalties' counts): kept by the
+    // sampler kernel, which adds what it accepts; uploaded from the host's SequenceSampler when the host changed
+    // them another way (a new generation, a rollback), told by its generation_version().
+    DeviceBuffer counts_;
+    std::vector<uint64_t> counts_version_;
+    std::vector<int32_t> counts_upload_;
     int32_t ring_capacity_ = 0;
     DeviceBuffer step_in_, step_out_, rings_;       // device copies of StepInput/StepOutput, [seq][ring]
     PinnedBuffer host_in_, host_out_, host_rings_;  // what the graph's range copies read and write (mapped)
@@ -461,6 +467,8 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
         cuda_check(cudaMemcpy(delimiter_flags_.as(), flags.data(), flags.size(), cudaMemcpyHostToDevice), "upload");
         sampling_workspace_ = allocate(std::max<size_t>(sampling_workspace_bytes(sequences_, c.vocab_size), 16),
                                        "sampler workspace");
+        counts_ = allocate(size_t(sequences_) * size_t(c.vocab_size) * sizeof(int32_t), "the penalties' counts");
+        counts_version_.assign(size_t(sequences_), 0);  // no sampler has version 0: the first step uploads
         step_in_ = allocate(sizeof(StepInput), "step input");
         step_out_ = allocate(sizeof(StepOutput), "step output");
         host_in_ = PinnedBuffer(sizeof(StepInput), "step input");
@@ -911,6 +919,7 @@ void CudaSession::enqueue_step() {
     sampling.ring_capacity = ring_capacity_;
     sampling.delimiter_flags = delimiter_flags_.as<uint8_t>();
     sampling.workspace = sampling_workspace_.as<float>();
+    sampling.counts = counts_.as<int32_t>();
     sampling.tokens = out->tokens;
     sampling.signals = out->signals;
     sampling.active = in->active;
@@ -957,6 +966,18 @@ void CudaSession::step(const std::vector<SequenceSampler *> &samplers, const std
         state.prev_token = carried.prev_token;
         state.sequence = uint32_t(s);
         std::copy(carried.ring.begin(), carried.ring.end(), rings + size_t(s) * size_t(ring_capacity_));
+        if (sampler.generation_version() != counts_version_[size_t(s)]) {
+            // Rare (a new generation, a rollback): one synchronous copy, ordered before the step by the stream.
+            counts_upload_.assign(size_t(config_.vocab_size), 0);
+            sampler.add_generation_counts(counts_upload_.data(), config_.vocab_size);
+            counts_version_[size_t(s)] = 0;  // unknown until the copy is done
+            cuda_check(cudaMemcpyAsync(counts_.as<int32_t>() + size_t(s) * size_t(config_.vocab_size),
+                                       counts_upload_.data(), counts_upload_.size() * sizeof(int32_t),
+                                       cudaMemcpyHostToDevice, stream_),
+                       "upload of the penalties' counts");
+            cuda_check(cudaStreamSynchronize(stream_), "upload of the penalties' counts");
+            counts_version_[size_t(s)] = sampler.generation_version();
+        }
     }
 
 #ifdef RESET_STEP_TRACE
@@ -1000,6 +1021,7 @@ void CudaSession::step(const std::vector<SequenceSampler *> &samplers, const std
         const float *ring = rings + size_t(s) * size_t(ring_capacity_);
         carried.ring.assign(ring, ring + samplers[size_t(s)]->policy().window);
         samplers[size_t(s)]->take_carried(carried);
+        counts_version_[size_t(s)] = samplers[size_t(s)]->generation_version();  // the kernel counted it too
     }
 }
 

@@ -110,6 +110,11 @@ Policy validate_policy(const reset_policy_params &params, const ModelConfig *con
     check_range("top_p", params.top_p, 0.0f, true, 1.0f, false, "must be in (0, 1]; 1 = off");
     check_range("min_p", params.min_p, 0.0f, false, 1.0f, true, "must be in [0, 1); 0 = off");
     check_range("t_high", params.t_high, 0.0f, false, INFINITY, true, "must be finite and >= 0");
+    // OpenAI's and vLLM's range: beyond it a penalty stops steering and starts erasing tokens.
+    check_range("presence_penalty", params.presence_penalty, -2.0f, false, 2.0f, false,
+                "must be in [-2, 2]; 0 = off");
+    check_range("frequency_penalty", params.frequency_penalty, -2.0f, false, 2.0f, false,
+                "must be in [-2, 2]; 0 = off");
     // t_low and tau0: any negative value means "from the preset"; NaN and
     // infinities are errors.
     if (!std::isfinite(params.t_low))
@@ -140,6 +145,8 @@ Policy validate_policy(const reset_policy_params &params, const ModelConfig *con
     p.t_high = params.t_high;
     p.window = params.window;
     p.reset_state = params.reset_state == 1;
+    p.presence_penalty = params.presence_penalty;
+    p.frequency_penalty = params.frequency_penalty;
     p.t_low = params.t_low;
     p.tau0 = params.tau0;
 
@@ -179,6 +186,8 @@ reset_policy_params policy_params(const Policy &policy) {
     p.t_low = policy.t_low;
     p.tau0 = policy.tau0;
     p.window = policy.window;
+    p.presence_penalty = policy.presence_penalty;
+    p.frequency_penalty = policy.frequency_penalty;
     return p;
 }
 

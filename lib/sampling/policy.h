@@ -31,7 +31,11 @@ struct Policy {
     float tau0 = 0.0f;         // RESET/ENTROPY, resolved (>= 0)
     int32_t window = 32;       // RESET/ENTROPY
     std::string preset;        // the table row T_low/τ0 came from, "" if the caller gave them
-    bool reset_state = false;  // the caller asked for the step state to be cleared when applied
+    bool reset_state = false;  // the caller asked for a new generation (step state, penalty counts) when applied
+    float presence_penalty = 0.0f;   // [-2, 2]
+    float frequency_penalty = 0.0f;  // [-2, 2]
+
+    bool penalized() const { return presence_penalty != 0.0f || frequency_penalty != 0.0f; }
 };
 
 // One row of the paper's table (reset-algorithm.md, "Hyperparameters").

@@ -3,12 +3,26 @@
 #include "sampling/sampler.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cmath>
 
 #include "api/errors.h"
+#include "rules/penalty.h"
 #include "rules/philox.h"
 #include "sampling/entropy.h"
 
 namespace reset {
+
+namespace {
+
+// Process-wide, so a version names one state of one sampler's generation:
+// two samplers (or a sampler and its restored copy) never share one by accident.
+uint64_t next_generation_version() {
+    static std::atomic<uint64_t> next{1};
+    return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
 
 SequenceSampler::SequenceSampler(DelimiterSets delimiters) : delimiters_(std::move(delimiters)) {
     for (std::vector<int32_t> *set : {&delimiters_.newline, &delimiters_.double_newline}) {
@@ -18,6 +32,7 @@ SequenceSampler::SequenceSampler(DelimiterSets delimiters) : delimiters_(std::mo
     rule::clear_state(state_);
     saved_state_ = state_;
     ring_.assign(static_cast<size_t>(policy_.window), 0.0f);
+    generation_version_ = next_generation_version();
 }
 
 bool SequenceSampler::in_set(const std::vector<int32_t> &set, int32_t token) const {
@@ -35,7 +50,10 @@ void SequenceSampler::set_policy(const Policy &policy, bool reset_state) {
     // observe() wrote the pending H_t into the slot undo_pending() restores.
     const float pending_entropy = pending_ ? ring_[static_cast<size_t>(saved_state_.window_next)] : 0.0f;
     undo_pending();
-    if (reset_state) rule::clear_state(state_);
+    if (reset_state) {
+        rule::clear_state(state_);
+        clear_generation();
+    }
     const int32_t new_w = policy.window;
     if (static_cast<size_t>(new_w) != ring_.size()) {
         // Keep the most recent min(|W|, new w) entropies, oldest first.
@@ -76,6 +94,62 @@ void SequenceSampler::take_carried(const Carried &c) {
     last_token_ = c.last_token;
     prev_token_ = c.prev_token;
     pending_ = false;
+    append_generation(c.last_token);
+}
+
+void SequenceSampler::append_generation(int32_t token) {
+    if (!generation_ || static_cast<int64_t>(generation_->size()) != generation_length_) {
+        // Another copy has appended past our end (or there is no list yet): ours from here on.
+        auto own = std::make_shared<std::vector<int32_t>>();
+        if (generation_) own->assign(generation_->begin(), generation_->begin() + generation_length_);
+        generation_ = std::move(own);
+    }
+    generation_->push_back(token);
+    generation_length_ += 1;
+    generation_version_ = next_generation_version();
+}
+
+void SequenceSampler::clear_generation() {
+    generation_.reset();
+    generation_length_ = 0;
+    generation_version_ = next_generation_version();
+}
+
+void SequenceSampler::add_generation_counts(int32_t *counts, int32_t vocab) const {
+    for (int64_t i = 0; i < generation_length_; ++i) {
+        const int32_t t = (*generation_)[static_cast<size_t>(i)];
+        if (t >= 0 && t < vocab) counts[t] += 1;
+    }
+}
+
+const float *SequenceSampler::penalize(const float *logits, int32_t vocab, float *max_logit, int32_t *argmax) {
+    const size_t n = static_cast<size_t>(vocab);
+    if (counts_.size() < n) counts_.assign(n, 0);
+    penalized_.assign(logits, logits + n);
+    add_generation_counts(counts_.data(), vocab);
+    const int32_t *tokens = generation_tokens();
+    for (int64_t i = 0; i < generation_length_; ++i) {
+        const int32_t t = tokens[i];
+        if (t < 0 || t >= vocab || counts_[static_cast<size_t>(t)] == 0) continue;  // out of range, or done
+        penalized_[static_cast<size_t>(t)] = rule::penalized_logit(
+            logits[t], counts_[static_cast<size_t>(t)], policy_.presence_penalty, policy_.frequency_penalty);
+        counts_[static_cast<size_t>(t)] = 0;  // each token once; the scratch is zero again afterwards
+    }
+    // A penalty can move the maximum: the argmax again, the lowest id among
+    // equal maxima, over the unmasked entries (logit_stats has checked the
+    // row: finite or -inf, at least one finite, and penalties keep that).
+    float best = -INFINITY;
+    int32_t best_id = -1;
+    for (int32_t i = 0; i < vocab; ++i) {
+        const float z = penalized_[static_cast<size_t>(i)];
+        if (z != -INFINITY && (best_id < 0 || z > best)) {
+            best = z;
+            best_id = i;
+        }
+    }
+    *max_logit = best;
+    *argmax = best_id;
+    return penalized_.data();
 }
 
 void SequenceSampler::undo_pending() {
@@ -152,11 +226,15 @@ int32_t SequenceSampler::sample(const float *logits, int32_t vocab, int32_t sequ
     int32_t argmax = 0;
     const SamplerSignals s = decide_with_stats(logits, vocab, &max_logit, &argmax);
     if (signals) *signals = s;
+    // The penalties lower the logits that are drawn from, after H_t and the
+    // decision saw the raw ones (reset-algorithm.md, "Signals").
+    const float *z = policy_.penalized() && generation_length_ > 0 ? penalize(logits, vocab, &max_logit, &argmax)
+                                                                    : logits;
     // Step 8.  Greedy ignores the truncation: the argmax survives every filter.
     if (s.temperature == 0.0f) return argmax;
     const uint32_t seq = static_cast<uint32_t>(sequence);
     const uint64_t step = static_cast<uint64_t>(accepted_);
-    return draw_truncated(logits, vocab, max_logit, s.temperature, policy_.top_k, policy_.top_p, policy_.min_p,
+    return draw_truncated(z, vocab, max_logit, s.temperature, policy_.top_k, policy_.top_p, policy_.min_p,
                           philox::uniform(policy_.seed, seq, step), philox::second_uniform(policy_.seed, seq, step),
                           candidates_);
 }
@@ -166,6 +244,7 @@ void SequenceSampler::accept(int32_t token) {
     prev_token_ = last_token_;
     last_token_ = token;
     accepted_ += 1;
+    append_generation(token);
 }
 
 void SequenceSampler::clear() {
@@ -175,6 +254,7 @@ void SequenceSampler::clear() {
     accepted_ = 0;
     last_token_ = -1;
     prev_token_ = -1;
+    clear_generation();
 }
 
 }  // namespace reset

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "rules/reset_rule.h"
@@ -39,9 +40,10 @@ class SequenceSampler {
 public:
     explicit SequenceSampler(DelimiterSets delimiters = {});
 
-    // Apply a policy.  The step state (S, W, sum, n, step index) survives, so
-    // a policy may change between steps, unless reset_state is true; the
-    // accepted tokens and the draw counter always survive.  A new window size
+    // Apply a policy.  The step state (S, W, sum, n, step index) and the
+    // generation's tokens (the penalties' counts) survive, so a policy may
+    // change between steps, unless reset_state is true; the last accepted
+    // tokens and the draw counter always survive.  A new window size
     // keeps the most recent min(|W|, new w) entropies.  A decision not yet
     // accepted stays counted.
     void set_policy(const Policy &policy, bool reset_state);
@@ -57,19 +59,38 @@ public:
 
     // decide(), then spec step 8: the token drawn under the policy's
     // truncation with Philox keyed by (policy seed, sequence, accepted-token
-    // count).  Fills *signals (may be null).
+    // count), from the logits lowered by the policy's penalties
+    // (rules/penalty.h) for the tokens of the current generation; greedy
+    // takes the argmax of those.  Fills *signals (may be null).
     int32_t sample(const float *logits, int32_t vocab, int32_t sequence, SamplerSignals *signals);
 
     // Record the token the sequence actually took (normally the sampled one;
-    // a caller may force another).  It feeds the boundary test and the draw
-    // counter, and commits the last decision.
+    // a caller may force another).  It feeds the boundary test, the draw
+    // counter and the generation's tokens, and commits the last decision.
     void accept(int32_t token);
 
-    // Forget the ReSET state, the accepted tokens and their count.
+    // Forget the ReSET state, the accepted tokens, their count and the
+    // generation's tokens.
     void clear();
 
     int64_t accepted() const { return accepted_; }
     const rule::StepState &state() const { return state_; }
+
+    // The tokens accepted in the current generation, in order (the
+    // penalties count them): since construction, clear() or a policy
+    // applied with reset_state.
+    int64_t generation_length() const { return generation_length_; }
+    const int32_t *generation_tokens() const { return generation_ ? generation_->data() : nullptr; }
+    // A value that changes whenever the generation's tokens change by
+    // anything but take_carried(), unique over the process: a device
+    // sampler that keeps its own counts (kernels/sampling.h) uploads them
+    // again when this differs from the value it last saw.  Restoring a
+    // copy of the sampler (a session's rollback) brings back that copy's
+    // value, never the current one.
+    uint64_t generation_version() const { return generation_version_; }
+    // counts[t] = how often token t (< vocab) was generated in the current
+    // generation; counts must have vocab zeroed entries.
+    void add_generation_counts(int32_t *counts, int32_t vocab) const;
 
     // What a device sampler (kernels/sampling.h) carries between tokens: the
     // CUDA engine hands it to the device before a step and takes it back
@@ -83,8 +104,11 @@ public:
         int32_t prev_token = -1;
     };
     Carried carried() const;
-    // Take back the state after the device accepted a token.  ring.size()
-    // must equal policy().window (throws RESET_ERR_INTERNAL otherwise).
+    // Take back the state after the device accepted a token (carried's
+    // last_token, which the device also counted for the penalties).
+    // ring.size() must equal policy().window (throws RESET_ERR_INTERNAL
+    // otherwise).  Gives the sampler a new generation_version(), which the
+    // caller records as the device's.
     void take_carried(const Carried &carried);
 
 private:
@@ -93,6 +117,11 @@ private:
     SamplerSignals decide_with_stats(const float *logits, int32_t vocab, float *max_logit, int32_t *argmax);
     // Steps 1 and 3-7 for a token of entropy H_t, replacing a pending decision.
     SamplerSignals decide_entropy(float entropy);
+    // The logits lowered by the penalties into penalized_, with their max
+    // and argmax (the lowest id among equals, as logit_stats).
+    const float *penalize(const float *logits, int32_t vocab, float *max_logit, int32_t *argmax);
+    void append_generation(int32_t token);
+    void clear_generation();
 
     DelimiterSets delimiters_;  // each sorted, for binary search
     Policy policy_;
@@ -106,6 +135,15 @@ private:
     rule::StepState saved_state_;
     float saved_slot_ = 0.0f;
     Candidates candidates_;     // scratch of the draw, reused across tokens
+    // The generation's tokens.  Sessions copy their samplers at every call
+    // (a snapshot to roll back to), so the list is shared between copies,
+    // append-only, each copy seeing its first generation_length_ entries; a
+    // copy that appends where another already has copies its part first.
+    std::shared_ptr<std::vector<int32_t>> generation_;
+    int64_t generation_length_ = 0;
+    uint64_t generation_version_ = 0;
+    std::vector<float> penalized_;   // scratch of penalize()
+    std::vector<int32_t> counts_;    // scratch of penalize(), zero between calls
 };
 
 }  // namespace reset

@@ -8,11 +8,12 @@
 // system prompt stays; /save still writes them) so that a quarter of the
 // context (or /max tokens, up to half) is left for the answer.  A thinking
 // budget closes the reasoning after N tokens by appending "</think>" as
-// prompt text, and the answer goes on from there.  Tokens stream as the
-// library hands them out: complete UTF-8 only.  Ctrl-C cancels the
-// generation through reset_session_cancel from a watcher thread (the signal
-// handler itself only write()s to a pipe, which is async-signal-safe);
-// Ctrl-D quits.
+// prompt text, and the answer goes on from there.  Each answer starts a new
+// generation of the policy (start_generation): the penalties and ReSET's step
+// state see that answer's tokens only.  Tokens stream as the library hands
+// them out: complete UTF-8 only.  Ctrl-C cancels the generation through
+// reset_session_cancel from a watcher thread (the signal handler itself only
+// write()s to a pipe, which is async-signal-safe); Ctrl-D quits.
 #include <editline/readline.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -113,6 +114,7 @@ private:
     void print_help() const;
     void save(const std::string &path) const;
     void set_policy(const std::string &text);
+    void start_generation();
     std::vector<int32_t> fitting_prompt(const std::string &user_text, size_t *from);
     reset_status end_reasoning(std::string *answer);
 
@@ -168,6 +170,7 @@ void Chat::print_help() const {
         "                       (yellow: high, cyan: low)\n"
         "  /policy greedy | fixed T | reset [t_low=.. tau0=.. t_high=.. window=..] | entropy ...\n"
         "                       also top_p= top_k= min_p= seed= preset=Qwen3-8B\n"
+        "                       presence_penalty= frequency_penalty= (each in [-2, 2])\n"
         "  /max N               stop an answer after N tokens (0: at the end of the context)\n"
         "  /budget N            close the reasoning after N tokens with </think> (0: no limit)\n"
         "  /context             how much of the context the conversation uses\n"
@@ -191,6 +194,19 @@ void Chat::set_policy(const std::string &text) {
     }
     read_policy();
     std::printf("policy: %s\n", describe_policy(policy_).c_str());
+}
+
+// Each answer is a generation of its own (reset.h, reset_policy_params.reset_state): the session
+// keeps the policy's per-generation state across reset_prefill, so without this the penalties
+// would go on counting the tokens of every earlier answer (they are in the prompt now, and prompt
+// tokens are otherwise never counted), and ReSET's step entropies and global mean would mix this
+// answer with the earlier ones.  The policy itself is re-applied unchanged (get, then set).
+void Chat::start_generation() {
+    reset_policy_params params;
+    reset_policy_params_init(&params);
+    check(reset_session_get_policy(session_.handle, &params), "cannot read the session's policy");
+    params.reset_state = 1;
+    check(reset_set_policy(session_.handle, &params), "cannot start a new answer");
 }
 
 static bool on_off(const std::string &word, bool *value) {
@@ -395,6 +411,8 @@ void Chat::turn(const std::string &user_text) {
         check(reset_session_reset(session_.handle), "reset");
         held_.clear();
     }
+    // After reset_session_reset the generation is new already, and this changes nothing.
+    start_generation();
     const double prefill_start = now_seconds();
     reset_status status = RESET_ERR_CANCELLED;
     for (int attempt = 0; attempt < 2 && status == RESET_ERR_CANCELLED; ++attempt) {
@@ -529,16 +547,19 @@ int cmd_chat(int argc, char **argv) {
     const Args args = parse_args(argc, argv, 2, {"no-think", "fold", "colour-temperature", "help"},
                                  [] {
                                      auto v = kModelValued;
-                                     v.insert({"policy", "max-tokens", "think-budget", "system", "seed", "top-p",
-                                               "top-k"});
+                                     v.insert(kSamplingValued.begin(), kSamplingValued.end());
+                                     v.insert({"policy", "max-tokens", "think-budget", "system"});
                                      return v;
                                  }());
     if (args.has("help")) {
         std::printf(
             "usage: reset chat [MODEL_DIR] [--policy P] [--max-tokens N] [--think-budget N] [--no-think] [--fold]\n"
             "                  [--colour-temperature] [--system TEXT] [--seed N] [--top-p P] [--top-k K]\n"
+            "                  [--presence-penalty X] [--frequency-penalty X]\n"
             "                  [--weights auto|bf16|nvfp4|w4a4] [--backend auto|cpu|cuda] [--context N]\n"
-            "With no MODEL_DIR: $RESET_MODEL, else models/default.  Reads a pipe too: one message per line.\n");
+            "With no MODEL_DIR: $RESET_MODEL, else models/default.  Reads a pipe too: one message per line.\n"
+            "--presence-penalty / --frequency-penalty (each in [-2, 2], 0 = off) lower the logits of the tokens\n"
+            "the answer has already produced; each answer counts its own tokens only.\n");
         return 0;
     }
     if (args.positional.size() > 1) usage_error("chat takes one model directory");

@@ -86,8 +86,9 @@ struct Session {
 
 // A policy from words: "greedy", "fixed T", "fixed:T", "reset", "entropy",
 // each optionally followed by key=value parameters (t=, top_p=, top_k=,
-// min_p=, seed=, t_high=, t_low=, tau0=, window=, preset=).  `words` are
-// whitespace- or colon-separated.  The preset string lives in `storage`.
+// min_p=, seed=, t_high=, t_low=, tau0=, window=, preset=, presence_penalty=,
+// frequency_penalty=).  `words` are whitespace- or colon-separated.  The
+// preset string lives in `storage`.
 struct PolicySpec {
     reset_policy_params params{};
     std::string preset;  // owns params.preset's text
@@ -112,15 +113,20 @@ struct PolicySpec {
     void point_preset() { params.preset = preset.empty() ? nullptr : preset.c_str(); }
 };
 PolicySpec parse_policy(const std::string &text);
-// Human-readable summary, e.g. "reset (T_high 1, T_low 0.6, tau0 1.2, w 32)".
+// Human-readable summary, e.g. "reset T_high=1 T_low=0.6 tau0=1.2 window=32 top_p=0.95 top_k=0 seed=0",
+// then " presence_penalty=X" / " frequency_penalty=X" for a penalty that is on.
 std::string describe_policy(const reset_policy_params &params);
-// Apply common command-line overrides (--seed, --top-p, --top-k) to a spec.
+// The options that change a policy's fields (chat, generate and eval take them all):
+// --seed --top-p --top-k --presence-penalty --frequency-penalty.
+extern const std::set<std::string> kSamplingValued;
+// Apply those command-line overrides to a spec.
 void apply_sampling_overrides(PolicySpec &spec, const Args &args);
+bool has_sampling_overrides(const Args &args);
 // `reset chat` and `reset generate`: --policy, or else the session's own
 // policy (the model's generation_config.json sampling, or greedy), with
-// --seed / --top-p / --top-k applied, set on the session; nothing when none
-// of these is given.  check_policy_args reports a mistake in them before a
-// model loads.
+// the kSamplingValued overrides applied, set on the session; nothing when
+// none of these is given.  check_policy_args reports a mistake in them
+// before a model loads.
 void check_policy_args(const Args &args);
 void set_policy_from_args(reset_session *session, const Args &args);
 

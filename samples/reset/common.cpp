@@ -270,16 +270,30 @@ PolicySpec parse_policy(const std::string &text) {
         else if (key == "tau0") p.tau0 = float(parse_double(value, key, 0, 100));
         else if (key == "window") p.window = int32_t(parse_int(value, key, 1, 1 << 20));
         else if (key == "preset") spec.preset = value;
+        else if (key == "presence_penalty") p.presence_penalty = float(parse_double(value, key, -2, 2));
+        else if (key == "frequency_penalty") p.frequency_penalty = float(parse_double(value, key, -2, 2));
         else usage_error("unknown policy parameter '" + key + "'");
     }
     spec.point_preset();
     return spec;
 }
 
+const std::set<std::string> kSamplingValued = {"seed", "top-p", "top-k", "presence-penalty", "frequency-penalty"};
+
 void apply_sampling_overrides(PolicySpec &spec, const Args &args) {
     if (args.has("seed")) spec.params.seed = uint64_t(args.get_int("seed", 0, 0, 0x7fffffffffffffffL));
     if (args.has("top-p")) spec.params.top_p = float(args.get_double("top-p", 1, 0, 1));
     if (args.has("top-k")) spec.params.top_k = int32_t(args.get_int("top-k", 0, 0, 1 << 30));
+    if (args.has("presence-penalty"))
+        spec.params.presence_penalty = float(args.get_double("presence-penalty", 0, -2, 2));
+    if (args.has("frequency-penalty"))
+        spec.params.frequency_penalty = float(args.get_double("frequency-penalty", 0, -2, 2));
+}
+
+bool has_sampling_overrides(const Args &args) {
+    for (const std::string &name : kSamplingValued)
+        if (args.has(name)) return true;
+    return false;
 }
 
 void check_policy_args(const Args &args) {
@@ -300,7 +314,7 @@ void check_policy_args(const Args &args) {
 }
 
 void set_policy_from_args(reset_session *session, const Args &args) {
-    if (!args.has("policy") && !args.has("seed") && !args.has("top-p") && !args.has("top-k")) return;
+    if (!args.has("policy") && !has_sampling_overrides(args)) return;
     PolicySpec spec;
     if (args.has("policy")) {
         spec = parse_policy(args.get("policy", ""));
@@ -333,7 +347,22 @@ void ReasoningTracker::see(std::string_view piece) {
     }
 }
 
-std::string describe_policy(const reset_policy_params &p) {
+// The penalties apply to every kind, greedy included; they are named only when
+// on, so the summary of a policy without them reads as it did before 0.2.
+static std::string describe_penalties(const reset_policy_params &p) {
+    std::string text;
+    for (const auto &[name, value] : {std::pair<const char *, float>{"presence_penalty", p.presence_penalty},
+                                      std::pair<const char *, float>{"frequency_penalty", p.frequency_penalty}}) {
+        if (value == 0.0f) continue;
+        char number[32];
+        std::snprintf(number, sizeof number, "%g", double(value));
+        text += std::string(" ") + name + "=" + number;
+    }
+    return text;
+}
+
+// The kind and its own parameters.
+static std::string describe_kind(const reset_policy_params &p) {
     char buffer[256];
     switch (p.kind) {
     case RESET_POLICY_GREEDY: return "greedy";
@@ -355,6 +384,8 @@ std::string describe_policy(const reset_policy_params &p) {
     }
     }
 }
+
+std::string describe_policy(const reset_policy_params &p) { return describe_kind(p) + describe_penalties(p); }
 
 // --- text ------------------------------------------------------------------
 

@@ -156,12 +156,14 @@ std::vector<int32_t> problem_prompt(const reset_tokenizer *tokenizer, const std:
 
 int cmd_eval(int argc, char **argv) {
     std::set<std::string> valued = kModelValued;
-    valued.insert({"policy", "samples", "max-tokens", "out", "limit", "seed", "top-p", "top-k", "think-budget"});
+    valued.insert(kSamplingValued.begin(), kSamplingValued.end());
+    valued.insert({"policy", "samples", "max-tokens", "out", "limit", "think-budget"});
     const Args args = parse_args(argc, argv, 2, {"help"}, valued);
     if (args.has("help") || args.positional.size() != 2) {
         std::printf(
             "usage: reset eval MODEL_DIR DATA.jsonl [--policy P]... [--samples N] [--max-tokens N] [--limit K]\n"
-            "                  [--out SAMPLES.jsonl] [--seed S] [--think-budget N] [--weights auto|bf16|nvfp4|w4a4]\n"
+            "                  [--out SAMPLES.jsonl] [--seed S] [--top-p P] [--top-k K] [--presence-penalty X]\n"
+            "                  [--frequency-penalty X] [--think-budget N] [--weights auto|bf16|nvfp4|w4a4]\n"
             "                  [--context N]\n"
             "DATA: one JSON object per line, {\"problem\",\"answer\"} or GSM8K's {\"question\",\"answer\": \"... #### N\"}.\n"
             "Each policy (default: fixed 0.6, top_p 0.95) draws N samples (default 1) per problem.  Up to 8\n"
@@ -170,7 +172,9 @@ int cmd_eval(int argc, char **argv) {
             "so no two problems share random numbers.  Accuracy is the mean over samples; the 95%% interval is\n"
             "over problems (normal approximation of the mean of per-problem accuracies; Wilson's interval for\n"
             "one problem).  --think-budget N: after N reasoning tokens a sample's reasoning is closed with\n"
-            "\"</think>\" appended as prompt text to that sample alone, and it goes on to its answer.\n");
+            "\"</think>\" appended as prompt text to that sample alone, and it goes on to its answer.\n"
+            "--top-p, --top-k, and --presence-penalty / --frequency-penalty (each in [-2, 2]) replace that field\n"
+            "of every policy; the penalties count each sample's own generated tokens.\n");
         return args.has("help") ? 0 : 2;
     }
     std::vector<PolicySpec> policies;

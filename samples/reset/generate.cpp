@@ -40,17 +40,19 @@ struct FileCloser {
 }  // namespace
 
 int cmd_generate(int argc, char **argv) {
-    const Args args = parse_args(argc, argv, 2, {"raw", "no-think", "help"},
-                                 with_model_options({"policy", "max-tokens", "jsonl", "seed", "top-p", "top-k",
-                                                     "system", "think-budget"}));
+    std::set<std::string> valued = with_model_options({"policy", "max-tokens", "jsonl", "system", "think-budget"});
+    valued.insert(kSamplingValued.begin(), kSamplingValued.end());
+    const Args args = parse_args(argc, argv, 2, {"raw", "no-think", "help"}, valued);
     if (args.has("help") || args.positional.empty()) {
         std::printf(
             "usage: reset generate MODEL_DIR [PROMPT...|-] [--policy P] [--max-tokens N] [--jsonl FILE|-]\n"
             "                      [--raw] [--no-think] [--system TEXT] [--seed N] [--top-p P] [--top-k K]\n"
-            "                      [--think-budget N]\n"
+            "                      [--presence-penalty X] [--frequency-penalty X] [--think-budget N]\n"
             "The prompt is chat-formatted (thinking on unless --no-think) unless --raw.  --jsonl writes one\n"
             "line of per-token signals per token (to stdout with '-', instead of the text).  --think-budget:\n"
-            "after N reasoning tokens, \"</think>\" is appended as prompt text (not a step of the trace).\n");
+            "after N reasoning tokens, \"</think>\" is appended as prompt text (not a step of the trace).\n"
+            "--presence-penalty / --frequency-penalty (each in [-2, 2], 0 = off) lower the logits of the tokens\n"
+            "already generated (not the prompt's): by X once a token has appeared / by X per appearance.\n");
         return args.has("help") ? 0 : 2;
     }
     const long max_tokens = args.get_int("max-tokens", 512, 1, 1L << 30);

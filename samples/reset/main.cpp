@@ -22,7 +22,8 @@ static const char kUsage[] =
     "\n"
     "Common options: --weights auto|bf16|nvfp4|w4a4  --lm-head auto|nvfp4  --backend auto|cpu|cuda  --threads N\n"
     "                --context N\n"
-    "Policies: greedy | fixed T | reset | entropy, then key=value (t_low= tau0= t_high= window= top_p= seed=)\n"
+    "Policies: greedy | fixed T | reset | entropy, then key=value (t_low= tau0= t_high= window= top_p= seed=\n"
+    "          presence_penalty= frequency_penalty=)\n"
     "Run `reset COMMAND --help` for a command's options.\n";
 
 int main(int argc, char **argv) {

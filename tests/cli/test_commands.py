@@ -106,6 +106,44 @@ rc, out, err = run("generate", CHAT, "What is 2+3?", "--max-tokens", "20", "--to
 rc2, out2, _ = run("generate", CHAT, "What is 2+3?", "--max-tokens", "20", "--policy", "greedy")
 check("generate --top-k 1 over the model's sampling is greedy", rc == 0 and out == out2, out + err + out2)
 
+# --- repetition penalties (0.2) ------------------------------------------------------
+# Greedy "Hi" on the chat fixture repeats " a" at every step.  A frequency penalty of 2 (flag or
+# policy key, the same field) must change the output, and where it first does, the token greedy
+# took must be one generated before (only those are penalized), chosen from the same raw logits
+# (the entropy the trace reports is the raw logits', so it is equal there).
+def trace_of(*extra):
+    rc, out, err = run("generate", CHAT, "Hi", "--max-tokens", "20", "--policy", *extra, "--jsonl", "-")
+    return rc, [json.loads(l) for l in out.splitlines()] if rc == 0 else [], err
+rc, plain, err = trace_of("greedy")
+rc2, flag, err2 = trace_of("greedy", "--frequency-penalty", "2")
+rc3, key, err3 = trace_of("greedy frequency_penalty=2")
+plain_ids, flag_ids = [r["token"] for r in plain], [r["token"] for r in flag]
+first = next((i for i, (a, b) in enumerate(zip(plain_ids, flag_ids)) if a != b), None)
+check("generate greedy on 'Hi' repeats a token (the penalty test below needs one)",
+      rc == 0 and len(plain_ids) == 20 and len(set(plain_ids)) < len(plain_ids), str(plain_ids) + err)
+check("generate --frequency-penalty 2 changes greedy output where a generated token would repeat",
+      rc2 == 0 and len(flag_ids) == 20 and first is not None and first >= 1 and plain_ids[first] in plain_ids[:first]
+      and plain[first]["entropy"] == flag[first]["entropy"], f"{plain_ids} {flag_ids} {err2}")
+check("--policy 'greedy frequency_penalty=2' is the same policy as --frequency-penalty 2",
+      rc3 == 0 and [r["token"] for r in key] == flag_ids, str(key) + err3)
+rc, out, err = run("chat", CHAT, "--presence-penalty", "1.5", "--frequency-penalty", "-0.5", stdin="/policy\n")
+check("chat --presence-penalty/--frequency-penalty change the model's sampling, and /policy shows them",
+      rc == 0 and "policy: fixed T=0.6 top_p=0.95 top_k=20 seed=0 presence_penalty=1.5 frequency_penalty=-0.5"
+      in out, out + err)
+# Each chat answer is a new generation: the penalties count that answer's tokens only.  Both runs
+# answer "Hi" alike unpenalized (" a" repeated), then one turns on a frequency penalty of 2 for
+# the second answer.  That answer's first token has nothing of its own generation to count, so it
+# must be the unpenalized run's; counting the first answer's tokens too would push " a" down by 32.
+second = "/max 1\nHi\n"
+rc, out, err = run("chat", CHAT, "--policy", "greedy", "--max-tokens", "16",
+                   stdin="Hi\n/policy greedy frequency_penalty=2\n" + second)
+rc2, out2, err2 = run("chat", CHAT, "--policy", "greedy", "--max-tokens", "16", stdin="Hi\n/policy greedy\n" + second)
+lines, lines2 = out.splitlines(), out2.splitlines()
+check("chat: two piped messages are answered, and a penalty counts only the current answer's tokens",
+      rc == rc2 == 0 and len(lines) == len(lines2) == 4 and "frequency_penalty=2" in lines[1]
+      and lines[0] == lines2[0] and lines[3] == lines2[3] and lines[3].strip() and lines[3].strip() in lines[0],
+      out + err + out2 + err2)
+
 # A preset named on the command line reaches the library intact (until session 27 its short
 # name was read from a destroyed temporary, so every preset was refused as "").
 rc, out, err = run("generate", CHAT, "hi", "--max-tokens", "2", "--policy", "reset preset=Qwen3-8B", "--jsonl", "-")
@@ -196,6 +234,13 @@ check_error("ReSET without tau0 on an unrecognised model", ["generate", CHAT, "h
 check_error("bad policy parameter", ["chat", CHAT, "--policy", "fixed 0.7 top_p=2"], 2, "top_p")
 check_error("--top-p out of range without --policy (was ignored)", ["chat", CHAT, "--top-p", "2"], 2,
             "--top-p must be a number in [0, 1]")
+check_error("a policy key presence_penalty outside [-2, 2]",
+            ["generate", CHAT, "hi", "--policy", "greedy presence_penalty=3"], 2,
+            "presence_penalty must be a number in [-2, 2], not '3'")
+check_error("--frequency-penalty outside [-2, 2]", ["chat", CHAT, "--frequency-penalty", "-2.5"], 2,
+            "--frequency-penalty must be a number in [-2, 2], not '-2.5'")
+check_error("--presence-penalty outside [-2, 2] (eval)", ["eval", CHAT, "none.jsonl", "--presence-penalty", "9"], 2,
+            "--presence-penalty must be a number in [-2, 2], not '9'")
 check_error("--think-budget below 0", ["chat", CHAT, "--think-budget", "-1"], 2, "--think-budget must be an integer")
 check_error("--top-p 0, refused by the library's own check before the model loads (was: after)",
             ["chat", CHAT, "--top-p", "0"], 2, "top_p is 0")
@@ -271,7 +316,8 @@ rc, out, err = run("bench", "decode", CHAT, "--tokens", "4", "--prompt-tokens", 
 record = json.loads(out) if rc == 0 and out.strip().startswith("{") else {}
 check("bench decode --json records the settings and the speed",
       record.get("sequences") == 3 and record.get("policy") == "fixed 0.7" and record.get("tokens_per_s", 0) > 0
-      and record.get("backend") == "cpu", out + err)
+      and record.get("backend") == "cpu" and record.get("presence_penalty") == 0
+      and record.get("frequency_penalty") == 0, out + err)
 check_error("bench decode with a bad --kv-cache", ["bench", "decode", CHAT, "--kv-cache", "fp4"], 2, "--kv-cache")
 
 print(f"{len(failures)} failure(s)" if failures else "all passed")

@@ -114,7 +114,14 @@ reset_policy_params read_policy(Bytes &in) {
     p.window = in.integer();
     const uint8_t preset = in.u8() % 4;
     p.preset = preset == 1 ? "Qwen3-8B" : preset == 2 ? "nope" : nullptr;
-    p.reset_state = in.u8() % 2;
+    const uint8_t flags = in.u8();
+    p.reset_state = flags % 2;
+    // The penalties (0.2) only where bit 1 asks for them, so an input of the
+    // corpus grown before them reads its other bytes as it did, mostly.
+    if (flags & 2) {
+        p.presence_penalty = in.number() * 1.5f;
+        p.frequency_penalty = in.number() * 1.5f;
+    }
     return p;
 }
 

@@ -357,10 +357,13 @@ def run(steps):
     return bytes([8, steps - 1])
 
 
-def session_policy(kind, temperature=0.0, seed=5, t_low=0.25, tau0=0.5, window=8):
+def session_policy(kind, temperature=0.0, seed=5, t_low=0.25, tau0=0.5, window=8, penalties=None):
+    """penalties: (presence, frequency), read by fuzz_session where the reset_state byte has bit 1 set."""
     kinds = {"greedy": 0, "fixed": 1, "reset": 2, "entropy": 3, "none": 4}
+    tail = bytes([0, 1]) if penalties is None else (bytes([0, 3]) + number(penalties[0] / 1.5) +
+                                                     number(penalties[1] / 1.5))
     return (bytes([3, kinds[kind], int(temperature * 8)]) + integer(0) + number(1.0) + number(0.0) +
-            struct.pack("<Q", seed) + number(1.0) + number(t_low) + number(tau0 / 4) + integer(window) + bytes([0, 1]))
+            struct.pack("<Q", seed) + number(1.0) + number(t_low) + number(tau0 / 4) + integer(window) + tail)
 
 
 def session_seeds():
@@ -383,6 +386,13 @@ def session_seeds():
         1, 4]) + bytes([4, 10, 0, 4, 1, 1, 4, 1, 2, 4, 1, 3]) + step(1) + step(0, 7) + session_policy("reset") +
         session_policy("none") + session_policy("entropy", temperature=2.0) + step(2) * 3,
         "bad_options": session_header("bf16", 9, 16),
+        # Penalties on, off (counting goes on) and on again, across parallel sequences, a sequence prefill, a
+        # cancelled step and a reset; then out of range (refused, the twin keeps the old policy).
+        "penalties": session_header("w4a16", 3, 0) + session_policy("fixed", 1.0, penalties=(1.5, 0.75)) +
+        prefill([10, 20, 30]) + step(3) * 12 + session_policy("greedy", penalties=(0.0, 0.0)) + step(3) * 4 +
+        session_policy("greedy", penalties=(1.5, 1.0)) + step(3) * 8 + prefill_sequence(1, [40]) + run(32) +
+        bytes([6]) + step(3) + bytes([5]) + prefill([50, 60]) + session_policy("fixed", 2.0, penalties=(2.5, 0.0)) +
+        step(3) * 4,
     }
 
 

@@ -749,6 +749,105 @@ void test_sequence_prefill(const std::string &dir) {
     reset_session_free(b);
 }
 
+// Presence and frequency penalties: the token counts live on the device (the sampler adds what it
+// accepts) and are uploaded again when the host's generation changes another way.  A CUDA session
+// of 3 sequences is checked against standalone policies (the CPU sampler) fed that session's own
+// logits, through: a cancelled step (rolled back), a new generation (reset_state), the penalties
+// off for a while (counting goes on) and on again, a sequence prefill, and a session reset.  Same
+// logits on both sides, so every token must agree, bar a draw within 3 ulp of a slot edge
+// (expf on the device), which on these 3 x 60 draws would be a one-in-a-million event.
+void test_penalties(const std::string &dir) {
+    constexpr int kSequences = 3, kSteps = 60;
+    const EnginePair models(dir, RESET_WEIGHTS_NVFP4_W4A16);
+    const int vocab = models.info.vocab_size;
+    reset_session *s = session(models.gpu, kSequences, 512);
+    reset_policy_params p;
+    reset_policy_params_init(&p);
+    p.kind = RESET_POLICY_FIXED;
+    p.temperature = 0.8f;
+    p.top_p = 0.95f;
+    p.seed = 77;
+    p.presence_penalty = 1.5f;
+    p.frequency_penalty = 0.5f;
+    ok(reset_set_policy(s, &p), "reset_set_policy");
+    std::vector<reset_policy *> reference(kSequences);
+    for (int k = 0; k < kSequences; ++k) {
+        reset_policy_options o;
+        reset_policy_options_init(&o);
+        o.sequence = k;
+        ok(reset_policy_create(&p, &o, &reference[size_t(k)]), "reset_policy_create");
+    }
+    const std::vector<int32_t> ids = prompt(vocab, 29, 61u), more = prompt(vocab, 4, 67u);
+    ok(reset_prefill(s, ids.data(), ids.size()), "prefill");
+    std::vector<bool> ended(kSequences, false);
+    int compared = 0, differ = 0;
+    auto apply_everywhere = [&](const reset_policy_params &q) {
+        ok(reset_set_policy(s, &q), "reset_set_policy");
+        for (reset_policy *r : reference) ok(reset_policy_set_params(r, &q), "reset_policy_set_params");
+    };
+    for (int step = 0; step < kSteps; ++step) {
+        if (step == 10) {  // rolled back before the device runs: nothing to upload, nothing counted
+            ok(reset_session_cancel(s), "cancel");
+            std::vector<reset_step> st(kSequences);
+            reset_step_init(st.data(), st.size());
+            EXPECT(reset_decode_step(s, st.data(), st.size(), nullptr) == RESET_ERR_CANCELLED, "%s: cancel",
+                   dir.c_str());
+        }
+        if (step == 20) {  // a new generation: the host's counts restart and go up to the device
+            reset_policy_params q = p;
+            q.reset_state = 1;
+            apply_everywhere(q);
+        }
+        if (step == 28) {  // off: the device counts on without lowering anything
+            reset_policy_params q = p;
+            q.presence_penalty = q.frequency_penalty = 0.0f;
+            apply_everywhere(q);
+        }
+        if (step == 34) apply_everywhere(p);  // on again, over every token since step 20
+        if (step == 40 && !ended[1]) ok(reset_prefill_sequence(s, 1, more.data(), more.size()), "sequence prefill");
+        if (step == 48) {  // a reset: a new generation on the host, uploaded as zeros
+            ok(reset_session_reset(s), "reset");
+            for (reset_policy *r : reference) ok(reset_policy_reset(r), "reset_policy_reset");
+            ok(reset_prefill(s, ids.data(), ids.size()), "prefill after the reset");
+            std::fill(ended.begin(), ended.end(), false);
+        }
+        std::vector<int32_t> want(kSequences, -1);
+        for (int k = 0; k < kSequences; ++k) {
+            if (ended[size_t(k)]) continue;
+            const std::vector<float> z = logits(s, k, vocab);
+            ok(reset_policy_sample(reference[size_t(k)], z.data(), z.size(), &want[size_t(k)], nullptr),
+               "reset_policy_sample");
+        }
+        std::vector<reset_step> st(kSequences);
+        reset_step_init(st.data(), st.size());
+        const reset_status status = reset_decode_step(s, st.data(), st.size(), nullptr);
+        if (status == RESET_ERR_STATE) break;  // every sequence ended
+        ok(status, "reset_decode_step");
+        for (int k = 0; k < kSequences; ++k) {
+            if (ended[size_t(k)]) continue;
+            ++compared;
+            if (st[size_t(k)].token != want[size_t(k)]) {
+                ++differ;
+                std::printf("  penalties step %d sequence %d: token %d, the CPU sampler's %d\n", step, k,
+                            st[size_t(k)].token, want[size_t(k)]);
+            }
+            ok(reset_policy_accept(reference[size_t(k)], st[size_t(k)].token), "reset_policy_accept");
+            ended[size_t(k)] = st[size_t(k)].end_of_generation != 0;
+        }
+    }
+    reset_policy_params back;
+    reset_policy_params_init(&back);
+    ok(reset_session_get_policy(s, &back), "reset_session_get_policy");
+    EXPECT(back.presence_penalty == 1.5f && back.frequency_penalty == 0.5f, "%s: get_policy lost the penalties",
+           dir.c_str());
+    EXPECT(differ == 0, "%s penalties: %d of %d tokens differ from the CPU sampler's", dir.c_str(), differ, compared);
+    EXPECT(compared >= kSequences * 8, "%s penalties: only %d tokens compared", dir.c_str(), compared);
+    std::printf("%-40s w4a16  penalties: %d tokens compared with the CPU sampler on the session's logits, %d "
+                "differ\n", dir.c_str(), compared, differ);
+    for (reset_policy *r : reference) reset_policy_free(r);
+    reset_session_free(s);
+}
+
 void test_nvfp4_lm_head(const std::string &dir) {
     const char *names[] = {"", "bf16", "w4a16", "w4a4"};
     for (reset_weights w : {RESET_WEIGHTS_NVFP4_W4A16, RESET_WEIGHTS_NVFP4_W4A4}) {
@@ -808,6 +907,7 @@ int main(int argc, char **argv) {
         test_cancelled_prefill(argv[i]);
         test_second_turn(argv[i]);
         test_sequence_prefill(argv[i]);
+        test_penalties(argv[i]);
     }
     std::printf("test_cuda_engine: %d explained near-tie tokens; %d W4A4 code flips in %d W4A4 runs\n",
                 g_near_ties, g_flips, g_w4a4_runs);

@@ -31,6 +31,7 @@
 #include "gpu_test_util.h"
 #include "kernels/sampling.h"
 #include "reset.h"
+#include "rules/penalty.h"
 #include "rules/philox.h"
 #include "rules/top_p.h"
 #include "sampling/entropy.h"
@@ -496,6 +497,8 @@ struct Case {
     std::vector<reset::Policy> policies;  // one per sequence (batch = size)
     bool census = false;  // count each top-p row's cut-bin members (cut_bin_members)
     bool force_second_draw = false;  // rotate top-p rows so the first draw is rejected (rotate_to_second_draw)
+    bool counts = false;    // pass SamplingArgs::counts (the penalties' token counts, zeroed at the start)
+    bool same_row = false;  // every step samples step 0's rows again, so tokens repeat and penalties bite
 };
 
 // Runs one case: the device sampler and one SequenceSampler per sequence
@@ -529,7 +532,9 @@ void run_case(const Case &c) {
     DeviceBuffer d_logits(size_t(batch) * size_t(V) * 4), d_policies(dev_policies.size() * sizeof(dev_policies[0])),
         d_states(dev_states.size() * sizeof(dev_states[0])), d_rings(size_t(batch) * kRingCapacity * 4),
         d_flags(static_cast<size_t>(V)), d_workspace(reset::sampling_workspace_bytes(batch, V)), d_tokens(size_t(batch) * 4),
-        d_signals(size_t(batch) * sizeof(reset::SamplingSignalsDevice)), d_active(size_t(batch) * 4);
+        d_signals(size_t(batch) * sizeof(reset::SamplingSignalsDevice)), d_active(size_t(batch) * 4),
+        d_counts(c.counts ? size_t(batch) * size_t(V) * 4 : 4);
+    if (c.counts) d_counts.upload(std::vector<int32_t>(size_t(batch) * size_t(V), 0));
     d_policies.upload(dev_policies);
     d_states.upload(dev_states);
     d_rings.poison();  // the window ring is only ever read where it was written
@@ -550,6 +555,7 @@ void run_case(const Case &c) {
     args.signals = d_signals.as<reset::SamplingSignalsDevice>();
     args.team = c.team;
     args.force_global_memory = c.force_global;
+    if (c.counts) args.counts = d_counts.as<int32_t>();
     std::vector<int32_t> active(static_cast<size_t>(batch), 1);
     if (c.mask) {
         d_active.upload(active);
@@ -576,6 +582,7 @@ void run_case(const Case &c) {
     for (int step = 0; step < c.steps; ++step) {
         for (int b = 0; b < batch; ++b) {
             float *row = &logits[size_t(b) * size_t(V)];
+            if (c.same_row && step > 0) continue;
             fill_shaped(row, V, c.shape, delims, c.push_delimiters);
             if (c.force_second_draw && seeded[size_t(b)].top_p < 1.0f) {
                 reset::SequenceSampler probe = cpu[size_t(b)];  // the temperature this token will get
@@ -638,6 +645,18 @@ void run_case(const Case &c) {
             reset::SamplerSignals ref;
             const int64_t accepted_before = cpu[size_t(b)].accepted();
             const int32_t want = cpu[size_t(b)].sample(row, V, static_cast<int32_t>(sequence_ids[size_t(b)]), &ref);
+            // The near-tie replays below draw from the row the samplers drew from: with penalties, the lowered one.
+            std::vector<float> lowered;
+            if (seeded[size_t(b)].penalized()) {
+                std::vector<int32_t> counts(static_cast<size_t>(V), 0);
+                cpu[size_t(b)].add_generation_counts(counts.data(), V);
+                lowered.assign(row, row + V);
+                for (int32_t i = 0; i < V; ++i)
+                    lowered[size_t(i)] = reset::rule::penalized_logit(row[i], counts[size_t(i)],
+                                                                      seeded[size_t(b)].presence_penalty,
+                                                                      seeded[size_t(b)].frequency_penalty);
+                row = lowered.data();
+            }
             const bool second_draw = second_draw_taken(row, V, seeded[size_t(b)], ref.temperature,
                                                        sequence_ids[size_t(b)], accepted_before);
             g_second_draws += second_draw ? 1 : 0;
@@ -712,6 +731,16 @@ void run_case(const Case &c) {
         if (g_failures > case_failures_before + 20) {
             std::printf("  (stopping %s after 20 failures)\n", c.name.c_str());
             break;
+        }
+    }
+    if (c.counts) {
+        // The device's counts are the CPU samplers' generations (the device counts what it accepts).
+        const auto counts = d_counts.download<int32_t>(size_t(batch) * size_t(V));
+        for (int b = 0; b < batch; ++b) {
+            std::vector<int32_t> want(static_cast<size_t>(V), 0);
+            cpu[size_t(b)].add_generation_counts(want.data(), V);
+            EXPECT(std::equal(want.begin(), want.end(), counts.begin() + long(b) * V),
+                   "%s seq %d: the device's token counts differ from the CPU sampler's generation", c.name.c_str(), b);
         }
     }
     g_near_ties += near_ties;
@@ -1019,11 +1048,70 @@ void test_reset_runs() {
     }
 }
 
+// Penalties (rules/penalty.h): the same rows again every step, so tokens
+// repeat and the counts the device keeps decide the draws; in every team
+// layout, through a graph, with a mask, and mixed with unpenalized
+// sequences.  (A penalized policy without counts: test_errors.)
+void test_penalties() {
+    std::printf("== presence / frequency penalties (counts on the device)\n");
+    auto with = [](reset::Policy p, float presence, float frequency) {
+        p.presence_penalty = presence;
+        p.frequency_penalty = frequency;
+        return p;
+    };
+    reset::Policy greedy;
+    greedy.kind = RESET_POLICY_GREEDY;
+    const float tau0 = 0.6f * std::log(151936.0f);
+    const std::vector<reset::Policy> policies = {
+        with(greedy, 1.5f, 0.0f),              // walks down the ranking, one new token a step
+        with(fixed(0.8f), 0.0f, 0.7f),
+        with(fixed(1.0f, 0, 0.95f), 1.0f, 0.3f),
+        with(fixed(0.6f, 20), 0.0f, 2.0f),
+        with(fixed(0.7f, 0, 1.0f, 0.05f), 2.0f, 0.0f),
+        with(fixed(1.0f), -1.0f, -0.5f),       // negative: repeats favoured
+        with(reset_policy(RESET_POLICY_RESET, 0.1f, tau0, 8, 0, 0.95f, 0.0f), 1.5f, 0.25f),
+        fixed(0.9f),                           // unpenalized beside them: counted, not lowered
+    };
+    struct Layout {
+        int team;
+        bool force_global, graph, mask;
+        RowShape shape;
+    };
+    const Layout layouts[] = {{0, false, true, false, kRowCoarse}, {0, false, false, true, kRowRandom},
+                              {1, false, false, false, kRowCoarse}, {8, true, false, false, kRowRandom},
+                              {8, true, true, false, kRowCoarse}};
+    for (const Layout &l : layouts) {
+        Case c;
+        c.name = "penalties";
+        c.vocab = 151936;
+        c.team = l.team;
+        c.force_global = l.force_global;
+        c.use_graph = l.graph;
+        c.mask = l.mask;
+        c.shape = l.shape;
+        c.counts = true;
+        c.same_row = true;
+        c.steps = g_quick ? 6 : 40;
+        c.policies = policies;
+        run_case(c);
+    }
+    for (int32_t V : {7, 1000}) {  // small vocabularies: every token soon penalized, several times
+        Case c;
+        c.name = "penalties, small vocab";
+        c.vocab = V;
+        c.counts = true;
+        c.same_row = true;
+        c.steps = g_quick ? 6 : 30;
+        c.policies.assign(policies.begin(), policies.begin() + 5);
+        run_case(c);
+    }
+}
+
 // Bad logits and a bad device policy: statuses, token -1, state untouched;
 // the CPU sampler throws on the same logits.
 void test_errors() {
     std::printf("== error statuses\n");
-    const int batch = 5;
+    const int batch = 6;
     const int32_t V = 151936;
     std::vector<float> logits(size_t(batch) * V);
     for (auto &z : logits) z = normal(2.0f);
@@ -1032,6 +1120,7 @@ void test_errors() {
     for (int32_t i = 0; i < V; ++i) logits[size_t(2) * V + size_t(i)] = -INFINITY;
     std::vector<reset::SamplingPolicyDevice> pol(batch, reset::sampling_policy_device(reset_policy(RESET_POLICY_RESET, 0.1f, 5.0f, 32, 20, 0.95f, 0.0f)));
     pol[3].window = kRingCapacity + 1;  // larger than the ring
+    pol[5].presence_penalty = 0.5f;      // a penalty, and no counts (SamplingArgs::counts is null here)
     std::vector<reset::SamplingSequenceState> st(batch);
     for (auto &s : st) {
         reset::rule::clear_state(s.step);
@@ -1065,8 +1154,8 @@ void test_errors() {
     const auto tok = d_tok.download<int32_t>(batch);
     const auto sig = d_sig.download<reset::SamplingSignalsDevice>(batch);
     const auto after = d_st.download<reset::SamplingSequenceState>(batch);
-    const int32_t want[batch] = {reset::kSamplingBadLogit, reset::kSamplingBadLogit, reset::kSamplingAllMasked,
-                                 reset::kSamplingBadPolicy, reset::kSamplingOk};
+    const int32_t want[batch] = {reset::kSamplingBadLogit,  reset::kSamplingBadLogit, reset::kSamplingAllMasked,
+                                 reset::kSamplingBadPolicy, reset::kSamplingOk,       reset::kSamplingBadPolicy};
     for (int b = 0; b < batch; ++b) {
         EXPECT(sig[size_t(b)].status == want[b], "errors: sequence %d status %d, expected %d", b, sig[size_t(b)].status,
                want[b]);
@@ -1126,6 +1215,12 @@ void test_timing() {
          reset_policy(RESET_POLICY_RESET, 0.6f, 1.2f, 32, 0, 0.95f, 0.0f)},
         {"FIXED 0.6 + top-p 0.95", fixed(0.6f, 0, 0.95f)},
         {"FIXED 0.6 + top-k 20 + top-p 0.95 + min-p 0.05", fixed(0.6f, 20, 0.95f, 0.05f)},
+        {"ReSET + top-p 0.95 + presence 1.5, frequency 0.5", [] {
+             reset::Policy p = reset_policy(RESET_POLICY_RESET, 0.1f, 0.5505f, 32, 0, 0.95f, 0.0f);
+             p.presence_penalty = 1.5f;
+             p.frequency_penalty = 0.5f;
+             return p;
+         }()},
     };
     // Shapes: 0 peaked; 1 flat, sigma 0.5; 2 flat, sigma 0.75 (the random-weight Qwen3-8B
     // checkpoint's logits: a normed hidden state times lm_head weights of magnitude 2^-7..2^-6
@@ -1168,8 +1263,13 @@ void test_timing() {
             DeviceBuffer d_logits(logits.size() * 4), d_pol(size_t(batch) * sizeof(reset::SamplingPolicyDevice)),
                 d_st(size_t(batch) * sizeof(reset::SamplingSequenceState)), d_rings(size_t(batch) * kRingCapacity * 4),
                 d_ws(reset::sampling_workspace_bytes(batch, V)), d_tok(size_t(batch) * 4),
-                d_sig(size_t(batch) * sizeof(reset::SamplingSignalsDevice));
+                d_sig(size_t(batch) * sizeof(reset::SamplingSignalsDevice)),
+                d_counts(size_t(batch) * V * 4);
             d_logits.upload(logits);
+            // Counts as after a 2,000-token generation: the penalized policy reads them all the same.
+            std::vector<int32_t> counts(size_t(batch) * V, 0);
+            for (int i = 0; i < 2000 * batch; ++i) counts[size_t(g_rng() % (uint64_t(batch) * V))] += 1;
+            d_counts.upload(counts);
             for (const Policy &pp : policies) {
                 std::vector<reset::SamplingPolicyDevice> pol(size_t(batch), reset::sampling_policy_device(pp.p));
                 std::vector<reset::SamplingSequenceState> st(static_cast<size_t>(batch));
@@ -1188,6 +1288,7 @@ void test_timing() {
                 a.workspace = d_ws.as<float>();
                 a.tokens = d_tok.as<int32_t>();
                 a.signals = d_sig.as<reset::SamplingSignalsDevice>();
+                a.counts = d_counts.as<int32_t>();  // as the engine passes them, whatever the policy
                 cudaStream_t stream;
                 CUDA_OK(cudaStreamCreate(&stream));
                 // In a graph, as the decode step will run it.
@@ -1265,6 +1366,7 @@ int main(int argc, char **argv) {
             test_wide_cut_bin();
             test_active_mask();
             test_reset_runs();
+            test_penalties();
         }
         if (!g_quick) test_timing();
     } catch (const reset::Error &e) {

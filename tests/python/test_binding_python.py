@@ -104,9 +104,25 @@ def test_missing_model_is_status_io():
 
 
 def test_a_library_of_another_abi_major_is_refused_clearly():
-    _lib.check_abi(_lib.ABI_MAJOR * 10000 + 99)
+    _lib.check_abi(_lib.ABI_MAJOR * 10000 + _lib.ABI_MINOR * 100 + 99)
     with pytest.raises(ImportError, match="has ABI major 7, but these bindings need 0"):
         _lib.check_abi(70102)
+
+
+def test_a_library_older_than_the_bindings_minor_is_refused_clearly():
+    # A pure function of the version number: reloading the module against an old library is not needed.
+    assert (_lib.ABI_MAJOR, _lib.ABI_MINOR) == (0, 2)
+    _lib.check_abi(_lib.lib.reset_version())
+    for newer_or_same in (200, 201, 299, 300, 9900):
+        _lib.check_abi(newer_or_same)
+    with pytest.raises(ImportError) as error:
+        _lib.check_abi(100)
+    assert str(error.value) == ("libreset 0.1.0 is older than these bindings need (0.2 or newer): "
+                                "it lacks functions or fields they use")
+    with pytest.raises(ImportError, match="libreset 0.0.7 is older"):
+        _lib.check_abi(7)
+    with pytest.raises(ImportError, match="has ABI major 1"):  # the major is judged first
+        _lib.check_abi(10100)
 
 
 def test_cancel_from_another_thread_stops_decoding():
@@ -215,6 +231,89 @@ def test_policy_accept_outside_int32_is_out_of_range():
             policy.accept(2**32 + 1)
         assert error.value.name == "RESET_ERR_OUT_OF_RANGE"
         policy.accept(1)
+
+
+# --- repetition penalties (0.2) --------------------------------------------------------------------
+
+def test_penalties_round_trip_through_the_session_policy():
+    with reset.Model(MODEL, weights="bf16", backend="cpu") as model, model.session(max_context=16) as session:
+        assert session.policy()["presence_penalty"] == 0.0 and session.policy()["frequency_penalty"] == 0.0
+        session.set_policy(kind="fixed", temperature=0.7, top_k=5, presence_penalty=1.5, frequency_penalty=0.5)
+        policy = session.policy()
+        assert (policy["presence_penalty"], policy["frequency_penalty"]) == (1.5, 0.5)  # exact in float32
+        assert policy["kind"] == "fixed" and policy["top_k"] == 5
+        session.set_policy(**policy)
+        assert session.policy() == policy
+        # The ends of the range are inside it.
+        session.set_policy(presence_penalty=-2.0, frequency_penalty=2.0)
+        assert (session.policy()["presence_penalty"], session.policy()["frequency_penalty"]) == (-2.0, 2.0)
+
+
+def test_penalties_outside_their_range_are_invalid_arguments_naming_the_field():
+    def invalid(call, field):
+        with pytest.raises(reset.ResetError) as error:
+            call()
+        assert error.value.name == "RESET_ERR_INVALID_ARGUMENT", error.value
+        assert field in error.value.message, error.value
+
+    with reset.Model(MODEL, weights="bf16", backend="cpu") as model, model.session(max_context=16) as session:
+        session.set_policy(presence_penalty=1.5, frequency_penalty=0.5)
+        before = session.policy()
+        invalid(lambda: session.set_policy(presence_penalty=2.5), "presence_penalty")
+        invalid(lambda: session.set_policy(frequency_penalty=2.5), "frequency_penalty")
+        invalid(lambda: session.set_policy(frequency_penalty=-2.5), "frequency_penalty")
+        invalid(lambda: session.set_policy(presence_penalty=float("nan")), "presence_penalty")
+        assert session.policy() == before  # a refused policy changes nothing
+    invalid(lambda: reset.Policy(t_low=0.3, tau0=0.6, presence_penalty=2.5), "presence_penalty")
+    with reset.Policy(t_low=0.3, tau0=0.6, presence_penalty=1.5, frequency_penalty=0.5) as policy:
+        invalid(lambda: policy.set_params(t_low=0.3, tau0=0.6, frequency_penalty=2.5), "frequency_penalty")
+
+
+def test_a_standalone_policy_draws_with_the_penalties_of_the_tokens_it_accepted():
+    # Greedy: the argmax of z - frequency_penalty * c - presence_penalty (c > 0), c counted from accept().
+    logits = [0.0, 1.0, 0.5]
+    with reset.Policy(kind="greedy", t_low=0.3, tau0=0.6, frequency_penalty=0.3) as policy:
+        assert policy.sample(logits)[0] == 1
+        policy.accept(1)
+        assert policy.sample(logits)[0] == 1  # 1 - 0.3 = 0.7 still leads
+        policy.accept(1)
+        token, decision = policy.sample(logits)
+        assert token == 2  # 1 - 0.6 = 0.4 < 0.5
+        assert decision.entropy == policy.decide(logits).entropy  # the decision sees the raw logits
+        policy.set_params("greedy", t_low=0.3, tau0=0.6, presence_penalty=0.55)
+        assert policy.sample(logits)[0] == 2  # the counts were kept: 1 - 0.55 = 0.45 < 0.5
+        policy.reset()
+        assert policy.sample(logits)[0] == 1  # a new generation counts afresh
+
+
+def test_greedy_decoding_lowers_each_generated_tokens_logit_by_its_penalties():
+    # Every step's token is the argmax of the raw logits (session.logits(), read before the step) less the
+    # penalties of the tokens generated so far; prompt tokens are not counted.
+    frequency, presence, n = 2.0, 0.25, 20
+    with reset.Model(MODEL, weights="bf16", backend="cpu") as model, model.session(max_context=128) as session:
+        prompt = fixture_i32("input_ids")
+        plain = greedy(model, prompt, n)
+        session.set_policy(kind="greedy", frequency_penalty=frequency, presence_penalty=presence)
+        session.prefill(prompt)
+        counts = np.zeros(session.vocab_size, dtype=np.float32)
+        tokens = []
+        for _ in range(n):
+            logits = session.logits()
+            penalised = (logits - np.float32(frequency) * counts) - np.where(counts > 0, np.float32(presence),
+                                                                            np.float32(0))
+            step = session.step()
+            if step.token < 0:
+                break
+            top2 = np.sort(penalised)[-2:]
+            if top2[1] - top2[0] > 1e-4:  # a near-tie may round either way
+                assert step.token == int(np.argmax(penalised)), (len(tokens), tokens)
+            counts[step.token] += 1
+            tokens.append(step.token)
+            if step.end:
+                break
+        assert len(tokens) == len(plain)
+        assert tokens != plain, "the penalties changed nothing: the fixture no longer repeats a token"
+        assert max(np.bincount(tokens)) < max(np.bincount(plain))
 
 
 # --- paths and C strings --------------------------------------------------------------------------

@@ -31,7 +31,7 @@ class PolicyParams(ctypes.Structure):
         ("top_k", ctypes.c_int32), ("top_p", ctypes.c_float), ("min_p", ctypes.c_float),
         ("seed", ctypes.c_uint64), ("t_high", ctypes.c_float), ("t_low", ctypes.c_float),
         ("tau0", ctypes.c_float), ("window", ctypes.c_int32), ("preset", ctypes.c_char_p),
-        ("reset_state", ctypes.c_int32),
+        ("reset_state", ctypes.c_int32), ("presence_penalty", ctypes.c_float), ("frequency_penalty", ctypes.c_float),
     ]
 
 

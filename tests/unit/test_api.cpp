@@ -233,6 +233,92 @@ TEST_CASE("reset_prefill_sequence continues one sequence and leaves the others a
     CHECK(reset_session_length(s.session, 2) == 7);
 }
 
+TEST_CASE("penalties: a session draws what standalone policies fed its raw logits draw, across rollbacks") {
+    TinyShape shape;
+    ModelGuard m{load(write_tiny_model(shape, 5, "penalties"))};
+    SessionGuard s{session_on(m.model, 2)};
+    reset_policy_params p;
+    reset_policy_params_init(&p);
+    p.kind = RESET_POLICY_FIXED;
+    p.temperature = 0.7f;
+    p.seed = 21;
+    p.presence_penalty = 1.5f;
+    p.frequency_penalty = 0.5f;
+    REQUIRE(reset_set_policy(s.session, &p) == RESET_OK);
+    reset_policy *reference[2] = {nullptr, nullptr};
+    for (int32_t k = 0; k < 2; ++k) {
+        reset_policy_options o;
+        reset_policy_options_init(&o);
+        o.sequence = k;
+        REQUIRE(reset_policy_create(&p, &o, &reference[k]) == RESET_OK);
+    }
+    const int32_t prompt[] = {7, 8, 9, 10};
+    REQUIRE(reset_prefill(s.session, prompt, 4) == RESET_OK);
+    std::vector<int32_t> generated;
+    for (int i = 0; i < 40; ++i) {
+        if (i == 10) {  // a pending cancel fails the next step, which must leave the counts as they were
+            REQUIRE(reset_session_cancel(s.session) == RESET_OK);
+            reset_step steps[2];
+            reset_step_init(steps, 2);
+            REQUIRE(reset_decode_step(s.session, steps, 2, nullptr) == RESET_ERR_CANCELLED);
+        }
+        if (i == 25) {  // a new generation: the session's counts and the references' restart
+            p.reset_state = 1;
+            REQUIRE(reset_set_policy(s.session, &p) == RESET_OK);
+            for (reset_policy *r : reference) REQUIRE(reset_policy_set_params(r, &p) == RESET_OK);
+            p.reset_state = 0;
+        }
+        int32_t expected[2];
+        for (int32_t k = 0; k < 2; ++k) {
+            const std::vector<float> z = logits_of(s.session, k);
+            REQUIRE(reset_policy_sample(reference[k], z.data(), z.size(), &expected[k], nullptr) == RESET_OK);
+        }
+        reset_step steps[2];
+        reset_step_init(steps, 2);
+        REQUIRE(reset_decode_step(s.session, steps, 2, nullptr) == RESET_OK);
+        for (int32_t k = 0; k < 2; ++k) {
+            REQUIRE_FALSE(steps[k].end_of_generation);  // (model seed 5 ends neither within 40 steps)
+            INFO("step ", i, " sequence ", k);
+            CHECK(steps[k].token == expected[k]);
+            REQUIRE(reset_policy_accept(reference[k], steps[k].token) == RESET_OK);
+        }
+        generated.push_back(steps[0].token);
+    }
+    for (reset_policy *r : reference) reset_policy_free(r);
+    // The penalties act: under a strong frequency penalty no token of 40 takes more than a few turns, while
+    // greedy without one settles into a loop on this model.
+    std::vector<int> count(64, 0);
+    for (int32_t t : generated) ++count[size_t(t)];
+    CHECK(*std::max_element(count.begin(), count.end()) <= 8);
+    reset_policy_params greedy;
+    reset_policy_params_init(&greedy);
+    greedy.reset_state = 1;
+    REQUIRE(reset_set_policy(s.session, &greedy) == RESET_OK);
+    REQUIRE(reset_session_reset(s.session) == RESET_OK);
+    REQUIRE(reset_prefill(s.session, prompt, 4) == RESET_OK);
+    std::vector<int32_t> plain = greedy_tokens(s.session, 2, 30);
+    greedy.frequency_penalty = 2.0f;
+    REQUIRE(reset_set_policy(s.session, &greedy) == RESET_OK);
+    REQUIRE(reset_session_reset(s.session) == RESET_OK);
+    REQUIRE(reset_prefill(s.session, prompt, 4) == RESET_OK);
+    std::vector<int32_t> penalized = greedy_tokens(s.session, 2, 30);
+    std::fill(count.begin(), count.end(), 0);
+    for (int32_t t : plain) ++count[size_t(t)];
+    const int plain_max = *std::max_element(count.begin(), count.end());
+    std::fill(count.begin(), count.end(), 0);
+    for (int32_t t : penalized) ++count[size_t(t)];
+    INFO("most frequent token: ", plain_max, " times unpenalized, ", *std::max_element(count.begin(), count.end()),
+         " penalized");
+    CHECK(plain != penalized);
+    CHECK(*std::max_element(count.begin(), count.end()) < plain_max);
+    // get_policy returns the penalties.
+    reset_policy_params back;
+    reset_policy_params_init(&back);
+    REQUIRE(reset_session_get_policy(s.session, &back) == RESET_OK);
+    CHECK(back.frequency_penalty == 2.0f);
+    CHECK(back.presence_penalty == 0.0f);
+}
+
 TEST_CASE("reset_session_get_policy: the model's own sampling, then what was set, presets resolved") {
     // qwen3-tied's generation_config.json samples at 0.6 with top_k 20, top_p 0.95.
     ModelGuard m{load(std::string(RESET_SOURCE_DIR) + "/tests/fixtures/models/qwen3-tied")};

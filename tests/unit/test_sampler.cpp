@@ -273,6 +273,171 @@ TEST_CASE("truncation keeps at least the argmax, and top-k ties keep the lower i
     CHECK(draw(c, 0.999999) == 3);
 }
 
+// The penalties' formula written out again here (reset.h, reset_policy_params),
+// in double: the test must not share rules/penalty.h with the code it checks.
+std::vector<float> penalized_by_hand(const std::vector<float> &z, const std::vector<int32_t> &generated,
+                                     double presence, double frequency) {
+    std::vector<int> count(z.size(), 0);
+    for (int32_t t : generated) ++count[static_cast<size_t>(t)];
+    std::vector<float> out = z;
+    for (size_t i = 0; i < z.size(); ++i)
+        if (count[i] > 0) out[i] = static_cast<float>(double(z[i]) - frequency * count[i] - presence);
+    return out;
+}
+
+Policy penalized(float t, float presence, float frequency, uint64_t seed) {
+    reset_policy_params p;
+    reset_policy_params_init(&p);
+    p.kind = t == 0.0f ? RESET_POLICY_GREEDY : RESET_POLICY_FIXED;
+    p.temperature = t;
+    p.seed = seed;
+    p.presence_penalty = presence;
+    p.frequency_penalty = frequency;
+    return validate_policy(p, nullptr);
+}
+
+TEST_CASE("penalties: draws match the softmax of the penalized logits; the entropy stays the raw one's") {
+    std::mt19937 rng(77);
+    std::normal_distribution<float> normal(0.0f, 1.5f);
+    const int vocab = 32;
+    std::vector<float> z(vocab);
+    for (float &v : z) v = normal(rng);
+    z[5] = -std::numeric_limits<float>::infinity();
+    // Tokens generated earlier: 3 twice, 9 once, the masked 5 once (stays masked), the argmax once.
+    const int32_t top = static_cast<int32_t>(std::max_element(z.begin(), z.end()) - z.begin());
+    const std::vector<int32_t> generated = {3, 9, 3, 5, top};
+    struct Case {
+        float presence, frequency, t;
+    };
+    const Case cases[] = {{1.5f, 0.0f, 1.0f}, {0.0f, 0.7f, 0.8f}, {0.5f, 1.0f, 1.3f}, {-1.0f, -0.5f, 1.0f}};
+    const long draws = 100000;
+    for (const Case &c : cases) {
+        SequenceSampler s;
+        s.set_policy(penalized(c.t, c.presence, c.frequency, 11), true);
+        for (int32_t t : generated) s.accept(t);
+        const std::vector<float> zp = penalized_by_hand(z, generated, c.presence, c.frequency);
+        // Redraw at the same count of accepted tokens: sample() without accept() repeats the decision, and
+        // the Philox step stays; so the draws differ only through the seed, set per draw.
+        std::vector<long> counts(vocab, 0);
+        SamplerSignals sig;
+        for (long i = 0; i < draws; ++i) {
+            s.set_policy(penalized(c.t, c.presence, c.frequency, 1000 + uint64_t(i)), false);
+            const int32_t token = s.sample(z.data(), vocab, 0, &sig);
+            REQUIRE(token >= 0);
+            ++counts[static_cast<size_t>(token)];
+        }
+        const ChiSquare r = chi_square(counts, expected_distribution(zp, c.t, 0, 1.0, 0.0), draws);
+        INFO("presence ", c.presence, " frequency ", c.frequency, " T ", c.t, " chi2 ", r.statistic, " p ", r.p_value);
+        CHECK(r.impossible == 0);
+        CHECK(r.p_value > 0.001);
+        // H_t is the raw row's (reset-algorithm.md): the same as an unpenalized sampler's.
+        SequenceSampler plain;
+        plain.set_policy(fixed(c.t, 0, 1.0f, 0.0f, 11), true);
+        CHECK(plain.decide(z.data(), vocab).entropy == sig.entropy);
+    }
+    // The test has power: the unpenalized distribution fails it where the penalty is strong.
+    SequenceSampler s;
+    std::vector<long> counts(vocab, 0);
+    for (long i = 0; i < draws; ++i) {
+        s.set_policy(penalized(1.0f, 1.5f, 0.0f, 5000 + uint64_t(i)), true);
+        for (int32_t t : generated) s.accept(t);
+        ++counts[static_cast<size_t>(s.sample(z.data(), vocab, 0, nullptr))];
+    }
+    CHECK(chi_square(counts, expected_distribution(z, 1.0, 0, 1.0, 0.0), draws).p_value < 1e-6);
+}
+
+TEST_CASE("penalties: greedy takes the penalized argmax, the lowest id among equals") {
+    std::vector<float> z = {1.0f, 5.0f, 4.5f, 4.5f, -std::numeric_limits<float>::infinity()};
+    SequenceSampler s;
+    s.set_policy(penalized(0.0f, 0.5f, 0.0f, 0), true);
+    CHECK(s.sample(z.data(), 5, 0, nullptr) == 1);
+    s.accept(1);  // 5 - 0.5 = 4.5 ties 2 and 3: the lowest id wins
+    CHECK(s.sample(z.data(), 5, 0, nullptr) == 1);
+    s.set_policy(penalized(0.0f, 0.5f, 0.25f, 0), false);  // 5 - 0.25 - 0.5 = 4.25 < 4.5
+    CHECK(s.sample(z.data(), 5, 0, nullptr) == 2);
+    s.accept(2);
+    s.accept(4);  // a masked token generated (forced by the caller) stays masked
+    CHECK(s.sample(z.data(), 5, 0, nullptr) == 3);
+    CHECK(s.generation_length() == 3);
+    // reset_state starts a new generation: nothing penalized.
+    s.set_policy(penalized(0.0f, 0.5f, 0.25f, 0), true);
+    CHECK(s.generation_length() == 0);
+    CHECK(s.sample(z.data(), 5, 0, nullptr) == 1);
+    // Penalties off: the raw argmax even with a generation behind.
+    s.accept(1);
+    s.set_policy(penalized(0.0f, 0.0f, 0.0f, 0), false);
+    CHECK(s.sample(z.data(), 5, 0, nullptr) == 1);
+}
+
+TEST_CASE("penalties: copies of a sampler (a session's snapshots) keep their own generation") {
+    std::vector<float> z = {3.0f, 2.9f, 2.8f, 0.0f};
+    SequenceSampler live;
+    live.set_policy(penalized(0.0f, 0.0f, 0.2f, 0), true);
+    live.accept(0);
+    const SequenceSampler saved = live;  // the snapshot
+    const uint64_t saved_version = saved.generation_version();
+    live.accept(0);
+    live.accept(1);
+    CHECK(live.generation_version() != saved_version);
+    CHECK(live.generation_length() == 3);
+    live = saved;  // the rollback
+    CHECK(live.generation_length() == 1);
+    CHECK(live.generation_version() == saved_version);
+    CHECK(live.sample(z.data(), 4, 0, nullptr) == 1);  // only one 0 counted: 2.8 < 2.9
+    live.accept(2);
+    SequenceSampler twin = saved;  // a second continuation of the same snapshot
+    twin.accept(1);
+    std::vector<int32_t> a(4, 0), b(4, 0);
+    live.add_generation_counts(a.data(), 4);
+    twin.add_generation_counts(b.data(), 4);
+    CHECK(a == std::vector<int32_t>{1, 0, 1, 0});
+    CHECK(b == std::vector<int32_t>{1, 1, 0, 0});
+    CHECK(live.generation_version() != twin.generation_version());
+}
+
+TEST_CASE("penalties: the C API validates them, keeps them, and clears the counts on reset") {
+    reset_policy_params p;
+    reset_policy_params_init(&p);
+    CHECK(p.presence_penalty == 0.0f);
+    CHECK(p.frequency_penalty == 0.0f);
+    reset_policy *policy = nullptr;
+    for (float bad : {2.5f, -2.01f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+        p.presence_penalty = bad;
+        CHECK(reset_policy_create(&p, nullptr, &policy) == RESET_ERR_INVALID_ARGUMENT);
+        CHECK(last_error().find("policy parameter presence_penalty is") == 0);
+        CHECK(policy == nullptr);
+    }
+    p.presence_penalty = 0.0f;
+    p.frequency_penalty = -3.0f;
+    CHECK(reset_policy_create(&p, nullptr, &policy) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(last_error() == "policy parameter frequency_penalty is -3 (must be in [-2, 2]; 0 = off)");
+    p.presence_penalty = 2.0f;  // the bounds are allowed
+    p.frequency_penalty = -2.0f;
+    REQUIRE(reset_policy_create(&p, nullptr, &policy) == RESET_OK);
+    p.presence_penalty = 1.0f;
+    p.frequency_penalty = 0.0f;
+    REQUIRE(reset_policy_set_params(policy, &p) == RESET_OK);
+    const std::vector<float> z = {2.0f, 1.5f, 0.0f};
+    int32_t token = -1;
+    REQUIRE(reset_policy_sample(policy, z.data(), z.size(), &token, nullptr) == RESET_OK);
+    CHECK(token == 0);
+    REQUIRE(reset_policy_accept(policy, 0) == RESET_OK);
+    REQUIRE(reset_policy_sample(policy, z.data(), z.size(), &token, nullptr) == RESET_OK);
+    CHECK(token == 1);  // 2 - 1 < 1.5
+    REQUIRE(reset_policy_set_params(policy, &p) == RESET_OK);  // reset_state 0: the count stays
+    REQUIRE(reset_policy_sample(policy, z.data(), z.size(), &token, nullptr) == RESET_OK);
+    CHECK(token == 1);
+    REQUIRE(reset_policy_reset(policy) == RESET_OK);
+    REQUIRE(reset_policy_sample(policy, z.data(), z.size(), &token, nullptr) == RESET_OK);
+    CHECK(token == 0);
+    REQUIRE(reset_policy_accept(policy, 0) == RESET_OK);
+    p.reset_state = 1;
+    REQUIRE(reset_policy_set_params(policy, &p) == RESET_OK);
+    REQUIRE(reset_policy_sample(policy, z.data(), z.size(), &token, nullptr) == RESET_OK);
+    CHECK(token == 0);
+    reset_policy_free(policy);
+}
+
 TEST_CASE("C API: the standalone policy decides, samples, accepts and resets") {
     reset_policy_params p;
     reset_policy_params_init(&p);

@@ -43,13 +43,22 @@ import (
 	"libreset.dev/reset/internal/native"
 )
 
-// ABIMajor is the ABI major version this package was written for.
-const ABIMajor = 0
+// ABIMajor and ABIMinor are the libreset version this package was written
+// for: it runs on any ABIMajor.M with M >= ABIMinor (minors only append
+// functions and struct fields; 0.2 appended PresencePenalty and
+// FrequencyPenalty).
+const (
+	ABIMajor = 0
+	ABIMinor = 2
+)
 
 // SWIG gives reset.h's RESET_VERSION_MAJOR as a typed constant, and ABIMajor
 // stays untyped so that it mixes with any integer: the build fails here
 // (a negative constant does not convert to uint) unless both are equal.
 const _ = uint(ABIMajor-native.RESET_VERSION_MAJOR) + uint(native.RESET_VERSION_MAJOR-ABIMajor)
+
+// The same for a header older than ABIMinor, which lacks fields this package sets.
+const _ = uint(native.RESET_VERSION_MINOR - ABIMinor)
 
 // Status is a reset_status value.
 type Status int
@@ -139,14 +148,22 @@ func firstError(errs ...error) error {
 }
 
 // CheckABI refuses a library version (reset_version()) of another ABI major:
-// its structs may differ, and calling it would corrupt memory silently.
+// its structs may differ, and calling it would corrupt memory silently.  It
+// refuses an older minor too: that library lacks functions or fields this
+// package uses, and would fail its calls with errors that name no version (a
+// reset_policy_params larger than it knows is a bad struct_size to it).
 func CheckABI(version uint32) error {
-	if version/10000 == ABIMajor {
-		return nil
+	major, minor, patch := version/10000, version/100%100, version%100
+	if major != ABIMajor {
+		return newError(StatusUnsupported, fmt.Sprintf(
+			"libreset %d.%d.%d has ABI major %d, but these bindings need %d", major, minor, patch, major, ABIMajor))
 	}
-	return newError(StatusUnsupported, fmt.Sprintf(
-		"libreset %d.%d.%d has ABI major %d, but these bindings need %d",
-		version/10000, version/100%100, version%100, version/10000, ABIMajor))
+	if minor < ABIMinor {
+		return newError(StatusUnsupported, fmt.Sprintf(
+			"libreset %d.%d.%d is older than these bindings need (%d.%d or newer): "+
+				"it lacks functions or fields they use", major, minor, patch, ABIMajor, ABIMinor))
+	}
+	return nil
 }
 
 // headerValue is one of this package's constants beside the value SWIG
@@ -339,7 +356,11 @@ type PolicyParams struct {
 	Tau0        float32 // < 0: the model's preset
 	Window      int
 	Preset      string // a row of the paper's table, "" = recognise the model
-	ResetState  bool
+	ResetState  bool   // also starts the penalties' token counts afresh
+	// Each in [-2, 2], 0 = off: a token the sequence has generated c > 0 times
+	// in this generation has its logit lowered to z - FrequencyPenalty*c - PresencePenalty.
+	PresencePenalty  float32
+	FrequencyPenalty float32
 }
 
 // DefaultPolicy is the library's defaults (greedy).
@@ -356,7 +377,8 @@ func DefaultPolicy() PolicyParams {
 func policyFromC(p native.Reset_policy_params) PolicyParams {
 	return PolicyParams{Kind: PolicyKind(p.GetKind()), Temperature: p.GetTemperature(), TopK: p.GetTop_k(),
 		TopP: p.GetTop_p(), MinP: p.GetMin_p(), Seed: p.GetSeed(), THigh: p.GetT_high(),
-		TLow: p.GetT_low(), Tau0: p.GetTau0(), Window: p.GetWindow()}
+		TLow: p.GetT_low(), Tau0: p.GetTau0(), Window: p.GetWindow(), PresencePenalty: p.GetPresence_penalty(),
+		FrequencyPenalty: p.GetFrequency_penalty()}
 }
 
 // Greedy is argmax decoding.
@@ -392,6 +414,8 @@ func (p PolicyParams) withC(owner any, f func(native.Reset_policy_params) native
 	c.SetTau0(p.Tau0)
 	c.SetWindow(p.Window)
 	c.SetReset_state(flag(p.ResetState))
+	c.SetPresence_penalty(p.PresencePenalty)
+	c.SetFrequency_penalty(p.FrequencyPenalty)
 	c.Set_preset(p.Preset)
 	return callKeeping(owner, func() native.Enum_SS_reset_status { return f(c) })
 }
@@ -435,7 +459,8 @@ func NewPolicy(params PolicyParams, newlineIDs, doubleNewlineIDs []int32, sequen
 	return p, nil
 }
 
-// SetParams replaces the parameters (the step state is kept unless ResetState).
+// SetParams replaces the parameters (the step state and the penalties' token
+// counts are kept unless ResetState).
 func (p *Policy) SetParams(params PolicyParams) error {
 	return params.withC(p, func(c native.Reset_policy_params) native.Enum_SS_reset_status {
 		return native.Reset_policy_set_params(p.raw, c)

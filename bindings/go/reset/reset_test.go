@@ -240,12 +240,139 @@ func TestMissingModelIsStatusIO(t *testing.T) {
 }
 
 func TestAnotherABIMajorIsRefusedClearly(t *testing.T) {
-	if CheckABI(ABIMajor*10000+99) != nil {
+	if CheckABI(ABIMajor*10000+ABIMinor*100+99) != nil {
 		t.Fatal("own major refused")
 	}
 	err := CheckABI(70102)
 	if err == nil || !strings.Contains(err.Error(), "has ABI major 7, but these bindings need 0") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+func TestAnOlderMinorIsRefusedClearly(t *testing.T) {
+	if ABIMajor != 0 || ABIMinor != 2 {
+		t.Fatalf("ABI %d.%d: update this test with the bindings", ABIMajor, ABIMinor)
+	}
+	if err := ensureABI(); err != nil {
+		t.Fatalf("the loaded library %s: %v", Version(), err)
+	}
+	for _, v := range []uint32{200, 201, 299, 300, 9900} {
+		if err := CheckABI(v); err != nil {
+			t.Fatalf("CheckABI(%d): %v", v, err)
+		}
+	}
+	var e *Error
+	err := CheckABI(100)
+	want := "libreset 0.1.0 is older than these bindings need (0.2 or newer): it lacks functions or fields they use"
+	if !errors.As(err, &e) || e.Status != StatusUnsupported || e.Message != want {
+		t.Fatalf("got %v", err)
+	}
+	if err := CheckABI(10100); err == nil || !strings.Contains(err.Error(), "has ABI major 1") { // major first
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestPenaltiesRoundTripAndOutOfRangeIsRefused(t *testing.T) {
+	m := fixture(t)
+	defer m.Close()
+	s, err := m.NewSession(16, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	p := DefaultPolicy()
+	if p.PresencePenalty != 0 || p.FrequencyPenalty != 0 {
+		t.Fatalf("defaults %+v", p)
+	}
+	p.Kind, p.Temperature, p.PresencePenalty, p.FrequencyPenalty = PolicyFixed, 0.7, 1.5, 0.5
+	if err := s.SetPolicy(p); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Policy()
+	if err != nil || got.Kind != PolicyFixed || got.PresencePenalty != 1.5 || got.FrequencyPenalty != 0.5 {
+		t.Fatalf("set %+v, read back %+v, %v", p, got, err) // 1.5 and 0.5 are exact in float32
+	}
+	// What was read back (TLow and Tau0 resolved) sets the same policy again.
+	p = got
+	if err := s.SetPolicy(p); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := s.Policy(); err != nil || again != p {
+		t.Fatalf("setting the policy read back changed it: %+v, then %+v, %v", p, again, err)
+	}
+	expect := func(what string, err error, field string) {
+		t.Helper()
+		var e *Error
+		if !errors.As(err, &e) || e.Status != StatusInvalidArgument || !strings.Contains(e.Message, field) {
+			t.Fatalf("%s: got %v, want StatusInvalidArgument naming %s", what, err, field)
+		}
+	}
+	bad := p
+	bad.PresencePenalty = 2.5
+	expect("SetPolicy PresencePenalty 2.5", s.SetPolicy(bad), "presence_penalty")
+	bad = p
+	bad.FrequencyPenalty = -2.5
+	expect("SetPolicy FrequencyPenalty -2.5", s.SetPolicy(bad), "frequency_penalty")
+	if again, err := s.Policy(); err != nil || again != p {
+		t.Fatalf("a refused policy changed it: %+v, %v", again, err)
+	}
+	standalone := ReSET(1.0, 0.3, 0.6, 4)
+	standalone.FrequencyPenalty = 2.5
+	_, err = NewPolicy(standalone, nil, nil, 0)
+	expect("NewPolicy FrequencyPenalty 2.5", err, "frequency_penalty")
+	standalone.FrequencyPenalty = 0
+	policy, err := NewPolicy(standalone, nil, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer policy.Close()
+	standalone.PresencePenalty = 2.5
+	expect("SetParams PresencePenalty 2.5", policy.SetParams(standalone), "presence_penalty")
+}
+
+// The fixture's plain greedy continuation repeats a token four times in its
+// first 20; a frequency penalty of 2 makes another choice there.
+func TestAFrequencyPenaltyStopsGreedyRepeating(t *testing.T) {
+	m := fixture(t)
+	defer m.Close()
+	run := func(frequency float32) []int32 {
+		s, err := m.NewSession(128, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		p := Greedy()
+		p.FrequencyPenalty = frequency
+		ctx := context.Background()
+		if err := s.SetPolicy(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Prefill(ctx, ids(t, "prompt.txt")); err != nil {
+			t.Fatal(err)
+		}
+		var out []int32
+		it := s.Generate(ctx, 20)
+		for it.Next() {
+			out = append(out, it.Step().Token)
+		}
+		if it.Err() != nil {
+			t.Fatal(it.Err())
+		}
+		return out
+	}
+	mostRepeats := func(tokens []int32) int {
+		counts, most := map[int32]int{}, 0
+		for _, token := range tokens {
+			if counts[token]++; counts[token] > most {
+				most = counts[token]
+			}
+		}
+		return most
+	}
+	plain, penalised := run(0), run(2)
+	if len(penalised) != len(plain) || reflect.DeepEqual(plain, penalised) ||
+		mostRepeats(penalised) >= mostRepeats(plain) {
+		t.Fatalf("plain %v, with frequency penalty 2 %v", plain, penalised)
 	}
 }
 

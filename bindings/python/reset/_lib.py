@@ -3,7 +3,7 @@
 The library is found, in order, at $RESET_LIBRARY, in the build folder of the
 source tree this package sits in (../../build/libreset.so), or through the
 system's loader path (libreset.so.0).  Its ABI major version must match the
-one these bindings were written for.
+one these bindings were written for, and its minor must be at least theirs.
 """
 import ctypes
 import ctypes.util
@@ -16,7 +16,10 @@ try:
 except ImportError:  # numpy is optional: id lists are checked element by element without it
     _np = None
 
+# The libreset these bindings were written for: any 0.M with M >= 2 (minors only append functions and
+# struct fields; 0.2 appended the penalties to reset_policy_params).
 ABI_MAJOR = 0
+ABI_MINOR = 2
 
 
 class ResetError(Exception):
@@ -73,10 +76,17 @@ lib.reset_status_name.argtypes = [ctypes.c_int]
 
 def check_abi(version):
     """Refuse a libreset whose ABI major (reset_version() // 10000) is not the one these bindings were
-    written for: its structs and functions may differ, so calling it would corrupt memory silently."""
-    if version // 10000 != ABI_MAJOR:
-        raise ImportError(f"libreset {version // 10000}.{version // 100 % 100}.{version % 100} has ABI major "
-                          f"{version // 10000}, but these bindings need {ABI_MAJOR}")
+    written for: its structs and functions may differ, so calling it would corrupt memory silently.
+    Refuse an older minor too: it lacks functions or fields these bindings use, and would fail their
+    calls with errors that name no version (a reset_policy_params larger than it knows is a bad
+    struct_size to it)."""
+    major, minor, patch = version // 10000, version // 100 % 100, version % 100
+    if major != ABI_MAJOR:
+        raise ImportError(f"libreset {major}.{minor}.{patch} has ABI major {major}, but these bindings need "
+                          f"{ABI_MAJOR}")
+    if minor < ABI_MINOR:
+        raise ImportError(f"libreset {major}.{minor}.{patch} is older than these bindings need "
+                          f"({ABI_MAJOR}.{ABI_MINOR} or newer): it lacks functions or fields they use")
 
 
 check_abi(lib.reset_version())
@@ -235,7 +245,8 @@ class PolicyParams(ctypes.Structure):
                 ("top_k", ctypes.c_int32), ("top_p", ctypes.c_float), ("min_p", ctypes.c_float),
                 ("seed", ctypes.c_uint64), ("t_high", ctypes.c_float), ("t_low", ctypes.c_float),
                 ("tau0", ctypes.c_float), ("window", ctypes.c_int32), ("preset", ctypes.c_char_p),
-                ("reset_state", ctypes.c_int32)]
+                ("reset_state", ctypes.c_int32), ("presence_penalty", ctypes.c_float),
+                ("frequency_penalty", ctypes.c_float)]
 
 
 class SessionOptions(ctypes.Structure):
@@ -296,7 +307,8 @@ declare("reset_step_init", None, [ctypes.POINTER(Step), ctypes.c_size_t])
 declare("reset_decode_step", ctypes.c_int, [c_session_p, ctypes.POINTER(Step), ctypes.c_size_t, ctypes.POINTER(ctypes.c_int32)])
 
 
-def policy_params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset, reset_state):
+def policy_params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset, reset_state,
+                  presence_penalty=0.0, frequency_penalty=0.0):
     """A reset_policy_params filled from keyword values (t_low/tau0 None or < 0: from the preset or model)."""
     if kind not in POLICIES:
         raise ValueError(f"kind must be one of {sorted(POLICIES)}, not {kind!r}")
@@ -314,4 +326,6 @@ def policy_params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, t
     p.window = int32(window, "window")
     p.preset = c_string(preset.encode(), "preset") if preset else None
     p.reset_state = int(bool(reset_state))
+    p.presence_penalty = presence_penalty
+    p.frequency_penalty = frequency_penalty
     return p

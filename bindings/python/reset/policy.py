@@ -76,17 +76,21 @@ class Policy(OwnedHandle):
     nl_ids / dnl_ids: the NL and DNL id sets (with `model` and none given, the
     model tokenizer's).  kind (keyword): "reset" (default), "entropy" (the
     token-entropy-only ablation), "fixed" or "greedy".  `sequence` selects the
-    Philox stream of sample()."""
+    Philox stream of sample().  presence_penalty / frequency_penalty (keywords,
+    each in [-2, 2]) act on sample(), from the tokens accept() recorded;
+    decide() sees the raw logits."""
 
     _free = "reset_policy_free"
     _noun = "policy"
 
     def __init__(self, t_high=1.0, t_low=None, tau0=None, window=32, nl_ids=(), dnl_ids=(), *, kind="reset",
-                 temperature=0.6, top_k=0, top_p=1.0, min_p=0.0, seed=0, preset=None, sequence=0, model=None):
+                 temperature=0.6, top_k=0, top_p=1.0, min_p=0.0, seed=0, preset=None, sequence=0, model=None,
+                 presence_penalty=0.0, frequency_penalty=0.0):
         # The positional order is the bindings issue's API shape:
         #   reset.Policy(t_high, t_low, tau0, window, nl_ids, dnl_ids)
         self._handle = None
-        params = policy_params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset, False)
+        params = policy_params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset, False,
+                               presence_penalty, frequency_penalty)
         options = _Options()
         lib.reset_policy_options_init(ctypes.byref(options))
         # reset_policy_create rejects a bad delimiter id with RESET_ERR_INVALID_ARGUMENT.
@@ -103,10 +107,11 @@ class Policy(OwnedHandle):
         self._handle = handle
 
     def set_params(self, kind="reset", *, temperature=0.6, top_k=0, top_p=1.0, min_p=0.0, seed=0, t_high=1.0,
-                   t_low=None, tau0=None, window=32, preset=None, reset_state=False):
-        """Replace the parameters; the step state is kept unless reset_state."""
+                   t_low=None, tau0=None, window=32, preset=None, reset_state=False, presence_penalty=0.0,
+                   frequency_penalty=0.0):
+        """Replace the parameters; the step state and the penalties' token counts are kept unless reset_state."""
         params = policy_params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset,
-                         reset_state)
+                               reset_state, presence_penalty, frequency_penalty)
         check(lib.reset_policy_set_params(self.handle, ctypes.byref(params)))
 
     @staticmethod
@@ -136,7 +141,7 @@ class Policy(OwnedHandle):
         check(lib.reset_policy_accept(self.handle, int32(int(token), "token", RESET_ERR_OUT_OF_RANGE)))
 
     def reset(self):
-        """Start a new generation (forget the step state and the accepted tokens)."""
+        """Start a new generation (forget the step state, the accepted tokens and the penalties' counts)."""
         check(lib.reset_policy_reset(self.handle))
 
     @staticmethod

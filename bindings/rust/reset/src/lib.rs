@@ -31,6 +31,12 @@ use std::sync::Arc;
 
 /// The ABI major version these bindings were written for.
 pub const ABI_MAJOR: u32 = sys::RESET_VERSION_MAJOR;
+/// The oldest minor of [`ABI_MAJOR`] these bindings run on: the one they were written for (minors only
+/// append functions and struct fields; 0.2 appended the penalties to reset_policy_params).
+pub const ABI_MINOR: u32 = 2;
+
+// A header older than ABI_MINOR lacks fields these bindings set: fail the build, not a call.
+const _: () = assert!(sys::RESET_VERSION_MINOR >= ABI_MINOR, "reset.h is older than these bindings need");
 
 /// A failed libreset call: the `reset_status` number, its constant name and
 /// the library's message.
@@ -94,22 +100,25 @@ fn check(status: sys::reset_status) -> Result<()> {
 }
 
 /// Refuse a libreset of another ABI major: its structs may differ, and
-/// calling it would corrupt memory silently.
+/// calling it would corrupt memory silently.  Refuse an older minor too: it
+/// lacks functions or fields these bindings use, and would fail their calls
+/// with errors that name no version (a reset_policy_params larger than it
+/// knows is a bad struct_size to it).
 pub fn check_abi(version: u32) -> Result<()> {
-    if version / 10000 == ABI_MAJOR {
-        return Ok(());
+    let (major, minor, patch) = (version / 10000, version / 100 % 100, version % 100);
+    if major != ABI_MAJOR {
+        let message =
+            format!("libreset {major}.{minor}.{patch} has ABI major {major}, but these bindings need {ABI_MAJOR}");
+        return Err(Error::local(Error::UNSUPPORTED, message));
     }
-    Err(Error::local(
-        Error::UNSUPPORTED,
-        format!(
-            "libreset {}.{}.{} has ABI major {}, but these bindings need {}",
-            version / 10000,
-            version / 100 % 100,
-            version % 100,
-            version / 10000,
-            ABI_MAJOR
-        ),
-    ))
+    if minor < ABI_MINOR {
+        let message = format!(
+            "libreset {major}.{minor}.{patch} is older than these bindings need ({ABI_MAJOR}.{ABI_MINOR} or newer): \
+             it lacks functions or fields they use"
+        );
+        return Err(Error::local(Error::UNSUPPORTED, message));
+    }
+    Ok(())
 }
 
 /// Every constructor runs this first, so a mismatched library fails before
@@ -313,7 +322,12 @@ pub struct PolicyParams {
     pub tau0: f32,
     pub window: i32,
     pub preset: Option<String>,
+    /// Also starts the penalties' token counts afresh.
     pub reset_state: bool,
+    /// [-2, 2], 0 = off: a token the sequence has generated c > 0 times in this generation has its
+    /// logit lowered to z - frequency_penalty * c - presence_penalty (before temperature and draw).
+    pub presence_penalty: f32,
+    pub frequency_penalty: f32,
 }
 
 impl Default for PolicyParams {
@@ -351,6 +365,8 @@ impl PolicyParams {
         raw.window = self.window;
         raw.preset = preset.as_ref().map_or(ptr::null(), |p| p.as_ptr());
         raw.reset_state = self.reset_state as i32;
+        raw.presence_penalty = self.presence_penalty;
+        raw.frequency_penalty = self.frequency_penalty;
         raw
     }
 
@@ -384,6 +400,8 @@ impl PolicyParams {
             window: raw.window,
             preset: None,
             reset_state: false,
+            presence_penalty: raw.presence_penalty,
+            frequency_penalty: raw.frequency_penalty,
         })
     }
 }
@@ -427,6 +445,7 @@ impl Policy {
         Ok(Policy { raw: NonNull::new(raw).expect("reset_policy_create succeeded without a policy") })
     }
 
+    /// Replace the parameters; the step state and the penalties' token counts are kept unless `reset_state`.
     pub fn set_params(&mut self, params: &PolicyParams) -> Result<()> {
         let preset = params.preset()?;
         check(unsafe { sys::reset_policy_set_params(self.raw.as_ptr(), &params.raw(&preset)) })
@@ -468,6 +487,7 @@ impl Policy {
         check(unsafe { sys::reset_policy_accept(self.raw.as_ptr(), token) })
     }
 
+    /// Start a new generation: forget the step state, the accepted tokens and the penalties' counts.
     pub fn reset(&mut self) -> Result<()> {
         check(unsafe { sys::reset_policy_reset(self.raw.as_ptr()) })
     }

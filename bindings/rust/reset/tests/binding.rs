@@ -116,9 +116,80 @@ fn missing_model_is_status_io() {
 
 #[test]
 fn another_abi_major_is_refused_clearly() {
-    assert!(reset::check_abi(reset::ABI_MAJOR * 10000 + 99).is_ok());
+    assert!(reset::check_abi(reset::ABI_MAJOR * 10000 + reset::ABI_MINOR * 100 + 99).is_ok());
     let error = reset::check_abi(70102).unwrap_err();
     assert!(error.message.contains("has ABI major 7, but these bindings need 0"), "{error}");
+}
+
+#[test]
+fn an_older_minor_is_refused_clearly() {
+    assert_eq!((reset::ABI_MAJOR, reset::ABI_MINOR), (0, 2));
+    for newer_or_same in [200, 201, 299, 300, 9900] {
+        assert!(reset::check_abi(newer_or_same).is_ok(), "{newer_or_same}");
+    }
+    let error = reset::check_abi(100).unwrap_err();
+    assert_eq!(error.status, Error::UNSUPPORTED);
+    assert_eq!(
+        error.message,
+        "libreset 0.1.0 is older than these bindings need (0.2 or newer): it lacks functions or fields they use"
+    );
+    let major = reset::check_abi(10100).unwrap_err(); // the major is judged first
+    assert!(major.message.contains("has ABI major 1"), "{major}");
+}
+
+#[test]
+fn penalties_round_trip_and_out_of_range_is_refused() {
+    let defaults = PolicyParams::default();
+    assert_eq!((defaults.presence_penalty, defaults.frequency_penalty), (0.0, 0.0));
+    let model = model();
+    let mut session = model.session(16, 1).unwrap();
+    let set = PolicyParams {
+        kind: PolicyKind::Fixed,
+        temperature: 0.7,
+        presence_penalty: 1.5,
+        frequency_penalty: 0.5,
+        ..PolicyParams::default()
+    };
+    session.set_policy(&set).unwrap();
+    let read = session.policy().unwrap();
+    assert_eq!(read.kind, PolicyKind::Fixed);
+    assert_eq!((read.presence_penalty, read.frequency_penalty), (1.5, 0.5)); // exact in f32
+    session.set_policy(&read).unwrap();
+    assert_eq!(format!("{:?}", session.policy().unwrap()), format!("{read:?}"));
+
+    let refused = |error: Error, field: &str| {
+        assert_eq!(error.status, Error::INVALID_ARGUMENT, "{error}");
+        assert!(error.message.contains(field), "{error}");
+    };
+    let error = session.set_policy(&PolicyParams { presence_penalty: 2.5, ..read.clone() }).unwrap_err();
+    refused(error, "presence_penalty");
+    let error = session.set_policy(&PolicyParams { frequency_penalty: -2.5, ..read.clone() }).unwrap_err();
+    refused(error, "frequency_penalty");
+    // A refused policy changes nothing.
+    assert_eq!(format!("{:?}", session.policy().unwrap()), format!("{read:?}"));
+
+    let standalone = PolicyParams::reset(1.0, 0.3, 0.6, 4);
+    let bad = PolicyParams { frequency_penalty: 2.5, ..standalone.clone() };
+    refused(reset::Policy::new(&bad, &[], &[], 0).err().unwrap(), "frequency_penalty");
+    let mut policy = reset::Policy::new(&standalone, &[], &[], 0).unwrap();
+    refused(policy.set_params(&PolicyParams { presence_penalty: 2.5, ..standalone }).unwrap_err(), "presence_penalty");
+}
+
+/// The fixture's plain greedy continuation repeats a token in its first 20; a frequency penalty of 2 does not.
+#[test]
+fn a_frequency_penalty_stops_greedy_repeating() {
+    let model = model();
+    let run = |frequency_penalty: f32| -> Vec<i32> {
+        let mut session = model.session(128, 1).unwrap();
+        session.set_policy(&PolicyParams { frequency_penalty, ..PolicyParams::greedy() }).unwrap();
+        session.prefill(&ids("prompt.txt")).unwrap();
+        session.generate(20).map(|s| s.unwrap().token).collect()
+    };
+    let most_repeats = |tokens: &[i32]| tokens.iter().map(|t| tokens.iter().filter(|u| *u == t).count()).max();
+    let (plain, penalised) = (run(0.0), run(2.0));
+    assert_eq!(plain.len(), penalised.len(), "{plain:?} vs {penalised:?}");
+    assert_ne!(plain, penalised);
+    assert!(most_repeats(&penalised) < most_repeats(&plain), "{plain:?} vs {penalised:?}");
 }
 
 #[test]

@@ -36,6 +36,7 @@ public final class Model implements AutoCloseable {
      *
      * @throws ResetException {@link Status#IO} for a missing directory or file, FORMAT, UNSUPPORTED,
      *     SHAPE, OUT_OF_MEMORY, BACKEND; UNSUPPORTED also when the loaded libreset has another ABI major
+     *     or an older minor than this binding's
      */
     public static Model load(String path, ModelOptions options) throws ResetException {
         Reset.ensureAbi();

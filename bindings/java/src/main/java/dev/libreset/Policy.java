@@ -76,7 +76,10 @@ public final class Policy implements AutoCloseable {
         return handle;
     }
 
-    /** Replaces the parameters; the step state is kept unless resetState.  Unchanged on error. */
+    /**
+     * Replaces the parameters; the step state and the penalties' token counts are kept unless
+     * resetState.  Unchanged on error.
+     */
     public void setParams(PolicyParams params) throws ResetException {
         reset_policy_params p = params.toNative();
         try {
@@ -126,7 +129,7 @@ public final class Policy implements AutoCloseable {
         }
     }
 
-    /** Starts a new generation: forgets the step state and the accepted tokens. */
+    /** Starts a new generation: forgets the step state, the accepted tokens and the penalties' counts. */
     public void reset() throws ResetException {
         try {
             ResetNative.reset_policy_reset(handle());

@@ -24,6 +24,8 @@ public final class PolicyParams {
     private int window;
     private String preset;
     private boolean resetState;
+    private float presencePenalty;
+    private float frequencyPenalty;
 
     /** The library's defaults (reset_policy_params_init): greedy. */
     public PolicyParams() {
@@ -60,6 +62,8 @@ public final class PolicyParams {
         tau0 = p.getTau0();
         window = p.getWindow();
         resetState = p.getReset_state() != 0;
+        presencePenalty = p.getPresence_penalty();
+        frequencyPenalty = p.getFrequency_penalty();
     }
 
     /** Argmax of the raw logits. */
@@ -194,7 +198,7 @@ public final class PolicyParams {
         return preset;
     }
 
-    /** Clear the ReSET step state when this policy is applied. */
+    /** Start a new generation when this policy is applied: clear the ReSET step state and the penalties' counts. */
     public PolicyParams resetState(boolean resetState) {
         this.resetState = resetState;
         return this;
@@ -202,6 +206,32 @@ public final class PolicyParams {
 
     public boolean resetState() {
         return resetState;
+    }
+
+    /**
+     * [-2, 2]; 0 = off.  Subtracted once from the logit of every token the sequence has generated in
+     * this generation (prompt tokens are not counted), before the temperature, truncation and draw.
+     */
+    public PolicyParams presencePenalty(float presencePenalty) {
+        this.presencePenalty = presencePenalty;
+        return this;
+    }
+
+    public float presencePenalty() {
+        return presencePenalty;
+    }
+
+    /**
+     * [-2, 2]; 0 = off.  Subtracted from a generated token's logit once per time the sequence has
+     * generated it in this generation, so frequent tokens are lowered most.
+     */
+    public PolicyParams frequencyPenalty(float frequencyPenalty) {
+        this.frequencyPenalty = frequencyPenalty;
+        return this;
+    }
+
+    public float frequencyPenalty() {
+        return frequencyPenalty;
     }
 
     /** A C struct with these values (and its own copy of the preset), which the caller deletes. */
@@ -220,6 +250,8 @@ public final class PolicyParams {
         p.setTau0(tau0);
         p.setWindow(window);
         p.setReset_state(resetState ? 1 : 0);
+        p.setPresence_penalty(presencePenalty);
+        p.setFrequency_penalty(frequencyPenalty);
         if (presetBytes != null) {
             try {
                 p.set_preset(presetBytes);

@@ -2,6 +2,12 @@ package dev.libreset;
 
 /** The loaded libreset's version, and the ABI check every entry point makes before its first call. */
 public final class Reset {
+    /**
+     * The oldest minor of {@link #abiMajor()} this binding runs on: the one it was written for (minors only
+     * append functions and struct fields; 0.2 appended the penalties to reset_policy_params).
+     */
+    private static final int ABI_MINOR = 2;
+
     private static volatile boolean abiChecked;
 
     private Reset() {}
@@ -9,6 +15,11 @@ public final class Reset {
     /** The ABI major of the header this binding was generated from. */
     public static int abiMajor() {
         return reset_java_constants.RESET_JAVA_ABI_MAJOR;
+    }
+
+    /** The oldest ABI minor this binding runs on. */
+    public static int abiMinor() {
+        return ABI_MINOR;
     }
 
     /** The loaded library's version number, major * 10000 + minor * 100 + patch. */
@@ -23,17 +34,27 @@ public final class Reset {
 
     /**
      * Refuses a library version of another ABI major: its structs may differ, and calling it
-     * would corrupt memory silently.
+     * would corrupt memory silently.  Refuses an older minor too: that library lacks functions or
+     * fields this binding uses, and would fail its calls with errors that name no version (a
+     * reset_policy_params larger than it knows is a bad struct_size to it).
      *
      * @param version a version number as {@link #version()} gives it
-     * @throws ResetException {@link Status#UNSUPPORTED}, naming both majors
+     * @throws ResetException {@link Status#UNSUPPORTED}, naming both versions
      */
     public static void checkAbi(long version) throws ResetException {
         long major = version / 10000;
-        if (major == abiMajor()) return;
-        throw new ResetException(Status.UNSUPPORTED, String.format(
-                "libreset %d.%d.%d has ABI major %d, but these bindings need %d",
-                major, version / 100 % 100, version % 100, major, abiMajor()));
+        long minor = version / 100 % 100;
+        if (major != abiMajor()) {
+            throw new ResetException(Status.UNSUPPORTED, String.format(
+                    "libreset %d.%d.%d has ABI major %d, but these bindings need %d",
+                    major, minor, version % 100, major, abiMajor()));
+        }
+        if (minor < abiMinor()) {
+            throw new ResetException(Status.UNSUPPORTED, String.format(
+                    "libreset %d.%d.%d is older than these bindings need (%d.%d or newer): "
+                            + "it lacks functions or fields they use",
+                    major, minor, version % 100, abiMajor(), abiMinor()));
+        }
     }
 
     /** Checks the loaded library once; Model, Tokenizer and Policy call it before creating anything. */

@@ -60,7 +60,7 @@ public final class Session implements AutoCloseable {
         return model;
     }
 
-    /** Replaces the policy; the ReSET step state is kept unless params.resetState(). */
+    /** Replaces the policy; the ReSET step state and the penalties' counts are kept unless params.resetState(). */
     public void setPolicy(PolicyParams params) throws ResetException {
         reset_policy_params p = params.toNative();
         try {

@@ -37,7 +37,8 @@
  * Every failing libreset call throws the checked {@link dev.libreset.ResetException}, holding
  * the status, its C name and the library's message; the iterators of a session wrap it in
  * {@link dev.libreset.UncheckedResetException}.  Before its first call the binding refuses a
- * libreset of another ABI major ({@link dev.libreset.Reset#checkAbi}).
+ * libreset of another ABI major, or of an older minor than it was written for
+ * ({@link dev.libreset.Reset#checkAbi}).
  *
  * <h2>Threads</h2>
  * A model and a tokenizer may be shared by threads.  A session and a policy are used by one

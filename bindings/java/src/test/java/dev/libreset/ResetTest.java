@@ -236,12 +236,97 @@ class ResetTest {
 
     @Test
     void anotherAbiMajorIsRefusedClearly() throws Exception {
-        Reset.checkAbi(Reset.abiMajor() * 10000L + 99);
+        Reset.checkAbi(Reset.abiMajor() * 10000L + Reset.abiMinor() * 100L + 99);
         Reset.checkAbi(Reset.version());
         ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(70102));
         assertEquals(Status.UNSUPPORTED, e.getStatus());
         assertTrue(e.getMessage().contains("libreset 7.1.2 has ABI major 7, but these bindings need 0"), e.getMessage());
         assertTrue(Reset.versionString().startsWith(Reset.version() / 10000 + "."), Reset.versionString());
+    }
+
+    @Test
+    void anOlderMinorIsRefusedClearly() throws Exception {
+        assertEquals(0, Reset.abiMajor());
+        assertEquals(2, Reset.abiMinor());
+        for (long newerOrSame : new long[] {200, 201, 299, 300, 9900}) Reset.checkAbi(newerOrSame);
+        ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(100));
+        assertEquals(Status.UNSUPPORTED, e.getStatus());
+        assertEquals("libreset 0.1.0 is older than these bindings need (0.2 or newer): "
+                + "it lacks functions or fields they use", e.getReason());
+        ResetException major = assertThrows(ResetException.class, () -> Reset.checkAbi(10100)); // judged first
+        assertTrue(major.getReason().contains("has ABI major 1"), major.getMessage());
+    }
+
+    @Test
+    void penaltiesRoundTripAndOutOfRangeIsRefused() throws Exception {
+        assertEquals(0f, new PolicyParams().presencePenalty());
+        assertEquals(0f, new PolicyParams().frequencyPenalty());
+        try (Model model = goldenOneThread(); Session session = model.newSession(16, 1)) {
+            session.setPolicy(PolicyParams.fixed(0.7f).presencePenalty(1.5f).frequencyPenalty(0.5f));
+            PolicyParams read = session.policy();
+            assertEquals(PolicyKind.FIXED, read.kind());
+            assertEquals(1.5f, read.presencePenalty()); // exact in float32
+            assertEquals(0.5f, read.frequencyPenalty());
+            session.setPolicy(read);
+            assertEquals(1.5f, session.policy().presencePenalty());
+            assertEquals(0.5f, session.policy().frequencyPenalty());
+
+            ResetException presence = assertThrows(ResetException.class,
+                    () -> session.setPolicy(PolicyParams.greedy().presencePenalty(2.5f)));
+            assertEquals(Status.INVALID_ARGUMENT, presence.getStatus());
+            assertTrue(presence.getReason().contains("presence_penalty"), presence.getMessage());
+            ResetException frequency = assertThrows(ResetException.class,
+                    () -> session.setPolicy(PolicyParams.greedy().frequencyPenalty(-2.5f)));
+            assertEquals(Status.INVALID_ARGUMENT, frequency.getStatus());
+            assertTrue(frequency.getReason().contains("frequency_penalty"), frequency.getMessage());
+            // A refused policy changes nothing.
+            assertEquals(PolicyKind.FIXED, session.policy().kind());
+            assertEquals(1.5f, session.policy().presencePenalty());
+        }
+        ResetException create = assertThrows(ResetException.class,
+                () -> Policy.create(PolicyParams.reset(1.0f, 0.3f, 0.6f, 4).frequencyPenalty(2.5f), null, null, 0));
+        assertEquals(Status.INVALID_ARGUMENT, create.getStatus());
+        assertTrue(create.getReason().contains("frequency_penalty"), create.getMessage());
+        try (Policy policy = Policy.create(PolicyParams.reset(1.0f, 0.3f, 0.6f, 4), null, null, 0)) {
+            ResetException set = assertThrows(ResetException.class,
+                    () -> policy.setParams(PolicyParams.reset(1.0f, 0.3f, 0.6f, 4).presencePenalty(2.5f)));
+            assertEquals(Status.INVALID_ARGUMENT, set.getStatus());
+            assertTrue(set.getReason().contains("presence_penalty"), set.getMessage());
+        }
+    }
+
+    private static int[] greedyTokens(Model model, float frequencyPenalty) throws Exception {
+        try (Session session = model.newSession(128, 1)) {
+            session.setPolicy(PolicyParams.greedy().frequencyPenalty(frequencyPenalty));
+            session.prefill(ids("prompt.txt"));
+            List<Integer> got = new ArrayList<>();
+            for (Step step : session.generate(20)) got.add(step.token());
+            return got.stream().mapToInt(Integer::intValue).toArray();
+        }
+    }
+
+    private static int mostRepeats(int[] tokens) {
+        int[] sorted = tokens.clone();
+        Arrays.sort(sorted);
+        int most = 0;
+        for (int i = 0, run = 0; i < sorted.length; i++) {
+            run = i > 0 && sorted[i] == sorted[i - 1] ? run + 1 : 1;
+            most = Math.max(most, run);
+        }
+        return most;
+    }
+
+    /** The fixture's plain greedy continuation repeats a token in its first 20; a frequency penalty of 2 does not. */
+    @Test
+    void aFrequencyPenaltyStopsGreedyRepeating() throws Exception {
+        try (Model model = goldenOneThread()) {
+            int[] plain = greedyTokens(model, 0f);
+            int[] penalised = greedyTokens(model, 2f);
+            String both = Arrays.toString(plain) + " vs " + Arrays.toString(penalised);
+            assertEquals(plain.length, penalised.length, both);
+            assertFalse(Arrays.equals(plain, penalised), both);
+            assertTrue(mostRepeats(penalised) < mostRepeats(plain), both);
+        }
     }
 
     @Test
