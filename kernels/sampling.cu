@@ -1449,15 +1449,22 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
         // of the raw logits (reset-algorithm.md): with penalties, read again
         // from global memory (an L2 hit) instead of the penalized row.
         double sum = 0.0, weighted = 0.0;
-        const float *raw = penalize ? logits + base : row.z;
-        const float raw_max_logit = penalize ? sh.bc.raw_max : max_logit;
-#pragma unroll 4
-        for (int i = row.begin; i < row.end; ++i) {
-            const float y = raw[i] - raw_max_logit;
+        auto add_term = [&](float z, float max) {
+            const float y = z - max;
             const float e = expf(y);
-            if (e == 0.0f) continue;  // masked (y = -inf) or underflow: contributes nothing, as on the CPU
+            if (e == 0.0f) return;  // masked (y = -inf) or underflow: contributes nothing, as on the CPU
             sum += static_cast<double>(e);
             weighted += static_cast<double>(e) * static_cast<double>(y);
+        };
+        if (penalize) {
+            // Strided over the threads: coalesced reads of global memory (a thread's own range would
+            // touch a cache line per lane).  Another summation order, as a tree sum already is.
+            const float raw_max = sh.bc.raw_max;
+#pragma unroll 4
+            for (int i = tid; i < local_n; i += kThreads) add_term(__ldg(logits + base + i), raw_max);
+        } else {
+#pragma unroll 4
+            for (int i = row.begin; i < row.end; ++i) add_term(row.z[i], max_logit);
         }
         sum = block_sum(sum, sh);
         weighted = block_sum(weighted, sh);
