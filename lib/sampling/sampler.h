@@ -142,8 +142,20 @@ private:
     std::shared_ptr<std::vector<int32_t>> generation_;
     int64_t generation_length_ = 0;
     uint64_t generation_version_ = 0;
-    std::vector<float> penalized_;   // scratch of penalize()
-    std::vector<int32_t> counts_;    // scratch of penalize(), zero between calls
+    // Scratch of penalize(), a vocabulary each: a copy of the sampler (a
+    // session's snapshot at every call) starts without it rather than
+    // copying 1.2 MB it will never read.
+    template <typename T>
+    struct Scratch : std::vector<T> {
+        Scratch() = default;
+        Scratch(const Scratch &) : std::vector<T>() {}
+        Scratch &operator=(const Scratch &) {
+            this->clear();
+            return *this;
+        }
+    };
+    Scratch<float> penalized_;
+    Scratch<int32_t> counts_;  // zero between calls
 };
 
 }  // namespace reset
