@@ -1235,7 +1235,7 @@ __device__ __forceinline__ void load_row(const float *logits, const int32_t *cou
 }
 
 __device__ __forceinline__ bool penalized(const SamplingPolicyDevice &p) {
-    return p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f;
+    return rule::penalties_on(p.presence_penalty, p.frequency_penalty);
 }
 
 __device__ __forceinline__ bool policy_in_range(const SamplingPolicyDevice &p, const SamplingSequenceState &s,
@@ -1244,8 +1244,8 @@ __device__ __forceinline__ bool policy_in_range(const SamplingPolicyDevice &p, c
            p.window <= ring_capacity && p.top_k >= 0 && p.top_p > 0.0f && p.top_p <= 1.0f && p.min_p >= 0.0f &&
            p.min_p < 1.0f && s.step.window_count >= 0 && s.step.window_count <= p.window &&
            s.step.window_next >= 0 && s.step.window_next < p.window && s.accepted >= 0 &&
-           p.presence_penalty >= -2.0f && p.presence_penalty <= 2.0f && p.frequency_penalty >= -2.0f &&
-           p.frequency_penalty <= 2.0f && (counts != nullptr || !penalized(p));
+           fabsf(p.presence_penalty) <= rule::kMaxPenalty && fabsf(p.frequency_penalty) <= rule::kMaxPenalty &&
+           (counts != nullptr || !penalized(p));
 }
 
 __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParams p) {
@@ -1459,9 +1459,9 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
         if (penalize) {
             // Strided over the threads: coalesced reads of global memory (a thread's own range would
             // touch a cache line per lane).  Another summation order, as a tree sum already is.
-            const float raw_max = sh.bc.raw_max;
+            const float team_raw_max = sh.bc.raw_max;
 #pragma unroll 4
-            for (int i = tid; i < local_n; i += kThreads) add_term(__ldg(logits + base + i), raw_max);
+            for (int i = tid; i < local_n; i += kThreads) add_term(__ldg(logits + base + i), team_raw_max);
         } else {
 #pragma unroll 4
             for (int i = row.begin; i < row.end; ++i) add_term(row.z[i], max_logit);

@@ -970,7 +970,6 @@ void CudaSession::step(const std::vector<SequenceSampler *> &samplers, const std
             // Rare (a new generation, a rollback): one synchronous copy, ordered before the step by the stream.
             counts_upload_.assign(size_t(config_.vocab_size), 0);
             sampler.add_generation_counts(counts_upload_.data(), config_.vocab_size);
-            counts_version_[size_t(s)] = 0;  // unknown until the copy is done
             cuda_check(cudaMemcpyAsync(counts_.as<int32_t>() + size_t(s) * size_t(config_.vocab_size),
                                        counts_upload_.data(), counts_upload_.size() * sizeof(int32_t),
                                        cudaMemcpyHostToDevice, stream_),

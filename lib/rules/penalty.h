@@ -10,6 +10,13 @@
 
 namespace reset::rule {
 
+// The range of either penalty, OpenAI's and vLLM's: beyond it a penalty stops
+// steering and starts erasing tokens.
+constexpr float kMaxPenalty = 2.0f;
+
+// Whether a policy lowers any logit at all (else the row is drawn from as it is).
+RESET_HD bool penalties_on(float presence, float frequency) { return presence != 0.0f || frequency != 0.0f; }
+
 // The logit of a token generated `count` times in the current generation,
 // in vLLM's order: (z - frequency * count) - presence, each operation
 // rounded to FP32 on its own.  No fused multiply-add: nvcc would contract

@@ -110,10 +110,9 @@ Policy validate_policy(const reset_policy_params &params, const ModelConfig *con
     check_range("top_p", params.top_p, 0.0f, true, 1.0f, false, "must be in (0, 1]; 1 = off");
     check_range("min_p", params.min_p, 0.0f, false, 1.0f, true, "must be in [0, 1); 0 = off");
     check_range("t_high", params.t_high, 0.0f, false, INFINITY, true, "must be finite and >= 0");
-    // OpenAI's and vLLM's range: beyond it a penalty stops steering and starts erasing tokens.
-    check_range("presence_penalty", params.presence_penalty, -2.0f, false, 2.0f, false,
+    check_range("presence_penalty", params.presence_penalty, -rule::kMaxPenalty, false, rule::kMaxPenalty, false,
                 "must be in [-2, 2]; 0 = off");
-    check_range("frequency_penalty", params.frequency_penalty, -2.0f, false, 2.0f, false,
+    check_range("frequency_penalty", params.frequency_penalty, -rule::kMaxPenalty, false, rule::kMaxPenalty, false,
                 "must be in [-2, 2]; 0 = off");
     // t_low and tau0: any negative value means "from the preset"; NaN and
     // infinities are errors.

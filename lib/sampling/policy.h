@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "reset.h"
+#include "rules/penalty.h"
 
 namespace reset {
 
@@ -35,7 +36,7 @@ struct Policy {
     float presence_penalty = 0.0f;   // [-2, 2]
     float frequency_penalty = 0.0f;  // [-2, 2]
 
-    bool penalized() const { return presence_penalty != 0.0f || frequency_penalty != 0.0f; }
+    bool penalized() const { return rule::penalties_on(presence_penalty, frequency_penalty); }
 };
 
 // One row of the paper's table (reset-algorithm.md, "Hyperparameters").

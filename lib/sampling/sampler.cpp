@@ -127,9 +127,8 @@ const float *SequenceSampler::penalize(const float *logits, int32_t vocab, float
     if (counts_.size() < n) counts_.assign(n, 0);
     penalized_.assign(logits, logits + n);
     add_generation_counts(counts_.data(), vocab);
-    const int32_t *tokens = generation_tokens();
     for (int64_t i = 0; i < generation_length_; ++i) {
-        const int32_t t = tokens[i];
+        const int32_t t = (*generation_)[static_cast<size_t>(i)];
         if (t < 0 || t >= vocab || counts_[static_cast<size_t>(t)] == 0) continue;  // out of range, or done
         penalized_[static_cast<size_t>(t)] = rule::penalized_logit(
             logits[t], counts_[static_cast<size_t>(t)], policy_.presence_penalty, policy_.frequency_penalty);

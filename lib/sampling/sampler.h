@@ -80,7 +80,6 @@ public:
     // penalties count them): since construction, clear() or a policy
     // applied with reset_state.
     int64_t generation_length() const { return generation_length_; }
-    const int32_t *generation_tokens() const { return generation_ ? generation_->data() : nullptr; }
     // A value that changes whenever the generation's tokens change by
     // anything but take_carried(), unique over the process: a device
     // sampler that keeps its own counts (kernels/sampling.h) uploads them
