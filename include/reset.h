@@ -28,6 +28,13 @@
  *    struct_size below 4, above the struct this library knows (for structs
  *    the caller passes in), or ending inside a pointer field (no layout ever
  *    ended there) is RESET_ERR_INVALID_ARGUMENT.
+ *  - Each `_init` is a macro (0.3) that calls the exported `_init_sized`
+ *    with sizeof the struct as the caller's header declares it, so the
+ *    library fills exactly the caller's struct (zeroing any tail it does not
+ *    know) and never writes past it when the struct has grown since the
+ *    caller was built.  A binding that declares the structs itself calls
+ *    `_init_sized` with its own size.  The unsized `_init` symbols stay for
+ *    programs built before 0.3: each fills its struct as 0.2 declared it.
  *  - Text is UTF-8 with explicit byte lengths.  Functions that write into a
  *    caller's buffer follow the snprintf idiom: they always report the size
  *    needed, and return RESET_ERR_BUFFER_TOO_SMALL (writing nothing) when the
@@ -67,9 +74,9 @@ extern "C" {
  * versions only append functions and struct fields (CHANGELOG.md lists
  * them), so a program built against 0.N runs on any 0.M with M >= N. */
 #define RESET_VERSION_MAJOR 0
-#define RESET_VERSION_MINOR 2
+#define RESET_VERSION_MINOR 3
 #define RESET_VERSION_PATCH 0
-#define RESET_VERSION_STRING "0.2.0"
+#define RESET_VERSION_STRING "0.3.0"
 #define RESET_VERSION_NUMBER (RESET_VERSION_MAJOR * 10000 + RESET_VERSION_MINOR * 100 + RESET_VERSION_PATCH)
 
 /* The version of the library actually loaded, as RESET_VERSION_NUMBER.
@@ -175,6 +182,8 @@ typedef struct reset_model_options {
 
 /* Fill *options with defaults and set struct_size. */
 RESET_API void reset_model_options_init(reset_model_options *options);
+RESET_API void reset_model_options_init_sized(reset_model_options *options, size_t struct_size);
+#define reset_model_options_init(options) reset_model_options_init_sized((options), sizeof(reset_model_options))
 
 /* Load a model from a Hugging Face directory: config.json,
  * model.safetensors or model.safetensors.index.json with its shards,
@@ -229,6 +238,8 @@ typedef struct reset_model_info {
 } reset_model_info;
 
 RESET_API void reset_model_info_init(reset_model_info *info);
+RESET_API void reset_model_info_init_sized(reset_model_info *info, size_t struct_size);
+#define reset_model_info_init(info) reset_model_info_init_sized((info), sizeof(reset_model_info))
 
 /* Describe a model.  info->struct_size must be set (reset_model_info_init).
  * Errors: RESET_ERR_INVALID_ARGUMENT, RESET_ERR_INVALID_HANDLE. */
@@ -279,6 +290,8 @@ typedef struct reset_policy_params {
 } reset_policy_params;
 
 RESET_API void reset_policy_params_init(reset_policy_params *params);
+RESET_API void reset_policy_params_init_sized(reset_policy_params *params, size_t struct_size);
+#define reset_policy_params_init(params) reset_policy_params_init_sized((params), sizeof(reset_policy_params))
 
 /* ===================================================================== */
 /* Sessions                                                               */
@@ -325,6 +338,8 @@ typedef struct reset_session_options {
 } reset_session_options;
 
 RESET_API void reset_session_options_init(reset_session_options *options);
+RESET_API void reset_session_options_init_sized(reset_session_options *options, size_t struct_size);
+#define reset_session_options_init(options) reset_session_options_init_sized((options), sizeof(reset_session_options))
 
 /* Create a session (KV cache, sampler state) on a model.  options may be
  * NULL.  All memory a generation needs is reserved here, so running out of
@@ -474,10 +489,19 @@ typedef struct reset_step {
      * next call on it; empty when the model has no tokenizer. */
     const char *text;
     size_t text_len;
+    /* Added in 0.3: log p(token), natural log, of softmax(raw logits): the
+     * model's own probability of the chosen token, before the temperature,
+     * the truncation and the penalties (vLLM's default "raw" logprobs; the
+     * same distribution H_t is taken over).  Its mean over an answer is the
+     * log-likelihood per token, exp(-mean) the answer's perplexity.  NaN
+     * when there is no token (token -1). */
+    float logprob;
 } reset_step;
 
-/* Set struct_size of `count` steps (and clear them). */
+/* Set struct_size of `count` steps and clear them (token -1, logprob NaN). */
 RESET_API void reset_step_init(reset_step *steps, size_t count);
+RESET_API void reset_step_init_sized(reset_step *steps, size_t count, size_t struct_size);
+#define reset_step_init(steps, count) reset_step_init_sized((steps), (count), sizeof(reset_step))
 
 /* One decode step for every sequence: sample a token from each active
  * sequence's current logits under the session's policy, then run it through
@@ -563,6 +587,8 @@ typedef struct reset_tokenizer_info {
 } reset_tokenizer_info;
 
 RESET_API void reset_tokenizer_info_init(reset_tokenizer_info *info);
+RESET_API void reset_tokenizer_info_init_sized(reset_tokenizer_info *info, size_t struct_size);
+#define reset_tokenizer_info_init(info) reset_tokenizer_info_init_sized((info), sizeof(reset_tokenizer_info))
 
 /* Describe a tokenizer.  info->struct_size must be set.
  * Errors: RESET_ERR_INVALID_ARGUMENT, RESET_ERR_INVALID_HANDLE. */
@@ -633,6 +659,8 @@ typedef struct reset_chat_options {
 } reset_chat_options;
 
 RESET_API void reset_chat_options_init(reset_chat_options *options);
+RESET_API void reset_chat_options_init_sized(reset_chat_options *options, size_t struct_size);
+#define reset_chat_options_init(options) reset_chat_options_init_sized((options), sizeof(reset_chat_options))
 
 /* Render a conversation as the model's chat template does, byte-identical to
  * transformers' apply_chat_template(messages, tokenize=False,
@@ -696,6 +724,8 @@ typedef struct reset_policy_options {
 } reset_policy_options;
 
 RESET_API void reset_policy_options_init(reset_policy_options *options);
+RESET_API void reset_policy_options_init_sized(reset_policy_options *options, size_t struct_size);
+#define reset_policy_options_init(options) reset_policy_options_init_sized((options), sizeof(reset_policy_options))
 
 /* Create a standalone policy from params (see reset_policy_params; for
  * RESET/ENTROPY with t_low or tau0 < 0, params->preset must name a row of the
@@ -742,9 +772,14 @@ typedef struct reset_decision {
     int32_t step_index;    /* the reasoning step this token belongs to, 0 first */
     int32_t boundary;      /* 1 if a step boundary was crossed just before this token */
     int32_t uncertain;     /* 1 if Ĥ > H̄ (RESET only; the ENTROPY ablation never gates) */
+    float logprob;         /* 0.3: reset_policy_sample: log p(token) of the drawn token under
+                              softmax(raw logits), as reset_step.logprob; reset_policy_decide,
+                              which draws nothing: NaN */
 } reset_decision;
 
 RESET_API void reset_decision_init(reset_decision *decision);
+RESET_API void reset_decision_init_sized(reset_decision *decision, size_t struct_size);
+#define reset_decision_init(decision) reset_decision_init_sized((decision), sizeof(reset_decision))
 
 /* Decide the temperature of the next token from its raw logits (n_vocab
  * floats, finite or -inf for a masked token; not modified) and update the
@@ -788,12 +823,14 @@ RESET_API reset_status reset_policy_reset(reset_policy *policy);
  * written, when capacity < length + 1).  Floats are printed with 9
  * significant digits (they round-trip); a non-finite one as null.
  *
- *   {"sequence":0,"token":271,"entropy":0.83,"step_entropy":0.61,
+ *   {"sequence":0,"token":271,"logprob":-0.214,"entropy":0.83,"step_entropy":0.61,
  *    "global_mean":0.57,"threshold":0.61,"temperature":1,"step_index":3,
  *    "boundary":true,"uncertain":true,"end":false,"text":"\n\n"}
  *
  * reset_decision_to_json writes the same keys, without "end" and "text",
  * with the sequence and token given by the caller (token -1: not known).
+ * "logprob" (0.3) is null when there is no token, and left out for a
+ * caller's struct from before 0.3, which has no such field.
  */
 RESET_API reset_status reset_step_to_json(const reset_step *step, char *buffer, size_t capacity,
                                           size_t *out_length);
@@ -825,6 +862,9 @@ typedef struct reset_calibration_options {
 } reset_calibration_options;
 
 RESET_API void reset_calibration_options_init(reset_calibration_options *options);
+RESET_API void reset_calibration_options_init_sized(reset_calibration_options *options, size_t struct_size);
+#define reset_calibration_options_init(options) \
+    reset_calibration_options_init_sized((options), sizeof(reset_calibration_options))
 
 typedef struct reset_calibration_result {
     uint32_t struct_size;        /* set by reset_calibration_result_init */
@@ -837,6 +877,9 @@ typedef struct reset_calibration_result {
 } reset_calibration_result;
 
 RESET_API void reset_calibration_result_init(reset_calibration_result *result);
+RESET_API void reset_calibration_result_init_sized(reset_calibration_result *result, size_t struct_size);
+#define reset_calibration_result_init(result) \
+    reset_calibration_result_init_sized((result), sizeof(reset_calibration_result))
 
 /* Percentiles are linearly interpolated between order statistics: the p-th
  * of n sorted values x is x[k] + f (x[k+1] - x[k]) with p/100 (n - 1) = k + f

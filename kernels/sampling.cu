@@ -52,6 +52,7 @@
 #include "kernels/dependent_launch.cuh"
 #include "kernels/step_trace.cuh"
 #include "reset.h"
+#include "rules/logprob.h"
 #include "rules/penalty.h"
 #include "rules/philox.h"
 #include "rules/reset_rule.h"
@@ -1443,6 +1444,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
     const uint32_t team_min_key = sh.bc.min_key;
     int32_t token = -1;
     bool drawn = false;  // token comes from the draw's hits (rank 0's draw_hit), after the final barrier
+    double log_sum_exp = 0.0;  // thread 0: log Σ e^(z - raw max) of the raw row, for the token's logprob
 
     if (status == kSamplingOk) {
         // ---- 2. entropy: FP32 terms, double sums (sampling/entropy.cpp),
@@ -1492,7 +1494,8 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                 s += sr[r];
                 wsum += wr[r];
             }
-            const double h = log(s) - wsum / s;
+            log_sum_exp = log(s);
+            const double h = log_sum_exp - wsum / s;
             const float entropy = h > 0.0 ? static_cast<float>(h) : 0.0f;
 
             // ---- 3. the ReSET decision (SequenceSampler::decide_with_stats),
@@ -1987,7 +1990,12 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
             // see the whole generation.  After the team's last barrier: every CTA has read the counts.
             if (a.counts && token < a.vocab) a.counts[static_cast<int64_t>(b) * a.vocab + token] += 1;
             a.tokens[b] = token;
-            if (a.signals) a.signals[b] = sh.bc.signals;
+            if (a.signals) {
+                SamplingSignalsDevice sig = sh.bc.signals;
+                // Of the raw row, as H_t (rules/logprob.h): one more load, from L2.
+                sig.logprob = rule::raw_logprob(__ldg(logits + token), sh.bc.raw_max, log_sum_exp);
+                a.signals[b] = sig;
+            }
         } else {
             a.tokens[b] = -1;
             if (a.signals) {

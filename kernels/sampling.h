@@ -96,6 +96,7 @@ struct SamplingSignalsDevice {
     int32_t boundary;
     int32_t uncertain;
     int32_t status;  // SamplingStatus; the token is -1 unless kSamplingOk
+    float logprob;   // log p(token) under softmax(raw logits) (rules/logprob.h); 0 unless kSamplingOk
 };
 
 struct SamplingArgs {

@@ -6,7 +6,9 @@
 // kind cannot be told apart; reset.h says so.)
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstddef>
 #include <cstring>
 #include <mutex>
@@ -138,12 +140,25 @@ void check_caller_struct(uint32_t size, const char *what, const char *init) {
              init, " first)");
 }
 
+// What every reset_*_init_sized does (reset.h): the caller's struct is
+// `size` bytes (sizeof as its header declares it); give it the library's
+// defaults for the part both know, zeros for a tail this library does not
+// know, and struct_size = size; never write past it.  A size too small to
+// hold struct_size writes nothing (the call that reads the struct refuses it).
+template <typename T>
+void write_defaults(T *out, size_t size, const T &defaults) {
+    if (!out || size < sizeof(uint32_t) || size > UINT32_MAX) return;
+    std::memset(out, 0, size);
+    std::memcpy(out, &defaults, std::min(size, sizeof(T)));
+    out->struct_size = static_cast<uint32_t>(size);
+}
+
 // Read a caller's option struct of possibly older (smaller) layout: start from
 // the library's defaults and copy the first struct_size bytes the caller has.
 template <typename Options>
-Options read_options(const Options *given, void (*init)(Options *), const char *what) {
+Options read_options(const Options *given, void (*init)(Options *, size_t), const char *what) {
     Options options;
-    init(&options);
+    init(&options, sizeof options);
     if (!given) return options;
     const uint32_t size = given->struct_size;
     check_struct_size<Options>(size, what);

@@ -24,16 +24,20 @@ using namespace reset;
 
 extern "C" {
 
-void reset_model_options_init(reset_model_options *options) {
-    if (!options) return;
-    std::memset(options, 0, sizeof *options);
-    options->struct_size = sizeof *options;
-    options->weights = RESET_WEIGHTS_AUTO;
-    options->backend = RESET_BACKEND_AUTO;
-    options->quantize_lm_head = 0;
-    options->device = 0;
-    options->threads = 0;
-    options->w4a16_activations = RESET_ACTIVATIONS_FP16;
+void reset_model_options_init_sized(reset_model_options *options, size_t struct_size) {
+    reset_model_options defaults;
+    std::memset(&defaults, 0, sizeof defaults);
+    defaults.weights = RESET_WEIGHTS_AUTO;
+    defaults.backend = RESET_BACKEND_AUTO;
+    defaults.quantize_lm_head = 0;
+    defaults.device = 0;
+    defaults.threads = 0;
+    defaults.w4a16_activations = RESET_ACTIVATIONS_FP16;
+    write_defaults(options, struct_size, defaults);
+}
+
+void (reset_model_options_init)(reset_model_options *options) {
+    reset_model_options_init_sized(options, sizeof *options);
 }
 
 reset_status reset_model_load(const char *path, const reset_model_options *options, reset_model **out_model) {
@@ -41,7 +45,7 @@ reset_status reset_model_load(const char *path, const reset_model_options *optio
     return api_call([&] {
         require(path, "path");
         require(out_model, "out_model");
-        const reset_model_options resolved = read_options(options, reset_model_options_init, "options");
+        const reset_model_options resolved = read_options(options, reset_model_options_init_sized, "options");
         auto handle = std::make_unique<reset_model>();
         handle->model = load_model(path, resolved);
         HandleRegistry<reset_model>::instance().add(handle.get());
@@ -55,11 +59,15 @@ void reset_model_free(reset_model *model) {
     if (HandleRegistry<reset_model>::instance().remove(model)) delete model;
 }
 
-void reset_model_info_init(reset_model_info *info) {
-    if (!info) return;
-    std::memset(info, 0, sizeof *info);
-    info->struct_size = sizeof *info;
-    info->bos_id = -1;
+void reset_model_info_init_sized(reset_model_info *info, size_t struct_size) {
+    reset_model_info defaults;
+    std::memset(&defaults, 0, sizeof defaults);
+    defaults.bos_id = -1;
+    write_defaults(info, struct_size, defaults);
+}
+
+void (reset_model_info_init)(reset_model_info *info) {
+    reset_model_info_init_sized(info, sizeof *info);
 }
 
 reset_status reset_model_get_info(const reset_model *model, reset_model_info *info) {

@@ -46,7 +46,7 @@ DelimiterSets read_delimiters(const reset_policy_options &options) {
 }
 
 reset_policy_options read_policy_options(const reset_policy_options *given) {
-    reset_policy_options options = read_options(given, reset_policy_options_init, "options");
+    reset_policy_options options = read_options(given, reset_policy_options_init_sized, "options");
     if (options.sequence < 0)
         fail(RESET_ERR_INVALID_ARGUMENT, "options->sequence is ", options.sequence, " (must be >= 0)");
     return options;
@@ -54,7 +54,7 @@ reset_policy_options read_policy_options(const reset_policy_options *given) {
 
 reset_policy_params read_policy_params(const reset_policy_params *given) {
     require(given, "params");
-    return read_options(given, reset_policy_params_init, "params");
+    return read_options(given, reset_policy_params_init_sized, "params");
 }
 
 reset_policy *new_policy_handle(const Policy &policy, DelimiterSets sets, int32_t sequence) {
@@ -86,6 +86,7 @@ void write_decision(const SamplerSignals &s, reset_decision *out) {
     d.step_index = s.step_index;
     d.boundary = s.boundary ? 1 : 0;
     d.uncertain = s.uncertain ? 1 : 0;
+    d.logprob = s.logprob;
     const uint32_t size = out->struct_size;
     std::memcpy(out, &d, std::min<size_t>(size, sizeof d));
     out->struct_size = size;
@@ -193,6 +194,7 @@ TraceRecord decision_record(const Decision &d, int32_t sequence, int32_t token) 
     TraceRecord r;
     r.sequence = sequence;
     r.token = token;
+    r.logprob = d.logprob;
     r.entropy = d.entropy;
     r.step_entropy = d.step_entropy;
     r.global_mean = d.global_mean;
@@ -212,36 +214,50 @@ using reset::fail;
 
 extern "C" {
 
-void reset_policy_params_init(reset_policy_params *params) {
-    if (!params) return;
-    std::memset(params, 0, sizeof *params);
-    params->struct_size = sizeof *params;
-    params->kind = RESET_POLICY_GREEDY;
-    params->temperature = 0.6f;
-    params->top_k = 0;
-    params->top_p = 1.0f;
-    params->min_p = 0.0f;
-    params->seed = 0;
-    params->t_high = 1.0f;
-    params->t_low = -1.0f;
-    params->tau0 = -1.0f;
-    params->window = 32;
-    params->preset = nullptr;
-    params->reset_state = 0;
-    params->presence_penalty = 0.0f;
-    params->frequency_penalty = 0.0f;
+void reset_policy_params_init_sized(reset_policy_params *params, size_t struct_size) {
+    reset_policy_params defaults;
+    std::memset(&defaults, 0, sizeof defaults);
+    defaults.kind = RESET_POLICY_GREEDY;
+    defaults.temperature = 0.6f;
+    defaults.top_k = 0;
+    defaults.top_p = 1.0f;
+    defaults.min_p = 0.0f;
+    defaults.seed = 0;
+    defaults.t_high = 1.0f;
+    defaults.t_low = -1.0f;
+    defaults.tau0 = -1.0f;
+    defaults.window = 32;
+    defaults.preset = nullptr;
+    defaults.reset_state = 0;
+    defaults.presence_penalty = 0.0f;
+    defaults.frequency_penalty = 0.0f;
+    reset::write_defaults(params, struct_size, defaults);
 }
 
-void reset_policy_options_init(reset_policy_options *options) {
-    if (!options) return;
-    std::memset(options, 0, sizeof *options);
-    options->struct_size = sizeof *options;
+void (reset_policy_params_init)(reset_policy_params *params) {
+    reset_policy_params_init_sized(params, sizeof *params);
 }
 
-void reset_decision_init(reset_decision *decision) {
-    if (!decision) return;
-    std::memset(decision, 0, sizeof *decision);
-    decision->struct_size = sizeof *decision;
+void reset_policy_options_init_sized(reset_policy_options *options, size_t struct_size) {
+    reset_policy_options defaults;
+    std::memset(&defaults, 0, sizeof defaults);
+    reset::write_defaults(options, struct_size, defaults);
+}
+
+void (reset_policy_options_init)(reset_policy_options *options) {
+    reset_policy_options_init_sized(options, sizeof *options);
+}
+
+void reset_decision_init_sized(reset_decision *decision, size_t struct_size) {
+    reset_decision defaults;
+    std::memset(&defaults, 0, sizeof defaults);
+    defaults.logprob = NAN;  // no token drawn
+    reset::write_defaults(decision, struct_size, defaults);
+}
+
+// Programs built before 0.3 call this: their struct ends before logprob.
+void (reset_decision_init)(reset_decision *decision) {
+    reset_decision_init_sized(decision, offsetof(reset_decision, logprob));
 }
 
 reset_status reset_policy_create(const reset_policy_params *params, const reset_policy_options *options,
@@ -342,6 +358,7 @@ reset_status reset_step_to_json(const reset_step *step, char *buffer, size_t cap
         std::memset(&s, 0, sizeof s);
         std::memcpy(&s, step, std::min<size_t>(step->struct_size, sizeof s));
         reset::TraceRecord r = reset::decision_record(s, s.sequence, s.token);
+        r.has_logprob = step->struct_size >= offsetof(reset_step, logprob) + sizeof s.logprob;
         r.has_end = true;
         r.end = s.end_of_generation != 0;
         r.text = s.text ? s.text : "";
@@ -359,26 +376,36 @@ reset_status reset_decision_to_json(const reset_decision *decision, int32_t sequ
         reset_decision d;
         reset_decision_init(&d);
         std::memcpy(&d, decision, std::min<size_t>(decision->struct_size, sizeof d));
-        reset::copy_line(reset::trace_line(reset::decision_record(d, sequence, token)), buffer, capacity, out_length);
+        reset::TraceRecord r = reset::decision_record(d, sequence, token);
+        r.has_logprob = decision->struct_size >= offsetof(reset_decision, logprob) + sizeof d.logprob;
+        reset::copy_line(reset::trace_line(r), buffer, capacity, out_length);
     });
 }
 
-void reset_calibration_options_init(reset_calibration_options *options) {
-    if (!options) return;
-    std::memset(options, 0, sizeof *options);
-    options->struct_size = sizeof *options;
-    options->temperature = 0.6f;
-    options->top_p = 0.95f;
-    options->seed = 0;
-    options->max_new_tokens = 4096;
-    options->percentile = 80.0f;
-    options->processed_scores = 0;
+void reset_calibration_options_init_sized(reset_calibration_options *options, size_t struct_size) {
+    reset_calibration_options defaults;
+    std::memset(&defaults, 0, sizeof defaults);
+    defaults.temperature = 0.6f;
+    defaults.top_p = 0.95f;
+    defaults.seed = 0;
+    defaults.max_new_tokens = 4096;
+    defaults.percentile = 80.0f;
+    defaults.processed_scores = 0;
+    reset::write_defaults(options, struct_size, defaults);
 }
 
-void reset_calibration_result_init(reset_calibration_result *result) {
-    if (!result) return;
-    std::memset(result, 0, sizeof *result);
-    result->struct_size = sizeof *result;
+void (reset_calibration_options_init)(reset_calibration_options *options) {
+    reset_calibration_options_init_sized(options, sizeof *options);
+}
+
+void reset_calibration_result_init_sized(reset_calibration_result *result, size_t struct_size) {
+    reset_calibration_result defaults;
+    std::memset(&defaults, 0, sizeof defaults);
+    reset::write_defaults(result, struct_size, defaults);
+}
+
+void (reset_calibration_result_init)(reset_calibration_result *result) {
+    reset_calibration_result_init_sized(result, sizeof *result);
 }
 
 reset_status reset_entropy_percentiles(const float *entropies, size_t n, float percentile,
@@ -403,7 +430,7 @@ reset_status reset_calibrate(reset_model *model, const int32_t *const *prompts, 
         reset::require(prompts, "prompts");
         reset::require(prompt_lengths, "prompt_lengths");
         const reset_calibration_options o =
-            reset::read_options(options, reset_calibration_options_init, "options");
+            reset::read_options(options, reset_calibration_options_init_sized, "options");
         if (!(o.temperature > reset::rule::kGreedyTemperature) || !std::isfinite(o.temperature))
             fail(RESET_ERR_INVALID_ARGUMENT, "options->temperature is ", o.temperature,
                  " (calibration samples: it must be finite and > 1e-6)");

@@ -1,5 +1,6 @@
 // session_api.cpp — the C ABI of sessions: create, prefill, decode, policies.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "api/errors.h"
@@ -24,12 +25,16 @@ const Session &session_of(const reset_session *handle) { return *checked_handle(
 
 extern "C" {
 
-void reset_session_options_init(reset_session_options *options) {
-    if (!options) return;
-    std::memset(options, 0, sizeof *options);
-    options->struct_size = sizeof *options;
-    options->max_context = 0;
-    options->sequences = 1;
+void reset_session_options_init_sized(reset_session_options *options, size_t struct_size) {
+    reset_session_options defaults;
+    std::memset(&defaults, 0, sizeof defaults);
+    defaults.max_context = 0;
+    defaults.sequences = 1;
+    write_defaults(options, struct_size, defaults);
+}
+
+void (reset_session_options_init)(reset_session_options *options) {
+    reset_session_options_init_sized(options, sizeof *options);
 }
 
 reset_status reset_session_create(reset_model *model, const reset_session_options *options,
@@ -38,7 +43,7 @@ reset_status reset_session_create(reset_model *model, const reset_session_option
     return api_call([&] {
         std::shared_ptr<LoadedModel> loaded = shared_model(model);
         require(out_session, "out_session");
-        const reset_session_options o = read_options(options, reset_session_options_init, "options");
+        const reset_session_options o = read_options(options, reset_session_options_init_sized, "options");
         if (o.sequences < 1 || o.sequences > kMaxSequences)
             fail(RESET_ERR_INVALID_ARGUMENT, "options->sequences = ", o.sequences, " is outside 1..", kMaxSequences);
         const int32_t model_max = loaded->config.max_position_embeddings;
@@ -122,7 +127,7 @@ reset_status reset_set_policy(reset_session *session, const reset_policy_params 
     return api_call([&] {
         Session &s = session_of(session);
         require(params, "params");
-        s.set_policy(read_options(params, reset_policy_params_init, "params"));
+        s.set_policy(read_options(params, reset_policy_params_init_sized, "params"));
     });
 }
 
@@ -137,14 +142,22 @@ reset_status reset_session_get_policy(const reset_session *session, reset_policy
     });
 }
 
-void reset_step_init(reset_step *steps, size_t count) {
+void reset_step_init_sized(reset_step *steps, size_t count, size_t struct_size) {
     if (!steps) return;
-    for (size_t i = 0; i < count; ++i) {
-        std::memset(&steps[i], 0, sizeof steps[i]);
-        steps[i].struct_size = sizeof steps[i];
-        steps[i].token = -1;
-        steps[i].text = "";
-    }
+    reset_step defaults;
+    std::memset(&defaults, 0, sizeof defaults);
+    defaults.token = -1;
+    defaults.text = "";
+    defaults.logprob = NAN;
+    // The caller's entries are struct_size bytes apart (reset_decode_step reads the same stride).
+    for (size_t i = 0; i < count; ++i)
+        write_defaults(reinterpret_cast<reset_step *>(reinterpret_cast<char *>(steps) + i * struct_size), struct_size,
+                       defaults);
+}
+
+// Programs built before 0.3 call this: their entries end before logprob.
+void (reset_step_init)(reset_step *steps, size_t count) {
+    reset_step_init_sized(steps, count, offsetof(reset_step, logprob));
 }
 
 reset_status reset_decode_step(reset_session *session, reset_step *steps, size_t capacity, int32_t *n_active) {

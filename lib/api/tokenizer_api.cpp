@@ -51,11 +51,15 @@ void reset_tokenizer_free(reset_tokenizer *tokenizer) {
     destroy_tokenizer_handle(tokenizer);
 }
 
-void reset_tokenizer_info_init(reset_tokenizer_info *info) {
-    if (!info) return;
-    std::memset(info, 0, sizeof *info);
-    info->struct_size = sizeof *info;
-    info->bos_id = -1;
+void reset_tokenizer_info_init_sized(reset_tokenizer_info *info, size_t struct_size) {
+    reset_tokenizer_info defaults;
+    std::memset(&defaults, 0, sizeof defaults);
+    defaults.bos_id = -1;
+    write_defaults(info, struct_size, defaults);
+}
+
+void (reset_tokenizer_info_init)(reset_tokenizer_info *info) {
+    reset_tokenizer_info_init_sized(info, sizeof *info);
 }
 
 reset_status reset_tokenizer_get_info(const reset_tokenizer *tokenizer, reset_tokenizer_info *info) {
@@ -148,13 +152,17 @@ reset_status reset_tokenizer_step_delimiters(const reset_tokenizer *tokenizer, i
     });
 }
 
-void reset_chat_options_init(reset_chat_options *options) {
-    if (!options) return;
-    std::memset(options, 0, sizeof *options);
-    options->struct_size = sizeof *options;
-    options->chat_template = RESET_CHAT_TEMPLATE_AUTO;
-    options->add_generation_prompt = 1;
-    options->enable_thinking = 1;
+void reset_chat_options_init_sized(reset_chat_options *options, size_t struct_size) {
+    reset_chat_options defaults;
+    std::memset(&defaults, 0, sizeof defaults);
+    defaults.chat_template = RESET_CHAT_TEMPLATE_AUTO;
+    defaults.add_generation_prompt = 1;
+    defaults.enable_thinking = 1;
+    write_defaults(options, struct_size, defaults);
+}
+
+void (reset_chat_options_init)(reset_chat_options *options) {
+    reset_chat_options_init_sized(options, sizeof *options);
 }
 
 reset_status reset_chat_format(const reset_tokenizer *tokenizer, const reset_chat_message *messages,
@@ -164,7 +172,7 @@ reset_status reset_chat_format(const reset_tokenizer *tokenizer, const reset_cha
         const Tokenizer &t = tokenizer_of(tokenizer);
         require(text_len, "text_len");
         if (n_messages > 0) require(messages, "messages");
-        const reset_chat_options o = read_options(options, reset_chat_options_init, "options");
+        const reset_chat_options o = read_options(options, reset_chat_options_init_sized, "options");
         const int32_t chat_template = enum_as_int(o.chat_template);
         if (chat_template < RESET_CHAT_TEMPLATE_AUTO || chat_template > RESET_CHAT_TEMPLATE_PLAIN)
             fail(RESET_ERR_INVALID_ARGUMENT, "options->chat_template is ", chat_template,

@@ -1003,6 +1003,7 @@ void CudaSession::step(const std::vector<SequenceSampler *> &samplers, const std
         r.token = out->tokens[s];
         r.status = g.status;
         r.signals.entropy = g.entropy;
+        r.signals.logprob = g.logprob;
         r.signals.step_entropy = g.step_entropy;
         r.signals.global_mean = g.global_mean;
         r.signals.threshold = g.threshold;

@@ -3,6 +3,7 @@
 #include "engine/session.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "api/errors.h"
@@ -330,6 +331,7 @@ int32_t Session::decode_step(reset_step *steps, size_t capacity) {
 bool Session::start_result(size_t s, reset_step &r) const {
     r.struct_size = sizeof(reset_step);
     r.sequence = int32_t(s);
+    r.logprob = NAN;  // no token yet (reset.h)
     if (!sequences_[s].ended) return true;
     r.token = -1;
     r.end_of_generation = 1;
@@ -342,6 +344,7 @@ bool Session::start_result(size_t s, reset_step &r) const {
 void Session::finish_token(size_t s, int32_t token, const SamplerSignals &signals, reset_step &r) {
     Sequence &sequence = sequences_[s];
     r.token = token;
+    r.logprob = signals.logprob;
     r.entropy = signals.entropy;
     r.step_entropy = signals.step_entropy;
     r.global_mean = signals.global_mean;

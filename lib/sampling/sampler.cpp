@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "api/errors.h"
+#include "rules/logprob.h"
 #include "rules/penalty.h"
 #include "rules/philox.h"
 #include "sampling/entropy.h"
@@ -161,19 +162,15 @@ void SequenceSampler::undo_pending() {
 }
 
 SamplerSignals SequenceSampler::decide(const float *logits, int32_t vocab) {
-    float max_logit = 0.0f;
-    int32_t argmax = 0;
-    return decide_with_stats(logits, vocab, &max_logit, &argmax);
+    LogitStats stats;
+    return decide_with_stats(logits, vocab, &stats);
 }
 
-SamplerSignals SequenceSampler::decide_with_stats(const float *logits, int32_t vocab, float *max_logit,
-                                                  int32_t *argmax) {
+SamplerSignals SequenceSampler::decide_with_stats(const float *logits, int32_t vocab, LogitStats *stats) {
     // Spec step 2 first: it is the only part that can fail (bad logits), and
     // it must fail before the state is touched.
-    const LogitStats stats = logit_stats(logits, vocab);
-    *max_logit = stats.max;
-    *argmax = stats.argmax;
-    return decide_entropy(stats.entropy);
+    *stats = logit_stats(logits, vocab);
+    return decide_entropy(stats->entropy);
 }
 
 SamplerSignals SequenceSampler::decide_entropy(float entropy) {
@@ -221,21 +218,29 @@ SamplerSignals SequenceSampler::decide_entropy(float entropy) {
 
 int32_t SequenceSampler::sample(const float *logits, int32_t vocab, int32_t sequence, SamplerSignals *signals) {
     if (sequence < 0) fail(RESET_ERR_OUT_OF_RANGE, "sequence index ", sequence, " is negative");
-    float max_logit = 0.0f;
-    int32_t argmax = 0;
-    const SamplerSignals s = decide_with_stats(logits, vocab, &max_logit, &argmax);
-    if (signals) *signals = s;
+    LogitStats stats;
+    const SamplerSignals s = decide_with_stats(logits, vocab, &stats);
+    float max_logit = stats.max;
+    int32_t argmax = stats.argmax;
     // The penalties lower the logits that are drawn from, after H_t and the
     // decision saw the raw ones (reset-algorithm.md, "Signals").
     const float *z = policy_.penalized() && generation_length_ > 0 ? penalize(logits, vocab, &max_logit, &argmax)
                                                                     : logits;
     // Step 8.  Greedy ignores the truncation: the argmax survives every filter.
-    if (s.temperature == 0.0f) return argmax;
-    const uint32_t seq = static_cast<uint32_t>(sequence);
-    const uint64_t step = static_cast<uint64_t>(accepted_);
-    return draw_truncated(z, vocab, max_logit, s.temperature, policy_.top_k, policy_.top_p, policy_.min_p,
-                          philox::uniform(policy_.seed, seq, step), philox::second_uniform(policy_.seed, seq, step),
-                          candidates_);
+    int32_t token = argmax;
+    if (s.temperature != 0.0f) {
+        const uint32_t seq = static_cast<uint32_t>(sequence);
+        const uint64_t step = static_cast<uint64_t>(accepted_);
+        token = draw_truncated(z, vocab, max_logit, s.temperature, policy_.top_k, policy_.top_p, policy_.min_p,
+                               philox::uniform(policy_.seed, seq, step),
+                               philox::second_uniform(policy_.seed, seq, step), candidates_);
+    }
+    if (signals) {
+        *signals = s;
+        // Of the raw row, as H_t: the model's probability, whatever lowered or truncated the draw's.
+        signals->logprob = rule::raw_logprob(logits[token], stats.max, std::log(stats.sum_exp));
+    }
+    return token;
 }
 
 void SequenceSampler::accept(int32_t token) {

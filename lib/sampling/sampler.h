@@ -7,11 +7,13 @@
 // standalone reset_policy both use it, so they behave identically.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "rules/reset_rule.h"
+#include "sampling/entropy.h"
 #include "sampling/policy.h"
 #include "sampling/truncation.h"
 
@@ -34,6 +36,9 @@ struct SamplerSignals {
     int32_t step_index = 0;     // reasoning step of this token, 0 first
     bool boundary = false;      // a step boundary was crossed just before this token
     bool uncertain = false;     // Ĥ > H̄ (RESET only)
+    // log p(token) under softmax(raw logits) (rules/logprob.h); set by
+    // sample() for the token it returns, NaN from decide(), which returns none.
+    float logprob = NAN;
 };
 
 class SequenceSampler {
@@ -113,7 +118,7 @@ public:
 private:
     bool in_set(const std::vector<int32_t> &set, int32_t token) const;
     void undo_pending();
-    SamplerSignals decide_with_stats(const float *logits, int32_t vocab, float *max_logit, int32_t *argmax);
+    SamplerSignals decide_with_stats(const float *logits, int32_t vocab, LogitStats *stats);
     // Steps 1 and 3-7 for a token of entropy H_t, replacing a pending decision.
     SamplerSignals decide_entropy(float entropy);
     // The logits lowered by the penalties into penalized_, with their max

@@ -75,6 +75,10 @@ std::string trace_line(const TraceRecord &r) {
     out.reserve(256 + r.text_len);
     out += "{\"sequence\":" + std::to_string(r.sequence);
     out += ",\"token\":" + std::to_string(r.token);
+    if (r.has_logprob) {
+        out += ",\"logprob\":";
+        append_float(out, r.logprob);
+    }
     out += ",\"entropy\":";
     append_float(out, r.entropy);
     out += ",\"step_entropy\":";

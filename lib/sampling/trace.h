@@ -11,6 +11,8 @@ namespace reset {
 struct TraceRecord {
     int32_t sequence = 0;
     int32_t token = -1;
+    bool has_logprob = false;  // write "logprob" (the caller's struct has the field, 0.3 on)
+    float logprob = 0.0f;
     float entropy = 0.0f;
     float step_entropy = 0.0f;
     float global_mean = 0.0f;

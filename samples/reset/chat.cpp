@@ -98,6 +98,9 @@ struct TurnStats {
     size_t prefill_tokens = 0, decode_tokens = 0, reasoning_tokens = 0;
     double prefill_seconds = 0, decode_seconds = 0;
     std::vector<float> entropies, temperatures;
+    // Sum of reset_step.logprob over the answer's tokens that have a finite one (raw softmax).
+    double logprob_sum = 0;
+    size_t logprob_tokens = 0;
     bool valid = false;
 };
 
@@ -174,7 +177,8 @@ void Chat::print_help() const {
         "  /max N               stop an answer after N tokens (0: at the end of the context)\n"
         "  /budget N            close the reasoning after N tokens with </think> (0: no limit)\n"
         "  /context             how much of the context the conversation uses\n"
-        "  /stats               speed and the entropy/temperature distribution of the last answer\n"
+        "  /stats               speed, mean log-probability and perplexity, and the entropy/temperature\n"
+        "                       distribution of the last answer\n"
         "  /reset               forget the conversation\n"
         "  /save FILE           write the transcript\n"
         "  /quit, Ctrl-D        leave;  Ctrl-C stops the answer being written\n");
@@ -298,6 +302,13 @@ void Chat::print_stats() const {
     std::printf("decode:  %zu tokens in %.3f s (%.1f tokens/s), %zu of them reasoning\n", s.decode_tokens,
                 s.decode_seconds, s.decode_seconds > 0 ? double(s.decode_tokens) / s.decode_seconds : 0.0,
                 s.reasoning_tokens);
+    if (s.logprob_tokens) {
+        // The model's own probabilities (softmax of the raw logits), whatever the policy drew with:
+        // perplexity = exp(-mean log p), the usual per-token definition.
+        const double mean = s.logprob_sum / double(s.logprob_tokens);
+        std::printf("log-prob: mean %.3f nats/token, perplexity %.2f (raw model distribution)\n", mean,
+                    std::exp(-mean));
+    }
     if (s.entropies.empty()) return;
     reset_calibration_result table;
     reset_calibration_result_init(&table);
@@ -462,6 +473,10 @@ void Chat::turn(const std::string &user_text) {
         if (in_think_) ++stats_.reasoning_tokens;
         stats_.entropies.push_back(step.entropy);
         stats_.temperatures.push_back(step.temperature);
+        if (std::isfinite(step.logprob)) {
+            stats_.logprob_sum += step.logprob;
+            ++stats_.logprob_tokens;
+        }
         std::string text(step.text, step.text_len);
         if (step.end_of_generation) {
             // The end-of-turn token is the template's business, not the answer's.

@@ -221,6 +221,9 @@ int cmd_eval(int argc, char **argv) {
                 const size_t count = static_cast<size_t>(n);
                 std::vector<std::string> texts(count);
                 std::vector<long> tokens(count, 0);
+                // Per sample: sum and count of the finite reset_step.logprob (raw softmax; "mean_logprob").
+                std::vector<double> logprob_sum(count, 0.0);
+                std::vector<long> logprob_tokens(count, 0);
                 std::vector<int> finished(count, 0), closed(count, 0);
                 std::vector<ReasoningTracker> reasoning(count);
                 std::vector<reset_step> steps(count);
@@ -236,6 +239,10 @@ int cmd_eval(int argc, char **argv) {
                         if (st.token < 0) continue;
                         texts[size_t(k)].append(st.text, st.text_len);
                         ++tokens[size_t(k)];
+                        if (std::isfinite(st.logprob)) {
+                            logprob_sum[size_t(k)] += st.logprob;
+                            ++logprob_tokens[size_t(k)];
+                        }
                         if (st.end_reason == RESET_END_EOS) finished[size_t(k)] = 1;
                         if (st.end_of_generation) continue;
                         // The budget closes this sample's reasoning; the others go on as they were.
@@ -260,17 +267,21 @@ int cmd_eval(int argc, char **argv) {
                     const std::string boxed = last_boxed(texts[size_t(k)], &found);
                     const bool ok = found && answers_match(boxed, problems[pi].answer);
                     correct[qi][pi] += ok;
-                    if (out)
-                        std::fprintf(out.get(),
-                                     "{\"problem\":%zu,\"policy\":%s,\"sample\":%ld,\"seed\":%llu,\"sequence\":%ld,\"tokens\":%ld,"
-                                     "\"finished\":%s,\"reasoning_closed\":%s,\"extracted\":%s,\"expected\":%s,"
-                                     "\"correct\":%s,\"text\":%s}\n",
-                                     pi, json_string(policies[qi].label).c_str(), first + k,
-                                     (unsigned long long)params.seed, k, tokens[size_t(k)],
-                                     finished[size_t(k)] ? "true" : "false", closed[size_t(k)] ? "true" : "false",
-                                     found ? json_string(normalise_answer(boxed)).c_str() : "null",
-                                     json_string(problems[pi].answer).c_str(), ok ? "true" : "false",
-                                     json_string(texts[size_t(k)]).c_str());
+                    if (!out) continue;
+                    char mean_logprob[32] = "null";
+                    if (logprob_tokens[size_t(k)])
+                        std::snprintf(mean_logprob, sizeof mean_logprob, "%.9g",
+                                      logprob_sum[size_t(k)] / double(logprob_tokens[size_t(k)]));
+                    std::fprintf(out.get(),
+                                 "{\"problem\":%zu,\"policy\":%s,\"sample\":%ld,\"seed\":%llu,\"sequence\":%ld,"
+                                 "\"tokens\":%ld,\"mean_logprob\":%s,\"finished\":%s,\"reasoning_closed\":%s,"
+                                 "\"extracted\":%s,\"expected\":%s,\"correct\":%s,\"text\":%s}\n",
+                                 pi, json_string(policies[qi].label).c_str(), first + k,
+                                 (unsigned long long)params.seed, k, tokens[size_t(k)], mean_logprob,
+                                 finished[size_t(k)] ? "true" : "false", closed[size_t(k)] ? "true" : "false",
+                                 found ? json_string(normalise_answer(boxed)).c_str() : "null",
+                                 json_string(problems[pi].answer).c_str(), ok ? "true" : "false",
+                                 json_string(texts[size_t(k)]).c_str());
                 }
                 done += uint64_t(n);
                 progress.update(done, "problem " + std::to_string(pi + 1) + "/" + std::to_string(problems.size()));

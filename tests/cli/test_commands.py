@@ -7,7 +7,9 @@ Every error must be one line on stderr and a non-zero exit code (1: the work
 failed, 2: the command line is wrong), never a crash or an abort.
 """
 import json
+import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -88,6 +90,34 @@ check("generate --jsonl writes one record per token with ReSET signals",
 rc, out, err = run("generate", CHAT, "Hi", "--max-tokens", "4", "--jsonl", "-")
 check("generate --jsonl - puts JSON only on stdout",
       rc == 0 and all(json.loads(l)["sequence"] == 0 for l in out.splitlines()) and len(out.splitlines()) == 4, out)
+
+# --- log-probabilities (0.3) ----------------------------------------------------------
+# Every trace line has "logprob", log p(token) under softmax(raw logits): finite, <= 0, and not 0
+# everywhere (the chat fixture's random weights are far from certain of anything).  Greedy takes
+# the argmax, whose probability is at least exp(-H_t): H = -sum p log p >= -log p_max.
+def is_number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+greedy_20 = ["--max-tokens", "20", "--policy", "greedy"]
+rc, out, err = run("generate", CHAT, "What is 2+3?", *greedy_20, "--jsonl", "-")
+greedy = [json.loads(l) for l in out.splitlines()] if rc == 0 else []
+logprobs = [r.get("logprob") for r in greedy]
+check("generate --jsonl: every token has a finite logprob <= 0 (exp(logprob) <= 1), some clearly below 0",
+      len(greedy) == 20 and all(is_number(x) and x <= 0 and math.exp(x) <= 1 for x in logprobs)
+      and min(logprobs) < -0.1, out + err)
+check("generate --jsonl greedy: each logprob is the argmax's, at least -entropy",
+      len(greedy) == 20 and all(r["logprob"] >= -r["entropy"] - 1e-4 for r in greedy), out)
+rc, out, err = run("generate", CHAT, "Hi", "--max-tokens", "20", "--policy", "fixed 3.0 seed=2", "--jsonl", "-")
+hot_steps = [json.loads(l) for l in out.splitlines()] if rc == 0 else []
+check("generate --jsonl at T 3: the drawn token's logprob (finite, <= 0), below -entropy for some token",
+      len(hot_steps) == 20 and all(is_number(r.get("logprob")) and r["logprob"] <= 0 for r in hot_steps)
+      and any(r["logprob"] < -r["entropy"] for r in hot_steps), out + err)
+# chat's /stats reports the mean over the same tokens and exp(-mean), to its printed precision.
+greedy_mean = sum(logprobs) / len(logprobs) if len(greedy) == 20 else float("nan")
+rc, out, err = run("chat", CHAT, *greedy_20, stdin="What is 2+3?\n/stats\n")
+m = re.search(r"log-prob: mean (-?[0-9.]+) nats/token, perplexity ([0-9.]+) \(raw model distribution\)", out)
+check("chat /stats: the mean log-probability of the answer and its perplexity, as the trace gives them",
+      rc == 0 and m is not None and abs(float(m[1]) - greedy_mean) <= 0.0005 + 1e-6
+      and abs(float(m[2]) - math.exp(-greedy_mean)) <= 0.005 + 1e-6, f"{out}{err} trace mean {greedy_mean}")
 
 # --- chat through a pipe -----------------------------------------------------------
 rc, out, err = run("chat", CHAT, "--max-tokens", "10", stdin="What is 2+3?\n/stats\nline one \\\nline two\n")
@@ -280,6 +310,16 @@ check("eval prints a table row per policy",
 check("eval writes problems x policies x samples records",
       len(rows) == 12 and {r["expected"] for r in rows} == {"5", "7"} and all(r["tokens"] == 16 for r in rows)
       and len({(r["problem"], r["policy"], r["sample"]) for r in rows}) == 12, str(rows[:1]))
+check("eval records carry each sample's mean_logprob (finite, <= 0, not 0)",
+      len(rows) == 12 and all(is_number(r.get("mean_logprob")) and r["mean_logprob"] <= 0 for r in rows)
+      and max(r["mean_logprob"] for r in rows) < -0.1, str(rows[:1]))
+one = write("one.jsonl", '{"problem": "What is 2+3?", "answer": "5"}\n')
+rc, out, err = run("eval", CHAT, one, "--policy", "greedy", "--max-tokens", "20", "--out", samples)
+with open(samples, encoding="utf-8") as f:
+    rows = [json.loads(line) for line in f]
+check("eval's greedy mean_logprob is the mean of generate's trace on the same prompt",
+      rc == 0 and len(rows) == 1 and rows[0]["tokens"] == 20 and abs(rows[0]["mean_logprob"] - greedy_mean) < 1e-5,
+      f"{rows} {err} trace mean {greedy_mean}")
 rc, out, err = run("eval", CHAT, data, "--policy", "fixed 0.6", "--samples", "2", "--max-tokens", "4",
                    "--seed", "5", "--out", samples)
 with open(samples, encoding="utf-8") as f:

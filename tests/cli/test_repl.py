@@ -4,10 +4,12 @@
     test_repl.py RESET_BINARY MODEL_DIR
 
 Checks: the banner and prompt, a streamed answer, /policy (valid and not),
-/stats, /think, /save, /reset, Ctrl-C in the middle of a long generation
-(the REPL survives and answers the next prompt), and Ctrl-D (exit 0).
+/stats (with the answer's mean log-probability), /think, /save, /reset,
+Ctrl-C in the middle of a long generation (the REPL survives and answers the
+next prompt), and Ctrl-D (exit 0).
 Each check fails with what the terminal showed.
 """
+import math
 import os
 import pty
 import re
@@ -103,6 +105,12 @@ def main():
     temps = re.findall(r"T=([0-9.]+) x(\d+)", stats)
     assert temps and sum(int(n) for _, n in temps) == 40, f"temperature counts: {stats!r}"
     assert {t for t, _ in temps} <= {"0.60", "1.00"}, f"ReSET applies T_low or T_high only: {stats!r}"
+    # The answer's mean log p(token) under the raw model distribution, and exp(-mean); the random
+    # fixture is far from certain, so the mean is clearly below 0.
+    m = re.search(r"log-prob: mean (-?[0-9.]+) nats/token, perplexity ([0-9.]+) \(raw model distribution\)", stats)
+    assert m, f"/stats lacks the log-prob line: {stats!r}"
+    mean, perplexity = float(m[1]), float(m[2])
+    assert mean < -0.1 and abs(perplexity - math.exp(-mean)) <= 0.005 + 0.0006 * perplexity, stats
     print("ok: /stats", temps)
 
     term.send("/think off\r")

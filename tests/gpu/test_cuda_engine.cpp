@@ -206,7 +206,7 @@ constexpr double kExactAgreement = 1e-4;
 // Decode `steps` steps on both sessions: the worst logits rel L2 while they agree, and what differed.
 struct Compared {
     double worst = 0;
-    int mismatches = 0, unexplained = 0, tokens = 0, entropy_off = 0;
+    int mismatches = 0, unexplained = 0, tokens = 0, entropy_off = 0, logprob_off = 0;
     int longest = 0;       // steps in which some sequence still produced a token
     bool flipped = false;  // W4A4: ended at an activation-code flip
 };
@@ -240,6 +240,11 @@ Compared decode_both(reset_session *cpu, reset_session *gpu, int sequences, int 
             }
             const float ea = a[size_t(s)].entropy, eb = b[size_t(s)].entropy;
             if (std::fabs(ea - eb) > 1e-2f * std::max(1.0f, std::fabs(ea))) ++c.entropy_off;
+            // The same token's log-probability, from logits that agree to the mode's rel L2 bound: the
+            // entropy's tolerance.
+            const float la = a[size_t(s)].logprob, lb = b[size_t(s)].logprob;
+            if (a[size_t(s)].token == b[size_t(s)].token && !(std::fabs(la - lb) <= 1e-2f * std::max(1.0f, -la)))
+                ++c.logprob_off;
         }
         // A sequence that drew its end-of-generation token: the CPU keeps the logits it was drawn
         // from, the CUDA backend refuses (reset_session_logits).
@@ -342,6 +347,7 @@ void test_model(const std::string &dir) {
                    c.unexplained, c.tokens);
             EXPECT(c.worst <= bound, "%s %s greedy logits rel L2 %.3g > %.3g", dir.c_str(), names[w], c.worst, bound);
             EXPECT(c.entropy_off == 0, "%s %s: %d entropies differ", dir.c_str(), names[w], c.entropy_off);
+            EXPECT(c.logprob_off == 0, "%s %s: %d logprobs differ", dir.c_str(), names[w], c.logprob_off);
             std::printf("%-40s %-6s prefill rel L2 %.2e%s, greedy %d tokens%s, worst step rel L2 %.2e\n",
                         dir.c_str(), names[w], prefill, flipped ? " (W4A4 code flip)" : "", c.tokens,
                         c.flipped ? " (then a W4A4 code flip)" : c.mismatches ? " (then a near tie)" : "", c.worst);
@@ -812,10 +818,12 @@ void test_penalties(const std::string &dir) {
             std::fill(ended.begin(), ended.end(), false);
         }
         std::vector<int32_t> want(kSequences, -1);
+        std::vector<reset_decision> decided(kSequences);
         for (int k = 0; k < kSequences; ++k) {
             if (ended[size_t(k)]) continue;
             const std::vector<float> z = logits(s, k, vocab);
-            ok(reset_policy_sample(reference[size_t(k)], z.data(), z.size(), &want[size_t(k)], nullptr),
+            reset_decision_init(&decided[size_t(k)]);
+            ok(reset_policy_sample(reference[size_t(k)], z.data(), z.size(), &want[size_t(k)], &decided[size_t(k)]),
                "reset_policy_sample");
         }
         std::vector<reset_step> st(kSequences);
@@ -830,6 +838,12 @@ void test_penalties(const std::string &dir) {
                 ++differ;
                 std::printf("  penalties step %d sequence %d: token %d, the CPU sampler's %d\n", step, k,
                             st[size_t(k)].token, want[size_t(k)]);
+            } else {
+                // The raw row's logprob, however penalized the draw: 1e-6 relative, a float ulp plus
+                // another summation order of the same logits.
+                const float got = st[size_t(k)].logprob, cpu = decided[size_t(k)].logprob;
+                EXPECT(std::fabs(got - cpu) <= 1e-6f * std::max(1.0f, -cpu), "%s penalties step %d sequence %d: "
+                       "logprob %.9g, the CPU sampler's %.9g", dir.c_str(), step, k, got, cpu);
             }
             ok(reset_policy_accept(reference[size_t(k)], st[size_t(k)].token), "reset_policy_accept");
             ended[size_t(k)] = st[size_t(k)].end_of_generation != 0;

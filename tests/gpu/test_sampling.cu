@@ -58,6 +58,8 @@ int64_t g_rotated_rows = 0;  // rows rotated so that top-p's first draw is rejec
 int64_t g_second_draws = 0;  // top-p tokens whose first draw fell outside the nucleus (second_draw_taken)
 int64_t g_boundaries = 0;
 int64_t g_state_checks = 0;
+int64_t g_logprob_checks = 0;       // device logprobs compared with the CPU sampler's
+int64_t g_logprob_independent = 0;  // ... and with log_softmax_at
 
 constexpr int32_t kRingCapacity = 64;
 
@@ -66,6 +68,17 @@ constexpr int32_t kRingCapacity = 64;
 // nearly equal doubles, so its relative rounding is large on both sides.
 bool close_rel(double a, double b, double rel) {
     return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b)) + 1e-9;
+}
+
+// log softmax(row)[token] in double, independent of both samplers: the
+// reference for the device's reset_step.logprob.
+double log_softmax_at(const float *row, int32_t vocab, int32_t token) {
+    double m = -INFINITY;
+    for (int32_t i = 0; i < vocab; ++i) m = std::max(m, double(row[i]));
+    double sum = 0.0;
+    for (int32_t i = 0; i < vocab; ++i)
+        if (row[i] != -INFINITY) sum += std::exp(double(row[i]) - m);
+    return double(row[token]) - m - std::log(sum);
 }
 
 reset::Policy fixed(float t, int32_t k = 0, float top_p = 1.0f, float min_p = 0.0f) {
@@ -669,6 +682,21 @@ void run_case(const Case &c) {
             const reset::SamplingSignalsDevice &got = signals[size_t(b)];
             const char *what = c.name.c_str();
             EXPECT(got.status == reset::kSamplingOk, "%s step %d seq %d: status %d", what, step, b, got.status);
+            // The device token's log-probability under the raw row (whatever penalties lowered the draw's),
+            // to 1e-6 relative: a float ulp of the result plus another summation order of the same doubles.
+            // Against the CPU sampler's where both drew the same token, and, every 8th check (a pass over
+            // the row in double costs as much as the CPU sampler), against log_softmax_at.
+            if (tokens[size_t(b)] == want) {
+                EXPECT(close_rel(got.logprob, ref.logprob, 1e-6), "%s step %d seq %d: logprob %.9g vs CPU %.9g", what,
+                       step, b, got.logprob, ref.logprob);
+                ++g_logprob_checks;
+            }
+            if (g_state_checks % 8 == 0 && tokens[size_t(b)] >= 0 && tokens[size_t(b)] < V) {
+                const double lp = log_softmax_at(&logits[size_t(b) * size_t(V)], V, tokens[size_t(b)]);
+                EXPECT(close_rel(got.logprob, lp, 1e-6), "%s step %d seq %d: logprob %.9g vs %.9g (token %d)", what,
+                       step, b, got.logprob, lp, tokens[size_t(b)]);
+                ++g_logprob_independent;
+            }
             EXPECT(close_rel(got.entropy, ref.entropy, 1e-5), "%s step %d seq %d: entropy %.9g vs CPU %.9g", what,
                    step, b, got.entropy, ref.entropy);
             EXPECT(close_rel(got.step_entropy, ref.step_entropy, 1e-5), "%s step %d seq %d: step entropy %.9g vs %.9g",
@@ -1375,11 +1403,14 @@ int main(int argc, char **argv) {
     }
     std::printf("test_sampling: %lld tokens compared (%lld drawn at T > 0, %lld of them by top-p's second draw, "
                 "%lld rows rotated to get there), %lld temperature/gate near-ties and %lld truncation/draw near-ties "
-                "counted, %lld boundaries, %lld state checks\n",
+                "counted, %lld boundaries, %lld state checks, %lld logprobs against the CPU's and %lld against "
+                "log_softmax_at\n",
                 static_cast<long long>(g_compared_tokens), static_cast<long long>(g_sampled_tokens),
                 static_cast<long long>(g_second_draws), static_cast<long long>(g_rotated_rows),
                 static_cast<long long>(g_near_ties), static_cast<long long>(g_draw_near_ties),
-                static_cast<long long>(g_boundaries), static_cast<long long>(g_state_checks));
+                static_cast<long long>(g_boundaries), static_cast<long long>(g_state_checks),
+                static_cast<long long>(g_logprob_checks), static_cast<long long>(g_logprob_independent));
+    if (g_compared_tokens > 0) EXPECT(g_logprob_independent > 0, "no logprob was checked independently");
     // Both of top-p's paths ran: the kept first draw (most top-p tokens) and the cut.
     if (g_compared_tokens > 0) EXPECT(g_second_draws > 0 && g_rotated_rows > 0, "top-p's second draw never ran");
     return finish("test_sampling");

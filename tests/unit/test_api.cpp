@@ -112,6 +112,12 @@ TEST_CASE("greedy decoding is deterministic and matches the argmax of the logits
         CHECK(step.token == argmax);
         CHECK(step.temperature == 0.0f);
         CHECK(step.entropy > 0.0f);
+        // log softmax of the logits at the argmax, in double here (tolerance: FP32 rounding of the result
+        // and another summation order, a few ulp of values near -1).
+        double sum = 0.0;
+        for (float z : logits) sum += std::exp(double(z) - double(logits[size_t(argmax)]));
+        CHECK(step.logprob == doctest::Approx(-std::log(sum)).epsilon(1e-6));
+        CHECK(step.logprob < -1e-3f);  // a random-weight model is unsure: not a trivial 0
         first.push_back(step.token);
     }
     REQUIRE(reset_session_reset(s.session) == RESET_OK);
@@ -269,9 +275,11 @@ TEST_CASE("penalties: a session draws what standalone policies fed its raw logit
             p.reset_state = 0;
         }
         int32_t expected[2];
+        reset_decision decisions[2];
         for (int32_t k = 0; k < 2; ++k) {
             const std::vector<float> z = logits_of(s.session, k);
-            REQUIRE(reset_policy_sample(reference[k], z.data(), z.size(), &expected[k], nullptr) == RESET_OK);
+            reset_decision_init(&decisions[k]);
+            REQUIRE(reset_policy_sample(reference[k], z.data(), z.size(), &expected[k], &decisions[k]) == RESET_OK);
         }
         reset_step steps[2];
         reset_step_init(steps, 2);
@@ -280,6 +288,7 @@ TEST_CASE("penalties: a session draws what standalone policies fed its raw logit
             REQUIRE_FALSE(steps[k].end_of_generation);  // (model seed 5 ends neither within 40 steps)
             INFO("step ", i, " sequence ", k);
             CHECK(steps[k].token == expected[k]);
+            CHECK(steps[k].logprob == decisions[k].logprob);  // the raw row's, however penalized the draw
             REQUIRE(reset_policy_accept(reference[k], steps[k].token) == RESET_OK);
         }
         generated.push_back(steps[0].token);
@@ -388,6 +397,7 @@ TEST_CASE("a sequence that has ended reports no token and no text on later steps
     for (int step = 0; step < 8000; ++step) {
         reset_step steps[kSequences];
         reset_step_init(steps, kSequences);
+        for (reset_step &r : steps) r.logprob = 0.0f;  // the library must write NaN itself
         int32_t active = 0;
         if (reset_decode_step(s.session, steps, kSequences, &active) != RESET_OK) break;
         for (int k = 0; k < kSequences; ++k) {
@@ -397,7 +407,11 @@ TEST_CASE("a sequence that has ended reports no token and no text on later steps
                 CHECK(r.token == -1);
                 CHECK(r.end_reason == RESET_END_FINISHED);
                 CHECK(r.text_len == 0);
-            } else if (r.end_reason == RESET_END_EOS) {
+                CHECK(std::isnan(r.logprob));
+            } else {
+                CHECK(r.logprob <= 0.0f);  // the EOS token too: a token was drawn
+            }
+            if (!ended[size_t(k)] && r.end_reason == RESET_END_EOS) {
                 ended[size_t(k)] = true;
                 ended_with_text += r.text_len > 0;
             }

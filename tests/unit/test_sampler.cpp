@@ -346,6 +346,107 @@ TEST_CASE("penalties: draws match the softmax of the penalized logits; the entro
     CHECK(chi_square(counts, expected_distribution(z, 1.0, 0, 1.0, 0.0), draws).p_value < 1e-6);
 }
 
+// log softmax(z)[token] in double, written out independently of the sampler
+// (max-shifted log-sum-exp over every finite entry).
+double log_softmax_by_hand(const std::vector<float> &z, int32_t token) {
+    double m = -INFINITY;
+    for (float v : z) m = std::max(m, double(v));
+    double sum = 0.0;
+    for (float v : z)
+        if (v != -INFINITY) sum += std::exp(double(v) - m);
+    return double(z[size_t(token)]) - m - std::log(sum);
+}
+
+TEST_CASE("logprob: the chosen token's log-probability under the raw logits, whatever lowered the draw's") {
+    std::mt19937 rng(314);
+    std::normal_distribution<float> normal(0.0f, 3.0f);
+    const int vocab = 1000;
+    std::vector<float> z(vocab);
+    for (float &v : z) v = normal(rng);
+    z[17] = -INFINITY;
+    const std::vector<int32_t> generated = {4, 4, 99, 500};
+    struct Case {
+        const char *name;
+        Policy policy;
+    };
+    const Case cases[] = {{"greedy", fixed(0.0f, 0, 1.0f, 0.0f, 1)},
+                          {"T 1", fixed(1.0f, 0, 1.0f, 0.0f, 2)},
+                          {"T 1.7 top-k 50", fixed(1.7f, 50, 1.0f, 0.0f, 3)},
+                          {"T 0.6 top-p 0.9 min-p 0.05", fixed(0.6f, 0, 0.9f, 0.05f, 4)},
+                          {"T 1 penalties", penalized(1.0f, 1.5f, 0.5f, 5)},
+                          {"greedy penalties", penalized(0.0f, 2.0f, 2.0f, 6)}};
+    for (const Case &c : cases) {
+        SequenceSampler s;
+        s.set_policy(c.policy, true);
+        for (int32_t t : generated) s.accept(t);
+        // decide() draws nothing, so it reports no logprob.
+        CHECK(std::isnan(s.decide(z.data(), vocab).logprob));
+        for (int i = 0; i < 200; ++i) {
+            SamplerSignals sig;
+            const int32_t token = s.sample(z.data(), vocab, i, &sig);
+            INFO(c.name, " draw ", i, " token ", token);
+            // Tolerance 1e-6 relative (plus 1e-6): the sampler sums in another order (double) and rounds
+            // z - max and the result to FP32, an ulp below 4e-6 at |logprob| < 40; the processed
+            // distribution's logprob (another temperature, truncation, penalties) is off by far more.
+            CHECK(sig.logprob == doctest::Approx(log_softmax_by_hand(z, token)).epsilon(1e-6));
+            CHECK(sig.logprob <= 0.0f);
+        }
+    }
+    // The greedy draw under penalties moved off the raw argmax, and its logprob says how unlikely the model
+    // found it.
+    SequenceSampler g;
+    g.set_policy(penalized(0.0f, 2.0f, 2.0f, 6), true);
+    const int32_t top = static_cast<int32_t>(std::max_element(z.begin(), z.end()) - z.begin());
+    g.accept(top);
+    SamplerSignals sig;
+    const int32_t token = g.sample(z.data(), vocab, 0, &sig);
+    CHECK(token != top);
+    CHECK(sig.logprob < log_softmax_by_hand(z, top));
+    CHECK(sig.logprob == doctest::Approx(log_softmax_by_hand(z, token)).epsilon(1e-6));
+
+    // The C API: reset_policy_sample fills it, reset_policy_decide reports NaN, and the trace writes
+    // "logprob" after "token" (null for NaN; absent for a caller's struct from before 0.3).
+    reset_policy_params p;
+    reset_policy_params_init(&p);
+    p.kind = RESET_POLICY_FIXED;
+    p.temperature = 1.0f;
+    reset_policy *policy = nullptr;
+    REQUIRE(reset_policy_create(&p, nullptr, &policy) == RESET_OK);
+    reset_decision d;
+    reset_decision_init(&d);
+    CHECK(std::isnan(d.logprob));
+    d.logprob = 0.0f;
+    REQUIRE(reset_policy_decide(policy, z.data(), z.size(), &d) == RESET_OK);
+    CHECK(std::isnan(d.logprob));
+    int32_t drawn = -1;
+    REQUIRE(reset_policy_sample(policy, z.data(), z.size(), &drawn, &d) == RESET_OK);
+    CHECK(d.logprob == doctest::Approx(log_softmax_by_hand(z, drawn)).epsilon(1e-6));
+    char line[512];
+    size_t length = 0;
+    REQUIRE(reset_decision_to_json(&d, 0, drawn, line, sizeof line, &length) == RESET_OK);
+    const std::string with = line;
+    const std::string prefix = "{\"sequence\":0,\"token\":" + std::to_string(drawn) + ",\"logprob\":";
+    CHECK(with.compare(0, prefix.size(), prefix) == 0);
+    CHECK(std::stod(with.substr(prefix.size())) == doctest::Approx(d.logprob).epsilon(1e-8));
+    d.logprob = NAN;
+    REQUIRE(reset_decision_to_json(&d, 0, -1, line, sizeof line, &length) == RESET_OK);
+    CHECK(std::string(line).find("\"token\":-1,\"logprob\":null,") != std::string::npos);
+    d.struct_size = offsetof(reset_decision, logprob);  // a 0.2 caller's struct
+    REQUIRE(reset_decision_to_json(&d, 0, drawn, line, sizeof line, &length) == RESET_OK);
+    CHECK(std::string(line).find("logprob") == std::string::npos);
+    reset_step step;
+    reset_step_init(&step, 1);
+    CHECK(std::isnan(step.logprob));
+    step.token = 3;
+    step.logprob = -0.25f;
+    REQUIRE(reset_step_to_json(&step, line, sizeof line, &length) == RESET_OK);
+    CHECK(std::string(line).find("\"token\":3,\"logprob\":-0.25,") != std::string::npos);
+    step.struct_size = offsetof(reset_step, logprob);
+    REQUIRE(reset_step_to_json(&step, line, sizeof line, &length) == RESET_OK);
+    CHECK(std::string(line).find("logprob") == std::string::npos);
+    reset_policy_free(policy);
+}
+
 TEST_CASE("penalties: greedy takes the penalized argmax, the lowest id among equals") {
     std::vector<float> z = {1.0f, 5.0f, 4.5f, 4.5f, -std::numeric_limits<float>::infinity()};
     SequenceSampler s;
@@ -561,6 +662,47 @@ TEST_CASE("a struct_size ending inside a pointer field is refused, not read as h
     m.struct_size = offsetof(reset_model_options, progress) + 2;
     reset_model *model = nullptr;
     CHECK(reset_model_load("/nonexistent", &m, &model) == RESET_ERR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("_init_sized fills exactly the caller's struct; the unsized symbols fill 0.2's") {
+    // A newer caller's larger struct: the library's defaults, then zeros, struct_size = the caller's size.
+    std::vector<unsigned char> bigger(sizeof(reset_policy_params) + 24 + 16, 0xA5);
+    reset_policy_params_init_sized(reinterpret_cast<reset_policy_params *>(bigger.data()), bigger.size() - 16);
+    reset_policy_params expected;
+    reset_policy_params_init(&expected);
+    reset_policy_params got;
+    std::memcpy(&got, bigger.data(), sizeof got);
+    CHECK(got.struct_size == bigger.size() - 16);
+    CHECK(got.temperature == expected.temperature);
+    CHECK(got.window == expected.window);
+    CHECK(std::all_of(bigger.begin() + sizeof got, bigger.end() - 16, [](unsigned char b) { return b == 0; }));
+    CHECK(std::all_of(bigger.end() - 16, bigger.end(), [](unsigned char b) { return b == 0xA5; }));
+    // Too small to hold struct_size: nothing written.
+    unsigned char tiny[4] = {1, 2, 3, 4};
+    reset_decision_init_sized(reinterpret_cast<reset_decision *>(tiny), 3);
+    CHECK((tiny[0] == 1 && tiny[3] == 4));
+    // A step array at the caller's stride; the legacy symbol (parenthesised: not the header's macro)
+    // gives each entry 0.2's size, which reset_decode_step then keeps to (tests/abi/older_header.c runs
+    // a real 0.2 program).
+    constexpr size_t kOld = offsetof(reset_step, logprob);
+    std::vector<unsigned char> old_steps(3 * kOld + 16, 0xA5);
+    (reset_step_init)(reinterpret_cast<reset_step *>(old_steps.data()), 3);
+    for (size_t i = 0; i < 3; ++i) {
+        reset_step entry;
+        std::memcpy(&entry, old_steps.data() + i * kOld, kOld);
+        CHECK(entry.struct_size == kOld);
+        CHECK(entry.token == -1);
+    }
+    CHECK(std::all_of(old_steps.end() - 16, old_steps.end(), [](unsigned char b) { return b == 0xA5; }));
+    unsigned char old_decision[offsetof(reset_decision, logprob) + 8];
+    std::memset(old_decision, 0xA5, sizeof old_decision);
+    (reset_decision_init)(reinterpret_cast<reset_decision *>(old_decision));
+    CHECK(old_decision[offsetof(reset_decision, logprob)] == 0xA5);
+    // The header's macro passes the full size.
+    reset_decision now;
+    reset_decision_init(&now);
+    CHECK(now.struct_size == sizeof now);
+    CHECK(std::isnan(now.logprob));
 }
 
 TEST_CASE("traces: one JSON line per token, escaped, snprintf idiom") {

@@ -1,0 +1,866 @@
+/*
+ * reset.h — the whole public C ABI of libreset, and its manual.
+ *
+ * libreset decodes large reasoning models with NVFP4 weights at batch 1..8
+ * with the lowest latency it can, and samples them with ReSET
+ * (reasoning-step entropy-based temperature scaling).
+ *
+ * Read this file top to bottom: every function states its contract, its
+ * errors, who owns what, and whether it is thread-safe.
+ *
+ * General rules (they hold for every function unless its comment says more):
+ *
+ *  - Errors.  Every fallible call returns a reset_status.  On failure the
+ *    human-readable reason is available from reset_last_error() on the same
+ *    thread until the next failing call on that thread.  No function aborts,
+ *    prints, or lets a C++ exception escape.  A failing call leaves every
+ *    object it was given as it was before the call ("nothing is lost").
+ *  - Handles.  reset_model, reset_session, reset_tokenizer and reset_policy
+ *    are opaque.  Each has a create/free pair; free(NULL) is a no-op.  Every
+ *    call validates its handle: NULL gives RESET_ERR_INVALID_ARGUMENT, a
+ *    handle that was already freed (or never created by this library) gives
+ *    RESET_ERR_INVALID_HANDLE, as long as its address has not been reused by
+ *    a newer handle of the same kind.
+ *  - Option structs start with `uint32_t struct_size` and are filled with
+ *    defaults by their `_init` function.  Fields are only ever appended, so a
+ *    caller compiled against an older header keeps working: the library reads
+ *    only the first struct_size bytes and uses defaults for the rest.  A
+ *    struct_size below 4, above the struct this library knows (for structs
+ *    the caller passes in), or ending inside a pointer field (no layout ever
+ *    ended there) is RESET_ERR_INVALID_ARGUMENT.
+ *  - Text is UTF-8 with explicit byte lengths.  Functions that write into a
+ *    caller's buffer follow the snprintf idiom: they always report the size
+ *    needed, and return RESET_ERR_BUFFER_TOO_SMALL (writing nothing) when the
+ *    buffer is short.
+ *  - Threads.  A reset_model is immutable after load and may be shared by
+ *    any number of sessions and threads.  A reset_session (and a
+ *    reset_policy) is used by one thread at a time; only
+ *    reset_session_cancel may be called on it from any other thread.
+ *    reset_last_error is per thread.  Freeing a handle is not synchronised
+ *    with calls on that same handle: free it once no other thread is inside
+ *    a call on it (or on a tokenizer it owns), as with free() and fclose().
+ *    The one exception is reset_session_cancel against reset_session_free.
+ *    reset_model_options.threads bounds every parallel loop of the CPU
+ *    backend, loading included.
+ */
+#ifndef RESET_H
+#define RESET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define RESET_API __declspec(dllexport)
+#else
+#define RESET_API __attribute__((visibility("default")))
+#endif
+
+/* ===================================================================== */
+/* Versions                                                               */
+/* ===================================================================== */
+
+/* The ABI major version is the library's SONAME (libreset.so.0).  Minor
+ * versions only append functions and struct fields (CHANGELOG.md lists
+ * them), so a program built against 0.N runs on any 0.M with M >= N. */
+#define RESET_VERSION_MAJOR 0
+#define RESET_VERSION_MINOR 2
+#define RESET_VERSION_PATCH 0
+#define RESET_VERSION_STRING "0.2.0"
+#define RESET_VERSION_NUMBER (RESET_VERSION_MAJOR * 10000 + RESET_VERSION_MINOR * 100 + RESET_VERSION_PATCH)
+
+/* The version of the library actually loaded, as RESET_VERSION_NUMBER.
+ * Bindings refuse a library whose major differs from the one they were
+ * written for, or whose minor is older than theirs (it lacks functions or
+ * fields they use). */
+RESET_API uint32_t reset_version(void);
+/* The same as a static string, e.g. "0.1.0 (cuda)". Never NULL, never freed. */
+RESET_API const char *reset_version_string(void);
+
+/* ===================================================================== */
+/* Status codes and errors                                                */
+/* ===================================================================== */
+
+typedef enum reset_status {
+    RESET_OK = 0,
+    RESET_ERR_INVALID_ARGUMENT = 1,  /* a NULL pointer, a bad struct_size, a parameter out of its range */
+    RESET_ERR_INVALID_HANDLE = 2,    /* a handle that was freed or never created by this library */
+    RESET_ERR_IO = 3,                /* a file or directory is missing or unreadable */
+    RESET_ERR_FORMAT = 4,            /* a file is malformed: JSON, safetensors header, offsets, dtype */
+    RESET_ERR_UNSUPPORTED = 5,       /* valid input this version does not support (architecture, quantization) */
+    RESET_ERR_SHAPE = 6,             /* a tensor is missing or its shape/dtype disagrees with the config */
+    RESET_ERR_OUT_OF_RANGE = 7,      /* a token id outside the vocabulary, a sequence index too large */
+    RESET_ERR_CONTEXT_OVERFLOW = 8,  /* the call would grow a sequence past the session's max_context */
+    RESET_ERR_OUT_OF_MEMORY = 9,     /* host or device memory could not be allocated */
+    RESET_ERR_BAD_UTF8 = 10,         /* input text is not valid UTF-8 (it is rejected, never altered) */
+    RESET_ERR_BUFFER_TOO_SMALL = 11, /* the caller's buffer is shorter than the size reported */
+    RESET_ERR_CANCELLED = 12,        /* reset_session_cancel stopped the call; the session is as before it */
+    RESET_ERR_STATE = 13,            /* the call is not valid now (e.g. decoding before any prefill) */
+    RESET_ERR_BACKEND = 14,          /* the requested backend is unavailable or failed (e.g. no CUDA device) */
+    RESET_ERR_INTERNAL = 15          /* a bug in libreset; the message says where */
+} reset_status;
+
+/* The message of the last failing call on this thread ("" if none).  The
+ * pointer stays valid until the next libreset call on this thread. */
+RESET_API const char *reset_last_error(void);
+
+/* A short constant name for a status, e.g. "RESET_ERR_FORMAT". Never NULL. */
+RESET_API const char *reset_status_name(reset_status status);
+
+/* ===================================================================== */
+/* Models                                                                 */
+/* ===================================================================== */
+
+typedef struct reset_model reset_model;
+
+/* How the linear layers (attention q/k/v/o and MLP gate/up/down) are held. */
+typedef enum reset_weights {
+    RESET_WEIGHTS_AUTO = 0,         /* as the checkpoint is: BF16 for a BF16/F16/F32 checkpoint,
+                                       NVFP4 W4A16 for a ModelOpt NVFP4 checkpoint */
+    RESET_WEIGHTS_BF16 = 1,         /* BF16 (F16/F32 checkpoints are rounded to BF16 on load) */
+    RESET_WEIGHTS_NVFP4_W4A16 = 2,  /* NVFP4 weights, activations kept in high precision */
+    RESET_WEIGHTS_NVFP4_W4A4 = 3    /* NVFP4 weights and activations quantized per 16 on the fly */
+} reset_weights;
+
+typedef enum reset_backend {
+    RESET_BACKEND_AUTO = 0, /* CUDA if the library was built with it and a device is present, else CPU */
+    RESET_BACKEND_CPU = 1,  /* the FP32 reference engine */
+    RESET_BACKEND_CUDA = 2  /* the CUDA engine: weights, KV cache, the decode step and the sampler on
+                               the GPU (options->device); head_dim 16, 32, 64 or 128.  Loading fails
+                               with RESET_ERR_BACKEND (and the reason) when the library was built
+                               without CUDA or no device is usable */
+} reset_backend;
+
+/* Progress of long work (loading with quantization, calibration): called on
+ * the calling thread with the fraction done, 0..1, non-decreasing.  Return 0
+ * to go on; anything else stops the work, which then fails with
+ * RESET_ERR_CANCELLED and keeps nothing. */
+typedef int (*reset_progress_callback)(float fraction, void *user_data);
+
+/* What the activations of NVFP4 W4A16 linears are multiplied by.  The CUDA
+   GEMV reads FP16 activations (tensor cores): each activation row is divided by
+   a power-of-two scale (exact: 1 when its largest |x| is at most 32768, else the
+   smallest power of two that brings it below 32768), rounded to FP16 (nearest
+   even), and the scale multiplied back after the sum.
+   The CPU reference does the same by default, so both backends multiply the
+   same values and differ only in FP32 summation order. */
+typedef enum reset_activations {
+    RESET_ACTIVATIONS_FP16 = 0, /* the row-scaled FP16 values above (what the CUDA GEMV reads) */
+    RESET_ACTIVATIONS_FP32 = 1  /* CPU backend only: FP32, unrounded (nvfp4.md's formula literally;
+                                   the reference for tests against FP32 implementations); loading
+                                   with it on the CUDA backend (or AUTO finding a device) fails
+                                   with RESET_ERR_UNSUPPORTED */
+} reset_activations;
+
+typedef struct reset_model_options {
+    uint32_t struct_size;
+    reset_weights weights;    /* default RESET_WEIGHTS_AUTO */
+    reset_backend backend;    /* default RESET_BACKEND_AUTO */
+    int32_t quantize_lm_head; /* 1: an NVFP4 lm_head too: a BF16 lm_head (or the tied embeddings)
+                                 is quantized on load, from a BF16 checkpoint loaded as NVFP4 or
+                                 from a ModelOpt export that kept it in BF16 (the default there).
+                                 ~3.5x fewer lm_head bytes per step, at NVFP4's error on the
+                                 logits. Needs NVFP4 weights: with BF16 ones the load fails with
+                                 RESET_ERR_INVALID_ARGUMENT. Default 0 (BF16) */
+    int32_t device;           /* CUDA device ordinal. Default 0 */
+    int32_t threads;          /* CPU threads; 0 = all cores. Default 0 */
+    reset_progress_callback progress; /* called as layers load; NULL = none. Default NULL */
+    void *progress_user_data;         /* handed to progress. Default NULL */
+    reset_activations w4a16_activations; /* Default RESET_ACTIVATIONS_FP16. Affects NVFP4 W4A16
+                                            linears only (BF16 and W4A4 linears ignore it) */
+} reset_model_options;
+
+/* Fill *options with defaults and set struct_size. */
+RESET_API void reset_model_options_init(reset_model_options *options);
+
+/* Load a model from a Hugging Face directory: config.json,
+ * model.safetensors or model.safetensors.index.json with its shards,
+ * optionally generation_config.json, hf_quant_config.json and a tokenizer.
+ * Supported model_type values: "qwen3", "qwen2", "llama".
+ *
+ * Safetensors files are mapped, not copied; every header is validated
+ * (size, JSON, offsets inside the file and not overlapping, dtype and shape
+ * against the config).  options may be NULL for defaults.
+ *
+ * Errors: RESET_ERR_IO (missing directory or file), RESET_ERR_FORMAT,
+ * RESET_ERR_UNSUPPORTED (architecture, quantization feature, FP32 W4A16
+ * activations on the CUDA backend),
+ * RESET_ERR_SHAPE, RESET_ERR_OUT_OF_MEMORY, RESET_ERR_BACKEND.
+ * Ownership: on success *out_model is a new model the caller frees with
+ * reset_model_free (after every session made from it).  On failure
+ * *out_model is set to NULL.
+ * Thread-safety: may be called from any thread. */
+RESET_API reset_status reset_model_load(const char *path, const reset_model_options *options,
+                                        reset_model **out_model);
+
+/* Free a model. NULL is a no-op.  Freeing a model that still has live
+ * sessions is a misuse: the model is kept until its last session is freed,
+ * so nothing crashes. */
+RESET_API void reset_model_free(reset_model *model);
+
+typedef struct reset_model_info {
+    uint32_t struct_size;
+    char architecture[32];   /* model_type: "qwen3", "qwen2" or "llama" */
+    int32_t n_layers;
+    int32_t hidden_size;
+    int32_t intermediate_size;
+    int32_t n_heads;
+    int32_t n_kv_heads;
+    int32_t head_dim;
+    int32_t vocab_size;
+    int32_t max_position_embeddings;
+    int32_t tied_embeddings;     /* 1 if lm_head shares embed_tokens */
+    reset_weights weights;       /* the resolved format (never AUTO) */
+    reset_backend backend;       /* the resolved backend (never AUTO) */
+    int32_t lm_head_nvfp4;       /* 1 if lm_head is NVFP4 */
+    int32_t from_modelopt;       /* 1 if the checkpoint was a ModelOpt NVFP4 export */
+    int32_t dynamic_input_scale; /* W4A4 only: 1 = per-token amax scale, 0 = calibrated input_scale */
+    int32_t n_bf16_linears;      /* linears kept in BF16 in an NVFP4 model (excluded or not quantizable) */
+    uint64_t n_parameters;
+    uint64_t weight_bytes;       /* bytes of weights as the backend holds them */
+    uint64_t host_bytes;         /* host memory owned by the model (mapped files not counted) */
+    uint64_t device_bytes;       /* device memory owned by the model */
+    int32_t n_eos;               /* end-of-generation ids from generation_config.json / config.json */
+    int32_t eos_ids[8];
+    int32_t bos_id;              /* -1 if none */
+} reset_model_info;
+
+RESET_API void reset_model_info_init(reset_model_info *info);
+
+/* Describe a model.  info->struct_size must be set (reset_model_info_init).
+ * Errors: RESET_ERR_INVALID_ARGUMENT, RESET_ERR_INVALID_HANDLE. */
+RESET_API reset_status reset_model_get_info(const reset_model *model, reset_model_info *info);
+
+/* ===================================================================== */
+/* Sampling policies                                                      */
+/* ===================================================================== */
+
+typedef enum reset_policy_kind {
+    RESET_POLICY_GREEDY = 0,  /* argmax of the raw logits (after the penalties below, if any) */
+    RESET_POLICY_FIXED = 1,   /* one temperature for every token */
+    RESET_POLICY_RESET = 2,   /* ReSET: T_high / T_low chosen per token from token and step entropy */
+    RESET_POLICY_ENTROPY = 3  /* the paper's ablation: ReSET with the step gate off (threshold = tau0) */
+} reset_policy_kind;
+
+typedef struct reset_policy_params {
+    uint32_t struct_size;
+    reset_policy_kind kind;   /* default RESET_POLICY_GREEDY */
+    float temperature;        /* FIXED: >= 0; <= 1e-6 means greedy. Default 0.6 */
+    int32_t top_k;            /* >= 0; 0 = off. Default 0 */
+    float top_p;              /* (0, 1]; 1 = off. Default 1 */
+    float min_p;              /* [0, 1); 0 = off. Default 0 */
+    uint64_t seed;            /* Philox key; draws depend on (seed, sequence, step). Default 0 */
+    float t_high;             /* RESET/ENTROPY: temperature at or above the threshold. Default 1.0 */
+    float t_low;              /* RESET/ENTROPY: temperature below it; < 0 = the model's preset. Default -1 */
+    float tau0;               /* RESET/ENTROPY: token-entropy threshold (nats); < 0 = the model's preset. Default -1 */
+    int32_t window;           /* RESET: step-estimator window w, 1..16384. Default 32 */
+    const char *preset;       /* name of a model in the paper's table ("Qwen3-8B", ...) whose
+                                 T_low/tau0 to use; NULL = recognise the loaded model. Default NULL */
+    int32_t reset_state;      /* 1: start a new generation when this policy is applied: clear the ReSET
+                                 step state and the penalties' token counts. Default 0 */
+    /* Repetition penalties (OpenAI / vLLM semantics), added in 0.2.  A token
+     * the sequence has generated c > 0 times in the current generation has
+     * its logit lowered to (z - frequency_penalty * c) - presence_penalty
+     * before the temperature, the truncation and the draw (greedy included).
+     * The entropy H_t and the ReSET decision still see the raw logits
+     * (reset-algorithm.md), and prompt tokens are never counted.  The
+     * current generation is every token accepted since the session was
+     * created or reset, or a policy with reset_state 1 was applied
+     * (reset_policy: created, reset, or given reset_state 1).  Qwen3's
+     * authors suggest a presence penalty of up to 2 (1.5 for quantized
+     * models) against endless repetition; higher values can mix languages.
+     * On the CUDA backend the counts live on the device (4 bytes per
+     * vocabulary entry and sequence, allocated with the session). */
+    float presence_penalty;   /* [-2, 2]; 0 = off. Default 0 */
+    float frequency_penalty;  /* [-2, 2]; 0 = off. Default 0 */
+} reset_policy_params;
+
+RESET_API void reset_policy_params_init(reset_policy_params *params);
+
+/* ===================================================================== */
+/* Sessions                                                               */
+/* ===================================================================== */
+
+typedef struct reset_session reset_session;
+
+/* How a session stores its KV cache.  Both backends round keys and values to the
+   chosen type the same way when they are written, so the CPU reference computes
+   with exactly the cache values the CUDA backend reads (the CPU keeps them in FP32
+   storage, rounded). */
+typedef enum reset_kv_cache {
+    RESET_KV_CACHE_BF16 = 0, /* BF16 keys and values (round to nearest even) */
+    RESET_KV_CACHE_FP8 = 1,  /* FP8 E4M3 (round to nearest even, saturating at +-448, scale 1):
+                                half the bytes of BF16, so long contexts decode faster and fit in
+                                less memory */
+    RESET_KV_CACHE_FP32 = 2  /* CPU backend only: FP32, unrounded (the reference without cache
+                                rounding); the CUDA backend answers RESET_ERR_UNSUPPORTED */
+} reset_kv_cache;
+
+typedef struct reset_session_options {
+    uint32_t struct_size;
+    int32_t max_context; /* tokens per sequence, >= 1; 0 = min(model maximum, 4096). Default 0 */
+    int32_t sequences;   /* parallel sequences 1..8 sharing one prompt. Default 1 */
+    reset_kv_cache kv_cache; /* Default RESET_KV_CACHE_BF16 */
+    int32_t eager;       /* CUDA backend: 1 = launch each kernel of a decode step one by one
+                            instead of replaying the step's CUDA graph (slower; for comparison
+                            and debugging). Default 0 */
+    int32_t prefill_gemm_tokens; /* CUDA backend, NVFP4 models: prompt chunks of at least this
+                            many tokens (up to 256 per chunk) are prefilled through the GEMM path
+                            (weights dequantized to FP16 a slice at a time, then cuBLAS with FP32
+                            accumulation); shorter chunks run through the decode GEMV, 8 tokens
+                            per pass.  0 = the measured crossover (docs/cuda-engine.md);
+                            -1 = never (GEMV path only).  Both paths multiply the same values;
+                            they differ in FP32 summation order and what it moves (an FP16
+                            rounding an ulp apart in W4A16, rarely an E2M1 code in W4A4).
+                            Default 0 */
+    int32_t programmatic_launch; /* CUDA backend: programmatic dependent launch (GPUs from sm_90
+                            on): each kernel of a step is placed on the GPU while the one before
+                            it finishes, and the GEMVs fetch their first weights meanwhile, which
+                            hides most of the per-kernel launch ramp.  Same results either way.
+                            0 = on where the GPU supports it; -1 = off (plain stream order, for
+                            comparison).  Default 0 */
+} reset_session_options;
+
+RESET_API void reset_session_options_init(reset_session_options *options);
+
+/* Create a session (KV cache, sampler state) on a model.  options may be
+ * NULL.  All memory a generation needs is reserved here, so running out of
+ * memory is an error now (RESET_ERR_OUT_OF_MEMORY), never mid-generation
+ * (a ReSET window above 32 slots reserves its ring at reset_set_policy).
+ * The session's initial policy is the model's generation_config.json
+ * sampling if it samples (fixed temperature with its top_k/top_p), else
+ * greedy.
+ * Errors: RESET_ERR_INVALID_ARGUMENT (sequences outside 1..8, max_context <
+ * 0 or above the model's maximum), RESET_ERR_INVALID_HANDLE,
+ * RESET_ERR_OUT_OF_MEMORY.
+ * Ownership: the caller frees *out_session with reset_session_free; it keeps
+ * its model alive.  Thread-safety: any thread; the model may be shared. */
+RESET_API reset_status reset_session_create(reset_model *model, const reset_session_options *options,
+                                            reset_session **out_session);
+
+/* Free a session. NULL is a no-op. */
+RESET_API void reset_session_free(reset_session *session);
+
+/* Forget every token of every sequence (the KV cache is kept allocated),
+ * clear the sampler's step state and drop a reset_session_cancel request no
+ * call has consumed.  The policy stays. */
+RESET_API reset_status reset_session_reset(reset_session *session);
+
+/* Ask the call running on this session (or, if none runs, the next
+ * prefill/decode call) to stop.  It returns RESET_ERR_CANCELLED at the next
+ * token boundary (on the CUDA backend, a prefill stops between chunks of 256
+ * prompt tokens, and the chunk that computes the logits always completes)
+ * and leaves the session as it was before that call.  A request that arrives
+ * after the running call's last check is not lost: that call succeeds and the
+ * next prefill/decode call returns RESET_ERR_CANCELLED (a binding that maps a
+ * per-call deadline onto this, as Go's context does, must allow for it).  Safe from any thread,
+ * even while another thread frees the session (then RESET_ERR_INVALID_HANDLE
+ * or RESET_OK, never a use of freed memory); it holds the library's handle
+ * lock for an instant, so it is not async-signal-safe: a signal handler
+ * should set a flag that a thread turns into this call (as `reset chat`
+ * does for Ctrl-C).  reset_session_reset drops a request no call has
+ * consumed yet. */
+RESET_API reset_status reset_session_cancel(reset_session *session);
+
+/* Append prompt tokens to every active sequence and compute the logits of
+ * the last one.  Sequences that hold the same tokens share one computation
+ * (parallel samples of one prompt are prefilled once).  May be called again
+ * to append (a chat's next turn).
+ * Errors: RESET_ERR_OUT_OF_RANGE (an id outside [0, vocab_size)),
+ * RESET_ERR_CONTEXT_OVERFLOW, RESET_ERR_CANCELLED,
+ * RESET_ERR_INVALID_ARGUMENT (ids NULL with n > 0, n == 0), RESET_ERR_BACKEND.
+ * On any error the session is unchanged, except that a device failure once
+ * the logits are being computed leaves it refusing work (RESET_ERR_STATE)
+ * until reset_session_reset, as a failed decode step does. */
+RESET_API reset_status reset_prefill(reset_session *session, const int32_t *ids, size_t n_ids);
+
+/* Append prompt tokens to one sequence only and compute the logits of the
+ * last one; the other sequences are left exactly as they were.  This is how
+ * parallel samples part ways after the prompt they share: a thinking budget
+ * that closes one sample's reasoning with "</think>" while the others go on
+ * (`reset eval --think-budget`), or a different question after one shared
+ * system prompt.  The sequence must continue a prompt: call reset_prefill
+ * first.  A sequence that has ended generates again, as after reset_prefill.
+ * Errors: RESET_ERR_OUT_OF_RANGE (sequence outside [0, sequences), an id
+ * outside [0, vocab_size)), RESET_ERR_CONTEXT_OVERFLOW,
+ * RESET_ERR_INVALID_ARGUMENT (ids NULL, n == 0), RESET_ERR_STATE (no
+ * reset_prefill yet, a session stopped by a device failure),
+ * RESET_ERR_CANCELLED, RESET_ERR_BACKEND.  On error the session is
+ * unchanged, with reset_prefill's one exception (a device failure while the
+ * logits are computed). */
+RESET_API reset_status reset_prefill_sequence(reset_session *session, int32_t sequence, const int32_t *ids,
+                                              size_t n_ids);
+
+/* Copy the logits of sequence `sequence`'s last position (vocab_size
+ * floats, the model's raw logits before any temperature) into out.  For a
+ * sequence that has ended, the CPU backend gives the logits its
+ * end-of-generation token was drawn from; the CUDA backend, which runs a
+ * drawn token in the same step, no longer has them and returns
+ * RESET_ERR_STATE until the next prefill.
+ * Errors: RESET_ERR_STATE (no prefill yet, an ended sequence on the CUDA
+ * backend, a session stopped by a device failure), RESET_ERR_OUT_OF_RANGE,
+ * RESET_ERR_BUFFER_TOO_SMALL (capacity < vocab_size). */
+RESET_API reset_status reset_session_logits(const reset_session *session, int32_t sequence, float *out,
+                                            size_t capacity);
+
+/* Number of tokens sequence `sequence` holds (prompt and generated). -1 on a bad argument. */
+RESET_API int32_t reset_session_length(const reset_session *session, int32_t sequence);
+
+/* Tokens each sequence can hold: the session's max_context, 0 resolved to
+ * min(model maximum, 4096).  A prefill or decode step that would pass it
+ * returns RESET_ERR_CONTEXT_OVERFLOW, so an application that keeps a
+ * conversation going (dropping its oldest turns, as `reset chat` does)
+ * measures its prompt against this.  -1 for a bad handle. */
+RESET_API int32_t reset_session_max_context(const reset_session *session);
+
+/* Device memory the session holds (KV cache, activations, sampler state, in
+ * bytes), all reserved at reset_session_create; 0 on the CPU backend or for
+ * a bad handle.  The model's weights are reported by reset_model_get_info. */
+RESET_API uint64_t reset_session_device_bytes(const reset_session *session);
+
+/* Replace the session's policy.  Every parameter is validated; the error
+ * names the wrong one.  The ReSET step state and the penalties' token
+ * counts are kept unless params->reset_state is 1, so a policy may change
+ * between steps.
+ * On the CUDA backend a window above the largest one set so far (32 at
+ * creation) reserves its device ring here, 4 bytes per slot and sequence,
+ * so a decode step never allocates; if that fails, the session and its
+ * policy are unchanged.
+ * Errors: RESET_ERR_INVALID_ARGUMENT, RESET_ERR_INVALID_HANDLE,
+ * RESET_ERR_UNSUPPORTED (ReSET without T_low/tau0 for an unrecognised
+ * model), RESET_ERR_OUT_OF_MEMORY. */
+RESET_API reset_status reset_set_policy(reset_session *session, const reset_policy_params *params);
+
+/* The policy in force on this session: the initial one (see
+ * reset_session_create) or the last reset_set_policy's, written as
+ * reset_policy_params: t_low and tau0 resolved (a preset's values when one
+ * was named or recognised), preset NULL, reset_state 0, so feeding it back to
+ * reset_set_policy changes nothing.  out must be initialised with
+ * reset_policy_params_init; the library writes only what fits its
+ * struct_size.  A caller's "--top-p 0.9" over the model's own sampling is:
+ * get, change top_p, set.
+ * Errors: RESET_ERR_INVALID_ARGUMENT (out NULL, a bad struct_size),
+ * RESET_ERR_INVALID_HANDLE. */
+RESET_API reset_status reset_session_get_policy(const reset_session *session, reset_policy_params *out);
+
+/* Why a sequence stopped. */
+typedef enum reset_end_reason {
+    RESET_END_NONE = 0,     /* still generating */
+    RESET_END_EOS = 1,      /* it produced an end-of-generation id (that token is reported) */
+    RESET_END_FINISHED = 2  /* it had already ended in an earlier step: token is -1 */
+} reset_end_reason;
+
+/* What one decode step produced for one sequence. */
+typedef struct reset_step {
+    uint32_t struct_size;     /* set by reset_step_init; the library writes only what fits */
+    int32_t sequence;         /* which sequence (0..sequences-1) */
+    int32_t token;            /* the chosen id, or -1 if the sequence had ended before */
+    int32_t end_of_generation;/* 1 if this sequence is done (token was EOS, or it ended before) */
+    reset_end_reason end_reason;
+    /* The signals the sampler used for this token (ReSET notation). */
+    float entropy;            /* H_t, nats, of softmax(raw logits) */
+    float step_entropy;       /* Ĥ, the step estimate (0 for policies without one) */
+    float global_mean;        /* H̄, the mean of every earlier entropy */
+    float threshold;          /* τ (0 for policies without one) */
+    float temperature;        /* the temperature applied (0 = greedy) */
+    int32_t step_index;       /* index of the reasoning step the token belongs to (0 first) */
+    int32_t boundary;         /* 1 if a step boundary was crossed just before this token */
+    int32_t uncertain;        /* 1 if the step was judged uncertain (Ĥ > H̄) */
+    /* The token's text as complete UTF-8 (bytes of a split code point are
+     * held back until it completes).  Owned by the session, valid until the
+     * next call on it; empty when the model has no tokenizer. */
+    const char *text;
+    size_t text_len;
+} reset_step;
+
+/* Set struct_size of `count` steps (and clear them). */
+RESET_API void reset_step_init(reset_step *steps, size_t count);
+
+/* One decode step for every sequence: sample a token from each active
+ * sequence's current logits under the session's policy, then run it through
+ * the model so that the next logits are ready.  A sequence that samples an
+ * end-of-generation id ends (it is not run through the model).
+ *
+ * steps must hold `capacity >= sequences` entries initialised with
+ * reset_step_init; entry i describes sequence i.  *n_active (may be NULL)
+ * receives the number of sequences still generating after this step.
+ * Errors: RESET_ERR_STATE (no prefill yet, or every sequence has ended),
+ * RESET_ERR_CONTEXT_OVERFLOW (a sequence is at max_context),
+ * RESET_ERR_CANCELLED, RESET_ERR_BUFFER_TOO_SMALL (capacity < sequences),
+ * RESET_ERR_BACKEND (a device failure, or logits the model produced as NaN
+ * or +inf, or all -inf).  On error the session is unchanged, with one
+ * exception: when the CUDA device fails after the step's graph ran (a launch
+ * error, or logits the device sampler rejects), RESET_ERR_BACKEND is
+ * returned and every later prefill, decode step and logits call returns
+ * RESET_ERR_STATE (after checking its own arguments) until
+ * reset_session_reset, because the device state is ahead of the host's;
+ * reset_set_policy still works.  A CUDA error that loses the device context
+ * (an illegal address, say) cannot be undone by a reset: later calls fail
+ * with RESET_ERR_BACKEND, and the session and model must be freed. */
+RESET_API reset_status reset_decode_step(reset_session *session, reset_step *steps, size_t capacity,
+                                         int32_t *n_active);
+
+/* ===================================================================== */
+/* Tokenizers and chat formatting                                         */
+/* ===================================================================== */
+/* (section owned by the text module) */
+
+/* A tokenizer turns UTF-8 text into token ids and back.  A model carries
+ * one (reset_model_tokenizer); one can also be loaded on its own.  Supported:
+ * Hugging Face tokenizer.json with a byte-level BPE model (Qwen2/Qwen3,
+ * DeepSeek-R1-Distill, Llama 3) and sentencepiece tokenizer.model (Llama 2).
+ * Ids, texts and chat renderings are identical to HF tokenizers /
+ * sentencepiece / transformers' apply_chat_template (tested differentially).
+ * A reset_tokenizer is immutable: any number of threads may use one at once. */
+
+typedef struct reset_tokenizer reset_tokenizer;
+
+/* Flags of reset_tokenize. */
+#define RESET_TOKENIZE_PARSE_SPECIAL 1u /* the text of a special/added token (e.g. "<|im_end|>") becomes its id,
+                                           as HF does by default; without it special tokens' text is encoded as
+                                           plain text (HF's split_special_tokens) */
+#define RESET_TOKENIZE_ADD_BOS 2u       /* prepend the BOS id, if the tokenizer has one */
+/* Flags of reset_detokenize / reset_token_to_text. */
+#define RESET_DETOKENIZE_SKIP_SPECIAL 1u /* leave special tokens (BOS, EOS, <|im_end|>, ...) out */
+
+/* Load a tokenizer.  path: a tokenizer.json, a tokenizer.model, or a model
+ * directory (tokenizer.json is preferred, else tokenizer.model).
+ * tokenizer_config.json and generation_config.json beside it supply
+ * BOS/EOS, extra added tokens and the chat template.  Loading Qwen3's 11 MB
+ * tokenizer.json takes well under 300 ms.
+ * Errors: RESET_ERR_INVALID_ARGUMENT (NULL), RESET_ERR_IO, RESET_ERR_FORMAT,
+ * RESET_ERR_UNSUPPORTED (e.g. a WordPiece model; the message names it).
+ * Ownership: the caller frees *out_tokenizer with reset_tokenizer_free; on
+ * failure it is set to NULL. */
+RESET_API reset_status reset_tokenizer_load(const char *path, reset_tokenizer **out_tokenizer);
+
+/* Free a tokenizer from reset_tokenizer_load.  NULL is a no-op.  A model's
+ * own tokenizer (reset_model_tokenizer) belongs to the model: passing it
+ * frees nothing and sets the thread's last error (RESET_ERR_INVALID_ARGUMENT). */
+RESET_API void reset_tokenizer_free(reset_tokenizer *tokenizer);
+
+/* The chat templates libreset renders (see reset_chat_format). */
+typedef enum reset_chat_template {
+    RESET_CHAT_TEMPLATE_AUTO = 0,        /* recognise the tokenizer's chat_template */
+    RESET_CHAT_TEMPLATE_QWEN3 = 1,       /* Qwen3, thinking on/off */
+    RESET_CHAT_TEMPLATE_DEEPSEEK_R1 = 2, /* DeepSeek-R1(-Distill) */
+    RESET_CHAT_TEMPLATE_LLAMA3 = 3,      /* Llama 3 instruct */
+    RESET_CHAT_TEMPLATE_PLAIN = 4        /* plain completion: the contents, concatenated, nothing added */
+} reset_chat_template;
+
+typedef struct reset_tokenizer_info {
+    uint32_t struct_size;
+    int32_t vocab_size;          /* ids are [0, vocab_size) */
+    int32_t bos_id;              /* -1 if none */
+    int32_t n_eos;               /* end-of-generation ids (generation_config.json, else eos_token) */
+    int32_t eos_ids[8];
+    char kind[16];               /* "bpe" or "sentencepiece" */
+    reset_chat_template chat_template; /* the recognised template; AUTO if none or not recognised */
+    int32_t has_chat_template;   /* 1 if tokenizer_config.json has one (recognised or not) */
+} reset_tokenizer_info;
+
+RESET_API void reset_tokenizer_info_init(reset_tokenizer_info *info);
+
+/* Describe a tokenizer.  info->struct_size must be set.
+ * Errors: RESET_ERR_INVALID_ARGUMENT, RESET_ERR_INVALID_HANDLE. */
+RESET_API reset_status reset_tokenizer_get_info(const reset_tokenizer *tokenizer, reset_tokenizer_info *info);
+
+/* Text to ids.  text: text_len bytes of UTF-8 (need not be NUL-terminated;
+ * NULL is allowed when text_len is 0).  flags: RESET_TOKENIZE_*.
+ * Writes up to capacity ids to ids and always sets *n_ids to the number
+ * needed; if that exceeds capacity, returns RESET_ERR_BUFFER_TOO_SMALL and
+ * writes nothing (ids may be NULL with capacity 0 to ask for the size).
+ * Errors: RESET_ERR_BAD_UTF8 (invalid input is rejected, never altered; the
+ * message gives the byte offset), RESET_ERR_INVALID_ARGUMENT,
+ * RESET_ERR_INVALID_HANDLE, RESET_ERR_BUFFER_TOO_SMALL, RESET_ERR_FORMAT (a
+ * malformed sentencepiece model that loaded but cannot encode this text). */
+RESET_API reset_status reset_tokenize(const reset_tokenizer *tokenizer, const char *text, size_t text_len,
+                                      uint32_t flags, int32_t *ids, size_t capacity, size_t *n_ids);
+
+/* Ids to text.  flags: RESET_DETOKENIZE_*.  Writes the UTF-8 text (not
+ * NUL-terminated) into buffer and always sets *text_len to its byte length;
+ * RESET_ERR_BUFFER_TOO_SMALL (writing nothing) when capacity is short.
+ * Byte sequences the ids spell that are not valid UTF-8 (e.g. half of a
+ * character) become U+FFFD, as in HF.  decode(encode(s)) == s for every valid
+ * s, except that Qwen3's NFC normalizer composes s first, as HF's does.
+ * Errors: RESET_ERR_OUT_OF_RANGE (an id outside [0, vocab_size); the message
+ * names it), RESET_ERR_INVALID_ARGUMENT, RESET_ERR_INVALID_HANDLE,
+ * RESET_ERR_BUFFER_TOO_SMALL. */
+RESET_API reset_status reset_detokenize(const reset_tokenizer *tokenizer, const int32_t *ids, size_t n_ids,
+                                        uint32_t flags, char *buffer, size_t capacity, size_t *text_len);
+
+/* The raw bytes one token stands for, as reset_detokenize would write them
+ * in the middle of a text.  They may be part of a UTF-8 character (byte-level
+ * and byte-fallback tokens), so they are not always valid UTF-8 on their own:
+ * to stream text, use the session's step text, which never splits a
+ * character.  With RESET_DETOKENIZE_SKIP_SPECIAL a special token gives "".
+ * Same buffer rule and errors as reset_detokenize. */
+RESET_API reset_status reset_token_to_text(const reset_tokenizer *tokenizer, int32_t id, uint32_t flags,
+                                           char *buffer, size_t capacity, size_t *text_len);
+
+/* The id of a token given its exact text (special, added or vocabulary
+ * token; for byte-level BPE the raw bytes, e.g. " the"), or -1 in *out_id.
+ * Errors: RESET_ERR_INVALID_ARGUMENT, RESET_ERR_INVALID_HANDLE. */
+RESET_API reset_status reset_token_id(const reset_tokenizer *tokenizer, const char *text, size_t text_len,
+                                      int32_t *out_id);
+
+/* ReSET's step delimiters for this vocabulary (reset-algorithm.md): which = 0
+ * gives the ids whose text is exactly "\n", which = 1 the ids whose text
+ * contains "\n\n"; ascending.  Same buffer rule as reset_tokenize.
+ * Errors: RESET_ERR_INVALID_ARGUMENT (which not 0/1), RESET_ERR_INVALID_HANDLE,
+ * RESET_ERR_BUFFER_TOO_SMALL. */
+RESET_API reset_status reset_tokenizer_step_delimiters(const reset_tokenizer *tokenizer, int32_t which,
+                                                       int32_t *ids, size_t capacity, size_t *n_ids);
+
+/* One message of a conversation.  role: NUL-terminated ("system", "user",
+ * "assistant", "tool"); content: content_len bytes of UTF-8.  An assistant
+ * message may hold "<think>...</think>" reasoning; templates that drop
+ * reasoning from history (Qwen3, DeepSeek-R1) do so as the official ones do. */
+typedef struct reset_chat_message {
+    const char *role;
+    const char *content;
+    size_t content_len;
+} reset_chat_message;
+
+typedef struct reset_chat_options {
+    uint32_t struct_size;
+    reset_chat_template chat_template; /* default AUTO: the tokenizer's own, recognised */
+    int32_t add_generation_prompt;     /* 1: end with the assistant's turn opening. Default 1 */
+    int32_t enable_thinking;           /* Qwen3: 0 adds the empty "<think>\n\n</think>\n\n". Default 1 */
+} reset_chat_options;
+
+RESET_API void reset_chat_options_init(reset_chat_options *options);
+
+/* Render a conversation as the model's chat template does, byte-identical to
+ * transformers' apply_chat_template(messages, tokenize=False,
+ * add_generation_prompt=..., enable_thinking=...).  libreset does not run
+ * Jinja: with chat_template AUTO it recognises the tokenizer's template among
+ * the exact official ones it has verified; any other template is
+ * RESET_ERR_UNSUPPORTED with a message saying to set options->chat_template
+ * to a family explicitly.  The result is text: tokenize it with
+ * RESET_TOKENIZE_PARSE_SPECIAL (it already holds BOS where the template has
+ * one, so do not add RESET_TOKENIZE_ADD_BOS).  options may be NULL.
+ * Same buffer rule as reset_detokenize.
+ * Errors: RESET_ERR_UNSUPPORTED (unknown or missing template),
+ * RESET_ERR_BAD_UTF8, RESET_ERR_INVALID_ARGUMENT (NULL role, messages NULL
+ * with n_messages > 0, an unknown chat_template value),
+ * RESET_ERR_INVALID_HANDLE, RESET_ERR_BUFFER_TOO_SMALL. */
+RESET_API reset_status reset_chat_format(const reset_tokenizer *tokenizer, const reset_chat_message *messages,
+                                         size_t n_messages, const reset_chat_options *options, char *buffer,
+                                         size_t capacity, size_t *text_len);
+
+/* The tokenizer a model carries (from its directory), or NULL when the
+ * directory has none.  Owned by the model: valid while the model handle is,
+ * never freed by the caller.  NULL (and the thread's last error set) for a
+ * NULL or freed model. */
+RESET_API const reset_tokenizer *reset_model_tokenizer(const reset_model *model);
+
+/* ===================================================================== */
+/* The standalone ReSET policy                                            */
+/* ===================================================================== */
+/* (section owned by the sampling module) */
+
+/*
+ * A reset_policy is the ReSET sampler without a model: another engine feeds
+ * it the raw logits of each generated token and the token it took, and gets
+ * back the temperature ReSET chooses and the signals behind it.  Sessions use
+ * the very same code, so a policy fed a session's logits and tokens makes the
+ * session's decisions.
+ *
+ * Protocol, per generated token (prompt tokens are never fed):
+ *     reset_policy_decide (or reset_policy_sample)  on that token's logits
+ *     reset_policy_accept                           with the token taken
+ * Deciding again before accepting replaces the earlier decision (the entropy
+ * is not counted twice).  Steps are delimited by the NL / DNL id sets (see
+ * reset_policy_options).  The policy's ReSET state is about 40 bytes plus
+ * 4 bytes per window slot.
+ */
+typedef struct reset_policy reset_policy;
+
+typedef struct reset_policy_options {
+    uint32_t struct_size;
+    /* NL: the ids whose decoded text is exactly "\n".  May be NULL when
+     * n_newline_ids is 0.  Copied; the caller keeps its array. */
+    const int32_t *newline_ids;
+    size_t n_newline_ids;
+    /* DNL: the ids whose decoded text contains "\n\n" (".\n\n", "\n\n\n", ...). */
+    const int32_t *double_newline_ids;
+    size_t n_double_newline_ids;
+    /* The Philox stream reset_policy_sample draws from: draws depend on
+     * (params->seed, sequence, number of accepted tokens).  Give each of a
+     * batch's sequences its own.  >= 0.  Default 0 */
+    int32_t sequence;
+} reset_policy_options;
+
+RESET_API void reset_policy_options_init(reset_policy_options *options);
+
+/* Create a standalone policy from params (see reset_policy_params; for
+ * RESET/ENTROPY with t_low or tau0 < 0, params->preset must name a row of the
+ * paper's table) and the caller's delimiter sets (options may be NULL: no
+ * delimiters, so the whole generation is one step).
+ * Errors: RESET_ERR_INVALID_ARGUMENT (the message names the wrong field and
+ * its value; a negative delimiter id), RESET_ERR_UNSUPPORTED (ReSET without
+ * t_low/tau0 and no preset).
+ * Ownership: the caller frees *out_policy with reset_policy_free; on failure
+ * *out_policy is NULL.  Thread-safety: any thread. */
+RESET_API reset_status reset_policy_create(const reset_policy_params *params, const reset_policy_options *options,
+                                           reset_policy **out_policy);
+
+/* The same, for logits coming from `model`: a RESET/ENTROPY policy without
+ * t_low/tau0 takes them from the paper's table if the model is recognised
+ * (Qwen3-8B/14B/32B, DeepSeek-R1-Distill-Qwen-7B/14B, by their shapes), and
+ * the delimiter sets are the options' if they give any, else those of the
+ * model's tokenizer (NL: ids decoding to exactly "\n"; DNL: ids whose text
+ * contains "\n\n"), exactly as a session of the model uses.  Errors: as
+ * reset_policy_create, plus RESET_ERR_INVALID_HANDLE, and
+ * RESET_ERR_UNSUPPORTED when the options give no delimiter ids and the model
+ * has no tokenizer to take them from.  The policy does not keep the model. */
+RESET_API reset_status reset_policy_create_for_model(const reset_model *model, const reset_policy_params *params,
+                                                     const reset_policy_options *options,
+                                                     reset_policy **out_policy);
+
+/* Free a policy.  NULL is a no-op. */
+RESET_API void reset_policy_free(reset_policy *policy);
+
+/* Replace the parameters.  The step state and the penalties' token counts
+ * are kept unless params->reset_state is 1; the delimiter sets and the count of accepted
+ * tokens are always kept.  A new window keeps the most recent entropies.
+ * Errors: as reset_policy_create (the policy is unchanged on error). */
+RESET_API reset_status reset_policy_set_params(reset_policy *policy, const reset_policy_params *params);
+
+/* What the policy decided for one token. */
+typedef struct reset_decision {
+    uint32_t struct_size;  /* set by reset_decision_init; the library writes only what fits */
+    float temperature;     /* T applied: T_high or T_low (RESET/ENTROPY), the fixed T, 0 = greedy */
+    float entropy;         /* H_t, nats, of softmax(raw logits) over the whole vocabulary */
+    float step_entropy;    /* Ĥ, the hybrid step estimate (0 for GREEDY/FIXED) */
+    float global_mean;     /* H̄, the mean of every earlier entropy (Ĥ before the first) */
+    float threshold;       /* τ: Ĥ in an uncertain step, else tau0 (0 for GREEDY/FIXED) */
+    int32_t step_index;    /* the reasoning step this token belongs to, 0 first */
+    int32_t boundary;      /* 1 if a step boundary was crossed just before this token */
+    int32_t uncertain;     /* 1 if Ĥ > H̄ (RESET only; the ENTROPY ablation never gates) */
+} reset_decision;
+
+RESET_API void reset_decision_init(reset_decision *decision);
+
+/* Decide the temperature of the next token from its raw logits (n_vocab
+ * floats, finite or -inf for a masked token; not modified) and update the
+ * ReSET state with its entropy.  out must be initialised with
+ * reset_decision_init.
+ * Errors: RESET_ERR_INVALID_ARGUMENT (NULL, n_vocab of 0 or above
+ * INT32_MAX, a NaN or +inf logit, every logit -inf), RESET_ERR_INVALID_HANDLE.
+ * On error the policy is unchanged. */
+RESET_API reset_status reset_policy_decide(reset_policy *policy, const float *logits, size_t n_vocab,
+                                           reset_decision *out);
+
+/* reset_policy_decide, then draw the token as a session would: softmax of
+ * the logits, lowered by the penalties (reset_policy_params) for the tokens
+ * accepted in this generation, at the decided temperature, truncated by top-k, then top-p,
+ * then min-p, drawn with Philox keyed by (seed, options->sequence, accepted
+ * tokens); argmax when the temperature is <= 1e-6.  Top-p without a top-k
+ * cut draws rejection-first: the untruncated draw is kept if it survives
+ * the truncation, else a second uniform draws among the survivors (the
+ * same distribution, a cheaper GPU kernel; docs/reset-policy.md).
+ * out may be NULL.
+ * The token is not accepted: call reset_policy_accept with it (or with the
+ * token the caller took instead).  Errors: as reset_policy_decide. */
+RESET_API reset_status reset_policy_sample(reset_policy *policy, const float *logits, size_t n_vocab,
+                                           int32_t *out_token, reset_decision *out);
+
+/* Record the token the sequence took after the last decision: it feeds the
+ * step-boundary test, the draw counter and the penalties' token counts.  Errors: RESET_ERR_INVALID_HANDLE,
+ * RESET_ERR_OUT_OF_RANGE (token < 0). */
+RESET_API reset_status reset_policy_accept(reset_policy *policy, int32_t token);
+
+/* Start a new generation: forget the step state, the accepted tokens, their
+ * count and the penalties' token counts.  Parameters and delimiter sets stay. */
+RESET_API reset_status reset_policy_reset(reset_policy *policy);
+
+/* --- Traces ----------------------------------------------------------- */
+/*
+ * A trace is JSON Lines: one object per generated token, written by the
+ * caller (a file, a pipe, a log).  These functions format one line, with its
+ * trailing '\n', into buffer (snprintf idiom: *out_length always receives the
+ * length without the terminating NUL; RESET_ERR_BUFFER_TOO_SMALL, nothing
+ * written, when capacity < length + 1).  Floats are printed with 9
+ * significant digits (they round-trip); a non-finite one as null.
+ *
+ *   {"sequence":0,"token":271,"entropy":0.83,"step_entropy":0.61,
+ *    "global_mean":0.57,"threshold":0.61,"temperature":1,"step_index":3,
+ *    "boundary":true,"uncertain":true,"end":false,"text":"\n\n"}
+ *
+ * reset_decision_to_json writes the same keys, without "end" and "text",
+ * with the sequence and token given by the caller (token -1: not known).
+ */
+RESET_API reset_status reset_step_to_json(const reset_step *step, char *buffer, size_t capacity,
+                                          size_t *out_length);
+RESET_API reset_status reset_decision_to_json(const reset_decision *decision, int32_t sequence, int32_t token,
+                                              char *buffer, size_t capacity, size_t *out_length);
+
+/* --- Calibration of tau0 ------------------------------------------------ */
+/*
+ * The paper's recipe (reset-algorithm.md, "Calibrating τ0"): decode a few
+ * held-out problems with the model at a fixed, seeded temperature and take a
+ * percentile (the 80th) of the per-token entropies, computed exactly as the
+ * policy computes H_t (raw logits, T = 1).
+ */
+typedef struct reset_calibration_options {
+    uint32_t struct_size;
+    float temperature;       /* sampling temperature while decoding, > 0. Default 0.6 */
+    float top_p;             /* (0, 1]. Default 0.95 (the paper's sampling) */
+    uint64_t seed;           /* prompt i is decoded with seed + i. Default 0 */
+    int32_t max_new_tokens;  /* per prompt, >= 1. Default 4096 */
+    float percentile;        /* [0, 100]: tau0 is this percentile. Default 80 */
+    /* 0: entropies of the raw logits (the spec, what the policy compares).
+     * 1: "processed scores": entropies of the distribution actually sampled,
+     * softmax(z / temperature) truncated by top_p, as the authors' released
+     * script measures them.  A different distribution: use only to reproduce
+     * that script.  Default 0 */
+    int32_t processed_scores;
+    reset_progress_callback progress; /* called as tokens are generated; NULL = none. Default NULL */
+    void *progress_user_data;         /* handed to progress. Default NULL */
+} reset_calibration_options;
+
+RESET_API void reset_calibration_options_init(reset_calibration_options *options);
+
+typedef struct reset_calibration_result {
+    uint32_t struct_size;        /* set by reset_calibration_result_init */
+    float tau0;                  /* the chosen percentile of the entropies (nats) */
+    float percentiles[101];      /* percentiles[p] = the p-th percentile, p = 0..100 */
+    double mean;                 /* mean entropy */
+    uint64_t n_tokens;           /* entropies measured (one per generated token) */
+    int32_t n_prompts;           /* prompts decoded */
+    int32_t n_finished;          /* prompts that ended with an end-of-generation id */
+} reset_calibration_result;
+
+RESET_API void reset_calibration_result_init(reset_calibration_result *result);
+
+/* Percentiles are linearly interpolated between order statistics: the p-th
+ * of n sorted values x is x[k] + f (x[k+1] - x[k]) with p/100 (n - 1) = k + f
+ * (numpy's default).  This call computes the table of any entropies the
+ * caller measured.  Errors: RESET_ERR_INVALID_ARGUMENT (n == 0, a non-finite
+ * value, percentile outside [0, 100]). */
+RESET_API reset_status reset_entropy_percentiles(const float *entropies, size_t n, float percentile,
+                                                 reset_calibration_result *out);
+
+/* Decode each prompt (token ids, already chat-formatted) on a fresh
+ * single-sequence session of `model` until an end-of-generation id or
+ * max_new_tokens (or the model's context), measure each generated token's
+ * entropy, and fill *out.  options may be NULL.  The `reset calibrate`
+ * command feeds it a JSONL of problems through the tokenizer.
+ * Errors: RESET_ERR_INVALID_ARGUMENT, RESET_ERR_INVALID_HANDLE,
+ * RESET_ERR_OUT_OF_RANGE (a prompt id outside the vocabulary), any error of
+ * reset_session_create / reset_prefill / reset_decode_step.
+ * Thread-safety: any thread; the model may be shared. */
+RESET_API reset_status reset_calibrate(reset_model *model, const int32_t *const *prompts,
+                                       const size_t *prompt_lengths, size_t n_prompts,
+                                       const reset_calibration_options *options, reset_calibration_result *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RESET_H */
