@@ -1,7 +1,9 @@
 """The Python binding's part of the cross-language binding tests (tests/bindings/): the same greedy
 continuation as C, the missing-model status, the version check, cancellation from a thread and
 1,000 create/free cycles with flat memory."""
+import ctypes
 import json
+import math
 import os
 import pathlib
 import struct
@@ -111,14 +113,16 @@ def test_a_library_of_another_abi_major_is_refused_clearly():
 
 def test_a_library_older_than_the_bindings_minor_is_refused_clearly():
     # A pure function of the version number: reloading the module against an old library is not needed.
-    assert (_lib.ABI_MAJOR, _lib.ABI_MINOR) == (0, 2)
+    assert (_lib.ABI_MAJOR, _lib.ABI_MINOR) == (0, 3)
     _lib.check_abi(_lib.lib.reset_version())
-    for newer_or_same in (200, 201, 299, 300, 9900):
+    for newer_or_same in (300, 301, 399, 400, 9900):
         _lib.check_abi(newer_or_same)
     with pytest.raises(ImportError) as error:
-        _lib.check_abi(100)
-    assert str(error.value) == ("libreset 0.1.0 is older than these bindings need (0.2 or newer): "
+        _lib.check_abi(200)  # 0.2 has no logprob in reset_step and reset_decision
+    assert str(error.value) == ("libreset 0.2.0 is older than these bindings need (0.3 or newer): "
                                 "it lacks functions or fields they use")
+    with pytest.raises(ImportError, match="libreset 0.1.0 is older"):
+        _lib.check_abi(100)
     with pytest.raises(ImportError, match="libreset 0.0.7 is older"):
         _lib.check_abi(7)
     with pytest.raises(ImportError, match="has ABI major 1"):  # the major is judged first
@@ -314,6 +318,70 @@ def test_greedy_decoding_lowers_each_generated_tokens_logit_by_its_penalties():
         assert len(tokens) == len(plain)
         assert tokens != plain, "the penalties changed nothing: the fixture no longer repeats a token"
         assert max(np.bincount(tokens)) < max(np.bincount(plain))
+
+
+# --- raw logprobs (0.3) ---------------------------------------------------------------------------
+
+def raw_logprob(logits, token):
+    """log softmax(logits)[token] in double precision, written independently of the library: the
+    max-shifted sum of exp."""
+    z = np.asarray(logits, dtype=np.float64)
+    shift = z.max()
+    return float(z[token] - shift - np.log(np.exp(z - shift).sum()))
+
+
+# The library takes each exp(z - max) in FP32 (summed in double, in its own order), rounds z - max to
+# FP32 and returns a float: each costs ~1e-6 at this vocabulary (512) and these magnitudes (|logprob| ~ 4).  1e-4 leaves margin,
+# while a field left at 0 or read at the wrong offset is off by whole units.
+LOGPROB_TOLERANCE = 1e-4
+
+
+def test_step_structs_match_the_library_byte_for_byte():
+    steps = (_lib.Step * 2)()
+    _lib.lib.reset_step_init_sized(steps, 2, ctypes.sizeof(_lib.Step))
+    assert steps[1].struct_size == ctypes.sizeof(_lib.Step)  # a field missing or misplaced changes the size
+    assert steps[1].token == -1 and math.isnan(steps[1].logprob)  # reset_step_init_sized: no token, logprob NaN
+    decision = reset.policy._Decision()
+    _lib.lib.reset_decision_init_sized(ctypes.byref(decision), ctypes.sizeof(decision))
+    assert decision.struct_size == ctypes.sizeof(reset.policy._Decision) and math.isnan(decision.logprob)
+
+
+def test_a_steps_logprob_is_log_softmax_of_the_raw_logits_at_its_token():
+    with reset.Model(MODEL, weights="bf16", backend="cpu") as model, model.session(max_context=64) as session:
+        session.set_policy(kind="greedy")
+        session.prefill(fixture_i32("input_ids"))
+        for _ in range(3):
+            logits = session.logits()
+            step = session.step()
+            # Session.steps() inits its array with its own size: the unsized (0.2) init would give a struct_size
+            # that ends before logprob, and the library would leave logprob unwritten.
+            assert session._steps[0].struct_size == ctypes.sizeof(_lib.Step)
+            expected = raw_logprob(logits, step.token)
+            assert step.token == int(np.argmax(logits))
+            assert expected < -1.0  # the fixture's tokens are far from certain: a logprob of 0 cannot pass
+            assert step.logprob <= 0 and abs(step.logprob - expected) <= LOGPROB_TOLERANCE, (step, expected)
+        # Sampled at T = 2 with top-k 3: the logprob is still that of the raw logits, not of what was drawn from.
+        session.set_policy(kind="fixed", temperature=2.0, top_k=3, seed=5)
+        logits = session.logits()
+        step = session.step()
+        assert abs(step.logprob - raw_logprob(logits, step.token)) <= LOGPROB_TOLERANCE, step
+
+
+def test_a_standalone_policy_reports_the_drawn_tokens_logprob_and_nan_when_it_draws_nothing():
+    with reset.Model(MODEL, weights="bf16", backend="cpu") as model, model.session(max_context=64) as session:
+        session.prefill(fixture_i32("input_ids"))
+        logits = session.logits()
+    with reset.Policy(kind="greedy", t_low=0.3, tau0=0.6) as policy:
+        assert math.isnan(policy.decide(logits).logprob)  # decide draws nothing
+        token, decision = policy.sample(logits)
+        expected = raw_logprob(logits, token)
+        assert token == int(np.argmax(logits)) and expected < -1.0
+        assert decision.logprob <= 0 and abs(decision.logprob - expected) <= LOGPROB_TOLERANCE, decision
+        # The trace carries it right after the token; null for a decision without one.
+        line = json.loads(reset.Policy.trace_line(decision, token=token))
+        assert list(line)[:3] == ["sequence", "token", "logprob"]
+        assert abs(line["logprob"] - expected) <= LOGPROB_TOLERANCE
+        assert json.loads(reset.Policy.trace_line(policy.decide(logits)))["logprob"] is None
 
 
 # --- paths and C strings --------------------------------------------------------------------------

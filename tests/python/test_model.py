@@ -72,7 +72,7 @@ def test_w4a16_activations_fp16_by_default_fp32_on_request(reference):
     """W4A16 multiplies FP16-rounded activations by default, as the CUDA GEMV does; "fp32" is the
     unrounded reference the PyTorch NVFP4 logits were computed with."""
     options = reset._lib.ModelOptions()
-    reset._lib.lib.reset_model_options_init(ctypes.byref(options))
+    reset._lib.lib.reset_model_options_init_sized(ctypes.byref(options), ctypes.sizeof(options))
     assert options.struct_size == ctypes.sizeof(options)  # the ctypes mirror matches reset.h
     assert options.w4a16_activations == 0  # RESET_ACTIVATIONS_FP16
     ids = reference["input_ids"].tolist()

@@ -49,6 +49,7 @@ class Decision(ctypes.Structure):
         ("struct_size", ctypes.c_uint32), ("temperature", ctypes.c_float), ("entropy", ctypes.c_float),
         ("step_entropy", ctypes.c_float), ("global_mean", ctypes.c_float), ("threshold", ctypes.c_float),
         ("step_index", ctypes.c_int32), ("boundary", ctypes.c_int32), ("uncertain", ctypes.c_int32),
+        ("logprob", ctypes.c_float),
     ]
 
 
@@ -57,12 +58,12 @@ def lib():
     if not LIBRARY:
         pytest.skip("RESET_LIBRARY is not set")
     lib = ctypes.CDLL(LIBRARY)
-    lib.reset_policy_params_init.argtypes = [ctypes.POINTER(PolicyParams)]
-    lib.reset_policy_params_init.restype = None
-    lib.reset_policy_options_init.argtypes = [ctypes.POINTER(PolicyOptions)]
-    lib.reset_policy_options_init.restype = None
-    lib.reset_decision_init.argtypes = [ctypes.POINTER(Decision)]
-    lib.reset_decision_init.restype = None
+    lib.reset_policy_params_init_sized.argtypes = [ctypes.POINTER(PolicyParams), ctypes.c_size_t]
+    lib.reset_policy_params_init_sized.restype = None
+    lib.reset_policy_options_init_sized.argtypes = [ctypes.POINTER(PolicyOptions), ctypes.c_size_t]
+    lib.reset_policy_options_init_sized.restype = None
+    lib.reset_decision_init_sized.argtypes = [ctypes.POINTER(Decision), ctypes.c_size_t]
+    lib.reset_decision_init_sized.restype = None
     lib.reset_policy_create.argtypes = [ctypes.POINTER(PolicyParams), ctypes.POINTER(PolicyOptions),
                                         ctypes.POINTER(ctypes.c_void_p)]
     lib.reset_policy_create.restype = ctypes.c_int
@@ -77,13 +78,13 @@ def lib():
     lib.reset_last_error.restype = ctypes.c_char_p
     # The structs above must match reset.h byte for byte.
     p = PolicyParams()
-    lib.reset_policy_params_init(ctypes.byref(p))
+    lib.reset_policy_params_init_sized(ctypes.byref(p), ctypes.sizeof(p))
     assert p.struct_size == ctypes.sizeof(PolicyParams)
     o = PolicyOptions()
-    lib.reset_policy_options_init(ctypes.byref(o))
+    lib.reset_policy_options_init_sized(ctypes.byref(o), ctypes.sizeof(o))
     assert o.struct_size == ctypes.sizeof(PolicyOptions)
     d = Decision()
-    lib.reset_decision_init(ctypes.byref(d))
+    lib.reset_decision_init_sized(ctypes.byref(d), ctypes.sizeof(d))
     assert d.struct_size == ctypes.sizeof(Decision)
     return lib
 
@@ -150,7 +151,7 @@ def test_policy_matches_reference(lib):
         case = random_case(rng)
         stats["largest_vocab"] = max(stats["largest_vocab"], case["vocab"])
         params = PolicyParams()
-        lib.reset_policy_params_init(ctypes.byref(params))
+        lib.reset_policy_params_init_sized(ctypes.byref(params), ctypes.sizeof(params))
         params.kind = case["kind"]
         params.window = case["window"]
         params.t_high = case["t_high"]
@@ -159,7 +160,7 @@ def test_policy_matches_reference(lib):
         nl = (ctypes.c_int32 * len(case["nl"]))(*case["nl"])
         dnl = (ctypes.c_int32 * len(case["dnl"]))(*case["dnl"])
         options = PolicyOptions()
-        lib.reset_policy_options_init(ctypes.byref(options))
+        lib.reset_policy_options_init_sized(ctypes.byref(options), ctypes.sizeof(options))
         options.newline_ids = nl
         options.n_newline_ids = len(case["nl"])
         options.double_newline_ids = dnl
@@ -173,7 +174,7 @@ def test_policy_matches_reference(lib):
             for t in range(case["length"]):
                 z = random_logits(rng, case["vocab"])
                 d = Decision()
-                lib.reset_decision_init(ctypes.byref(d))
+                lib.reset_decision_init_sized(ctypes.byref(d), ctypes.sizeof(d))
                 status = lib.reset_policy_decide(handle, z.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
                                                  z.size, ctypes.byref(d))
                 assert status == 0, lib.reset_last_error()

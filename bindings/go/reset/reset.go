@@ -46,10 +46,10 @@ import (
 // ABIMajor and ABIMinor are the libreset version this package was written
 // for: it runs on any ABIMajor.M with M >= ABIMinor (minors only append
 // functions and struct fields; 0.2 appended PresencePenalty and
-// FrequencyPenalty).
+// FrequencyPenalty, 0.3 Step.Logprob and Decision.Logprob).
 const (
 	ABIMajor = 0
-	ABIMinor = 2
+	ABIMinor = 3
 )
 
 // SWIG gives reset.h's RESET_VERSION_MAJOR as a typed constant, and ABIMajor
@@ -425,6 +425,8 @@ type Decision struct {
 	Temperature, Entropy, StepEntropy, GlobalMean, Threshold float32
 	StepIndex                                                int
 	Boundary, Uncertain                                      bool
+	// Logprob (0.3): Sample's drawn token's log p under softmax(raw logits), as Step.Logprob; NaN from Decide.
+	Logprob float32
 }
 
 // Policy is the standalone ReSET policy, for logits computed by any engine.
@@ -477,7 +479,7 @@ func newDecision() native.Reset_decision {
 func decision(d native.Reset_decision) Decision {
 	return Decision{Temperature: d.GetTemperature(), Entropy: d.GetEntropy(), StepEntropy: d.GetStep_entropy(),
 		GlobalMean: d.GetGlobal_mean(), Threshold: d.GetThreshold(), StepIndex: d.GetStep_index(),
-		Boundary: d.GetBoundary() != 0, Uncertain: d.GetUncertain() != 0}
+		Boundary: d.GetBoundary() != 0, Uncertain: d.GetUncertain() != 0, Logprob: d.GetLogprob()}
 }
 
 // Decide chooses the next token's temperature from its raw logits.

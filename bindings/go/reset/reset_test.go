@@ -3,6 +3,7 @@ package reset
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -250,21 +251,24 @@ func TestAnotherABIMajorIsRefusedClearly(t *testing.T) {
 }
 
 func TestAnOlderMinorIsRefusedClearly(t *testing.T) {
-	if ABIMajor != 0 || ABIMinor != 2 {
+	if ABIMajor != 0 || ABIMinor != 3 {
 		t.Fatalf("ABI %d.%d: update this test with the bindings", ABIMajor, ABIMinor)
 	}
 	if err := ensureABI(); err != nil {
 		t.Fatalf("the loaded library %s: %v", Version(), err)
 	}
-	for _, v := range []uint32{200, 201, 299, 300, 9900} {
+	for _, v := range []uint32{300, 301, 399, 400, 9900} {
 		if err := CheckABI(v); err != nil {
 			t.Fatalf("CheckABI(%d): %v", v, err)
 		}
 	}
 	var e *Error
-	err := CheckABI(100)
-	want := "libreset 0.1.0 is older than these bindings need (0.2 or newer): it lacks functions or fields they use"
+	err := CheckABI(200) // 0.2 has no logprob in reset_step and reset_decision
+	want := "libreset 0.2.0 is older than these bindings need (0.3 or newer): it lacks functions or fields they use"
 	if !errors.As(err, &e) || e.Status != StatusUnsupported || e.Message != want {
+		t.Fatalf("got %v", err)
+	}
+	if err := CheckABI(100); err == nil || !strings.Contains(err.Error(), "libreset 0.1.0 is older") {
 		t.Fatalf("got %v", err)
 	}
 	if err := CheckABI(10100); err == nil || !strings.Contains(err.Error(), "has ABI major 1") { // major first
@@ -373,6 +377,93 @@ func TestAFrequencyPenaltyStopsGreedyRepeating(t *testing.T) {
 	if len(penalised) != len(plain) || reflect.DeepEqual(plain, penalised) ||
 		mostRepeats(penalised) >= mostRepeats(plain) {
 		t.Fatalf("plain %v, with frequency penalty 2 %v", plain, penalised)
+	}
+}
+
+// rawLogprob is log softmax(logits)[token] in float64, written independently of the library: the
+// max-shifted sum of exp.
+func rawLogprob(logits []float32, token int32) float64 {
+	shift := math.Inf(-1)
+	for _, z := range logits {
+		shift = math.Max(shift, float64(z))
+	}
+	sum := 0.0
+	for _, z := range logits {
+		sum += math.Exp(float64(z) - shift)
+	}
+	return float64(logits[token]) - shift - math.Log(sum)
+}
+
+// The library sums exp(z - max) in FP32 in its own order, rounds z - max to FP32 and returns a float:
+// each costs ~1e-6 at this vocabulary (512) and these magnitudes (|logprob| ~ 4).  1e-4 leaves margin,
+// while a field left at 0 or read at the wrong offset is off by whole units.
+const logprobTolerance = 1e-4
+
+func argmax(logits []float32) int32 {
+	best := 0
+	for i, z := range logits {
+		if z > logits[best] {
+			best = i
+		}
+	}
+	return int32(best)
+}
+
+func TestAStepsLogprobIsLogSoftmaxOfTheRawLogitsAtItsToken(t *testing.T) {
+	m := fixture(t)
+	defer m.Close()
+	s, err := m.NewSession(64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.SetPolicy(Greedy()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Prefill(ctx, ids(t, "prompt.txt")); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		logits, err := s.Logits(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps, err := s.Step(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := steps[0]
+		want := rawLogprob(logits, st.Token)
+		// want < -1: the fixture's tokens are far from certain, so a Logprob of 0 cannot pass.
+		if st.Token != argmax(logits) || want > -1 || st.Logprob > 0 ||
+			math.Abs(float64(st.Logprob)-want) > logprobTolerance {
+			t.Fatalf("step %d: %+v, argmax %d, want logprob %v", i, st, argmax(logits), want)
+		}
+	}
+
+	// The standalone policy on the same logits: Decide draws nothing (NaN), Sample reports its draw's.
+	logits, err := s.Logits(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := ReSET(1.0, 0.3, 0.6, 4)
+	params.Kind = PolicyGreedy
+	policy, err := NewPolicy(params, nil, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer policy.Close()
+	if d, err := policy.Decide(logits); err != nil || !math.IsNaN(float64(d.Logprob)) {
+		t.Fatalf("Decide: %+v, %v; want Logprob NaN", d, err)
+	}
+	token, d, err := policy.Sample(logits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := rawLogprob(logits, token)
+	if token != argmax(logits) || want > -1 || d.Logprob > 0 || math.Abs(float64(d.Logprob)-want) > logprobTolerance {
+		t.Fatalf("Sample: token %d, %+v; want token %d, logprob %v", token, d, argmax(logits), want)
 	}
 }
 

@@ -238,6 +238,9 @@ type Step struct {
 	StepIndex                                                int
 	Boundary, Uncertain                                      bool
 	Text                                                     string // complete UTF-8, copied
+	// Logprob (0.3): log p(Token), natural log, of softmax(raw logits), before the temperature, the
+	// truncation and the penalties (vLLM's raw logprobs); NaN when there is no token.
+	Logprob float32
 }
 
 // Step runs one decode step for every sequence; ctx cancels it (see Prefill
@@ -266,7 +269,8 @@ func (s *Session) Step(ctx context.Context) ([]Step, error) {
 		out[i] = Step{Sequence: c.GetSequence(), Token: int32(c.GetToken()), End: c.GetEnd_of_generation() != 0,
 			Entropy: c.GetEntropy(), StepEntropy: c.GetStep_entropy(), GlobalMean: c.GetGlobal_mean(),
 			Threshold: c.GetThreshold(), Temperature: c.GetTemperature(), StepIndex: c.GetStep_index(),
-			Boundary: c.GetBoundary() != 0, Uncertain: c.GetUncertain() != 0, Text: string(text)}
+			Boundary: c.GetBoundary() != 0, Uncertain: c.GetUncertain() != 0, Text: string(text),
+			Logprob: c.GetLogprob()}
 	}
 	runtime.KeepAlive(s) // the steps' text is the session's memory
 	return out, nil

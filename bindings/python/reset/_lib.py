@@ -16,10 +16,11 @@ try:
 except ImportError:  # numpy is optional: id lists are checked element by element without it
     _np = None
 
-# The libreset these bindings were written for: any 0.M with M >= 2 (minors only append functions and
-# struct fields; 0.2 appended the penalties to reset_policy_params).
+# The libreset these bindings were written for: any 0.M with M >= 3 (minors only append functions and
+# struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to reset_step and
+# reset_decision).
 ABI_MAJOR = 0
-ABI_MINOR = 2
+ABI_MINOR = 3
 
 
 class ResetError(Exception):
@@ -261,7 +262,7 @@ class Step(ctypes.Structure):
                 ("entropy", ctypes.c_float), ("step_entropy", ctypes.c_float), ("global_mean", ctypes.c_float),
                 ("threshold", ctypes.c_float), ("temperature", ctypes.c_float), ("step_index", ctypes.c_int32),
                 ("boundary", ctypes.c_int32), ("uncertain", ctypes.c_int32), ("text", ctypes.c_void_p),
-                ("text_len", ctypes.c_size_t)]
+                ("text_len", ctypes.c_size_t), ("logprob", ctypes.c_float)]
 
 
 WEIGHTS = {"auto": 0, "bf16": 1, "nvfp4-w4a16": 2, "nvfp4-w4a4": 3}
@@ -283,12 +284,12 @@ def enum_name(names, value):
 c_model_p = ctypes.c_void_p
 c_session_p = ctypes.c_void_p
 
-declare("reset_model_options_init", None, [ctypes.POINTER(ModelOptions)])
+declare("reset_model_options_init_sized", None, [ctypes.POINTER(ModelOptions), ctypes.c_size_t])
 declare("reset_model_load", ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(ModelOptions), ctypes.POINTER(c_model_p)])
 declare("reset_model_free", None, [c_model_p])
-declare("reset_model_info_init", None, [ctypes.POINTER(ModelInfo)])
+declare("reset_model_info_init_sized", None, [ctypes.POINTER(ModelInfo), ctypes.c_size_t])
 declare("reset_model_get_info", ctypes.c_int, [c_model_p, ctypes.POINTER(ModelInfo)])
-declare("reset_session_options_init", None, [ctypes.POINTER(SessionOptions)])
+declare("reset_session_options_init_sized", None, [ctypes.POINTER(SessionOptions), ctypes.c_size_t])
 declare("reset_session_create", ctypes.c_int, [c_model_p, ctypes.POINTER(SessionOptions), ctypes.POINTER(c_session_p)])
 declare("reset_session_free", None, [c_session_p])
 declare("reset_session_reset", ctypes.c_int, [c_session_p])
@@ -296,15 +297,17 @@ declare("reset_session_cancel", ctypes.c_int, [c_session_p])
 declare("reset_prefill", ctypes.c_int, [c_session_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t])
 declare("reset_prefill_sequence", ctypes.c_int,
         [c_session_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t])
-declare("reset_session_logits", ctypes.c_int, [c_session_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_float), ctypes.c_size_t])
+declare("reset_session_logits", ctypes.c_int,
+        [c_session_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_float), ctypes.c_size_t])
 declare("reset_session_length", ctypes.c_int32, [c_session_p, ctypes.c_int32])
 declare("reset_session_max_context", ctypes.c_int32, [c_session_p])
 declare("reset_session_device_bytes", ctypes.c_uint64, [c_session_p])
-declare("reset_policy_params_init", None, [ctypes.POINTER(PolicyParams)])
+declare("reset_policy_params_init_sized", None, [ctypes.POINTER(PolicyParams), ctypes.c_size_t])
 declare("reset_set_policy", ctypes.c_int, [c_session_p, ctypes.POINTER(PolicyParams)])
 declare("reset_session_get_policy", ctypes.c_int, [c_session_p, ctypes.POINTER(PolicyParams)])
-declare("reset_step_init", None, [ctypes.POINTER(Step), ctypes.c_size_t])
-declare("reset_decode_step", ctypes.c_int, [c_session_p, ctypes.POINTER(Step), ctypes.c_size_t, ctypes.POINTER(ctypes.c_int32)])
+declare("reset_step_init_sized", None, [ctypes.POINTER(Step), ctypes.c_size_t, ctypes.c_size_t])
+declare("reset_decode_step", ctypes.c_int,
+        [c_session_p, ctypes.POINTER(Step), ctypes.c_size_t, ctypes.POINTER(ctypes.c_int32)])
 
 
 def policy_params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset, reset_state,
@@ -313,7 +316,7 @@ def policy_params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, t
     if kind not in POLICIES:
         raise ValueError(f"kind must be one of {sorted(POLICIES)}, not {kind!r}")
     p = PolicyParams()
-    lib.reset_policy_params_init(ctypes.byref(p))
+    lib.reset_policy_params_init_sized(ctypes.byref(p), ctypes.sizeof(p))
     p.kind = POLICIES[kind]
     p.temperature = temperature
     p.top_k = int32(top_k, "top_k")

@@ -5,6 +5,7 @@ reset_session; both free them on close() (or at the end of a `with` block,
 or when garbage-collected).  A Session keeps its Model alive.
 """
 import ctypes
+import math
 import operator
 from dataclasses import dataclass
 
@@ -40,6 +41,9 @@ class StepResult:
     boundary: bool
     uncertain: bool
     text: str
+    # 0.3: log p(token), natural log, of softmax(raw logits): the model's own probability of the token, before
+    # the temperature, the truncation and the penalties (vLLM's raw logprobs).  NaN when there is no token.
+    logprob: float = math.nan
 
 
 class Model(OwnedHandle):
@@ -53,7 +57,7 @@ class Model(OwnedHandle):
 
     def __init__(self, path, weights="auto", backend="auto", quantize_lm_head=False, threads=0, activations="fp16"):
         options = ModelOptions()
-        lib.reset_model_options_init(ctypes.byref(options))
+        lib.reset_model_options_init_sized(ctypes.byref(options), ctypes.sizeof(options))
         options.weights = _choice(WEIGHTS, weights, "weights")
         options.backend = _choice(BACKENDS, backend, "backend")
         options.w4a16_activations = _choice(ACTIVATIONS, activations, "activations")
@@ -66,7 +70,7 @@ class Model(OwnedHandle):
     def info(self):
         """The model summary as a dict (architecture, sizes, weight format, bytes, backend)."""
         info = ModelInfo()
-        lib.reset_model_info_init(ctypes.byref(info))
+        lib.reset_model_info_init_sized(ctypes.byref(info), ctypes.sizeof(info))
         check(lib.reset_model_get_info(self.handle, ctypes.byref(info)))
         out = {name: getattr(info, name) for name, _ in ModelInfo._fields_ if name != "struct_size"}
         out["architecture"] = info.architecture.decode()
@@ -97,7 +101,7 @@ class Session(OwnedHandle):
         if kv_cache not in self.KV_CACHE:
             raise ValueError(f"kv_cache must be one of {sorted(self.KV_CACHE)}, not {kv_cache!r}")
         options = SessionOptions()
-        lib.reset_session_options_init(ctypes.byref(options))
+        lib.reset_session_options_init_sized(ctypes.byref(options), ctypes.sizeof(options))
         options.max_context = int32(int(max_context), "max_context")
         options.sequences = int32(int(sequences), "sequences")
         options.kv_cache = self.KV_CACHE[kv_cache]
@@ -130,7 +134,7 @@ class Session(OwnedHandle):
         (reset_session_get_policy); t_low and tau0 resolved, preset None.  set_policy(**policy()) changes
         nothing."""
         p = PolicyParams()
-        lib.reset_policy_params_init(ctypes.byref(p))
+        lib.reset_policy_params_init_sized(ctypes.byref(p), ctypes.sizeof(p))
         check(lib.reset_session_get_policy(self.handle, ctypes.byref(p)))
         kind = enum_name(POLICIES, p.kind)
         return {"kind": kind, "temperature": p.temperature, "top_p": p.top_p, "top_k": p.top_k, "min_p": p.min_p,
@@ -176,12 +180,12 @@ class Session(OwnedHandle):
 
     def steps(self):
         """One decode step for every sequence: a list of StepResult, one per sequence."""
-        lib.reset_step_init(self._steps, self.sequences)
+        lib.reset_step_init_sized(self._steps, self.sequences, ctypes.sizeof(Step))
         check(lib.reset_decode_step(self.handle, self._steps, self.sequences, None))
         return [StepResult(sequence=s.sequence, token=s.token, end=bool(s.end_of_generation), entropy=s.entropy,
                            step_entropy=s.step_entropy, global_mean=s.global_mean, threshold=s.threshold,
                            temperature=s.temperature, step_index=s.step_index, boundary=bool(s.boundary),
-                           uncertain=bool(s.uncertain),
+                           uncertain=bool(s.uncertain), logprob=s.logprob,
                            text=ctypes.string_at(s.text, s.text_len).decode("utf-8") if s.text_len else "")
                 for s in self._steps]
 

@@ -10,6 +10,7 @@ policy") for logits computed by any engine.
     # or let libreset draw it:  token, d = p.sample(logits); p.accept(token)
 """
 import ctypes
+import math
 from collections import namedtuple
 
 from ._lib import (RESET_ERR_INVALID_ARGUMENT, RESET_ERR_OUT_OF_RANGE, OwnedHandle, PolicyParams, check, declare,
@@ -31,17 +32,19 @@ class _Options(ctypes.Structure):
 class _Decision(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("temperature", ctypes.c_float), ("entropy", ctypes.c_float),
                 ("step_entropy", ctypes.c_float), ("global_mean", ctypes.c_float), ("threshold", ctypes.c_float),
-                ("step_index", ctypes.c_int32), ("boundary", ctypes.c_int32), ("uncertain", ctypes.c_int32)]
+                ("step_index", ctypes.c_int32), ("boundary", ctypes.c_int32), ("uncertain", ctypes.c_int32),
+                ("logprob", ctypes.c_float)]
 
 
-# What the policy decided for one token (reset_decision).
+# What the policy decided for one token (reset_decision).  logprob (0.3): sample()'s drawn token's log p
+# under softmax(raw logits), as StepResult.logprob; NaN from decide(), which draws nothing (the default).
 Decision = namedtuple("Decision", ["temperature", "entropy", "step_entropy", "global_mean", "threshold",
-                                   "step_index", "boundary", "uncertain"])
+                                   "step_index", "boundary", "uncertain", "logprob"], defaults=(math.nan,))
 
 _c_policy_p = ctypes.c_void_p
 _floats = ctypes.POINTER(ctypes.c_float)
-declare("reset_policy_options_init", None, [ctypes.POINTER(_Options)])
-declare("reset_decision_init", None, [ctypes.POINTER(_Decision)])
+declare("reset_policy_options_init_sized", None, [ctypes.POINTER(_Options), ctypes.c_size_t])
+declare("reset_decision_init_sized", None, [ctypes.POINTER(_Decision), ctypes.c_size_t])
 declare("reset_policy_create", ctypes.c_int,
         [ctypes.POINTER(PolicyParams), ctypes.POINTER(_Options), ctypes.POINTER(_c_policy_p)])
 declare("reset_policy_create_for_model", ctypes.c_int,
@@ -92,7 +95,7 @@ class Policy(OwnedHandle):
         params = policy_params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset, False,
                                presence_penalty, frequency_penalty)
         options = _Options()
-        lib.reset_policy_options_init(ctypes.byref(options))
+        lib.reset_policy_options_init_sized(ctypes.byref(options), ctypes.sizeof(options))
         # reset_policy_create rejects a bad delimiter id with RESET_ERR_INVALID_ARGUMENT.
         _keep_nl, options.newline_ids, options.n_newline_ids = int32_array(nl_ids, "nl_ids", RESET_ERR_INVALID_ARGUMENT)
         _keep_dnl, options.double_newline_ids, options.n_double_newline_ids = int32_array(
@@ -117,13 +120,13 @@ class Policy(OwnedHandle):
     @staticmethod
     def _decision(d):
         return Decision(d.temperature, d.entropy, d.step_entropy, d.global_mean, d.threshold, d.step_index,
-                        bool(d.boundary), bool(d.uncertain))
+                        bool(d.boundary), bool(d.uncertain), d.logprob)
 
     def decide(self, logits):
         """The temperature for the next token from its raw logits, and the signals behind it."""
         _keep, pointer, n = _logits(logits)
         d = _Decision()
-        lib.reset_decision_init(ctypes.byref(d))
+        lib.reset_decision_init_sized(ctypes.byref(d), ctypes.sizeof(d))
         check(lib.reset_policy_decide(self.handle, pointer, n, ctypes.byref(d)))
         return self._decision(d)
 
@@ -131,7 +134,7 @@ class Policy(OwnedHandle):
         """decide(), then draw the token as a session would: (token, Decision).  Not accepted."""
         _keep, pointer, n = _logits(logits)
         d = _Decision()
-        lib.reset_decision_init(ctypes.byref(d))
+        lib.reset_decision_init_sized(ctypes.byref(d), ctypes.sizeof(d))
         token = ctypes.c_int32()
         check(lib.reset_policy_sample(self.handle, pointer, n, ctypes.byref(token), ctypes.byref(d)))
         return token.value, self._decision(d)
@@ -148,7 +151,7 @@ class Policy(OwnedHandle):
     def trace_line(decision, sequence=0, token=-1):
         """The decision as one JSON line (with its '\\n'), for a JSONL trace."""
         d = _Decision()
-        lib.reset_decision_init(ctypes.byref(d))
+        lib.reset_decision_init_sized(ctypes.byref(d), ctypes.sizeof(d))
         for name in Decision._fields:
             value = getattr(decision, name)
             setattr(d, name, int32(int(value), name) if name in ("step_index", "boundary", "uncertain") else value)

@@ -49,7 +49,7 @@ _size_p = ctypes.POINTER(ctypes.c_size_t)
 _ids_p = ctypes.POINTER(ctypes.c_int32)
 _declare("reset_tokenizer_load", ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(c_tokenizer_p)])
 _declare("reset_tokenizer_free", None, [c_tokenizer_p])
-_declare("reset_tokenizer_info_init", None, [ctypes.POINTER(TokenizerInfo)])
+_declare("reset_tokenizer_info_init_sized", None, [ctypes.POINTER(TokenizerInfo), ctypes.c_size_t])
 _declare("reset_tokenizer_get_info", ctypes.c_int, [c_tokenizer_p, ctypes.POINTER(TokenizerInfo)])
 _declare("reset_tokenize", ctypes.c_int,
          [c_tokenizer_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint32, _ids_p, ctypes.c_size_t, _size_p])
@@ -60,7 +60,7 @@ _declare("reset_token_to_text", ctypes.c_int,
 _declare("reset_token_id", ctypes.c_int, [c_tokenizer_p, ctypes.c_char_p, ctypes.c_size_t, _ids_p])
 _declare("reset_tokenizer_step_delimiters", ctypes.c_int,
          [c_tokenizer_p, ctypes.c_int32, _ids_p, ctypes.c_size_t, _size_p])
-_declare("reset_chat_options_init", None, [ctypes.POINTER(ChatOptions)])
+_declare("reset_chat_options_init_sized", None, [ctypes.POINTER(ChatOptions), ctypes.c_size_t])
 _declare("reset_chat_format", ctypes.c_int,
          [c_tokenizer_p, ctypes.POINTER(ChatMessage), ctypes.c_size_t, ctypes.POINTER(ChatOptions),
           ctypes.c_char_p, ctypes.c_size_t, _size_p])
@@ -145,7 +145,7 @@ class _TokenizerCalls:
 
     def tokenizer_info(self):
         info = TokenizerInfo()
-        lib.reset_tokenizer_info_init(ctypes.byref(info))
+        lib.reset_tokenizer_info_init_sized(ctypes.byref(info), ctypes.sizeof(info))
         check(lib.reset_tokenizer_get_info(self._tokenizer_handle(), ctypes.byref(info)))
         return {"vocab_size": info.vocab_size, "bos_id": None if info.bos_id < 0 else info.bos_id,
                 "eos_ids": list(info.eos_ids)[:info.n_eos], "kind": info.kind.decode(),
@@ -168,7 +168,7 @@ class _TokenizerCalls:
             array[i].content = content
             array[i].content_len = len(content)
         options = ChatOptions()
-        lib.reset_chat_options_init(ctypes.byref(options))
+        lib.reset_chat_options_init_sized(ctypes.byref(options), ctypes.sizeof(options))
         options.chat_template = CHAT_TEMPLATES[chat_template]
         options.add_generation_prompt = int(bool(add_generation_prompt))
         options.enable_thinking = int(bool(enable_thinking))

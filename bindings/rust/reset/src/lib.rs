@@ -23,6 +23,7 @@ use reset_sys as sys;
 use std::ffi::{CStr, CString};
 use std::fmt;
 use std::marker::PhantomData;
+use std::mem::size_of;
 use std::os::raw::c_char;
 use std::path::Path;
 use std::ptr::{self, NonNull};
@@ -32,8 +33,9 @@ use std::sync::Arc;
 /// The ABI major version these bindings were written for.
 pub const ABI_MAJOR: u32 = sys::RESET_VERSION_MAJOR;
 /// The oldest minor of [`ABI_MAJOR`] these bindings run on: the one they were written for (minors only
-/// append functions and struct fields; 0.2 appended the penalties to reset_policy_params).
-pub const ABI_MINOR: u32 = 2;
+/// append functions and struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to
+/// reset_step and reset_decision).
+pub const ABI_MINOR: u32 = 3;
 
 // A header older than ABI_MINOR lacks fields these bindings set: fail the build, not a call.
 const _: () = assert!(sys::RESET_VERSION_MINOR >= ABI_MINOR, "reset.h is older than these bindings need");
@@ -157,7 +159,9 @@ fn c_path(path: &Path) -> Result<CString> {
 }
 
 /// The snprintf idiom of reset.h: ask for the size, then fill.
-fn read_buffer<T: Default + Clone>(mut call: impl FnMut(*mut T, usize, &mut usize) -> sys::reset_status) -> Result<Vec<T>> {
+fn read_buffer<T: Default + Clone>(
+    mut call: impl FnMut(*mut T, usize, &mut usize) -> sys::reset_status,
+) -> Result<Vec<T>> {
     let mut needed = 0usize;
     let mut buffer: Vec<T> = vec![T::default(); 256];
     loop {
@@ -236,7 +240,7 @@ impl Model {
         ensure_abi()?;
         let path = c_path(path.as_ref())?;
         let mut raw_options: sys::reset_model_options = unsafe { std::mem::zeroed() };
-        unsafe { sys::reset_model_options_init(&mut raw_options) };
+        unsafe { sys::reset_model_options_init_sized(&mut raw_options, size_of::<sys::reset_model_options>()) };
         raw_options.weights = options.weights as sys::reset_weights;
         raw_options.backend = options.backend as sys::reset_backend;
         raw_options.quantize_lm_head = options.quantize_lm_head as i32;
@@ -249,7 +253,7 @@ impl Model {
 
     pub fn info(&self) -> Result<ModelInfo> {
         let mut info: sys::reset_model_info = unsafe { std::mem::zeroed() };
-        unsafe { sys::reset_model_info_init(&mut info) };
+        unsafe { sys::reset_model_info_init_sized(&mut info, size_of::<sys::reset_model_info>()) };
         check(unsafe { sys::reset_model_get_info(self.raw.as_ptr(), &mut info) })?;
         let arch = unsafe { CStr::from_ptr(info.architecture.as_ptr()) };
         Ok(ModelInfo {
@@ -265,7 +269,7 @@ impl Model {
     /// A session on this model (reset_session_create); 0 for max_context means min(model, 4096).
     pub fn session(&self, max_context: i32, sequences: i32) -> Result<Session<'_>> {
         let mut options: sys::reset_session_options = unsafe { std::mem::zeroed() };
-        unsafe { sys::reset_session_options_init(&mut options) };
+        unsafe { sys::reset_session_options_init_sized(&mut options, size_of::<sys::reset_session_options>()) };
         options.max_context = max_context;
         options.sequences = sequences;
         let mut raw = ptr::null_mut();
@@ -334,7 +338,7 @@ impl Default for PolicyParams {
     /// reset_policy_params_init's values (greedy).
     fn default() -> Self {
         let mut raw: sys::reset_policy_params = unsafe { std::mem::zeroed() };
-        unsafe { sys::reset_policy_params_init(&mut raw) };
+        unsafe { sys::reset_policy_params_init_sized(&mut raw, size_of::<sys::reset_policy_params>()) };
         PolicyParams::from_raw(&raw).expect("reset_policy_params_init writes a kind these bindings know")
     }
 }
@@ -352,7 +356,7 @@ impl PolicyParams {
     /// The C struct; `preset` must outlive its use.
     fn raw(&self, preset: &Option<CString>) -> sys::reset_policy_params {
         let mut raw: sys::reset_policy_params = unsafe { std::mem::zeroed() };
-        unsafe { sys::reset_policy_params_init(&mut raw) };
+        unsafe { sys::reset_policy_params_init_sized(&mut raw, size_of::<sys::reset_policy_params>()) };
         raw.kind = self.kind as sys::reset_policy_kind;
         raw.temperature = self.temperature;
         raw.top_k = self.top_k;
@@ -417,6 +421,9 @@ pub struct Decision {
     pub step_index: i32,
     pub boundary: bool,
     pub uncertain: bool,
+    /// 0.3: [`Policy::sample`]'s drawn token's log p under softmax(raw logits), as [`Step::logprob`];
+    /// NaN from [`Policy::decide`], which draws nothing.
+    pub logprob: f32,
 }
 
 /// The standalone ReSET policy, for logits computed by any engine.
@@ -429,12 +436,14 @@ unsafe impl Send for Policy {}
 
 impl Policy {
     /// reset_policy_create with the step delimiter sets (NL: ids of "\n", DNL: ids containing "\n\n").
-    pub fn new(params: &PolicyParams, newline_ids: &[i32], double_newline_ids: &[i32], sequence: i32) -> Result<Policy> {
+    pub fn new(
+        params: &PolicyParams, newline_ids: &[i32], double_newline_ids: &[i32], sequence: i32,
+    ) -> Result<Policy> {
         ensure_abi()?;
         let preset = params.preset()?;
         let raw_params = params.raw(&preset);
         let mut options: sys::reset_policy_options = unsafe { std::mem::zeroed() };
-        unsafe { sys::reset_policy_options_init(&mut options) };
+        unsafe { sys::reset_policy_options_init_sized(&mut options, size_of::<sys::reset_policy_options>()) };
         options.newline_ids = newline_ids.as_ptr();
         options.n_newline_ids = newline_ids.len();
         options.double_newline_ids = double_newline_ids.as_ptr();
@@ -461,13 +470,14 @@ impl Policy {
             step_index: d.step_index,
             boundary: d.boundary != 0,
             uncertain: d.uncertain != 0,
+            logprob: d.logprob,
         }
     }
 
     /// Decide the next token's temperature from its raw logits.
     pub fn decide(&mut self, logits: &[f32]) -> Result<Decision> {
         let mut d: sys::reset_decision = unsafe { std::mem::zeroed() };
-        unsafe { sys::reset_decision_init(&mut d) };
+        unsafe { sys::reset_decision_init_sized(&mut d, size_of::<sys::reset_decision>()) };
         check(unsafe { sys::reset_policy_decide(self.raw.as_ptr(), logits.as_ptr(), logits.len(), &mut d) })?;
         Ok(Self::decision(&d))
     }
@@ -475,7 +485,7 @@ impl Policy {
     /// Decide, then draw the token as a session would; accept it (or another) after.
     pub fn sample(&mut self, logits: &[f32]) -> Result<(i32, Decision)> {
         let mut d: sys::reset_decision = unsafe { std::mem::zeroed() };
-        unsafe { sys::reset_decision_init(&mut d) };
+        unsafe { sys::reset_decision_init_sized(&mut d, size_of::<sys::reset_decision>()) };
         let mut token = -1;
         check(unsafe {
             sys::reset_policy_sample(self.raw.as_ptr(), logits.as_ptr(), logits.len(), &mut token, &mut d)
@@ -518,6 +528,9 @@ pub struct Step {
     pub uncertain: bool,
     /// Complete UTF-8 (the library never splits a character), copied.
     pub text: String,
+    /// 0.3: log p(token), natural log, of softmax(raw logits): the model's own probability of the token,
+    /// before the temperature, the truncation and the penalties (vLLM's raw logprobs); NaN when there is no token.
+    pub logprob: f32,
 }
 
 /// The C session, shared by a Session and its Cancellers; the last one frees
@@ -564,7 +577,7 @@ impl<'m> Session<'m> {
     /// nothing: one setting over the model's own sampling is get, change that field, set.
     pub fn policy(&self) -> Result<PolicyParams> {
         let mut raw: sys::reset_policy_params = unsafe { std::mem::zeroed() };
-        unsafe { sys::reset_policy_params_init(&mut raw) };
+        unsafe { sys::reset_policy_params_init_sized(&mut raw, size_of::<sys::reset_policy_params>()) };
         check(unsafe { sys::reset_session_get_policy(self.raw(), &mut raw) })?;
         PolicyParams::from_raw(&raw)
     }
@@ -616,7 +629,7 @@ impl<'m> Session<'m> {
     /// One decode step: one Step per sequence.
     pub fn step(&mut self) -> Result<Vec<Step>> {
         let mut raw: Vec<sys::reset_step> = vec![unsafe { std::mem::zeroed() }; self.sequences];
-        unsafe { sys::reset_step_init(raw.as_mut_ptr(), raw.len()) };
+        unsafe { sys::reset_step_init_sized(raw.as_mut_ptr(), raw.len(), size_of::<sys::reset_step>()) };
         check(unsafe { sys::reset_decode_step(self.raw(), raw.as_mut_ptr(), raw.len(), ptr::null_mut()) })?;
         raw.iter()
             .map(|s| {
@@ -639,6 +652,7 @@ impl<'m> Session<'m> {
                     boundary: s.boundary != 0,
                     uncertain: s.uncertain != 0,
                     text: utf8(bytes)?,
+                    logprob: s.logprob,
                 })
             })
             .collect()
@@ -755,7 +769,7 @@ pub trait Tokenize {
             })
             .collect();
         let mut raw_options: sys::reset_chat_options = unsafe { std::mem::zeroed() };
-        unsafe { sys::reset_chat_options_init(&mut raw_options) };
+        unsafe { sys::reset_chat_options_init_sized(&mut raw_options, size_of::<sys::reset_chat_options>()) };
         raw_options.chat_template = options.chat_template as sys::reset_chat_template;
         raw_options.add_generation_prompt = options.add_generation_prompt as i32;
         raw_options.enable_thinking = options.enable_thinking as i32;

@@ -123,16 +123,18 @@ fn another_abi_major_is_refused_clearly() {
 
 #[test]
 fn an_older_minor_is_refused_clearly() {
-    assert_eq!((reset::ABI_MAJOR, reset::ABI_MINOR), (0, 2));
-    for newer_or_same in [200, 201, 299, 300, 9900] {
+    assert_eq!((reset::ABI_MAJOR, reset::ABI_MINOR), (0, 3));
+    for newer_or_same in [300, 301, 399, 400, 9900] {
         assert!(reset::check_abi(newer_or_same).is_ok(), "{newer_or_same}");
     }
-    let error = reset::check_abi(100).unwrap_err();
+    let error = reset::check_abi(200).unwrap_err(); // 0.2 has no logprob in reset_step and reset_decision
     assert_eq!(error.status, Error::UNSUPPORTED);
     assert_eq!(
         error.message,
-        "libreset 0.1.0 is older than these bindings need (0.2 or newer): it lacks functions or fields they use"
+        "libreset 0.2.0 is older than these bindings need (0.3 or newer): it lacks functions or fields they use"
     );
+    let older = reset::check_abi(100).unwrap_err();
+    assert!(older.message.starts_with("libreset 0.1.0 is older"), "{older}");
     let major = reset::check_abi(10100).unwrap_err(); // the major is judged first
     assert!(major.message.contains("has ABI major 1"), "{major}");
 }
@@ -173,6 +175,50 @@ fn penalties_round_trip_and_out_of_range_is_refused() {
     refused(reset::Policy::new(&bad, &[], &[], 0).err().unwrap(), "frequency_penalty");
     let mut policy = reset::Policy::new(&standalone, &[], &[], 0).unwrap();
     refused(policy.set_params(&PolicyParams { presence_penalty: 2.5, ..standalone }).unwrap_err(), "presence_penalty");
+}
+
+/// log softmax(logits)[token] in f64, written independently of the library: the max-shifted sum of exp.
+fn raw_logprob(logits: &[f32], token: i32) -> f64 {
+    let shift = logits.iter().map(|&z| f64::from(z)).fold(f64::NEG_INFINITY, f64::max);
+    let sum: f64 = logits.iter().map(|&z| (f64::from(z) - shift).exp()).sum();
+    f64::from(logits[token as usize]) - shift - sum.ln()
+}
+
+/// The library sums exp(z - max) in FP32 in its own order, rounds z - max to FP32 and returns an f32: each
+/// costs ~1e-6 at this vocabulary (512) and these magnitudes (|logprob| ~ 4).  1e-4 leaves margin, while a
+/// field left at 0 or read at the wrong offset is off by whole units.
+const LOGPROB_TOLERANCE: f64 = 1e-4;
+
+fn argmax(logits: &[f32]) -> i32 {
+    (0..logits.len()).fold(0, |best, i| if logits[i] > logits[best] { i } else { best }) as i32
+}
+
+#[test]
+fn a_steps_logprob_is_log_softmax_of_the_raw_logits_at_its_token() {
+    let model = model();
+    let mut session = model.session(64, 1).unwrap();
+    session.set_policy(&PolicyParams::greedy()).unwrap();
+    session.prefill(&ids("prompt.txt")).unwrap();
+    for _ in 0..3 {
+        let logits = session.logits(0).unwrap();
+        let step = session.step().unwrap().remove(0);
+        let expected = raw_logprob(&logits, step.token);
+        assert_eq!(step.token, argmax(&logits), "{step:?}");
+        // The fixture's tokens are far from certain: a logprob of 0 cannot pass.
+        assert!(expected < -1.0 && step.logprob <= 0.0, "{step:?}, expected {expected}");
+        assert!((f64::from(step.logprob) - expected).abs() <= LOGPROB_TOLERANCE, "{step:?}, expected {expected}");
+    }
+
+    // The standalone policy on the same logits: decide draws nothing (NaN), sample reports its draw's.
+    let logits = session.logits(0).unwrap();
+    let params = PolicyParams { kind: PolicyKind::Greedy, ..PolicyParams::reset(1.0, 0.3, 0.6, 4) };
+    let mut policy = reset::Policy::new(&params, &[], &[], 0).unwrap();
+    assert!(policy.decide(&logits).unwrap().logprob.is_nan());
+    let (token, decision) = policy.sample(&logits).unwrap();
+    let expected = raw_logprob(&logits, token);
+    assert_eq!(token, argmax(&logits));
+    assert!(expected < -1.0 && decision.logprob <= 0.0, "{decision:?}, expected {expected}");
+    assert!((f64::from(decision.logprob) - expected).abs() <= LOGPROB_TOLERANCE, "{decision:?}, expected {expected}");
 }
 
 /// The fixture's plain greedy continuation repeats a token in its first 20; a frequency penalty of 2 does not.
@@ -311,6 +357,7 @@ fn a_nul_in_a_path_is_refused_not_truncated() {
     let path = source().join("tests/fixtures/models/qwen3-tied\0/does/not/exist");
     let error = Model::load(&path, &ModelOptions::default()).err().expect("a path cut at its NUL loaded");
     assert_eq!(error.status, Error::INVALID_ARGUMENT);
-    let error = Tokenizer::load(source().join("models/reset-arith-4m\0/x")).err().expect("a path cut at its NUL loaded");
+    let error =
+        Tokenizer::load(source().join("models/reset-arith-4m\0/x")).err().expect("a path cut at its NUL loaded");
     assert_eq!(error.status, Error::INVALID_ARGUMENT);
 }

@@ -11,6 +11,8 @@ package dev.libreset;
  * @param stepIndex the reasoning step this token belongs to, 0 first
  * @param boundary whether a step boundary was crossed just before this token
  * @param uncertain whether the step estimate exceeds the global mean (RESET only)
+ * @param logprob (0.3) {@link Policy#sample}: the drawn token's log p under softmax(raw logits), as
+ *     {@link Step#logprob()}; NaN from {@link Policy#decide}, which draws nothing
  */
 public record Decision(
         float temperature,
@@ -20,10 +22,11 @@ public record Decision(
         float threshold,
         int stepIndex,
         boolean boundary,
-        boolean uncertain) {
+        boolean uncertain,
+        float logprob) {
 
     static Decision of(reset_decision d) {
         return new Decision(d.getTemperature(), d.getEntropy(), d.getStep_entropy(), d.getGlobal_mean(),
-                d.getThreshold(), d.getStep_index(), d.getBoundary() != 0, d.getUncertain() != 0);
+                d.getThreshold(), d.getStep_index(), d.getBoundary() != 0, d.getUncertain() != 0, d.getLogprob());
     }
 }

@@ -4,9 +4,10 @@ package dev.libreset;
 public final class Reset {
     /**
      * The oldest minor of {@link #abiMajor()} this binding runs on: the one it was written for (minors only
-     * append functions and struct fields; 0.2 appended the penalties to reset_policy_params).
+     * append functions and struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to
+     * reset_step and reset_decision).
      */
-    private static final int ABI_MINOR = 2;
+    private static final int ABI_MINOR = 3;
 
     private static volatile boolean abiChecked;
 

@@ -191,7 +191,8 @@ public final class Session implements AutoCloseable {
                     s.copy_text(text);
                     out.add(new Step(s.getSequence(), s.getToken(), s.getEnd_of_generation() != 0, s.getEntropy(),
                             s.getStep_entropy(), s.getGlobal_mean(), s.getThreshold(), s.getTemperature(),
-                            s.getStep_index(), s.getBoundary() != 0, s.getUncertain() != 0, Text.string(text)));
+                            s.getStep_index(), s.getBoundary() != 0, s.getUncertain() != 0, Text.string(text),
+                            s.getLogprob()));
                 } finally {
                     s.delete();
                 }

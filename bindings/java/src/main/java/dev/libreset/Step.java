@@ -17,6 +17,8 @@ package dev.libreset;
  * @param uncertain whether the step was judged uncertain
  * @param text the token's text: complete characters only (bytes of a split one come with a
  *     later step); empty when the model has no tokenizer
+ * @param logprob (0.3) log p(token), natural log, of softmax(raw logits): the model's own probability of
+ *     the token, before the temperature, the truncation and the penalties; NaN when there is no token
  */
 public record Step(
         int sequence,
@@ -30,4 +32,5 @@ public record Step(
         int stepIndex,
         boolean boundary,
         boolean uncertain,
-        String text) {}
+        String text,
+        float logprob) {}

@@ -247,12 +247,15 @@ class ResetTest {
     @Test
     void anOlderMinorIsRefusedClearly() throws Exception {
         assertEquals(0, Reset.abiMajor());
-        assertEquals(2, Reset.abiMinor());
-        for (long newerOrSame : new long[] {200, 201, 299, 300, 9900}) Reset.checkAbi(newerOrSame);
-        ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(100));
+        assertEquals(3, Reset.abiMinor());
+        for (long newerOrSame : new long[] {300, 301, 399, 400, 9900}) Reset.checkAbi(newerOrSame);
+        // 0.2 has no logprob in reset_step and reset_decision.
+        ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(200));
         assertEquals(Status.UNSUPPORTED, e.getStatus());
-        assertEquals("libreset 0.1.0 is older than these bindings need (0.2 or newer): "
+        assertEquals("libreset 0.2.0 is older than these bindings need (0.3 or newer): "
                 + "it lacks functions or fields they use", e.getReason());
+        ResetException older = assertThrows(ResetException.class, () -> Reset.checkAbi(100));
+        assertTrue(older.getReason().startsWith("libreset 0.1.0 is older"), older.getMessage());
         ResetException major = assertThrows(ResetException.class, () -> Reset.checkAbi(10100)); // judged first
         assertTrue(major.getReason().contains("has ABI major 1"), major.getMessage());
     }
@@ -292,6 +295,57 @@ class ResetTest {
                     () -> policy.setParams(PolicyParams.reset(1.0f, 0.3f, 0.6f, 4).presencePenalty(2.5f)));
             assertEquals(Status.INVALID_ARGUMENT, set.getStatus());
             assertTrue(set.getReason().contains("presence_penalty"), set.getMessage());
+        }
+    }
+
+    /** log softmax(logits)[token] in double precision, independent of the library: the max-shifted sum of exp. */
+    private static double rawLogprob(float[] logits, int token) {
+        double shift = Double.NEGATIVE_INFINITY;
+        for (float z : logits) shift = Math.max(shift, z);
+        double sum = 0;
+        for (float z : logits) sum += Math.exp(z - shift);
+        return logits[token] - shift - Math.log(sum);
+    }
+
+    /**
+     * The library sums exp(z - max) in FP32 in its own order, rounds z - max to FP32 and returns a float:
+     * each costs ~1e-6 at this vocabulary (512) and these magnitudes (|logprob| ~ 4).  1e-4 leaves margin,
+     * while a field left at 0 or read at the wrong offset is off by whole units.
+     */
+    private static final double LOGPROB_TOLERANCE = 1e-4;
+
+    private static int argmax(float[] logits) {
+        int best = 0;
+        for (int i = 1; i < logits.length; i++) if (logits[i] > logits[best]) best = i;
+        return best;
+    }
+
+    @Test
+    void aStepsLogprobIsLogSoftmaxOfTheRawLogitsAtItsToken() throws Exception {
+        float[] logits;
+        try (Model model = goldenOneThread(); Session session = model.newSession(64, 1)) {
+            session.setPolicy(PolicyParams.greedy());
+            session.prefill(ids("prompt.txt"));
+            for (int i = 0; i < 3; i++) {
+                logits = session.logits(0);
+                Step step = session.step().get(0);
+                double expected = rawLogprob(logits, step.token());
+                assertEquals(argmax(logits), step.token(), step.toString());
+                assertTrue(expected < -1, "the fixture's tokens are far from certain: a logprob of 0 cannot pass");
+                assertTrue(step.logprob() <= 0, step.toString());
+                assertEquals(expected, step.logprob(), LOGPROB_TOLERANCE, step.toString());
+            }
+            logits = session.logits(0);
+        }
+        // The standalone policy on the same logits: decide draws nothing (NaN), sample reports its draw's.
+        try (Policy policy = Policy.create(PolicyParams.reset(1.0f, 0.3f, 0.6f, 4).kind(PolicyKind.GREEDY),
+                null, null, 0)) {
+            assertTrue(Float.isNaN(policy.decide(logits).logprob()));
+            Policy.Sample sample = policy.sample(logits);
+            double expected = rawLogprob(logits, sample.token());
+            assertEquals(argmax(logits), sample.token());
+            assertTrue(expected < -1 && sample.decision().logprob() <= 0, sample.toString());
+            assertEquals(expected, sample.decision().logprob(), LOGPROB_TOLERANCE, sample.toString());
         }
     }
 
