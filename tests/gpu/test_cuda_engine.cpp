@@ -607,14 +607,21 @@ void test_cancelled_prefill(const std::string &dir) {
     }
     const int vocab = info.vocab_size;
     const std::vector<int32_t> turn = prompt(vocab, kTurn, 31u), long_prompt = prompt(vocab, kLong, 37u);
-    // The reference: both prefills, never cancelled; and the long prefill's time.
-    reset_session *reference = session(m, 1, kContext);
-    ok(reset_prefill(reference, turn.data(), turn.size()), "prefill turn");
-    const auto t0 = std::chrono::steady_clock::now();
-    ok(reset_prefill(reference, long_prompt.data(), long_prompt.size()), "prefill long");
-    const double total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    const std::vector<float> expected = logits(reference, 0, vocab);
-    reset_session_free(reference);
+    // The reference: both prefills, never cancelled; and the long prefill's time, the faster of two
+    // sessions' (the first pays one-time costs, cuBLAS's first GEMMs: session 30 measured 20.2 ms
+    // where the prefill takes half that, and no delay landed inside it).
+    std::vector<float> expected;
+    double total_ms = 0.0;
+    for (int run = 0; run < 2; ++run) {
+        reset_session *reference = session(m, 1, kContext);
+        ok(reset_prefill(reference, turn.data(), turn.size()), "prefill turn");
+        const auto t0 = std::chrono::steady_clock::now();
+        ok(reset_prefill(reference, long_prompt.data(), long_prompt.size()), "prefill long");
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        total_ms = run == 0 ? ms : std::min(total_ms, ms);
+        if (run == 0) expected = logits(reference, 0, vocab);
+        reset_session_free(reference);
+    }
 
     int cancelled = 0, tries = 0;
     for (double fraction : {0.15, 0.3, 0.45, 0.6, 0.75, 0.25, 0.5}) {

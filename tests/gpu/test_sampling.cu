@@ -437,7 +437,8 @@ void fill_shaped(float *z, int32_t vocab, RowShape shape, const Delimiters &deli
             for (int32_t i = 0; i < vocab; ++i) z[i] = normal(1.0f) * 1e37f;
             for (int32_t j = 0; j < std::max<int32_t>(1, vocab / 500); ++j) {
                 z[pick(g_rng)] = -3.0e38f;
-                z[pick(g_rng)] = 3.0e38f + normal(1.0f) * 1e37f;
+                // Clamped: a draw past 4 sigma would round to +inf, which no model row may hold.
+                z[pick(g_rng)] = std::min(3.0e38f + normal(1.0f) * 1e37f, std::numeric_limits<float>::max());
             }
             // A tie group at FLT_MAX (the only weights that do not round to 0): top-k and top-p cut through it.
             const int32_t copies = 1 + static_cast<int32_t>(uniform(0.0f, 4.0f));
