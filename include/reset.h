@@ -287,6 +287,21 @@ typedef struct reset_policy_params {
      * vocabulary entry and sequence, allocated with the session). */
     float presence_penalty;   /* [-2, 2]; 0 = off. Default 0 */
     float frequency_penalty;  /* [-2, 2]; 0 = off. Default 0 */
+    int32_t reserved;         /* 0.3: ignored.  It fills 0.2's tail padding, so the struct_size of a 0.2
+                                 caller (who may never have written those bytes) differs from 0.3's */
+    /* Added in 0.3: the multiplicative repetition penalty r of Hugging Face
+     * (RepetitionPenaltyLogitsProcessor), vLLM and llama.cpp (repeat_penalty,
+     * there over the last 64 tokens).  Every token of the sequence's context
+     * (its prompt, every earlier turn, every token it generated) has its logit
+     * z divided by r when z > 0 and multiplied by r otherwise, before the
+     * presence and frequency penalties (vLLM's order).  The context is every
+     * token since the session was created or reset; reset_state does not
+     * shorten it, as it does not shorten the KV cache.  A standalone policy
+     * learns its prompt from reset_policy_add_context.  > 1 discourages
+     * repetition (1.05-1.2 are usual; some generation_config.json files set
+     * one, and a session's initial policy takes it).  Greedy included; the
+     * entropy and the ReSET decision still see the raw logits. */
+    float repetition_penalty; /* [0.1, 10]; 1 = off. Default 1 */
 } reset_policy_params;
 
 RESET_API void reset_policy_params_init(reset_policy_params *params);
@@ -347,7 +362,7 @@ RESET_API void reset_session_options_init_sized(reset_session_options *options, 
  * (a ReSET window above 32 slots reserves its ring at reset_set_policy).
  * The session's initial policy is the model's generation_config.json
  * sampling if it samples (fixed temperature with its top_k/top_p), else
- * greedy.
+ * greedy; with its repetition_penalty either way, as transformers applies it.
  * Errors: RESET_ERR_INVALID_ARGUMENT (sequences outside 1..8, max_context <
  * 0 or above the model's maximum), RESET_ERR_INVALID_HANDLE,
  * RESET_ERR_OUT_OF_MEMORY.
@@ -793,7 +808,8 @@ RESET_API reset_status reset_policy_decide(reset_policy *policy, const float *lo
 
 /* reset_policy_decide, then draw the token as a session would: softmax of
  * the logits, lowered by the penalties (reset_policy_params) for the tokens
- * accepted in this generation, at the decided temperature, truncated by top-k, then top-p,
+ * accepted in this generation (and, for the repetition penalty, those of
+ * reset_policy_add_context too), at the decided temperature, truncated by top-k, then top-p,
  * then min-p, drawn with Philox keyed by (seed, options->sequence, accepted
  * tokens); argmax when the temperature is <= 1e-6.  Top-p without a top-k
  * cut draws rejection-first: the untruncated draw is kept if it survives
@@ -810,8 +826,18 @@ RESET_API reset_status reset_policy_sample(reset_policy *policy, const float *lo
  * RESET_ERR_OUT_OF_RANGE (token < 0). */
 RESET_API reset_status reset_policy_accept(reset_policy *policy, int32_t token);
 
-/* Start a new generation: forget the step state, the accepted tokens, their
- * count and the penalties' token counts.  Parameters and delimiter sets stay. */
+/* (0.3) Record tokens of the sequence's context that the policy did not
+ * accept itself (its prompt, a user's turn), as a session does at every
+ * prefill: the repetition penalty lowers them too.  They count for nothing
+ * else (not the boundary test, the draw counter or the other penalties).
+ * reset_state keeps them; reset_policy_reset forgets them.
+ * Errors: RESET_ERR_INVALID_HANDLE, RESET_ERR_INVALID_ARGUMENT (ids NULL with
+ * n > 0), RESET_ERR_OUT_OF_RANGE (an id < 0); on error nothing is recorded. */
+RESET_API reset_status reset_policy_add_context(reset_policy *policy, const int32_t *ids, size_t n_ids);
+
+/* Start a new sequence: forget the step state, the accepted tokens, their
+ * count, the penalties' token counts and the context tokens.  Parameters and
+ * delimiter sets stay. */
 RESET_API reset_status reset_policy_reset(reset_policy *policy);
 
 /* --- Traces ----------------------------------------------------------- */

@@ -1200,7 +1200,8 @@ struct LoadStats {
 // results).  A template, so the unpenalized load is the code it always was.
 template <bool kPenalized>
 __device__ __forceinline__ void load_row(const float *logits, const int32_t *counts, int32_t base, int32_t local_n,
-                                         float *copy, float presence, float frequency, LoadStats &ls) {
+                                         float *copy, float repetition, float presence, float frequency,
+                                         LoadStats &ls) {
     for (int i0 = threadIdx.x; i0 < local_n; i0 += kThreads * kLoadBatch) {
         float v[kLoadBatch];
         int32_t c[kPenalized ? kLoadBatch : 1];
@@ -1221,7 +1222,7 @@ __device__ __forceinline__ void load_row(const float *logits, const int32_t *cou
             } else if (z != -INFINITY) {
                 if constexpr (kPenalized) {
                     ls.raw_max = fmaxf(ls.raw_max, z);
-                    z = rule::penalized_logit(z, c[j], presence, frequency);
+                    z = rule::penalized_logit(z, c[j] != 0, c[j] & rule::kCountMask, repetition, presence, frequency);
                 }
                 ++ls.unmasked;
                 ls.min_key = min(ls.min_key, order_key(z));
@@ -1236,7 +1237,7 @@ __device__ __forceinline__ void load_row(const float *logits, const int32_t *cou
 }
 
 __device__ __forceinline__ bool penalized(const SamplingPolicyDevice &p) {
-    return rule::penalties_on(p.presence_penalty, p.frequency_penalty);
+    return rule::penalties_on(p.presence_penalty, p.frequency_penalty, p.repetition_penalty);
 }
 
 __device__ __forceinline__ bool policy_in_range(const SamplingPolicyDevice &p, const SamplingSequenceState &s,
@@ -1246,6 +1247,7 @@ __device__ __forceinline__ bool policy_in_range(const SamplingPolicyDevice &p, c
            p.min_p < 1.0f && s.step.window_count >= 0 && s.step.window_count <= p.window &&
            s.step.window_next >= 0 && s.step.window_next < p.window && s.accepted >= 0 &&
            fabsf(p.presence_penalty) <= rule::kMaxPenalty && fabsf(p.frequency_penalty) <= rule::kMaxPenalty &&
+           p.repetition_penalty >= rule::kMinRepetitionPenalty && p.repetition_penalty <= rule::kMaxRepetitionPenalty &&
            (counts != nullptr || !penalized(p));
 }
 
@@ -1314,9 +1316,9 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
     LoadStats ls;
     if (penalize) {
         load_row<true>(logits, a.counts + static_cast<int64_t>(b) * a.vocab, base, local_n, copy,
-                       pol.presence_penalty, pol.frequency_penalty, ls);
+                       pol.repetition_penalty, pol.presence_penalty, pol.frequency_penalty, ls);
     } else {
-        load_row<false>(logits, nullptr, base, local_n, copy, 0.0f, 0.0f, ls);
+        load_row<false>(logits, nullptr, base, local_n, copy, 1.0f, 0.0f, 0.0f, ls);
         ls.raw_max = ls.best;
     }
     float best = ls.best, raw_max = ls.raw_max;

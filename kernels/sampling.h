@@ -38,7 +38,7 @@ struct SamplingPolicyDevice {
     int32_t window = 32;        // w, 1..SamplingArgs::ring_capacity
     float presence_penalty = 0.0f;   // rules/penalty.h; [-2, 2]
     float frequency_penalty = 0.0f;  // [-2, 2]
-    int32_t pad_ = 0;
+    float repetition_penalty = 1.0f; // [0.1, 10]
     uint64_t seed = 0;
 };
 
@@ -56,6 +56,7 @@ inline SamplingPolicyDevice sampling_policy_device(const Policy &p) {
     d.window = p.window;
     d.presence_penalty = p.presence_penalty;
     d.frequency_penalty = p.frequency_penalty;
+    d.repetition_penalty = p.repetition_penalty;
     d.seed = p.seed;
     return d;
 }
@@ -110,9 +111,10 @@ struct SamplingArgs {
     int32_t ring_capacity = 0;                      // >= every policy's window
     const uint8_t *delimiter_flags = nullptr;       // [vocab] kDelimiter* bits, or null (no boundaries)
     // [batch][vocab]: how often each token was generated in the sequence's
-    // current generation (SequenceSampler::add_generation_counts); the kernel
-    // adds the token it accepts.  Null: a policy with a penalty is out of
-    // range (kSamplingBadPolicy), and nothing is counted.
+    // current generation, plus rule::kInContext for a token of the rest of
+    // its context (SequenceSampler::add_penalty_counts); the kernel adds the
+    // token it accepts.  Null: a policy with a penalty is out of range
+    // (kSamplingBadPolicy), and nothing is counted.
     int32_t *counts = nullptr;
     float *workspace = nullptr;                     // sampling_workspace_bytes(batch, vocab)
     int32_t *tokens = nullptr;                      // [batch] out

@@ -231,11 +231,13 @@ void reset_policy_params_init_sized(reset_policy_params *params, size_t struct_s
     defaults.reset_state = 0;
     defaults.presence_penalty = 0.0f;
     defaults.frequency_penalty = 0.0f;
+    defaults.repetition_penalty = 1.0f;
     reset::write_defaults(params, struct_size, defaults);
 }
 
+// Programs built before 0.3 call this: their struct is 0.2's, whose tail padding reserved now fills.
 void (reset_policy_params_init)(reset_policy_params *params) {
-    reset_policy_params_init_sized(params, sizeof *params);
+    reset_policy_params_init_sized(params, offsetof(reset_policy_params, repetition_penalty));
 }
 
 void reset_policy_options_init_sized(reset_policy_options *options, size_t struct_size) {
@@ -341,6 +343,16 @@ reset_status reset_policy_accept(reset_policy *policy, int32_t token) {
         reset_policy *h = reset::checked_handle(policy, "policy");
         if (token < 0) fail(RESET_ERR_OUT_OF_RANGE, "token ", token, " is negative");
         h->sampler.accept(token);
+    });
+}
+
+reset_status reset_policy_add_context(reset_policy *policy, const int32_t *ids, size_t n_ids) {
+    return api_call([&] {
+        reset_policy *h = reset::checked_handle(policy, "policy");
+        if (n_ids > 0) reset::require(ids, "ids");
+        for (size_t i = 0; i < n_ids; ++i)
+            if (ids[i] < 0) fail(RESET_ERR_OUT_OF_RANGE, "ids[", i, "] is ", ids[i], " (token ids are >= 0)");
+        h->sampler.add_context(ids, n_ids);
     });
 }
 

@@ -967,9 +967,10 @@ void CudaSession::step(const std::vector<SequenceSampler *> &samplers, const std
         state.sequence = uint32_t(s);
         std::copy(carried.ring.begin(), carried.ring.end(), rings + size_t(s) * size_t(ring_capacity_));
         if (sampler.generation_version() != counts_version_[size_t(s)]) {
-            // Rare (a new generation, a rollback): one synchronous copy, ordered before the step by the stream.
+            // Rare (a prefill, a new generation, a rollback): one synchronous copy, ordered before the step by
+            // the stream.
             counts_upload_.assign(size_t(config_.vocab_size), 0);
-            sampler.add_generation_counts(counts_upload_.data(), config_.vocab_size);
+            sampler.add_penalty_counts(counts_upload_.data(), config_.vocab_size);
             cuda_check(cudaMemcpyAsync(counts_.as<int32_t>() + size_t(s) * size_t(config_.vocab_size),
                                        counts_upload_.data(), counts_upload_.size() * sizeof(int32_t),
                                        cudaMemcpyHostToDevice, stream_),

@@ -24,7 +24,8 @@ DelimiterSets delimiters_of(const LoadedModel &model) {
 }
 
 // The policy a session starts with: the checkpoint's own sampling defaults
-// (generation_config.json) when it samples, else greedy.
+// (generation_config.json) when it samples, else greedy; its repetition
+// penalty either way.
 reset_policy_params initial_policy(const ModelConfig &config) {
     reset_policy_params params;
     reset_policy_params_init(&params);
@@ -36,6 +37,7 @@ reset_policy_params initial_policy(const ModelConfig &config) {
     } else {
         params.kind = RESET_POLICY_GREEDY;
     }
+    params.repetition_penalty = config.generation.repetition_penalty;
     return params;
 }
 
@@ -181,6 +183,7 @@ void Session::append(const int32_t *ids, size_t n_ids, int32_t only) {
             sequence.text.clear();
             sequence.length += int32_t(n_ids);
             sequence.ended = false;  // new prompt text: the sequence generates again
+            sequence.sampler.add_context(ids, n_ids);  // the repetition penalty's context
         }
         if (only >= 0 && sequences() > 1) lockstep_ = false;
         has_logits_ = true;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/errors.h"
+#include "rules/penalty.h"
 #include "util/files.h"
 
 namespace reset {
@@ -184,6 +185,8 @@ ModelConfig parse_model_config(const std::string &config_json, const std::string
         model.generation.top_p = static_cast<float>(optional_number(generation, "top_p", 1.0, gen_where));
         if (auto k = generation.find("top_k"); k != generation.end() && k->is_number_integer())
             model.generation.top_k = static_cast<int32_t>(std::clamp<int64_t>(k->get<int64_t>(), 0, INT32_MAX));
+        model.generation.repetition_penalty =
+            static_cast<float>(optional_number(generation, "repetition_penalty", 1.0, gen_where));
         // The session's first policy samples with these (reset.h, reset_session_create): refused here, naming
         // the file, rather than as the caller's invalid policy at session creation.  Unused when greedy, as in
         // transformers.
@@ -192,6 +195,9 @@ ModelConfig parse_model_config(const std::string &config_json, const std::string
             fail(RESET_ERR_FORMAT, gen_where, ": do_sample with temperature ", g.temperature, " (must be > 0)");
         if (g.do_sample && !(g.top_p > 0 && g.top_p <= 1))
             fail(RESET_ERR_FORMAT, gen_where, ": do_sample with top_p ", g.top_p, " (must be in (0, 1])");
+        const float r = g.repetition_penalty;
+        if (!(r >= rule::kMinRepetitionPenalty && r <= rule::kMaxRepetitionPenalty))
+            fail(RESET_ERR_FORMAT, gen_where, ": repetition_penalty ", r, " (libreset takes [0.1, 10]; 1 = off)");
     }
     for (int32_t id : model.eos_ids)
         if (id < 0 || id >= model.vocab_size)

@@ -23,6 +23,7 @@ struct GenerationDefaults {
     float temperature = 1.0f;
     float top_p = 1.0f;
     int32_t top_k = 0;
+    float repetition_penalty = 1.0f;  // applied greedy or not, as transformers' logits processor is
 };
 
 struct ModelConfig {

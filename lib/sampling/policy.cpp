@@ -114,6 +114,8 @@ Policy validate_policy(const reset_policy_params &params, const ModelConfig *con
                 "must be in [-2, 2]; 0 = off");
     check_range("frequency_penalty", params.frequency_penalty, -rule::kMaxPenalty, false, rule::kMaxPenalty, false,
                 "must be in [-2, 2]; 0 = off");
+    check_range("repetition_penalty", params.repetition_penalty, rule::kMinRepetitionPenalty, false,
+                rule::kMaxRepetitionPenalty, false, "must be in [0.1, 10]; 1 = off");
     // t_low and tau0: any negative value means "from the preset"; NaN and
     // infinities are errors.
     if (!std::isfinite(params.t_low))
@@ -146,6 +148,7 @@ Policy validate_policy(const reset_policy_params &params, const ModelConfig *con
     p.reset_state = params.reset_state == 1;
     p.presence_penalty = params.presence_penalty;
     p.frequency_penalty = params.frequency_penalty;
+    p.repetition_penalty = params.repetition_penalty;
     p.t_low = params.t_low;
     p.tau0 = params.tau0;
 
@@ -187,6 +190,7 @@ reset_policy_params policy_params(const Policy &policy) {
     p.window = policy.window;
     p.presence_penalty = policy.presence_penalty;
     p.frequency_penalty = policy.frequency_penalty;
+    p.repetition_penalty = policy.repetition_penalty;
     return p;
 }
 

@@ -35,8 +35,9 @@ struct Policy {
     bool reset_state = false;  // the caller asked for a new generation (step state, penalty counts) when applied
     float presence_penalty = 0.0f;   // [-2, 2]
     float frequency_penalty = 0.0f;  // [-2, 2]
+    float repetition_penalty = 1.0f; // [0.1, 10]
 
-    bool penalized() const { return rule::penalties_on(presence_penalty, frequency_penalty); }
+    bool penalized() const { return rule::penalties_on(presence_penalty, frequency_penalty, repetition_penalty); }
 };
 
 // One row of the paper's table (reset-algorithm.md, "Hyperparameters").

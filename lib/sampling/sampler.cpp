@@ -98,28 +98,50 @@ void SequenceSampler::take_carried(const Carried &c) {
     append_generation(c.last_token);
 }
 
-void SequenceSampler::append_generation(int32_t token) {
-    if (!generation_ || static_cast<int64_t>(generation_->size()) != generation_length_) {
+void SharedTokens::append(const int32_t *ids, size_t n) {
+    if (n == 0) return;
+    if (!list_ || static_cast<int64_t>(list_->size()) != length_) {
         // Another copy has appended past our end (or there is no list yet): ours from here on.
         auto own = std::make_shared<std::vector<int32_t>>();
-        if (generation_) own->assign(generation_->begin(), generation_->begin() + generation_length_);
-        generation_ = std::move(own);
+        if (list_) own->assign(list_->begin(), list_->begin() + length_);
+        list_ = std::move(own);
     }
-    generation_->push_back(token);
-    generation_length_ += 1;
+    list_->insert(list_->end(), ids, ids + n);
+    length_ += static_cast<int64_t>(n);
+}
+
+void SharedTokens::clear() {
+    list_.reset();
+    length_ = 0;
+}
+
+void SequenceSampler::append_generation(int32_t token) {
+    generation_.append(&token, 1);
     generation_version_ = next_generation_version();
 }
 
 void SequenceSampler::clear_generation() {
-    generation_.reset();
-    generation_length_ = 0;
+    // The generation's tokens stay in the sequence's context (the repetition penalty's).
+    std::vector<int32_t> tokens(static_cast<size_t>(generation_.size()));
+    for (int64_t i = 0; i < generation_.size(); ++i) tokens[static_cast<size_t>(i)] = generation_[i];
+    context_.append(tokens.data(), tokens.size());
+    generation_.clear();
     generation_version_ = next_generation_version();
 }
 
-void SequenceSampler::add_generation_counts(int32_t *counts, int32_t vocab) const {
-    for (int64_t i = 0; i < generation_length_; ++i) {
-        const int32_t t = (*generation_)[static_cast<size_t>(i)];
+void SequenceSampler::add_context(const int32_t *ids, size_t n) {
+    context_.append(ids, n);
+    generation_version_ = next_generation_version();
+}
+
+void SequenceSampler::add_penalty_counts(int32_t *counts, int32_t vocab) const {
+    for (int64_t i = 0; i < generation_.size(); ++i) {
+        const int32_t t = generation_[i];
         if (t >= 0 && t < vocab) counts[t] += 1;
+    }
+    for (int64_t i = 0; i < context_.size(); ++i) {
+        const int32_t t = context_[i];
+        if (t >= 0 && t < vocab) counts[t] |= rule::kInContext;
     }
 }
 
@@ -127,13 +149,18 @@ const float *SequenceSampler::penalize(const float *logits, int32_t vocab, float
     const size_t n = static_cast<size_t>(vocab);
     if (counts_.size() < n) counts_.assign(n, 0);
     penalized_.assign(logits, logits + n);
-    add_generation_counts(counts_.data(), vocab);
-    for (int64_t i = 0; i < generation_length_; ++i) {
-        const int32_t t = (*generation_)[static_cast<size_t>(i)];
-        if (t < 0 || t >= vocab || counts_[static_cast<size_t>(t)] == 0) continue;  // out of range, or done
-        penalized_[static_cast<size_t>(t)] = rule::penalized_logit(
-            logits[t], counts_[static_cast<size_t>(t)], policy_.presence_penalty, policy_.frequency_penalty);
-        counts_[static_cast<size_t>(t)] = 0;  // each token once; the scratch is zero again afterwards
+    add_penalty_counts(counts_.data(), vocab);
+    for (const SharedTokens *list : {&generation_, &context_}) {
+        for (int64_t i = 0; i < list->size(); ++i) {
+            const int32_t t = (*list)[i];
+            if (t < 0 || t >= vocab) continue;
+            const int32_t c = counts_[static_cast<size_t>(t)];
+            if (c == 0) continue;  // done: each token once, and the scratch is zero again afterwards
+            penalized_[static_cast<size_t>(t)] =
+                rule::penalized_logit(logits[t], true, c & rule::kCountMask, policy_.repetition_penalty,
+                                      policy_.presence_penalty, policy_.frequency_penalty);
+            counts_[static_cast<size_t>(t)] = 0;
+        }
     }
     // A penalty can move the maximum: the argmax again, the lowest id among
     // equal maxima, over the unmasked entries (logit_stats has checked the
@@ -224,8 +251,8 @@ int32_t SequenceSampler::sample(const float *logits, int32_t vocab, int32_t sequ
     int32_t argmax = stats.argmax;
     // The penalties lower the logits that are drawn from, after H_t and the
     // decision saw the raw ones (reset-algorithm.md, "Signals").
-    const float *z = policy_.penalized() && generation_length_ > 0 ? penalize(logits, vocab, &max_logit, &argmax)
-                                                                    : logits;
+    const bool any_seen = generation_.size() > 0 || context_.size() > 0;
+    const float *z = policy_.penalized() && any_seen ? penalize(logits, vocab, &max_logit, &argmax) : logits;
     // Step 8.  Greedy ignores the truncation: the argmax survives every filter.
     int32_t token = argmax;
     if (s.temperature != 0.0f) {
@@ -258,7 +285,9 @@ void SequenceSampler::clear() {
     accepted_ = 0;
     last_token_ = -1;
     prev_token_ = -1;
-    clear_generation();
+    generation_.clear();
+    context_.clear();
+    generation_version_ = next_generation_version();
 }
 
 }  // namespace reset

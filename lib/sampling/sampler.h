@@ -41,6 +41,23 @@ struct SamplerSignals {
     float logprob = NAN;
 };
 
+// An append-only list of tokens that copies of a sampler share: sessions
+// copy their samplers at every call (a snapshot to roll back to), so copying
+// must not copy a 32k-token context.  Each copy sees its first size()
+// entries; a copy that appends where another already has takes its own list
+// first.
+class SharedTokens {
+public:
+    void append(const int32_t *ids, size_t n);
+    void clear();
+    int64_t size() const { return length_; }
+    int32_t operator[](int64_t i) const { return (*list_)[static_cast<size_t>(i)]; }
+
+private:
+    std::shared_ptr<std::vector<int32_t>> list_;
+    int64_t length_ = 0;
+};
+
 class SequenceSampler {
 public:
     explicit SequenceSampler(DelimiterSets delimiters = {});
@@ -74,9 +91,13 @@ public:
     // counter and the generation's tokens, and commits the last decision.
     void accept(int32_t token);
 
-    // Forget the ReSET state, the accepted tokens, their count and the
-    // generation's tokens.
+    // Forget the ReSET state, the accepted tokens, their count, the
+    // generation's tokens and the context's.
     void clear();
+
+    // Tokens of the sequence's context the sampler did not accept itself
+    // (a prompt, a user's turn): the repetition penalty lowers them too.
+    void add_context(const int32_t *ids, size_t n);
 
     int64_t accepted() const { return accepted_; }
     const rule::StepState &state() const { return state_; }
@@ -84,17 +105,21 @@ public:
     // The tokens accepted in the current generation, in order (the
     // penalties count them): since construction, clear() or a policy
     // applied with reset_state.
-    int64_t generation_length() const { return generation_length_; }
-    // A value that changes whenever the generation's tokens change by
-    // anything but take_carried(), unique over the process: a device
+    int64_t generation_length() const { return generation_.size(); }
+    // The rest of the sequence's context: add_context()'s tokens and those
+    // accepted before the current generation began.
+    int64_t context_length() const { return context_.size(); }
+    // A value that changes whenever the generation's or the context's tokens
+    // change by anything but take_carried(), unique over the process: a device
     // sampler that keeps its own counts (kernels/sampling.h) uploads them
     // again when this differs from the value it last saw.  Restoring a
     // copy of the sampler (a session's rollback) brings back that copy's
     // value, never the current one.
     uint64_t generation_version() const { return generation_version_; }
     // counts[t] = how often token t (< vocab) was generated in the current
-    // generation; counts must have vocab zeroed entries.
-    void add_generation_counts(int32_t *counts, int32_t vocab) const;
+    // generation, plus rule::kInContext if t is in the rest of the context
+    // (rules/penalty.h); counts must have vocab zeroed entries.
+    void add_penalty_counts(int32_t *counts, int32_t vocab) const;
 
     // What a device sampler (kernels/sampling.h) carries between tokens: the
     // CUDA engine hands it to the device before a step and takes it back
@@ -139,12 +164,10 @@ private:
     rule::StepState saved_state_;
     float saved_slot_ = 0.0f;
     Candidates candidates_;     // scratch of the draw, reused across tokens
-    // The generation's tokens.  Sessions copy their samplers at every call
-    // (a snapshot to roll back to), so the list is shared between copies,
-    // append-only, each copy seeing its first generation_length_ entries; a
-    // copy that appends where another already has copies its part first.
-    std::shared_ptr<std::vector<int32_t>> generation_;
-    int64_t generation_length_ = 0;
+    // The generation's tokens, and the rest of the context (the two never
+    // share an occurrence: clearing the generation moves its tokens over).
+    SharedTokens generation_;
+    SharedTokens context_;
     uint64_t generation_version_ = 0;
     // Scratch of penalize(), a vocabulary each: a copy of the sampler (a
     // session's snapshot at every call) starts without it rather than

@@ -207,7 +207,7 @@ int bench_decode(int argc, char **argv) {
                 "\"backend\": \"%s\", \"weight_bytes\": %llu, \"sequences\": %ld, "
                 "\"prompt_tokens\": %ld, \"decode_tokens\": %ld, \"kv_cache\": \"%s\", "
                 "\"cuda_graph\": %s, \"policy\": \"%s\", \"top_k\": %d, \"top_p\": %.3g, \"min_p\": %.3g, "
-                "\"presence_penalty\": %.3g, \"frequency_penalty\": %.3g, "
+                "\"presence_penalty\": %.3g, \"frequency_penalty\": %.3g, \"repetition_penalty\": %.3g, "
                 "\"prefill_tokens_per_s\": %.1f, "
                 "\"ms_per_step\": %.4f, \"tokens_per_s\": %.1f, \"repeat\": %ld, "
                 "\"model_device_bytes\": %llu, \"session_device_bytes\": %llu, "
@@ -218,6 +218,7 @@ int bench_decode(int argc, char **argv) {
                 c.prompt_tokens, tokens, c.fp8 ? "fp8" : "bf16", c.eager ? "false" : "true", policy.label.c_str(),
                 int(policy.params.top_k), double(policy.params.top_p), double(policy.params.min_p),
                 double(policy.params.presence_penalty), double(policy.params.frequency_penalty),
+                double(policy.params.repetition_penalty),
                 r.prefill_tokens_per_s, r.ms_per_step, tokens_per_s, repeat,
                 (unsigned long long)model.info.device_bytes, (unsigned long long)r.session_device_bytes,
                 c.prefill_gemm_tokens, c.programmatic_launch);

@@ -174,6 +174,7 @@ void Chat::print_help() const {
         "  /policy greedy | fixed T | reset [t_low=.. tau0=.. t_high=.. window=..] | entropy ...\n"
         "                       also top_p= top_k= min_p= seed= preset=Qwen3-8B\n"
         "                       presence_penalty= frequency_penalty= (each in [-2, 2])\n"
+        "                       repetition_penalty= (in [0.1, 10], 1 = off; the whole conversation)\n"
         "  /max N               stop an answer after N tokens (0: at the end of the context)\n"
         "  /budget N            close the reasoning after N tokens with </think> (0: no limit)\n"
         "  /context             how much of the context the conversation uses\n"
@@ -570,11 +571,13 @@ int cmd_chat(int argc, char **argv) {
         std::printf(
             "usage: reset chat [MODEL_DIR] [--policy P] [--max-tokens N] [--think-budget N] [--no-think] [--fold]\n"
             "                  [--colour-temperature] [--system TEXT] [--seed N] [--top-p P] [--top-k K]\n"
-            "                  [--presence-penalty X] [--frequency-penalty X]\n"
+            "                  [--presence-penalty X] [--frequency-penalty X] [--repetition-penalty R]\n"
             "                  [--weights auto|bf16|nvfp4|w4a4] [--backend auto|cpu|cuda] [--context N]\n"
             "With no MODEL_DIR: $RESET_MODEL, else models/default.  Reads a pipe too: one message per line.\n"
             "--presence-penalty / --frequency-penalty (each in [-2, 2], 0 = off) lower the logits of the tokens\n"
-            "the answer has already produced; each answer counts its own tokens only.\n");
+            "the answer has already produced; each answer counts its own tokens only.\n"
+            "--repetition-penalty R (in [0.1, 10], 1 = off) divides a positive logit / multiplies a negative one\n"
+            "of every token already in the context, the whole conversation (Hugging Face / llama.cpp).\n");
         return 0;
     }
     if (args.positional.size() > 1) usage_error("chat takes one model directory");

@@ -87,7 +87,8 @@ struct Session {
 // A policy from words: "greedy", "fixed T", "fixed:T", "reset", "entropy",
 // each optionally followed by key=value parameters (t=, top_p=, top_k=,
 // min_p=, seed=, t_high=, t_low=, tau0=, window=, preset=, presence_penalty=,
-// frequency_penalty=).  `words` are whitespace- or colon-separated.  The
+// frequency_penalty=, repetition_penalty=).  `words` are whitespace- or
+// colon-separated; repetition_penalty='s range is left to the library.  The
 // preset string lives in `storage`.
 struct PolicySpec {
     reset_policy_params params{};
@@ -114,10 +115,10 @@ struct PolicySpec {
 };
 PolicySpec parse_policy(const std::string &text);
 // Human-readable summary, e.g. "reset T_high=1 T_low=0.6 tau0=1.2 window=32 top_p=0.95 top_k=0 seed=0",
-// then " presence_penalty=X" / " frequency_penalty=X" for a penalty that is on.
+// then " presence_penalty=X" / " frequency_penalty=X" / " repetition_penalty=R" for a penalty that is on.
 std::string describe_policy(const reset_policy_params &params);
 // The options that change a policy's fields (chat, generate and eval take them all):
-// --seed --top-p --top-k --presence-penalty --frequency-penalty.
+// --seed --top-p --top-k --presence-penalty --frequency-penalty --repetition-penalty.
 extern const std::set<std::string> kSamplingValued;
 // Apply those command-line overrides to a spec.
 void apply_sampling_overrides(PolicySpec &spec, const Args &args);

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cfloat>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -106,6 +107,16 @@ double parse_double(const std::string &text, const std::string &what, double min
         usage_error(what + " must be a number in " + range.str() + ", not '" + text + "'");
     }
     return value;
+}
+
+// A policy field whose range the library checks (reset_policy_create / reset_set_policy, whose
+// message names the field): only text that is not a number a float holds is refused here.
+static float parse_float(const std::string &text, const std::string &what) {
+    char *end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !std::isfinite(value) || std::fabs(value) > double(FLT_MAX))
+        usage_error(what + " must be a number, not '" + text + "'");
+    return float(value);
 }
 
 // --- models ----------------------------------------------------------------
@@ -272,13 +283,15 @@ PolicySpec parse_policy(const std::string &text) {
         else if (key == "preset") spec.preset = value;
         else if (key == "presence_penalty") p.presence_penalty = float(parse_double(value, key, -2, 2));
         else if (key == "frequency_penalty") p.frequency_penalty = float(parse_double(value, key, -2, 2));
+        else if (key == "repetition_penalty") p.repetition_penalty = parse_float(value, key);
         else usage_error("unknown policy parameter '" + key + "'");
     }
     spec.point_preset();
     return spec;
 }
 
-const std::set<std::string> kSamplingValued = {"seed", "top-p", "top-k", "presence-penalty", "frequency-penalty"};
+const std::set<std::string> kSamplingValued = {"seed", "top-p", "top-k", "presence-penalty", "frequency-penalty",
+                                               "repetition-penalty"};
 
 void apply_sampling_overrides(PolicySpec &spec, const Args &args) {
     if (args.has("seed")) spec.params.seed = uint64_t(args.get_int("seed", 0, 0, 0x7fffffffffffffffL));
@@ -288,6 +301,8 @@ void apply_sampling_overrides(PolicySpec &spec, const Args &args) {
         spec.params.presence_penalty = float(args.get_double("presence-penalty", 0, -2, 2));
     if (args.has("frequency-penalty"))
         spec.params.frequency_penalty = float(args.get_double("frequency-penalty", 0, -2, 2));
+    if (args.has("repetition-penalty"))
+        spec.params.repetition_penalty = parse_float(args.get("repetition-penalty", ""), "--repetition-penalty");
 }
 
 bool has_sampling_overrides(const Args &args) {
@@ -348,15 +363,21 @@ void ReasoningTracker::see(std::string_view piece) {
 }
 
 // The penalties apply to every kind, greedy included; they are named only when
-// on, so the summary of a policy without them reads as it did before 0.2.
+// on (0, or 1 for the multiplicative repetition penalty, is off), so the summary
+// of a policy without them reads as it did before 0.2.
 static std::string describe_penalties(const reset_policy_params &p) {
+    struct Penalty {
+        const char *name;
+        float value, off;
+    };
     std::string text;
-    for (const auto &[name, value] : {std::pair<const char *, float>{"presence_penalty", p.presence_penalty},
-                                      std::pair<const char *, float>{"frequency_penalty", p.frequency_penalty}}) {
-        if (value == 0.0f) continue;
+    for (const Penalty &penalty : {Penalty{"presence_penalty", p.presence_penalty, 0.0f},
+                                   Penalty{"frequency_penalty", p.frequency_penalty, 0.0f},
+                                   Penalty{"repetition_penalty", p.repetition_penalty, 1.0f}}) {
+        if (penalty.value == penalty.off) continue;
         char number[32];
-        std::snprintf(number, sizeof number, "%g", double(value));
-        text += std::string(" ") + name + "=" + number;
+        std::snprintf(number, sizeof number, "%g", double(penalty.value));
+        text += std::string(" ") + penalty.name + "=" + number;
     }
     return text;
 }

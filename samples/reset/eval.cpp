@@ -163,8 +163,8 @@ int cmd_eval(int argc, char **argv) {
         std::printf(
             "usage: reset eval MODEL_DIR DATA.jsonl [--policy P]... [--samples N] [--max-tokens N] [--limit K]\n"
             "                  [--out SAMPLES.jsonl] [--seed S] [--top-p P] [--top-k K] [--presence-penalty X]\n"
-            "                  [--frequency-penalty X] [--think-budget N] [--weights auto|bf16|nvfp4|w4a4]\n"
-            "                  [--context N]\n"
+            "                  [--frequency-penalty X] [--repetition-penalty R] [--think-budget N]\n"
+            "                  [--weights auto|bf16|nvfp4|w4a4] [--context N]\n"
             "DATA: one JSON object per line, {\"problem\",\"answer\"} or GSM8K's {\"question\",\"answer\": \"... #### N\"}.\n"
             "Each policy (default: fixed 0.6, top_p 0.95) draws N samples (default 1) per problem.  Up to 8\n"
             "samples run as the parallel sequences of one session, which draw independent Philox streams; the\n"
@@ -174,7 +174,9 @@ int cmd_eval(int argc, char **argv) {
             "one problem).  --think-budget N: after N reasoning tokens a sample's reasoning is closed with\n"
             "\"</think>\" appended as prompt text to that sample alone, and it goes on to its answer.\n"
             "--top-p, --top-k, and --presence-penalty / --frequency-penalty (each in [-2, 2]) replace that field\n"
-            "of every policy; the penalties count each sample's own generated tokens.\n");
+            "of every policy; the penalties count each sample's own generated tokens.  --repetition-penalty R\n"
+            "(in [0.1, 10], 1 = off) divides a positive logit / multiplies a negative one of every token already\n"
+            "in the sample's context, its problem's prompt included (Hugging Face / llama.cpp).\n");
         return args.has("help") ? 0 : 2;
     }
     std::vector<PolicySpec> policies;

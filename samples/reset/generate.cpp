@@ -47,12 +47,15 @@ int cmd_generate(int argc, char **argv) {
         std::printf(
             "usage: reset generate MODEL_DIR [PROMPT...|-] [--policy P] [--max-tokens N] [--jsonl FILE|-]\n"
             "                      [--raw] [--no-think] [--system TEXT] [--seed N] [--top-p P] [--top-k K]\n"
-            "                      [--presence-penalty X] [--frequency-penalty X] [--think-budget N]\n"
+            "                      [--presence-penalty X] [--frequency-penalty X] [--repetition-penalty R]\n"
+            "                      [--think-budget N]\n"
             "The prompt is chat-formatted (thinking on unless --no-think) unless --raw.  --jsonl writes one\n"
             "line of per-token signals per token (to stdout with '-', instead of the text).  --think-budget:\n"
             "after N reasoning tokens, \"</think>\" is appended as prompt text (not a step of the trace).\n"
             "--presence-penalty / --frequency-penalty (each in [-2, 2], 0 = off) lower the logits of the tokens\n"
-            "already generated (not the prompt's): by X once a token has appeared / by X per appearance.\n");
+            "already generated (not the prompt's): by X once a token has appeared / by X per appearance.\n"
+            "--repetition-penalty R (in [0.1, 10], 1 = off) divides a positive logit / multiplies a negative one\n"
+            "of every token already in the context, the prompt's included (Hugging Face / llama.cpp).\n");
         return args.has("help") ? 0 : 2;
     }
     const long max_tokens = args.get_int("max-tokens", 512, 1, 1L << 30);

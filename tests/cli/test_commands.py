@@ -10,6 +10,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -174,6 +175,74 @@ check("chat: two piped messages are answered, and a penalty counts only the curr
       and lines[0] == lines2[0] and lines[3] == lines2[3] and lines[3].strip() and lines[3].strip() in lines[0],
       out + err + out2 + err2)
 
+# --- the multiplicative repetition penalty (0.3) -------------------------------------
+# Hugging Face's / llama.cpp's penalty over the whole context (prompt, earlier answers and the
+# tokens generated so far): a logit z of such a token becomes z/r if z > 0, else z*r.  Greedy "Hi"
+# repeats " a" (checked above); with r = 1.5 it must part from plain greedy where greedy would
+# take a token it has generated before, the raw logits (the entropy) still being the same there.
+rc, rep, err = trace_of("greedy", "--repetition-penalty", "1.5")
+rep_ids = [r["token"] for r in rep]
+first = next((i for i, (a, b) in enumerate(zip(plain_ids, rep_ids)) if a != b), None)
+check("generate --repetition-penalty 1.5 changes greedy output where a token would repeat",
+      rc == 0 and len(rep_ids) == 20 and first is not None and plain_ids[first] in plain_ids[:first]
+      and plain[first]["entropy"] == rep[first]["entropy"] and len(set(rep_ids)) > len(set(plain_ids)),
+      f"{plain_ids} {rep_ids} {err}")
+rc, key, err = trace_of("greedy repetition_penalty=1.3")
+rc2, flag, err2 = trace_of("greedy", "--repetition-penalty", "1.3")
+key_ids = [r["token"] for r in key]
+check("--policy 'greedy repetition_penalty=1.3' is the same policy as --repetition-penalty 1.3, and not greedy's",
+      rc == rc2 == 0 and len(key_ids) == 20 and key_ids == [r["token"] for r in flag] and key_ids != plain_ids,
+      f"{plain_ids} {key_ids} {err}{err2}")
+# Unlike the frequency penalty, it counts the prompt: greedy "Is a b?" opens with " a", a token of
+# the prompt, which r = 1.5 pushes below another at the very first step; a frequency penalty of 2
+# has no generated token to count there.
+rc, out, err = run("tokenize", CHAT, "Is a b?")
+prompt_ids = [int(x) for x in out.split()] if rc == 0 else []
+def first_tokens(*extra):
+    rc, out, _ = run("generate", CHAT, "Is a b?", "--max-tokens", "2", "--policy", "greedy", *extra, "--jsonl", "-")
+    return [json.loads(l)["token"] for l in out.splitlines()] if rc == 0 else []
+opening, opening_rep, opening_freq = first_tokens(), first_tokens("--repetition-penalty", "1.5"), \
+    first_tokens("--frequency-penalty", "2")
+check("--repetition-penalty counts the prompt's tokens (the first token changes), --frequency-penalty does not",
+      len(opening) == len(opening_rep) == len(opening_freq) == 2 and opening[0] in prompt_ids
+      and opening_rep[0] != opening[0] and opening_freq[0] == opening[0],
+      f"prompt {prompt_ids}: {opening} {opening_rep} {opening_freq} {err}")
+# In chat it spans the conversation: each answer's reset_state leaves the context whole.  The
+# second "Hi" is answered " a" unpenalized (lines2, above) and even with r = 3 when " a" is in no
+# earlier turn; after a first answer of " a" repeated, r = 3 must answer something else.
+rc, out, err = run("chat", CHAT, "--policy", "greedy", "--max-tokens", "16",
+                   stdin="Hi\n/policy greedy repetition_penalty=3\n" + second)
+rc2, fresh, err2 = run("chat", CHAT, "--policy", "greedy", "--repetition-penalty", "3", "--max-tokens", "1",
+                       stdin="Hi\n")
+lines = out.splitlines()
+check("chat: the repetition penalty counts the earlier answers' tokens",
+      rc == rc2 == 0 and len(lines) == 4 and lines[1] == "policy: greedy repetition_penalty=3"
+      and lines[0] == lines2[0] and fresh.strip() == lines2[3].strip() and lines2[3].strip() in lines[0]
+      and lines[3].strip() and lines[3] != lines2[3], out + err + fresh + err2 + out2)
+rc, out, err = run("chat", CHAT, "--repetition-penalty", "1.25", "--presence-penalty", "0.5",
+                   stdin="/policy\n/policy greedy repetition_penalty=0.05\n/policy\n")
+check("chat --repetition-penalty changes the model's sampling, /policy shows it and keeps it when refusing 0.05",
+      rc == 0 and out.count("policy: fixed T=0.6 top_p=0.95 top_k=20 seed=0 presence_penalty=0.5 "
+                            "repetition_penalty=1.25\n") == 2
+      and "policy not changed: policy parameter repetition_penalty is 0.05" in out, out + err)
+# A model whose generation_config.json sets one: the session's initial policy takes it, `info`
+# shows it, and --repetition-penalty 1 turns it off.
+PENALIZED = os.path.join(TMP, "penalized-model")
+shutil.copytree(CHAT, PENALIZED)
+with open(os.path.join(PENALIZED, "generation_config.json"), encoding="utf-8") as f:
+    generation = json.load(f)
+generation["repetition_penalty"] = 1.1
+with open(os.path.join(PENALIZED, "generation_config.json"), "w", encoding="utf-8") as f:
+    json.dump(generation, f)
+rc, out, err = run("info", PENALIZED)
+check("info shows a generation_config.json repetition_penalty in the sampling a session starts with",
+      rc == 0 and "sampling      fixed T=0.6 top_p=0.95 top_k=20 seed=0 repetition_penalty=1.1\n" in out, out + err)
+rc, out, err = run("chat", PENALIZED, stdin="/policy\n")
+rc2, out2, err2 = run("chat", PENALIZED, "--repetition-penalty", "1", stdin="/policy\n")
+check("chat starts with the model's repetition penalty; --repetition-penalty 1 turns it off",
+      rc == rc2 == 0 and "policy: fixed T=0.6 top_p=0.95 top_k=20 seed=0 repetition_penalty=1.1\n" in out
+      and "policy: fixed T=0.6 top_p=0.95 top_k=20 seed=0\n" in out2, out + err + out2 + err2)
+
 # A preset named on the command line reaches the library intact (until session 27 its short
 # name was read from a destroyed temporary, so every preset was refused as "").
 rc, out, err = run("generate", CHAT, "hi", "--max-tokens", "2", "--policy", "reset preset=Qwen3-8B", "--jsonl", "-")
@@ -271,6 +340,20 @@ check_error("--frequency-penalty outside [-2, 2]", ["chat", CHAT, "--frequency-p
             "--frequency-penalty must be a number in [-2, 2], not '-2.5'")
 check_error("--presence-penalty outside [-2, 2] (eval)", ["eval", CHAT, "none.jsonl", "--presence-penalty", "9"], 2,
             "--presence-penalty must be a number in [-2, 2], not '9'")
+check_error("--repetition-penalty below 0.1, refused by the library before the model loads",
+            ["generate", CHAT, "hi", "--repetition-penalty", "0.05"], 2,
+            "bad sampling options: policy parameter repetition_penalty is 0.05 (must be in [0.1, 10]")
+check_error("a policy key repetition_penalty above 10", ["chat", CHAT, "--policy", "greedy repetition_penalty=11"], 2,
+            "policy parameter repetition_penalty is 11 (must be in [0.1, 10]")
+check_error("--repetition-penalty that is not a number", ["chat", CHAT, "--repetition-penalty", "1.1x"], 2,
+            "--repetition-penalty must be a number, not '1.1x'")
+check_error("a policy key repetition_penalty that is not a number",
+            ["generate", CHAT, "hi", "--policy", "greedy repetition_penalty=nan"], 2,
+            "repetition_penalty must be a number, not 'nan'")
+one_problem = write("one-problem.jsonl", '{"problem": "What is 2+3?", "answer": "5"}\n')
+check_error("--repetition-penalty above 10 (eval: when the model has loaded)",
+            ["eval", CHAT, one_problem, "--repetition-penalty", "11"], 1,
+            "cannot use policy 'fixed 0.6': policy parameter repetition_penalty is 11")
 check_error("--think-budget below 0", ["chat", CHAT, "--think-budget", "-1"], 2, "--think-budget must be an integer")
 check_error("--top-p 0, refused by the library's own check before the model loads (was: after)",
             ["chat", CHAT, "--top-p", "0"], 2, "top_p is 0")
@@ -320,6 +403,15 @@ with open(samples, encoding="utf-8") as f:
 check("eval's greedy mean_logprob is the mean of generate's trace on the same prompt",
       rc == 0 and len(rows) == 1 and rows[0]["tokens"] == 20 and abs(rows[0]["mean_logprob"] - greedy_mean) < 1e-5,
       f"{rows} {err} trace mean {greedy_mean}")
+greedy_text = rows[0]["text"] if rows else None
+rc, out, err = run("eval", CHAT, one, "--policy", "greedy", "--repetition-penalty", "1.5", "--max-tokens", "20",
+                   "--out", samples)
+with open(samples, encoding="utf-8") as f:
+    rows = [json.loads(line) for line in f]
+rc2, out2, err2 = run("generate", CHAT, "What is 2+3?", *greedy_20, "--repetition-penalty", "1.5")
+check("eval --repetition-penalty 1.5 answers as generate's does, not as plain greedy",
+      rc == rc2 == 0 and len(rows) == 1 and rows[0]["text"] + "\n" == out2 and rows[0]["text"] != greedy_text,
+      f"{rows} {out2!r} {greedy_text!r} {err}{err2}")
 rc, out, err = run("eval", CHAT, data, "--policy", "fixed 0.6", "--samples", "2", "--max-tokens", "4",
                    "--seed", "5", "--out", samples)
 with open(samples, encoding="utf-8") as f:
@@ -357,7 +449,13 @@ record = json.loads(out) if rc == 0 and out.strip().startswith("{") else {}
 check("bench decode --json records the settings and the speed",
       record.get("sequences") == 3 and record.get("policy") == "fixed 0.7" and record.get("tokens_per_s", 0) > 0
       and record.get("backend") == "cpu" and record.get("presence_penalty") == 0
-      and record.get("frequency_penalty") == 0, out + err)
+      and record.get("frequency_penalty") == 0 and record.get("repetition_penalty") == 1, out + err)
+rc, out, err = run("bench", "decode", CHAT, "--tokens", "4", "--prompt-tokens", "4", "--repeat", "1",
+                   "--policy", "greedy repetition_penalty=1.2", "--json", "--backend", "cpu")
+record = json.loads(out) if rc == 0 and out.strip().startswith("{") else {}
+check("bench decode --json records the policy's repetition_penalty",
+      record.get("policy") == "greedy repetition_penalty=1.2" and record.get("repetition_penalty") == 1.2
+      and record.get("tokens_per_s", 0) > 0, out + err)
 check_error("bench decode with a bad --kv-cache", ["bench", "decode", CHAT, "--kv-cache", "fp4"], 2, "--kv-cache")
 
 print(f"{len(failures)} failure(s)" if failures else "all passed")

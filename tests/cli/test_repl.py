@@ -3,7 +3,8 @@
 
     test_repl.py RESET_BINARY MODEL_DIR
 
-Checks: the banner and prompt, a streamed answer, /policy (valid and not),
+Checks: the banner and prompt, a streamed answer, /policy (valid and not, the
+repetition penalty shown by /policy alone),
 /stats (with the answer's mean log-probability), /think, /save, /reset,
 Ctrl-C in the middle of a long generation (the REPL survives and answers the
 next prompt), and Ctrl-D (exit 0).
@@ -92,6 +93,16 @@ def main():
     term.expect(r"policy: fixed T=0\.7 top_p=0\.9.*\n> $", what="/policy fixed")
     term.send("/policy nonsense\r")
     term.expect(r"unknown policy 'nonsense'.*\n> $", what="/policy error")
+    # The repetition penalty (0.3): set by its key, shown by /policy alone, kept when a value
+    # outside [0.1, 10] is refused (the library's message names the field).
+    term.send("/policy greedy repetition_penalty=1.2\r")
+    term.expect(r"policy: greedy repetition_penalty=1\.2\r?\n> $", what="/policy greedy repetition_penalty=1.2")
+    term.send("/policy\r")
+    term.expect(r"/policy\r?\npolicy: greedy repetition_penalty=1\.2\r?\n> $", what="/policy showing the penalty")
+    term.send("/policy greedy repetition_penalty=11\r")
+    term.expect(r"policy not changed: policy parameter repetition_penalty is 11 .*\n> $", what="/policy refusing 11")
+    term.send("/policy\r")
+    term.expect(r"/policy\r?\npolicy: greedy repetition_penalty=1\.2\r?\n> $", what="/policy after the refusal")
     term.send("/policy reset t_low=0.6 tau0=1.5\r")
     term.expect(r"policy: reset T_high=1 .*\n> $", what="/policy reset")
     print("ok: /policy")

@@ -782,15 +782,17 @@ void test_penalties(const std::string &dir) {
     p.seed = 77;
     p.presence_penalty = 1.5f;
     p.frequency_penalty = 0.5f;
+    p.repetition_penalty = 1.3f;  // over the prompt too: the references are given it (reset_policy_add_context)
     ok(reset_set_policy(s, &p), "reset_set_policy");
+    const std::vector<int32_t> ids = prompt(vocab, 29, 61u), more = prompt(vocab, 4, 67u);
     std::vector<reset_policy *> reference(kSequences);
     for (int k = 0; k < kSequences; ++k) {
         reset_policy_options o;
         reset_policy_options_init(&o);
         o.sequence = k;
         ok(reset_policy_create(&p, &o, &reference[size_t(k)]), "reset_policy_create");
+        ok(reset_policy_add_context(reference[size_t(k)], ids.data(), ids.size()), "reset_policy_add_context");
     }
-    const std::vector<int32_t> ids = prompt(vocab, 29, 61u), more = prompt(vocab, 4, 67u);
     ok(reset_prefill(s, ids.data(), ids.size()), "prefill");
     std::vector<bool> ended(kSequences, false);
     int compared = 0, differ = 0;
@@ -814,13 +816,20 @@ void test_penalties(const std::string &dir) {
         if (step == 28) {  // off: the device counts on without lowering anything
             reset_policy_params q = p;
             q.presence_penalty = q.frequency_penalty = 0.0f;
+            q.repetition_penalty = 1.0f;
             apply_everywhere(q);
         }
         if (step == 34) apply_everywhere(p);  // on again, over every token since step 20
-        if (step == 40 && !ended[1]) ok(reset_prefill_sequence(s, 1, more.data(), more.size()), "sequence prefill");
+        if (step == 40 && !ended[1]) {  // new context for sequence 1 alone, uploaded before the next step
+            ok(reset_prefill_sequence(s, 1, more.data(), more.size()), "sequence prefill");
+            ok(reset_policy_add_context(reference[1], more.data(), more.size()), "reset_policy_add_context");
+        }
         if (step == 48) {  // a reset: a new generation on the host, uploaded as zeros
             ok(reset_session_reset(s), "reset");
-            for (reset_policy *r : reference) ok(reset_policy_reset(r), "reset_policy_reset");
+            for (reset_policy *r : reference) {
+                ok(reset_policy_reset(r), "reset_policy_reset");
+                ok(reset_policy_add_context(r, ids.data(), ids.size()), "reset_policy_add_context");
+            }
             ok(reset_prefill(s, ids.data(), ids.size()), "prefill after the reset");
             std::fill(ended.begin(), ended.end(), false);
         }

@@ -511,7 +511,8 @@ struct Case {
     std::vector<reset::Policy> policies;  // one per sequence (batch = size)
     bool census = false;  // count each top-p row's cut-bin members (cut_bin_members)
     bool force_second_draw = false;  // rotate top-p rows so the first draw is rejected (rotate_to_second_draw)
-    bool counts = false;    // pass SamplingArgs::counts (the penalties' token counts, zeroed at the start)
+    bool counts = false;    // pass SamplingArgs::counts (the penalties' token counts: a prompt for the
+                            // repetition penalty, then what the device accepts)
     bool same_row = false;  // every step samples step 0's rows again, so tokens repeat and penalties bite
 };
 
@@ -606,6 +607,24 @@ void run_case(const Case &c) {
                     ++g_rotated_rows;
             }
         }
+        if (c.counts && step == 0) {
+            // A prompt for the repetition penalty: each row's 6 best tokens (so the penalty moves the draw)
+            // and 26 random ones, uploaded as the engine uploads them (rule::kInContext).
+            std::vector<int32_t> counts(size_t(batch) * size_t(V), 0);
+            for (int b = 0; b < batch; ++b) {
+                const float *row = &logits[size_t(b) * size_t(V)];
+                std::vector<int32_t> ids(static_cast<size_t>(V));
+                std::iota(ids.begin(), ids.end(), 0);
+                const size_t best = std::min<size_t>(6, ids.size());
+                std::partial_sort(ids.begin(), ids.begin() + long(best), ids.end(),
+                                  [&](int32_t x, int32_t y) { return row[x] > row[y]; });
+                std::vector<int32_t> prompt(ids.begin(), ids.begin() + long(best));
+                for (int i = 0; i < 26; ++i) prompt.push_back(static_cast<int32_t>(g_rng() % uint32_t(V)));
+                cpu[size_t(b)].add_context(prompt.data(), prompt.size());
+                cpu[size_t(b)].add_penalty_counts(&counts[size_t(b) * size_t(V)], V);
+            }
+            d_counts.upload(counts);
+        }
         d_logits.upload(logits);
         d_tokens.poison();
         d_signals.poison();
@@ -663,12 +682,15 @@ void run_case(const Case &c) {
             std::vector<float> lowered;
             if (seeded[size_t(b)].penalized()) {
                 std::vector<int32_t> counts(static_cast<size_t>(V), 0);
-                cpu[size_t(b)].add_generation_counts(counts.data(), V);
+                cpu[size_t(b)].add_penalty_counts(counts.data(), V);
                 lowered.assign(row, row + V);
-                for (int32_t i = 0; i < V; ++i)
-                    lowered[size_t(i)] = reset::rule::penalized_logit(row[i], counts[size_t(i)],
-                                                                      seeded[size_t(b)].presence_penalty,
-                                                                      seeded[size_t(b)].frequency_penalty);
+                const reset::Policy &q = seeded[size_t(b)];
+                for (int32_t i = 0; i < V; ++i) {
+                    const int32_t n = counts[size_t(i)];
+                    lowered[size_t(i)] = reset::rule::penalized_logit(row[i], n != 0, n & reset::rule::kCountMask,
+                                                                      q.repetition_penalty, q.presence_penalty,
+                                                                      q.frequency_penalty);
+                }
                 row = lowered.data();
             }
             const bool second_draw = second_draw_taken(row, V, seeded[size_t(b)], ref.temperature,
@@ -767,9 +789,10 @@ void run_case(const Case &c) {
         const auto counts = d_counts.download<int32_t>(size_t(batch) * size_t(V));
         for (int b = 0; b < batch; ++b) {
             std::vector<int32_t> want(static_cast<size_t>(V), 0);
-            cpu[size_t(b)].add_generation_counts(want.data(), V);
+            cpu[size_t(b)].add_penalty_counts(want.data(), V);
             EXPECT(std::equal(want.begin(), want.end(), counts.begin() + long(b) * V),
-                   "%s seq %d: the device's token counts differ from the CPU sampler's generation", c.name.c_str(), b);
+                   "%s seq %d: the device's token counts differ from the CPU sampler's (prompt and generation)",
+                   c.name.c_str(), b);
         }
     }
     g_near_ties += near_ties;
@@ -1082,23 +1105,25 @@ void test_reset_runs() {
 // layout, through a graph, with a mask, and mixed with unpenalized
 // sequences.  (A penalized policy without counts: test_errors.)
 void test_penalties() {
-    std::printf("== presence / frequency penalties (counts on the device)\n");
-    auto with = [](reset::Policy p, float presence, float frequency) {
+    std::printf("== repetition / presence / frequency penalties (counts and the prompt's flags on the device)\n");
+    auto with = [](reset::Policy p, float presence, float frequency, float repetition = 1.0f) {
         p.presence_penalty = presence;
         p.frequency_penalty = frequency;
+        p.repetition_penalty = repetition;
         return p;
     };
     reset::Policy greedy;
     greedy.kind = RESET_POLICY_GREEDY;
     const float tau0 = 0.6f * std::log(151936.0f);
+    // Each sequence's prompt holds its row's 6 best tokens (run_case), which the repetition penalty lowers.
     const std::vector<reset::Policy> policies = {
         with(greedy, 1.5f, 0.0f),              // walks down the ranking, one new token a step
-        with(fixed(0.8f), 0.0f, 0.7f),
+        with(fixed(0.8f), 0.0f, 0.7f, 1.3f),
         with(fixed(1.0f, 0, 0.95f), 1.0f, 0.3f),
-        with(fixed(0.6f, 20), 0.0f, 2.0f),
-        with(fixed(0.7f, 0, 1.0f, 0.05f), 2.0f, 0.0f),
-        with(fixed(1.0f), -1.0f, -0.5f),       // negative: repeats favoured
-        with(reset_policy(RESET_POLICY_RESET, 0.1f, tau0, 8, 0, 0.95f, 0.0f), 1.5f, 0.25f),
+        with(greedy, 0.0f, 0.0f, 1.2f),        // the repetition penalty alone: prompt and generation
+        with(fixed(0.6f, 20), 0.0f, 2.0f, 10.0f),
+        with(fixed(1.0f, 0, 1.0f, 0.05f), -1.0f, -0.5f, 0.5f),  // negative and below 1: repeats favoured
+        with(reset_policy(RESET_POLICY_RESET, 0.1f, tau0, 8, 0, 0.95f, 0.0f), 1.5f, 0.25f, 1.1f),
         fixed(0.9f),                           // unpenalized beside them: counted, not lowered
     };
     struct Layout {
@@ -1244,10 +1269,11 @@ void test_timing() {
          reset_policy(RESET_POLICY_RESET, 0.6f, 1.2f, 32, 0, 0.95f, 0.0f)},
         {"FIXED 0.6 + top-p 0.95", fixed(0.6f, 0, 0.95f)},
         {"FIXED 0.6 + top-k 20 + top-p 0.95 + min-p 0.05", fixed(0.6f, 20, 0.95f, 0.05f)},
-        {"ReSET + top-p 0.95 + presence 1.5, frequency 0.5", [] {
+        {"ReSET + top-p 0.95 + presence 1.5, frequency 0.5, repetition 1.1", [] {
              reset::Policy p = reset_policy(RESET_POLICY_RESET, 0.1f, 0.5505f, 32, 0, 0.95f, 0.0f);
              p.presence_penalty = 1.5f;
              p.frequency_penalty = 0.5f;
+             p.repetition_penalty = 1.1f;
              return p;
          }()},
     };

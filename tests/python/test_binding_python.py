@@ -253,6 +253,25 @@ def test_penalties_round_trip_through_the_session_policy():
         assert (session.policy()["presence_penalty"], session.policy()["frequency_penalty"]) == (-2.0, 2.0)
 
 
+def test_the_repetition_penalty_round_trips_through_the_session_policy():
+    # The ctypes struct matches the library's: its size, and repetition_penalty's default read at its offset.
+    params = _lib.PolicyParams()
+    _lib.lib.reset_policy_params_init_sized(ctypes.byref(params), ctypes.sizeof(params))
+    assert params.struct_size == ctypes.sizeof(_lib.PolicyParams) and params.repetition_penalty == 1.0
+    with reset.Model(MODEL, weights="bf16", backend="cpu") as model, model.session(max_context=16) as session:
+        assert session.policy()["repetition_penalty"] == 1.0  # the fixture's generation_config.json sets none
+        session.set_policy(kind="fixed", temperature=0.7, presence_penalty=0.5, repetition_penalty=1.5)
+        policy = session.policy()
+        assert (policy["repetition_penalty"], policy["presence_penalty"]) == (1.5, 0.5)  # exact in float32
+        session.set_policy(**policy)
+        assert session.policy() == policy
+        session.set_policy()  # the keyword's default is the library's: off
+        assert session.policy()["repetition_penalty"] == 1.0
+        for end in (0.1, 10.0):  # the ends of the range are inside it
+            session.set_policy(repetition_penalty=end)
+            assert session.policy()["repetition_penalty"] == np.float32(end)
+
+
 def test_penalties_outside_their_range_are_invalid_arguments_naming_the_field():
     def invalid(call, field):
         with pytest.raises(reset.ResetError) as error:
@@ -267,10 +286,16 @@ def test_penalties_outside_their_range_are_invalid_arguments_naming_the_field():
         invalid(lambda: session.set_policy(frequency_penalty=2.5), "frequency_penalty")
         invalid(lambda: session.set_policy(frequency_penalty=-2.5), "frequency_penalty")
         invalid(lambda: session.set_policy(presence_penalty=float("nan")), "presence_penalty")
+        for bad in (0.05, 11.0, float("nan"), float("inf"), 0.0, -1.5):
+            invalid(lambda: session.set_policy(repetition_penalty=bad), "repetition_penalty")
         assert session.policy() == before  # a refused policy changes nothing
     invalid(lambda: reset.Policy(t_low=0.3, tau0=0.6, presence_penalty=2.5), "presence_penalty")
+    invalid(lambda: reset.Policy(t_low=0.3, tau0=0.6, repetition_penalty=0.05), "repetition_penalty")
     with reset.Policy(t_low=0.3, tau0=0.6, presence_penalty=1.5, frequency_penalty=0.5) as policy:
         invalid(lambda: policy.set_params(t_low=0.3, tau0=0.6, frequency_penalty=2.5), "frequency_penalty")
+        invalid(lambda: policy.set_params(t_low=0.3, tau0=0.6, repetition_penalty=11.0), "repetition_penalty")
+        invalid(lambda: policy.set_params(t_low=0.3, tau0=0.6, repetition_penalty=float("nan")),
+                "repetition_penalty")
 
 
 def test_a_standalone_policy_draws_with_the_penalties_of_the_tokens_it_accepted():
@@ -317,6 +342,82 @@ def test_greedy_decoding_lowers_each_generated_tokens_logit_by_its_penalties():
                 break
         assert len(tokens) == len(plain)
         assert tokens != plain, "the penalties changed nothing: the fixture no longer repeats a token"
+        assert max(np.bincount(tokens)) < max(np.bincount(plain))
+
+
+# --- the repetition penalty (0.3) ------------------------------------------------------------------
+
+def repetition_penalized(logits, context, r):
+    """Hugging Face's RepetitionPenaltyLogitsProcessor, written here: each token of the context, once,
+    has z > 0 divided by r and z <= 0 multiplied by r."""
+    z = np.array(logits, dtype=np.float32)
+    seen = np.unique(np.asarray(list(context), dtype=np.int64))
+    z[seen] = np.where(z[seen] > 0, z[seen] / np.float32(r), z[seen] * np.float32(r))
+    return z
+
+
+def test_a_standalone_policy_lowers_the_context_it_was_given_by_the_repetition_penalty():
+    r = 2.0
+    logits = [0.0, 2.0, 1.5, -1.0]  # raw argmax 1, in the prompt; 2 / 2 = 1 < 1.5
+    negative = [-1.0, -0.2, -0.3, -3.0]  # raw argmax 1 again; -0.2 * 2 = -0.4 < -0.3 (multiplied, not divided)
+    with reset.Policy(kind="greedy", t_low=0.3, tau0=0.6, repetition_penalty=r) as policy:
+        assert policy.sample(logits)[0] == int(np.argmax(logits)) == 1  # nothing seen yet
+        prompt = [1, 3, 1]
+        policy.add_context(np.array(prompt, dtype=np.int64))
+        context = list(prompt)
+        expected = int(np.argmax(repetition_penalized(logits, context, r)))
+        assert expected != int(np.argmax(logits))
+        token, decision = policy.sample(logits)
+        assert token == expected == 2
+        assert decision.entropy == policy.decide(logits).entropy  # the decision sees the raw logits
+        # Accepted tokens join the context: with 2 lowered too (1.5 / 2 = 0.75), 1 leads again (at 1, once
+        # although the prompt holds it twice).
+        policy.accept(token)
+        context.append(token)
+        assert policy.sample(logits)[0] == int(np.argmax(repetition_penalized(logits, context, r))) == 1
+        # A negative id is out of range, and records nothing; an empty list records nothing either.
+        with pytest.raises(reset.ResetError) as error:
+            policy.add_context([0, -1])
+        assert error.value.name == "RESET_ERR_OUT_OF_RANGE", error.value
+        policy.add_context([])
+        assert policy.sample([3.0, 0.0, 0.0, 0.0, 2.0])[0] == 0  # 0 was not recorded: 3 leads, not 3 / 2 < 2
+        # reset_state starts a new generation but keeps the context.
+        policy.set_params("greedy", t_low=0.3, tau0=0.6, repetition_penalty=r, reset_state=True)
+        assert policy.sample(logits)[0] == int(np.argmax(repetition_penalized(logits, context, r))) == 1
+        # reset() forgets it: the raw argmax comes back.
+        policy.reset()
+        assert policy.sample(logits)[0] == int(np.argmax(logits)) == 1
+        assert policy.sample(negative)[0] == int(np.argmax(negative)) == 1
+        policy.add_context([1])
+        expected = int(np.argmax(repetition_penalized(negative, [1], r)))
+        assert policy.sample(negative)[0] == expected == 2
+
+
+def test_greedy_decoding_with_a_repetition_penalty_lowers_the_prompts_and_the_generated_tokens():
+    # Every step's token is the argmax of the raw logits with the prompt's and the generated tokens' divided
+    # (z > 0) or multiplied (z <= 0) by r; the plain continuation repeats a prompt token, which r avoids.
+    r, n = 1.5, 16
+    with reset.Model(MODEL, weights="bf16", backend="cpu") as model, model.session(max_context=128) as session:
+        prompt = fixture_i32("input_ids")
+        plain = greedy(model, prompt, n)
+        session.set_policy(kind="greedy", repetition_penalty=r)
+        session.prefill(prompt)
+        tokens = []
+        for _ in range(n):
+            penalised = repetition_penalized(session.logits(), prompt + tokens, r)
+            step = session.step()
+            top2 = np.sort(penalised)[-2:]
+            if top2[1] - top2[0] > 1e-4:  # a near-tie may round either way
+                assert step.token == int(np.argmax(penalised)), (len(tokens), tokens)
+            tokens.append(step.token)
+            if step.end:
+                break
+        assert len(tokens) == len(plain) == n
+        assert tokens != plain, "the repetition penalty changed nothing"
+        # The first token it changed is one the prompt holds and the plain continuation had not yet generated:
+        # the prompt counts.
+        first = next(i for i in range(n) if tokens[i] != plain[i])
+        assert plain[first] in prompt and plain[first] not in plain[:first], (first, plain, tokens)
         assert max(np.bincount(tokens)) < max(np.bincount(plain))
 
 

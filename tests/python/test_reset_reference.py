@@ -32,6 +32,7 @@ class PolicyParams(ctypes.Structure):
         ("seed", ctypes.c_uint64), ("t_high", ctypes.c_float), ("t_low", ctypes.c_float),
         ("tau0", ctypes.c_float), ("window", ctypes.c_int32), ("preset", ctypes.c_char_p),
         ("reset_state", ctypes.c_int32), ("presence_penalty", ctypes.c_float), ("frequency_penalty", ctypes.c_float),
+        ("reserved", ctypes.c_int32), ("repetition_penalty", ctypes.c_float),
     ]
 
 
@@ -80,6 +81,8 @@ def lib():
     p = PolicyParams()
     lib.reset_policy_params_init_sized(ctypes.byref(p), ctypes.sizeof(p))
     assert p.struct_size == ctypes.sizeof(PolicyParams)
+    assert p.repetition_penalty == 1.0  # at its offset: a misplaced field would read another default
+
     o = PolicyOptions()
     lib.reset_policy_options_init_sized(ctypes.byref(o), ctypes.sizeof(o))
     assert o.struct_size == ctypes.sizeof(PolicyOptions)

@@ -250,15 +250,17 @@ TEST_CASE("penalties: a session draws what standalone policies fed its raw logit
     p.seed = 21;
     p.presence_penalty = 1.5f;
     p.frequency_penalty = 0.5f;
+    p.repetition_penalty = 1.3f;  // over the prompt too: the references are told it
     REQUIRE(reset_set_policy(s.session, &p) == RESET_OK);
+    const int32_t prompt[] = {7, 8, 9, 10};
     reset_policy *reference[2] = {nullptr, nullptr};
     for (int32_t k = 0; k < 2; ++k) {
         reset_policy_options o;
         reset_policy_options_init(&o);
         o.sequence = k;
         REQUIRE(reset_policy_create(&p, &o, &reference[k]) == RESET_OK);
+        REQUIRE(reset_policy_add_context(reference[k], prompt, 4) == RESET_OK);
     }
-    const int32_t prompt[] = {7, 8, 9, 10};
     REQUIRE(reset_prefill(s.session, prompt, 4) == RESET_OK);
     std::vector<int32_t> generated;
     for (int i = 0; i < 40; ++i) {
@@ -326,6 +328,54 @@ TEST_CASE("penalties: a session draws what standalone policies fed its raw logit
     REQUIRE(reset_session_get_policy(s.session, &back) == RESET_OK);
     CHECK(back.frequency_penalty == 2.0f);
     CHECK(back.presence_penalty == 0.0f);
+    CHECK(back.repetition_penalty == 1.0f);
+    // A repetition penalty alone, against the same rule written out here: a prompt whose greedy next token
+    // is one of its own tokens, so that r = 3 must turn greedy to the penalized row's argmax.
+    greedy.frequency_penalty = 0.0f;
+    int found = 0;
+    for (int32_t c = 0; c < 64 && found < 3; ++c) {
+        const int32_t ask[] = {c, 7, 8, 9, 10};
+        greedy.repetition_penalty = 1.0f;
+        REQUIRE(reset_set_policy(s.session, &greedy) == RESET_OK);
+        REQUIRE(reset_session_reset(s.session) == RESET_OK);
+        REQUIRE(reset_prefill(s.session, ask, 5) == RESET_OK);
+        std::vector<float> z = logits_of(s.session, 0);
+        const int32_t raw = int32_t(std::max_element(z.begin(), z.end()) - z.begin());
+        if (std::find(std::begin(ask), std::end(ask), raw) == std::end(ask)) continue;
+        for (int32_t t : ask) z[size_t(t)] = z[size_t(t)] > 0 ? z[size_t(t)] / 3.0f : z[size_t(t)] * 3.0f;
+        const int32_t want = int32_t(std::max_element(z.begin(), z.end()) - z.begin());
+        greedy.repetition_penalty = 3.0f;
+        REQUIRE(reset_set_policy(s.session, &greedy) == RESET_OK);
+        reset_step steps[2];
+        reset_step_init(steps, 2);
+        REQUIRE(reset_decode_step(s.session, steps, 2, nullptr) == RESET_OK);
+        INFO("prompt starting with ", c, ": raw argmax ", raw, ", penalized ", want);
+        CHECK(want != raw);
+        CHECK(steps[0].token == want);
+        CHECK(steps[1].token == want);
+        ++found;
+    }
+    CHECK(found > 0);  // else the checks above never ran
+}
+
+TEST_CASE("a session starts with generation_config.json's repetition penalty, greedy or sampling") {
+    TinyShape shape;
+    const std::string dir = write_tiny_model(shape, 6, "repetition-config");
+    for (const char *generation : {R"({"repetition_penalty": 1.25})",
+                                   R"({"do_sample": true, "temperature": 0.7, "repetition_penalty": 1.25})"}) {
+        write_file(dir + "/generation_config.json", generation);
+        ModelGuard m{load(dir)};
+        SessionGuard s{session_on(m.model)};
+        reset_policy_params p;
+        reset_policy_params_init(&p);
+        REQUIRE(reset_session_get_policy(s.session, &p) == RESET_OK);
+        INFO(generation);
+        CHECK(p.repetition_penalty == 1.25f);
+    }
+    write_file(dir + "/generation_config.json", R"({"repetition_penalty": 20})");
+    reset_model *model = nullptr;
+    CHECK(reset_model_load(dir.c_str(), nullptr, &model) == RESET_ERR_FORMAT);
+    CHECK(std::string(reset_last_error()).find("generation_config.json: repetition_penalty 20") != std::string::npos);
 }
 
 TEST_CASE("reset_session_get_policy: the model's own sampling, then what was set, presets resolved") {

@@ -26,7 +26,9 @@ const std::string kBase =
 TEST_CASE("qwen3: explicit head_dim, q/k norms, no biases") {
     const ModelConfig c = parse_model_config(
         "{\"model_type\":\"qwen3\"," + kBase + ",\"num_key_value_heads\":2,\"head_dim\":24,\"tie_word_embeddings\":true}",
-        "{\"eos_token_id\":[5,7],\"do_sample\":true,\"temperature\":0.6,\"top_p\":0.95,\"top_k\":20}", "config.json");
+        "{\"eos_token_id\":[5,7],\"do_sample\":true,\"temperature\":0.6,\"top_p\":0.95,\"top_k\":20,"
+        "\"repetition_penalty\":1.05}", "config.json");
+    CHECK(c.generation.repetition_penalty == doctest::Approx(1.05));
     CHECK(c.head_dim == 24);
     CHECK(c.qk_norm);
     CHECK_FALSE(c.attention_bias);
@@ -96,7 +98,8 @@ TEST_CASE("malformed configs are format errors") {
     const std::string config = "{\"model_type\":\"llama\"," + kBase + "}";
     for (const char *generation : {R"({"do_sample": true, "top_p": 20})", R"({"do_sample": true, "top_p": 0})",
                                    R"({"do_sample": true, "temperature": 0})",
-                                   R"({"do_sample": true, "temperature": -1})"}) {
+                                   R"({"do_sample": true, "temperature": -1})", R"({"repetition_penalty": 0})",
+                                   R"({"do_sample": false, "repetition_penalty": 11})"}) {
         try {
             parse_model_config(config, generation, "config.json");
             FAIL("accepted " << generation);
@@ -107,6 +110,7 @@ TEST_CASE("malformed configs are format errors") {
     }
     CHECK(parse_model_config(config, R"({"do_sample": false, "top_p": 20, "top_k": -3})", "config.json")
               .generation.top_k == 0);
+    CHECK(parse_model_config(config, R"({"do_sample": false})", "config.json").generation.repetition_penalty == 1.0f);
     CHECK(parse_model_config(config, R"({"do_sample": true, "top_k": 4294967297})", "config.json").generation.top_k ==
           INT32_MAX);
     // eos ids are range-checked as 64-bit values: 2^32 + 1 is not id 1.

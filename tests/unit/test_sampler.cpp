@@ -18,6 +18,7 @@
 #include "sampling/policy.h"
 #include "sampling/sampler.h"
 #include "sampling/trace.h"
+#include "rules/penalty.h"
 #include "rules/philox.h"
 
 using namespace reset;
@@ -275,17 +276,25 @@ TEST_CASE("truncation keeps at least the argmax, and top-k ties keep the lower i
 
 // The penalties' formula written out again here (reset.h, reset_policy_params),
 // in double: the test must not share rules/penalty.h with the code it checks.
+// `context`: the other tokens of the sequence (the repetition penalty's too).
 std::vector<float> penalized_by_hand(const std::vector<float> &z, const std::vector<int32_t> &generated,
-                                     double presence, double frequency) {
+                                     double presence, double frequency, double repetition = 1.0,
+                                     const std::vector<int32_t> &context = {}) {
     std::vector<int> count(z.size(), 0);
-    for (int32_t t : generated) ++count[static_cast<size_t>(t)];
+    std::vector<bool> seen(z.size(), false);
+    for (int32_t t : generated) ++count[static_cast<size_t>(t)], seen[static_cast<size_t>(t)] = true;
+    for (int32_t t : context) seen[static_cast<size_t>(t)] = true;
     std::vector<float> out = z;
-    for (size_t i = 0; i < z.size(); ++i)
-        if (count[i] > 0) out[i] = static_cast<float>(double(z[i]) - frequency * count[i] - presence);
+    for (size_t i = 0; i < z.size(); ++i) {
+        double v = z[i];
+        if (seen[i] && v != -INFINITY) v = v > 0 ? v / repetition : v * repetition;
+        if (count[i] > 0) v = v - frequency * count[i] - presence;
+        out[i] = static_cast<float>(v);
+    }
     return out;
 }
 
-Policy penalized(float t, float presence, float frequency, uint64_t seed) {
+Policy penalized(float t, float presence, float frequency, uint64_t seed, float repetition = 1.0f) {
     reset_policy_params p;
     reset_policy_params_init(&p);
     p.kind = t == 0.0f ? RESET_POLICY_GREEDY : RESET_POLICY_FIXED;
@@ -293,6 +302,7 @@ Policy penalized(float t, float presence, float frequency, uint64_t seed) {
     p.seed = seed;
     p.presence_penalty = presence;
     p.frequency_penalty = frequency;
+    p.repetition_penalty = repetition;
     return validate_policy(p, nullptr);
 }
 
@@ -306,28 +316,34 @@ TEST_CASE("penalties: draws match the softmax of the penalized logits; the entro
     // Tokens generated earlier: 3 twice, 9 once, the masked 5 once (stays masked), the argmax once.
     const int32_t top = static_cast<int32_t>(std::max_element(z.begin(), z.end()) - z.begin());
     const std::vector<int32_t> generated = {3, 9, 3, 5, top};
+    // The prompt (the repetition penalty's alone): tokens of both signs, one also generated.
+    std::vector<int32_t> prompt = {0, 1, 2, 9, 20, 21};
     struct Case {
-        float presence, frequency, t;
+        float presence, frequency, t, repetition;
     };
-    const Case cases[] = {{1.5f, 0.0f, 1.0f}, {0.0f, 0.7f, 0.8f}, {0.5f, 1.0f, 1.3f}, {-1.0f, -0.5f, 1.0f}};
+    const Case cases[] = {{1.5f, 0.0f, 1.0f, 1.0f}, {0.0f, 0.7f, 0.8f, 1.0f},  {0.5f, 1.0f, 1.3f, 1.0f},
+                          {-1.0f, -0.5f, 1.0f, 1.0f}, {0.0f, 0.0f, 1.0f, 1.8f}, {0.5f, 0.3f, 0.7f, 1.3f},
+                          {0.0f, 0.0f, 1.0f, 0.6f}};
     const long draws = 100000;
     for (const Case &c : cases) {
         SequenceSampler s;
-        s.set_policy(penalized(c.t, c.presence, c.frequency, 11), true);
+        s.set_policy(penalized(c.t, c.presence, c.frequency, 11, c.repetition), true);
+        s.add_context(prompt.data(), prompt.size());
         for (int32_t t : generated) s.accept(t);
-        const std::vector<float> zp = penalized_by_hand(z, generated, c.presence, c.frequency);
+        const std::vector<float> zp = penalized_by_hand(z, generated, c.presence, c.frequency, c.repetition, prompt);
         // Redraw at the same count of accepted tokens: sample() without accept() repeats the decision, and
         // the Philox step stays; so the draws differ only through the seed, set per draw.
         std::vector<long> counts(vocab, 0);
         SamplerSignals sig;
         for (long i = 0; i < draws; ++i) {
-            s.set_policy(penalized(c.t, c.presence, c.frequency, 1000 + uint64_t(i)), false);
+            s.set_policy(penalized(c.t, c.presence, c.frequency, 1000 + uint64_t(i), c.repetition), false);
             const int32_t token = s.sample(z.data(), vocab, 0, &sig);
             REQUIRE(token >= 0);
             ++counts[static_cast<size_t>(token)];
         }
         const ChiSquare r = chi_square(counts, expected_distribution(zp, c.t, 0, 1.0, 0.0), draws);
-        INFO("presence ", c.presence, " frequency ", c.frequency, " T ", c.t, " chi2 ", r.statistic, " p ", r.p_value);
+        INFO("presence ", c.presence, " frequency ", c.frequency, " repetition ", c.repetition, " T ", c.t, " chi2 ",
+             r.statistic, " p ", r.p_value);
         CHECK(r.impossible == 0);
         CHECK(r.p_value > 0.001);
         // H_t is the raw row's (reset-algorithm.md): the same as an unpenalized sampler's.
@@ -344,6 +360,60 @@ TEST_CASE("penalties: draws match the softmax of the penalized logits; the entro
         ++counts[static_cast<size_t>(s.sample(z.data(), vocab, 0, nullptr))];
     }
     CHECK(chi_square(counts, expected_distribution(z, 1.0, 0, 1.0, 0.0), draws).p_value < 1e-6);
+    // ... and a repetition penalty that forgot the prompt fails it too.
+    std::fill(counts.begin(), counts.end(), 0);
+    for (long i = 0; i < draws; ++i) {
+        SequenceSampler r;
+        r.set_policy(penalized(1.0f, 0.0f, 0.0f, 7000 + uint64_t(i), 1.8f), true);
+        r.add_context(prompt.data(), prompt.size());
+        for (int32_t t : generated) r.accept(t);
+        ++counts[static_cast<size_t>(r.sample(z.data(), vocab, 0, nullptr))];
+    }
+    const std::vector<float> without_prompt = penalized_by_hand(z, generated, 0.0, 0.0, 1.8);
+    CHECK(chi_square(counts, expected_distribution(without_prompt, 1.0, 0, 1.0, 0.0), draws).p_value < 1e-6);
+}
+
+TEST_CASE("repetition penalty: over the prompt and every accepted token; reset_state keeps them, clear() not") {
+    // The rule: a positive logit divided, a negative one multiplied, -inf kept, a product saturating.
+    CHECK(rule::penalized_logit(3.0f, true, 0, 1.5f, 0.0f, 0.0f) == 2.0f);
+    CHECK(rule::penalized_logit(-3.0f, true, 0, 1.5f, 0.0f, 0.0f) == -4.5f);
+    CHECK(rule::penalized_logit(3.0f, false, 0, 1.5f, 0.0f, 0.0f) == 3.0f);
+    CHECK(rule::penalized_logit(-INFINITY, true, 2, 1.5f, 1.0f, 1.0f) == -INFINITY);
+    CHECK(rule::penalized_logit(3.0e38f, true, 0, 0.1f, 0.0f, 0.0f) == std::numeric_limits<float>::max());
+    CHECK(rule::penalized_logit(-3.0e38f, true, 0, 10.0f, 0.0f, 0.0f) == -std::numeric_limits<float>::max());
+    CHECK(rule::penalized_logit(3.0f, true, 2, 1.5f, 0.5f, 0.25f) == 1.0f);  // (3 / 1.5 - 0.25 * 2) - 0.5
+    // Greedy on a row whose best tokens sit in the prompt.
+    const std::vector<float> z = {4.0f, 3.0f, 2.5f, -1.0f, -0.5f};
+    SequenceSampler s;
+    s.set_policy(penalized(0.0f, 0.0f, 0.0f, 0, 2.0f), true);
+    CHECK(s.sample(z.data(), 5, 0, nullptr) == 0);  // nothing seen yet
+    const int32_t prompt[] = {0, 1};
+    s.add_context(prompt, 2);
+    CHECK(s.context_length() == 2);
+    CHECK(s.generation_length() == 0);
+    CHECK(s.sample(z.data(), 5, 0, nullptr) == 2);  // 4 / 2 = 2, 3 / 2 = 1.5 < 2.5
+    s.accept(2);
+    CHECK(s.sample(z.data(), 5, 0, nullptr) == 0);  // 4 / 2 = 2 beats 3 / 2 and 2.5 / 2
+    // A new generation: the generation's tokens join the context, nothing is forgotten.
+    s.set_policy(penalized(0.0f, 0.0f, 0.0f, 0, 2.0f), true);
+    CHECK(s.generation_length() == 0);
+    CHECK(s.context_length() == 3);
+    std::vector<int32_t> counts(5, 0);
+    s.add_penalty_counts(counts.data(), 5);
+    CHECK(counts == std::vector<int32_t>{rule::kInContext, rule::kInContext, rule::kInContext, 0, 0});
+    s.accept(0);
+    std::fill(counts.begin(), counts.end(), 0);
+    s.add_penalty_counts(counts.data(), 5);
+    CHECK(counts[0] == (rule::kInContext | 1));
+    // A negative logit in the context moves away from 0: -0.5 * 2 = -1 ties token 3.
+    const std::vector<float> low = {-5.0f, -5.0f, -5.0f, -1.0f, -0.5f};
+    const int32_t four = 4;
+    s.add_context(&four, 1);
+    CHECK(s.sample(low.data(), 5, 0, nullptr) == 3);
+    // clear() (a session reset) forgets the context too.
+    s.clear();
+    CHECK(s.context_length() == 0);
+    CHECK(s.sample(z.data(), 5, 0, nullptr) == 0);
 }
 
 // log softmax(z)[token] in double, written out independently of the sampler
@@ -489,8 +559,8 @@ TEST_CASE("penalties: copies of a sampler (a session's snapshots) keep their own
     SequenceSampler twin = saved;  // a second continuation of the same snapshot
     twin.accept(1);
     std::vector<int32_t> a(4, 0), b(4, 0);
-    live.add_generation_counts(a.data(), 4);
-    twin.add_generation_counts(b.data(), 4);
+    live.add_penalty_counts(a.data(), 4);
+    twin.add_penalty_counts(b.data(), 4);
     CHECK(a == std::vector<int32_t>{1, 0, 1, 0});
     CHECK(b == std::vector<int32_t>{1, 1, 0, 0});
     CHECK(live.generation_version() != twin.generation_version());
@@ -512,9 +582,50 @@ TEST_CASE("penalties: the C API validates them, keeps them, and clears the count
     p.frequency_penalty = -3.0f;
     CHECK(reset_policy_create(&p, nullptr, &policy) == RESET_ERR_INVALID_ARGUMENT);
     CHECK(last_error() == "policy parameter frequency_penalty is -3 (must be in [-2, 2]; 0 = off)");
+    p.frequency_penalty = 0.0f;
+    CHECK(p.repetition_penalty == 1.0f);
+    for (float bad : {0.09f, 10.5f, 0.0f, -1.0f, std::numeric_limits<float>::quiet_NaN()}) {
+        p.repetition_penalty = bad;
+        CHECK(reset_policy_create(&p, nullptr, &policy) == RESET_ERR_INVALID_ARGUMENT);
+        CHECK(last_error().find("policy parameter repetition_penalty is") == 0);
+        CHECK(last_error().find("[0.1, 10]; 1 = off") != std::string::npos);
+    }
+    p.repetition_penalty = 0.1f;  // the bounds are allowed
+    REQUIRE(reset_policy_create(&p, nullptr, &policy) == RESET_OK);
+    reset_policy_free(policy);
+    p.repetition_penalty = 10.0f;
     p.presence_penalty = 2.0f;  // the bounds are allowed
     p.frequency_penalty = -2.0f;
     REQUIRE(reset_policy_create(&p, nullptr, &policy) == RESET_OK);
+    // reset_policy_add_context: bad arguments are refused (an id past a vocabulary only counts for nothing).
+    const int32_t bad_ids[] = {3, -1};
+    CHECK(reset_policy_add_context(policy, bad_ids, 2) == RESET_ERR_OUT_OF_RANGE);
+    CHECK(reset_policy_add_context(policy, nullptr, 1) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(reset_policy_add_context(policy, nullptr, 0) == RESET_OK);
+    CHECK(reset_policy_add_context(nullptr, bad_ids, 1) == RESET_ERR_INVALID_ARGUMENT);
+    {
+        // With a repetition penalty of 10 the context's token 0 falls behind: 2 / 10 < 1.5; then a
+        // reset forgets it.
+        reset_policy_params q = p;
+        q.presence_penalty = q.frequency_penalty = 0.0f;
+        reset_policy *r = nullptr;
+        REQUIRE(reset_policy_create(&q, nullptr, &r) == RESET_OK);
+        const std::vector<float> row = {2.0f, 1.5f, 0.0f};
+        const int32_t zero = 0;
+        int32_t drawn = -1;
+        REQUIRE(reset_policy_add_context(r, &zero, 1) == RESET_OK);
+        REQUIRE(reset_policy_sample(r, row.data(), row.size(), &drawn, nullptr) == RESET_OK);
+        CHECK(drawn == 1);
+        q.reset_state = 1;  // a new generation keeps the context
+        REQUIRE(reset_policy_set_params(r, &q) == RESET_OK);
+        REQUIRE(reset_policy_sample(r, row.data(), row.size(), &drawn, nullptr) == RESET_OK);
+        CHECK(drawn == 1);
+        REQUIRE(reset_policy_reset(r) == RESET_OK);
+        REQUIRE(reset_policy_sample(r, row.data(), row.size(), &drawn, nullptr) == RESET_OK);
+        CHECK(drawn == 0);
+        reset_policy_free(r);
+    }
+    p.repetition_penalty = 1.0f;  // below: the presence penalty alone
     p.presence_penalty = 1.0f;
     p.frequency_penalty = 0.0f;
     REQUIRE(reset_policy_set_params(policy, &p) == RESET_OK);

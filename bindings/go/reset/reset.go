@@ -46,7 +46,8 @@ import (
 // ABIMajor and ABIMinor are the libreset version this package was written
 // for: it runs on any ABIMajor.M with M >= ABIMinor (minors only append
 // functions and struct fields; 0.2 appended PresencePenalty and
-// FrequencyPenalty, 0.3 Step.Logprob and Decision.Logprob).
+// FrequencyPenalty, 0.3 Step.Logprob, Decision.Logprob, RepetitionPenalty
+// and Policy.AddContext).
 const (
 	ABIMajor = 0
 	ABIMinor = 3
@@ -361,6 +362,9 @@ type PolicyParams struct {
 	// in this generation has its logit lowered to z - FrequencyPenalty*c - PresencePenalty.
 	PresencePenalty  float32
 	FrequencyPenalty float32
+	// In [0.1, 10], 1 = off (0.3): every token of the sequence's context (prompt, earlier turns,
+	// generated tokens) has its logit z > 0 divided by it, z <= 0 multiplied, before the two above.
+	RepetitionPenalty float32
 }
 
 // DefaultPolicy is the library's defaults (greedy).
@@ -378,7 +382,7 @@ func policyFromC(p native.Reset_policy_params) PolicyParams {
 	return PolicyParams{Kind: PolicyKind(p.GetKind()), Temperature: p.GetTemperature(), TopK: p.GetTop_k(),
 		TopP: p.GetTop_p(), MinP: p.GetMin_p(), Seed: p.GetSeed(), THigh: p.GetT_high(),
 		TLow: p.GetT_low(), Tau0: p.GetTau0(), Window: p.GetWindow(), PresencePenalty: p.GetPresence_penalty(),
-		FrequencyPenalty: p.GetFrequency_penalty()}
+		FrequencyPenalty: p.GetFrequency_penalty(), RepetitionPenalty: p.GetRepetition_penalty()}
 }
 
 // Greedy is argmax decoding.
@@ -416,6 +420,7 @@ func (p PolicyParams) withC(owner any, f func(native.Reset_policy_params) native
 	c.SetReset_state(flag(p.ResetState))
 	c.SetPresence_penalty(p.PresencePenalty)
 	c.SetFrequency_penalty(p.FrequencyPenalty)
+	c.SetRepetition_penalty(p.RepetitionPenalty)
 	c.Set_preset(p.Preset)
 	return callKeeping(owner, func() native.Enum_SS_reset_status { return f(c) })
 }
@@ -504,7 +509,16 @@ func (p *Policy) Accept(token int32) error {
 	return callKeeping(p, func() native.Enum_SS_reset_status { return native.Reset_policy_accept(p.raw, int(token)) })
 }
 
-// Reset starts a new generation.
+// AddContext records context tokens the policy did not accept itself (the
+// prompt, a user's turn), as a session does at every prefill: only the
+// repetition penalty lowers them.  A negative id is StatusOutOfRange, and
+// nothing is recorded.
+func (p *Policy) AddContext(ids []int32) error {
+	return callKeeping(p, func() native.Enum_SS_reset_status { return native.Reset_policy_add_context(p.raw, ids) })
+}
+
+// Reset starts a new sequence: it forgets the step state, the accepted
+// tokens, the penalties' counts and the context tokens.
 func (p *Policy) Reset() error {
 	return callKeeping(p, func() native.Enum_SS_reset_status { return native.Reset_policy_reset(p.raw) })
 }

@@ -285,15 +285,20 @@ func TestPenaltiesRoundTripAndOutOfRangeIsRefused(t *testing.T) {
 	}
 	defer s.Close()
 	p := DefaultPolicy()
-	if p.PresencePenalty != 0 || p.FrequencyPenalty != 0 {
+	if p.PresencePenalty != 0 || p.FrequencyPenalty != 0 || p.RepetitionPenalty != 1 {
 		t.Fatalf("defaults %+v", p)
 	}
+	if got, err := s.Policy(); err != nil || got.RepetitionPenalty != 1 { // generation_config.json sets none
+		t.Fatalf("initial policy %+v, %v", got, err)
+	}
 	p.Kind, p.Temperature, p.PresencePenalty, p.FrequencyPenalty = PolicyFixed, 0.7, 1.5, 0.5
+	p.RepetitionPenalty = 1.25
 	if err := s.SetPolicy(p); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Policy()
-	if err != nil || got.Kind != PolicyFixed || got.PresencePenalty != 1.5 || got.FrequencyPenalty != 0.5 {
+	if err != nil || got.Kind != PolicyFixed || got.PresencePenalty != 1.5 || got.FrequencyPenalty != 0.5 ||
+		got.RepetitionPenalty != 1.25 {
 		t.Fatalf("set %+v, read back %+v, %v", p, got, err) // 1.5 and 0.5 are exact in float32
 	}
 	// What was read back (TLow and Tau0 resolved) sets the same policy again.
@@ -317,6 +322,12 @@ func TestPenaltiesRoundTripAndOutOfRangeIsRefused(t *testing.T) {
 	bad = p
 	bad.FrequencyPenalty = -2.5
 	expect("SetPolicy FrequencyPenalty -2.5", s.SetPolicy(bad), "frequency_penalty")
+	for _, r := range []float32{0.05, 11, float32(math.NaN()), 0} {
+		bad = p
+		bad.RepetitionPenalty = r
+		expect("SetPolicy RepetitionPenalty "+strconv.FormatFloat(float64(r), 'g', -1, 32), s.SetPolicy(bad),
+			"repetition_penalty")
+	}
 	if again, err := s.Policy(); err != nil || again != p {
 		t.Fatalf("a refused policy changed it: %+v, %v", again, err)
 	}
@@ -325,6 +336,10 @@ func TestPenaltiesRoundTripAndOutOfRangeIsRefused(t *testing.T) {
 	_, err = NewPolicy(standalone, nil, nil, 0)
 	expect("NewPolicy FrequencyPenalty 2.5", err, "frequency_penalty")
 	standalone.FrequencyPenalty = 0
+	standalone.RepetitionPenalty = 0.05
+	_, err = NewPolicy(standalone, nil, nil, 0)
+	expect("NewPolicy RepetitionPenalty 0.05", err, "repetition_penalty")
+	standalone.RepetitionPenalty = 1
 	policy, err := NewPolicy(standalone, nil, nil, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -332,6 +347,9 @@ func TestPenaltiesRoundTripAndOutOfRangeIsRefused(t *testing.T) {
 	defer policy.Close()
 	standalone.PresencePenalty = 2.5
 	expect("SetParams PresencePenalty 2.5", policy.SetParams(standalone), "presence_penalty")
+	standalone.PresencePenalty = 0
+	standalone.RepetitionPenalty = 11
+	expect("SetParams RepetitionPenalty 11", policy.SetParams(standalone), "repetition_penalty")
 }
 
 // The fixture's plain greedy continuation repeats a token four times in its
@@ -378,6 +396,148 @@ func TestAFrequencyPenaltyStopsGreedyRepeating(t *testing.T) {
 		mostRepeats(penalised) >= mostRepeats(plain) {
 		t.Fatalf("plain %v, with frequency penalty 2 %v", plain, penalised)
 	}
+}
+
+// repetitionPenalized is Hugging Face's RepetitionPenaltyLogitsProcessor, written here: each token
+// seen in the context, once, has z > 0 divided by r and z <= 0 multiplied by r.
+func repetitionPenalized(logits []float32, seen []int32, r float32) []float32 {
+	out := append([]float32(nil), logits...)
+	done := map[int32]bool{}
+	for _, token := range seen {
+		if !done[token] {
+			done[token] = true
+			if z := logits[token]; z > 0 {
+				out[token] = z / r
+			} else {
+				out[token] = z * r
+			}
+		}
+	}
+	return out
+}
+
+// A standalone policy given its prompt with AddContext draws (greedy) the argmax of the logits with the
+// context's lowered by the repetition penalty; Reset forgets the context.
+func TestAStandalonePolicyLowersTheContextItWasGiven(t *testing.T) {
+	const r = 2
+	logits := []float32{0, 2, 1.5, -1}        // raw argmax 1, in the prompt; 2 / 2 = 1 < 1.5
+	negative := []float32{-1, -0.2, -0.3, -3} // raw argmax 1; -0.2 * 2 = -0.4 < -0.3 (multiplied, not divided)
+	params := ReSET(1.0, 0.3, 0.6, 4)
+	params.Kind, params.RepetitionPenalty = PolicyGreedy, r
+	p, err := NewPolicy(params, nil, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	greedy := func(logits []float32) int32 {
+		t.Helper()
+		token, _, err := p.Sample(logits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return token
+	}
+	if got := greedy(logits); got != argmax(logits) || got != 1 {
+		t.Fatalf("no context yet: drew %d", got)
+	}
+	seen := []int32{1, 3, 1}
+	if err := p.AddContext(seen); err != nil {
+		t.Fatal(err)
+	}
+	want := argmax(repetitionPenalized(logits, seen, r))
+	if want == argmax(logits) {
+		t.Fatal("the test's logits do not tell a penalty from none")
+	}
+	if got := greedy(logits); got != want || got != 2 {
+		t.Fatalf("with the prompt: drew %d, want %d", got, want)
+	}
+	// Accepted tokens join the context: with 2 lowered too, 1 leads again (once, though the prompt holds it twice).
+	if err := p.Accept(2); err != nil {
+		t.Fatal(err)
+	}
+	seen = append(seen, 2)
+	if got, want := greedy(logits), argmax(repetitionPenalized(logits, seen, r)); got != want || got != 1 {
+		t.Fatalf("prompt and accepted: drew %d, want %d", got, want)
+	}
+	var e *Error
+	if err := p.AddContext([]int32{0, -1}); !errors.As(err, &e) || e.Status != StatusOutOfRange {
+		t.Fatalf("a negative id: got %v, want StatusOutOfRange", err)
+	}
+	if err := p.AddContext(nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := greedy([]float32{3, 0, 0, 0, 2}); got != 0 { // 0 was not recorded: 3 leads, not 3 / 2 < 2
+		t.Fatalf("a refused AddContext recorded something: drew %d", got)
+	}
+	if err := p.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if got := greedy(logits); got != argmax(logits) {
+		t.Fatalf("after Reset: drew %d, want the raw argmax %d", got, argmax(logits))
+	}
+	if got := greedy(negative); got != 1 {
+		t.Fatalf("after Reset: drew %d, want the raw argmax 1", got)
+	}
+	if err := p.AddContext([]int32{1}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := greedy(negative), argmax(repetitionPenalized(negative, []int32{1}, r)); got != want || got != 2 {
+		t.Fatalf("negative logits: drew %d, want %d", got, want)
+	}
+}
+
+// The fixture's plain greedy continuation repeats a prompt token; a repetition penalty of 1.5 makes
+// another choice there, and the first token it changes is one only the prompt holds.
+func TestARepetitionPenaltyChangesGreedyDecoding(t *testing.T) {
+	m := fixture(t)
+	defer m.Close()
+	prompt := ids(t, "prompt.txt")
+	run := func(r float32) []int32 {
+		s, err := m.NewSession(128, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		p := Greedy()
+		p.RepetitionPenalty = r
+		ctx := context.Background()
+		if err := s.SetPolicy(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Prefill(ctx, prompt); err != nil {
+			t.Fatal(err)
+		}
+		var out []int32
+		it := s.Generate(ctx, 16)
+		for it.Next() {
+			out = append(out, it.Step().Token)
+		}
+		if it.Err() != nil {
+			t.Fatal(it.Err())
+		}
+		return out
+	}
+	plain, penalised := run(1), run(1.5)
+	if len(plain) != 16 || len(penalised) != 16 || reflect.DeepEqual(plain, penalised) {
+		t.Fatalf("plain %v, with repetition penalty 1.5 %v", plain, penalised)
+	}
+	first := 0
+	for plain[first] == penalised[first] {
+		first++
+	}
+	if !contains(prompt, plain[first]) || contains(plain[:first], plain[first]) {
+		t.Fatalf("the first changed token (%d at %d) is not one only the prompt holds: plain %v, penalised %v",
+			plain[first], first, plain, penalised)
+	}
+}
+
+func contains(tokens []int32, token int32) bool {
+	for _, u := range tokens {
+		if u == token {
+			return true
+		}
+	}
+	return false
 }
 
 // rawLogprob is log softmax(logits)[token] in float64, written independently of the library: the

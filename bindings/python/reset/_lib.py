@@ -18,7 +18,7 @@ except ImportError:  # numpy is optional: id lists are checked element by elemen
 
 # The libreset these bindings were written for: any 0.M with M >= 3 (minors only append functions and
 # struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to reset_step and
-# reset_decision).
+# reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context).
 ABI_MAJOR = 0
 ABI_MINOR = 3
 
@@ -247,7 +247,8 @@ class PolicyParams(ctypes.Structure):
                 ("seed", ctypes.c_uint64), ("t_high", ctypes.c_float), ("t_low", ctypes.c_float),
                 ("tau0", ctypes.c_float), ("window", ctypes.c_int32), ("preset", ctypes.c_char_p),
                 ("reset_state", ctypes.c_int32), ("presence_penalty", ctypes.c_float),
-                ("frequency_penalty", ctypes.c_float)]
+                ("frequency_penalty", ctypes.c_float), ("reserved", ctypes.c_int32),
+                ("repetition_penalty", ctypes.c_float)]
 
 
 class SessionOptions(ctypes.Structure):
@@ -311,7 +312,7 @@ declare("reset_decode_step", ctypes.c_int,
 
 
 def policy_params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset, reset_state,
-                  presence_penalty=0.0, frequency_penalty=0.0):
+                  presence_penalty=0.0, frequency_penalty=0.0, repetition_penalty=1.0):
     """A reset_policy_params filled from keyword values (t_low/tau0 None or < 0: from the preset or model)."""
     if kind not in POLICIES:
         raise ValueError(f"kind must be one of {sorted(POLICIES)}, not {kind!r}")
@@ -331,4 +332,5 @@ def policy_params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, t
     p.reset_state = int(bool(reset_state))
     p.presence_penalty = presence_penalty
     p.frequency_penalty = frequency_penalty
+    p.repetition_penalty = repetition_penalty
     return p

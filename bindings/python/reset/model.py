@@ -121,12 +121,14 @@ class Session(OwnedHandle):
 
     def set_policy(self, kind="greedy", temperature=0.6, top_p=1.0, top_k=0, min_p=0.0, seed=0, t_high=1.0,
                    t_low=-1.0, tau0=-1.0, window=32, preset=None, reset_state=False, presence_penalty=0.0,
-                   frequency_penalty=0.0):
+                   frequency_penalty=0.0, repetition_penalty=1.0):
         """The reset_policy_params fields by name.  presence_penalty / frequency_penalty (each in [-2, 2],
         0 = off) lower the logit of a token the sequence has generated c > 0 times in this generation to
-        z - frequency_penalty * c - presence_penalty; reset_state=True also starts their counts afresh."""
+        z - frequency_penalty * c - presence_penalty; reset_state=True also starts their counts afresh.
+        repetition_penalty r (0.3; [0.1, 10], 1 = off) first divides by r the logit z > 0 (multiplies
+        z <= 0 by r) of every token of the sequence's context: prompt, earlier turns and generated tokens."""
         params = policy_params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset,
-                               reset_state, presence_penalty, frequency_penalty)
+                               reset_state, presence_penalty, frequency_penalty, repetition_penalty)
         check(lib.reset_set_policy(self.handle, ctypes.byref(params)))
 
     def policy(self):
@@ -139,7 +141,8 @@ class Session(OwnedHandle):
         kind = enum_name(POLICIES, p.kind)
         return {"kind": kind, "temperature": p.temperature, "top_p": p.top_p, "top_k": p.top_k, "min_p": p.min_p,
                 "seed": p.seed, "t_high": p.t_high, "t_low": p.t_low, "tau0": p.tau0, "window": p.window,
-                "presence_penalty": p.presence_penalty, "frequency_penalty": p.frequency_penalty}
+                "presence_penalty": p.presence_penalty, "frequency_penalty": p.frequency_penalty,
+                "repetition_penalty": p.repetition_penalty}
 
     def prefill(self, ids):
         """Append ids (a sequence of ints or a 1-D integer NumPy array; int32 is passed without a copy)."""

@@ -55,6 +55,7 @@ declare("reset_policy_decide", ctypes.c_int, [_c_policy_p, _floats, ctypes.c_siz
 declare("reset_policy_sample", ctypes.c_int,
         [_c_policy_p, _floats, ctypes.c_size_t, ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(_Decision)])
 declare("reset_policy_accept", ctypes.c_int, [_c_policy_p, ctypes.c_int32])
+declare("reset_policy_add_context", ctypes.c_int, [_c_policy_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t])
 declare("reset_policy_reset", ctypes.c_int, [_c_policy_p])
 _decision_to_json = declare("reset_decision_to_json", ctypes.c_int,
                             [ctypes.POINTER(_Decision), ctypes.c_int32, ctypes.c_int32, ctypes.c_char_p,
@@ -81,19 +82,20 @@ class Policy(OwnedHandle):
     token-entropy-only ablation), "fixed" or "greedy".  `sequence` selects the
     Philox stream of sample().  presence_penalty / frequency_penalty (keywords,
     each in [-2, 2]) act on sample(), from the tokens accept() recorded;
-    decide() sees the raw logits."""
+    repetition_penalty (keyword, [0.1, 10], 1 = off) from those and the ones
+    add_context() recorded; decide() sees the raw logits."""
 
     _free = "reset_policy_free"
     _noun = "policy"
 
     def __init__(self, t_high=1.0, t_low=None, tau0=None, window=32, nl_ids=(), dnl_ids=(), *, kind="reset",
                  temperature=0.6, top_k=0, top_p=1.0, min_p=0.0, seed=0, preset=None, sequence=0, model=None,
-                 presence_penalty=0.0, frequency_penalty=0.0):
+                 presence_penalty=0.0, frequency_penalty=0.0, repetition_penalty=1.0):
         # The positional order is the bindings issue's API shape:
         #   reset.Policy(t_high, t_low, tau0, window, nl_ids, dnl_ids)
         self._handle = None
         params = policy_params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset, False,
-                               presence_penalty, frequency_penalty)
+                               presence_penalty, frequency_penalty, repetition_penalty)
         options = _Options()
         lib.reset_policy_options_init_sized(ctypes.byref(options), ctypes.sizeof(options))
         # reset_policy_create rejects a bad delimiter id with RESET_ERR_INVALID_ARGUMENT.
@@ -111,10 +113,11 @@ class Policy(OwnedHandle):
 
     def set_params(self, kind="reset", *, temperature=0.6, top_k=0, top_p=1.0, min_p=0.0, seed=0, t_high=1.0,
                    t_low=None, tau0=None, window=32, preset=None, reset_state=False, presence_penalty=0.0,
-                   frequency_penalty=0.0):
-        """Replace the parameters; the step state and the penalties' token counts are kept unless reset_state."""
+                   frequency_penalty=0.0, repetition_penalty=1.0):
+        """Replace the parameters; the step state and the penalties' token counts are kept unless reset_state
+        (the context tokens are kept either way)."""
         params = policy_params(kind, temperature, top_k, top_p, min_p, seed, t_high, t_low, tau0, window, preset,
-                               reset_state, presence_penalty, frequency_penalty)
+                               reset_state, presence_penalty, frequency_penalty, repetition_penalty)
         check(lib.reset_policy_set_params(self.handle, ctypes.byref(params)))
 
     @staticmethod
@@ -143,8 +146,16 @@ class Policy(OwnedHandle):
         """Record the token the sequence took."""
         check(lib.reset_policy_accept(self.handle, int32(int(token), "token", RESET_ERR_OUT_OF_RANGE)))
 
+    def add_context(self, ids):
+        """Record context tokens the policy did not accept itself (the prompt, a user's turn), as a session
+        does at every prefill: only the repetition penalty lowers them.  ids: ints or a 1-D integer NumPy
+        array; a negative id raises ResetError (RESET_ERR_OUT_OF_RANGE) and records nothing."""
+        _keep, pointer, n = int32_array(ids, "ids")
+        check(lib.reset_policy_add_context(self.handle, pointer, n))
+
     def reset(self):
-        """Start a new generation (forget the step state, the accepted tokens and the penalties' counts)."""
+        """Start a new sequence (forget the step state, the accepted tokens, the penalties' counts and the
+        context tokens)."""
         check(lib.reset_policy_reset(self.handle))
 
     @staticmethod

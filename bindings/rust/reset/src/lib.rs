@@ -34,7 +34,7 @@ use std::sync::Arc;
 pub const ABI_MAJOR: u32 = sys::RESET_VERSION_MAJOR;
 /// The oldest minor of [`ABI_MAJOR`] these bindings run on: the one they were written for (minors only
 /// append functions and struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to
-/// reset_step and reset_decision).
+/// reset_step and reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context).
 pub const ABI_MINOR: u32 = 3;
 
 // A header older than ABI_MINOR lacks fields these bindings set: fail the build, not a call.
@@ -332,6 +332,9 @@ pub struct PolicyParams {
     /// logit lowered to z - frequency_penalty * c - presence_penalty (before temperature and draw).
     pub presence_penalty: f32,
     pub frequency_penalty: f32,
+    /// [0.1, 10], 1 = off (0.3): every token of the sequence's context (prompt, earlier turns, generated tokens)
+    /// has its logit z divided by it when z > 0, multiplied otherwise, before the two penalties above.
+    pub repetition_penalty: f32,
 }
 
 impl Default for PolicyParams {
@@ -371,6 +374,7 @@ impl PolicyParams {
         raw.reset_state = self.reset_state as i32;
         raw.presence_penalty = self.presence_penalty;
         raw.frequency_penalty = self.frequency_penalty;
+        raw.repetition_penalty = self.repetition_penalty;
         raw
     }
 
@@ -406,6 +410,7 @@ impl PolicyParams {
             reset_state: false,
             presence_penalty: raw.presence_penalty,
             frequency_penalty: raw.frequency_penalty,
+            repetition_penalty: raw.repetition_penalty,
         })
     }
 }
@@ -497,7 +502,15 @@ impl Policy {
         check(unsafe { sys::reset_policy_accept(self.raw.as_ptr(), token) })
     }
 
-    /// Start a new generation: forget the step state, the accepted tokens and the penalties' counts.
+    /// Record context tokens the policy did not accept itself (the prompt, a user's turn), as a session does
+    /// at every prefill: only the repetition penalty lowers them.  A negative id is `Error::OUT_OF_RANGE`,
+    /// and nothing is recorded.
+    pub fn add_context(&mut self, ids: &[i32]) -> Result<()> {
+        check(unsafe { sys::reset_policy_add_context(self.raw.as_ptr(), ids.as_ptr(), ids.len()) })
+    }
+
+    /// Start a new sequence: forget the step state, the accepted tokens, the penalties' counts and the
+    /// context tokens.
     pub fn reset(&mut self) -> Result<()> {
         check(unsafe { sys::reset_policy_reset(self.raw.as_ptr()) })
     }

@@ -143,19 +143,23 @@ fn an_older_minor_is_refused_clearly() {
 fn penalties_round_trip_and_out_of_range_is_refused() {
     let defaults = PolicyParams::default();
     assert_eq!((defaults.presence_penalty, defaults.frequency_penalty), (0.0, 0.0));
+    assert_eq!(defaults.repetition_penalty, 1.0);
     let model = model();
     let mut session = model.session(16, 1).unwrap();
+    assert_eq!(session.policy().unwrap().repetition_penalty, 1.0); // generation_config.json sets none
     let set = PolicyParams {
         kind: PolicyKind::Fixed,
         temperature: 0.7,
         presence_penalty: 1.5,
         frequency_penalty: 0.5,
+        repetition_penalty: 1.25,
         ..PolicyParams::default()
     };
     session.set_policy(&set).unwrap();
     let read = session.policy().unwrap();
     assert_eq!(read.kind, PolicyKind::Fixed);
     assert_eq!((read.presence_penalty, read.frequency_penalty), (1.5, 0.5)); // exact in f32
+    assert_eq!(read.repetition_penalty, 1.25);
     session.set_policy(&read).unwrap();
     assert_eq!(format!("{:?}", session.policy().unwrap()), format!("{read:?}"));
 
@@ -167,14 +171,90 @@ fn penalties_round_trip_and_out_of_range_is_refused() {
     refused(error, "presence_penalty");
     let error = session.set_policy(&PolicyParams { frequency_penalty: -2.5, ..read.clone() }).unwrap_err();
     refused(error, "frequency_penalty");
+    for repetition_penalty in [0.05, 11.0, f32::NAN, 0.0] {
+        let error = session.set_policy(&PolicyParams { repetition_penalty, ..read.clone() }).unwrap_err();
+        refused(error, "repetition_penalty");
+    }
     // A refused policy changes nothing.
     assert_eq!(format!("{:?}", session.policy().unwrap()), format!("{read:?}"));
 
     let standalone = PolicyParams::reset(1.0, 0.3, 0.6, 4);
     let bad = PolicyParams { frequency_penalty: 2.5, ..standalone.clone() };
     refused(reset::Policy::new(&bad, &[], &[], 0).err().unwrap(), "frequency_penalty");
+    let bad = PolicyParams { repetition_penalty: 0.05, ..standalone.clone() };
+    refused(reset::Policy::new(&bad, &[], &[], 0).err().unwrap(), "repetition_penalty");
     let mut policy = reset::Policy::new(&standalone, &[], &[], 0).unwrap();
+    let bad = PolicyParams { repetition_penalty: 11.0, ..standalone.clone() };
+    refused(policy.set_params(&bad).unwrap_err(), "repetition_penalty");
     refused(policy.set_params(&PolicyParams { presence_penalty: 2.5, ..standalone }).unwrap_err(), "presence_penalty");
+}
+
+/// Hugging Face's RepetitionPenaltyLogitsProcessor, written here: each token seen in the context, once, has
+/// z > 0 divided by r and z <= 0 multiplied by r.
+fn repetition_penalized(logits: &[f32], seen: &[i32], r: f32) -> Vec<f32> {
+    let mut out = logits.to_vec();
+    let mut done = vec![false; logits.len()];
+    for &token in seen {
+        let t = token as usize;
+        if !std::mem::replace(&mut done[t], true) {
+            out[t] = if logits[t] > 0.0 { logits[t] / r } else { logits[t] * r };
+        }
+    }
+    out
+}
+
+/// A standalone policy given its prompt with add_context draws (greedy) the argmax of the logits with the
+/// context's lowered by the repetition penalty; reset forgets the context.
+#[test]
+fn a_standalone_policy_lowers_the_context_it_was_given() {
+    let r = 2.0;
+    let logits = [0.0, 2.0, 1.5, -1.0]; // raw argmax 1, in the prompt; 2 / 2 = 1 < 1.5
+    let negative = [-1.0, -0.2, -0.3, -3.0]; // raw argmax 1; -0.2 * 2 = -0.4 < -0.3 (multiplied, not divided)
+    let params =
+        PolicyParams { kind: PolicyKind::Greedy, repetition_penalty: r, ..PolicyParams::reset(1.0, 0.3, 0.6, 4) };
+    let mut policy = reset::Policy::new(&params, &[], &[], 0).unwrap();
+    let greedy = |policy: &mut reset::Policy, logits: &[f32]| policy.sample(logits).unwrap().0;
+    assert_eq!((argmax(&logits), greedy(&mut policy, &logits)), (1, 1)); // no context yet
+    let mut seen = vec![1, 3, 1];
+    policy.add_context(&seen).unwrap();
+    let expected = argmax(&repetition_penalized(&logits, &seen, r));
+    assert_eq!(expected, 2);
+    let (token, decision) = policy.sample(&logits).unwrap();
+    assert_eq!(token, expected);
+    assert_eq!(decision.entropy, policy.decide(&logits).unwrap().entropy); // decided on the raw logits
+    // Accepted tokens join the context: with 2 lowered too, 1 leads again (once, though the prompt holds it twice).
+    policy.accept(token).unwrap();
+    seen.push(token);
+    assert_eq!(argmax(&repetition_penalized(&logits, &seen, r)), 1);
+    assert_eq!(greedy(&mut policy, &logits), 1);
+    assert_eq!(policy.add_context(&[0, -1]).unwrap_err().status, Error::OUT_OF_RANGE);
+    policy.add_context(&[]).unwrap();
+    assert_eq!(greedy(&mut policy, &[3.0, 0.0, 0.0, 0.0, 2.0]), 0); // 0 was not recorded: 3 leads, not 3 / 2 < 2
+    policy.reset().unwrap();
+    assert_eq!(greedy(&mut policy, &logits), argmax(&logits)); // forgotten: the raw argmax
+    assert_eq!(greedy(&mut policy, &negative), 1);
+    policy.add_context(&[1]).unwrap();
+    let expected = argmax(&repetition_penalized(&negative, &[1], r));
+    assert_eq!((expected, greedy(&mut policy, &negative)), (2, 2));
+}
+
+/// The fixture's plain greedy continuation repeats a prompt token; a repetition penalty of 1.5 makes another
+/// choice there, and the first token it changes is one only the prompt holds.
+#[test]
+fn a_repetition_penalty_changes_greedy_decoding() {
+    let model = model();
+    let prompt = ids("prompt.txt");
+    let run = |repetition_penalty: f32| -> Vec<i32> {
+        let mut session = model.session(128, 1).unwrap();
+        session.set_policy(&PolicyParams { repetition_penalty, ..PolicyParams::greedy() }).unwrap();
+        session.prefill(&prompt).unwrap();
+        session.generate(16).map(|s| s.unwrap().token).collect()
+    };
+    let (plain, penalised) = (run(1.0), run(1.5));
+    assert_eq!((plain.len(), penalised.len()), (16, 16), "{plain:?} vs {penalised:?}");
+    assert_ne!(plain, penalised);
+    let first = (0..16).find(|&i| plain[i] != penalised[i]).unwrap();
+    assert!(prompt.contains(&plain[first]) && !plain[..first].contains(&plain[first]), "{plain:?} vs {penalised:?}");
 }
 
 /// log softmax(logits)[token] in f64, written independently of the library: the max-shifted sum of exp.

@@ -129,7 +129,24 @@ public final class Policy implements AutoCloseable {
         }
     }
 
-    /** Starts a new generation: forgets the step state, the accepted tokens and the penalties' counts. */
+    /**
+     * Records context tokens the policy did not accept itself (the prompt, a user's turn), as a session does
+     * at every prefill: only the repetition penalty lowers them.
+     *
+     * @throws ResetException OUT_OF_RANGE for a negative id (nothing is recorded)
+     */
+    public void addContext(int[] ids) throws ResetException {
+        try {
+            ResetNative.reset_policy_add_context(handle(), ids);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
+     * Starts a new sequence: forgets the step state, the accepted tokens, the penalties' counts and the
+     * context tokens.
+     */
     public void reset() throws ResetException {
         try {
             ResetNative.reset_policy_reset(handle());

@@ -26,6 +26,7 @@ public final class PolicyParams {
     private boolean resetState;
     private float presencePenalty;
     private float frequencyPenalty;
+    private float repetitionPenalty;
 
     /** The library's defaults (reset_policy_params_init): greedy. */
     public PolicyParams() {
@@ -64,6 +65,7 @@ public final class PolicyParams {
         resetState = p.getReset_state() != 0;
         presencePenalty = p.getPresence_penalty();
         frequencyPenalty = p.getFrequency_penalty();
+        repetitionPenalty = p.getRepetition_penalty();
     }
 
     /** Argmax of the raw logits. */
@@ -234,6 +236,19 @@ public final class PolicyParams {
         return frequencyPenalty;
     }
 
+    /**
+     * [0.1, 10]; 1 = off (0.3).  Every token of the sequence's context (prompt, earlier turns, generated
+     * tokens) has its logit z divided by it when z > 0, multiplied otherwise, before the two penalties above.
+     */
+    public PolicyParams repetitionPenalty(float repetitionPenalty) {
+        this.repetitionPenalty = repetitionPenalty;
+        return this;
+    }
+
+    public float repetitionPenalty() {
+        return repetitionPenalty;
+    }
+
     /** A C struct with these values (and its own copy of the preset), which the caller deletes. */
     reset_policy_params toNative() throws ResetException {
         byte[] presetBytes = preset == null ? null : Text.utf8(preset);
@@ -252,6 +267,7 @@ public final class PolicyParams {
         p.setReset_state(resetState ? 1 : 0);
         p.setPresence_penalty(presencePenalty);
         p.setFrequency_penalty(frequencyPenalty);
+        p.setRepetition_penalty(repetitionPenalty);
         if (presetBytes != null) {
             try {
                 p.set_preset(presetBytes);

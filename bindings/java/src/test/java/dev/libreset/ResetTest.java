@@ -264,15 +264,20 @@ class ResetTest {
     void penaltiesRoundTripAndOutOfRangeIsRefused() throws Exception {
         assertEquals(0f, new PolicyParams().presencePenalty());
         assertEquals(0f, new PolicyParams().frequencyPenalty());
+        assertEquals(1f, new PolicyParams().repetitionPenalty());
         try (Model model = goldenOneThread(); Session session = model.newSession(16, 1)) {
-            session.setPolicy(PolicyParams.fixed(0.7f).presencePenalty(1.5f).frequencyPenalty(0.5f));
+            assertEquals(1f, session.policy().repetitionPenalty()); // generation_config.json sets none
+            session.setPolicy(PolicyParams.fixed(0.7f).presencePenalty(1.5f).frequencyPenalty(0.5f)
+                    .repetitionPenalty(1.25f));
             PolicyParams read = session.policy();
             assertEquals(PolicyKind.FIXED, read.kind());
             assertEquals(1.5f, read.presencePenalty()); // exact in float32
             assertEquals(0.5f, read.frequencyPenalty());
+            assertEquals(1.25f, read.repetitionPenalty());
             session.setPolicy(read);
             assertEquals(1.5f, session.policy().presencePenalty());
             assertEquals(0.5f, session.policy().frequencyPenalty());
+            assertEquals(1.25f, session.policy().repetitionPenalty());
 
             ResetException presence = assertThrows(ResetException.class,
                     () -> session.setPolicy(PolicyParams.greedy().presencePenalty(2.5f)));
@@ -282,10 +287,21 @@ class ResetTest {
                     () -> session.setPolicy(PolicyParams.greedy().frequencyPenalty(-2.5f)));
             assertEquals(Status.INVALID_ARGUMENT, frequency.getStatus());
             assertTrue(frequency.getReason().contains("frequency_penalty"), frequency.getMessage());
+            for (float r : new float[] {0.05f, 11f, Float.NaN, 0f}) {
+                ResetException repetition = assertThrows(ResetException.class,
+                        () -> session.setPolicy(PolicyParams.greedy().repetitionPenalty(r)));
+                assertEquals(Status.INVALID_ARGUMENT, repetition.getStatus());
+                assertTrue(repetition.getReason().contains("repetition_penalty"), repetition.getMessage());
+            }
             // A refused policy changes nothing.
             assertEquals(PolicyKind.FIXED, session.policy().kind());
             assertEquals(1.5f, session.policy().presencePenalty());
+            assertEquals(1.25f, session.policy().repetitionPenalty());
         }
+        ResetException byRepetition = assertThrows(ResetException.class,
+                () -> Policy.create(PolicyParams.reset(1.0f, 0.3f, 0.6f, 4).repetitionPenalty(0.05f), null, null, 0));
+        assertEquals(Status.INVALID_ARGUMENT, byRepetition.getStatus());
+        assertTrue(byRepetition.getReason().contains("repetition_penalty"), byRepetition.getMessage());
         ResetException create = assertThrows(ResetException.class,
                 () -> Policy.create(PolicyParams.reset(1.0f, 0.3f, 0.6f, 4).frequencyPenalty(2.5f), null, null, 0));
         assertEquals(Status.INVALID_ARGUMENT, create.getStatus());
@@ -295,6 +311,102 @@ class ResetTest {
                     () -> policy.setParams(PolicyParams.reset(1.0f, 0.3f, 0.6f, 4).presencePenalty(2.5f)));
             assertEquals(Status.INVALID_ARGUMENT, set.getStatus());
             assertTrue(set.getReason().contains("presence_penalty"), set.getMessage());
+            ResetException repetition = assertThrows(ResetException.class,
+                    () -> policy.setParams(PolicyParams.reset(1.0f, 0.3f, 0.6f, 4).repetitionPenalty(11f)));
+            assertEquals(Status.INVALID_ARGUMENT, repetition.getStatus());
+            assertTrue(repetition.getReason().contains("repetition_penalty"), repetition.getMessage());
+        }
+    }
+
+    /**
+     * Hugging Face's RepetitionPenaltyLogitsProcessor, written here: each token seen in the context, once,
+     * has z > 0 divided by r and z <= 0 multiplied by r.
+     */
+    private static float[] repetitionPenalized(float[] logits, int[] seen, float r) {
+        float[] out = logits.clone();
+        boolean[] done = new boolean[logits.length];
+        for (int token : seen) {
+            if (done[token]) continue;
+            done[token] = true;
+            out[token] = logits[token] > 0 ? logits[token] / r : logits[token] * r;
+        }
+        return out;
+    }
+
+    /**
+     * A standalone policy given its prompt with addContext draws (greedy) the argmax of the logits with the
+     * context's lowered by the repetition penalty; reset forgets the context.
+     */
+    @Test
+    void aStandalonePolicyLowersTheContextItWasGiven() throws Exception {
+        float r = 2f;
+        float[] logits = {0f, 2f, 1.5f, -1f}; // raw argmax 1, in the prompt; 2 / 2 = 1 < 1.5
+        float[] negative = {-1f, -0.2f, -0.3f, -3f}; // raw argmax 1; -0.2 * 2 = -0.4 < -0.3 (multiplied)
+        try (Policy policy = Policy.create(PolicyParams.reset(1.0f, 0.3f, 0.6f, 4).kind(PolicyKind.GREEDY)
+                .repetitionPenalty(r), null, null, 0)) {
+            assertEquals(1, argmax(logits));
+            assertEquals(1, policy.sample(logits).token()); // no context yet
+            int[] prompt = {1, 3, 1};
+            policy.addContext(prompt);
+            int expected = argmax(repetitionPenalized(logits, prompt, r));
+            assertEquals(2, expected);
+            Policy.Sample sample = policy.sample(logits);
+            assertEquals(expected, sample.token());
+            assertEquals(policy.decide(logits).entropy(), sample.decision().entropy()); // decided on raw logits
+            // Accepted tokens join the context: with 2 lowered too, 1 leads again (once, though the prompt
+            // holds it twice).
+            policy.accept(2);
+            int[] seen = {1, 3, 1, 2};
+            assertEquals(1, argmax(repetitionPenalized(logits, seen, r)));
+            assertEquals(1, policy.sample(logits).token());
+            ResetException negativeId = assertThrows(ResetException.class, () -> policy.addContext(new int[] {0, -1}));
+            assertEquals(Status.OUT_OF_RANGE, negativeId.getStatus());
+            policy.addContext(new int[0]);
+            policy.addContext(null);
+            assertEquals(0, policy.sample(new float[] {3f, 0f, 0f, 0f, 2f}).token()); // 0 was not recorded
+            policy.reset();
+            assertEquals(argmax(logits), policy.sample(logits).token()); // forgotten: the raw argmax
+            assertEquals(1, policy.sample(negative).token());
+            policy.addContext(new int[] {1});
+            expected = argmax(repetitionPenalized(negative, new int[] {1}, r));
+            assertEquals(2, expected);
+            assertEquals(expected, policy.sample(negative).token());
+        }
+    }
+
+    private static int[] greedyWithRepetitionPenalty(Model model, int[] prompt, float r) throws Exception {
+        try (Session session = model.newSession(128, 1)) {
+            session.setPolicy(PolicyParams.greedy().repetitionPenalty(r));
+            session.prefill(prompt);
+            List<Integer> got = new ArrayList<>();
+            for (Step step : session.generate(16)) got.add(step.token());
+            return got.stream().mapToInt(Integer::intValue).toArray();
+        }
+    }
+
+    private static boolean contains(int[] tokens, int from, int to, int token) {
+        for (int i = from; i < to; i++) if (tokens[i] == token) return true;
+        return false;
+    }
+
+    /**
+     * The fixture's plain greedy continuation repeats a prompt token; a repetition penalty of 1.5 makes another
+     * choice there, and the first token it changes is one only the prompt holds.
+     */
+    @Test
+    void aRepetitionPenaltyChangesGreedyDecoding() throws Exception {
+        int[] prompt = ids("prompt.txt");
+        try (Model model = goldenOneThread()) {
+            int[] plain = greedyWithRepetitionPenalty(model, prompt, 1f);
+            int[] penalised = greedyWithRepetitionPenalty(model, prompt, 1.5f);
+            String both = Arrays.toString(plain) + " vs " + Arrays.toString(penalised);
+            assertEquals(16, plain.length, both);
+            assertEquals(16, penalised.length, both);
+            assertFalse(Arrays.equals(plain, penalised), both);
+            int first = 0;
+            while (plain[first] == penalised[first]) first++;
+            assertTrue(contains(prompt, 0, prompt.length, plain[first]), both);
+            assertFalse(contains(plain, 0, first, plain[first]), both);
         }
     }
 
