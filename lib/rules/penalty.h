@@ -4,6 +4,7 @@
 // either backend.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "rules/host_device.h"
@@ -48,7 +49,7 @@ RESET_HD bool penalties_on(float presence, float frequency, float repetition) {
 // the largest float rather than becoming infinite).
 RESET_HD float penalized_logit(float z, bool seen, int32_t count, float repetition, float presence, float frequency) {
     constexpr float kLargest = 3.40282347e38f;
-    if (seen && repetition != 1.0f && z != -__builtin_huge_valf()) {
+    if (seen && repetition != 1.0f && z != -INFINITY) {
 #if defined(__CUDA_ARCH__)
         z = z > 0.0f ? __fdiv_rn(z, repetition) : __fmul_rn(z, repetition);
 #else

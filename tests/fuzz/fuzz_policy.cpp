@@ -76,9 +76,9 @@ bool readable_size(uint32_t size, std::initializer_list<size_t> pointer_offsets,
 
 // The header's rule: defaults, then the first struct_size bytes the caller has.
 template <typename T>
-T effective(const T &given, void (*init)(T *)) {
+T effective(const T &given, void (*init)(T *, size_t)) {
     T out;
-    init(&out);
+    init(&out, sizeof out);
     const uint32_t own = out.struct_size;
     std::memcpy(&out, &given, given.struct_size);
     out.struct_size = own;
@@ -152,7 +152,7 @@ Verdict judge(const Params &p) {
         v.expected = RESET_ERR_INVALID_ARGUMENT;
         return v;
     }
-    const reset_policy_params e = effective(p.given, reset_policy_params_init);
+    const reset_policy_params e = effective(p.given, reset_policy_params_init_sized);
     v.params = e;
     const int32_t kind = kind_of(e);
     const auto finite_at_least_0 = [](float x) { return std::isfinite(x) && x >= 0.0f; };
@@ -614,7 +614,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!options_readable) {
         expected = RESET_ERR_INVALID_ARGUMENT;
     } else {
-        const reset_policy_options o = effective(options, reset_policy_options_init);
+        const reset_policy_options o = effective(options, reset_policy_options_init_sized);
         const bool ids_ok = std::all_of(o.newline_ids, o.newline_ids + o.n_newline_ids, [](int32_t id) {
             return id >= 0;
         }) && std::all_of(o.double_newline_ids, o.double_newline_ids + o.n_double_newline_ids, [](int32_t id) {

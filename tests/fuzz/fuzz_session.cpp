@@ -122,6 +122,7 @@ reset_policy_params read_policy(Bytes &in) {
         p.presence_penalty = in.number() * 1.5f;
         p.frequency_penalty = in.number() * 1.5f;
     }
+    if (flags & 4) p.repetition_penalty = 0.5f + in.number();  // (0.3) mostly 0.25..2.2; raw bits out of range
     return p;
 }
 

@@ -357,11 +357,17 @@ def run(steps):
     return bytes([8, steps - 1])
 
 
-def session_policy(kind, temperature=0.0, seed=5, t_low=0.25, tau0=0.5, window=8, penalties=None):
-    """penalties: (presence, frequency), read by fuzz_session where the reset_state byte has bit 1 set."""
+def session_policy(kind, temperature=0.0, seed=5, t_low=0.25, tau0=0.5, window=8, penalties=None, repetition=None):
+    """penalties: (presence, frequency), read by fuzz_session where the reset_state byte has bit 1 set;
+    repetition: the repetition penalty, where it has bit 2 set."""
     kinds = {"greedy": 0, "fixed": 1, "reset": 2, "entropy": 3, "none": 4}
-    tail = bytes([0, 1]) if penalties is None else (bytes([0, 3]) + number(penalties[0] / 1.5) +
-                                                     number(penalties[1] / 1.5))
+    flags = 1 | (2 if penalties is not None else 0) | (4 if repetition is not None else 0)
+    tail = bytes([0, flags])
+    if penalties is not None:
+        tail += number(penalties[0] / 1.5) + number(penalties[1] / 1.5)
+    if repetition is not None:
+        r = repetition - 0.5
+        tail += number(r) if -0.25 <= r < 1.75 else bytes([0x80]) + struct.pack("<f", r)  # raw bits past the range
     return (bytes([3, kinds[kind], int(temperature * 8)]) + integer(0) + number(1.0) + number(0.0) +
             struct.pack("<Q", seed) + number(1.0) + number(t_low) + number(tau0 / 4) + integer(window) + tail)
 
@@ -393,6 +399,12 @@ def session_seeds():
         session_policy("greedy", penalties=(1.5, 1.0)) + step(3) * 8 + prefill_sequence(1, [40]) + run(32) +
         bytes([6]) + step(3) + bytes([5]) + prefill([50, 60]) + session_policy("fixed", 2.0, penalties=(2.5, 0.0)) +
         step(3) * 4,
+        # The repetition penalty (0.3) over the prompt, a second turn's prefill and a sequence prefill, alone and
+        # with the others; then out of range.
+        "repetition": session_header("w4a16", 2, 0) + session_policy("greedy", repetition=1.75) +
+        prefill([10, 20, 30, 10]) + step(2) * 8 + prefill([40, 50]) + step(2) * 4 +
+        session_policy("fixed", 1.0, penalties=(0.5, 0.25), repetition=1.25) + prefill_sequence(0, [60]) + run(16) +
+        bytes([5]) + prefill([70]) + session_policy("greedy", repetition=0.0) + step(2) * 2,
     }
 
 

@@ -432,8 +432,8 @@ def raw_logprob(logits, token):
 
 
 # The library takes each exp(z - max) in FP32 (summed in double, in its own order), rounds z - max to
-# FP32 and returns a float: each costs ~1e-6 at this vocabulary (512) and these magnitudes (|logprob| ~ 4).  1e-4 leaves margin,
-# while a field left at 0 or read at the wrong offset is off by whole units.
+# FP32 and returns a float: each costs ~1e-6 at this vocabulary (512) and these magnitudes (|logprob| ~ 4).
+# 1e-4 leaves margin, while a field left at 0 or read at the wrong offset is off by whole units.
 LOGPROB_TOLERANCE = 1e-4
 
 
