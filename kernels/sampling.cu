@@ -1222,7 +1222,7 @@ __device__ __forceinline__ void load_row(const float *logits, const int32_t *cou
             } else if (z != -INFINITY) {
                 if constexpr (kPenalized) {
                     ls.raw_max = fmaxf(ls.raw_max, z);
-                    z = rule::penalized_logit(z, c[j] != 0, c[j] & rule::kCountMask, repetition, presence, frequency);
+                    z = rule::penalized_logit(z, c[j], repetition, presence, frequency);
                 }
                 ++ls.unmasked;
                 ls.min_key = min(ls.min_key, order_key(z));

@@ -68,4 +68,11 @@ RESET_HD float penalized_logit(float z, bool seen, int32_t count, float repetiti
 #endif
 }
 
+// The same from a token's entry of a counts row (SamplingArgs::counts,
+// SequenceSampler::add_penalty_counts): seen when the entry is non-zero,
+// generated (entry & kCountMask) times.
+RESET_HD float penalized_logit(float z, int32_t entry, float repetition, float presence, float frequency) {
+    return penalized_logit(z, entry != 0, entry & kCountMask, repetition, presence, frequency);
+}
+
 }  // namespace reset::rule

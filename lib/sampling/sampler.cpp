@@ -122,9 +122,7 @@ void SequenceSampler::append_generation(int32_t token) {
 
 void SequenceSampler::clear_generation() {
     // The generation's tokens stay in the sequence's context (the repetition penalty's).
-    std::vector<int32_t> tokens(static_cast<size_t>(generation_.size()));
-    for (int64_t i = 0; i < generation_.size(); ++i) tokens[static_cast<size_t>(i)] = generation_[i];
-    context_.append(tokens.data(), tokens.size());
+    context_.append(generation_);
     generation_.clear();
     generation_version_ = next_generation_version();
 }
@@ -156,9 +154,8 @@ const float *SequenceSampler::penalize(const float *logits, int32_t vocab, float
             if (t < 0 || t >= vocab) continue;
             const int32_t c = counts_[static_cast<size_t>(t)];
             if (c == 0) continue;  // done: each token once, and the scratch is zero again afterwards
-            penalized_[static_cast<size_t>(t)] =
-                rule::penalized_logit(logits[t], true, c & rule::kCountMask, policy_.repetition_penalty,
-                                      policy_.presence_penalty, policy_.frequency_penalty);
+            penalized_[static_cast<size_t>(t)] = rule::penalized_logit(
+                logits[t], c, policy_.repetition_penalty, policy_.presence_penalty, policy_.frequency_penalty);
             counts_[static_cast<size_t>(t)] = 0;
         }
     }

@@ -49,6 +49,9 @@ struct SamplerSignals {
 class SharedTokens {
 public:
     void append(const int32_t *ids, size_t n);
+    void append(const SharedTokens &other) {
+        if (other.length_ > 0) append(other.list_->data(), static_cast<size_t>(other.length_));
+    }
     void clear();
     int64_t size() const { return length_; }
     int32_t operator[](int64_t i) const { return (*list_)[static_cast<size_t>(i)]; }

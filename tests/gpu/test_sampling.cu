@@ -685,12 +685,9 @@ void run_case(const Case &c) {
                 cpu[size_t(b)].add_penalty_counts(counts.data(), V);
                 lowered.assign(row, row + V);
                 const reset::Policy &q = seeded[size_t(b)];
-                for (int32_t i = 0; i < V; ++i) {
-                    const int32_t n = counts[size_t(i)];
-                    lowered[size_t(i)] = reset::rule::penalized_logit(row[i], n != 0, n & reset::rule::kCountMask,
-                                                                      q.repetition_penalty, q.presence_penalty,
-                                                                      q.frequency_penalty);
-                }
+                for (int32_t i = 0; i < V; ++i)
+                    lowered[size_t(i)] = reset::rule::penalized_logit(row[i], counts[size_t(i)], q.repetition_penalty,
+                                                                      q.presence_penalty, q.frequency_penalty);
                 row = lowered.data();
             }
             const bool second_draw = second_draw_taken(row, V, seeded[size_t(b)], ref.temperature,
