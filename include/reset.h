@@ -74,9 +74,9 @@ extern "C" {
  * versions only append functions and struct fields (CHANGELOG.md lists
  * them), so a program built against 0.N runs on any 0.M with M >= N. */
 #define RESET_VERSION_MAJOR 0
-#define RESET_VERSION_MINOR 3
+#define RESET_VERSION_MINOR 4
 #define RESET_VERSION_PATCH 0
-#define RESET_VERSION_STRING "0.3.0"
+#define RESET_VERSION_STRING "0.4.0"
 #define RESET_VERSION_NUMBER (RESET_VERSION_MAJOR * 10000 + RESET_VERSION_MINOR * 100 + RESET_VERSION_PATCH)
 
 /* The version of the library actually loaded, as RESET_VERSION_NUMBER.
@@ -350,7 +350,18 @@ typedef struct reset_session_options {
                             hides most of the per-kernel launch ramp.  Same results either way.
                             0 = on where the GPU supports it; -1 = off (plain stream order, for
                             comparison).  Default 0 */
+    /* Added in 0.4: how many of the most likely tokens each decode step
+     * reports with their log-probabilities (reset_step.top_logprobs), as
+     * OpenAI's top_logprobs and vLLM's logprobs = N do; 0..20 (the
+     * RESET_MAX_TOP_LOGPROBS of both).  Fixed for the session: on the CUDA
+     * backend the selection is one more kernel of the step's graph, captured
+     * only when this is above 0, so a session that asks for none pays
+     * nothing.  Default 0 */
+    int32_t top_logprobs;
 } reset_session_options;
+
+/* The most reset_session_options.top_logprobs allows. */
+#define RESET_MAX_TOP_LOGPROBS 20
 
 RESET_API void reset_session_options_init(reset_session_options *options);
 RESET_API void reset_session_options_init_sized(reset_session_options *options, size_t struct_size);
@@ -483,6 +494,13 @@ typedef enum reset_end_reason {
     RESET_END_FINISHED = 2  /* it had already ended in an earlier step: token is -1 */
 } reset_end_reason;
 
+/* (0.4) One of the most likely tokens of a step, with its log-probability. */
+typedef struct reset_token_logprob {
+    int32_t token;  /* the id */
+    float logprob;  /* log p(token), natural log, of softmax(raw logits), as reset_step.logprob
+                       (-inf for a token whose logit is -inf) */
+} reset_token_logprob;
+
 /* What one decode step produced for one sequence. */
 typedef struct reset_step {
     uint32_t struct_size;     /* set by reset_step_init; the library writes only what fits */
@@ -511,9 +529,19 @@ typedef struct reset_step {
      * log-likelihood per token, exp(-mean) the answer's perplexity.  NaN
      * when there is no token (token -1). */
     float logprob;
+    /* Added in 0.4: the session's top_logprobs most likely tokens of the
+     * distribution this token was drawn from (the same raw softmax as
+     * logprob), most likely first, ties in id order; the chosen token may or
+     * may not be among them, and where it is, its entry's logprob equals
+     * logprob bit for bit.  top_logprob_count is
+     * min(top_logprobs, vocab_size), or 0 when there is no token or the
+     * session asked for none (top_logprobs then NULL).  Owned by the
+     * session, valid until the next call on it, as text is. */
+    int32_t top_logprob_count;
+    const reset_token_logprob *top_logprobs;
 } reset_step;
 
-/* Set struct_size of `count` steps and clear them (token -1, logprob NaN). */
+/* Set struct_size of `count` steps and clear them (token -1, logprob NaN, no top_logprobs). */
 RESET_API void reset_step_init(reset_step *steps, size_t count);
 RESET_API void reset_step_init_sized(reset_step *steps, size_t count, size_t struct_size);
 #define reset_step_init(steps, count) reset_step_init_sized((steps), (count), sizeof(reset_step))
@@ -857,6 +885,9 @@ RESET_API reset_status reset_policy_reset(reset_policy *policy);
  * with the sequence and token given by the caller (token -1: not known).
  * "logprob" (0.3) is null when there is no token, and left out for a
  * caller's struct from before 0.3, which has no such field.
+ * "top_logprobs" (0.4) follows "logprob" when the step carries any:
+ * [{"token":271,"logprob":-0.214},{"token":198,"logprob":-1.93}, ...]
+ * (a logprob of -inf as null).
  */
 RESET_API reset_status reset_step_to_json(const reset_step *step, char *buffer, size_t capacity,
                                           size_t *out_length);

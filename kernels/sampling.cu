@@ -1506,7 +1506,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
             rule::StepState s_state = st.step;
             const uint32_t last_flags = delimiter_flags_of(a, st.last_token);
             const uint32_t prev_flags = delimiter_flags_of(a, st.prev_token);
-            SamplingSignalsDevice sig;
+            SamplingSignalsDevice sig = {};
             sig.entropy = entropy;
             sig.boundary = rule::crosses_boundary(st.accepted, (last_flags & kDelimiterDoubleNewline) != 0,
                                                   (last_flags & kDelimiterNewline) != 0,
@@ -1996,6 +1996,8 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                 SamplingSignalsDevice sig = sh.bc.signals;
                 // Of the raw row, as H_t (rules/logprob.h): one more load, from L2.
                 sig.logprob = rule::raw_logprob(__ldg(logits + token), sh.bc.raw_max, log_sum_exp);
+                sig.raw_max = sh.bc.raw_max;
+                sig.log_sum_exp = log_sum_exp;
                 a.signals[b] = sig;
             }
         } else {

@@ -98,6 +98,11 @@ struct SamplingSignalsDevice {
     int32_t uncertain;
     int32_t status;  // SamplingStatus; the token is -1 unless kSamplingOk
     float logprob;   // log p(token) under softmax(raw logits) (rules/logprob.h); 0 unless kSamplingOk
+    // The two numbers logprob came from, for kernels/top_logprobs.h (so its entry for the token
+    // equals logprob bit for bit); 0 unless kSamplingOk.
+    float raw_max;
+    int32_t unused_;  // no implicit padding: a skipped row's signals are compared byte for byte
+    double log_sum_exp;
 };
 
 struct SamplingArgs {

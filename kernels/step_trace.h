@@ -23,6 +23,7 @@ enum Kind : unsigned {
     kSampling = 7,
     kNvfp4GemvPair = 8,
     kRangeCopy = 9,
+    kTopLogprobs = 10,
 };
 
 }  // namespace reset::trace

@@ -105,7 +105,7 @@ struct PointerFields<reset_calibration_options> {
 };
 template <>
 struct PointerFields<reset_step> {
-    static constexpr std::array offsets{offsetof(reset_step, text)};
+    static constexpr std::array offsets{offsetof(reset_step, text), offsetof(reset_step, top_logprobs)};
 };
 
 // Whether a caller's struct_size ends inside one of T's pointer fields.

@@ -33,8 +33,9 @@ void reset_session_options_init_sized(reset_session_options *options, size_t str
     write_defaults(options, struct_size, defaults);
 }
 
+// Programs built before 0.4 call this: their struct ends before top_logprobs.
 void (reset_session_options_init)(reset_session_options *options) {
-    reset_session_options_init_sized(options, sizeof *options);
+    reset_session_options_init_sized(options, offsetof(reset_session_options, top_logprobs));
 }
 
 reset_status reset_session_create(reset_model *model, const reset_session_options *options,
@@ -61,6 +62,9 @@ reset_status reset_session_create(reset_model *model, const reset_session_option
         if (o.programmatic_launch != 0 && o.programmatic_launch != -1)
             fail(RESET_ERR_INVALID_ARGUMENT, "options->programmatic_launch = ", o.programmatic_launch,
                  " (must be 0 or -1)");
+        if (o.top_logprobs < 0 || o.top_logprobs > RESET_MAX_TOP_LOGPROBS)
+            fail(RESET_ERR_INVALID_ARGUMENT, "options->top_logprobs = ", o.top_logprobs, " is outside 0..",
+                 RESET_MAX_TOP_LOGPROBS);
         const int32_t context = o.max_context ? o.max_context : std::min(model_max, kDefaultMaxContext);
         SessionOptions session_options;
         session_options.max_context = context;
@@ -69,6 +73,7 @@ reset_status reset_session_create(reset_model *model, const reset_session_option
         session_options.cuda_graph = o.eager == 0;
         session_options.prefill_gemm_tokens = o.prefill_gemm_tokens;
         session_options.programmatic_launch = o.programmatic_launch == 0;
+        session_options.top_logprobs = o.top_logprobs;
         auto handle = std::make_unique<reset_session>();
         handle->session = std::make_unique<Session>(std::move(loaded), session_options);
         HandleRegistry<reset_session>::instance().add(handle.get());

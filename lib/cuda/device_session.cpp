@@ -55,6 +55,8 @@
 #include "kernels/sampling.h"
 #include "kernels/silu_mul.h"
 #include "kernels/step_trace.h"
+#include "kernels/top_logprobs.h"
+#include "rules/top_logprobs.h"
 
 namespace reset {
 
@@ -205,6 +207,8 @@ struct StepOutput {
     int32_t tokens[kMaxRows];
     SamplingSignalsDevice signals[kMaxRows];
     SamplingSequenceState states[kMaxRows];
+    // [sequence][top_logprobs_], packed: copied back only by sessions that ask for them.
+    reset_token_logprob top[kMaxRows * rule::kMaxTopLogprobs];
 };
 
 struct PrefillInput {
@@ -370,6 +374,8 @@ private:
     DeviceBuffer logits_;
     // Sampler.
     DeviceBuffer delimiter_flags_, sampling_workspace_;
+    int32_t top_logprobs_ = 0;         // entries per sequence and step; 0: the step has no top_logprobs kernel
+    DeviceBuffer top_logprobs_workspace_;
     // [seq][vocab] tokens generated in each sequence's current generation (the penalties' counts): kept by the
     // sampler kernel, which adds what it accepts; uploaded from the host's SequenceSampler when the host changed
     // them another way (a new generation, a rollback), told by its generation_version().
@@ -388,8 +394,10 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
     : dm_(*model.device), config_(model.config), sequences_(options.sequences),
       capacity_(options.capacity),
       kv_type_(options.kv_cache == RESET_KV_CACHE_FP8 ? KvCacheType::kFp8E4M3 : KvCacheType::kBFloat16),
-      use_graph_(options.cuda_graph) {
+      use_graph_(options.cuda_graph), top_logprobs_(options.top_logprobs) {
     if (sequences_ < 1 || sequences_ > kMaxRows) fail(RESET_ERR_INVALID_ARGUMENT, "sequences ", sequences_);
+    if (top_logprobs_ < 0 || top_logprobs_ > std::min(rule::kMaxTopLogprobs, config_.vocab_size))
+        fail(RESET_ERR_INVALID_ARGUMENT, "top_logprobs ", top_logprobs_);
     use_device(dm_.device);
     cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     // From here on a throw (out of memory, most often) must not leak the stream or cuBLAS handle.
@@ -468,6 +476,9 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
         sampling_workspace_ = allocate(std::max<size_t>(sampling_workspace_bytes(sequences_, c.vocab_size), 16),
                                        "sampler workspace");
         counts_ = allocate(size_t(sequences_) * size_t(c.vocab_size) * sizeof(int32_t), "the penalties' counts");
+        if (top_logprobs_ > 0)  // zeroed, as the kernel's arrival counters must start
+            top_logprobs_workspace_ =
+                allocate(top_logprobs_workspace_bytes(sequences_, c.vocab_size), "top_logprobs workspace");
         counts_version_.assign(size_t(sequences_), 0);  // no sampler has version 0: the first step uploads
         step_in_ = allocate(sizeof(StepInput), "step input");
         step_out_ = allocate(sizeof(StepOutput), "step output");
@@ -924,6 +935,20 @@ void CudaSession::enqueue_step() {
     sampling.signals = out->signals;
     sampling.active = in->active;
     sample_tokens(sampling, stream_);
+    if (top_logprobs_ > 0) {
+        // From the logits the sampler just drew from, before the forward pass replaces them.
+        TopLogprobsArgs top;
+        top.batch = sequences_;
+        top.vocab = config_.vocab_size;
+        top.logits = logits_.as<float>();
+        top.ld_logits = config_.vocab_size;
+        top.count = top_logprobs_;
+        top.signals = out->signals;
+        top.active = in->active;
+        top.workspace = top_logprobs_workspace_.as();
+        top.out = out->top;
+        top_logprobs(top, stream_);
+    }
 
     enqueue_forward(sequences_, out->tokens, in->positions, in->lengths, nullptr, 0, sequences_,
                     logits_.as<float>());
@@ -931,11 +956,13 @@ void CudaSession::enqueue_step() {
     // Tokens and signals, the states the sampler updated in place (in the input struct) and the
     // rings, written to page-locked host memory by one launch after the lm_head.
     RangeCopyArgs download;
-    download.count = 3;
+    download.count = top_logprobs_ > 0 ? 4 : 3;
     StepOutput *host_out = host_out_.device<StepOutput>();
     download.ranges[0] = {out, host_out, offsetof(StepOutput, states)};
     download.ranges[1] = {in->states, host_out->states, sizeof(in->states)};
     download.ranges[2] = {rings_.as(), host_rings_.device(), ring_bytes};
+    download.ranges[3] = {out->top, host_out->top,
+                          size_t(sequences_) * size_t(top_logprobs_) * sizeof(reset_token_logprob)};
     copy_ranges(download, stream_);
 }
 
@@ -1013,6 +1040,8 @@ void CudaSession::step(const std::vector<SequenceSampler *> &samplers, const std
         r.signals.boundary = g.boundary != 0;
         r.signals.uncertain = g.uncertain != 0;
         if (g.status != kSamplingOk) continue;
+        const reset_token_logprob *top = out->top + size_t(s) * size_t(top_logprobs_);
+        r.top.assign(top, top + top_logprobs_);
         const SamplingSequenceState &state = out->states[s];
         SequenceSampler::Carried carried;
         carried.state = state.step;

@@ -49,6 +49,7 @@ struct DeviceSessionOptions {
     bool cuda_graph = true;                      // false: eager launches (for comparison)
     int32_t prefill_gemm_tokens = 0;             // reset_session_options.prefill_gemm_tokens
     bool programmatic_launch = true;             // where the GPU has it (sm_90+): kernels/dependent_launch.cuh
+    int32_t top_logprobs = 0;                    // entries of DeviceStepResult::top per step (0: no kernel)
 };
 
 // One sequence's result of a device decode step.
@@ -56,6 +57,7 @@ struct DeviceStepResult {
     int32_t token = -1;
     SamplerSignals signals;
     int32_t status = 0;  // 0 ok, else the sampler's kSampling* code (bad logits, bad policy)
+    std::vector<reset_token_logprob> top;  // DeviceSessionOptions::top_logprobs entries when status is 0
 };
 
 class DeviceSession {

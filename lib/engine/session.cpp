@@ -8,6 +8,7 @@
 
 #include "api/errors.h"
 #include "sampling/policy.h"
+#include "sampling/top_logprobs.h"
 
 namespace reset {
 
@@ -44,7 +45,8 @@ reset_policy_params initial_policy(const ModelConfig &config) {
 }  // namespace
 
 Session::Session(std::shared_ptr<LoadedModel> model, const SessionOptions &options)
-    : model_(std::move(model)), max_context_(options.max_context) {
+    : model_(std::move(model)), max_context_(options.max_context),
+      top_logprobs_(std::min(options.top_logprobs, model_->config.vocab_size)) {
     const DelimiterSets delimiters = delimiters_of(*model_);
     if (model_->backend == RESET_BACKEND_CUDA) {
         if (options.kv_cache == RESET_KV_CACHE_FP32)
@@ -56,6 +58,7 @@ Session::Session(std::shared_ptr<LoadedModel> model, const SessionOptions &optio
         device.cuda_graph = options.cuda_graph;
         device.prefill_gemm_tokens = options.prefill_gemm_tokens;
         device.programmatic_launch = options.programmatic_launch;
+        device.top_logprobs = top_logprobs_;
         device_ = create_device_session(*model_, device, delimiters);
     } else {
         cache_ = std::make_unique<KvCache>(model_->config, options.sequences, options.max_context, options.kv_cache);
@@ -82,6 +85,7 @@ void Session::reset() {
         sequence.sampler.clear();
         if (sequence.stream) sequence.stream->reset();
         sequence.text.clear();
+        sequence.top.clear();
     }
     has_logits_ = false;
     lockstep_ = true;
@@ -113,6 +117,7 @@ void Session::restore(const Snapshot &saved) {
         sequence.sampler = saved.samplers[i];
         if (sequence.stream) *sequence.stream = saved.streams[i];
         sequence.text.clear();
+        sequence.top.clear();
     }
     lockstep_ = saved.lockstep;
     has_logits_ = saved.has_logits;
@@ -306,7 +311,10 @@ int32_t Session::decode_step(reset_step *steps, size_t capacity) {
     std::vector<reset_step> results(sequences_.size());
     // A step's text is that step's only: a sequence that has ended, or whose
     // token has no complete character yet, reports none.
-    for (auto &sequence : sequences_) sequence.text.clear();
+    for (auto &sequence : sequences_) {
+        sequence.text.clear();
+        sequence.top.clear();
+    }
     try {
         throw_if_cancelled();
         if (device_) sample_and_forward_device(results);
@@ -320,6 +328,8 @@ int32_t Session::decode_step(reset_step *steps, size_t capacity) {
     for (size_t s = 0; s < sequences_.size(); ++s) {
         results[s].text = sequences_[s].text.c_str();
         results[s].text_len = sequences_[s].text.size();
+        results[s].top_logprob_count = int32_t(sequences_[s].top.size());
+        results[s].top_logprobs = sequences_[s].top.empty() ? nullptr : sequences_[s].top.data();
         if (!sequences_[s].ended) ++still_active;
         // Write only what the caller's (possibly older or newer) struct has room for.
         auto *destination = reinterpret_cast<char *>(steps) + size_t(stride) * s;
@@ -389,6 +399,11 @@ void Session::sample_and_forward_cpu(std::vector<reset_step> &results) {
             if (e.status() != RESET_ERR_INVALID_ARGUMENT) throw;
             fail(RESET_ERR_BACKEND, "the model produced unusable logits for sequence ", s, ": ", e.what());
         }
+        if (top_logprobs_ > 0) {  // before the forward pass replaces the logits
+            sequence.top.resize(size_t(top_logprobs_));
+            top_logprobs(sequence.logits.data(), vocab, top_logprobs_, signals.raw_max, signals.log_sum_exp,
+                         sequence.top.data());
+        }
         sequence.sampler.accept(token);
         finish_token(s, token, signals, r);
         if (first_token < 0) first_token = token;
@@ -435,6 +450,7 @@ void Session::sample_and_forward_device(std::vector<reset_step> &results) {
             if (d.status != 0)
                 fail(RESET_ERR_BACKEND, "the device sampler rejected sequence ", s, "'s policy (status ", d.status,
                      ")");
+            sequence.top = d.top;
             finish_token(s, d.token, d.signals, r);
             if (first_token < 0) first_token = d.token;
             else if (d.token != first_token) all_same = false;

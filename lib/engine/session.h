@@ -28,6 +28,7 @@ struct SessionOptions {
     bool cuda_graph = true;                         // CUDA backend: replay the step as a graph
     int32_t prefill_gemm_tokens = 0;                // CUDA backend: see reset_session_options
     bool programmatic_launch = true;                // CUDA backend, sm_90+: see reset_session_options
+    int32_t top_logprobs = 0;                       // reset_step.top_logprobs per step, 0..kMaxTopLogprobs
 };
 
 class Session {
@@ -62,6 +63,7 @@ private:
         SequenceSampler sampler;
         std::unique_ptr<StreamDecoder> stream;  // null without a tokenizer
         std::string text;                       // this step's text, handed out in reset_step
+        std::vector<reset_token_logprob> top;   // this step's top_logprobs, handed out likewise
     };
     // What a failing call restores ("nothing is lost").
     struct Snapshot {
@@ -92,6 +94,7 @@ private:
 
     std::shared_ptr<LoadedModel> model_;
     int32_t max_context_;
+    int32_t top_logprobs_;
     std::unique_ptr<KvCache> cache_;          // CPU backend
     std::unique_ptr<ForwardScratch> scratch_; // CPU backend
     std::unique_ptr<DeviceSession> device_;   // CUDA backend

@@ -262,7 +262,9 @@ int32_t SequenceSampler::sample(const float *logits, int32_t vocab, int32_t sequ
     if (signals) {
         *signals = s;
         // Of the raw row, as H_t: the model's probability, whatever lowered or truncated the draw's.
-        signals->logprob = rule::raw_logprob(logits[token], stats.max, std::log(stats.sum_exp));
+        signals->raw_max = stats.max;
+        signals->log_sum_exp = std::log(stats.sum_exp);
+        signals->logprob = rule::raw_logprob(logits[token], signals->raw_max, signals->log_sum_exp);
     }
     return token;
 }

@@ -39,6 +39,10 @@ struct SamplerSignals {
     // log p(token) under softmax(raw logits) (rules/logprob.h); set by
     // sample() for the token it returns, NaN from decide(), which returns none.
     float logprob = NAN;
+    // The two numbers logprob came from (rules/logprob.h), so that
+    // reset_step.top_logprobs uses the same ones; set by sample().
+    float raw_max = 0.0f;
+    double log_sum_exp = 0.0;
 };
 
 // An append-only list of tokens that copies of a sampler share: sessions

@@ -79,6 +79,17 @@ std::string trace_line(const TraceRecord &r) {
         out += ",\"logprob\":";
         append_float(out, r.logprob);
     }
+    if (r.top_count > 0) {
+        out += ",\"top_logprobs\":[";
+        for (int32_t i = 0; i < r.top_count; ++i) {
+            out += i ? ",{\"token\":" : "{\"token\":";
+            out += std::to_string(r.top[i].token);
+            out += ",\"logprob\":";
+            append_float(out, r.top[i].logprob);
+            out += '}';
+        }
+        out += ']';
+    }
     out += ",\"entropy\":";
     append_float(out, r.entropy);
     out += ",\"step_entropy\":";

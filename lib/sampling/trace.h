@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "reset.h"
+
 namespace reset {
 
 struct TraceRecord {
@@ -13,6 +15,8 @@ struct TraceRecord {
     int32_t token = -1;
     bool has_logprob = false;  // write "logprob" (the caller's struct has the field, 0.3 on)
     float logprob = 0.0f;
+    const reset_token_logprob *top = nullptr;  // "top_logprobs" when top_count > 0 (reset_step, 0.4 on)
+    int32_t top_count = 0;
     float entropy = 0.0f;
     float step_entropy = 0.0f;
     float global_mean = 0.0f;

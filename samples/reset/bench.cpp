@@ -69,6 +69,7 @@ struct DecodeCase {
     bool fp8 = false, eager = false;
     long prefill_gemm_tokens = 0;  // reset_session_options.prefill_gemm_tokens
     long programmatic_launch = 0;  // reset_session_options.programmatic_launch
+    long top_logprobs = 0;         // reset_session_options.top_logprobs
 };
 
 struct DecodeResult {
@@ -101,6 +102,7 @@ DecodeResult run_decode_case(const Model &model, const DecodeCase &c, long token
     options.eager = c.eager ? 1 : 0;
     options.prefill_gemm_tokens = int32_t(c.prefill_gemm_tokens);
     options.programmatic_launch = int32_t(c.programmatic_launch);
+    options.top_logprobs = int32_t(c.top_logprobs);
     reset_session *session = nullptr;
     check(reset_session_create(model.handle, &options, &session), "session");
     const uint64_t session_bytes = reset_session_device_bytes(session);
@@ -139,13 +141,14 @@ DecodeResult run_decode_case(const Model &model, const DecodeCase &c, long token
 int bench_decode(int argc, char **argv) {
     std::set<std::string> valued = kModelValued;
     valued.insert({"prompt-tokens", "tokens", "repeat", "sequences", "kv-cache", "policy", "prefill-gemm-tokens",
-                   "programmatic-launch"});
+                   "programmatic-launch", "top-logprobs"});
     const Args args = parse_args(argc, argv, 3, {"help", "eager", "compare-eager", "json"}, valued);
     if (args.has("help") || args.positional.size() != 1) {
         std::printf(
             "usage: reset bench decode MODEL_DIR [--prompt-tokens N,..] [--tokens N] [--repeat R] [--sequences B,..]\n"
             "                          [--policy TEXT] [--kv-cache bf16|fp8|bf16,fp8] [--eager | --compare-eager]\n"
-            "                          [--prefill-gemm-tokens T,..] [--programmatic-launch 0,-1] [--json]\n"
+            "                          [--prefill-gemm-tokens T,..] [--programmatic-launch 0,-1]\n"
+            "                          [--top-logprobs N,..] [--json]\n"
             "                          [--weights auto|bf16|nvfp4|w4a4] [--lm-head auto|nvfp4]\n"
             "                          [--backend auto|cpu|cuda] [--threads N]\n"
             "For every combination of the comma-separated lists: prefill N synthetic prompt ids (default 128),\n"
@@ -156,7 +159,8 @@ int bench_decode(int argc, char **argv) {
             "--kv-cache and --eager (launch kernels one by one instead of replaying the step's CUDA graph;\n"
             "--compare-eager runs both) and --prefill-gemm-tokens (prompt chunks of at least T tokens take the GEMM\n"
             "path; 0 = the library's default, -1 = never) and --programmatic-launch (0 = programmatic dependent\n"
-            "launch where the GPU has it, -1 = plain stream order) apply to the CUDA backend.  --json: one JSON\n"
+            "launch where the GPU has it, -1 = plain stream order) apply to the CUDA backend.  --top-logprobs\n"
+            "(0..20, default 0): each step also reports that many most likely tokens.  --json: one JSON\n"
             "object per case.\n");
         return args.has("help") ? 0 : 2;
     }
@@ -165,6 +169,8 @@ int bench_decode(int argc, char **argv) {
     const std::vector<long> gemm_list =
         int_list(args.get("prefill-gemm-tokens", "0"), "prefill-gemm-tokens", -1, 1 << 24);
     const std::vector<long> launch_list = int_list(args.get("programmatic-launch", "0"), "programmatic-launch", -1, 0);
+    const std::vector<long> top_list =
+        int_list(args.get("top-logprobs", "0"), "top-logprobs", 0, RESET_MAX_TOP_LOGPROBS);
     const long tokens = args.get_int("tokens", 128, 1, 1 << 24);
     const long repeat = args.get_int("repeat", 3, 1, 1000);
     const std::string kv = args.get("kv-cache", "bf16");
@@ -198,6 +204,7 @@ int bench_decode(int argc, char **argv) {
     expand(eager_list, [](DecodeCase &c, bool v) { c.eager = v; });
     expand(gemm_list, [](DecodeCase &c, long v) { c.prefill_gemm_tokens = v; });
     expand(launch_list, [](DecodeCase &c, long v) { c.programmatic_launch = v; });
+    expand(top_list, [](DecodeCase &c, long v) { c.top_logprobs = v; });
     for (const DecodeCase &c : cases) {
         const DecodeResult r = run_decode_case(model, c, tokens, repeat, policy);
         const double tokens_per_s = 1e3 * double(c.sequences) / r.ms_per_step;
@@ -211,7 +218,7 @@ int bench_decode(int argc, char **argv) {
                 "\"prefill_tokens_per_s\": %.1f, "
                 "\"ms_per_step\": %.4f, \"tokens_per_s\": %.1f, \"repeat\": %ld, "
                 "\"model_device_bytes\": %llu, \"session_device_bytes\": %llu, "
-                "\"prefill_gemm_tokens\": %ld, \"programmatic_launch\": %ld}\n",
+                "\"prefill_gemm_tokens\": %ld, \"programmatic_launch\": %ld, \"top_logprobs\": %ld}\n",
                 args.positional[0].c_str(), model.info.architecture, weights_name(model.info.weights),
                 model.info.lm_head_nvfp4 ? "nvfp4" : "bf16",
                 backend_name(model.info.backend), (unsigned long long)model.info.weight_bytes, c.sequences,
@@ -221,13 +228,14 @@ int bench_decode(int argc, char **argv) {
                 double(policy.params.repetition_penalty),
                 r.prefill_tokens_per_s, r.ms_per_step, tokens_per_s, repeat,
                 (unsigned long long)model.info.device_bytes, (unsigned long long)r.session_device_bytes,
-                c.prefill_gemm_tokens, c.programmatic_launch);
+                c.prefill_gemm_tokens, c.programmatic_launch, c.top_logprobs);
         } else {
             std::printf("prefill %ld tokens: %.1f tokens/s (median of %ld)\n", c.prompt_tokens,
                         r.prefill_tokens_per_s, repeat);
-            std::printf("decode  %ld steps: %.3f ms per step, %.1f tokens/s (batch %ld, %s%s%s)\n", tokens,
+            std::printf("decode  %ld steps: %.3f ms per step, %.1f tokens/s (batch %ld, %s%s%s%s)\n", tokens,
                         r.ms_per_step, tokens_per_s, c.sequences, policy.label.c_str(), c.fp8 ? ", FP8 KV" : "",
-                        c.eager ? ", eager" : "");
+                        c.eager ? ", eager" : "",
+                        c.top_logprobs ? (", top_logprobs " + std::to_string(c.top_logprobs)).c_str() : "");
         }
         std::fflush(stdout);
     }

@@ -76,7 +76,8 @@ struct Model {
 
 struct Session {
     reset_session *handle = nullptr;
-    Session(reset_model *model, int32_t max_context, int32_t sequences);
+    // top_logprobs: reset_session_options.top_logprobs (0..20).
+    Session(reset_model *model, int32_t max_context, int32_t sequences, int32_t top_logprobs = 0);
     ~Session() { reset_session_free(handle); }
     Session(const Session &) = delete;
     Session &operator=(const Session &) = delete;

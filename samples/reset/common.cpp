@@ -225,11 +225,12 @@ const reset_tokenizer *Model::tokenizer() const {
     return tokenizer;
 }
 
-Session::Session(reset_model *model, int32_t max_context, int32_t sequences) {
+Session::Session(reset_model *model, int32_t max_context, int32_t sequences, int32_t top_logprobs) {
     reset_session_options options;
     reset_session_options_init(&options);
     options.max_context = max_context;
     options.sequences = sequences;
+    options.top_logprobs = top_logprobs;
     check(reset_session_create(model, &options, &handle), "cannot create a session");
 }
 

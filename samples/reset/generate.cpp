@@ -7,6 +7,8 @@
 #include <iterator>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "cli.h"
 
 namespace cli {
@@ -31,6 +33,17 @@ std::string prompt_text(const Args &args) {
     return text;
 }
 
+// A trace line whose "top_logprobs" entries also carry each token's text (the library's line has ids
+// only), through nlohmann::json so the rest of the line stays as the library wrote it.
+std::string with_top_texts(const std::string &line, const reset_tokenizer *tokenizer) {
+    nlohmann::ordered_json record = nlohmann::ordered_json::parse(line);
+    for (auto &entry : record["top_logprobs"]) {
+        const int32_t id = entry["token"].get<int32_t>();
+        entry["text"] = token_text(tokenizer, id);
+    }
+    return record.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
 struct FileCloser {
     void operator()(FILE *f) const {
         if (f && f != stdout) std::fclose(f);
@@ -40,7 +53,8 @@ struct FileCloser {
 }  // namespace
 
 int cmd_generate(int argc, char **argv) {
-    std::set<std::string> valued = with_model_options({"policy", "max-tokens", "jsonl", "system", "think-budget"});
+    std::set<std::string> valued =
+        with_model_options({"policy", "max-tokens", "jsonl", "system", "think-budget", "top-logprobs"});
     valued.insert(kSamplingValued.begin(), kSamplingValued.end());
     const Args args = parse_args(argc, argv, 2, {"raw", "no-think", "help"}, valued);
     if (args.has("help") || args.positional.empty()) {
@@ -48,18 +62,23 @@ int cmd_generate(int argc, char **argv) {
             "usage: reset generate MODEL_DIR [PROMPT...|-] [--policy P] [--max-tokens N] [--jsonl FILE|-]\n"
             "                      [--raw] [--no-think] [--system TEXT] [--seed N] [--top-p P] [--top-k K]\n"
             "                      [--presence-penalty X] [--frequency-penalty X] [--repetition-penalty R]\n"
-            "                      [--think-budget N]\n"
+            "                      [--think-budget N] [--top-logprobs N]\n"
             "The prompt is chat-formatted (thinking on unless --no-think) unless --raw.  --jsonl writes one\n"
             "line of per-token signals per token (to stdout with '-', instead of the text).  --think-budget:\n"
             "after N reasoning tokens, \"</think>\" is appended as prompt text (not a step of the trace).\n"
             "--presence-penalty / --frequency-penalty (each in [-2, 2], 0 = off) lower the logits of the tokens\n"
             "already generated (not the prompt's): by X once a token has appeared / by X per appearance.\n"
             "--repetition-penalty R (in [0.1, 10], 1 = off) divides a positive logit / multiplies a negative one\n"
-            "of every token already in the context, the prompt's included (Hugging Face / llama.cpp).\n");
+            "of every token already in the context, the prompt's included (Hugging Face / llama.cpp).\n"
+            "--top-logprobs N (0..20, with --jsonl): each line also lists the N most likely tokens of the\n"
+            "distribution the token was drawn from, with their log-probabilities and texts (OpenAI's\n"
+            "top_logprobs).\n");
         return args.has("help") ? 0 : 2;
     }
     const long max_tokens = args.get_int("max-tokens", 512, 1, 1L << 30);
     const long think_budget = args.get_int("think-budget", 0, 0, 1L << 30);
+    const long top_logprobs = args.get_int("top-logprobs", 0, 0, RESET_MAX_TOP_LOGPROBS);
+    if (top_logprobs > 0 && !args.has("jsonl")) usage_error("--top-logprobs lists them in the trace: add --jsonl");
     std::unique_ptr<FILE, FileCloser> trace;
     if (args.has("jsonl")) {
         const std::string path = args.get("jsonl", "");
@@ -81,7 +100,7 @@ int cmd_generate(int argc, char **argv) {
         ids = tokenize(tokenizer, chat_render(tokenizer, messages, !args.has("no-think")), RESET_TOKENIZE_PARSE_SPECIAL);
     }
     if (ids.empty()) usage_error("the prompt is empty");
-    Session session(model.handle, int32_t(args.get_int("context", 0, 0, 1 << 24)), 1);
+    Session session(model.handle, int32_t(args.get_int("context", 0, 0, 1 << 24)), 1, int32_t(top_logprobs));
     set_policy_from_args(session.handle, args);
     check(reset_prefill(session.handle, ids.data(), ids.size()), "prefill");
 
@@ -108,7 +127,12 @@ int cmd_generate(int argc, char **argv) {
                 s = reset_step_to_json(&step, &line[0], line.size(), &length);
             }
             check(s, "trace");
-            std::fwrite(line.data(), 1, length, trace.get());
+            if (step.top_logprob_count > 0) {
+                const std::string with_texts = with_top_texts(std::string(line.data(), length), tokenizer);
+                std::fwrite(with_texts.data(), 1, with_texts.size(), trace.get());
+            } else {
+                std::fwrite(line.data(), 1, length, trace.get());
+            }
         }
         if (text_out) {
             std::string text(step.text, step.text_len);

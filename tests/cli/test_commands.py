@@ -112,6 +112,32 @@ hot_steps = [json.loads(l) for l in out.splitlines()] if rc == 0 else []
 check("generate --jsonl at T 3: the drawn token's logprob (finite, <= 0), below -entropy for some token",
       len(hot_steps) == 20 and all(is_number(r.get("logprob")) and r["logprob"] <= 0 for r in hot_steps)
       and any(r["logprob"] < -r["entropy"] for r in hot_steps), out + err)
+# --top-logprobs N: each line lists the N most likely tokens of the row the token was drawn from,
+# most likely first, with their texts; greedy's first is the token itself, with the step's logprob.
+rc, out, err = run("generate", CHAT, "What is 2+3?", *greedy_20, "--top-logprobs", "4", "--jsonl", "-")
+tops = [json.loads(l) for l in out.splitlines()] if rc == 0 else []
+check("generate --top-logprobs 4: four entries per line, sorted, the greedy token first with the step's logprob",
+      len(tops) == 20 and all(len(r["top_logprobs"]) == 4 for r in tops)
+      and all(r["top_logprobs"][0]["token"] == r["token"] and r["top_logprobs"][0]["logprob"] == r["logprob"]
+              for r in tops)
+      and all(all(a["logprob"] >= b["logprob"] for a, b in zip(r["top_logprobs"], r["top_logprobs"][1:]))
+              for r in tops)
+      and [r["token"] for r in tops] == [r["token"] for r in greedy], out + err)
+check("generate --top-logprobs: each entry has the token's text; the four probabilities sum to at most 1",
+      len(tops) == 20 and all(isinstance(e.get("text"), str) for r in tops for e in r["top_logprobs"])
+      and all(sum(math.exp(e["logprob"]) for e in r["top_logprobs"]) <= 1 + 1e-6 for r in tops)
+      and any(e["text"] for r in tops for e in r["top_logprobs"]), out)
+rc, out, err = run("generate", CHAT, "Hi", "--max-tokens", "20", "--policy", "fixed 3.0 seed=2", "--top-logprobs", "20",
+                   "--jsonl", "-")
+hot_tops = [json.loads(l) for l in out.splitlines()] if rc == 0 else []
+check("generate --top-logprobs 20 at T 3: the same draws as without it; the drawn token's entry, where listed, is "
+      "its logprob",
+      [r["token"] for r in hot_tops] == [r["token"] for r in hot_steps]
+      and all(e["logprob"] == r["logprob"] for r in hot_tops for e in r["top_logprobs"] if e["token"] == r["token"])
+      and any(r["token"] not in [e["token"] for e in r["top_logprobs"]] for r in hot_tops), out + err)
+check_error("--top-logprobs above 20", ["generate", CHAT, "Hi", "--top-logprobs", "21", "--jsonl", "-"], 2,
+            "--top-logprobs")
+check_error("--top-logprobs without --jsonl", ["generate", CHAT, "Hi", "--top-logprobs", "3"], 2, "add --jsonl")
 # chat's /stats reports the mean over the same tokens and exp(-mean), to its printed precision.
 greedy_mean = sum(logprobs) / len(logprobs) if len(greedy) == 20 else float("nan")
 rc, out, err = run("chat", CHAT, *greedy_20, stdin="What is 2+3?\n/stats\n")
@@ -457,6 +483,13 @@ check("bench decode --json records the policy's repetition_penalty",
       record.get("policy") == "greedy repetition_penalty=1.2" and record.get("repetition_penalty") == 1.2
       and record.get("tokens_per_s", 0) > 0, out + err)
 check_error("bench decode with a bad --kv-cache", ["bench", "decode", CHAT, "--kv-cache", "fp4"], 2, "--kv-cache")
+rc, out, err = run("bench", "decode", CHAT, "--tokens", "4", "--prompt-tokens", "4", "--repeat", "1",
+                   "--top-logprobs", "0,5", "--json", "--backend", "cpu")
+records = [json.loads(l) for l in out.splitlines()] if rc == 0 else []
+check("bench decode --top-logprobs 0,5: one record each, with the setting",
+      [r.get("top_logprobs") for r in records] == [0, 5] and all(r.get("tokens_per_s", 0) > 0 for r in records),
+      out + err)
+check_error("bench decode --top-logprobs 21", ["bench", "decode", CHAT, "--top-logprobs", "21"], 2, "top-logprobs")
 
 print(f"{len(failures)} failure(s)" if failures else "all passed")
 sys.exit(1 if failures else 0)

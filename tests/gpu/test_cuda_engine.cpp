@@ -52,12 +52,14 @@
 //     so an FP8 KV cache is held to the same bounds;
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <utility>
@@ -918,6 +920,91 @@ void test_nvfp4_lm_head(const std::string &dir) {
     }
 }
 
+// reset_session_options.top_logprobs on the CUDA backend: every step's entries against the logits the
+// device drew from (read before the step): the same tokens in the same order as sorting that row by
+// (logit descending, id ascending) — exactly, it is the same row — their logprobs against a log-softmax
+// in double, the drawn token's entry equal to the step's logprob bit for bit.  Graph and eager steps,
+// ReSET sampling with top-p at 3 sequences, a count past a short vocabulary's is not asked (20 < every
+// model's), ended sequences report none, and a session that asks for none reports none.
+int g_top_entries = 0, g_top_drawn = 0;
+void test_top_logprobs(const std::string &dir) {
+    constexpr int kSequences = 3, kSteps = 24, kTop = 20;
+    const EnginePair models(dir, RESET_WEIGHTS_NVFP4_W4A16);
+    const int vocab = models.info.vocab_size;
+    const std::vector<int32_t> ids = prompt(vocab, 23, 91u);
+    for (int eager : {0, 1}) {
+        reset_session_options o;
+        reset_session_options_init(&o);
+        o.sequences = kSequences;
+        o.max_context = 256;
+        o.eager = eager;
+        o.top_logprobs = kTop;
+        reset_session *s = nullptr;
+        ok(reset_session_create(models.gpu, &o, &s), "reset_session_create (top_logprobs)");
+        set_policy(s, RESET_POLICY_RESET);
+        ok(reset_prefill(s, ids.data(), ids.size()), "prefill");
+        std::vector<bool> ended(kSequences, false);
+        for (int t = 0; t < kSteps; ++t) {
+            std::vector<std::vector<float>> before(kSequences);
+            for (int k = 0; k < kSequences; ++k)
+                if (!ended[size_t(k)]) before[size_t(k)] = logits(s, k, vocab);
+            std::vector<reset_step> st(kSequences);
+            reset_step_init(st.data(), st.size());
+            int32_t active = 0;
+            ok(reset_decode_step(s, st.data(), st.size(), &active), "reset_decode_step");
+            for (int k = 0; k < kSequences; ++k) {
+                const reset_step &r = st[size_t(k)];
+                if (ended[size_t(k)]) {
+                    EXPECT(r.top_logprob_count == 0 && r.top_logprobs == nullptr,
+                           "%s eager %d step %d seq %d: an ended sequence reports %d top_logprobs", dir.c_str(),
+                           eager, t, k, r.top_logprob_count);
+                    continue;
+                }
+                const std::vector<float> &z = before[size_t(k)];
+                EXPECT(r.top_logprob_count == kTop && r.top_logprobs != nullptr,
+                       "%s eager %d step %d seq %d: %d top_logprobs", dir.c_str(), eager, t, k, r.top_logprob_count);
+                if (r.top_logprob_count != kTop || !r.top_logprobs) continue;
+                std::vector<int32_t> order(static_cast<size_t>(vocab));
+                std::iota(order.begin(), order.end(), 0);
+                std::partial_sort(order.begin(), order.begin() + kTop, order.end(), [&](int32_t x, int32_t y) {
+                    return z[size_t(x)] != z[size_t(y)] ? z[size_t(x)] > z[size_t(y)] : x < y;
+                });
+                double top = -INFINITY, sum = 0.0;
+                for (float v : z) top = std::max(top, double(v));
+                for (float v : z) sum += std::exp(double(v) - top);
+                for (int j = 0; j < kTop; ++j) {
+                    const reset_token_logprob &e = r.top_logprobs[j];
+                    EXPECT(e.token == order[size_t(j)], "%s eager %d step %d seq %d entry %d: token %d, the row's %d",
+                           dir.c_str(), eager, t, k, j, e.token, order[size_t(j)]);
+                    // 1e-6 relative: a float ulp of the result plus another summation order of the same doubles.
+                    const double want = double(z[size_t(order[size_t(j)])]) - top - std::log(sum);
+                    EXPECT(std::fabs(e.logprob - want) <= 1e-6 * std::max(1.0, std::fabs(want)),
+                           "%s eager %d step %d seq %d entry %d: logprob %.9g vs %.9g", dir.c_str(), eager, t, k, j,
+                           e.logprob, want);
+                    if (e.token == r.token) {
+                        EXPECT(std::memcmp(&e.logprob, &r.logprob, sizeof(float)) == 0,
+                               "%s eager %d step %d seq %d: the drawn token's entry %.9g, the step's logprob %.9g",
+                               dir.c_str(), eager, t, k, e.logprob, r.logprob);
+                        ++g_top_drawn;
+                    }
+                    ++g_top_entries;
+                }
+                if (r.end_of_generation) ended[size_t(k)] = true;
+            }
+            if (active == 0) break;
+        }
+        reset_session_free(s);
+    }
+    reset_session *none = session(models.gpu, 1, 64);
+    ok(reset_prefill(none, ids.data(), ids.size()), "prefill");
+    reset_step step;
+    reset_step_init(&step, 1);
+    ok(reset_decode_step(none, &step, 1, nullptr), "reset_decode_step");
+    EXPECT(step.top_logprob_count == 0 && step.top_logprobs == nullptr, "%s: a session that asked for none got %d",
+           dir.c_str(), step.top_logprob_count);
+    reset_session_free(none);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -938,7 +1025,11 @@ int main(int argc, char **argv) {
         test_second_turn(argv[i]);
         test_sequence_prefill(argv[i]);
         test_penalties(argv[i]);
+        test_top_logprobs(argv[i]);
     }
+    EXPECT(g_top_drawn > 0, "no drawn token was among the top_logprobs: the bit-for-bit rule went untested");
+    std::printf("test_cuda_engine: %d top_logprobs entries checked, %d of them the drawn token\n", g_top_entries,
+                g_top_drawn);
     std::printf("test_cuda_engine: %d explained near-tie tokens; %d W4A4 code flips in %d W4A4 runs\n",
                 g_near_ties, g_flips, g_w4a4_runs);
     // Only where W4A4 ran (the quick set under compute-sanitizer runs one model without it).

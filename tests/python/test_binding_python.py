@@ -113,14 +113,16 @@ def test_a_library_of_another_abi_major_is_refused_clearly():
 
 def test_a_library_older_than_the_bindings_minor_is_refused_clearly():
     # A pure function of the version number: reloading the module against an old library is not needed.
-    assert (_lib.ABI_MAJOR, _lib.ABI_MINOR) == (0, 3)
+    assert (_lib.ABI_MAJOR, _lib.ABI_MINOR) == (0, 4)
     _lib.check_abi(_lib.lib.reset_version())
-    for newer_or_same in (300, 301, 399, 400, 9900):
+    for newer_or_same in (400, 401, 499, 500, 9900):
         _lib.check_abi(newer_or_same)
     with pytest.raises(ImportError) as error:
-        _lib.check_abi(200)  # 0.2 has no logprob in reset_step and reset_decision
-    assert str(error.value) == ("libreset 0.2.0 is older than these bindings need (0.3 or newer): "
+        _lib.check_abi(300)  # 0.3 has no top_logprobs in reset_session_options and reset_step
+    assert str(error.value) == ("libreset 0.3.0 is older than these bindings need (0.4 or newer): "
                                 "it lacks functions or fields they use")
+    with pytest.raises(ImportError, match="libreset 0.2.0 is older"):
+        _lib.check_abi(200)
     with pytest.raises(ImportError, match="libreset 0.1.0 is older"):
         _lib.check_abi(100)
     with pytest.raises(ImportError, match="libreset 0.0.7 is older"):
@@ -215,6 +217,7 @@ def test_options_outside_int32_are_invalid_arguments():
     with reset.Model(MODEL, weights="bf16", backend="cpu") as model:
         invalid(lambda: model.session(max_context=2**32 + 16), "max_context")
         invalid(lambda: model.session(prefill_gemm_tokens=2**32 - 1), "prefill_gemm_tokens")  # not -1: "never"
+        invalid(lambda: model.session(top_logprobs=2**32 + 5), "top_logprobs")  # not 5
         with model.session(max_context=16) as session:
             invalid(lambda: session.set_policy(kind="reset", t_low=0.3, tau0=0.6, window=2**32 + 8), "window")
     invalid(lambda: reset.Policy(t_low=0.3, tau0=0.6, window=2**32 + 8), "window")
@@ -442,6 +445,12 @@ def test_step_structs_match_the_library_byte_for_byte():
     _lib.lib.reset_step_init_sized(steps, 2, ctypes.sizeof(_lib.Step))
     assert steps[1].struct_size == ctypes.sizeof(_lib.Step)  # a field missing or misplaced changes the size
     assert steps[1].token == -1 and math.isnan(steps[1].logprob)  # reset_step_init_sized: no token, logprob NaN
+    assert steps[1].top_logprob_count == 0 and not steps[1].top_logprobs  # and no top logprobs (NULL)
+    assert ctypes.sizeof(_lib.TokenLogprobStruct) == 8  # reset_token_logprob: int32_t, float
+    options = _lib.SessionOptions()
+    options.top_logprobs = 7
+    _lib.lib.reset_session_options_init_sized(ctypes.byref(options), ctypes.sizeof(options))
+    assert options.struct_size == ctypes.sizeof(_lib.SessionOptions) and options.top_logprobs == 0  # the default
     decision = reset.policy._Decision()
     _lib.lib.reset_decision_init_sized(ctypes.byref(decision), ctypes.sizeof(decision))
     assert decision.struct_size == ctypes.sizeof(reset.policy._Decision) and math.isnan(decision.logprob)
@@ -483,6 +492,99 @@ def test_a_standalone_policy_reports_the_drawn_tokens_logprob_and_nan_when_it_dr
         assert list(line)[:3] == ["sequence", "token", "logprob"]
         assert abs(line["logprob"] - expected) <= LOGPROB_TOLERANCE
         assert json.loads(reset.Policy.trace_line(policy.decide(logits)))["logprob"] is None
+
+
+# --- top logprobs (0.4) ---------------------------------------------------------------------------
+
+# Each entry's logprob is (z - max) - log sum exp(z - max) taken in FP32 and double by the library, in its own
+# order, and rounded to a float: measured within 2e-7 of the double-precision reference here, where |logprob|
+# is about 4-5 (a float's ulp there is 4.8e-7).  1e-5 leaves a wide margin yet is far below the gaps between
+# neighbouring entries' logprobs and anything a field read at the wrong offset would give.
+TOP_LOGPROB_TOLERANCE = 1e-5
+
+
+def most_likely(logits, n):
+    """The n most likely ids by the raw logits: value descending, ties by the lower id (reset.h)."""
+    return sorted(range(len(logits)), key=lambda i: (-float(logits[i]), i))[:n]
+
+
+def check_top_logprobs(logits, step, n):
+    """step.top_logprobs against the logits read before the step; the index of the chosen token, or None."""
+    top = step.top_logprobs
+    assert len(top) == n, step
+    assert all(isinstance(entry, reset.TokenLogprob) for entry in top)
+    # The tokens, in order, are the top n of the logits (the library orders by logit, so two entries whose
+    # logprobs round to one float still come in id order), and their logprobs never increase.
+    assert [entry.token for entry in top] == most_likely(logits, n), (top, most_likely(logits, n))
+    assert all(a.logprob >= b.logprob for a, b in zip(top, top[1:])), top
+    for entry in top:
+        assert abs(entry.logprob - raw_logprob(logits, entry.token)) <= TOP_LOGPROB_TOLERANCE, (entry, step)
+    chosen = [i for i, entry in enumerate(top) if entry.token == step.token]
+    if chosen:
+        assert top[chosen[0]].logprob == step.logprob, (top, step)  # exactly: the same float (reset.h)
+    return chosen[0] if chosen else None
+
+
+def test_top_logprobs_are_the_most_likely_tokens_of_the_logits_each_token_was_drawn_from():
+    with reset.Model(MODEL, weights="bf16", backend="cpu") as model, \
+            model.session(max_context=64, top_logprobs=5) as session:
+        session.set_policy(kind="greedy")
+        session.prefill(fixture_i32("input_ids"))
+        for _ in range(3):
+            logits = session.logits()  # before the step: the distribution its token is drawn from
+            step = session.step()
+            assert check_top_logprobs(logits, step, 5) == 0, step  # greedy: the first entry is the token
+            assert step.top_logprobs[0] == (step.token, step.logprob)
+        # Sampled at T = 2 from the top 3: the chosen token is always among the top 5, not always first, and
+        # the entries are still those of the raw logits.
+        session.set_policy(kind="fixed", temperature=2.0, top_k=3, seed=5)
+        places = []
+        for _ in range(8):
+            logits = session.logits()
+            step = session.step()
+            places.append(check_top_logprobs(logits, step, 5))
+        assert None not in places and any(place > 0 for place in places), places
+
+
+def test_no_top_logprobs_unless_asked_and_more_than_twenty_is_refused():
+    with reset.Model(MODEL, weights="bf16", backend="cpu") as model:
+        for options in ({}, {"top_logprobs": 0}):  # the default is none
+            with model.session(max_context=16, **options) as session:
+                session.prefill(fixture_i32("input_ids")[:4])
+                step = session.step()
+                assert step.token >= 0 and step.top_logprobs == [], step
+        with model.session(max_context=16, top_logprobs=20) as session:  # RESET_MAX_TOP_LOGPROBS
+            session.set_policy(kind="greedy")
+            session.prefill(fixture_i32("input_ids")[:4])
+            logits = session.logits()
+            check_top_logprobs(logits, session.step(), 20)
+        for bad in (21, -1):
+            with pytest.raises(reset.ResetError) as error:
+                model.session(top_logprobs=bad)
+            assert error.value.name == "RESET_ERR_INVALID_ARGUMENT" and "top_logprobs" in error.value.message
+
+
+def test_a_sequence_that_has_ended_reports_no_top_logprobs():
+    # Sequence 0 holds only EOS; a repetition penalty of 0.1 multiplies the logit of every token of a sequence's
+    # context by 10 (z > 0), which makes the fixture's EOS (z ~ 1.04 after it) its greedy choice.  Sequence 1
+    # gets the prompt too, whose tokens' logits lead once multiplied, so it goes on.
+    with reset.Model(MODEL, weights="bf16", backend="cpu") as model, \
+            model.session(max_context=64, sequences=2, top_logprobs=5) as session:
+        eos = model.info()["eos_ids"][0]
+        session.set_policy(kind="greedy", repetition_penalty=0.1)
+        session.prefill([eos])
+        session.prefill_sequence(1, fixture_i32("input_ids"))
+        logits = session.logits()
+        first = session.step()
+        assert first[0].token == eos and first[0].end, "the fixture's sequence 0 no longer ends at once"
+        assert not first[1].end
+        # The EOS was drawn, so its step has them; its raw logit is far from the top five.
+        assert check_top_logprobs(logits[0], first[0], 5) is None
+        check_top_logprobs(logits[1], first[1], 5)
+        later = session.step()
+        assert later[0].token == -1 and later[0].end and math.isnan(later[0].logprob), later[0]
+        assert later[0].top_logprobs == []
+        assert len(later[1].top_logprobs) == 5
 
 
 # --- paths and C strings --------------------------------------------------------------------------

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
@@ -425,6 +426,105 @@ TEST_CASE("reset_session_get_policy: the model's own sampling, then what was set
     CHECK(reset_session_get_policy(nullptr, &q) == RESET_ERR_INVALID_ARGUMENT);
 }
 
+TEST_CASE("top_logprobs: each step's most likely tokens, from the logits the token was drawn from") {
+    TinyShape shape;
+    ModelGuard m{load(write_tiny_model(shape, 3, "top"))};
+    // Out of range at creation, with the field named.
+    for (int32_t bad : {-1, RESET_MAX_TOP_LOGPROBS + 1}) {
+        reset_session_options options;
+        reset_session_options_init(&options);
+        options.top_logprobs = bad;
+        reset_session *session = nullptr;
+        CHECK(reset_session_create(m.model, &options, &session) == RESET_ERR_INVALID_ARGUMENT);
+        CHECK(session == nullptr);
+        CHECK(last_error().find("top_logprobs") != std::string::npos);
+    }
+    constexpr int kSequences = 2;
+    constexpr int32_t kTop = 5;
+    reset_session_options options;
+    reset_session_options_init(&options);
+    CHECK(options.top_logprobs == 0);
+    options.sequences = kSequences;
+    options.top_logprobs = kTop;
+    SessionGuard s{nullptr};
+    REQUIRE(reset_session_create(m.model, &options, &s.session) == RESET_OK);
+    reset_policy_params p;
+    reset_policy_params_init(&p);
+    p.kind = RESET_POLICY_FIXED;
+    p.temperature = 1.5f;
+    p.seed = 4;
+    REQUIRE(reset_set_policy(s.session, &p) == RESET_OK);
+    const int32_t prompt[] = {5, 9, 2, 40};
+    REQUIRE(reset_prefill(s.session, prompt, 4) == RESET_OK);
+    int among = 0;
+    for (int i = 0; i < 12; ++i) {
+        std::vector<std::vector<float>> before(kSequences, std::vector<float>(64));
+        for (int k = 0; k < kSequences; ++k)
+            REQUIRE(reset_session_logits(s.session, k, before[size_t(k)].data(), 64) == RESET_OK);
+        reset_step steps[kSequences];
+        reset_step_init(steps, kSequences);
+        CHECK(steps[0].top_logprob_count == 0);
+        CHECK(steps[0].top_logprobs == nullptr);
+        int32_t active = 0;
+        REQUIRE(reset_decode_step(s.session, steps, kSequences, &active) == RESET_OK);
+        for (int k = 0; k < kSequences; ++k) {
+            const reset_step &r = steps[k];
+            const std::vector<float> &z = before[size_t(k)];
+            INFO("step ", i, " sequence ", k);
+            REQUIRE(r.top_logprob_count == kTop);
+            REQUIRE(r.top_logprobs != nullptr);
+            // The reference: the logits sorted by (value descending, id ascending), log-softmax in double.
+            std::vector<int32_t> order(64);
+            std::iota(order.begin(), order.end(), 0);
+            std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return z[size_t(a)] > z[size_t(b)]; });
+            const double max = z[size_t(order[0])];
+            double sum = 0.0;
+            for (float v : z) sum += std::exp(double(v) - max);
+            for (int32_t j = 0; j < kTop; ++j) {
+                const reset_token_logprob &e = r.top_logprobs[j];
+                CHECK(e.token == order[size_t(j)]);
+                // Tolerance: another summation order in double, the result rounded to FP32 (a few ulp).
+                CHECK(e.logprob == doctest::Approx(double(z[size_t(e.token)]) - max - std::log(sum)).epsilon(1e-6));
+                if (j > 0) CHECK(e.logprob <= r.top_logprobs[j - 1].logprob);
+                if (e.token == r.token) {
+                    CHECK(e.logprob == r.logprob);  // bit for bit (reset.h)
+                    ++among;
+                }
+            }
+        }
+        if (active < kSequences) break;
+    }
+    CHECK(among > 0);  // T 1.5 on a 64-token row draws from the top five often: the equality was exercised
+
+    // Greedy: the first entry is the token itself.  A step array of 0.3's size (80-byte entries: the
+    // count lands in its tail padding, the pointer past it) decodes, nothing written past an entry.
+    p.kind = RESET_POLICY_GREEDY;
+    REQUIRE(reset_set_policy(s.session, &p) == RESET_OK);
+    reset_step full[kSequences];
+    reset_step_init(full, kSequences);
+    REQUIRE(reset_decode_step(s.session, full, kSequences, nullptr) == RESET_OK);
+    for (const reset_step &r : full)
+        if (r.token >= 0) {
+            CHECK(r.top_logprobs[0].token == r.token);
+            CHECK(r.top_logprobs[0].logprob == r.logprob);
+        }
+    const size_t old_size = offsetof(reset_step, top_logprobs);
+    std::vector<unsigned char> older(old_size * kSequences + 16, 0xA5);
+    reset_step_init_sized(reinterpret_cast<reset_step *>(older.data()), kSequences, old_size);
+    REQUIRE(reset_decode_step(s.session, reinterpret_cast<reset_step *>(older.data()), kSequences, nullptr) ==
+            RESET_OK);
+    for (size_t i = old_size * kSequences; i < older.size(); ++i) CHECK(older[i] == 0xA5);
+
+    // A session that asks for none reports none.
+    SessionGuard none{session_on(m.model)};
+    REQUIRE(reset_prefill(none.session, prompt, 4) == RESET_OK);
+    reset_step step;
+    reset_step_init(&step, 1);
+    REQUIRE(reset_decode_step(none.session, &step, 1, nullptr) == RESET_OK);
+    CHECK(step.top_logprob_count == 0);
+    CHECK(step.top_logprobs == nullptr);
+}
+
 TEST_CASE("a sequence that has ended reports no token and no text on later steps") {
     // The chat fixture (sentencepiece with byte fallback, EOS id 3 of 512) sampled near-uniformly,
     // so sequences end at random and some end while a character's bytes are held back: the EOS
@@ -458,6 +558,7 @@ TEST_CASE("a sequence that has ended reports no token and no text on later steps
                 CHECK(r.end_reason == RESET_END_FINISHED);
                 CHECK(r.text_len == 0);
                 CHECK(std::isnan(r.logprob));
+                CHECK(r.top_logprob_count == 0);
             } else {
                 CHECK(r.logprob <= 0.0f);  // the EOS token too: a token was drawn
             }

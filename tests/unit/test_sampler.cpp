@@ -17,6 +17,7 @@
 #include "sampling/calibration.h"
 #include "sampling/policy.h"
 #include "sampling/sampler.h"
+#include "sampling/top_logprobs.h"
 #include "sampling/trace.h"
 #include "rules/penalty.h"
 #include "rules/philox.h"
@@ -928,4 +929,97 @@ TEST_CASE("calibration and the model-aware policy on a fixture model") {
     REQUIRE(reset_policy_create_for_model(model, &p, &po, &policy) == RESET_OK);
     reset_policy_free(policy);
     reset_model_free(model);
+}
+
+TEST_CASE("top_logprobs: the n most likely tokens of the raw row in the rule's order, logprobs as the sampler's") {
+    // A row with ties (equal logits must come in id order), -0 beside +0 (equal logits), -inf entries and
+    // a spread of values; the reference sorts the whole row by (logit descending, id ascending) with
+    // std::sort, independently of the heap under test.
+    std::mt19937 rng(2027);
+    std::normal_distribution<float> normal(0.0f, 2.0f);
+    const int32_t vocab = 3000;
+    std::vector<float> z(static_cast<size_t>(vocab));
+    for (float &v : z) v = std::round(normal(rng) * 4.0f) / 4.0f;  // quarter steps: many ties
+    z[7] = -0.0f;
+    z[3] = 0.0f;
+    z[11] = 9.0f;
+    z[2999] = 9.0f;  // tied with 11 at the top: 11 first
+    for (int32_t i = 100; i < 110; ++i) z[size_t(i)] = -INFINITY;
+    std::vector<int32_t> order(static_cast<size_t>(vocab));
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+        const float za = z[size_t(a)], zb = z[size_t(b)];
+        return za != zb ? za > zb : a < b;
+    });
+    SequenceSampler s;
+    s.set_policy(fixed(1.0f, 0, 1.0f, 0.0f, 9), true);
+    SamplerSignals sig;
+    const int32_t token = s.sample(z.data(), vocab, 0, &sig);
+    for (int32_t n : {0, 1, 5, 20}) {
+        std::vector<reset_token_logprob> out(size_t(std::max(n, 1)), reset_token_logprob{-7, 1.0f});
+        REQUIRE(top_logprobs(z.data(), vocab, n, sig.raw_max, sig.log_sum_exp, out.data()) == n);
+        for (int32_t i = 0; i < n; ++i) {
+            INFO("n ", n, " entry ", i);
+            CHECK(out[size_t(i)].token == order[size_t(i)]);
+            // Tolerance: the by-hand log-softmax sums in another order in double; the entry is rounded to FP32.
+            CHECK(out[size_t(i)].logprob ==
+                  doctest::Approx(log_softmax_by_hand(z, out[size_t(i)].token)).epsilon(1e-6));
+            if (out[size_t(i)].token == token) CHECK(out[size_t(i)].logprob == sig.logprob);  // bit for bit
+        }
+        if (n == 0) CHECK(out[0].token == -7);  // nothing written
+    }
+    // The chosen token, forced into the top: its entry is the step's logprob exactly.
+    SequenceSampler g;
+    g.set_policy(fixed(0.0f, 0, 1.0f, 0.0f, 1), true);
+    const int32_t argmax = g.sample(z.data(), vocab, 0, &sig);
+    CHECK(argmax == 11);
+    reset_token_logprob first{};
+    REQUIRE(top_logprobs(z.data(), vocab, 1, sig.raw_max, sig.log_sum_exp, &first) == 1);
+    CHECK(first.token == 11);
+    CHECK(first.logprob == sig.logprob);
+    // -0 and +0 are one logit: id 3 before id 7 wherever they fall.
+    const auto pos3 = std::find(order.begin(), order.end(), 3), pos7 = std::find(order.begin(), order.end(), 7);
+    CHECK(pos3 < pos7);
+    // More than the vocabulary: every token once, the -inf ones last with logprob -inf, in id order.
+    const std::vector<float> tiny = {1.0f, -INFINITY, 1.0f, 0.5f};
+    std::vector<reset_token_logprob> all(20);
+    REQUIRE(top_logprobs(tiny.data(), 4, 20, 1.0f, std::log(2.0 + std::exp(-0.5)), all.data()) == 4);
+    CHECK(all[0].token == 0);
+    CHECK(all[1].token == 2);
+    CHECK(all[2].token == 3);
+    CHECK(all[3].token == 1);
+    CHECK(all[3].logprob == -INFINITY);
+    CHECK(all[0].logprob == doctest::Approx(log_softmax_by_hand(tiny, 0)).epsilon(1e-6));
+
+    // The trace writes them after "logprob" (-inf as null), and refuses a count out of range.
+    reset_step step;
+    reset_step_init(&step, 1);
+    step.token = 0;
+    step.logprob = all[0].logprob;
+    step.top_logprob_count = 4;
+    step.top_logprobs = all.data();
+    char line[1024];
+    size_t length = 0;
+    REQUIRE(reset_step_to_json(&step, line, sizeof line, &length) == RESET_OK);
+    const std::string json = line;
+    CHECK(json.find(",\"top_logprobs\":[{\"token\":0,\"logprob\":") != std::string::npos);
+    CHECK(json.find("{\"token\":1,\"logprob\":null}],\"entropy\":") != std::string::npos);
+    step.top_logprob_count = 21;
+    CHECK(reset_step_to_json(&step, line, sizeof line, &length) == RESET_ERR_INVALID_ARGUMENT);
+    step.top_logprob_count = 2;
+    step.top_logprobs = nullptr;
+    CHECK(reset_step_to_json(&step, line, sizeof line, &length) == RESET_ERR_INVALID_ARGUMENT);
+    step.top_logprob_count = 0;
+    REQUIRE(reset_step_to_json(&step, line, sizeof line, &length) == RESET_OK);
+    CHECK(std::string(line).find("top_logprobs") == std::string::npos);
+    // A 0.3 caller's struct (80 bytes on LP64, the count's offset in its tail padding) has no such fields: the
+    // padding is not read.
+    if (sizeof(void *) == 8) CHECK(offsetof(reset_step, top_logprobs) == 80);  // 0.3's sizeof(reset_step)
+    step.top_logprob_count = 99;
+    step.struct_size = offsetof(reset_step, top_logprobs);
+    REQUIRE(reset_step_to_json(&step, line, sizeof line, &length) == RESET_OK);
+    CHECK(std::string(line).find("top_logprobs") == std::string::npos);
+    // One that ends inside the pointer is refused (it cannot have initialised it).
+    step.struct_size = offsetof(reset_step, top_logprobs) + 4;
+    CHECK(reset_step_to_json(&step, line, sizeof line, &length) == RESET_ERR_INVALID_ARGUMENT);
 }

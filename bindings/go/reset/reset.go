@@ -47,10 +47,11 @@ import (
 // for: it runs on any ABIMajor.M with M >= ABIMinor (minors only append
 // functions and struct fields; 0.2 appended PresencePenalty and
 // FrequencyPenalty, 0.3 Step.Logprob, Decision.Logprob, RepetitionPenalty
-// and Policy.AddContext).
+// and Policy.AddContext, 0.4 SessionOptions.TopLogprobs and
+// Step.TopLogprobs).
 const (
 	ABIMajor = 0
-	ABIMinor = 3
+	ABIMinor = 4
 )
 
 // SWIG gives reset.h's RESET_VERSION_MAJOR as a typed constant, and ABIMajor

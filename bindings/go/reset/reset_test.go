@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -251,25 +252,28 @@ func TestAnotherABIMajorIsRefusedClearly(t *testing.T) {
 }
 
 func TestAnOlderMinorIsRefusedClearly(t *testing.T) {
-	if ABIMajor != 0 || ABIMinor != 3 {
+	if ABIMajor != 0 || ABIMinor != 4 {
 		t.Fatalf("ABI %d.%d: update this test with the bindings", ABIMajor, ABIMinor)
 	}
 	if err := ensureABI(); err != nil {
 		t.Fatalf("the loaded library %s: %v", Version(), err)
 	}
-	for _, v := range []uint32{300, 301, 399, 400, 9900} {
+	for _, v := range []uint32{400, 401, 499, 500, 9900} {
 		if err := CheckABI(v); err != nil {
 			t.Fatalf("CheckABI(%d): %v", v, err)
 		}
 	}
 	var e *Error
-	err := CheckABI(200) // 0.2 has no logprob in reset_step and reset_decision
-	want := "libreset 0.2.0 is older than these bindings need (0.3 or newer): it lacks functions or fields they use"
+	err := CheckABI(300) // 0.3 has no top_logprobs in reset_session_options and reset_step
+	want := "libreset 0.3.0 is older than these bindings need (0.4 or newer): it lacks functions or fields they use"
 	if !errors.As(err, &e) || e.Status != StatusUnsupported || e.Message != want {
 		t.Fatalf("got %v", err)
 	}
-	if err := CheckABI(100); err == nil || !strings.Contains(err.Error(), "libreset 0.1.0 is older") {
-		t.Fatalf("got %v", err)
+	for _, v := range []uint32{200, 100} {
+		prefix := "libreset 0." + strconv.Itoa(int(v/100)) + ".0 is older"
+		if err := CheckABI(v); err == nil || !strings.Contains(err.Error(), prefix) {
+			t.Fatalf("CheckABI(%d): got %v", v, err)
+		}
 	}
 	if err := CheckABI(10100); err == nil || !strings.Contains(err.Error(), "has ABI major 1") { // major first
 		t.Fatalf("got %v", err)
@@ -624,6 +628,212 @@ func TestAStepsLogprobIsLogSoftmaxOfTheRawLogitsAtItsToken(t *testing.T) {
 	want := rawLogprob(logits, token)
 	if token != argmax(logits) || want > -1 || d.Logprob > 0 || math.Abs(float64(d.Logprob)-want) > logprobTolerance {
 		t.Fatalf("Sample: token %d, %+v; want token %d, logprob %v", token, d, argmax(logits), want)
+	}
+}
+
+// Each entry's logprob is (z - max) - log sum exp(z - max) taken in FP32 and double by the library, in its
+// own order, and rounded to a float32: within 2e-7 of the float64 reference on this fixture, where |logprob|
+// is about 4-5 (a float32's ulp there is 4.8e-7).  1e-5 leaves a wide margin yet is far below anything a
+// field read at the wrong offset would give.
+const topLogprobTolerance = 1e-5
+
+// mostLikely is the n most likely ids by the raw logits: value descending, ties by the lower id (reset.h).
+func mostLikely(logits []float32, n int) []int32 {
+	order := make([]int32, len(logits))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	sort.SliceStable(order, func(a, b int) bool { return logits[order[a]] > logits[order[b]] })
+	return order[:n]
+}
+
+// checkTopLogprobs checks st.TopLogprobs against the logits read before the step and returns the place of
+// the chosen token among them, or -1.
+func checkTopLogprobs(t *testing.T, logits []float32, st Step, n int) int {
+	t.Helper()
+	top := st.TopLogprobs
+	if len(top) != n {
+		t.Fatalf("%d top logprobs, want %d: %+v", len(top), n, st)
+	}
+	// The tokens, in order, are the top n of the logits (the library orders by logit, so two entries whose
+	// logprobs round to one float still come in id order), and their logprobs never increase.
+	want := mostLikely(logits, n)
+	place := -1
+	for i, e := range top {
+		if e.Token != want[i] {
+			t.Fatalf("entry %d: %+v, want the tokens %v", i, top, want)
+		}
+		if i > 0 && e.Logprob > top[i-1].Logprob {
+			t.Fatalf("entry %d: logprobs increase: %+v", i, top)
+		}
+		if expected := rawLogprob(logits, e.Token); math.Abs(float64(e.Logprob)-expected) > topLogprobTolerance {
+			t.Fatalf("entry %d: %+v, want logprob %v", i, e, expected)
+		}
+		if e.Token == st.Token {
+			place = i
+			if math.Float32bits(e.Logprob) != math.Float32bits(st.Logprob) { // exactly the same float (reset.h)
+				t.Fatalf("entry %d: %+v, the step's logprob %v", i, e, st.Logprob)
+			}
+		}
+	}
+	return place
+}
+
+func TestTopLogprobsAreTheMostLikelyTokensOfTheLogitsEachTokenWasDrawnFrom(t *testing.T) {
+	m := fixture(t)
+	defer m.Close()
+	s, err := m.NewSessionWith(SessionOptions{MaxContext: 64, Sequences: 1, TopLogprobs: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.SetPolicy(Greedy()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Prefill(ctx, ids(t, "prompt.txt")); err != nil {
+		t.Fatal(err)
+	}
+	step := func() ([]float32, Step) {
+		logits, err := s.Logits(0) // before the step: the distribution its token is drawn from
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps, err := s.Step(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return logits, steps[0]
+	}
+	for i := 0; i < 3; i++ {
+		logits, st := step()
+		// Greedy: the first entry is the token.
+		place := checkTopLogprobs(t, logits, st, 5)
+		if place != 0 || st.TopLogprobs[0] != (TokenLogprob{Token: st.Token, Logprob: st.Logprob}) {
+			t.Fatalf("step %d: the token at place %d of %+v", i, place, st)
+		}
+	}
+	// Sampled at T = 2 from the top 3: the chosen token is always among the top 5, not always first, and the
+	// entries are still those of the raw logits.
+	sampled := Greedy()
+	sampled.Kind, sampled.Temperature, sampled.TopK, sampled.Seed = PolicyFixed, 2, 3, 5
+	if err := s.SetPolicy(sampled); err != nil {
+		t.Fatal(err)
+	}
+	var places []int
+	later := false
+	for i := 0; i < 8; i++ {
+		logits, st := step()
+		place := checkTopLogprobs(t, logits, st, 5)
+		places = append(places, place)
+		if place < 0 {
+			t.Fatalf("step %d: a token of the top 3 missing from the top 5: %+v", i, st)
+		}
+		later = later || place > 0
+	}
+	if !later {
+		t.Fatalf("every sampled token was the most likely: %v", places)
+	}
+}
+
+func TestNoTopLogprobsUnlessAskedAndMoreThanTwentyIsRefused(t *testing.T) {
+	m := fixture(t)
+	defer m.Close()
+	ctx := context.Background()
+	prompt := ids(t, "prompt.txt")[:4]
+	open := func(options SessionOptions) *Session {
+		s, err := m.NewSessionWith(options)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetPolicy(Greedy()); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Prefill(ctx, prompt); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	// The default is none, as is 0.
+	for _, options := range []SessionOptions{DefaultSessionOptions(), {MaxContext: 16, Sequences: 1, TopLogprobs: 0}} {
+		s := open(options)
+		steps, err := s.Step(ctx)
+		s.Close()
+		if err != nil || steps[0].Token < 0 || len(steps[0].TopLogprobs) != 0 {
+			t.Fatalf("%+v: %+v, %v", options, steps, err)
+		}
+	}
+	s := open(SessionOptions{MaxContext: 16, Sequences: 1, TopLogprobs: 20}) // RESET_MAX_TOP_LOGPROBS
+	defer s.Close()
+	logits, err := s.Logits(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, err := s.Step(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTopLogprobs(t, logits, steps[0], 20)
+	for _, bad := range []int{21, -1} {
+		_, err := m.NewSessionWith(SessionOptions{Sequences: 1, TopLogprobs: bad})
+		var e *Error
+		if !errors.As(err, &e) || e.Status != StatusInvalidArgument || !strings.Contains(e.Message, "top_logprobs") {
+			t.Fatalf("TopLogprobs %d: got %v", bad, err)
+		}
+	}
+}
+
+func TestASequenceThatHasEndedReportsNoTopLogprobs(t *testing.T) {
+	// Sequence 0 holds only EOS; a repetition penalty of 0.1 multiplies the logit of every token of a
+	// sequence's context by 10 (z > 0), which makes the fixture's EOS (z ~ 1.04 after it) its greedy choice.
+	// Sequence 1 gets the prompt too, whose tokens' logits lead once multiplied, so it goes on.
+	m := fixture(t)
+	defer m.Close()
+	s, err := m.NewSessionWith(SessionOptions{MaxContext: 64, Sequences: 2, TopLogprobs: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	p := Greedy()
+	p.RepetitionPenalty = 0.1
+	if err := s.SetPolicy(p); err != nil {
+		t.Fatal(err)
+	}
+	const eos = 2 // qwen3-tied's generation_config.json
+	if err := s.Prefill(ctx, []int32{eos}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PrefillSequence(ctx, 1, ids(t, "prompt.txt")); err != nil {
+		t.Fatal(err)
+	}
+	var logits [2][]float32
+	for k := range logits {
+		if logits[k], err = s.Logits(k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, err := s.Step(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first[0].Token != eos || !first[0].End || first[1].End {
+		t.Fatalf("the fixture's sequence 0 no longer ends at once, alone: %+v", first)
+	}
+	// The EOS was drawn, so its step has them; its raw logit is far from the top five.
+	if place := checkTopLogprobs(t, logits[0], first[0], 5); place != -1 {
+		t.Fatalf("EOS at place %d: %+v", place, first[0])
+	}
+	checkTopLogprobs(t, logits[1], first[1], 5)
+	later, err := s.Step(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if later[0].Token != -1 || !later[0].End || !math.IsNaN(float64(later[0].Logprob)) || len(later[0].TopLogprobs) != 0 {
+		t.Fatalf("the ended sequence: %+v", later[0])
+	}
+	if len(later[1].TopLogprobs) != 5 {
+		t.Fatalf("the other sequence: %+v", later[1])
 	}
 }
 

@@ -287,6 +287,8 @@ func TestIntsOutsideInt32AreRefused(t *testing.T) {
 	expect("NewSession maxContext", err, StatusInvalidArgument, "maxContext")
 	_, err = m.NewSession(0, wrap+1)
 	expect("NewSession sequences", err, StatusInvalidArgument, "sequences")
+	_, err = m.NewSessionWith(SessionOptions{Sequences: 1, TopLogprobs: wrap + 5}) // not 5
+	expect("NewSessionWith TopLogprobs", err, StatusInvalidArgument, "TopLogprobs")
 	_, err = s.Logits(wrap)
 	expect("Logits", err, StatusOutOfRange, "sequence")
 	if n := s.Len(wrap); n != -1 {

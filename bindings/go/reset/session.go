@@ -23,17 +23,45 @@ type Session struct {
 	strayCancel bool
 }
 
+// SessionOptions are the reset_session_options a caller sets;
+// DefaultSessionOptions gives the library's defaults (the zero value asks for
+// 0 sequences, which NewSessionWith refuses).
+type SessionOptions struct {
+	MaxContext int // tokens per sequence; 0 = min(model maximum, 4096)
+	Sequences  int // parallel sequences 1..8 sharing one prompt
+	// TopLogprobs (0.4): how many of the most likely tokens each step reports
+	// in Step.TopLogprobs, 0..20 (OpenAI's top_logprobs, vLLM's logprobs); 0 = none.
+	TopLogprobs int
+}
+
+// DefaultSessionOptions are reset_session_options_init's: min(model maximum,
+// 4096) tokens, one sequence, no top logprobs.
+func DefaultSessionOptions() SessionOptions { return SessionOptions{Sequences: 1} }
+
 // NewSession opens a session (reset_session_create); maxContext 0 means min(model, 4096).
 func (m *Model) NewSession(maxContext, sequences int) (*Session, error) {
 	if err := firstError(checkInt32(StatusInvalidArgument, "maxContext", maxContext),
 		checkInt32(StatusInvalidArgument, "sequences", sequences)); err != nil {
 		return nil, err
 	}
+	return m.NewSessionWith(SessionOptions{MaxContext: maxContext, Sequences: sequences})
+}
+
+// NewSessionWith opens a session with these options (reset_session_create); a
+// TopLogprobs outside 0..20 is StatusInvalidArgument.
+func (m *Model) NewSessionWith(options SessionOptions) (*Session, error) {
+	if err := firstError(checkInt32(StatusInvalidArgument, "SessionOptions.MaxContext", options.MaxContext),
+		checkInt32(StatusInvalidArgument, "SessionOptions.Sequences", options.Sequences),
+		checkInt32(StatusInvalidArgument, "SessionOptions.TopLogprobs", options.TopLogprobs)); err != nil {
+		return nil, err
+	}
+	sequences := options.Sequences
 	opts := native.NewReset_session_options()
 	defer native.DeleteReset_session_options(opts)
 	native.Reset_session_options_init(opts)
-	opts.SetMax_context(maxContext)
+	opts.SetMax_context(options.MaxContext)
 	opts.SetSequences(sequences)
+	opts.SetTop_logprobs(options.TopLogprobs)
 	var raw uintptr
 	if err := callKeeping(m, func() native.Enum_SS_reset_status { return native.Reset_session_create(m.raw, opts, &raw) }); err != nil {
 		return nil, err
@@ -228,6 +256,13 @@ func (s *Session) Reset() error {
 	return err
 }
 
+// TokenLogprob (0.4) is one of a step's most likely tokens: its id and its log
+// p, natural log, of softmax(raw logits), as Step.Logprob (-Inf for a logit of -Inf).
+type TokenLogprob struct {
+	Token   int32
+	Logprob float32
+}
+
 // Step is what one decode step produced for one sequence, with the sampler's signals.
 type Step struct {
 	Sequence int
@@ -241,6 +276,10 @@ type Step struct {
 	// Logprob (0.3): log p(Token), natural log, of softmax(raw logits), before the temperature, the
 	// truncation and the penalties (vLLM's raw logprobs); NaN when there is no token.
 	Logprob float32
+	// TopLogprobs (0.4): the session's SessionOptions.TopLogprobs most likely tokens of the same raw
+	// softmax, most likely first (ties in id order), copied; where Token is among them, its entry's
+	// Logprob equals Logprob exactly.  Empty when the session asked for none or there is no token.
+	TopLogprobs []TokenLogprob
 }
 
 // Step runs one decode step for every sequence; ctx cancels it (see Prefill
@@ -263,16 +302,25 @@ func (s *Session) Step(ctx context.Context) ([]Step, error) {
 	out := make([]Step, s.sequences)
 	for i := range out {
 		c := native.Reset_go_steps_at(steps, int64(i))
-		// The text lives in the session until its next call: copy it now.
+		// The text and the top logprobs live in the session until its next call: copy them now.
 		text := make([]byte, c.GetText_len())
 		c.Copy_text(text)
+		var top []TokenLogprob
+		if n := c.GetTop_logprob_count(); n > 0 {
+			tokens, logprobs := make([]int32, n), make([]float32, n)
+			c.Copy_top_logprobs(tokens, logprobs)
+			top = make([]TokenLogprob, n)
+			for j := range top {
+				top[j] = TokenLogprob{Token: tokens[j], Logprob: logprobs[j]}
+			}
+		}
 		out[i] = Step{Sequence: c.GetSequence(), Token: int32(c.GetToken()), End: c.GetEnd_of_generation() != 0,
 			Entropy: c.GetEntropy(), StepEntropy: c.GetStep_entropy(), GlobalMean: c.GetGlobal_mean(),
 			Threshold: c.GetThreshold(), Temperature: c.GetTemperature(), StepIndex: c.GetStep_index(),
 			Boundary: c.GetBoundary() != 0, Uncertain: c.GetUncertain() != 0, Text: string(text),
-			Logprob: c.GetLogprob()}
+			Logprob: c.GetLogprob(), TopLogprobs: top}
 	}
-	runtime.KeepAlive(s) // the steps' text is the session's memory
+	runtime.KeepAlive(s) // the steps' text and top logprobs are the session's memory
 	return out, nil
 }
 

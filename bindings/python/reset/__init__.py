@@ -7,8 +7,8 @@
     s.prefill(ids); step = s.step()
 """
 from ._lib import VERSION, ResetError
-from .model import Model, Session, StepResult
+from .model import Model, Session, StepResult, TokenLogprob
 from .policy import Policy
 from .tokenizer import Tokenizer
 
-__all__ = ["VERSION", "ResetError", "Model", "Session", "StepResult", "Tokenizer"]
+__all__ = ["VERSION", "ResetError", "Model", "Session", "StepResult", "TokenLogprob", "Tokenizer"]

@@ -16,11 +16,12 @@ try:
 except ImportError:  # numpy is optional: id lists are checked element by element without it
     _np = None
 
-# The libreset these bindings were written for: any 0.M with M >= 3 (minors only append functions and
+# The libreset these bindings were written for: any 0.M with M >= 4 (minors only append functions and
 # struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to reset_step and
-# reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context).
+# reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context, 0.4
+# top_logprobs to reset_session_options and top_logprob_count / top_logprobs to reset_step).
 ABI_MAJOR = 0
-ABI_MINOR = 3
+ABI_MINOR = 4
 
 
 class ResetError(Exception):
@@ -254,7 +255,12 @@ class PolicyParams(ctypes.Structure):
 class SessionOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("max_context", ctypes.c_int32), ("sequences", ctypes.c_int32),
                 ("kv_cache", ctypes.c_int), ("eager", ctypes.c_int32), ("prefill_gemm_tokens", ctypes.c_int32),
-                ("programmatic_launch", ctypes.c_int32)]
+                ("programmatic_launch", ctypes.c_int32), ("top_logprobs", ctypes.c_int32)]
+
+
+class TokenLogprobStruct(ctypes.Structure):
+    """reset_token_logprob (0.4): one of a step's most likely tokens."""
+    _fields_ = [("token", ctypes.c_int32), ("logprob", ctypes.c_float)]
 
 
 class Step(ctypes.Structure):
@@ -263,7 +269,8 @@ class Step(ctypes.Structure):
                 ("entropy", ctypes.c_float), ("step_entropy", ctypes.c_float), ("global_mean", ctypes.c_float),
                 ("threshold", ctypes.c_float), ("temperature", ctypes.c_float), ("step_index", ctypes.c_int32),
                 ("boundary", ctypes.c_int32), ("uncertain", ctypes.c_int32), ("text", ctypes.c_void_p),
-                ("text_len", ctypes.c_size_t), ("logprob", ctypes.c_float)]
+                ("text_len", ctypes.c_size_t), ("logprob", ctypes.c_float),
+                ("top_logprob_count", ctypes.c_int32), ("top_logprobs", ctypes.POINTER(TokenLogprobStruct))]
 
 
 WEIGHTS = {"auto": 0, "bf16": 1, "nvfp4-w4a16": 2, "nvfp4-w4a4": 3}

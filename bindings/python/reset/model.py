@@ -7,7 +7,8 @@ or when garbage-collected).  A Session keeps its Model alive.
 import ctypes
 import math
 import operator
-from dataclasses import dataclass
+from collections import namedtuple
+from dataclasses import dataclass, field
 
 from ._lib import (ACTIVATIONS, BACKENDS, POLICIES, RESET_ERR_OUT_OF_RANGE, WEIGHTS, ModelInfo, ModelOptions,
                    OwnedHandle, PolicyParams, SessionOptions, Step, INT32_MAX, INT32_MIN, c_path, check, int32,
@@ -24,6 +25,11 @@ def _choice(table, value, what):
         return table[value]
     except KeyError:
         raise ValueError(f"{what} must be one of {', '.join(table)}; got {value!r}") from None
+
+
+# 0.4: one of a step's most likely tokens (reset_token_logprob): its id and log p, natural log, of
+# softmax(raw logits), as StepResult.logprob.
+TokenLogprob = namedtuple("TokenLogprob", ["token", "logprob"])
 
 
 @dataclass
@@ -44,6 +50,17 @@ class StepResult:
     # 0.3: log p(token), natural log, of softmax(raw logits): the model's own probability of the token, before
     # the temperature, the truncation and the penalties (vLLM's raw logprobs).  NaN when there is no token.
     logprob: float = math.nan
+    # 0.4: the session's top_logprobs most likely tokens of the same raw softmax, as TokenLogprob pairs, most
+    # likely first (ties in id order); where the chosen token is among them its logprob equals logprob exactly.
+    # Empty when the session asked for none or there is no token.
+    top_logprobs: list = field(default_factory=list)
+
+
+def _top_logprobs(step):
+    """A reset_step's top_logprobs as a list of TokenLogprob (copies: the C array is the session's)."""
+    if step.top_logprob_count <= 0 or not step.top_logprobs:  # none asked for, or no token (NULL then)
+        return []
+    return [TokenLogprob(entry.token, entry.logprob) for entry in step.top_logprobs[:step.top_logprob_count]]
 
 
 class Model(OwnedHandle):
@@ -80,9 +97,10 @@ class Model(OwnedHandle):
         return out
 
     def session(self, max_context=0, sequences=1, kv_cache="bf16", eager=False, prefill_gemm_tokens=0,
-                programmatic_launch=True):
+                programmatic_launch=True, top_logprobs=0):
         return Session(self, max_context=max_context, sequences=sequences, kv_cache=kv_cache, eager=eager,
-                       prefill_gemm_tokens=prefill_gemm_tokens, programmatic_launch=programmatic_launch)
+                       prefill_gemm_tokens=prefill_gemm_tokens, programmatic_launch=programmatic_launch,
+                       top_logprobs=top_logprobs)
 
 
 class Session(OwnedHandle):
@@ -95,9 +113,11 @@ class Session(OwnedHandle):
     KV_CACHE = {"bf16": 0, "fp8": 1, "fp32": 2}
 
     def __init__(self, model, max_context=0, sequences=1, kv_cache="bf16", eager=False, prefill_gemm_tokens=0,
-                 programmatic_launch=True):
+                 programmatic_launch=True, top_logprobs=0):
         """The reset_session_options fields by name; prefill_gemm_tokens 0 is the library's crossover, -1 never
-        (reset.h); programmatic_launch False is plain stream order."""
+        (reset.h); programmatic_launch False is plain stream order; top_logprobs (0.4; 0..20) is how many of
+        the most likely tokens each step reports in StepResult.top_logprobs (outside 0..20: ResetError
+        RESET_ERR_INVALID_ARGUMENT)."""
         if kv_cache not in self.KV_CACHE:
             raise ValueError(f"kv_cache must be one of {sorted(self.KV_CACHE)}, not {kv_cache!r}")
         options = SessionOptions()
@@ -108,6 +128,7 @@ class Session(OwnedHandle):
         options.eager = 1 if eager else 0
         options.prefill_gemm_tokens = int32(int(prefill_gemm_tokens), "prefill_gemm_tokens")
         options.programmatic_launch = 0 if programmatic_launch else -1
+        options.top_logprobs = int32(int(top_logprobs), "top_logprobs")
         handle = ctypes.c_void_p()
         check(lib.reset_session_create(model.handle, ctypes.byref(options), ctypes.byref(handle)))
         self._handle = handle
@@ -185,11 +206,13 @@ class Session(OwnedHandle):
         """One decode step for every sequence: a list of StepResult, one per sequence."""
         lib.reset_step_init_sized(self._steps, self.sequences, ctypes.sizeof(Step))
         check(lib.reset_decode_step(self.handle, self._steps, self.sequences, None))
+        # The text and the top logprobs live in the session until its next call: copied out here.
         return [StepResult(sequence=s.sequence, token=s.token, end=bool(s.end_of_generation), entropy=s.entropy,
                            step_entropy=s.step_entropy, global_mean=s.global_mean, threshold=s.threshold,
                            temperature=s.temperature, step_index=s.step_index, boundary=bool(s.boundary),
                            uncertain=bool(s.uncertain), logprob=s.logprob,
-                           text=ctypes.string_at(s.text, s.text_len).decode("utf-8") if s.text_len else "")
+                           text=ctypes.string_at(s.text, s.text_len).decode("utf-8") if s.text_len else "",
+                           top_logprobs=_top_logprobs(s))
                 for s in self._steps]
 
     def step(self):

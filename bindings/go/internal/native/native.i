@@ -109,6 +109,9 @@ RESET_GO_ARRAY(float, float32)
 %apply (int32_t *OUT, size_t LENGTH) { (int32_t *ids, size_t capacity) };
 %apply (const float *IN, size_t LENGTH) { (const float *logits, size_t n_vocab) };
 %apply (float *OUT, size_t LENGTH) { (float *out, size_t capacity) };
+/* reset_step's copy_top_logprobs (below): a step's ids and logprobs. */
+%apply (int32_t *OUT, size_t LENGTH) { (int32_t *tokens, size_t n_tokens) };
+%apply (float *OUT, size_t LENGTH) { (float *logprobs, size_t n_logprobs) };
 
 /* ---------------------------------------------------------------- out-values */
 
@@ -151,12 +154,16 @@ RESET_GO_OUT(int32_t, int32, int32_t)
 %ignore reset_policy_options::double_newline_ids;
 %ignore reset_policy_options::n_double_newline_ids;
 %ignore reset_step::text;
+/* Read through reset_step's copy_top_logprobs below: Go never holds a reset_token_logprob. */
+%ignore reset_step::top_logprobs;
+%ignore reset_token_logprob;
 %ignore reset_model_info::eos_ids;
 %ignore reset_tokenizer_info::eos_ids;
 %ignore reset_chat_message;
 %immutable reset_model_info::architecture;
 %immutable reset_tokenizer_info::kind;
 %immutable reset_step::text_len;
+%immutable reset_step::top_logprob_count;
 
 /* The header's export attribute (__attribute__ on ELF) is not C that SWIG parses. */
 #define __attribute__(x)
@@ -204,11 +211,20 @@ RESET_GO_OUT(int32_t, int32, int32_t)
   }
 }
 
-/* A step's text belongs to the session until its next call: Go copies its
- * text_len bytes out right after the step. */
+/* A step's text and top logprobs (0.4) belong to the session until its next
+ * call: Go copies the text_len bytes of its text, and the ids and logprobs
+ * of its top_logprob_count entries into two slices of that length, right
+ * after the step. */
 %extend reset_step {
   void copy_text(char *buffer, size_t capacity) {
     if ($self->text && $self->text_len && capacity >= $self->text_len) memcpy(buffer, $self->text, $self->text_len);
+  }
+  void copy_top_logprobs(int32_t *tokens, size_t n_tokens, float *logprobs, size_t n_logprobs) {
+    size_t n = $self->top_logprobs && $self->top_logprob_count > 0 ? (size_t)$self->top_logprob_count : 0;
+    for (size_t i = 0; i < n && i < n_tokens && i < n_logprobs; i++) {
+      tokens[i] = $self->top_logprobs[i].token;
+      logprobs[i] = $self->top_logprobs[i].logprob;
+    }
   }
 }
 

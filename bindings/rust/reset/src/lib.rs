@@ -34,8 +34,9 @@ use std::sync::Arc;
 pub const ABI_MAJOR: u32 = sys::RESET_VERSION_MAJOR;
 /// The oldest minor of [`ABI_MAJOR`] these bindings run on: the one they were written for (minors only
 /// append functions and struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to
-/// reset_step and reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context).
-pub const ABI_MINOR: u32 = 3;
+/// reset_step and reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context, 0.4
+/// top_logprobs to reset_session_options and reset_step).
+pub const ABI_MINOR: u32 = 4;
 
 // A header older than ABI_MINOR lacks fields these bindings set: fail the build, not a call.
 const _: () = assert!(sys::RESET_VERSION_MINOR >= ABI_MINOR, "reset.h is older than these bindings need");
@@ -213,6 +214,24 @@ impl Default for ModelOptions {
     }
 }
 
+/// The reset_session_options callers set; `Default` gives the library's defaults.
+#[derive(Clone, Debug)]
+pub struct SessionOptions {
+    /// Tokens per sequence; 0 = min(model maximum, 4096).
+    pub max_context: i32,
+    /// Parallel sequences 1..=8 sharing one prompt.
+    pub sequences: i32,
+    /// 0.4: how many of the most likely tokens each step reports in [`Step::top_logprobs`], 0..=20
+    /// (OpenAI's top_logprobs, vLLM's logprobs); 0 = none.
+    pub top_logprobs: i32,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions { max_context: 0, sequences: 1, top_logprobs: 0 }
+    }
+}
+
 /// A subset of reset_model_info that callers need most.
 #[derive(Clone, Debug)]
 pub struct ModelInfo {
@@ -268,10 +287,17 @@ impl Model {
 
     /// A session on this model (reset_session_create); 0 for max_context means min(model, 4096).
     pub fn session(&self, max_context: i32, sequences: i32) -> Result<Session<'_>> {
+        self.session_with(&SessionOptions { max_context, sequences, ..SessionOptions::default() })
+    }
+
+    /// A session with these options (reset_session_create); a `top_logprobs` outside 0..=20 is
+    /// `Error::INVALID_ARGUMENT`.
+    pub fn session_with(&self, session_options: &SessionOptions) -> Result<Session<'_>> {
         let mut options: sys::reset_session_options = unsafe { std::mem::zeroed() };
         unsafe { sys::reset_session_options_init_sized(&mut options, size_of::<sys::reset_session_options>()) };
-        options.max_context = max_context;
-        options.sequences = sequences;
+        options.max_context = session_options.max_context;
+        options.sequences = session_options.sequences;
+        options.top_logprobs = session_options.top_logprobs;
         let mut raw = ptr::null_mut();
         check(unsafe { sys::reset_session_create(self.raw.as_ptr(), &options, &mut raw) })?;
         // Owned before anything else can fail: an early return must free it.
@@ -280,7 +306,7 @@ impl Model {
         let vocab = self.info()?.vocab_size as usize;
         Ok(Session {
             handle,
-            sequences: sequences.max(1) as usize,
+            sequences: session_options.sequences.max(1) as usize,
             vocab,
             _model: PhantomData,
         })
@@ -524,6 +550,14 @@ impl Drop for Policy {
 
 // ------------------------------------------------------------------- sessions
 
+/// 0.4: one of a step's most likely tokens (reset_token_logprob).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TokenLogprob {
+    pub token: i32,
+    /// log p(token), natural log, of softmax(raw logits), as [`Step::logprob`] (-inf for a logit of -inf).
+    pub logprob: f32,
+}
+
 /// What one decode step produced for one sequence, with the sampler's signals.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Step {
@@ -544,6 +578,10 @@ pub struct Step {
     /// 0.3: log p(token), natural log, of softmax(raw logits): the model's own probability of the token,
     /// before the temperature, the truncation and the penalties (vLLM's raw logprobs); NaN when there is no token.
     pub logprob: f32,
+    /// 0.4: the session's `top_logprobs` most likely tokens of the same raw softmax, most likely first (ties in id
+    /// order), copied; where the chosen token is among them, its entry's logprob equals `logprob` exactly.  Empty
+    /// when the session asked for none or there is no token.
+    pub top_logprobs: Vec<TokenLogprob>,
 }
 
 /// The C session, shared by a Session and its Cancellers; the last one frees
@@ -646,11 +684,19 @@ impl<'m> Session<'m> {
         check(unsafe { sys::reset_decode_step(self.raw(), raw.as_mut_ptr(), raw.len(), ptr::null_mut()) })?;
         raw.iter()
             .map(|s| {
-                // The text points into the session until its next call: copy it now.
+                // The text and the top logprobs point into the session until its next call: copy them now.
                 let bytes = if s.text_len == 0 {
                     Vec::new()
                 } else {
                     unsafe { std::slice::from_raw_parts(s.text as *const u8, s.text_len) }.to_vec()
+                };
+                let top_logprobs = if s.top_logprob_count <= 0 || s.top_logprobs.is_null() {
+                    Vec::new() // none asked for, or no token (the pointer is NULL then)
+                } else {
+                    unsafe { std::slice::from_raw_parts(s.top_logprobs, s.top_logprob_count as usize) }
+                        .iter()
+                        .map(|e| TokenLogprob { token: e.token, logprob: e.logprob })
+                        .collect()
                 };
                 Ok(Step {
                     sequence: s.sequence,
@@ -666,6 +712,7 @@ impl<'m> Session<'m> {
                     uncertain: s.uncertain != 0,
                     text: utf8(bytes)?,
                     logprob: s.logprob,
+                    top_logprobs,
                 })
             })
             .collect()

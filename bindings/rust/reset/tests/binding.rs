@@ -1,6 +1,9 @@
 //! The Rust part of the cross-language binding tests (tests/bindings/rust.sh runs them).
 //! RESET_SOURCE_DIR: the source tree; RESET_BINDING_IDS: where the C test wrote prompt.txt and expected.txt.
-use reset::{Backend, Error, Message, Model, ModelOptions, PolicyKind, PolicyParams, Tokenize, Tokenizer, Weights};
+use reset::{
+    Backend, Error, Message, Model, ModelOptions, PolicyKind, PolicyParams, SessionOptions, Step, Tokenize, Tokenizer,
+    Weights,
+};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -123,18 +126,20 @@ fn another_abi_major_is_refused_clearly() {
 
 #[test]
 fn an_older_minor_is_refused_clearly() {
-    assert_eq!((reset::ABI_MAJOR, reset::ABI_MINOR), (0, 3));
-    for newer_or_same in [300, 301, 399, 400, 9900] {
+    assert_eq!((reset::ABI_MAJOR, reset::ABI_MINOR), (0, 4));
+    for newer_or_same in [400, 401, 499, 500, 9900] {
         assert!(reset::check_abi(newer_or_same).is_ok(), "{newer_or_same}");
     }
-    let error = reset::check_abi(200).unwrap_err(); // 0.2 has no logprob in reset_step and reset_decision
+    let error = reset::check_abi(300).unwrap_err(); // 0.3 has no top_logprobs in reset_session_options and reset_step
     assert_eq!(error.status, Error::UNSUPPORTED);
     assert_eq!(
         error.message,
-        "libreset 0.2.0 is older than these bindings need (0.3 or newer): it lacks functions or fields they use"
+        "libreset 0.3.0 is older than these bindings need (0.4 or newer): it lacks functions or fields they use"
     );
-    let older = reset::check_abi(100).unwrap_err();
-    assert!(older.message.starts_with("libreset 0.1.0 is older"), "{older}");
+    for older in [200, 100] {
+        let error = reset::check_abi(older).unwrap_err();
+        assert!(error.message.starts_with(&format!("libreset 0.{}.0 is older", older / 100)), "{error}");
+    }
     let major = reset::check_abi(10100).unwrap_err(); // the major is judged first
     assert!(major.message.contains("has ABI major 1"), "{major}");
 }
@@ -299,6 +304,117 @@ fn a_steps_logprob_is_log_softmax_of_the_raw_logits_at_its_token() {
     assert_eq!(token, argmax(&logits));
     assert!(expected < -1.0 && decision.logprob <= 0.0, "{decision:?}, expected {expected}");
     assert!((f64::from(decision.logprob) - expected).abs() <= LOGPROB_TOLERANCE, "{decision:?}, expected {expected}");
+}
+
+/// Each entry's logprob is (z - max) - log sum exp(z - max) taken in FP32 and double by the library, in its own order,
+/// and rounded to an f32: within 2e-7 of the f64 reference on this fixture, where |logprob| is about 4-5 (an f32's ulp
+/// there is 4.8e-7).  1e-5 leaves a wide margin yet is far below anything a field read at the wrong offset would give.
+const TOP_LOGPROB_TOLERANCE: f64 = 1e-5;
+
+/// The n most likely ids by the raw logits: value descending, ties by the lower id (reset.h).
+fn most_likely(logits: &[f32], n: usize) -> Vec<i32> {
+    let mut ids: Vec<i32> = (0..logits.len() as i32).collect();
+    ids.sort_by(|&a, &b| logits[b as usize].partial_cmp(&logits[a as usize]).unwrap().then(a.cmp(&b)));
+    ids.truncate(n);
+    ids
+}
+
+/// step.top_logprobs against the logits read before the step; the place of the chosen token among them, if any.
+fn check_top_logprobs(logits: &[f32], step: &Step, n: usize) -> Option<usize> {
+    let top = &step.top_logprobs;
+    assert_eq!(top.len(), n, "{step:?}");
+    // The tokens, in order, are the top n of the logits (the library orders by logit, so two entries whose logprobs
+    // round to one float still come in id order), and their logprobs never increase.
+    let tokens: Vec<i32> = top.iter().map(|e| e.token).collect();
+    assert_eq!(tokens, most_likely(logits, n), "{step:?}");
+    assert!(top.windows(2).all(|pair| pair[0].logprob >= pair[1].logprob), "{top:?}");
+    for entry in top {
+        let expected = raw_logprob(logits, entry.token);
+        assert!((f64::from(entry.logprob) - expected).abs() <= TOP_LOGPROB_TOLERANCE, "{entry:?}, expected {expected}");
+    }
+    let place = top.iter().position(|e| e.token == step.token);
+    if let Some(i) = place {
+        // Exactly: the same float as the step's own logprob (reset.h).
+        assert_eq!(top[i].logprob.to_bits(), step.logprob.to_bits(), "{step:?}");
+    }
+    place
+}
+
+#[test]
+fn top_logprobs_are_the_most_likely_tokens_of_the_logits_each_token_was_drawn_from() {
+    let model = model();
+    let mut session =
+        model.session_with(&SessionOptions { max_context: 64, top_logprobs: 5, ..SessionOptions::default() }).unwrap();
+    session.set_policy(&PolicyParams::greedy()).unwrap();
+    session.prefill(&ids("prompt.txt")).unwrap();
+    for _ in 0..3 {
+        let logits = session.logits(0).unwrap(); // before the step: the distribution its token is drawn from
+        let step = session.step().unwrap().remove(0);
+        assert_eq!(check_top_logprobs(&logits, &step, 5), Some(0), "greedy: the first entry is the token");
+        assert_eq!(step.top_logprobs[0], reset::TokenLogprob { token: step.token, logprob: step.logprob });
+    }
+    // Sampled at T = 2 from the top 3: the chosen token is always among the top 5, not always first, and the
+    // entries are still those of the raw logits.
+    let sampled =
+        PolicyParams { kind: PolicyKind::Fixed, temperature: 2.0, top_k: 3, seed: 5, ..PolicyParams::greedy() };
+    session.set_policy(&sampled).unwrap();
+    let mut places = Vec::new();
+    for _ in 0..8 {
+        let logits = session.logits(0).unwrap();
+        let step = session.step().unwrap().remove(0);
+        places.push(check_top_logprobs(&logits, &step, 5));
+    }
+    assert!(places.iter().all(Option::is_some) && places.iter().any(|p| *p > Some(0)), "{places:?}");
+}
+
+#[test]
+fn no_top_logprobs_unless_asked_and_more_than_twenty_is_refused() {
+    let model = model();
+    let prompt = &ids("prompt.txt")[..4];
+    // The default is none, as is 0.
+    let zero = SessionOptions { max_context: 16, top_logprobs: 0, ..SessionOptions::default() };
+    for mut session in [model.session(16, 1).unwrap(), model.session_with(&zero).unwrap()] {
+        session.prefill(prompt).unwrap();
+        let step = session.step().unwrap().remove(0);
+        assert!(step.token >= 0 && step.top_logprobs.is_empty(), "{step:?}");
+    }
+    let mut session =
+        model.session_with(&SessionOptions { max_context: 16, top_logprobs: 20, ..SessionOptions::default() }).unwrap();
+    session.set_policy(&PolicyParams::greedy()).unwrap();
+    session.prefill(prompt).unwrap();
+    let logits = session.logits(0).unwrap();
+    check_top_logprobs(&logits, &session.step().unwrap().remove(0), 20); // RESET_MAX_TOP_LOGPROBS
+    for bad in [21, -1] {
+        let options = SessionOptions { top_logprobs: bad, ..SessionOptions::default() };
+        let error = model.session_with(&options).err().expect("a top_logprobs outside 0..=20 was taken");
+        assert_eq!(error.status, Error::INVALID_ARGUMENT, "{error}");
+        assert!(error.message.contains("top_logprobs"), "{error}");
+    }
+}
+
+#[test]
+fn a_sequence_that_has_ended_reports_no_top_logprobs() {
+    // Sequence 0 holds only EOS; a repetition penalty of 0.1 multiplies the logit of every token of a sequence's
+    // context by 10 (z > 0), which makes the fixture's EOS (z ~ 1.04 after it) its greedy choice.  Sequence 1 gets
+    // the prompt too, whose tokens' logits lead once multiplied, so it goes on.
+    let model = model();
+    let eos = model.info().unwrap().eos_ids[0];
+    let options = SessionOptions { max_context: 64, sequences: 2, top_logprobs: 5 };
+    let mut session = model.session_with(&options).unwrap();
+    session.set_policy(&PolicyParams { repetition_penalty: 0.1, ..PolicyParams::greedy() }).unwrap();
+    session.prefill(&[eos]).unwrap();
+    session.prefill_sequence(1, &ids("prompt.txt")).unwrap();
+    let logits = [session.logits(0).unwrap(), session.logits(1).unwrap()];
+    let first = session.step().unwrap();
+    assert!(first[0].token == eos && first[0].end, "the fixture's sequence 0 no longer ends at once: {:?}", first[0]);
+    assert!(!first[1].end, "{:?}", first[1]);
+    // The EOS was drawn, so its step has them; its raw logit is far from the top five.
+    assert_eq!(check_top_logprobs(&logits[0], &first[0], 5), None);
+    check_top_logprobs(&logits[1], &first[1], 5);
+    let later = session.step().unwrap();
+    assert!(later[0].token == -1 && later[0].end && later[0].logprob.is_nan(), "{:?}", later[0]);
+    assert!(later[0].top_logprobs.is_empty(), "{:?}", later[0]);
+    assert_eq!(later[1].top_logprobs.len(), 5);
 }
 
 /// The fixture's plain greedy continuation repeats a token in its first 20; a frequency penalty of 2 does not.

@@ -115,7 +115,16 @@ public final class Model implements AutoCloseable {
      * @param sequences parallel sequences 1..8 sharing one prompt
      */
     public Session newSession(int maxContext, int sequences) throws ResetException {
-        return new Session(this, maxContext, sequences);
+        return newSession(new SessionOptions().maxContext(maxContext).sequences(sequences));
+    }
+
+    /**
+     * Opens a session with these options (reset_session_create).
+     *
+     * @throws ResetException INVALID_ARGUMENT for an option out of its range (a topLogprobs outside 0..20)
+     */
+    public Session newSession(SessionOptions options) throws ResetException {
+        return new Session(this, options);
     }
 
     /** Frees the model (sessions made from it keep it alive until they close).  Idempotent. */

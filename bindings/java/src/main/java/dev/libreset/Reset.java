@@ -5,9 +5,10 @@ public final class Reset {
     /**
      * The oldest minor of {@link #abiMajor()} this binding runs on: the one it was written for (minors only
      * append functions and struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to
-     * reset_step and reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context).
+     * reset_step and reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context,
+     * 0.4 top_logprobs to reset_session_options and reset_step).
      */
-    private static final int ABI_MINOR = 3;
+    private static final int ABI_MINOR = 4;
 
     private static volatile boolean abiChecked;
 

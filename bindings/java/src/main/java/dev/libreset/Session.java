@@ -3,6 +3,7 @@ package dev.libreset;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
@@ -17,7 +18,7 @@ import java.util.NoSuchElementException;
  * }</pre>
  *
  * <p>Memory: the session owns its C handle and keeps its model reachable; {@link #close()}
- * frees it.  Ids, logits and step texts are copied across the boundary.
+ * frees it.  Ids, logits, step texts and top logprobs are copied across the boundary.
  *
  * <p>Threads: one thread at a time, except {@link #cancel()}, which any thread may call, even
  * while another closes the session.
@@ -30,13 +31,10 @@ public final class Session implements AutoCloseable {
     private final Object lock = new Object();
     private volatile long handle;
 
-    Session(Model model, int maxContext, int sequences) throws ResetException {
-        reset_session_options options = new reset_session_options();
+    Session(Model model, SessionOptions sessionOptions) throws ResetException {
+        reset_session_options options = sessionOptions.toNative();
         long[] out = new long[1];
         try {
-            ResetNative.reset_session_options_init(options);
-            options.setMax_context(maxContext);
-            options.setSequences(sequences);
             ResetNative.reset_session_create(model.handle(), options, out);
         } finally {
             options.delete();
@@ -44,7 +42,7 @@ public final class Session implements AutoCloseable {
         }
         long raw = out[0];
         this.model = model;
-        this.sequences = sequences;
+        this.sequences = sessionOptions.sequences();
         this.handle = raw;
         this.cleanable = Handles.CLEANER.register(this, () -> ResetNative.reset_session_free(raw));
     }
@@ -186,13 +184,13 @@ public final class Session implements AutoCloseable {
             for (int i = 0; i < sequences; i++) {
                 reset_step s = ResetNative.reset_step_array_getitem(steps, i);
                 try {
-                    // The text lives in the session until its next call: copy it now.
+                    // The text and the top logprobs live in the session until its next call: copy them now.
                     byte[] text = new byte[Math.toIntExact(s.getText_len())];
                     s.copy_text(text);
                     out.add(new Step(s.getSequence(), s.getToken(), s.getEnd_of_generation() != 0, s.getEntropy(),
                             s.getStep_entropy(), s.getGlobal_mean(), s.getThreshold(), s.getTemperature(),
                             s.getStep_index(), s.getBoundary() != 0, s.getUncertain() != 0, Text.string(text),
-                            s.getLogprob()));
+                            s.getLogprob(), topLogprobs(s)));
                 } finally {
                     s.delete();
                 }
@@ -202,6 +200,18 @@ public final class Session implements AutoCloseable {
             ResetNative.delete_reset_step_array(steps);
             Reference.reachabilityFence(this); // also while the step texts, in the session, are copied
         }
+    }
+
+    /** A step's top logprobs, copied (none when the session asked for none or there is no token). */
+    private static List<TokenLogprob> topLogprobs(reset_step s) {
+        int n = s.getTop_logprob_count();
+        if (n <= 0) return List.of();
+        int[] tokens = new int[n];
+        float[] logprobs = new float[n];
+        s.copy_top_logprobs(tokens, logprobs);
+        List<TokenLogprob> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) out.add(new TokenLogprob(tokens[i], logprobs[i]));
+        return Collections.unmodifiableList(out);
     }
 
     /**

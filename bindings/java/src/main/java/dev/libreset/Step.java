@@ -1,5 +1,7 @@
 package dev.libreset;
 
+import java.util.List;
+
 /**
  * What one decode step produced for one sequence, with the signals the sampler used (ReSET
  * notation, reset-algorithm.md).
@@ -19,6 +21,10 @@ package dev.libreset;
  *     later step); empty when the model has no tokenizer
  * @param logprob (0.3) log p(token), natural log, of softmax(raw logits): the model's own probability of
  *     the token, before the temperature, the truncation and the penalties; NaN when there is no token
+ * @param topLogprobs (0.4) the session's {@link SessionOptions#topLogprobs} most likely tokens of the same
+ *     raw softmax, most likely first (ties in id order), copied and unmodifiable; where the token is among
+ *     them, its entry's logprob equals {@code logprob} exactly.  Empty when the session asked for none or
+ *     there is no token
  */
 public record Step(
         int sequence,
@@ -33,4 +39,5 @@ public record Step(
         boolean boundary,
         boolean uncertain,
         String text,
-        float logprob) {}
+        float logprob,
+        List<TokenLogprob> topLogprobs) {}

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
@@ -247,15 +248,17 @@ class ResetTest {
     @Test
     void anOlderMinorIsRefusedClearly() throws Exception {
         assertEquals(0, Reset.abiMajor());
-        assertEquals(3, Reset.abiMinor());
-        for (long newerOrSame : new long[] {300, 301, 399, 400, 9900}) Reset.checkAbi(newerOrSame);
-        // 0.2 has no logprob in reset_step and reset_decision.
-        ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(200));
+        assertEquals(4, Reset.abiMinor());
+        for (long newerOrSame : new long[] {400, 401, 499, 500, 9900}) Reset.checkAbi(newerOrSame);
+        // 0.3 has no top_logprobs in reset_session_options and reset_step.
+        ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(300));
         assertEquals(Status.UNSUPPORTED, e.getStatus());
-        assertEquals("libreset 0.2.0 is older than these bindings need (0.3 or newer): "
+        assertEquals("libreset 0.3.0 is older than these bindings need (0.4 or newer): "
                 + "it lacks functions or fields they use", e.getReason());
-        ResetException older = assertThrows(ResetException.class, () -> Reset.checkAbi(100));
-        assertTrue(older.getReason().startsWith("libreset 0.1.0 is older"), older.getMessage());
+        for (long version : new long[] {200, 100}) {
+            ResetException older = assertThrows(ResetException.class, () -> Reset.checkAbi(version));
+            assertTrue(older.getReason().startsWith("libreset 0." + version / 100 + ".0 is older"), older.getMessage());
+        }
         ResetException major = assertThrows(ResetException.class, () -> Reset.checkAbi(10100)); // judged first
         assertTrue(major.getReason().contains("has ABI major 1"), major.getMessage());
     }
@@ -458,6 +461,123 @@ class ResetTest {
             assertEquals(argmax(logits), sample.token());
             assertTrue(expected < -1 && sample.decision().logprob() <= 0, sample.toString());
             assertEquals(expected, sample.decision().logprob(), LOGPROB_TOLERANCE, sample.toString());
+        }
+    }
+
+    /**
+     * Each entry's logprob is (z - max) - log sum exp(z - max) taken in FP32 and double by the library, in its
+     * own order, and rounded to a float: within 2e-7 of the double-precision reference on this fixture, where
+     * |logprob| is about 4-5 (a float's ulp there is 4.8e-7).  1e-5 leaves a wide margin yet is far below
+     * anything a field read at the wrong offset would give.
+     */
+    private static final double TOP_LOGPROB_TOLERANCE = 1e-5;
+
+    /** The n most likely ids by the raw logits: value descending, ties by the lower id (reset.h). */
+    private static int[] mostLikely(float[] logits, int n) {
+        return IntStream.range(0, logits.length).boxed()
+                .sorted((a, b) -> logits[a] > logits[b] ? -1 : logits[a] < logits[b] ? 1 : Integer.compare(a, b))
+                .limit(n).mapToInt(Integer::intValue).toArray();
+    }
+
+    /** step.topLogprobs() against the logits read before the step; the place of the chosen token, or -1. */
+    private static int checkTopLogprobs(float[] logits, Step step, int n) {
+        List<TokenLogprob> top = step.topLogprobs();
+        assertEquals(n, top.size(), step.toString());
+        // The tokens, in order, are the top n of the logits (the library orders by logit, so two entries whose
+        // logprobs round to one float still come in id order), and their logprobs never increase.
+        assertArrayEquals(mostLikely(logits, n), top.stream().mapToInt(TokenLogprob::token).toArray(), top.toString());
+        int place = -1;
+        for (int i = 0; i < n; i++) {
+            TokenLogprob entry = top.get(i);
+            if (i > 0) assertTrue(entry.logprob() <= top.get(i - 1).logprob(), top.toString());
+            assertEquals(rawLogprob(logits, entry.token()), entry.logprob(), TOP_LOGPROB_TOLERANCE, entry.toString());
+            if (entry.token() == step.token()) {
+                place = i;
+                // Exactly: the same float as the step's own logprob (reset.h).
+                assertEquals(Float.floatToRawIntBits(step.logprob()), Float.floatToRawIntBits(entry.logprob()),
+                        step.toString());
+            }
+        }
+        return place;
+    }
+
+    @Test
+    void topLogprobsAreTheMostLikelyTokensOfTheLogitsEachTokenWasDrawnFrom() throws Exception {
+        try (Model model = goldenOneThread();
+             Session session = model.newSession(new SessionOptions().maxContext(64).topLogprobs(5))) {
+            session.setPolicy(PolicyParams.greedy());
+            session.prefill(ids("prompt.txt"));
+            for (int i = 0; i < 3; i++) {
+                float[] logits = session.logits(0); // before the step: the distribution its token is drawn from
+                Step step = session.step().get(0);
+                assertEquals(0, checkTopLogprobs(logits, step, 5), "greedy: the first entry is the token: " + step);
+                assertEquals(new TokenLogprob(step.token(), step.logprob()), step.topLogprobs().get(0));
+            }
+            // Sampled at T = 2 from the top 3: the chosen token is always among the top 5, not always first, and
+            // the entries are still those of the raw logits.
+            session.setPolicy(PolicyParams.fixed(2.0f).topK(3).seed(5));
+            List<Integer> places = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                float[] logits = session.logits(0);
+                places.add(checkTopLogprobs(logits, session.step().get(0), 5));
+            }
+            assertFalse(places.contains(-1), places.toString());
+            assertTrue(places.stream().anyMatch(place -> place > 0), places.toString());
+        }
+    }
+
+    @Test
+    void noTopLogprobsUnlessAskedAndMoreThanTwentyIsRefused() throws Exception {
+        int[] prompt = Arrays.copyOf(ids("prompt.txt"), 4);
+        try (Model model = goldenOneThread()) {
+            // The default is none, as is 0.
+            SessionOptions zero = new SessionOptions().maxContext(16).topLogprobs(0);
+            for (SessionOptions options : List.of(new SessionOptions(), zero)) {
+                try (Session session = model.newSession(options)) {
+                    session.prefill(prompt);
+                    Step step = session.step().get(0);
+                    assertTrue(step.token() >= 0 && step.topLogprobs().isEmpty(), step.toString());
+                }
+            }
+            try (Session session = model.newSession(new SessionOptions().maxContext(16).topLogprobs(20))) {
+                session.setPolicy(PolicyParams.greedy());
+                session.prefill(prompt);
+                float[] logits = session.logits(0);
+                checkTopLogprobs(logits, session.step().get(0), 20); // RESET_MAX_TOP_LOGPROBS
+            }
+            for (int bad : new int[] {21, -1}) {
+                ResetException e = assertThrows(ResetException.class,
+                        () -> model.newSession(new SessionOptions().topLogprobs(bad)).close());
+                assertEquals(Status.INVALID_ARGUMENT, e.getStatus());
+                assertTrue(e.getReason().contains("top_logprobs"), e.getMessage());
+            }
+        }
+    }
+
+    @Test
+    void aSequenceThatHasEndedReportsNoTopLogprobs() throws Exception {
+        // Sequence 0 holds only EOS; a repetition penalty of 0.1 multiplies the logit of every token of a
+        // sequence's context by 10 (z > 0), which makes the fixture's EOS (z ~ 1.04 after it) its greedy choice.
+        // Sequence 1 gets the prompt too, whose tokens' logits lead once multiplied, so it goes on.
+        try (Model model = goldenOneThread();
+             Session session = model.newSession(new SessionOptions().maxContext(64).sequences(2).topLogprobs(5))) {
+            int eos = model.info().eosIds()[0];
+            session.setPolicy(PolicyParams.greedy().repetitionPenalty(0.1f));
+            session.prefill(new int[] {eos});
+            session.prefillSequence(1, ids("prompt.txt"));
+            float[][] logits = {session.logits(0), session.logits(1)};
+            List<Step> first = session.step();
+            assertTrue(first.get(0).token() == eos && first.get(0).end(),
+                    "the fixture's sequence 0 no longer ends at once: " + first.get(0));
+            assertFalse(first.get(1).end(), first.get(1).toString());
+            // The EOS was drawn, so its step has them; its raw logit is far from the top five.
+            assertEquals(-1, checkTopLogprobs(logits[0], first.get(0), 5));
+            checkTopLogprobs(logits[1], first.get(1), 5);
+            List<Step> later = session.step();
+            Step ended = later.get(0);
+            assertTrue(ended.token() == -1 && ended.end() && Float.isNaN(ended.logprob()), ended.toString());
+            assertTrue(ended.topLogprobs().isEmpty(), ended.toString());
+            assertEquals(5, later.get(1).topLogprobs().size());
         }
     }
 
