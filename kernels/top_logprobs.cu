@@ -20,6 +20,7 @@ constexpr int kTargetPerThread = 16;
 constexpr int32_t kMaxVocab = 1 << 24;
 constexpr int kMaxCtasPerRow = 256;
 static_assert(kMaxCtasPerRow <= kThreads, "the merge gives each CTA list's maximum one thread");
+static_assert(rule::kMaxTopLogprobs <= 32, "a warp's sorted lanes hold its count largest");
 
 struct Layout {
     int ctas_per_row = 1;
@@ -54,31 +55,70 @@ struct Shared {
     bool last;
 };
 
-// The count-th largest of `values` (n of them, distinct where non-zero), or
-// 0 when fewer than count are non-zero: every value at or above it is a
-// candidate.  Ends with a barrier.
-__device__ uint64_t count_th_largest(const uint64_t *values, int n, int count, Shared &sh) {
+// The warp's 32 values sorted, largest in lane 0 (a bitonic network over
+// shuffles: registers only, no barrier).
+__device__ __forceinline__ uint64_t warp_sort_descending(uint64_t v) {
+    const unsigned lane = threadIdx.x % 32;
+#pragma unroll
+    for (unsigned k = 2; k <= 32; k <<= 1) {
+#pragma unroll
+        for (unsigned j = k >> 1; j > 0; j >>= 1) {
+            const uint64_t other = __shfl_xor_sync(0xFFFFFFFFu, v, j);
+            const uint64_t larger = v > other ? v : other, smaller = v > other ? other : v;
+            // Within each block of k lanes the order alternates, so that blocks merge as bitonic
+            // sequences; the last block (k = 32) is descending.
+            const bool lower = (lane & j) == 0, descending = (lane & k) == 0;
+            v = lower == descending ? larger : smaller;
+        }
+    }
+    return v;
+}
+
+// How many of the `count` entries of a descending list are larger than v.
+__device__ __forceinline__ int larger_in(const uint64_t *list, int count, uint64_t v) {
+    int lo = 0, hi = count;
+    while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (list[mid] > v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+// The count-th largest of the CTA's thread values (each thread passes its
+// own; non-zero values are distinct), or 0 when fewer than count are
+// non-zero.  Each warp sorts its 32 (the count-th largest of the CTA is
+// among the warp's count largest), then each of those learns its rank in
+// the CTA by binary searches of the other warps' lists.  Ends with a barrier.
+__device__ uint64_t cta_count_th_largest(uint64_t v, int count, uint64_t (*warp_top)[rule::kMaxTopLogprobs],
+                                         Shared &sh) {
+    constexpr int kWarps = kThreads / 32;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const uint64_t sorted = warp_sort_descending(v);
+    if (lane < count) warp_top[warp][lane] = sorted;
     if (threadIdx.x == 0) sh.threshold = 0;
     __syncthreads();
-    for (int i = threadIdx.x; i < n; i += kThreads) {
-        const uint64_t v = values[i];
-        if (v == 0) continue;
-        int above = 0;
-        for (int j = 0; j < n; ++j) above += values[j] > v ? 1 : 0;
-        if (above == count - 1) sh.threshold = v;  // one thread at most: the non-zero values are distinct
+    if (lane < count && sorted != 0) {
+        int above = lane;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w)
+            if (w != warp) above += larger_in(warp_top[w], count, sorted);
+        if (above == count - 1) sh.threshold = sorted;  // one thread at most: the values are distinct
     }
     __syncthreads();
     return sh.threshold;
 }
 
 // Rank the n distinct candidates and write the `count` largest, largest
-// first, to `out` (0 where there are fewer).  Ends with a barrier.
+// first, to `out` (0 where there are fewer).  n is a few times count unless
+// the row is adversarial (count x per_thread at most).  Ends with a barrier.
 __device__ void rank_top(const uint64_t *candidates, int n, int count, uint64_t *out) {
     for (int i = threadIdx.x; i < count; i += kThreads) out[i] = 0;
     __syncthreads();
     for (int i = threadIdx.x; i < n; i += kThreads) {
         const uint64_t v = candidates[i];
         int above = 0;
+#pragma unroll 8
         for (int j = 0; j < n; ++j) above += candidates[j] > v ? 1 : 0;
         if (above < count) out[above] = v;
     }
@@ -89,7 +129,7 @@ __global__ void __launch_bounds__(kThreads) top_logprobs_kernel(const TopLogprob
     [[maybe_unused]] const trace::EndMark end_mark;
     trace::begin_dependent_kernel(trace::kTopLogprobs);
     extern __shared__ uint64_t candidates[];
-    __shared__ uint64_t thread_max[kThreads];
+    __shared__ uint64_t warp_top[kThreads / 32][rule::kMaxTopLogprobs];
     __shared__ uint64_t cta_top[rule::kMaxTopLogprobs];
     __shared__ Shared sh;
     const int b = blockIdx.y;
@@ -99,24 +139,33 @@ __global__ void __launch_bounds__(kThreads) top_logprobs_kernel(const TopLogprob
     if (signals.status != kSamplingOk) return;
     const int count = a.count;
     const float *row = a.logits + static_cast<int64_t>(b) * a.ld_logits;
-    const int32_t begin = static_cast<int32_t>(blockIdx.x) * l.per_thread * kThreads;
-    const int32_t end = min(a.vocab, begin + l.per_thread * kThreads);
+    const int32_t first = static_cast<int32_t>(blockIdx.x) * l.per_thread * kThreads + threadIdx.x;
+    const int32_t end = a.vocab;
+    const int32_t slice_end = static_cast<int32_t>(blockIdx.x + 1) * l.per_thread * kThreads;
 
-    // 1. Each thread's largest key (coalesced: thread t takes begin + t, + 256, ...).
+    // 1. Each thread's largest key (coalesced: thread t takes first, + 256, ...; unrolled so that the
+    // loads are in flight together: the row is an L2 hit, but 16 round trips in a row would be 2 us).
     uint64_t mine = 0;
-    for (int32_t i = begin + threadIdx.x; i < end; i += kThreads) {
-        const uint64_t key = rule::top_logprob_key(row[i], i);
-        mine = key > mine ? key : mine;
+#pragma unroll 8
+    for (int k = 0; k < l.per_thread; ++k) {
+        const int32_t i = first + k * kThreads;
+        if (i < end && i < slice_end) {
+            const uint64_t key = rule::top_logprob_key(row[i], i);
+            mine = key > mine ? key : mine;
+        }
     }
-    thread_max[threadIdx.x] = mine;
     if (threadIdx.x == 0) sh.candidates = 0;
     // 2. The count-th largest thread maximum bounds the CTA's top from below; only the threads that
-    // reach it (count at most) hold candidates, so the list holds count × per_thread at most.
-    const uint64_t threshold = count_th_largest(thread_max, kThreads, count, sh);
+    // reach it (count at most) hold candidates, so the list holds count x per_thread at most.
+    const uint64_t threshold = cta_count_th_largest(mine, count, warp_top, sh);
     if (mine != 0 && mine >= threshold) {
-        for (int32_t i = begin + threadIdx.x; i < end; i += kThreads) {
-            const uint64_t key = rule::top_logprob_key(row[i], i);
-            if (key >= threshold) candidates[atomicAdd(&sh.candidates, 1)] = key;
+#pragma unroll 8
+        for (int k = 0; k < l.per_thread; ++k) {
+            const int32_t i = first + k * kThreads;
+            if (i < end && i < slice_end) {
+                const uint64_t key = rule::top_logprob_key(row[i], i);
+                if (key >= threshold) candidates[atomicAdd(&sh.candidates, 1)] = key;
+            }
         }
     }
     __syncthreads();
@@ -140,19 +189,19 @@ __global__ void __launch_bounds__(kThreads) top_logprobs_kernel(const TopLogprob
     if (!sh.last) return;
     __threadfence();  // pairs with the other CTAs' fences: their lists are read after their arrivals
 
-    // 4. The same selection over the CTAs' lists (sorted, so each list's first entry is its maximum).
+    // 4. The same selection over the CTAs' lists, which are sorted: the count-th largest of their
+    // maxima bounds the row's top from below, and only the lists that reach it (count at most) hold
+    // candidates (count x count at most).
     const int ctas = static_cast<int>(gridDim.x);
-    for (int c = threadIdx.x; c < kThreads; c += kThreads)
-        thread_max[c] = c < ctas ? __ldcg(&row_lists[static_cast<size_t>(c) * rule::kMaxTopLogprobs]) : 0;
+    const uint64_t list_max =
+        threadIdx.x < ctas ? __ldcg(&row_lists[static_cast<size_t>(threadIdx.x) * rule::kMaxTopLogprobs]) : 0;
     if (threadIdx.x == 0) sh.candidates = 0;
-    const uint64_t row_threshold = count_th_largest(thread_max, ctas, count, sh);
-    for (int c = threadIdx.x; c < ctas; c += kThreads) {
-        if (thread_max[c] == 0 || thread_max[c] < row_threshold) continue;
-        for (int i = 0; i < count; ++i) {
-            const uint64_t key = __ldcg(&row_lists[static_cast<size_t>(c) * rule::kMaxTopLogprobs + i]);
-            if (key == 0 || key < row_threshold) break;  // sorted: the rest are smaller
-            candidates[atomicAdd(&sh.candidates, 1)] = key;
-        }
+    const uint64_t row_threshold = cta_count_th_largest(list_max, count, warp_top, sh);
+    // Every entry at once (one round trip): thread t takes entries t, t + 256, ... of the row's lists.
+    for (int e = threadIdx.x; e < ctas * count; e += kThreads) {
+        const int c = e / count, i = e % count;
+        const uint64_t key = __ldcg(&row_lists[static_cast<size_t>(c) * rule::kMaxTopLogprobs + i]);
+        if (key != 0 && key >= row_threshold) candidates[atomicAdd(&sh.candidates, 1)] = key;
     }
     __syncthreads();
     rank_top(candidates, sh.candidates, count, cta_top);
