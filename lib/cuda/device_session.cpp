@@ -253,8 +253,11 @@ private:
     // rows [lm_first, lm_first + lm_rows) into `logits` rows.
     // `gemm`: the NVFP4 linears of the layers run through the GEMM path (rows up to gemm_rows_).
     // Without it the caller has zeroed amax_ in this stream before (the producers below raise it).
+    // before_lm_head: an event the final norm and lm_head wait for (the top_logprobs branch, which
+    // reads the logits they replace), or null.
     void enqueue_forward(int rows, const int32_t *tokens, const int32_t *positions, const int32_t *lengths,
-                         const int32_t *slots, int lm_first, int lm_rows, float *logits, bool gemm = false);
+                         const int32_t *slots, int lm_first, int lm_rows, float *logits, bool gemm = false,
+                         cudaEvent_t before_lm_head = nullptr);
     // RMSNorm of x_ (rows from `first`) with `weight`, then `linear` on it: one fused norm +
     // NVFP4 preparation launch where the linear is a single NVFP4 part over the hidden size
     // (kernels/rms_norm_prepare.h), else rms_norm into normed_ and enqueue_linear.
@@ -376,6 +379,10 @@ private:
     DeviceBuffer delimiter_flags_, sampling_workspace_;
     int32_t top_logprobs_ = 0;         // entries per sequence and step; 0: the step has no top_logprobs kernel
     DeviceBuffer top_logprobs_workspace_;
+    // The top_logprobs kernel runs on a branch of the step (forked after the sampler, joined before the
+    // final norm), beside the layers rather than before them: only the logits it reads constrain it.
+    cudaStream_t top_stream_ = nullptr;
+    cudaEvent_t top_fork_ = nullptr, top_join_ = nullptr;
     // [seq][vocab] tokens generated in each sequence's current generation (the penalties' counts): kept by the
     // sampler kernel, which adds what it accepts; uploaded from the host's SequenceSampler when the host changed
     // them another way (a new generation, a rollback), told by its generation_version().
@@ -476,9 +483,13 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
         sampling_workspace_ = allocate(std::max<size_t>(sampling_workspace_bytes(sequences_, c.vocab_size), 16),
                                        "sampler workspace");
         counts_ = allocate(size_t(sequences_) * size_t(c.vocab_size) * sizeof(int32_t), "the penalties' counts");
-        if (top_logprobs_ > 0)  // zeroed, as the kernel's arrival counters must start
+        if (top_logprobs_ > 0) {  // the workspace zeroed, as the kernel's arrival counters must start
             top_logprobs_workspace_ =
                 allocate(top_logprobs_workspace_bytes(sequences_, c.vocab_size), "top_logprobs workspace");
+            cuda_check(cudaStreamCreateWithFlags(&top_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+            cuda_check(cudaEventCreateWithFlags(&top_fork_, cudaEventDisableTiming), "cudaEventCreate");
+            cuda_check(cudaEventCreateWithFlags(&top_join_, cudaEventDisableTiming), "cudaEventCreate");
+        }
         counts_version_.assign(size_t(sequences_), 0);  // no sampler has version 0: the first step uploads
         step_in_ = allocate(sizeof(StepInput), "step input");
         step_out_ = allocate(sizeof(StepOutput), "step output");
@@ -512,6 +523,11 @@ void CudaSession::release_handles() noexcept {
     cublas_ = nullptr;
     if (stream_) cudaStreamDestroy(stream_);
     stream_ = nullptr;
+    if (top_stream_) cudaStreamDestroy(top_stream_);
+    top_stream_ = nullptr;
+    if (top_fork_) cudaEventDestroy(top_fork_);
+    if (top_join_) cudaEventDestroy(top_join_);
+    top_fork_ = top_join_ = nullptr;
 }
 
 void CudaSession::ensure_graph() {
@@ -724,7 +740,8 @@ void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const flo
 }
 
 void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t *positions, const int32_t *lengths,
-                                  const int32_t *slots, int lm_first, int lm_rows, float *logits, bool gemm) {
+                                  const int32_t *slots, int lm_first, int lm_rows, float *logits, bool gemm,
+                                  cudaEvent_t before_lm_head) {
     const ModelConfig &c = config_;
     const float eps = static_cast<float>(c.rms_norm_eps);
     // As many context splits as fill the GPU for these rows (a batch-1 step needs 8x the splits of
@@ -826,6 +843,7 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
     }
 
     if (lm_rows == 0) return;  // a prefill chunk before the last: only its K/V matter
+    if (before_lm_head) cuda_check(cudaStreamWaitEvent(stream_, before_lm_head, 0), "top_logprobs join");
     // The lm_head (one row, perhaps BF16) runs through the GEMV.
     enqueue_norm_linear(dm_.final_norm, lm_first, lm_rows, dm_.lm_head, logits, c.vocab_size);
 }
@@ -936,7 +954,12 @@ void CudaSession::enqueue_step() {
     sampling.active = in->active;
     sample_tokens(sampling, stream_);
     if (top_logprobs_ > 0) {
-        // From the logits the sampler just drew from, before the forward pass replaces them.
+        // From the logits the sampler just drew from, on a branch beside the layers (session 31 run 3:
+        // 14 us alone, ~31 us of a 1k Qwen3-8B step in line); the lm_head that replaces the logits waits
+        // for it.  A plain launch: its one dependency is the fork.
+        cuda_check(cudaEventRecord(top_fork_, stream_), "top_logprobs fork");
+        cuda_check(cudaStreamWaitEvent(top_stream_, top_fork_, 0), "top_logprobs fork");
+        const cuda::ScopedDependentLaunch plain(false);
         TopLogprobsArgs top;
         top.batch = sequences_;
         top.vocab = config_.vocab_size;
@@ -947,11 +970,12 @@ void CudaSession::enqueue_step() {
         top.active = in->active;
         top.workspace = top_logprobs_workspace_.as();
         top.out = out->top;
-        top_logprobs(top, stream_);
+        top_logprobs(top, top_stream_);
+        cuda_check(cudaEventRecord(top_join_, top_stream_), "top_logprobs join");
     }
 
     enqueue_forward(sequences_, out->tokens, in->positions, in->lengths, nullptr, 0, sequences_,
-                    logits_.as<float>());
+                    logits_.as<float>(), false, top_logprobs_ > 0 ? top_join_ : nullptr);
 
     // Tokens and signals, the states the sampler updated in place (in the input struct) and the
     // rings, written to page-locked host memory by one launch after the lm_head.
