@@ -154,6 +154,10 @@ __global__ void __launch_bounds__(kThreads) top_logprobs_kernel(const TopLogprob
             mine = key > mine ? key : mine;
         }
     }
+    if (a.stop_after_phase == 1) {
+        if (mine == 1) a.out[0].token = -2;  // never (a real key is far above 1): keeps the loads
+        return;
+    }
     if (threadIdx.x == 0) sh.candidates = 0;
     // 2. The count-th largest thread maximum bounds the CTA's top from below; only the threads that
     // reach it (count at most) hold candidates, so the list holds count x per_thread at most.
@@ -169,7 +173,15 @@ __global__ void __launch_bounds__(kThreads) top_logprobs_kernel(const TopLogprob
         }
     }
     __syncthreads();
+    if (a.stop_after_phase == 2) {
+        if (threshold == 1) a.out[0].token = -2;
+        return;
+    }
     rank_top(candidates, sh.candidates, count, cta_top);
+    if (a.stop_after_phase == 3) {
+        if (cta_top[0] == 1) a.out[0].token = -2;
+        return;
+    }
 
     // 3. Publish this CTA's list; the row's last CTA to arrive merges them.
     uint64_t *lists = static_cast<uint64_t *>(a.workspace);
@@ -186,7 +198,7 @@ __global__ void __launch_bounds__(kThreads) top_logprobs_kernel(const TopLogprob
         if (sh.last) arrivals[b] = 0;  // every CTA of the row has arrived: ready for the next launch
     }
     __syncthreads();
-    if (!sh.last) return;
+    if (!sh.last || a.stop_after_phase == 4) return;
     __threadfence();  // pairs with the other CTAs' fences: their lists are read after their arrivals
 
     // 4. The same selection over the CTAs' lists, which are sorted: the count-th largest of their

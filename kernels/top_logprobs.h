@@ -40,6 +40,9 @@ struct TopLogprobsArgs {
     // leaves at zero again.
     void *workspace = nullptr;
     reset_token_logprob *out = nullptr;              // [batch][count]; written for an active row whose status is OK
+    // Tests (a timing breakdown): 1-4 return after that phase of the kernel (the row's entries are
+    // then not written); 0 = the whole kernel.
+    int stop_after_phase = 0;
 };
 
 size_t top_logprobs_workspace_bytes(int batch, int32_t vocab);

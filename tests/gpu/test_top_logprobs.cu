@@ -225,6 +225,22 @@ void timing() {
         // The logits are in L2 when the step runs it (the lm_head and the sampler just touched them): warm.
         const float us = median_us([&] { reset::top_logprobs(a, nullptr); }, 200);
         std::printf("top_logprobs: vocab %d batch %d count 20: %.2f us (median of 200, warm L2)\n", vocab, batch, us);
+        // Where the time goes: the kernel stopped after each phase (1 loads and thread maxima, 2 threshold
+        // and candidates, 3 the CTA's ranked list, 4 published and arrived; the last CTA's merge is the rest).
+        for (int phase = 1; phase <= 4; ++phase) {
+            a.stop_after_phase = phase;
+            const float part = median_us([&] { reset::top_logprobs(a, nullptr); }, 200);
+            std::printf("top_logprobs: vocab %d batch %d, stopped after phase %d: %.2f us\n", vocab, batch, phase,
+                        part);
+        }
+        a.stop_after_phase = 0;
+        // Every row inactive: each CTA returns at once, so this is the launch alone, timed the same way.
+        DeviceBuffer d_inactive(static_cast<size_t>(batch) * 4);
+        CUDA_OK(cudaMemset(d_inactive.ptr, 0, d_inactive.bytes));
+        a.active = d_inactive.as<int32_t>();
+        const float empty = median_us([&] { reset::top_logprobs(a, nullptr); }, 200);
+        std::printf("top_logprobs: vocab %d batch %d, every row inactive (the launch alone): %.2f us\n", vocab, batch,
+                    empty);
     }
 }
 
