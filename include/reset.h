@@ -354,9 +354,10 @@ typedef struct reset_session_options {
      * reports with their log-probabilities (reset_step.top_logprobs), as
      * OpenAI's top_logprobs and vLLM's logprobs = N do; 0..20 (the
      * RESET_MAX_TOP_LOGPROBS of both).  Fixed for the session: on the CUDA
-     * backend the selection is one more kernel of the step's graph, captured
-     * only when this is above 0, so a session that asks for none pays
-     * nothing.  Default 0 */
+     * backend the selection is one more kernel of the step's graph, beside
+     * the layers, captured only when this is above 0, so a session that
+     * asks for none pays nothing (20 cost a 1k Qwen3-8B step on an H100
+     * about 0.7% at batch 1, 0.1% at batch 8).  Default 0 */
     int32_t top_logprobs;
 } reset_session_options;
 
