@@ -27,6 +27,9 @@
 //     that had ended; n_active counts the others; the text is valid UTF-8; a
 //     caller's older reset_step (a smaller struct_size, which is also the
 //     stride) gets nothing written past `sequences` entries of its size;
+//   - top_logprobs (the option from the KV cache byte's high bits): the
+//     session's count per drawn token, sorted, the drawn token's entry its
+//     logprob bit for bit, the twin's exactly;
 //   - cancel: while a request is pending no prefill or decode call succeeds,
 //     the first that gets past its argument checks answers
 //     RESET_ERR_CANCELLED and consumes it, reset_session_reset drops it, and
@@ -37,6 +40,7 @@
 // run the same kernels on the same data.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <memory>
 
@@ -133,6 +137,7 @@ struct Shadow {
     bool prefilled = false;
     bool cancel_pending = false;
     int32_t max_context = 0;
+    int32_t top_logprobs = 0;  // the session's option (0.4)
     int active() const {
         int n = 0;
         for (bool e : ended) n += e ? 0 : 1;
@@ -182,6 +187,7 @@ bool decode(size_t capacity, uint8_t layout, reset_session *main, reset_session 
     const size_t stride = layout == 0   ? 4  // refused: no room past struct_size
                           : layout == 1 ? offsetof(reset_step, entropy)
                           : layout == 2 ? offsetof(reset_step, text)
+                          : layout == 4 ? offsetof(reset_step, top_logprobs)  // 0.3's struct
                                         : sizeof(reset_step);
     constexpr uint8_t kGuard = 0xA5;
     std::vector<uint8_t> buffer(std::max<size_t>(capacity, 1) * stride + 64, kGuard);
@@ -251,6 +257,30 @@ bool decode(size_t capacity, uint8_t layout, reset_session *main, reset_session 
             expect(text == twin_text, which + "text differs from the twin's");
             expect(reset_fuzz::valid_utf8(text), which + "text is not valid UTF-8");
             expect(r.token >= 0 || text.empty(), which + "an ended sequence reported text");
+            // top_logprobs (0.4): the session's count for a drawn token, none for an ended sequence;
+            // most likely first (ties in id order), inside the vocabulary, the drawn token's entry equal
+            // to its logprob bit for bit, and the twin's exactly.
+            const int32_t want = r.token >= 0 ? std::min(shadow.top_logprobs, kVocab) : 0;
+            expect(r.top_logprob_count == want && e.top_logprob_count == want && (want == 0) == !r.top_logprobs,
+                   which + std::to_string(r.top_logprob_count) + " top_logprobs, not " + std::to_string(want));
+            if (r.top_logprob_count == want && e.top_logprob_count == want && want > 0 && r.top_logprobs &&
+                e.top_logprobs) {
+                expect(std::memcmp(r.top_logprobs, e.top_logprobs, size_t(want) * sizeof(reset_token_logprob)) == 0,
+                       which + "top_logprobs differ from the twin's");
+                for (int32_t i = 0; i < want; ++i) {
+                    const reset_token_logprob &t = r.top_logprobs[i];
+                    expect(t.token >= 0 && t.token < kVocab && !(t.logprob > 0.0f) && !std::isnan(t.logprob),
+                           which + "top_logprobs entry " + std::to_string(i) + " out of range");
+                    if (i > 0) {
+                        const reset_token_logprob &u = r.top_logprobs[i - 1];
+                        expect(u.logprob > t.logprob || (u.logprob == t.logprob && u.token < t.token),
+                               which + "top_logprobs out of order at entry " + std::to_string(i));
+                    }
+                    if (t.token == r.token)
+                        expect(std::memcmp(&t.logprob, &r.logprob, sizeof(float)) == 0,
+                               which + "the drawn token's top_logprobs entry is not its logprob");
+                }
+            }
         }
     }
     expect(n_active == active, "n_active " + std::to_string(n_active) + ", but " + std::to_string(active) +
@@ -268,16 +298,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     options.sequences = in.u8() % 10;  // 0 and 9 are refused
     const uint8_t context = in.u8();
     options.max_context = context < 250 ? context % 64 : context == 250 ? -1 : context == 251 ? 40961 : 0;
-    const uint8_t kv = in.u8() % 8;
+    const uint8_t kv_byte = in.u8();
+    const uint8_t kv = kv_byte % 8;
     const reset_kv_cache caches[] = {RESET_KV_CACHE_BF16, RESET_KV_CACHE_FP8, RESET_KV_CACHE_FP32};
     const int32_t kv_value = kv < 6 ? int32_t(caches[kv % 3]) : 7;
     std::memcpy(&options.kv_cache, &kv_value, sizeof kv_value);
+    // (0.4) The byte's other bits: top_logprobs 0..31, of which 21..31 are refused.
+    options.top_logprobs = kv_byte >> 3;
     reset_session *raw_main = nullptr, *raw_twin = nullptr;
     const reset_status created = reset_session_create(model, &options, &raw_main);
     if (!ok_or_listed_error(created, "reset_session_create",
                  {RESET_ERR_INVALID_ARGUMENT, RESET_ERR_UNSUPPORTED, RESET_ERR_OUT_OF_MEMORY})) {
         const bool bad_options = options.sequences < 1 || options.sequences > 8 || options.max_context < 0 ||
-                                 options.max_context > 40960 || kv_value == 7;
+                                 options.max_context > 40960 || kv_value == 7 ||
+                                 options.top_logprobs > RESET_MAX_TOP_LOGPROBS;
         expect(raw_main == nullptr, "a failed reset_session_create wrote a session");
         expect(bad_options || created != RESET_ERR_INVALID_ARGUMENT, "good session options refused");
         return 0;
@@ -290,6 +324,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     shadow.lengths.assign(size_t(options.sequences), 0);
     shadow.ended.assign(size_t(options.sequences), false);
     shadow.max_context = options.max_context ? options.max_context : 4096;
+    shadow.top_logprobs = options.top_logprobs;
+    expect(options.top_logprobs <= RESET_MAX_TOP_LOGPROBS, "top_logprobs above the maximum accepted");
     compare_with_twin(main.get(), twin.get(), shadow, "creation");
     int decode_steps = 0;
     for (int op = 0; op < kMaxOperations && !in.empty(); ++op) {
