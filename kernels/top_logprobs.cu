@@ -4,6 +4,7 @@
 #include "kernels/top_logprobs.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "api/errors.h"
 #include "kernels/cuda_common.cuh"
@@ -27,9 +28,21 @@ struct Layout {
     int per_thread = 1;  // logits per thread
 };
 
+// Logits per thread the layout aims at: kTargetPerThread, or for experiments
+// RESET_TOP_LOGPROBS_PER_THREAD (4..64, read once): more per thread is fewer,
+// longer CTAs, which share fewer SMs with the layers the kernel runs beside.
+int target_per_thread() {
+    static const int target = [] {
+        const char *text = std::getenv("RESET_TOP_LOGPROBS_PER_THREAD");
+        const int v = text ? std::atoi(text) : 0;
+        return v >= 4 && v <= 64 ? v : kTargetPerThread;
+    }();
+    return target;
+}
+
 Layout layout_of(int32_t vocab) {
     Layout l;
-    const int64_t per_cta = int64_t(kThreads) * kTargetPerThread;
+    const int64_t per_cta = int64_t(kThreads) * target_per_thread();
     l.ctas_per_row = static_cast<int>(std::min<int64_t>((vocab + per_cta - 1) / per_cta, kMaxCtasPerRow));
     const int64_t threads = int64_t(l.ctas_per_row) * kThreads;
     l.per_thread = static_cast<int>((vocab + threads - 1) / threads);

@@ -1017,9 +1017,10 @@ void CudaSession::step(const std::vector<SequenceSampler *> &samplers, const std
         state.prev_token = carried.prev_token;
         state.sequence = uint32_t(s);
         std::copy(carried.ring.begin(), carried.ring.end(), rings + size_t(s) * size_t(ring_capacity_));
-        if (sampler.generation_version() != counts_version_[size_t(s)]) {
-            // Rare (a prefill, a new generation, a rollback): one synchronous copy, ordered before the step by
-            // the stream.
+        if (sampler.generation_version() != counts_version_[size_t(s)] && sampler.policy().penalized()) {
+            // After a prefill, a new generation or a rollback, and only under a penalty (without one the
+            // kernel reads no counts; the row stays stale until a policy with a penalty steps): one
+            // synchronous copy, ordered before the step by the stream.
             counts_upload_.assign(size_t(config_.vocab_size), 0);
             sampler.add_penalty_counts(counts_upload_.data(), config_.vocab_size);
             cuda_check(cudaMemcpyAsync(counts_.as<int32_t>() + size_t(s) * size_t(config_.vocab_size),
@@ -1074,8 +1075,12 @@ void CudaSession::step(const std::vector<SequenceSampler *> &samplers, const std
         carried.prev_token = state.prev_token;
         const float *ring = rings + size_t(s) * size_t(ring_capacity_);
         carried.ring.assign(ring, ring + samplers[size_t(s)]->policy().window);
+        const uint64_t before = samplers[size_t(s)]->generation_version();
         samplers[size_t(s)]->take_carried(carried);
-        counts_version_[size_t(s)] = samplers[size_t(s)]->generation_version();  // the kernel counted it too
+        // The kernel counted the token too, so a row that matched the host before the step matches it after;
+        // a stale one stays stale.
+        uint64_t &device_version = counts_version_[size_t(s)];
+        if (device_version == before) device_version = samplers[size_t(s)]->generation_version();
     }
 }
 
