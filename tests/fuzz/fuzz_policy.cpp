@@ -21,9 +21,14 @@
 //     computed here in double: H_t, the step boundaries, Ĥ, H̄, the gate, τ and
 //     the temperature (greedy 0, fixed T, T_high at or above τ, else T_low);
 //   - a drawn token is never masked, is the argmax when greedy, and survives
-//     top-k, top-p and min-p as reset_policy_sample describes them;
+//     top-k, top-p and min-p as reset_policy_sample describes them, over the
+//     row the penalties lowered (presence, frequency, repetition, with the
+//     context reset_policy_add_context and earlier generations give);
+//   - a sample's logprob is the raw row's log-softmax at its token, a
+//     decision's NaN;
 //   - trace lines are one line of valid JSON (nlohmann::json reads them) with
-//     the values given, floats round-tripping, non-finite ones null; the
+//     the values given (a step's top_logprobs too, a count above 20 or a
+//     NULL array refused), floats round-tripping, non-finite ones null; the
 //     buffer protocol (fuzz_support.h);
 //   - percentile tables are ordered, finite, end at the minimum and maximum
 //     and interpolate as numpy does.
@@ -106,7 +111,8 @@ Params read_params(Bytes &in, std::string &preset_storage) {
     p.given.t_low = in.number();
     p.given.tau0 = in.number();
     p.given.window = in.integer();
-    const uint8_t preset = in.u8() % 8;
+    const uint8_t preset_byte = in.u8();
+    const uint8_t preset = preset_byte % 8;
     if (preset >= 1 && preset <= 5) {
         preset_storage = kPresets[preset - 1].name;
         p.given.preset = preset_storage.c_str();
@@ -118,6 +124,13 @@ Params read_params(Bytes &in, std::string &preset_storage) {
     }
     const uint8_t reset_state = in.u8();
     p.given.reset_state = reset_state < 200 ? reset_state % 2 : in.integer();
+    // The penalties (0.2, 0.3) where the preset byte's high bits ask for them, so an input of the
+    // earlier format mostly reads as before: around [-1, 1] and [0.5, 2.5], raw bits out of range.
+    if (preset_byte & 8) {
+        p.given.presence_penalty = in.number() - 1.0f;
+        p.given.frequency_penalty = in.number() - 1.0f;
+    }
+    if (preset_byte & 16) p.given.repetition_penalty = 0.5f + in.number();
     p.given.struct_size = struct_size(in, sizeof(reset_policy_params));
     return p;
 }
@@ -160,7 +173,10 @@ Verdict judge(const Params &p) {
                            finite_at_least_0(e.temperature) && e.top_k >= 0 && e.top_p > 0.0f && e.top_p <= 1.0f &&
                            e.min_p >= 0.0f && e.min_p < 1.0f && finite_at_least_0(e.t_high) &&
                            std::isfinite(e.t_low) && std::isfinite(e.tau0) && e.window >= 1 && e.window <= 16384 &&
-                           (e.reset_state == 0 || e.reset_state == 1);
+                           (e.reset_state == 0 || e.reset_state == 1) && e.presence_penalty >= -2.0f &&
+                           e.presence_penalty <= 2.0f && e.frequency_penalty >= -2.0f &&
+                           e.frequency_penalty <= 2.0f && e.repetition_penalty >= 0.1f &&
+                           e.repetition_penalty <= 10.0f;
     if (!fields_ok) {
         v.expected = RESET_ERR_INVALID_ARGUMENT;
         return v;
@@ -241,6 +257,9 @@ struct Reference {
     int32_t step_index = 0;
     int64_t accepted = 0;
     int32_t last = -1, prev = -1;
+    // The penalties' tokens (reset.h, reset_policy_params): the current generation's accepted ones,
+    // and the context (reset_policy_add_context, and earlier generations' tokens).
+    std::vector<int32_t> generation, context;
     bool pending = false;  // a decision not yet accepted: deciding again replaces it
     double pending_h = 0;
     bool pending_boundary = false;
@@ -377,6 +396,50 @@ void check_decision(Reference &ref, const reset_decision &d, const std::vector<f
     ref.observe(h, boundary, w);
 }
 
+// The row a draw is taken from (reset.h, reset_policy_params' penalties, in vLLM's order): a token of
+// the context or the generation divided by the repetition penalty when positive, multiplied by it
+// otherwise (saturating at the largest float; -inf stays); then, for a token the generation holds c
+// times, minus frequency * c, minus presence.  Each step rounded to float on its own, as reset.h says.
+std::vector<float> penalized_row(const std::vector<float> &logits, const Reference &ref, const reset_policy_params &p) {
+    if (p.presence_penalty == 0.0f && p.frequency_penalty == 0.0f && p.repetition_penalty == 1.0f) return logits;
+    std::vector<float> z = logits;
+    const int32_t n = static_cast<int32_t>(z.size());
+    std::vector<int32_t> count(z.size(), 0);
+    std::vector<bool> seen(z.size(), false);
+    for (int32_t t : ref.generation)
+        if (t < n) {
+            count[static_cast<size_t>(t)] += 1;
+            seen[static_cast<size_t>(t)] = true;
+        }
+    for (int32_t t : ref.context)
+        if (t < n) seen[static_cast<size_t>(t)] = true;
+    constexpr float kLargest = std::numeric_limits<float>::max();
+    for (size_t i = 0; i < z.size(); ++i) {
+        if (!seen[i]) continue;
+        volatile float v = z[i];
+        if (p.repetition_penalty != 1.0f && v != -kInf) {
+            v = v > 0.0f ? v / p.repetition_penalty : v * p.repetition_penalty;
+            v = std::min(kLargest, std::max(-kLargest, static_cast<float>(v)));
+        }
+        if (count[i] > 0) {
+            volatile float lowered = p.frequency_penalty * static_cast<float>(count[i]);
+            v = v - lowered;
+            v = v - p.presence_penalty;
+        }
+        z[i] = v;
+    }
+    return z;
+}
+
+// log softmax(raw logits) at the token, in double (reset_decision.logprob).
+double log_softmax_at(const std::vector<float> &logits, int32_t token) {
+    const double max = *std::max_element(logits.begin(), logits.end());
+    double sum = 0;
+    for (float z : logits)
+        if (z != -kInf) sum += std::exp(static_cast<double>(z) - max);
+    return static_cast<double>(logits[static_cast<size_t>(token)]) - max - std::log(sum);
+}
+
 // A drawn token against reset_policy_sample's description.
 void check_draw(int32_t token, const std::vector<float> &logits, float temperature, const reset_policy_params &p,
                 const std::string &what) {
@@ -507,9 +570,27 @@ void check_traces(Bytes &in, const reset_decision &last) {
     for (char &c : bytes) c = static_cast<char>(in.u8());
     step.text = bytes.data();
     step.text_len = bytes.size();
+    // (0.4) Top logprobs: a count of 0..23 (above 20 is refused), entries of small or raw ids and fuzzed
+    // logprobs, sometimes a NULL array.
+    const uint8_t top_byte = in.u8();
+    std::vector<reset_token_logprob> top;
+    if (top_byte & 1) {
+        step.top_logprob_count = (top_byte >> 1) % 24;
+        top.resize(static_cast<size_t>(step.top_logprob_count));
+        for (reset_token_logprob &e : top) {
+            e.token = in.u8() < 240 ? static_cast<int32_t>(in.u8()) : in.integer();
+            e.logprob = in.number() - 2.0f;
+        }
+        step.top_logprobs = (top_byte & 0x80) && !top.empty() ? nullptr : top.data();
+    }
     step.struct_size = struct_size(in, sizeof(reset_step));
     // A step is also an output struct: a newer header's larger one is read up to what the library knows.
-    const bool readable = readable_size<reset_step>(step.struct_size, {offsetof(reset_step, text)}, true);
+    const bool readable = readable_size<reset_step>(
+        step.struct_size, {offsetof(reset_step, text), offsetof(reset_step, top_logprobs)}, true);
+    // Only a struct that reaches the pointer has the two fields (0.3's tail padding holds the count's offset).
+    const bool has_top = step.struct_size >= offsetof(reset_step, top_logprobs) + sizeof(void *);
+    const bool top_refused =
+        has_top && (step.top_logprob_count > RESET_MAX_TOP_LOGPROBS || (step.top_logprob_count > 0 && !step.top_logprobs));
     const auto [step_status, step_text] = read_line("reset_step_to_json", [&](char *b, size_t c, size_t *n) {
         return reset_step_to_json(&step, b, c, n);
     });
@@ -518,10 +599,33 @@ void check_traces(Bytes &in, const reset_decision &last) {
                                                               std::to_string(step.struct_size));
         return;
     }
+    if (top_refused) {
+        expect(step_status == RESET_ERR_INVALID_ARGUMENT,
+               "reset_step_to_json took top_logprob_count " + std::to_string(step.top_logprob_count) +
+                   (step.top_logprobs ? "" : " with a NULL array"));
+        return;
+    }
     expect(step_status == RESET_OK, "reset_step_to_json refused a step");
     if (step.struct_size < sizeof(reset_step)) return;  // older layouts: defaults for the rest
     const nlohmann::json line = check_trace_line(step_text, d, sequence, token, "reset_step_to_json");
     expect(line.at("end") == (step.end_of_generation != 0), "reset_step_to_json: end differs");
+    if (step.top_logprob_count == 0) {
+        expect(!line.contains("top_logprobs"), "reset_step_to_json: top_logprobs for a step with none");
+    } else if (line.contains("top_logprobs") && line.at("top_logprobs").is_array() &&
+               line.at("top_logprobs").size() == top.size()) {
+        for (size_t i = 0; i < top.size(); ++i) {
+            const nlohmann::json &entry = line.at("top_logprobs")[i];
+            expect(entry.at("token") == top[i].token, "reset_step_to_json: a top_logprobs token differs");
+            const nlohmann::json &value = entry.at("logprob");
+            expect(std::isfinite(top[i].logprob)
+                       ? value.is_number() && static_cast<float>(value.get<double>()) == top[i].logprob
+                       : value.is_null(),
+                   "reset_step_to_json: top_logprobs entry " + std::to_string(i) + " is " + value.dump());
+        }
+    } else {
+        finding("reset_step_to_json: top_logprobs is not the " + std::to_string(top.size()) + " entries given: " +
+                step_text);
+    }
     if (reset_fuzz::valid_utf8(bytes))
         expect(line.at("text") == bytes, "reset_step_to_json: the text did not round-trip: " + step_text);
 }
@@ -648,7 +752,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     reset_decision last;
     reset_decision_init(&last);
     for (int op = 0; op < 64 && in.left() > 8; ++op) {
-        const uint8_t what = in.u8() % 9;
+        const uint8_t what = in.u8() % 10;
         if (what <= 3) {  // decide (0, 1) or sample (2, 3)
             std::vector<float> logits = read_logits(in);
             const bool good = usable(logits);
@@ -670,7 +774,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             expect(same_decision(a, b) && token_a == token_b,
                    call + ": a failed call before this one changed the policy (the twin, which never saw it, differs)");
             check_decision(ref, a, logits, verdict, delimiters, call);
-            if (sampling) check_draw(token_a, logits, a.temperature, verdict.params, call);
+            if (sampling) {
+                check_draw(token_a, penalized_row(logits, ref, verdict.params), a.temperature, verdict.params, call);
+                // The raw row's log-probability of the drawn token, however the penalties lowered the draw's
+                // (1e-5: the library rounds z - max and the result to float).
+                // Rows whose spread overflows a float (raw bits near 3e38) are left out: there z - max is
+                // -inf in float and the logprob rightly -inf, where double still has a number.
+                const float spread = token_a >= 0 && token_a < static_cast<int32_t>(logits.size())
+                                         ? logits[static_cast<size_t>(token_a)] -
+                                               *std::max_element(logits.begin(), logits.end())
+                                         : -kInf;
+                if (std::isfinite(spread))
+                    expect(near(a.logprob, log_softmax_at(logits, token_a), 1e-5),
+                           call + ": logprob " + std::to_string(a.logprob) + ", log softmax gives " +
+                               std::to_string(log_softmax_at(logits, token_a)));
+            } else {
+                expect(std::isnan(a.logprob), call + ": a decision without a token reported a logprob");
+            }
             last = a;
         } else if (what == 4 || what == 5) {  // accept
             const int32_t token = what == 4 ? static_cast<int32_t>(in.u8() % 16) : in.integer();
@@ -682,6 +802,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             ref.prev = ref.last;
             ref.last = token;
             ref.accepted += 1;
+            ref.generation.push_back(token);
         } else if (what == 6) {  // new parameters
             std::string new_preset;
             Params next = read_params(in, new_preset);
@@ -704,13 +825,36 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             const double pending_h = ref.pending_h;
             const bool pending_boundary = ref.pending_boundary;
             ref.undo_pending();
-            if (verdict.params.reset_state == 1) ref.clear_entropies();
+            if (verdict.params.reset_state == 1) {
+                ref.clear_entropies();
+                // A new generation: its tokens stay in the context (the repetition penalty's).
+                ref.context.insert(ref.context.end(), ref.generation.begin(), ref.generation.end());
+                ref.generation.clear();
+            }
             while (ref.window.size() > w) ref.window.pop_front();
             if (redo) ref.observe(pending_h, pending_boundary, w);
         } else if (what == 7) {  // a new generation
             expect(reset_policy_reset(twin.fuzzed) == RESET_OK && reset_policy_reset(twin.clean) == RESET_OK,
                    "reset_policy_reset");
             ref = Reference();
+        } else if (what == 9) {  // context tokens (0.3): a few small ids, some negative, or a NULL array
+            std::vector<int32_t> ids(in.u8() % 8);
+            bool negative = false;
+            for (int32_t &id : ids) {
+                id = static_cast<int32_t>(in.u8() % 16);
+                if (in.u8() == 0xFF) id -= 20;
+                negative |= id < 0;
+            }
+            const bool null_array = !ids.empty() && in.u8() == 0xFE;
+            const int32_t *pointer = null_array ? nullptr : ids.data();
+            const reset_status status = reset_policy_add_context(twin.fuzzed, pointer, ids.size());
+            expect_status(status,
+                          null_array ? RESET_ERR_INVALID_ARGUMENT : negative ? RESET_ERR_OUT_OF_RANGE : RESET_OK,
+                          "reset_policy_add_context");
+            if (status != RESET_OK) continue;
+            expect(reset_policy_add_context(twin.clean, ids.data(), ids.size()) == RESET_OK,
+                   "reset_policy_add_context failed on the twin");
+            ref.context.insert(ref.context.end(), ids.begin(), ids.end());
         } else {
             check_traces(in, last);
         }

@@ -254,10 +254,18 @@ PRESETS = {None: 0, "Qwen3-8B": 1, "DeepSeek-R1-Distill-Qwen-7B": 4}
 
 
 def policy_params(kind, temperature=0.6, top_k=0, top_p=1.0, min_p=0.0, seed=7, t_high=1.0, t_low=0.25,
-                  tau0=0.5, window=4, preset=None, reset_state=0):
+                  tau0=0.5, window=4, preset=None, reset_state=0, presence=None, frequency=0.0, repetition=None):
+    """The penalties are read where the preset byte's bits 3 (presence and frequency, as number() - 1) and 4
+    (repetition, as 0.5 + number()) ask for them."""
+    flags = (8 if presence is not None else 0) | (16 if repetition is not None else 0)
+    penalties = b""
+    if presence is not None:
+        penalties += number(presence + 1.0) + number(frequency + 1.0)
+    if repetition is not None:
+        penalties += number(repetition - 0.5)
     return (bytes([KINDS[kind]]) + number(temperature) + integer(top_k) + number(top_p) + number(min_p) +
             struct.pack("<Q", seed) + number(t_high) + number(t_low) + number(tau0) + integer(window) +
-            bytes([PRESETS[preset], reset_state, 0]))  # the last 0: struct_size is the whole struct
+            bytes([PRESETS[preset] | flags, reset_state]) + penalties + bytes([0]))  # 0: the whole struct
 
 
 def policy_options(newline=(1,), double_newline=(2,), sequence=0):
@@ -293,6 +301,15 @@ def policy_run(tokens, sample):
     return out
 
 
+def add_context(ids, negative=(), null=False):
+    """reset_policy_add_context (operation 9): each id then its flag byte (0xFF: id - 20, refused), then,
+    for a non-empty list, 0xFE for a NULL array."""
+    out = bytes([9, len(ids)])
+    for i, token in enumerate(ids):
+        out += bytes([token, 0xFF if i in negative else 0])
+    return out + (bytes([0xFE if null else 0]) if ids else b"")
+
+
 def percentiles(values, percentile):
     return number(percentile / 64) + b"".join(number(v) for v in values)
 
@@ -323,6 +340,13 @@ def policy_seeds():
         # caller's pointer over the default NULL, then strlen it (SIGSEGV); now INVALID_ARGUMENT.
         "found_struct_size_in_pointer": policy_params("reset", preset="Qwen3-8B")[:-1] + bytes([0xE0, 52]) +
         policy_options() + policy_run(steps[:3], True) + tail,
+        # 0.3: the penalties over a context told by reset_policy_add_context (and refused calls of it),
+        # then a greedy repetition penalty for a new generation, which keeps the old one as context.
+        "penalties_context": policy_params("fixed", temperature=0.8, top_k=5, presence=0.5, frequency=0.25,
+                                           repetition=1.25) + policy_options() + add_context([1, 5, 7]) +
+        policy_run(steps[:8], True) + add_context([3, 4], negative=(1,)) + add_context([6], null=True) +
+        bytes([6]) + policy_params("greedy", repetition=1.5, reset_state=1) + policy_run(steps[8:12], True) +
+        bytes([7]) + policy_run(steps[12:15], True) + tail,
         "invalid_params": bytes([1]) + number(0.5) + integer(0) + number(1.0) + number(1.0) + bytes(8) +
         number(1.0) + number(0.25) + number(0.5) + integer(0) + bytes([0, 0, 0]) + policy_options() + tail,
     }
