@@ -589,8 +589,8 @@ void check_traces(Bytes &in, const reset_decision &last) {
         step.struct_size, {offsetof(reset_step, text), offsetof(reset_step, top_logprobs)}, true);
     // Only a struct that reaches the pointer has the two fields (0.3's tail padding holds the count's offset).
     const bool has_top = step.struct_size >= offsetof(reset_step, top_logprobs) + sizeof(void *);
-    const bool top_refused =
-        has_top && (step.top_logprob_count > RESET_MAX_TOP_LOGPROBS || (step.top_logprob_count > 0 && !step.top_logprobs));
+    const bool top_refused = has_top && (step.top_logprob_count > RESET_MAX_TOP_LOGPROBS ||
+                                         (step.top_logprob_count > 0 && !step.top_logprobs));
     const auto [step_status, step_text] = read_line("reset_step_to_json", [&](char *b, size_t c, size_t *n) {
         return reset_step_to_json(&step, b, c, n);
     });

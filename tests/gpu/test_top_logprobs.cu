@@ -256,8 +256,9 @@ int main(int argc, char **argv) {
     try {
         const int32_t vocabs_full[] = {1, 3, 19, 20, 255, 256, 1000, 4096, 4097, 32768, 151936, 152064};
         const int32_t vocabs_quick[] = {1, 20, 4097, 151936};
-        const std::vector<int32_t> vocabs = g_quick ? std::vector<int32_t>(std::begin(vocabs_quick), std::end(vocabs_quick))
-                                                    : std::vector<int32_t>(std::begin(vocabs_full), std::end(vocabs_full));
+        const std::vector<int32_t> vocabs =
+            g_quick ? std::vector<int32_t>(std::begin(vocabs_quick), std::end(vocabs_quick))
+                    : std::vector<int32_t>(std::begin(vocabs_full), std::end(vocabs_full));
         for (int32_t vocab : vocabs)
             for (int32_t count : {1, 5, 20}) {
                 if (count > vocab) continue;

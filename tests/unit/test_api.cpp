@@ -476,7 +476,8 @@ TEST_CASE("top_logprobs: each step's most likely tokens, from the logits the tok
             // The reference: the logits sorted by (value descending, id ascending), log-softmax in double.
             std::vector<int32_t> order(64);
             std::iota(order.begin(), order.end(), 0);
-            std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return z[size_t(a)] > z[size_t(b)]; });
+            std::stable_sort(order.begin(), order.end(),
+                             [&](int32_t a, int32_t b) { return z[size_t(a)] > z[size_t(b)]; });
             const double max = z[size_t(order[0])];
             double sum = 0.0;
             for (float v : z) sum += std::exp(double(v) - max);
