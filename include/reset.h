@@ -537,9 +537,11 @@ typedef struct reset_step {
      * logprob bit for bit.  top_logprob_count is
      * min(top_logprobs, vocab_size), or 0 when there is no token or the
      * session asked for none (top_logprobs then NULL).  Owned by the
-     * session, valid until the next call on it, as text is. */
-    int32_t top_logprob_count;
+     * session, valid until the next call on it, as text is.  (The pointer
+     * comes first: it starts where 0.3's struct ended, so no 0.4 field lies
+     * in 0.3's tail padding.) */
     const reset_token_logprob *top_logprobs;
+    int32_t top_logprob_count;
 } reset_step;
 
 /* Set struct_size of `count` steps and clear them (token -1, logprob NaN, no top_logprobs). */

@@ -52,6 +52,7 @@
 #include "kernels/dependent_launch.cuh"
 #include "kernels/step_trace.cuh"
 #include "reset.h"
+#include "rules/logit_order.h"
 #include "rules/logprob.h"
 #include "rules/penalty.h"
 #include "rules/philox.h"
@@ -162,16 +163,9 @@ __device__ __forceinline__ const T *team_peer(T *local, unsigned rank) {
 #endif
 }
 
-// Monotone map of a logit to an unsigned key: a > b as floats iff key(a) >
-// key(b).  -0 is mapped like +0 because the CPU's comparator sees them equal
-// (a tie, broken by id).
-__device__ __forceinline__ uint32_t order_key(float z) {
-    const uint32_t u = __float_as_uint(z == 0.0f ? 0.0f : z);
-    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-__device__ __forceinline__ float key_logit(uint32_t key) {
-    return __uint_as_float((key & 0x80000000u) ? (key & 0x7FFFFFFFu) : ~key);
-}
+// Logits as unsigned keys that order like them (rules/logit_order.h; -0 as +0).
+using rule::logit_order_key;
+using rule::logit_of_order_key;
 // w · 2^45 is exact in float (a power-of-two scale of w <= 1), so rounding it
 // to an integer in float gives the value the double product would: one
 // conversion instead of three (two of them through FP64).
@@ -657,7 +651,7 @@ __device__ int32_t team_find_first(const Src &src, Member member, bool unit_weig
             const float z = src.z[i];
             if (z == -INFINITY) continue;
             const float w = src.w[pos];
-            if (!member(i, order_key(z), w)) continue;
+            if (!member(i, logit_order_key(z), w)) continue;
             local += unit_weight ? 1.0 : static_cast<double>(w);
             last = src.base + i;
         }
@@ -723,7 +717,7 @@ __device__ int32_t team_find_first(const Src &src, Member member, bool unit_weig
             const float z = src.z[i];
             if (z == -INFINITY) continue;
             const float w = src.w[pos];
-            if (!member(i, order_key(z), w)) continue;
+            if (!member(i, logit_order_key(z), w)) continue;
             const double wt = unit_weight ? 1.0 : static_cast<double>(w);
             run += wt;
             if (wt > 0.0 && run > target) {
@@ -915,7 +909,7 @@ __device__ Gathered gather_bin_members(const Row &row, ValueBins vb, unsigned bi
                 part.above += static_cast<double>(w);
                 part.above_last = row.base + i;
             }
-        } else if (b == bin && member(i, order_key(z), w)) {
+        } else if (b == bin && member(i, logit_order_key(z), w)) {
             ++count;
             if (marked) members |= 1ull << (i - row.begin);
         }
@@ -956,13 +950,13 @@ __device__ Gathered gather_bin_members(const Row &row, ValueBins vb, unsigned bi
     if (marked) {
         for (; members != 0; members &= members - 1) {  // ascending local index: id order
             const int i = row.begin + __ffsll(static_cast<long long>(members)) - 1;
-            list(i, order_key(row.z[i]), row.w[i]);
+            list(i, logit_order_key(row.z[i]), row.w[i]);
         }
     } else {
         for (int i = row.begin; i < row.end && count > 0; ++i) {
             const float z = row.z[i];
             if (z == -INFINITY || vb.of(z) != bin) continue;
-            const uint32_t key = order_key(z);
+            const uint32_t key = logit_order_key(z);
             const float w = row.w[i];
             if (!member(i, key, w)) continue;
             list(i, key, w);
@@ -1150,7 +1144,7 @@ __device__ int32_t small_top_k_token(const Gathered &lists, const int *offset, i
             const uint32_t other = all.key[f];
             rank += other > key || (other == key && all.id[f] < id) ? 1 : 0;
         }
-    const float w = live ? expf((key_logit(key) - max_logit) * inv_t) : 0.0f;
+    const float w = live ? expf((logit_of_order_key(key) - max_logit) * inv_t) : 0.0f;
     const bool in_k = live && rank < pol.top_k;
     bool survives = in_k;
     if (pol.top_p < 1.0f) {
@@ -1225,7 +1219,7 @@ __device__ __forceinline__ void load_row(const float *logits, const int32_t *cou
                     z = rule::penalized_logit(z, c[j], repetition, presence, frequency);
                 }
                 ++ls.unmasked;
-                ls.min_key = min(ls.min_key, order_key(z));
+                ls.min_key = min(ls.min_key, logit_order_key(z));
                 if (better(z, base + i, ls.best, ls.best_id)) {
                     ls.best = z;
                     ls.best_id = base + i;
@@ -1354,7 +1348,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
             sh.scratch_u[warp] = min_key;
             sh.mail[0].count[warp] = static_cast<uint32_t>(unmasked);
             sh.mail[0].count[kWarps + warp] = static_cast<uint32_t>(bad);
-            sh.mail[0].count[kWarpMaxSlot + warp] = order_key(best);  // small top-k's floor (4c)
+            sh.mail[0].count[kWarpMaxSlot + warp] = logit_order_key(best);  // small top-k's floor (4c)
         }
         // Also orders the row copy and the ring before every later read.
         __syncthreads();
@@ -1547,8 +1541,8 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
             token = argmax;  // greedy ignores the truncation: the argmax survives every filter
         } else {
             const float inv_t = 1.0f / temperature;
-            auto weight_of_key = [&](uint32_t key) { return expf((key_logit(key) - max_logit) * inv_t); };
-            const uint32_t max_key = order_key(max_logit);
+            auto weight_of_key = [&](uint32_t key) { return expf((logit_of_order_key(key) - max_logit) * inv_t); };
+            const uint32_t max_key = logit_order_key(max_logit);
             const bool k_on = pol.top_k > 0 && pol.top_k < n_unmasked;
             const bool p_on = pol.top_p < 1.0f;
             const bool min_p_on = pol.min_p > 0.0f;
@@ -1583,7 +1577,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                 for (int i = row.begin; i < row.end; ++i) {
                     const float z = row.z[i];
                     if (z == -INFINITY) continue;
-                    const uint32_t key = order_key(z);
+                    const uint32_t key = logit_order_key(z);
                     if (key >= lo && member(i, key, row.w[i])) ++count;
                 }
                 double list_total = 0.0;
@@ -1593,7 +1587,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                 for (int i = row.begin; i < row.end && count > 0; ++i) {
                     const float z = row.z[i];
                     if (z == -INFINITY) continue;
-                    const uint32_t key = order_key(z);
+                    const uint32_t key = logit_order_key(z);
                     if (key >= lo && member(i, key, row.w[i])) {
                         list_idx[pos] = i;
                         list_w[pos] = row.w[i];
@@ -1624,7 +1618,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                             src,
                             [&](int pos, unsigned *bin, float *w) {
                                 const int i = src.idx[pos];
-                                const uint32_t key = order_key(row.z[i]);
+                                const uint32_t key = logit_order_key(row.z[i]);
                                 const float wv = src.w[pos];
                                 if (member(i, key, wv)) {
                                     *bin = radix_bin(r, key);
@@ -1638,7 +1632,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                             [&](int i, unsigned *bin, float *w) {
                                 const float z = row.z[i];
                                 if (z == -INFINITY) return;
-                                const uint32_t key = order_key(z);
+                                const uint32_t key = logit_order_key(z);
                                 const unsigned bn = radix_bin(r, key);
                                 if (bn >= static_cast<unsigned>(kBins)) return;
                                 const float wv = load_w || need_mass ? row.w[i] : 0.0f;
@@ -1715,13 +1709,13 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                     // The mass ranked before it: larger logits, and equal
                     // ones with lower ids (every one of them is heavier than
                     // the floor too, so the CPU's nucleus loop adds them all).
-                    const uint32_t key_first = order_key(z_first);
+                    const uint32_t key_first = logit_order_key(z_first);
                     double before = 0.0;
 #pragma unroll 4
                     for (int i = row.begin; i < row.end; ++i) {
                         const float z = row.z[i];
                         if (z == -INFINITY) continue;
-                        const uint32_t key = order_key(z);
+                        const uint32_t key = logit_order_key(z);
                         if (key > key_first || (key == key_first && base + i < first))
                             before += static_cast<double>(row.w[i]);
                     }
@@ -1762,7 +1756,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                 __syncthreads();
                 const uint32_t floor_key = sh.bc.small_k_floor;
                 Gathered mine = gathered_list(dynamic_shared, p.gather_capacity, 0);
-                auto candidate = [&](float z) { return z != -INFINITY && order_key(z) >= floor_key; };
+                auto candidate = [&](float z) { return z != -INFINITY && logit_order_key(z) >= floor_key; };
                 int count = 0;
                 for (int i = row.begin; i < row.end; ++i) count += candidate(row.z[i]) ? 1 : 0;
                 double local_total = 0.0;
@@ -1772,7 +1766,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                     for (int i = row.begin; i < row.end && count > 0; ++i) {
                         const float z = row.z[i];
                         if (!candidate(z)) continue;
-                        mine.key[pos] = order_key(z);
+                        mine.key[pos] = logit_order_key(z);
                         mine.id[pos] = base + i;
                         ++pos;
                         --count;
@@ -1801,7 +1795,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                 auto any = [](int, uint32_t, float) { return true; };
                 SelectOut sel_k = {};
                 Radix radix_k = radix_start(team_min_key, max_key);
-                const ValueBins value_level = value_bins(key_logit(team_min_key), max_logit);
+                const ValueBins value_level = value_bins(logit_of_order_key(team_min_key), max_logit);
                 bool value_level_built = false;
                 if (k_on) {
                     row_histogram(
@@ -1811,7 +1805,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
                             float wv = 0.0f;
                             if (z != -INFINITY) {
                                 wv = expf((z - max_logit) * inv_t);
-                                *bin = radix_bin(radix_k, order_key(z));
+                                *bin = radix_bin(radix_k, logit_order_key(z));
                                 *w = wv;
                             }
                             row.w[i] = wv;  // read back only by this thread (or after a barrier)

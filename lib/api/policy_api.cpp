@@ -371,9 +371,6 @@ reset_status reset_step_to_json(const reset_step *step, char *buffer, size_t cap
         std::memcpy(&s, step, std::min<size_t>(step->struct_size, sizeof s));
         reset::TraceRecord r = reset::decision_record(s, s.sequence, s.token);
         r.has_logprob = step->struct_size >= offsetof(reset_step, logprob) + sizeof s.logprob;
-        // 0.3's struct (80 bytes on LP64) holds the count's offset in its tail padding, so only a struct that
-        // reaches the pointer (0.4 on) has the two fields.
-        if (step->struct_size < offsetof(reset_step, top_logprobs) + sizeof s.top_logprobs) s.top_logprob_count = 0;
         if (s.top_logprob_count < 0 || s.top_logprob_count > RESET_MAX_TOP_LOGPROBS)
             reset::fail(RESET_ERR_INVALID_ARGUMENT, "step->top_logprob_count = ", s.top_logprob_count,
                         " is outside 0..", RESET_MAX_TOP_LOGPROBS);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "api/errors.h"
 #include "sampling/policy.h"
@@ -441,7 +442,7 @@ void Session::sample_and_forward_device(std::vector<reset_step> &results) {
                 all_same = false;
                 continue;
             }
-            const DeviceStepResult &d = device_results[s];
+            DeviceStepResult &d = device_results[s];
             // The device sampler's SamplingStatus (kernels/sampling.h: 1 a NaN or +inf logit, 2 every logit -inf,
             // 3 a policy out of range), in the CPU backend's words where they mean the same.
             if (d.status == 1 || d.status == 2)
@@ -450,7 +451,7 @@ void Session::sample_and_forward_device(std::vector<reset_step> &results) {
             if (d.status != 0)
                 fail(RESET_ERR_BACKEND, "the device sampler rejected sequence ", s, "'s policy (status ", d.status,
                      ")");
-            sequence.top = d.top;
+            sequence.top = std::move(d.top);
             finish_token(s, d.token, d.signals, r);
             if (first_token < 0) first_token = d.token;
             else if (d.token != first_token) all_same = false;

@@ -7,9 +7,9 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 
 #include "rules/host_device.h"
+#include "rules/logit_order.h"
 
 namespace reset::rule {
 
@@ -17,27 +17,16 @@ namespace reset::rule {
 constexpr int kMaxTopLogprobs = 20;
 
 // A token's rank as one unsigned number: larger is more likely.  The high
-// half orders the logits (a monotone map of the float's bits; -0 as +0, since
-// they are equal logits), the low half breaks ties toward the lower id, so
-// every token of a row has a distinct key and "the top n" is one set with one
-// order.  A NaN logit never reaches here (the sampler refuses the row first).
-// 0 is no token: every real key is above it (even -inf's high half is not 0).
+// half orders the logits (rules/logit_order.h), the low half breaks ties
+// toward the lower id, so every token of a row has a distinct key and "the
+// top n" is one set with one order.  0 is no token: every real key is above
+// it (even -inf's high half is not 0).
 RESET_HD uint64_t top_logprob_key(float z, int32_t id) {
-    if (z == 0.0f) z = 0.0f;  // -0 -> +0
-    uint32_t bits;
-    std::memcpy(&bits, &z, sizeof bits);
-    const uint32_t order = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
-    return (static_cast<uint64_t>(order) << 32) | (0xFFFFFFFFu - static_cast<uint32_t>(id));
+    return (static_cast<uint64_t>(logit_order_key(z)) << 32) | (0xFFFFFFFFu - static_cast<uint32_t>(id));
 }
 
 RESET_HD int32_t top_logprob_id(uint64_t key) { return static_cast<int32_t>(0xFFFFFFFFu - static_cast<uint32_t>(key)); }
 
-RESET_HD float top_logprob_logit(uint64_t key) {
-    const uint32_t order = static_cast<uint32_t>(key >> 32);
-    const uint32_t bits = (order & 0x80000000u) ? (order & 0x7FFFFFFFu) : ~order;
-    float z;
-    std::memcpy(&z, &bits, sizeof z);
-    return z;
-}
+RESET_HD float top_logprob_logit(uint64_t key) { return logit_of_order_key(static_cast<uint32_t>(key >> 32)); }
 
 }  // namespace reset::rule

@@ -10,7 +10,10 @@ export RESET_SOURCE_DIR=$source RESET_INCLUDE_DIR=$source/include
 export CGO_ENABLED=1 CGO_CFLAGS=-I$source/include CGO_LDFLAGS=-L$build
 export LD_LIBRARY_PATH=$build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 # Offline, with caches in the build folder: nothing is fetched, nothing written to $HOME.
-export GOFLAGS=-mod=mod GOPROXY=off GOCACHE=$build/go-cache GOPATH=$build/go-path
+# cgo's build cache does not hash headers found through CGO_CFLAGS, so after reset.h changes a cached
+# wrapper keeps the old struct layouts (seen when 0.4 reordered reset_step): one cache per header.
+header_hash=$(sha256sum "$source/include/reset.h" | cut -c1-16)
+export GOFLAGS=-mod=mod GOPROXY=off GOCACHE=$build/go-cache/$header_hash GOPATH=$build/go-path
 cd "$source/bindings/go"
 go generate ./internal/native
 # The generated package is vetted without the unsafeptr check: SWIG's own

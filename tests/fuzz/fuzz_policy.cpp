@@ -587,8 +587,8 @@ void check_traces(Bytes &in, const reset_decision &last) {
     // A step is also an output struct: a newer header's larger one is read up to what the library knows.
     const bool readable = readable_size<reset_step>(
         step.struct_size, {offsetof(reset_step, text), offsetof(reset_step, top_logprobs)}, true);
-    // Only a struct that reaches the pointer has the two fields (0.3's tail padding holds the count's offset).
-    const bool has_top = step.struct_size >= offsetof(reset_step, top_logprobs) + sizeof(void *);
+    // A struct that ends before the count leaves it at its default, 0.
+    const bool has_top = step.struct_size >= offsetof(reset_step, top_logprob_count) + sizeof(int32_t);
     const bool top_refused = has_top && (step.top_logprob_count > RESET_MAX_TOP_LOGPROBS ||
                                          (step.top_logprob_count > 0 && !step.top_logprobs));
     const auto [step_status, step_text] = read_line("reset_step_to_json", [&](char *b, size_t c, size_t *n) {

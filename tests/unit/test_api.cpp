@@ -497,8 +497,8 @@ TEST_CASE("top_logprobs: each step's most likely tokens, from the logits the tok
     }
     CHECK(among > 0);  // T 1.5 on a 64-token row draws from the top five often: the equality was exercised
 
-    // Greedy: the first entry is the token itself.  A step array of 0.3's size (80-byte entries: the
-    // count lands in its tail padding, the pointer past it) decodes, nothing written past an entry.
+    // Greedy: the first entry is the token itself.  A step array of 0.3's size (80-byte entries, which
+    // end where 0.4's fields begin) decodes, nothing written past an entry.
     p.kind = RESET_POLICY_GREEDY;
     REQUIRE(reset_set_policy(s.session, &p) == RESET_OK);
     reset_step full[kSequences];

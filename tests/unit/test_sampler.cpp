@@ -1012,8 +1012,8 @@ TEST_CASE("top_logprobs: the n most likely tokens of the raw row in the rule's o
     step.top_logprob_count = 0;
     REQUIRE(reset_step_to_json(&step, line, sizeof line, &length) == RESET_OK);
     CHECK(std::string(line).find("top_logprobs") == std::string::npos);
-    // A 0.3 caller's struct (80 bytes on LP64, the count's offset in its tail padding) has no such fields: the
-    // padding is not read.
+    // A 0.3 caller's struct (80 bytes on LP64, where 0.4's fields begin) has no such fields: they are not
+    // read.
     if (sizeof(void *) == 8) CHECK(offsetof(reset_step, top_logprobs) == 80);  // 0.3's sizeof(reset_step)
     step.top_logprob_count = 99;
     step.struct_size = offsetof(reset_step, top_logprobs);

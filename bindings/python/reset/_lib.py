@@ -270,7 +270,7 @@ class Step(ctypes.Structure):
                 ("threshold", ctypes.c_float), ("temperature", ctypes.c_float), ("step_index", ctypes.c_int32),
                 ("boundary", ctypes.c_int32), ("uncertain", ctypes.c_int32), ("text", ctypes.c_void_p),
                 ("text_len", ctypes.c_size_t), ("logprob", ctypes.c_float),
-                ("top_logprob_count", ctypes.c_int32), ("top_logprobs", ctypes.POINTER(TokenLogprobStruct))]
+                ("top_logprobs", ctypes.POINTER(TokenLogprobStruct)), ("top_logprob_count", ctypes.c_int32)]
 
 
 WEIGHTS = {"auto": 0, "bf16": 1, "nvfp4-w4a16": 2, "nvfp4-w4a4": 3}
