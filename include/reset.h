@@ -74,9 +74,9 @@ extern "C" {
  * versions only append functions and struct fields (CHANGELOG.md lists
  * them), so a program built against 0.N runs on any 0.M with M >= N. */
 #define RESET_VERSION_MAJOR 0
-#define RESET_VERSION_MINOR 4
+#define RESET_VERSION_MINOR 5
 #define RESET_VERSION_PATCH 0
-#define RESET_VERSION_STRING "0.4.0"
+#define RESET_VERSION_STRING "0.5.0"
 #define RESET_VERSION_NUMBER (RESET_VERSION_MAJOR * 10000 + RESET_VERSION_MINOR * 100 + RESET_VERSION_PATCH)
 
 /* The version of the library actually loaded, as RESET_VERSION_NUMBER.
@@ -488,11 +488,77 @@ RESET_API reset_status reset_set_policy(reset_session *session, const reset_poli
  * RESET_ERR_INVALID_HANDLE. */
 RESET_API reset_status reset_session_get_policy(const reset_session *session, reset_policy_params *out);
 
+/* Added in 0.5: when a sequence stops before an end-of-generation id, as
+ * vLLM's stop, stop_token_ids, max_tokens and include_stop_str_in_output,
+ * OpenAI's stop and max_tokens, llama.cpp's antiprompts and n_predict do.
+ *
+ * A token that ends its sequence on an end-of-generation id, a stop string
+ * or a stop id is not run through the model: the sequence's context
+ * (reset_session_length) keeps every token before it, so a stop string's
+ * tokens but its last stay in the context.  The token that reaches
+ * max_tokens is run through the model like any other. */
+typedef struct reset_stop_options {
+    uint32_t struct_size;
+    /* Stop strings.  A sequence ends (RESET_END_STOP) at the first token after
+     * which its generated text contains one: the text before the string is
+     * reported, the string itself only with include_stop_string, nothing after
+     * it.  The match is made on the text, not on tokens, and ends as early as
+     * possible: at the first character where any stop string is complete
+     * (of several complete there, the longest; of equal ones, the first
+     * listed), however the text was split into tokens.  While the generated
+     * text ends with the beginning of a stop string, that part is held back
+     * (reset_step.text is shorter) until later tokens complete or break the
+     * match; held text is reported when the sequence ends otherwise (an
+     * end-of-generation id, a stop id, max_tokens), and forgotten if the
+     * caller stops decoding and prefills instead.  Only text generated since
+     * the sequence's last prefill is searched, never the prompt, and text
+     * already reported is not searched again (a stop string set mid-answer
+     * matches from the held text on).  Each is valid UTF-8 of
+     * 1..RESET_MAX_STOP_STRING_BYTES bytes, NUL-terminated; the model needs a
+     * tokenizer. */
+    const char *const *strings;
+    size_t string_count;   /* 0..RESET_MAX_STOP_STRINGS. Default 0 */
+    /* Stop ids: a sequence that draws one ends (RESET_END_STOP) as on an
+     * end-of-generation id; the token's text is reported unless it is a
+     * special token's.  Ids in [0, vocab_size). */
+    const int32_t *ids;
+    size_t id_count;       /* 0..RESET_MAX_STOP_IDS. Default 0 */
+    /* The most tokens a sequence generates after each prefill of it: the
+     * step that draws the max_tokens-th ends it (RESET_END_LENGTH) unless
+     * that token ends it otherwise.  Tokens generated before this call count.
+     * 0 = no limit. Default 0 */
+    int32_t max_tokens;
+    int32_t include_stop_string; /* 1: a matched stop string is reported as part of the text. Default 0 */
+} reset_stop_options;
+
+/* The most stop strings, bytes per stop string and stop ids of a session. */
+#define RESET_MAX_STOP_STRINGS 16
+#define RESET_MAX_STOP_STRING_BYTES 256
+#define RESET_MAX_STOP_IDS 256
+
+RESET_API void reset_stop_options_init(reset_stop_options *options);
+RESET_API void reset_stop_options_init_sized(reset_stop_options *options, size_t struct_size);
+#define reset_stop_options_init(options) reset_stop_options_init_sized((options), sizeof(reset_stop_options))
+
+/* (0.5) Set the stop conditions of every sequence of the session, from the
+ * next decode step on; options NULL removes them all.  The session copies
+ * the strings and ids.  They stay through reset_session_reset and
+ * reset_set_policy.  Errors (the conditions are then unchanged):
+ * RESET_ERR_INVALID_ARGUMENT (a NULL array with a count above 0, a NULL or
+ * empty string, a string over RESET_MAX_STOP_STRING_BYTES, a count above its
+ * limit, max_tokens < 0, include_stop_string not 0 or 1, a bad struct_size),
+ * RESET_ERR_BAD_UTF8, RESET_ERR_OUT_OF_RANGE (a stop id outside the
+ * vocabulary), RESET_ERR_UNSUPPORTED (stop strings on a model without a
+ * tokenizer), RESET_ERR_INVALID_HANDLE. */
+RESET_API reset_status reset_set_stop(reset_session *session, const reset_stop_options *options);
+
 /* Why a sequence stopped. */
 typedef enum reset_end_reason {
     RESET_END_NONE = 0,     /* still generating */
     RESET_END_EOS = 1,      /* it produced an end-of-generation id (that token is reported) */
-    RESET_END_FINISHED = 2  /* it had already ended in an earlier step: token is -1 */
+    RESET_END_FINISHED = 2, /* it had already ended in an earlier step: token is -1 */
+    RESET_END_STOP = 3,     /* (0.5) it produced a stop string or a stop id (reset_set_stop) */
+    RESET_END_LENGTH = 4    /* (0.5) it generated reset_stop_options.max_tokens tokens */
 } reset_end_reason;
 
 /* (0.4) One of the most likely tokens of a step, with its log-probability. */
@@ -507,7 +573,7 @@ typedef struct reset_step {
     uint32_t struct_size;     /* set by reset_step_init; the library writes only what fits */
     int32_t sequence;         /* which sequence (0..sequences-1) */
     int32_t token;            /* the chosen id, or -1 if the sequence had ended before */
-    int32_t end_of_generation;/* 1 if this sequence is done (token was EOS, or it ended before) */
+    int32_t end_of_generation;/* 1 if this sequence is done (it ended in this step or before) */
     reset_end_reason end_reason;
     /* The signals the sampler used for this token (ReSET notation). */
     float entropy;            /* H_t, nats, of softmax(raw logits) */
@@ -542,9 +608,14 @@ typedef struct reset_step {
      * in 0.3's tail padding.) */
     const reset_token_logprob *top_logprobs;
     int32_t top_logprob_count;
+    /* Added in 0.5: with RESET_END_STOP, the index of the stop string matched
+     * in reset_stop_options.strings, or -1 for a stop id; else -1.  (It lies
+     * where 0.4's struct had tail padding: the size is unchanged, and a 0.4
+     * caller's padding receives it.) */
+    int32_t stop_index;
 } reset_step;
 
-/* Set struct_size of `count` steps and clear them (token -1, logprob NaN, no top_logprobs). */
+/* Set struct_size of `count` steps and clear them (token -1, logprob NaN, no top_logprobs, stop_index -1). */
 RESET_API void reset_step_init(reset_step *steps, size_t count);
 RESET_API void reset_step_init_sized(reset_step *steps, size_t count, size_t struct_size);
 #define reset_step_init(steps, count) reset_step_init_sized((steps), (count), sizeof(reset_step))
@@ -552,7 +623,8 @@ RESET_API void reset_step_init_sized(reset_step *steps, size_t count, size_t str
 /* One decode step for every sequence: sample a token from each active
  * sequence's current logits under the session's policy, then run it through
  * the model so that the next logits are ready.  A sequence that samples an
- * end-of-generation id ends (it is not run through the model).
+ * end-of-generation id ends (it is not run through the model), as does one
+ * that meets a stop condition of reset_set_stop.
  *
  * steps must hold `capacity >= sequences` entries initialised with
  * reset_step_init; entry i describes sequence i.  *n_active (may be NULL)
@@ -891,6 +963,8 @@ RESET_API reset_status reset_policy_reset(reset_policy *policy);
  * "top_logprobs" (0.4) follows "logprob" when the step carries any:
  * [{"token":271,"logprob":-0.214},{"token":198,"logprob":-1.93}, ...]
  * (a logprob of -inf as null).
+ * "end_reason" (0.5) follows "end":true: "eos", "stop", "length" or
+ * "finished"; with "stop", "stop_index" follows it (-1 for a stop id).
  */
 RESET_API reset_status reset_step_to_json(const reset_step *step, char *buffer, size_t capacity,
                                           size_t *out_length);

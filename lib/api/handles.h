@@ -104,6 +104,10 @@ struct PointerFields<reset_calibration_options> {
                                         offsetof(reset_calibration_options, progress_user_data)};
 };
 template <>
+struct PointerFields<reset_stop_options> {
+    static constexpr std::array offsets{offsetof(reset_stop_options, strings), offsetof(reset_stop_options, ids)};
+};
+template <>
 struct PointerFields<reset_step> {
     static constexpr std::array offsets{offsetof(reset_step, text), offsetof(reset_step, top_logprobs)};
 };

@@ -147,6 +147,25 @@ reset_status reset_session_get_policy(const reset_session *session, reset_policy
     });
 }
 
+void reset_stop_options_init_sized(reset_stop_options *options, size_t struct_size) {
+    reset_stop_options defaults;
+    std::memset(&defaults, 0, sizeof defaults);
+    write_defaults(options, struct_size, defaults);
+}
+
+void (reset_stop_options_init)(reset_stop_options *options) {
+    reset_stop_options_init_sized(options, sizeof(reset_stop_options));
+}
+
+reset_status reset_set_stop(reset_session *session, const reset_stop_options *options) {
+    return api_call([&] {
+        Session &s = session_of(session);
+        if (!options) return s.set_stop(nullptr);
+        const reset_stop_options o = read_options(options, reset_stop_options_init_sized, "options");
+        s.set_stop(&o);
+    });
+}
+
 void reset_step_init_sized(reset_step *steps, size_t count, size_t struct_size) {
     if (!steps) return;
     reset_step defaults;
@@ -154,6 +173,7 @@ void reset_step_init_sized(reset_step *steps, size_t count, size_t struct_size) 
     defaults.token = -1;
     defaults.text = "";
     defaults.logprob = NAN;
+    defaults.stop_index = -1;
     // The caller's entries are struct_size bytes apart (reset_decode_step reads the same stride).
     for (size_t i = 0; i < count; ++i)
         write_defaults(reinterpret_cast<reset_step *>(reinterpret_cast<char *>(steps) + i * struct_size), struct_size,

@@ -87,6 +87,8 @@ void Session::reset() {
         if (sequence.stream) sequence.stream->reset();
         sequence.text.clear();
         sequence.top.clear();
+        sequence.held.clear();
+        sequence.generated = 0;
     }
     has_logits_ = false;
     lockstep_ = true;
@@ -103,6 +105,8 @@ Session::Snapshot Session::snapshot() const {
         s.logits.push_back(sequence.logits);
         s.samplers.push_back(sequence.sampler);
         if (sequence.stream) s.streams.push_back(*sequence.stream);
+        s.held.push_back(sequence.held);
+        s.generated.push_back(sequence.generated);
     }
     s.lockstep = lockstep_;
     s.has_logits = has_logits_;
@@ -117,6 +121,8 @@ void Session::restore(const Snapshot &saved) {
         sequence.logits = saved.logits[i];
         sequence.sampler = saved.samplers[i];
         if (sequence.stream) *sequence.stream = saved.streams[i];
+        sequence.held = saved.held[i];
+        sequence.generated = saved.generated[i];
         sequence.text.clear();
         sequence.top.clear();
     }
@@ -189,6 +195,10 @@ void Session::append(const int32_t *ids, size_t n_ids, int32_t only) {
             sequence.text.clear();
             sequence.length += int32_t(n_ids);
             sequence.ended = false;  // new prompt text: the sequence generates again
+            // A new generation: its own stop search and budget.  Text still held back belonged to
+            // one the caller ended (reset.h: forgotten).
+            sequence.held.clear();
+            sequence.generated = 0;
             sequence.sampler.add_context(ids, n_ids);  // the repetition penalty's context
         }
         if (only >= 0 && sequences() > 1) lockstep_ = false;
@@ -268,11 +278,11 @@ void Session::copy_logits(int32_t sequence, float *out, size_t capacity) const {
     const size_t vocab = size_t(model_->config.vocab_size);
     if (capacity < vocab) fail(RESET_ERR_BUFFER_TOO_SMALL, "capacity ", capacity, " is less than the vocabulary size ", vocab);
     // The CUDA step runs the token it draws in the same graph, so when that token ends the
-    // sequence the logits it was drawn from are already replaced (and an ended row keeps running
-    // in later steps' graphs): refuse rather than return them.
+    // sequence the logits it was drawn from are already replaced, and an ended row keeps running
+    // in later steps' graphs: refuse rather than return them.
     if (device_ && sequences_[size_t(sequence)].ended)
-        fail(RESET_ERR_STATE, "sequence ", sequence, " has ended: the CUDA backend does not keep the logits its "
-             "end-of-generation token was drawn from (the CPU backend does); prefill a new turn for new logits");
+        fail(RESET_ERR_STATE, "sequence ", sequence, " has ended: the CUDA backend does not keep an ended "
+             "sequence's logits (the CPU backend does); prefill a new turn for new logits");
     if (device_) device_->copy_logits(sequence, out);
     else std::copy_n(sequences_[size_t(sequence)].logits.data(), vocab, out);
 }
@@ -280,6 +290,10 @@ void Session::copy_logits(int32_t sequence, float *out, size_t capacity) const {
 int32_t Session::length(int32_t sequence) const {
     if (sequence < 0 || sequence >= sequences()) return -1;
     return sequences_[size_t(sequence)].length;
+}
+
+void Session::set_stop(const reset_stop_options *options) {
+    stop_ = make_stop_conditions(options, model_->config.vocab_size, model_->tokenizer != nullptr);
 }
 
 void Session::set_policy(const reset_policy_params &params) {
@@ -346,6 +360,7 @@ bool Session::start_result(size_t s, reset_step &r) const {
     r.struct_size = sizeof(reset_step);
     r.sequence = int32_t(s);
     r.logprob = NAN;  // no token yet (reset.h)
+    r.stop_index = -1;
     if (!sequences_[s].ended) return true;
     r.token = -1;
     r.end_of_generation = 1;
@@ -353,9 +368,11 @@ bool Session::start_result(size_t s, reset_step &r) const {
     return false;
 }
 
-// Fill r for a token sequence s took; ends the sequence on an EOS id.
-// Returns through r; the caller runs the token's forward pass unless it ended.
-void Session::finish_token(size_t s, int32_t token, const SamplerSignals &signals, reset_step &r) {
+// Fill r for a token sequence s took, and end the sequence where the token is
+// an end-of-generation id or meets a stop condition (reset_set_stop).
+// Returns whether the token enters the context: the caller then runs its
+// forward pass (the CPU backend) or counts it (the CUDA step already ran it).
+bool Session::finish_token(size_t s, int32_t token, const SamplerSignals &signals, reset_step &r) {
     Sequence &sequence = sequences_[s];
     r.token = token;
     r.logprob = signals.logprob;
@@ -370,13 +387,41 @@ void Session::finish_token(size_t s, int32_t token, const SamplerSignals &signal
     // Embedding matrices are often padded past the tokenizer's vocabulary
     // (Qwen3: 151,936 rows, 151,669 tokens); such an id has no text.
     const bool has_text = sequence.stream && token < tokenizer_vocab_;
-    sequence.text = has_text ? sequence.stream->push(token) : std::string();
-    if (is_eos(token)) {
+    std::string text = std::move(sequence.held);
+    sequence.held.clear();
+    if (has_text) text += sequence.stream->push(token);
+    auto end = [&](reset_end_reason reason) {
         sequence.ended = true;
         r.end_of_generation = 1;
-        r.end_reason = RESET_END_EOS;
-        if (sequence.stream) sequence.text += sequence.stream->finish();
+        r.end_reason = reason;
+    };
+    if (!stop_.strings.empty()) {
+        const StopMatch match = find_stop(stop_, text);
+        if (match.index >= 0) {
+            text.resize(stop_.include_stop_string ? match.end : match.start);  // nothing after it
+            if (sequence.stream) sequence.stream->finish();
+            sequence.text = std::move(text);
+            r.stop_index = match.index;
+            end(RESET_END_STOP);
+            return false;
+        }
+        sequence.held = text.substr(text.size() - match.hold);
+        text.resize(text.size() - match.hold);
     }
+    ++sequence.generated;
+    reset_end_reason reason = RESET_END_NONE;
+    if (is_eos(token)) reason = RESET_END_EOS;
+    else if (stop_.is_stop_id(token)) reason = RESET_END_STOP;
+    else if (stop_.max_tokens > 0 && sequence.generated >= stop_.max_tokens) reason = RESET_END_LENGTH;
+    if (reason != RESET_END_NONE) {
+        // The generation is over: what was held back began no stop string after all.
+        text += sequence.held;
+        sequence.held.clear();
+        if (sequence.stream) text += sequence.stream->finish();
+        end(reason);
+    }
+    sequence.text = std::move(text);
+    return reason == RESET_END_NONE || reason == RESET_END_LENGTH;
 }
 
 void Session::sample_and_forward_cpu(std::vector<reset_step> &results) {
@@ -406,13 +451,11 @@ void Session::sample_and_forward_cpu(std::vector<reset_step> &results) {
                          sequence.top.data());
         }
         sequence.sampler.accept(token);
-        finish_token(s, token, signals, r);
+        const bool enters_context = finish_token(s, token, signals, r);
         if (first_token < 0) first_token = token;
         else if (token != first_token) all_same = false;
-        if (sequence.ended) {
-            all_same = false;
-            continue;
-        }
+        if (sequence.ended) all_same = false;
+        if (!enters_context) continue;
         throw_if_cancelled();
         cpu_forward(*model_, token, sequence.length, int32_t(s), *cache_, *scratch_, sequence.logits.data());
         sequence.length += 1;
@@ -452,14 +495,11 @@ void Session::sample_and_forward_device(std::vector<reset_step> &results) {
                 fail(RESET_ERR_BACKEND, "the device sampler rejected sequence ", s, "'s policy (status ", d.status,
                      ")");
             sequence.top = std::move(d.top);
-            finish_token(s, d.token, d.signals, r);
+            const bool enters_context = finish_token(s, d.token, d.signals, r);
             if (first_token < 0) first_token = d.token;
             else if (d.token != first_token) all_same = false;
-            if (sequence.ended) {
-                all_same = false;
-                continue;
-            }
-            sequence.length += 1;
+            if (sequence.ended) all_same = false;
+            if (enters_context) sequence.length += 1;  // the step's graph ran it
         }
     });
     if (!all_same) lockstep_ = false;

@@ -13,6 +13,7 @@
 #include "engine/cpu_engine.h"
 #include "engine/device_engine.h"
 #include "engine/loaded_model.h"
+#include "engine/stop_conditions.h"
 #include "sampling/sampler.h"
 #include "text/tokenizer.h"
 
@@ -47,6 +48,8 @@ public:
     void set_policy(const reset_policy_params &params);
     // The policy in force (every sequence has the same).
     const Policy &policy() const { return sequences_.front().sampler.policy(); }
+    // reset_set_stop: checked, then in force from the next step (NULL: none).
+    void set_stop(const reset_stop_options *options);
     // Writes `sequences()` entries at the caller's stride; returns the active count.
     int32_t decode_step(reset_step *steps, size_t capacity);
 
@@ -63,6 +66,8 @@ private:
         SequenceSampler sampler;
         std::unique_ptr<StreamDecoder> stream;  // null without a tokenizer
         std::string text;                       // this step's text, handed out in reset_step
+        std::string held;       // generated text not reported yet: it may begin a stop string
+        int32_t generated = 0;  // tokens generated since the sequence's last prefill (max_tokens)
         std::vector<reset_token_logprob> top;   // this step's top_logprobs, handed out likewise
     };
     // What a failing call restores ("nothing is lost").
@@ -72,6 +77,8 @@ private:
         std::vector<std::vector<float>> logits;
         std::vector<SequenceSampler> samplers;
         std::vector<StreamDecoder> streams;
+        std::vector<std::string> held;
+        std::vector<int32_t> generated;
         bool lockstep = true, has_logits = false;
     };
     Snapshot snapshot() const;
@@ -90,7 +97,8 @@ private:
     void sample_and_forward_cpu(std::vector<reset_step> &results);
     void sample_and_forward_device(std::vector<reset_step> &results);
     bool start_result(size_t s, reset_step &r) const;
-    void finish_token(size_t s, int32_t token, const SamplerSignals &signals, reset_step &r);
+    // Returns whether the token enters the context (is run through the model).
+    bool finish_token(size_t s, int32_t token, const SamplerSignals &signals, reset_step &r);
 
     std::shared_ptr<LoadedModel> model_;
     int32_t max_context_;
@@ -105,6 +113,7 @@ private:
     bool has_logits_ = false;  // a prefill happened since the last reset
     bool lockstep_ = true;     // every sequence holds the same tokens: compute once, copy
     int32_t tokenizer_vocab_ = 0;  // ids at or past it have no text
+    StopConditions stop_;
     std::atomic<bool> cancel_requested_{false};
 };
 

@@ -104,6 +104,16 @@ std::string trace_line(const TraceRecord &r) {
     out += r.boundary ? ",\"boundary\":true" : ",\"boundary\":false";
     out += r.uncertain ? ",\"uncertain\":true" : ",\"uncertain\":false";
     if (r.has_end) out += r.end ? ",\"end\":true" : ",\"end\":false";
+    if (r.has_end && r.end) {
+        // A caller's struct may hold anything here: write only the reasons reset.h names.
+        static const char *const kReasons[] = {nullptr, "eos", "finished", "stop", "length"};
+        if (r.end_reason >= RESET_END_EOS && r.end_reason <= RESET_END_LENGTH) {
+            out += ",\"end_reason\":\"";
+            out += kReasons[r.end_reason];
+            out += '"';
+            if (r.end_reason == RESET_END_STOP) out += ",\"stop_index\":" + std::to_string(r.stop_index);
+        }
+    }
     if (r.text) {
         out += ",\"text\":";
         append_string(out, r.text, r.text_len);

@@ -27,6 +27,8 @@ struct TraceRecord {
     bool uncertain = false;
     bool has_end = false;  // write "end" (reset_step only)
     bool end = false;
+    int32_t end_reason = 0;  // with end: "end_reason" for RESET_END_EOS..RESET_END_LENGTH (0.5 on)
+    int32_t stop_index = -1; // with RESET_END_STOP: "stop_index"
     const char *text = nullptr;  // write "text" when non-null (reset_step only)
     size_t text_len = 0;
 };

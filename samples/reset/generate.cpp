@@ -1,6 +1,8 @@
 // generate.cpp — `reset generate`, `reset tokenize` and `reset info`.
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -54,7 +56,8 @@ struct FileCloser {
 
 int cmd_generate(int argc, char **argv) {
     std::set<std::string> valued =
-        with_model_options({"policy", "max-tokens", "jsonl", "system", "think-budget", "top-logprobs"});
+        with_model_options({"policy", "max-tokens", "jsonl", "system", "think-budget", "top-logprobs", "stop",
+                            "stop-id"});
     valued.insert(kSamplingValued.begin(), kSamplingValued.end());
     const Args args = parse_args(argc, argv, 2, {"raw", "no-think", "help"}, valued);
     if (args.has("help") || args.positional.empty()) {
@@ -62,7 +65,7 @@ int cmd_generate(int argc, char **argv) {
             "usage: reset generate MODEL_DIR [PROMPT...|-] [--policy P] [--max-tokens N] [--jsonl FILE|-]\n"
             "                      [--raw] [--no-think] [--system TEXT] [--seed N] [--top-p P] [--top-k K]\n"
             "                      [--presence-penalty X] [--frequency-penalty X] [--repetition-penalty R]\n"
-            "                      [--think-budget N] [--top-logprobs N]\n"
+            "                      [--think-budget N] [--top-logprobs N] [--stop TEXT]... [--stop-id N]...\n"
             "The prompt is chat-formatted (thinking on unless --no-think) unless --raw.  --jsonl writes one\n"
             "line of per-token signals per token (to stdout with '-', instead of the text).  --think-budget:\n"
             "after N reasoning tokens, \"</think>\" is appended as prompt text (not a step of the trace).\n"
@@ -72,7 +75,10 @@ int cmd_generate(int argc, char **argv) {
             "of every token already in the context, the prompt's included (Hugging Face / llama.cpp).\n"
             "--top-logprobs N (0..20, with --jsonl): each line also lists the N most likely tokens of the\n"
             "distribution the token was drawn from, with their log-probabilities and texts (OpenAI's\n"
-            "top_logprobs).\n");
+            "top_logprobs).\n"
+            "--stop TEXT (up to 16, each 1..256 bytes of UTF-8; in bash $'\\n' is a newline) ends the answer\n"
+            "where its text first contains TEXT, which is not printed; --stop-id N ends it on token N, as on the\n"
+            "model's end-of-generation ids (vLLM's stop and stop_token_ids).\n");
         return args.has("help") ? 0 : 2;
     }
     const long max_tokens = args.get_int("max-tokens", 512, 1, 1L << 30);
@@ -102,6 +108,26 @@ int cmd_generate(int argc, char **argv) {
     if (ids.empty()) usage_error("the prompt is empty");
     Session session(model.handle, int32_t(args.get_int("context", 0, 0, 1 << 24)), 1, int32_t(top_logprobs));
     set_policy_from_args(session.handle, args);
+    // The library ends the answer at max_tokens (reporting "length" and any text a stop string
+    // held back); a --think-budget prefill starts its count again, so each call sets what is left.
+    std::vector<std::string> stop_strings;
+    for (const std::string &text : args.all("stop")) stop_strings.push_back(text);
+    std::vector<int32_t> stop_ids;
+    for (const std::string &id : args.all("stop-id"))
+        stop_ids.push_back(int32_t(parse_int(id, "--stop-id", 0, INT32_MAX)));
+    auto set_stop = [&](long tokens_left) {
+        std::vector<const char *> strings;
+        for (const std::string &text : stop_strings) strings.push_back(text.c_str());
+        reset_stop_options stop;
+        reset_stop_options_init(&stop);
+        stop.strings = strings.data();
+        stop.string_count = strings.size();
+        stop.ids = stop_ids.data();
+        stop.id_count = stop_ids.size();
+        stop.max_tokens = int32_t(std::min<long>(tokens_left, INT32_MAX));
+        check(reset_set_stop(session.handle, &stop), "the stop conditions");
+    };
+    set_stop(max_tokens);
     check(reset_prefill(session.handle, ids.data(), ids.size()), "prefill");
 
     reset_tokenizer_info tinfo;
@@ -154,6 +180,7 @@ int cmd_generate(int argc, char **argv) {
                 break;
             }
             check(closed, "closing the reasoning");
+            set_stop(max_tokens - n - 1);
             if (text_out) std::fwrite(appended.data(), 1, appended.size(), stdout);
             reasoning.closed();
         }

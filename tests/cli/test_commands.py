@@ -138,6 +138,43 @@ check("generate --top-logprobs 20 at T 3: the same draws as without it; the draw
 check_error("--top-logprobs above 20", ["generate", CHAT, "Hi", "--top-logprobs", "21", "--jsonl", "-"], 2,
             "--top-logprobs")
 check_error("--top-logprobs without --jsonl", ["generate", CHAT, "Hi", "--top-logprobs", "3"], 2, "add --jsonl")
+# --- stop conditions (0.5) ------------------------------------------------------------
+# The 20 tokens at T 3 end by --max-tokens, now the library's max_tokens: "length".  A stop
+# string cut from their text (characters 6..9, which for this seed spans tokens) ends the same
+# draws at the token that completes its first occurrence, reporting the text before it; a stop id
+# ends them at that id's first draw, its text included.
+hot_text = "".join(r["text"] for r in hot_steps)
+check("generate --max-tokens ends with \"length\" in the trace",
+      len(hot_steps) == 20 and hot_steps[-1].get("end_reason") == "length"
+      and all(not r["end"] for r in hot_steps[:-1]), out)
+stop = hot_text[6:10]
+rc, out, err = run("generate", CHAT, "Hi", "--max-tokens", "20", "--policy", "fixed 3.0 seed=2", "--stop", stop,
+                   "--jsonl", "-")
+stopped = [json.loads(l) for l in out.splitlines()] if rc == 0 else []
+# The string began in an earlier token, whose text was held back: the last step reports less than it.
+spans = len(stopped) > 1 and len(stopped[-1]["text"]) < len(stop)
+check("generate --stop: the same draws up to the token completing the string's first occurrence, the text before it",
+      len(stop) == 4 and spans and [r["token"] for r in stopped] == [r["token"] for r in hot_steps[:len(stopped)]]
+      and stopped[-1].get("end_reason") == "stop" and stopped[-1].get("stop_index") == 0
+      and "".join(r["text"] for r in stopped) == hot_text[:hot_text.find(stop)]
+      and len("".join(r["text"] for r in hot_steps[:len(stopped)])) >= hot_text.find(stop) + len(stop)
+      and len("".join(r["text"] for r in hot_steps[:len(stopped) - 1])) < hot_text.find(stop) + len(stop),
+      f"{stop!r} {out}{err}")
+rc, out, err = run("generate", CHAT, "Hi", "--max-tokens", "20", "--policy", "fixed 3.0 seed=2", "--stop", stop)
+check("generate --stop prints the answer up to the stop string", rc == 0 and out == hot_text[:hot_text.find(stop)] + "\n",
+      f"{out!r} {err}")
+stop_id = hot_steps[5]["token"] if len(hot_steps) == 20 else -1
+first = [r["token"] for r in hot_steps].index(stop_id) if stop_id >= 0 else -1
+rc, out, err = run("generate", CHAT, "Hi", "--max-tokens", "20", "--policy", "fixed 3.0 seed=2", "--stop-id",
+                   str(stop_id), "--jsonl", "-")
+stopped = [json.loads(l) for l in out.splitlines()] if rc == 0 else []
+check("generate --stop-id: ends at the id's first draw, its text reported",
+      len(stopped) == first + 1 and stopped[-1].get("end_reason") == "stop" and stopped[-1].get("stop_index") == -1
+      and "".join(r["text"] for r in stopped) == "".join(r["text"] for r in hot_steps[:first + 1]), out + err)
+check_error("--stop-id outside the vocabulary", ["generate", CHAT, "Hi", "--stop-id", "512"], 1,
+            "options->ids[0] = 512 is outside the vocabulary")
+check_error("--stop that is too long", ["generate", CHAT, "Hi", "--stop", "x" * 257], 1, "longer than 256 bytes")
+
 # chat's /stats reports the mean over the same tokens and exp(-mean), to its printed precision.
 greedy_mean = sum(logprobs) / len(logprobs) if len(greedy) == 20 else float("nan")
 rc, out, err = run("chat", CHAT, *greedy_20, stdin="What is 2+3?\n/stats\n")

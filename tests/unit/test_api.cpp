@@ -21,14 +21,6 @@ using namespace test_support;
 
 namespace {
 
-struct ModelGuard {
-    reset_model *model = nullptr;
-    ~ModelGuard() { reset_model_free(model); }
-};
-struct SessionGuard {
-    reset_session *session = nullptr;
-    ~SessionGuard() { reset_session_free(session); }
-};
 
 reset_model *load(const std::string &dir, reset_weights weights = RESET_WEIGHTS_AUTO) {
     reset_model_options options;

@@ -15,7 +15,19 @@
 #include <string>
 #include <vector>
 
+#include "reset.h"
+
 namespace test_support {
+
+// Handles freed however a test leaves its scope.
+struct ModelGuard {
+    reset_model *model = nullptr;
+    ~ModelGuard() { reset_model_free(model); }
+};
+struct SessionGuard {
+    reset_session *session = nullptr;
+    ~SessionGuard() { reset_session_free(session); }
+};
 
 // A fresh directory under $TMPDIR, removed at exit of the test program.
 inline std::string temp_directory(const std::string &tag) {
