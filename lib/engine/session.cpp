@@ -390,37 +390,33 @@ bool Session::finish_token(size_t s, int32_t token, const SamplerSignals &signal
     std::string text = std::move(sequence.held);
     sequence.held.clear();
     if (has_text) text += sequence.stream->push(token);
-    auto end = [&](reset_end_reason reason) {
-        sequence.ended = true;
-        r.end_of_generation = 1;
-        r.end_reason = reason;
-    };
-    if (!stop_.strings.empty()) {
-        const StopMatch match = find_stop(stop_, text);
-        if (match.index >= 0) {
-            text.resize(stop_.include_stop_string ? match.end : match.start);  // nothing after it
-            if (sequence.stream) sequence.stream->finish();
-            sequence.text = std::move(text);
-            r.stop_index = match.index;
-            end(RESET_END_STOP);
-            return false;
-        }
-        sequence.held = text.substr(text.size() - match.hold);
-        text.resize(text.size() - match.hold);
-    }
     ++sequence.generated;
+    // How the token itself ends the sequence, if it does.
     reset_end_reason reason = RESET_END_NONE;
     if (is_eos(token)) reason = RESET_END_EOS;
     else if (stop_.is_stop_id(token)) reason = RESET_END_STOP;
     else if (stop_.max_tokens > 0 && sequence.generated >= stop_.max_tokens) reason = RESET_END_LENGTH;
+    // The generation's last text includes an incomplete character's bytes (as U+FFFD), searched too.
+    if (reason != RESET_END_NONE && sequence.stream) text += sequence.stream->finish();
+    if (!stop_.strings.empty()) {
+        const StopMatch match = find_stop(stop_, text);
+        if (match.index >= 0) {  // a stop string comes first, whatever the token is
+            text.resize(stop_.include_stop_string ? match.end : match.start);  // nothing after it
+            if (reason == RESET_END_NONE && sequence.stream) sequence.stream->finish();
+            reason = RESET_END_STOP;
+            r.stop_index = match.index;
+        } else if (reason == RESET_END_NONE) {
+            sequence.held = text.substr(text.size() - match.hold);
+            text.resize(text.size() - match.hold);
+        }  // else the generation is over: what was held back began no stop string after all
+    }
     if (reason != RESET_END_NONE) {
-        // The generation is over: what was held back began no stop string after all.
-        text += sequence.held;
-        sequence.held.clear();
-        if (sequence.stream) text += sequence.stream->finish();
-        end(reason);
+        sequence.ended = true;
+        r.end_of_generation = 1;
+        r.end_reason = reason;
     }
     sequence.text = std::move(text);
+    // A stop string's token leaves the context as a stop id's and an end-of-generation id's do.
     return reason == RESET_END_NONE || reason == RESET_END_LENGTH;
 }
 

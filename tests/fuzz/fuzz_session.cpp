@@ -30,6 +30,14 @@
 //   - top_logprobs (the option from the KV cache byte's high bits): the
 //     session's count per drawn token, sorted, the drawn token's entry its
 //     logprob bit for bit, the twin's exactly;
+//   - stop conditions (0.5, reset_set_stop from the get-policy operation's
+//     byte): refused exactly when a string is empty, too long or not UTF-8,
+//     an id is outside the vocabulary, a count or max_tokens out of range,
+//     and then nothing changes (the twin never sees the call); a step ends a
+//     sequence with "stop" only on a listed id or string (stop_index), with
+//     "length" only at max_tokens tokens since its last prefill (kept in the
+//     context), and text reported since the conditions were set never holds a
+//     stop string (with include_stop_string, only at the very end);
 //   - cancel: while a request is pending no prefill or decode call succeeds,
 //     the first that gets past its argument checks answers
 //     RESET_ERR_CANCELLED and consumes it, reset_session_reset drops it, and
@@ -138,12 +146,82 @@ struct Shadow {
     bool cancel_pending = false;
     int32_t max_context = 0;
     int32_t top_logprobs = 0;  // the session's option (0.4)
+    // Stop conditions (0.5) in force, and per sequence: tokens generated since its last prefill,
+    // and the text reported since then or since the conditions were set (if every step's was seen).
+    std::vector<std::string> stop_strings;
+    std::vector<int32_t> stop_ids;
+    int32_t max_tokens = 0;
+    bool include_stop_string = false;
+    std::vector<int32_t> generated;
+    std::vector<std::string> window;
+    std::vector<bool> window_known;
+    void new_window(size_t s) {
+        window[s].clear();
+        window_known[s] = true;
+    }
     int active() const {
         int n = 0;
         for (bool e : ended) n += e ? 0 : 1;
         return n;
     }
 };
+
+// Whether `text` contains one of the stop strings.
+bool holds_stop(const Shadow &shadow, std::string_view text) {
+    for (const std::string &stop : shadow.stop_strings)
+        if (text.find(stop) != std::string_view::npos) return true;
+    return false;
+}
+
+// reset_set_stop with options from the input: 0..3 strings of 0..7 raw bytes (empty, NUL-cut
+// or not UTF-8 at times; single characters of the fixture's text often), sometimes 17; 0..3
+// ids (the end-of-generation ids, -1 and 512 among them), max_tokens 0..15 or raw bits,
+// include_stop_string 0..2; or NULL options.
+void set_stop(Bytes &in, reset_session *main, reset_session *twin, Shadow &shadow) {
+    const uint8_t shape = in.u8();
+    std::vector<std::string> strings(shape % 4 == 3 && shape & 4 ? RESET_MAX_STOP_STRINGS + 1 : shape % 4);
+    for (std::string &text : strings) {
+        text.resize(in.u8() % 8);
+        for (char &c : text) c = char(in.u8());
+    }
+    std::vector<int32_t> ids(in.u8() % 4);
+    for (int32_t &id : ids) {
+        const uint8_t b = in.u8();
+        id = b < 250 ? int32_t(b) : b == 250 ? -1 : kVocab;
+    }
+    reset_stop_options o;
+    reset_stop_options_init(&o);
+    std::vector<const char *> pointers;
+    for (const std::string &text : strings) pointers.push_back(text.c_str());
+    o.strings = pointers.data();
+    o.string_count = pointers.size();
+    o.ids = ids.data();
+    o.id_count = ids.size();
+    const uint8_t limit = in.u8();
+    o.max_tokens = limit < 250 ? limit % 16 : in.raw<int32_t>();
+    o.include_stop_string = in.u8() % 3;
+    const bool clear = shape >= 240;
+    const reset_status status = reset_set_stop(main, clear ? nullptr : &o);
+    const bool ok = ok_or_listed_error(status, "reset_set_stop",
+                                       {RESET_ERR_INVALID_ARGUMENT, RESET_ERR_BAD_UTF8, RESET_ERR_OUT_OF_RANGE});
+    // What reset.h refuses, from the harness's own reading (a string ends at its first NUL).
+    bool bad = strings.size() > RESET_MAX_STOP_STRINGS || o.max_tokens < 0 || o.include_stop_string > 1;
+    std::vector<std::string> cut;
+    for (const std::string &text : strings) {
+        cut.emplace_back(text.c_str());
+        bad = bad || cut.back().empty() || !reset_fuzz::valid_utf8(cut.back());
+    }
+    for (int32_t id : ids) bad = bad || id < 0 || id >= kVocab;
+    expect(ok == (clear || !bad), std::string("reset_set_stop: ") + reset_status_name(status) +
+                                      (bad ? " for bad options" : " for good options"));
+    if (!ok) return;
+    ok_or_listed_error(reset_set_stop(twin, clear ? nullptr : &o), "reset_set_stop (twin)", {});
+    shadow.stop_strings = clear ? std::vector<std::string>() : cut;
+    shadow.stop_ids = clear ? std::vector<int32_t>() : ids;
+    shadow.max_tokens = clear ? 0 : o.max_tokens;
+    shadow.include_stop_string = !clear && o.include_stop_string == 1;
+    for (size_t s = 0; s < shadow.window.size(); ++s) shadow.new_window(s);
+}
 
 // The twin holds what the main session holds: lengths, logits (status and
 // bits) and policy.
@@ -237,14 +315,52 @@ bool decode(size_t capacity, uint8_t layout, reset_session *main, reset_session 
                    which + "an ended sequence did not report FINISHED with token -1");
         } else {
             expect(r.token >= 0 && r.end_reason != RESET_END_FINISHED, which + "a live sequence drew no token");
+            const bool eos = r.token == 3 || r.token == 1;
+            const bool stop_id = std::count(shadow.stop_ids.begin(), shadow.stop_ids.end(), r.token) > 0;
+            const bool at_limit = shadow.max_tokens > 0 && shadow.generated[size_t(s)] + 1 >= shadow.max_tokens;
+            const bool has_index = stride == sizeof(reset_step);  // older layouts end before stop_index
+            expect(r.end_of_generation == (r.end_reason != RESET_END_NONE), which + "end_of_generation disagrees "
+                   "with the end reason");
+            expect(!has_index || r.stop_index == -1 || r.end_reason == RESET_END_STOP,
+                   which + "a stop_index without a stop");
             if (r.end_reason == RESET_END_EOS) {
-                expect(r.end_of_generation == 1 && (r.token == 3 || r.token == 1), which + "a bad end-of-generation");
+                expect(eos, which + "a bad end-of-generation");
+            } else if (r.end_reason == RESET_END_STOP) {
+                // A string (stop_index >= 0) may end it on any token; an id only if listed.
+                expect(!has_index || (r.stop_index >= -1 && r.stop_index < int32_t(shadow.stop_strings.size()) &&
+                                      (r.stop_index >= 0 || stop_id)),
+                       which + "a stop on no listed id or string (stop_index " + std::to_string(r.stop_index) + ")");
+            } else if (r.end_reason == RESET_END_LENGTH) {
+                expect(at_limit, which + "\"length\" after " + std::to_string(shadow.generated[size_t(s)] + 1) +
+                                     " tokens, max_tokens " + std::to_string(shadow.max_tokens));
+            } else {
+                expect(r.end_reason == RESET_END_NONE, which + "a bad end reason");
+                expect(!eos && !stop_id && !at_limit, which + "went on past an end-of-generation id, a stop id or "
+                       "max_tokens");
+            }
+            // Only the max_tokens-th token of the stopping ones enters the context.
+            if (r.end_reason == RESET_END_NONE || r.end_reason == RESET_END_LENGTH) shadow.lengths[size_t(s)] += 1;
+            shadow.generated[size_t(s)] += 1;
+            if (r.end_reason != RESET_END_NONE) {
                 shadow.ended[size_t(s)] = true;
                 static const bool verbose = std::getenv("RESET_FUZZ_VERBOSE") != nullptr;
-                if (verbose) std::fprintf(stderr, "  sequence %d ended\n", s);
-            } else {
-                expect(r.end_reason == RESET_END_NONE && r.end_of_generation == 0, which + "a bad end reason");
-                shadow.lengths[size_t(s)] += 1;
+                if (verbose) std::fprintf(stderr, "  sequence %d ended (%d)\n", s, int(r.end_reason));
+            }
+            if (!has_index) {
+                shadow.window_known[size_t(s)] = false;  // this step's text is not visible
+            } else if (shadow.window_known[size_t(s)]) {
+                std::string &window = shadow.window[size_t(s)];
+                window.append(r.text ? r.text : "", r.text_len);
+                const bool included = shadow.include_stop_string && r.end_reason == RESET_END_STOP && r.stop_index >= 0;
+                if (included) {
+                    const std::string &stop = shadow.stop_strings[size_t(r.stop_index)];
+                    expect(window.size() >= stop.size() &&
+                               window.compare(window.size() - stop.size(), stop.size(), stop) == 0,
+                           which + "the text does not end with the stop string it included");
+                }
+                // With it included, the string completes at the last byte and nothing before.
+                expect(!holds_stop(shadow, std::string_view(window).substr(0, window.size() - (included ? 1 : 0))),
+                       which + "the text reported holds a stop string");
             }
         }
         active += shadow.ended[size_t(s)] ? 0 : 1;
@@ -325,6 +441,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     shadow.ended.assign(size_t(options.sequences), false);
     shadow.max_context = options.max_context ? options.max_context : 4096;
     shadow.top_logprobs = options.top_logprobs;
+    shadow.generated.assign(size_t(options.sequences), 0);
+    shadow.window.assign(size_t(options.sequences), std::string());
+    shadow.window_known.assign(size_t(options.sequences), true);
     expect(options.top_logprobs <= RESET_MAX_TOP_LOGPROBS, "top_logprobs above the maximum accepted");
     compare_with_twin(main.get(), twin.get(), shadow, "creation");
     int decode_steps = 0;
@@ -359,6 +478,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 shadow.lengths[size_t(s)] += int32_t(ids.size());
                 expect(shadow.lengths[size_t(s)] <= shadow.max_context, std::string(name) + " went past max_context");
                 shadow.ended[size_t(s)] = false;
+                shadow.generated[size_t(s)] = 0;
+                shadow.new_window(size_t(s));
             }
             shadow.prefilled = true;
             break;
@@ -411,6 +532,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             ok_or_listed_error(reset_session_reset(twin.get()), name, {});
             shadow.lengths.assign(shadow.lengths.size(), 0);
             shadow.ended.assign(shadow.ended.size(), false);
+            shadow.generated.assign(shadow.generated.size(), 0);
+            for (size_t s = 0; s < shadow.window.size(); ++s) shadow.new_window(s);
             shadow.prefilled = false;
             shadow.cancel_pending = false;
             break;
@@ -420,10 +543,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             shadow.cancel_pending = true;
             break;
         case 7: {
+            const uint8_t which = in.u8();
+            if (which >= 128) {  // (0.5) the byte's high half: an input from before reads it mostly as it did
+                name = "reset_set_stop";
+                set_stop(in, main.get(), twin.get(), shadow);
+                break;
+            }
             name = "reset_session_get_policy";
             reset_policy_params p;
             reset_policy_params_init(&p);
-            p.struct_size = in.u8() % 2 ? p.struct_size : 2;  // too small to hold even struct_size
+            p.struct_size = which % 2 ? p.struct_size : 2;  // too small to hold even struct_size
             ok_or_listed_error(reset_session_get_policy(main.get(), &p), name, {RESET_ERR_INVALID_ARGUMENT});
             break;
         }

@@ -396,6 +396,17 @@ def session_policy(kind, temperature=0.0, seed=5, t_low=0.25, tau0=0.5, window=8
             struct.pack("<Q", seed) + number(1.0) + number(t_low) + number(tau0 / 4) + integer(window) + tail)
 
 
+def set_stop(strings=(), ids=(), max_tokens=0, include=0, clear=False, too_many=False):
+    """fuzz_session's reset_set_stop (0.5): operation 7 with its byte's high half, then the options."""
+    shape = 240 if clear else 7 if too_many else len(strings)
+    out = bytes([7, 128, shape])
+    for text in strings:
+        data = text.encode() if isinstance(text, str) else text
+        out += bytes([len(data)]) + data
+    out += bytes([len(ids)]) + bytes(i if 0 <= i < 250 else 250 if i == -1 else 251 for i in ids)
+    return out + bytes([max_tokens, include])
+
+
 def session_seeds():
     hot = session_policy("fixed", temperature=8.0)  # near-uniform over 512 ids: sequences end at random
     return {
@@ -429,6 +440,14 @@ def session_seeds():
         prefill([10, 20, 30, 10]) + step(2) * 8 + prefill([40, 50]) + step(2) * 4 +
         session_policy("fixed", 1.0, penalties=(0.5, 0.25), repetition=1.25) + prefill_sequence(0, [60]) + run(16) +
         bytes([5]) + prefill([70]) + session_policy("greedy", repetition=0.0) + step(2) * 2,
+        # Stop conditions (0.5): single letters the hot fixture writes often (and "ea" across tokens),
+        # a stop id and max_tokens over 3 sequences, included or not; a change mid-answer, refused
+        # options (empty, not UTF-8, too many, an id outside the vocabulary), then none.
+        "stop_conditions": session_header("bf16", 3, 0) + session_policy("fixed", temperature=2.0) +
+        set_stop(["t", "ea"], ids=[7], max_tokens=12, include=1) + prefill([10, 11, 12]) + run(64) + run(64) +
+        step(3) + prefill_sequence(1, [13]) + set_stop(["o", "\u00e9"], max_tokens=5) + run(64) + run(64) +
+        set_stop([""]) + set_stop([b"\xff"]) + set_stop(too_many=True, strings=["a"] * 17) + set_stop(ids=[251]) +
+        prefill([14]) + run(8) + set_stop(clear=True) + bytes([5]) + prefill([15]) + run(16),
     }
 
 

@@ -1005,6 +1005,126 @@ void test_top_logprobs(const std::string &dir) {
     reset_session_free(none);
 }
 
+// Stop conditions (reset_set_stop) on the CUDA backend.  They are decided on the host, but where
+// a sequence's context ends is the device's: the token that reaches max_tokens was run by the
+// step's graph and stays in the context, a stop token leaves it, and an ended row keeps running in
+// later graphs without touching the other rows.  All on the CUDA engine, against itself:
+//  1. 3 sequences, max_tokens 12: each ends with "length" after 12 tokens (or earlier on an EOS),
+//     then a 5-id turn is prefilled; a session that decoded the same 12 steps without the limit
+//     and prefilled the same turn has the same logits (1e-4 relative L2: the same kernels on the
+//     same inputs; a context off by one token differs by O(1)).
+//  2. With a tokenizer: a stop string cut from sequence 0's text of run 1 ends it at the token
+//     that completes the string's first occurrence, reporting the text before it, with the stop
+//     token out of the context, while sequences 1 and 2 draw what they drew in run 1.
+int g_stop_lengths = 0, g_stop_strings = 0;
+
+struct StopRun {
+    std::vector<int32_t> tokens;
+    std::string text;
+    reset_end_reason end = RESET_END_NONE;
+    int32_t stop_index = -1;
+};
+
+std::vector<StopRun> decode_until_ended(reset_session *s, int sequences, int max_steps) {
+    std::vector<StopRun> runs(static_cast<size_t>(sequences));
+    for (int t = 0; t < max_steps; ++t) {
+        std::vector<reset_step> st(static_cast<size_t>(sequences));
+        reset_step_init(st.data(), st.size());
+        int32_t active = 0;
+        if (reset_decode_step(s, st.data(), st.size(), &active) != RESET_OK) break;
+        for (int k = 0; k < sequences; ++k) {
+            const reset_step &r = st[size_t(k)];
+            StopRun &run = runs[size_t(k)];
+            if (run.end != RESET_END_NONE) continue;
+            run.tokens.push_back(r.token);
+            run.text.append(r.text, r.text_len);
+            if (r.end_of_generation) run.end = r.end_reason, run.stop_index = r.stop_index;
+        }
+        if (active == 0) break;
+    }
+    return runs;
+}
+
+void test_stop_conditions(const std::string &dir) {
+    constexpr int kSequences = 3, kMaxTokens = 12;
+    reset_model *gpu = load(dir, RESET_WEIGHTS_NVFP4_W4A16, RESET_BACKEND_CUDA);
+    const int vocab = info_of(gpu).vocab_size;
+    const std::vector<int32_t> ids = prompt(vocab, 29, 97u), turn = prompt(vocab, 5, 101u);
+    const int32_t prompt_length = int32_t(ids.size());
+    auto sampled = [&]() {
+        reset_session *s = session(gpu, kSequences, 128);
+        set_policy(s, RESET_POLICY_FIXED);
+        ok(reset_prefill(s, ids.data(), ids.size()), "prefill");
+        return s;
+    };
+    reset_stop_options o;
+    reset_stop_options_init(&o);
+    o.max_tokens = kMaxTokens;
+    reset_session *limited = sampled();
+    ok(reset_set_stop(limited, &o), "reset_set_stop");
+    const std::vector<StopRun> ref = decode_until_ended(limited, kSequences, 100);
+    reset_session *unlimited = sampled();
+    const std::vector<StopRun> plain = decode_until_ended(unlimited, kSequences, kMaxTokens);
+    ok(reset_prefill(limited, turn.data(), turn.size()), "turn prefill (limited)");
+    ok(reset_prefill(unlimited, turn.data(), turn.size()), "turn prefill (unlimited)");
+    for (int k = 0; k < kSequences; ++k) {
+        const StopRun &r = ref[size_t(k)];
+        EXPECT(r.end == RESET_END_LENGTH || r.end == RESET_END_EOS, "%s seq %d: ended with reason %d", dir.c_str(), k,
+               int(r.end));
+        EXPECT(r.tokens.size() <= size_t(kMaxTokens) && (r.end == RESET_END_EOS || r.tokens.size() == size_t(kMaxTokens)),
+               "%s seq %d: %zu tokens, reason %d", dir.c_str(), k, r.tokens.size(), int(r.end));
+        const std::vector<int32_t> &unlimited_tokens = plain[size_t(k)].tokens;
+        EXPECT(r.tokens.size() <= unlimited_tokens.size() &&
+                   std::equal(r.tokens.begin(), r.tokens.end(), unlimited_tokens.begin()),
+               "%s seq %d: max_tokens changed the draws", dir.c_str(), k);
+        if (r.end != RESET_END_LENGTH || plain[size_t(k)].end != RESET_END_NONE) continue;
+        EXPECT(reset_session_length(limited, k) == prompt_length + kMaxTokens + 5, "%s seq %d: length %d, want %d",
+               dir.c_str(), k, reset_session_length(limited, k), prompt_length + kMaxTokens + 5);
+        const double d = rel_l2(logits(limited, k, vocab), logits(unlimited, k, vocab));
+        EXPECT(d <= 1e-4, "%s seq %d: after max_tokens and a turn, logits rel L2 %.3g from the unlimited session's",
+               dir.c_str(), k, d);
+        ++g_stop_lengths;
+    }
+    reset_session_free(unlimited);
+
+    // 2. A stop string from sequence 0's text (at character boundaries, from its third character).
+    const std::string &text = ref[0].text;
+    std::vector<size_t> b;
+    for (size_t i = 0; i <= text.size(); ++i)
+        if (i == text.size() || (static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) b.push_back(i);
+    if (reset_model_tokenizer(gpu) != nullptr && b.size() > 6) {
+        const std::string stop = text.substr(b[2], b[5] - b[2]);
+        const char *strings[] = {stop.c_str()};
+        o.strings = strings;
+        o.string_count = 1;
+        ok(reset_set_stop(limited, &o), "reset_set_stop (string)");
+        ok(reset_session_reset(limited), "reset");
+        ok(reset_prefill(limited, ids.data(), ids.size()), "prefill");
+        const std::vector<StopRun> got = decode_until_ended(limited, kSequences, 100);
+        for (int k = 0; k < kSequences; ++k) {
+            const StopRun &want = ref[size_t(k)], &have = got[size_t(k)];
+            const size_t at = want.text.find(stop);
+            EXPECT(have.tokens.size() <= want.tokens.size() &&
+                       std::equal(have.tokens.begin(), have.tokens.end(), want.tokens.begin()),
+                   "%s seq %d: a stop string changed the draws", dir.c_str(), k);
+            if (at == std::string::npos) {
+                EXPECT(have.text == want.text && have.end == want.end, "%s seq %d: no stop, yet text or end differ",
+                       dir.c_str(), k);
+                continue;
+            }
+            EXPECT(have.end == RESET_END_STOP && have.stop_index == 0 && have.text == want.text.substr(0, at),
+                   "%s seq %d: end %d, stop_index %d, text of %zu bytes (want %zu)", dir.c_str(), k, int(have.end),
+                   have.stop_index, have.text.size(), at);
+            EXPECT(reset_session_length(limited, k) == prompt_length + int32_t(have.tokens.size()) - 1,
+                   "%s seq %d: length %d after a stop at token %zu", dir.c_str(), k,
+                   reset_session_length(limited, k), have.tokens.size());
+            ++g_stop_strings;
+        }
+    }
+    reset_session_free(limited);
+    reset_model_free(gpu);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -1026,7 +1146,12 @@ int main(int argc, char **argv) {
         test_sequence_prefill(argv[i]);
         test_penalties(argv[i]);
         test_top_logprobs(argv[i]);
+        test_stop_conditions(argv[i]);
     }
+    EXPECT(g_stop_lengths > 0 && g_stop_strings > 0, "stop conditions untested: %d max_tokens ends compared, %d stop "
+           "strings matched", g_stop_lengths, g_stop_strings);
+    std::printf("test_cuda_engine: %d max_tokens ends compared with an unlimited session, %d stop strings matched\n",
+                g_stop_lengths, g_stop_strings);
     EXPECT(g_top_drawn > 0, "no drawn token was among the top_logprobs: the bit-for-bit rule went untested");
     std::printf("test_cuda_engine: %d top_logprobs entries checked, %d of them the drawn token\n", g_top_entries,
                 g_top_drawn);
