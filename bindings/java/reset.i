@@ -319,6 +319,12 @@ RESET_ARRAY(float, jfloat, jfloatArray, float, Float)
 %ignore reset_policy_options::n_newline_ids;
 %ignore reset_policy_options::double_newline_ids;
 %ignore reset_policy_options::n_double_newline_ids;
+/* Set through reset_stop_options's add_string and set_ids below (0.5), so the
+ * counts always match what the struct owns. */
+%ignore reset_stop_options::strings;
+%ignore reset_stop_options::string_count;
+%ignore reset_stop_options::ids;
+%ignore reset_stop_options::id_count;
 %ignore reset_step::text;
 /* Read through reset_step's copy_top_logprobs below: Java never holds a reset_token_logprob. */
 %ignore reset_step::top_logprobs;
@@ -396,6 +402,48 @@ enum reset_java_constants {
   ~reset_policy_options() {
     free((int32_t *)$self->newline_ids);
     free((int32_t *)$self->double_newline_ids);
+    free($self);
+  }
+}
+
+/* reset_stop_options (0.5) owns copies of its stop strings and ids, freed
+ * with it (reset_set_stop copies them again, so they live only until then).
+ * add_string appends one string, NUL-terminated (one holding a NUL is
+ * refused with an IllegalArgumentException naming stop_string, as every
+ * NUL-terminated input is); both return 0, or -1 when memory runs out (what
+ * was copied before is still freed with the struct).  reset_stop_options_init
+ * sets the arrays to NULL, so it must come first. */
+%extend reset_stop_options {
+  int add_string(const char *stop_string) {
+    const char **strings = (const char **)realloc((void *)$self->strings,
+                                                  ($self->string_count + 1) * sizeof *strings);
+    if (!strings) return -1;
+    $self->strings = strings;
+    char *copy = NULL;
+    if (stop_string) { /* a NULL entry is kept for the library to refuse */
+      size_t n = strlen(stop_string) + 1;
+      copy = (char *)malloc(n);
+      if (!copy) return -1;
+      memcpy(copy, stop_string, n);
+    }
+    strings[$self->string_count++] = copy;
+    return 0;
+  }
+  int set_ids(const int32_t *ids, size_t n_ids) {
+    free((int32_t *)$self->ids);
+    $self->ids = NULL;
+    $self->id_count = 0;
+    if (!n_ids) return 0;
+    int32_t *copy = (int32_t *)malloc(n_ids * sizeof *ids);
+    if (!copy) return -1;
+    $self->ids = (const int32_t *)memcpy(copy, ids, n_ids * sizeof *ids);
+    $self->id_count = n_ids;
+    return 0;
+  }
+  ~reset_stop_options() {
+    for (size_t i = 0; i < $self->string_count; i++) free((char *)$self->strings[i]);
+    free((void *)$self->strings);
+    free((int32_t *)$self->ids);
     free($self);
   }
 }

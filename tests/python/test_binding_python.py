@@ -113,14 +113,16 @@ def test_a_library_of_another_abi_major_is_refused_clearly():
 
 def test_a_library_older_than_the_bindings_minor_is_refused_clearly():
     # A pure function of the version number: reloading the module against an old library is not needed.
-    assert (_lib.ABI_MAJOR, _lib.ABI_MINOR) == (0, 4)
+    assert (_lib.ABI_MAJOR, _lib.ABI_MINOR) == (0, 5)
     _lib.check_abi(_lib.lib.reset_version())
-    for newer_or_same in (400, 401, 499, 500, 9900):
+    for newer_or_same in (500, 501, 599, 600, 9900):
         _lib.check_abi(newer_or_same)
     with pytest.raises(ImportError) as error:
-        _lib.check_abi(300)  # 0.3 has no top_logprobs in reset_session_options and reset_step
-    assert str(error.value) == ("libreset 0.3.0 is older than these bindings need (0.4 or newer): "
+        _lib.check_abi(400)  # 0.4 has no reset_set_stop and no stop_index in reset_step
+    assert str(error.value) == ("libreset 0.4.0 is older than these bindings need (0.5 or newer): "
                                 "it lacks functions or fields they use")
+    with pytest.raises(ImportError, match="libreset 0.3.0 is older"):
+        _lib.check_abi(300)
     with pytest.raises(ImportError, match="libreset 0.2.0 is older"):
         _lib.check_abi(200)
     with pytest.raises(ImportError, match="libreset 0.1.0 is older"):
@@ -446,6 +448,14 @@ def test_step_structs_match_the_library_byte_for_byte():
     assert steps[1].struct_size == ctypes.sizeof(_lib.Step)  # a field missing or misplaced changes the size
     assert steps[1].token == -1 and math.isnan(steps[1].logprob)  # reset_step_init_sized: no token, logprob NaN
     assert steps[1].top_logprob_count == 0 and not steps[1].top_logprobs  # and no top logprobs (NULL)
+    assert steps[1].stop_index == -1 and steps[1].end_reason == 0  # 0.5: no stop string, RESET_END_NONE
+    if ctypes.sizeof(ctypes.c_void_p) == 8:
+        assert ctypes.sizeof(_lib.Step) == 96  # stop_index fills 0.4's tail padding (reset.h): the size is unchanged
+        assert ctypes.sizeof(_lib.StopOptions) == 48
+    stop = _lib.StopOptions(struct_size=1, string_count=3, id_count=4, max_tokens=5, include_stop_string=1)
+    _lib.lib.reset_stop_options_init_sized(ctypes.byref(stop), ctypes.sizeof(stop))
+    assert stop.struct_size == ctypes.sizeof(_lib.StopOptions)
+    assert (stop.string_count, stop.id_count, stop.max_tokens, stop.include_stop_string) == (0, 0, 0, 0)
     assert ctypes.sizeof(_lib.TokenLogprobStruct) == 8  # reset_token_logprob: int32_t, float
     options = _lib.SessionOptions()
     options.top_logprobs = 7
@@ -585,6 +595,190 @@ def test_a_sequence_that_has_ended_reports_no_top_logprobs():
         assert later[0].token == -1 and later[0].end and math.isnan(later[0].logprob), later[0]
         assert later[0].top_logprobs == []
         assert len(later[1].top_logprobs) == 5
+
+
+# --- stop conditions (0.5) -----------------------------------------------------------------------
+
+CHAT = ROOT / "tests" / "fixtures" / "chat-model"  # the fixture with a tokenizer: stop strings need one
+STOP_PROMPT = [10, 11, 12, 13]
+# A stop string the chat fixture's generations do not contain (tests/unit/test_stop.cpp's).
+NEVER_GENERATED = "\x7f\x01\x7f\x02\x7f\x03\x7f\x04"
+REFERENCE_TOKENS = 60
+
+
+def chat_model():
+    return reset.Model(CHAT, weights="bf16", backend="cpu")
+
+
+def sampling_session(model, seed=3):
+    # T = 2 over every token: varied text from the random weights, an end-of-generation id rarely (seed 3 draws
+    # none in its first REFERENCE_TOKENS; seed 7 does).  The draws are keyed by seed, sequence and step, so after
+    # reset() a generation repeats exactly, whatever the stops.
+    session = model.session(max_context=512)
+    session.set_policy(kind="fixed", temperature=2.0, seed=seed)
+    return session
+
+
+def run(session, limit=400):
+    """Reset, prefill STOP_PROMPT and step sequence 0 until it ends: its StepResults, the ending one last."""
+    session.reset()
+    session.prefill(STOP_PROMPT)
+    steps = []
+    for _ in range(limit):
+        step = session.step()
+        steps.append(step)
+        assert step.token >= 0, step
+        if step.end_reason != "stop":
+            assert step.stop_index == -1, step
+        if not step.end:
+            assert step.end_reason == "none", step
+            continue
+        assert step.end_reason in ("eos", "stop", "length"), step
+        with pytest.raises(reset.ResetError) as error:  # every sequence has ended
+            session.step()
+        assert error.value.name == "RESET_ERR_STATE"
+        return steps
+    raise AssertionError(f"no end within {limit} steps")
+
+
+def reference(session):
+    """The generation bounded by max_tokens only: what the stops are cut from and checked against."""
+    session.set_stop(max_tokens=REFERENCE_TOKENS)
+    steps = run(session)
+    assert len(steps) == REFERENCE_TOKENS and steps[-1].end_reason == "length", "the reference met an EOS"
+    return steps
+
+
+def text_of(steps):
+    return "".join(step.text for step in steps)
+
+
+def test_max_tokens_ends_a_generation_with_length_after_exactly_that_many_tokens():
+    with chat_model() as model, sampling_session(model) as session:
+        want = reference(session)
+        assert len(text_of(want)) > 40
+        for n in (1, 10):
+            session.set_stop(max_tokens=n)
+            got = run(session)
+            assert len(got) == n and got[-1].end and got[-1].end_reason == "length", got[-1]
+            assert [s.token for s in got] == [s.token for s in want[:n]]
+            assert text_of(got) == text_of(want[:n])
+            assert session.length() == len(STOP_PROMPT) + n  # the max_tokens-th token stays in the context
+        # A new turn counts afresh: the same budget again after prefilling more.
+        session.prefill([20, 21])
+        steps = [session.step() for _ in range(10)]
+        assert [s.end for s in steps] == [False] * 9 + [True] and steps[-1].end_reason == "length"
+
+
+def test_a_stop_string_ends_the_text_where_the_reference_first_contains_it():
+    with chat_model() as model, sampling_session(model) as session:
+        want = reference(session)
+        text = text_of(want)
+        # Cut from the middle of the reference's text, so they end mid-generation: one across the start of the
+        # middle token's text (so across tokens), one from the middle character on.
+        boundary = len(text_of(want[:len(want) // 2]))
+        middle = len(text) // 2
+        across, second = text[boundary - 3:boundary + 3], text[middle:middle + 5]
+        for strings, include, index in (([across], False, 0), ([NEVER_GENERATED, second], True, 1)):
+            stop = strings[index]
+            start = text.find(stop)  # its first occurrence, maybe earlier than where it was cut
+            assert 0 < start and start + len(stop) < len(text)
+            session.set_stop(strings=strings, max_tokens=REFERENCE_TOKENS, include_stop_string=include)
+            got = run(session)
+            assert got[-1].end_reason == "stop" and got[-1].stop_index == index, got[-1]
+            assert text_of(got) == text[:start + len(stop) if include else start], (stop, include)
+            assert [s.token for s in got] == [s.token for s in want[:len(got)]]
+            # It stopped at the token whose text completed the string, which is not in the context.
+            assert len(text_of(want[:len(got) - 1])) < start + len(stop) <= len(text_of(want[:len(got)]))
+            assert session.length() == len(STOP_PROMPT) + len(got) - 1
+        # A single str is one stop string, not its characters.
+        session.set_stop(strings=across)
+        got = run(session)
+        assert got[-1].end_reason == "stop" and got[-1].stop_index == 0 and text_of(got) == text[:text.find(across)]
+
+
+def test_a_stop_id_ends_the_generation_at_its_first_draw():
+    with chat_model() as model, sampling_session(model) as session:
+        want = reference(session)
+        tokens = [s.token for s in want]
+        stop_id = tokens[12]
+        first = tokens.index(stop_id)
+        never = next(i for i in range(4, 512) if i not in tokens)  # a second id, which is never drawn
+        session.set_stop(ids=[never, stop_id], max_tokens=REFERENCE_TOKENS)
+        got = run(session)
+        assert len(got) == first + 1, (first, tokens)
+        assert got[-1].token == stop_id and got[-1].end_reason == "stop" and got[-1].stop_index == -1, got[-1]
+        assert [s.token for s in got] == tokens[:first + 1]
+        assert text_of(got) == text_of(want[:first + 1])  # the stop id's text is reported
+        assert session.length() == len(STOP_PROMPT) + first  # the stop id is not in the context
+        # NumPy ids are taken too.
+        session.set_stop(ids=np.array([stop_id], dtype=np.int64))
+        assert len(run(session)) == first + 1
+
+
+def test_bad_stop_conditions_raise_the_librarys_error_and_keep_the_conditions_in_force():
+    with chat_model() as model, sampling_session(model) as session:
+        session.set_stop(max_tokens=4)
+
+        def refused(status, name, message, **options):
+            with pytest.raises(reset.ResetError) as error:
+                session.set_stop(**options)
+            assert (error.value.status, error.value.name) == (status, name), error.value
+            assert message in error.value.message, error.value
+
+        refused(1, "RESET_ERR_INVALID_ARGUMENT", "options->strings[0] is empty", strings=[""])
+        refused(1, "RESET_ERR_INVALID_ARGUMENT", "options->strings[1] is empty", strings=["ok", b""])
+        refused(7, "RESET_ERR_OUT_OF_RANGE", "options->ids[1] = 512 is outside the vocabulary [0, 512)",
+                ids=[1, 512])
+        refused(7, "RESET_ERR_OUT_OF_RANGE", "options->ids[0] = -1", ids=[-1])
+        refused(10, "RESET_ERR_BAD_UTF8", "options->strings[1] is not valid UTF-8", strings=["ok", b"\xc3\x28"])
+        refused(1, "RESET_ERR_INVALID_ARGUMENT", "options->strings[0] is longer than 256 bytes", strings=["a" * 257])
+        refused(1, "RESET_ERR_INVALID_ARGUMENT", "options->string_count = 17 is above 16", strings=["x"] * 17)
+        refused(1, "RESET_ERR_INVALID_ARGUMENT", "options->id_count = 257 is above 256", ids=[1] * 257)
+        refused(1, "RESET_ERR_INVALID_ARGUMENT", "options->max_tokens = -1 is negative", max_tokens=-1)
+        # Values ctypes would wrap are refused by the binding with the library's status, never passed on.
+        refused(1, "RESET_ERR_INVALID_ARGUMENT", "max_tokens", max_tokens=2**32 + 2)  # not 2
+        refused(7, "RESET_ERR_OUT_OF_RANGE", "ids[0]", ids=[2**32 + 5])  # not 5
+        with pytest.raises(ValueError, match=r"strings\[1\]"):  # C would cut "b\0c" to "b"
+            session.set_stop(strings=["a", "b\0c"])
+        with pytest.raises(TypeError, match=r"strings\[0\]"):
+            session.set_stop(strings=[5])
+        # None of those changed the conditions: max_tokens 4 still ends the generation, also after set_policy.
+        steps = run(session)
+        assert len(steps) == 4 and steps[-1].end_reason == "length"
+        session.set_policy(**session.policy())
+        assert len(run(session)) == 4
+        # The longest string is taken, and so is valid UTF-8 given as bytes.
+        session.set_stop(strings=["a" * 256, "é".encode()], max_tokens=5)
+        assert len(run(session)) == 5
+
+
+def test_clearing_the_stop_conditions_lets_the_generation_run_on():
+    with chat_model() as model, sampling_session(model) as session:
+        want = [s.token for s in reference(session)]
+        for clear in (session.clear_stop, session.set_stop):  # NULL options, and options that set none
+            session.set_stop(strings=[NEVER_GENERATED], ids=[want[5]], max_tokens=3)
+            assert len(run(session)) == 3
+            clear()
+            session.reset()
+            session.prefill(STOP_PROMPT)
+            steps = [session.step() for _ in range(REFERENCE_TOKENS + 5)]
+            assert [s.token for s in steps[:REFERENCE_TOKENS]] == want  # past the stop id and max_tokens
+            assert not any(s.end for s in steps) and all(s.end_reason == "none" for s in steps)
+
+
+def test_stop_strings_need_a_tokenizer():
+    with reset.Model(MODEL, weights="bf16", backend="cpu") as model, model.session(max_context=64) as session:
+        with pytest.raises(reset.ResetError) as error:
+            session.set_stop(strings=["a"])
+        assert error.value.name == "RESET_ERR_UNSUPPORTED" and "tokenizer" in error.value.message
+        assert not _lib.lib.reset_model_tokenizer(model.handle)  # qwen3-tied carries none
+        session.set_stop(max_tokens=2)  # max_tokens (and ids) do not
+        session.set_policy(kind="greedy")
+        session.prefill(fixture_i32("input_ids"))
+        steps = [session.step(), session.step()]
+        assert [(s.end, s.end_reason) for s in steps] == [(False, "none"), (True, "length")]
+        assert steps[1].text == ""  # no tokenizer, no text
 
 
 # --- paths and C strings --------------------------------------------------------------------------

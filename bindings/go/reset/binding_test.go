@@ -44,3 +44,44 @@ func TestStringsCrossingTheBoundaryAreFreed(t *testing.T) {
 		t.Fatalf("RSS grew by %d KiB over 20,000 rounds", grown)
 	}
 }
+
+// SetStop's strings and ids are copied into C memory that the options free after the call, whether the
+// library takes them or refuses them (these: 16 strings of 1 KiB, longer than a stop string may be); a leak
+// of the strings would grow RSS by 320 MiB here, of the ids by 20 MiB.
+func TestStopOptionsCrossingTheBoundaryAreFreed(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	s, err := m.NewSession(16, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	options := StopOptions{Strings: make([]string, 16), IDs: make([]int32, 256), MaxTokens: 8}
+	for i := range options.Strings {
+		options.Strings[i] = strings.Repeat(string(rune('a'+i)), 1024)
+	}
+	round := func() {
+		var e *Error
+		if err := s.SetStop(options); !errors.As(err, &e) || e.Status != StatusInvalidArgument ||
+			!strings.Contains(e.Message, "longer than 256 bytes") {
+			t.Fatalf("got %v", err)
+		}
+	}
+	for i := 0; i < 1000; i++ {
+		round()
+	}
+	before := rssKiB(t)
+	for i := 0; i < 20000; i++ {
+		round()
+	}
+	if grown := rssKiB(t) - before; grown > 16384 {
+		t.Fatalf("RSS grew by %d KiB over 20,000 rounds", grown)
+	}
+	// The same options within the limits are taken.
+	for i := range options.Strings {
+		options.Strings[i] = options.Strings[i][:256]
+	}
+	if err := s.SetStop(options); err != nil {
+		t.Fatal(err)
+	}
+}

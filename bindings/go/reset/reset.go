@@ -48,10 +48,10 @@ import (
 // functions and struct fields; 0.2 appended PresencePenalty and
 // FrequencyPenalty, 0.3 Step.Logprob, Decision.Logprob, RepetitionPenalty
 // and Policy.AddContext, 0.4 SessionOptions.TopLogprobs and
-// Step.TopLogprobs).
+// Step.TopLogprobs, 0.5 Session.SetStop, Step.EndReason and Step.StopIndex).
 const (
 	ABIMajor = 0
-	ABIMinor = 4
+	ABIMinor = 5
 )
 
 // SWIG gives reset.h's RESET_VERSION_MAJOR as a typed constant, and ABIMajor
@@ -199,6 +199,11 @@ func headerValues() []headerValue {
 		{"PolicyFixed", int(PolicyFixed), int(native.RESET_POLICY_FIXED)},
 		{"PolicyReSET", int(PolicyReSET), int(native.RESET_POLICY_RESET)},
 		{"PolicyEntropy", int(PolicyEntropy), int(native.RESET_POLICY_ENTROPY)},
+		{"EndNone", int(EndNone), int(native.RESET_END_NONE)},
+		{"EndEOS", int(EndEOS), int(native.RESET_END_EOS)},
+		{"EndFinished", int(EndFinished), int(native.RESET_END_FINISHED)},
+		{"EndStop", int(EndStop), int(native.RESET_END_STOP)},
+		{"EndLength", int(EndLength), int(native.RESET_END_LENGTH)},
 	}
 }
 
@@ -209,7 +214,8 @@ var (
 
 // checkHeader refuses to run when a constant of this package disagrees with
 // the reset.h it was built against: the library would read another weight
-// format, backend or policy than the caller asked for.
+// format, backend or policy than the caller asked for, and the caller another
+// end reason than the library wrote.
 func checkHeader() error {
 	headerOnce.Do(func() {
 		for _, v := range headerValues() {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // RESET_SOURCE_DIR: the source tree; RESET_BINDING_IDS: where the C test wrote prompt.txt and expected.txt.
@@ -252,24 +253,24 @@ func TestAnotherABIMajorIsRefusedClearly(t *testing.T) {
 }
 
 func TestAnOlderMinorIsRefusedClearly(t *testing.T) {
-	if ABIMajor != 0 || ABIMinor != 4 {
+	if ABIMajor != 0 || ABIMinor != 5 {
 		t.Fatalf("ABI %d.%d: update this test with the bindings", ABIMajor, ABIMinor)
 	}
 	if err := ensureABI(); err != nil {
 		t.Fatalf("the loaded library %s: %v", Version(), err)
 	}
-	for _, v := range []uint32{400, 401, 499, 500, 9900} {
+	for _, v := range []uint32{500, 501, 599, 600, 9900} {
 		if err := CheckABI(v); err != nil {
 			t.Fatalf("CheckABI(%d): %v", v, err)
 		}
 	}
 	var e *Error
-	err := CheckABI(300) // 0.3 has no top_logprobs in reset_session_options and reset_step
-	want := "libreset 0.3.0 is older than these bindings need (0.4 or newer): it lacks functions or fields they use"
+	err := CheckABI(400) // 0.4 has no reset_set_stop, and no stop_index in reset_step
+	want := "libreset 0.4.0 is older than these bindings need (0.5 or newer): it lacks functions or fields they use"
 	if !errors.As(err, &e) || e.Status != StatusUnsupported || e.Message != want {
 		t.Fatalf("got %v", err)
 	}
-	for _, v := range []uint32{200, 100} {
+	for _, v := range []uint32{300, 200, 100} {
 		prefix := "libreset 0." + strconv.Itoa(int(v/100)) + ".0 is older"
 		if err := CheckABI(v); err == nil || !strings.Contains(err.Error(), prefix) {
 			t.Fatalf("CheckABI(%d): got %v", v, err)
@@ -834,6 +835,252 @@ func TestASequenceThatHasEndedReportsNoTopLogprobs(t *testing.T) {
 	}
 	if len(later[1].TopLogprobs) != 5 {
 		t.Fatalf("the other sequence: %+v", later[1])
+	}
+}
+
+// ------------------------------------------------------------------ stop conditions (0.5)
+
+// chatModel is the chat fixture (tests/fixtures/chat-model): a tokenizer, a vocabulary of 512 and random
+// weights, on one thread (faster for its tiny shapes).
+func chatModel(t *testing.T) *Model {
+	m, err := Load(filepath.Join(source(), "tests/fixtures/chat-model"), ModelOptions{Backend: BackendCPU, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// stopPrompt is tests/unit/test_stop.cpp's prompt; with its policy (FIXED at T = 2, seed 3) the fixture writes
+// varied text and no end-of-generation id in the first 30 tokens (the C test checks that too).
+var stopPrompt = []int32{10, 11, 12, 13}
+
+const stopSeed = 3
+
+// stopSession is a one-sequence session on m drawing as test_stop.cpp's do.
+func stopSession(t *testing.T, m *Model) *Session {
+	s, err := m.NewSession(512, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := DefaultPolicy()
+	p.Kind, p.Temperature, p.Seed = PolicyFixed, 2, stopSeed
+	if err := s.SetPolicy(p); err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	return s
+}
+
+// generation is what sequence 0 did from the prompt.
+type generation struct {
+	tokens    []int32
+	texts     []string // per step
+	text      string   // their concatenation
+	end       EndReason
+	stopIndex int
+	length    int // s.Len(0) afterwards
+}
+
+// generate resets s, prefills the prompt and steps until the sequence ends or bound steps have run (end
+// stays EndNone then).  Each step's reason and stop index are checked against its End.
+func generate(t *testing.T, s *Session, bound int) generation {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Prefill(ctx, stopPrompt); err != nil {
+		t.Fatal(err)
+	}
+	g := generation{stopIndex: -1}
+	for len(g.tokens) < bound {
+		steps, err := s.Step(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := steps[0]
+		if st.Token < 0 || st.End != (st.EndReason != EndNone) || (st.EndReason != EndStop && st.StopIndex != -1) {
+			t.Fatalf("step %d: %+v", len(g.tokens), st)
+		}
+		g.tokens = append(g.tokens, st.Token)
+		g.texts = append(g.texts, st.Text)
+		g.text += st.Text
+		if st.End {
+			g.end, g.stopIndex = st.EndReason, st.StopIndex
+			break
+		}
+	}
+	g.length = s.Len(0)
+	return g
+}
+
+// reference is the generation without stop conditions: 30 tokens, no end.
+func reference(t *testing.T, s *Session) generation {
+	t.Helper()
+	if err := s.ClearStop(); err != nil {
+		t.Fatal(err)
+	}
+	ref := generate(t, s, 30)
+	if ref.end != EndNone || len(ref.tokens) != 30 || ref.length != len(stopPrompt)+30 ||
+		utf8.RuneCountInString(ref.text) < 20 {
+		t.Fatalf("the fixture's reference generation changed: %+v", ref)
+	}
+	return ref
+}
+
+// middle is n characters from the middle of text, cut at character boundaries.
+func middle(text string, n int) string {
+	var starts []int
+	for i := range text {
+		starts = append(starts, i)
+	}
+	starts = append(starts, len(text))
+	from := (len(starts) - 1 - n) / 2
+	return text[starts[from]:starts[from+n]]
+}
+
+// isPrefix: got's tokens are the first of want's.
+func isPrefix(got, want []int32) bool {
+	return len(got) <= len(want) && reflect.DeepEqual(got, want[:len(got)])
+}
+
+func TestMaxTokensEndsAGenerationWithEndLength(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	s := stopSession(t, m)
+	defer s.Close()
+	ref := reference(t, s)
+	for _, n := range []int{1, 10} {
+		if err := s.SetStop(StopOptions{MaxTokens: n}); err != nil {
+			t.Fatal(err)
+		}
+		got := generate(t, s, 30)
+		// The n-th token ends it and stays in the context.
+		if got.end != EndLength || got.stopIndex != -1 || len(got.tokens) != n || !isPrefix(got.tokens, ref.tokens) ||
+			got.length != len(stopPrompt)+n {
+			t.Fatalf("MaxTokens %d: %+v, the reference %v", n, got, ref.tokens)
+		}
+	}
+}
+
+func TestAStopStringEndsAGenerationWhereTheTextFirstHoldsIt(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	s := stopSession(t, m)
+	defer s.Close()
+	ref := reference(t, s)
+	stop := middle(ref.text, 4)
+	at := strings.Index(ref.text, stop) // where it first occurs, perhaps before the cut
+	for _, include := range []bool{false, true} {
+		if err := s.SetStop(StopOptions{Strings: []string{stop}, IncludeStopString: include}); err != nil {
+			t.Fatal(err)
+		}
+		got := generate(t, s, 30)
+		want := ref.text[:at]
+		if include {
+			want = ref.text[:at+len(stop)]
+		}
+		if got.end != EndStop || got.stopIndex != 0 || got.text != want || !isPrefix(got.tokens, ref.tokens) {
+			t.Fatalf("stop %q (include %v): %+v, want the text %q", stop, include, got, want)
+		}
+		// It stopped at the token whose text completed the string, which leaves the context.
+		before := len(strings.Join(ref.texts[:len(got.tokens)-1], ""))
+		if before >= at+len(stop) || before+len(ref.texts[len(got.tokens)-1]) < at+len(stop) ||
+			got.length != len(stopPrompt)+len(got.tokens)-1 {
+			t.Fatalf("stop %q: stopped after %d tokens (%d bytes before the last), length %d; the reference %q",
+				stop, len(got.tokens), before, got.length, ref.texts)
+		}
+	}
+	// The index is the string's: a second string that never occurs comes first.
+	if err := s.SetStop(StopOptions{Strings: []string{"\x7f\x01\x7f\x02", stop}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := generate(t, s, 30); got.end != EndStop || got.stopIndex != 1 || got.text != ref.text[:at] {
+		t.Fatalf("stop %q second: %+v", stop, got)
+	}
+}
+
+func TestAStopIDEndsAGenerationAtItsFirstDraw(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	s := stopSession(t, m)
+	defer s.Close()
+	ref := reference(t, s)
+	id := ref.tokens[12]
+	first := 0
+	for ref.tokens[first] != id {
+		first++
+	}
+	if err := s.SetStop(StopOptions{IDs: []int32{id, 5000 % 512}}); err != nil {
+		t.Fatal(err)
+	}
+	got := generate(t, s, 30)
+	// Its text is reported (not a special token's), and it leaves the context as an end-of-generation id does.
+	if got.end != EndStop || got.stopIndex != -1 || !reflect.DeepEqual(got.tokens, ref.tokens[:first+1]) ||
+		got.text != strings.Join(ref.texts[:first+1], "") || got.length != len(stopPrompt)+first {
+		t.Fatalf("stop id %d (first drawn at %d): %+v, the reference %v", id, first, got, ref.tokens)
+	}
+}
+
+func TestABadStopConditionIsRefusedAndTheOldOnesStay(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	s := stopSession(t, m)
+	defer s.Close()
+	if err := s.SetStop(StopOptions{MaxTokens: 4}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		options StopOptions
+		status  Status
+		name    string
+		message string
+	}{
+		{StopOptions{Strings: []string{""}}, StatusInvalidArgument, "RESET_ERR_INVALID_ARGUMENT",
+			"options->strings[0] is empty"},
+		{StopOptions{IDs: []int32{1, 512}}, StatusOutOfRange, "RESET_ERR_OUT_OF_RANGE",
+			"options->ids[1] = 512 is outside the vocabulary [0, 512)"},
+		{StopOptions{Strings: []string{"ok", "\xc3("}}, StatusBadUTF8, "RESET_ERR_BAD_UTF8",
+			"options->strings[1] is not valid UTF-8"},
+		{StopOptions{Strings: []string{strings.Repeat("a", 257)}}, StatusInvalidArgument, "RESET_ERR_INVALID_ARGUMENT",
+			"options->strings[0] is longer than 256 bytes"},
+		{StopOptions{Strings: make([]string, 17)}, StatusInvalidArgument, "RESET_ERR_INVALID_ARGUMENT",
+			"options->string_count = 17 is above 16"},
+		{StopOptions{MaxTokens: -1}, StatusInvalidArgument, "RESET_ERR_INVALID_ARGUMENT",
+			"options->max_tokens = -1 is negative"},
+	} {
+		var e *Error
+		err := s.SetStop(c.options)
+		if !errors.As(err, &e) || e.Status != c.status || e.Name != c.name || !strings.Contains(e.Message, c.message) {
+			t.Errorf("%+v: got %v, want %s: ...%s...", c.options, err, c.name, c.message)
+		}
+	}
+	// None of those changed the conditions: MaxTokens 4 still ends the generation.
+	if got := generate(t, s, 30); got.end != EndLength || len(got.tokens) != 4 {
+		t.Fatalf("after the refusals: %+v", got)
+	}
+}
+
+func TestClearingTheStopConditionsLetsTheGenerationRunOn(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	s := stopSession(t, m)
+	defer s.Close()
+	ref := reference(t, s)
+	stop := middle(ref.text, 6)
+	for _, clear := range []func() error{s.ClearStop, func() error { return s.SetStop(StopOptions{}) }} {
+		if err := s.SetStop(StopOptions{Strings: []string{stop}, IDs: []int32{ref.tokens[5]}, MaxTokens: 3}); err != nil {
+			t.Fatal(err)
+		}
+		if got := generate(t, s, 30); got.end != EndLength || len(got.tokens) != 3 {
+			t.Fatalf("before clearing: %+v", got)
+		}
+		if err := clear(); err != nil {
+			t.Fatal(err)
+		}
+		if got := generate(t, s, 30); !reflect.DeepEqual(got, ref) {
+			t.Fatalf("after clearing: %+v, want %+v", got, ref)
+		}
 	}
 }
 

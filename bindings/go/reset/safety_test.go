@@ -289,6 +289,7 @@ func TestIntsOutsideInt32AreRefused(t *testing.T) {
 	expect("NewSession sequences", err, StatusInvalidArgument, "sequences")
 	_, err = m.NewSessionWith(SessionOptions{Sequences: 1, TopLogprobs: wrap + 5}) // not 5
 	expect("NewSessionWith TopLogprobs", err, StatusInvalidArgument, "TopLogprobs")
+	expect("SetStop MaxTokens", s.SetStop(StopOptions{MaxTokens: wrap + 4}), StatusInvalidArgument, "MaxTokens")
 	_, err = s.Logits(wrap)
 	expect("Logits", err, StatusOutOfRange, "sequence")
 	if n := s.Len(wrap); n != -1 {
@@ -359,4 +360,6 @@ func TestStringsWithANULAreRefused(t *testing.T) {
 	}
 	defer s.Close()
 	expect("SetPolicy preset", s.SetPolicy(p), "Preset")
+	// A stop string "\n" would end generations "\n\x00User:" never ends.
+	expect("SetStop string", s.SetStop(StopOptions{Strings: []string{"ab", "\n\x00User:"}}), "StopOptions.Strings[1]")
 }

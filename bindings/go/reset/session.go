@@ -2,7 +2,9 @@ package reset
 
 import (
 	"context"
+	"fmt"
 	"runtime"
+	"strconv"
 	"sync"
 
 	"libreset.dev/reset/internal/native"
@@ -256,6 +258,105 @@ func (s *Session) Reset() error {
 	return err
 }
 
+// StopOptions (0.5) are reset_stop_options: when a sequence stops before an
+// end-of-generation id, as vLLM's stop, stop_token_ids, max_tokens and
+// include_stop_str_in_output do.  The zero value stops nothing.  reset.h has
+// the limits: 16 strings of 1..256 bytes, 256 ids.
+type StopOptions struct {
+	// Strings end a sequence (EndStop, with Step.StopIndex the string's index
+	// here) at the first token after which its generated text contains one:
+	// the text before the string is reported, the string itself only with
+	// IncludeStopString, nothing after it.  The match is made on the text,
+	// however it was split into tokens, at the first character where any
+	// string is complete (of several complete there, the longest; of equal
+	// ones, the first listed).  While the text ends with the beginning of a
+	// string, that part is held back (Step.Text is shorter) until later tokens
+	// complete or break the match; it is reported when the sequence ends
+	// otherwise.  Only text generated since the sequence's last prefill is
+	// searched.  Each is valid UTF-8 of 1..256 bytes without a NUL, and the
+	// model needs a tokenizer.
+	Strings []string
+	// IDs end a sequence that draws one (EndStop, Step.StopIndex -1) as an
+	// end-of-generation id does; the token's text is reported unless it is a
+	// special token's.  Each in [0, vocabulary size).
+	IDs []int32
+	// MaxTokens is the most tokens a sequence generates after each prefill of
+	// it: the step that draws the MaxTokens-th ends it (EndLength) unless that
+	// token ends it otherwise.  Tokens generated before SetStop count.  0 = no limit.
+	MaxTokens int
+	// IncludeStopString reports a matched stop string as part of the text.
+	IncludeStopString bool
+}
+
+// SetStop sets the stop conditions of every sequence of the session, from the
+// next Step on (reset_set_stop); they stay through Reset and SetPolicy, and
+// replace the ones set before.  The session copies the strings and ids.  On
+// an error the conditions in force are unchanged: StatusInvalidArgument (an
+// empty string, one over 256 bytes or holding a NUL, more strings or ids than
+// reset.h allows, a negative MaxTokens), StatusBadUTF8, StatusOutOfRange (an
+// id outside the vocabulary), StatusUnsupported (strings on a model without a
+// tokenizer).
+func (s *Session) SetStop(options StopOptions) error {
+	checks := []error{checkInt32(StatusInvalidArgument, "StopOptions.MaxTokens", options.MaxTokens)}
+	for i, text := range options.Strings {
+		checks = append(checks, checkNoNUL("StopOptions.Strings["+strconv.Itoa(i)+"]", text))
+	}
+	if err := firstError(checks...); err != nil {
+		return err
+	}
+	c := native.NewReset_stop_options()
+	defer native.DeleteReset_stop_options(c)
+	native.Reset_stop_options_init(c)
+	// The options keep C copies of the strings and ids (freed with them): C
+	// memory must not point at Go memory once the call that lent it returns.
+	for i, text := range options.Strings {
+		if c.Add_string(text) != 0 {
+			return newError(statusOutOfMemory, fmt.Sprintf("no memory for stop string %d", i))
+		}
+	}
+	if c.Set_ids(options.IDs) != 0 {
+		return newError(statusOutOfMemory, "no memory for the stop ids")
+	}
+	c.SetMax_tokens(options.MaxTokens)
+	c.SetInclude_stop_string(flag(options.IncludeStopString))
+	return callKeeping(s, func() native.Enum_SS_reset_status { return native.Reset_set_stop(s.raw, c) })
+}
+
+// ClearStop removes every stop condition (reset_set_stop with NULL options).
+func (s *Session) ClearStop() error {
+	return callKeeping(s, func() native.Enum_SS_reset_status {
+		return native.Reset_set_stop(s.raw, native.SwigcptrReset_stop_options(0)) // NULL
+	})
+}
+
+// EndReason is reset_end_reason: why a sequence stopped.
+type EndReason int
+
+const (
+	EndNone     EndReason = 0 // still generating
+	EndEOS      EndReason = 1 // it drew an end-of-generation id (that token is reported)
+	EndFinished EndReason = 2 // it had already ended in an earlier step: Token is -1
+	EndStop     EndReason = 3 // (0.5) it produced a stop string or a stop id (SetStop)
+	EndLength   EndReason = 4 // (0.5) it generated StopOptions.MaxTokens tokens
+)
+
+// String is the reason's name as libreset's traces write it ("eos", "stop", ...).
+func (r EndReason) String() string {
+	switch r {
+	case EndNone:
+		return "none"
+	case EndEOS:
+		return "eos"
+	case EndFinished:
+		return "finished"
+	case EndStop:
+		return "stop"
+	case EndLength:
+		return "length"
+	}
+	return "EndReason(" + strconv.Itoa(int(r)) + ")"
+}
+
 // TokenLogprob (0.4) is one of a step's most likely tokens: its id and its log
 // p, natural log, of softmax(raw logits), as Step.Logprob (-Inf for a logit of -Inf).
 type TokenLogprob struct {
@@ -267,7 +368,12 @@ type TokenLogprob struct {
 type Step struct {
 	Sequence int
 	Token    int32 // -1 when the sequence had ended earlier
-	End      bool
+	End      bool  // the sequence is done: it ended in this step or before
+	// EndReason (0.5 adds EndStop and EndLength) says why it ended; EndNone while it generates.
+	EndReason EndReason
+	// StopIndex (0.5): with EndStop, the index of the matched string in StopOptions.Strings, or -1 for a
+	// stop id; else -1.
+	StopIndex int
 
 	Entropy, StepEntropy, GlobalMean, Threshold, Temperature float32
 	StepIndex                                                int
@@ -315,6 +421,7 @@ func (s *Session) Step(ctx context.Context) ([]Step, error) {
 			}
 		}
 		out[i] = Step{Sequence: c.GetSequence(), Token: int32(c.GetToken()), End: c.GetEnd_of_generation() != 0,
+			EndReason: EndReason(c.GetEnd_reason()), StopIndex: c.GetStop_index(),
 			Entropy: c.GetEntropy(), StepEntropy: c.GetStep_entropy(), GlobalMean: c.GetGlobal_mean(),
 			Threshold: c.GetThreshold(), Temperature: c.GetTemperature(), StepIndex: c.GetStep_index(),
 			Boundary: c.GetBoundary() != 0, Uncertain: c.GetUncertain() != 0, Text: string(text),

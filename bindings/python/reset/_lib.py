@@ -16,12 +16,13 @@ try:
 except ImportError:  # numpy is optional: id lists are checked element by element without it
     _np = None
 
-# The libreset these bindings were written for: any 0.M with M >= 4 (minors only append functions and
+# The libreset these bindings were written for: any 0.M with M >= 5 (minors only append functions and
 # struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to reset_step and
 # reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context, 0.4
-# top_logprobs to reset_session_options and top_logprob_count / top_logprobs to reset_step).
+# top_logprobs to reset_session_options and top_logprob_count / top_logprobs to reset_step, 0.5
+# reset_stop_options / reset_set_stop, the end reasons STOP and LENGTH and stop_index to reset_step).
 ABI_MAJOR = 0
-ABI_MINOR = 4
+ABI_MINOR = 5
 
 
 class ResetError(Exception):
@@ -270,7 +271,16 @@ class Step(ctypes.Structure):
                 ("threshold", ctypes.c_float), ("temperature", ctypes.c_float), ("step_index", ctypes.c_int32),
                 ("boundary", ctypes.c_int32), ("uncertain", ctypes.c_int32), ("text", ctypes.c_void_p),
                 ("text_len", ctypes.c_size_t), ("logprob", ctypes.c_float),
-                ("top_logprobs", ctypes.POINTER(TokenLogprobStruct)), ("top_logprob_count", ctypes.c_int32)]
+                ("top_logprobs", ctypes.POINTER(TokenLogprobStruct)), ("top_logprob_count", ctypes.c_int32),
+                ("stop_index", ctypes.c_int32)]
+
+
+class StopOptions(ctypes.Structure):
+    """reset_stop_options (0.5): a session's stop strings, stop ids and max_tokens."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("strings", ctypes.POINTER(ctypes.c_char_p)),
+                ("string_count", ctypes.c_size_t), ("ids", ctypes.POINTER(ctypes.c_int32)),
+                ("id_count", ctypes.c_size_t), ("max_tokens", ctypes.c_int32),
+                ("include_stop_string", ctypes.c_int32)]
 
 
 WEIGHTS = {"auto": 0, "bf16": 1, "nvfp4-w4a16": 2, "nvfp4-w4a4": 3}
@@ -278,6 +288,8 @@ BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
 # reset_activations ("fp32": the CPU backend's unrounded W4A16 reference).
 ACTIVATIONS = {"fp16": 0, "fp32": 1}
 POLICIES = {"greedy": 0, "fixed": 1, "reset": 2, "entropy": 3}
+# reset_end_reason, by the names traces give them ("none": still generating; "stop" and "length": 0.5).
+END_REASONS = {"none": 0, "eos": 1, "finished": 2, "stop": 3, "length": 4}
 
 
 def enum_name(names, value):
@@ -313,6 +325,8 @@ declare("reset_session_device_bytes", ctypes.c_uint64, [c_session_p])
 declare("reset_policy_params_init_sized", None, [ctypes.POINTER(PolicyParams), ctypes.c_size_t])
 declare("reset_set_policy", ctypes.c_int, [c_session_p, ctypes.POINTER(PolicyParams)])
 declare("reset_session_get_policy", ctypes.c_int, [c_session_p, ctypes.POINTER(PolicyParams)])
+declare("reset_stop_options_init_sized", None, [ctypes.POINTER(StopOptions), ctypes.c_size_t])
+declare("reset_set_stop", ctypes.c_int, [c_session_p, ctypes.POINTER(StopOptions)])
 declare("reset_step_init_sized", None, [ctypes.POINTER(Step), ctypes.c_size_t, ctypes.c_size_t])
 declare("reset_decode_step", ctypes.c_int,
         [c_session_p, ctypes.POINTER(Step), ctypes.c_size_t, ctypes.POINTER(ctypes.c_int32)])

@@ -10,9 +10,10 @@ import operator
 from collections import namedtuple
 from dataclasses import dataclass, field
 
-from ._lib import (ACTIVATIONS, BACKENDS, POLICIES, RESET_ERR_OUT_OF_RANGE, WEIGHTS, ModelInfo, ModelOptions,
-                   OwnedHandle, PolicyParams, SessionOptions, Step, INT32_MAX, INT32_MIN, c_path, check, int32,
-                   enum_name, int32_array, lib, policy_params)
+from ._lib import (ACTIVATIONS, BACKENDS, END_REASONS, POLICIES, RESET_ERR_OUT_OF_RANGE, WEIGHTS, ModelInfo,
+                   ModelOptions, OwnedHandle, PolicyParams, SessionOptions, Step, StopOptions, INT32_MAX, INT32_MIN,
+                   c_path, c_string, check, int32, enum_name, int32_array, lib, policy_params)
+from .tokenizer import _text_bytes  # str as UTF-8, bytes as they are (the library checks them)
 
 try:
     import numpy as _np
@@ -54,6 +55,13 @@ class StepResult:
     # likely first (ties in id order); where the chosen token is among them its logprob equals logprob exactly.
     # Empty when the session asked for none or there is no token.
     top_logprobs: list = field(default_factory=list)
+    # 0.5: why the sequence ended, by name (reset_end_reason): "none" while it generates, "eos" (an
+    # end-of-generation id), "finished" (it had ended before: token -1), "stop" (a stop string or stop id of
+    # Session.set_stop), "length" (set_stop's max_tokens); "unknown-N" for a reason a newer library adds.
+    end_reason: str = "none"
+    # 0.5: with end_reason "stop", the index of the stop string matched in set_stop's strings, or -1 for a
+    # stop id; else -1.
+    stop_index: int = -1
 
 
 def _top_logprobs(step):
@@ -165,6 +173,37 @@ class Session(OwnedHandle):
                 "presence_penalty": p.presence_penalty, "frequency_penalty": p.frequency_penalty,
                 "repetition_penalty": p.repetition_penalty}
 
+    def set_stop(self, strings=(), ids=(), max_tokens=0, include_stop_string=False):
+        """Set the stop conditions of every sequence from the next step on (0.5; reset_set_stop): they replace
+        the ones in force, and stay through reset() and set_policy.  A sequence ends with end_reason "stop" at
+        the first token after which its generated text contains one of `strings` (str, encoded as UTF-8, or
+        bytes; a single str or bytes is one stop string), or that draws one of `ids`, with stop_index the
+        string's index in `strings` (-1 for an id); with "length" at the max_tokens-th token it generated
+        since its last prefill (0 = no limit).  The text before a stop string is reported, the string too
+        with include_stop_string, and text that may begin one is held back until it is decided.  The
+        library's errors raise ResetError and leave the conditions as they were: an empty string, one over
+        256 bytes, more than 16 strings or 256 ids (RESET_ERR_INVALID_ARGUMENT), bytes that are not UTF-8
+        (RESET_ERR_BAD_UTF8), an id outside the vocabulary (RESET_ERR_OUT_OF_RANGE), strings on a model
+        without a tokenizer (RESET_ERR_UNSUPPORTED).  A NUL in a string raises ValueError."""
+        if isinstance(strings, (str, bytes)):
+            strings = [strings]
+        encoded = [c_string(_text_bytes(s, f"strings[{i}]"), f"strings[{i}]") for i, s in enumerate(strings)]
+        array = (ctypes.c_char_p * max(len(encoded), 1))(*encoded)  # the library copies them
+        _keep, pointer, n = int32_array(ids, "ids")
+        options = StopOptions()
+        lib.reset_stop_options_init_sized(ctypes.byref(options), ctypes.sizeof(options))
+        options.strings = array
+        options.string_count = len(encoded)
+        options.ids = pointer
+        options.id_count = n
+        options.max_tokens = int32(max_tokens, "max_tokens")
+        options.include_stop_string = 1 if include_stop_string else 0
+        check(lib.reset_set_stop(self.handle, ctypes.byref(options)))
+
+    def clear_stop(self):
+        """Remove every stop condition (reset_set_stop with NULL): sequences end only on end-of-generation ids."""
+        check(lib.reset_set_stop(self.handle, None))
+
     def prefill(self, ids):
         """Append ids (a sequence of ints or a 1-D integer NumPy array; int32 is passed without a copy)."""
         _keep, pointer, n = int32_array(ids, "ids")
@@ -212,7 +251,8 @@ class Session(OwnedHandle):
                            temperature=s.temperature, step_index=s.step_index, boundary=bool(s.boundary),
                            uncertain=bool(s.uncertain), logprob=s.logprob,
                            text=ctypes.string_at(s.text, s.text_len).decode("utf-8") if s.text_len else "",
-                           top_logprobs=_top_logprobs(s))
+                           top_logprobs=_top_logprobs(s), end_reason=enum_name(END_REASONS, s.end_reason),
+                           stop_index=s.stop_index)
                 for s in self._steps]
 
     def step(self):

@@ -31,8 +31,9 @@
  *  - Structs (options, params, steps, decisions, infos) are SWIG proxies
  *    over C memory, made with New* and freed with Delete* at a known point;
  *    structs that hold pointers (the chat messages, the steps' text, the
- *    policy's delimiter ids and preset) keep them in C memory, because C
- *    memory must not keep pointing at Go memory after a call returns.
+ *    policy's delimiter ids and preset, the stop strings and ids) keep them
+ *    in C memory, because C memory must not keep pointing at Go memory after
+ *    a call returns.
  *  - No callbacks: the progress callbacks of loading and calibration are not
  *    offered to Go (calibration is the C API's and the CLI's), so no
  *    runtime/cgo.Handle is needed.
@@ -153,6 +154,12 @@ RESET_GO_OUT(int32_t, int32, int32_t)
 %ignore reset_policy_options::n_newline_ids;
 %ignore reset_policy_options::double_newline_ids;
 %ignore reset_policy_options::n_double_newline_ids;
+/* Set through reset_stop_options's add_string and set_ids below (0.5), so the
+ * counts always match what the struct owns. */
+%ignore reset_stop_options::strings;
+%ignore reset_stop_options::string_count;
+%ignore reset_stop_options::ids;
+%ignore reset_stop_options::id_count;
 %ignore reset_step::text;
 /* Read through reset_step's copy_top_logprobs below: Go never holds a reset_token_logprob. */
 %ignore reset_step::top_logprobs;
@@ -207,6 +214,44 @@ RESET_GO_OUT(int32_t, int32, int32_t)
   ~reset_policy_options() {
     free((int32_t *)$self->newline_ids);
     free((int32_t *)$self->double_newline_ids);
+    free($self);
+  }
+}
+
+/* reset_stop_options (0.5) owns copies of its stop strings and ids, freed
+ * with it (reset_set_stop copies them again, so they only live until then):
+ * C memory must not point at a Go string or slice once the call that lent it
+ * returns.  add_string appends one string, NUL-terminated (package reset
+ * refuses one holding a NUL before); both return 0, or -1 when memory runs
+ * out (what was copied before is still freed with the struct).
+ * reset_stop_options_init sets the arrays to NULL, so it comes first. */
+%extend reset_stop_options {
+  int add_string(const char *stop_string) {
+    const char **strings = (const char **)realloc((void *)$self->strings,
+                                                  ($self->string_count + 1) * sizeof *strings);
+    if (!strings) return -1;
+    $self->strings = strings;
+    size_t n = strlen(stop_string) + 1;
+    char *copy = (char *)malloc(n);
+    if (!copy) return -1;
+    strings[$self->string_count++] = (const char *)memcpy(copy, stop_string, n);
+    return 0;
+  }
+  int set_ids(const int32_t *ids, size_t n_ids) {
+    free((int32_t *)$self->ids);
+    $self->ids = NULL;
+    $self->id_count = 0;
+    if (!n_ids) return 0;
+    int32_t *copy = (int32_t *)malloc(n_ids * sizeof *ids);
+    if (!copy) return -1;
+    $self->ids = (const int32_t *)memcpy(copy, ids, n_ids * sizeof *ids);
+    $self->id_count = n_ids;
+    return 0;
+  }
+  ~reset_stop_options() {
+    for (size_t i = 0; i < $self->string_count; i++) free((char *)$self->strings[i]);
+    free((void *)$self->strings);
+    free((int32_t *)$self->ids);
     free($self);
   }
 }

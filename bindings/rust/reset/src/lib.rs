@@ -35,8 +35,9 @@ pub const ABI_MAJOR: u32 = sys::RESET_VERSION_MAJOR;
 /// The oldest minor of [`ABI_MAJOR`] these bindings run on: the one they were written for (minors only
 /// append functions and struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to
 /// reset_step and reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context, 0.4
-/// top_logprobs to reset_session_options and reset_step).
-pub const ABI_MINOR: u32 = 4;
+/// top_logprobs to reset_session_options and reset_step, 0.5 reset_stop_options / reset_set_stop, the end reasons
+/// STOP and LENGTH and stop_index to reset_step).
+pub const ABI_MINOR: u32 = 5;
 
 // A header older than ABI_MINOR lacks fields these bindings set: fail the build, not a call.
 const _: () = assert!(sys::RESET_VERSION_MINOR >= ABI_MINOR, "reset.h is older than these bindings need");
@@ -550,6 +551,54 @@ impl Drop for Policy {
 
 // ------------------------------------------------------------------- sessions
 
+/// 0.5: the stop conditions of [`Session::set_stop`] (reset_stop_options); `Default` is none.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StopOptions {
+    /// Stop strings (up to 16, each 1..=256 bytes of UTF-8): a sequence ends ([`EndReason::Stop`]) at the first
+    /// token after which its generated text contains one, matched on the text however it was split into tokens.
+    /// The text before the string is reported, the string too with `include_stop_string`; text that may begin
+    /// one is held back until later tokens decide.  The model needs a tokenizer.
+    pub strings: Vec<String>,
+    /// Stop ids (up to 256, in the vocabulary): a sequence that draws one ends ([`EndReason::Stop`]) as on an
+    /// end-of-generation id.
+    pub ids: Vec<i32>,
+    /// The most tokens a sequence generates after each prefill of it: the step that draws the max_tokens-th
+    /// ends it ([`EndReason::Length`]) unless that token ends it otherwise.  0 = no limit.
+    pub max_tokens: i32,
+    /// A matched stop string is reported as part of the text.
+    pub include_stop_string: bool,
+}
+
+/// 0.5: why a sequence stopped (reset_end_reason).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndReason {
+    /// Still generating.
+    None,
+    /// It produced an end-of-generation id (that token is reported).
+    Eos,
+    /// It had ended in an earlier step: the token is -1.
+    Finished,
+    /// It produced a stop string or a stop id of [`Session::set_stop`]; [`Step::stop_index`] says which.
+    Stop,
+    /// It generated [`StopOptions::max_tokens`] tokens.
+    Length,
+    /// A reason a newer library of the same ABI major reports, by its number (reading it must not fail).
+    Unknown(u32),
+}
+
+impl EndReason {
+    fn from_raw(raw: sys::reset_end_reason) -> EndReason {
+        match raw {
+            sys::reset_end_reason_RESET_END_NONE => EndReason::None,
+            sys::reset_end_reason_RESET_END_EOS => EndReason::Eos,
+            sys::reset_end_reason_RESET_END_FINISHED => EndReason::Finished,
+            sys::reset_end_reason_RESET_END_STOP => EndReason::Stop,
+            sys::reset_end_reason_RESET_END_LENGTH => EndReason::Length,
+            other => EndReason::Unknown(other),
+        }
+    }
+}
+
 /// 0.4: one of a step's most likely tokens (reset_token_logprob).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TokenLogprob {
@@ -582,6 +631,11 @@ pub struct Step {
     /// order), copied; where the chosen token is among them, its entry's logprob equals `logprob` exactly.  Empty
     /// when the session asked for none or there is no token.
     pub top_logprobs: Vec<TokenLogprob>,
+    /// 0.5: why the sequence ended ([`EndReason::None`] while it generates).
+    pub end_reason: EndReason,
+    /// 0.5: with [`EndReason::Stop`], the index of the stop string matched in [`StopOptions::strings`], or -1 for a
+    /// stop id; else -1.
+    pub stop_index: i32,
 }
 
 /// The C session, shared by a Session and its Cancellers; the last one frees
@@ -631,6 +685,36 @@ impl<'m> Session<'m> {
         unsafe { sys::reset_policy_params_init_sized(&mut raw, size_of::<sys::reset_policy_params>()) };
         check(unsafe { sys::reset_session_get_policy(self.raw(), &mut raw) })?;
         PolicyParams::from_raw(&raw)
+    }
+
+    /// Set the stop conditions of every sequence, from the next step on (reset_set_stop): they replace the ones in
+    /// force and stay through [`reset`](Session::reset) and [`set_policy`](Session::set_policy).  On an error the
+    /// conditions are unchanged: an empty string, one over 256 bytes, more than 16 strings or 256 ids, a negative
+    /// max_tokens are `Error::INVALID_ARGUMENT` (as is a string holding a NUL, refused here), an id outside the
+    /// vocabulary `Error::OUT_OF_RANGE`, strings on a model without a tokenizer `Error::UNSUPPORTED`.
+    pub fn set_stop(&mut self, stop: &StopOptions) -> Result<()> {
+        let strings = stop
+            .strings
+            .iter()
+            .enumerate()
+            .map(|(i, s)| c_string(s, &format!("stop string {i}")))
+            .collect::<Result<Vec<_>>>()?;
+        let pointers: Vec<*const c_char> = strings.iter().map(|s| s.as_ptr()).collect();
+        let mut options: sys::reset_stop_options = unsafe { std::mem::zeroed() };
+        unsafe { sys::reset_stop_options_init_sized(&mut options, size_of::<sys::reset_stop_options>()) };
+        options.strings = pointers.as_ptr();
+        options.string_count = pointers.len();
+        options.ids = stop.ids.as_ptr();
+        options.id_count = stop.ids.len();
+        options.max_tokens = stop.max_tokens;
+        options.include_stop_string = stop.include_stop_string as i32;
+        // The session copies the strings and ids: `strings` and `pointers` need only outlive the call.
+        check(unsafe { sys::reset_set_stop(self.raw(), &options) })
+    }
+
+    /// Remove every stop condition (reset_set_stop with NULL): sequences end only on end-of-generation ids.
+    pub fn clear_stop(&mut self) -> Result<()> {
+        check(unsafe { sys::reset_set_stop(self.raw(), ptr::null()) })
     }
 
     /// Append prompt tokens to every sequence.
@@ -713,6 +797,8 @@ impl<'m> Session<'m> {
                     text: utf8(bytes)?,
                     logprob: s.logprob,
                     top_logprobs,
+                    end_reason: EndReason::from_raw(s.end_reason),
+                    stop_index: s.stop_index,
                 })
             })
             .collect()

@@ -1,8 +1,8 @@
 //! The Rust part of the cross-language binding tests (tests/bindings/rust.sh runs them).
 //! RESET_SOURCE_DIR: the source tree; RESET_BINDING_IDS: where the C test wrote prompt.txt and expected.txt.
 use reset::{
-    Backend, Error, Message, Model, ModelOptions, PolicyKind, PolicyParams, SessionOptions, Step, Tokenize, Tokenizer,
-    Weights,
+    Backend, EndReason, Error, Message, Model, ModelOptions, PolicyKind, PolicyParams, Session, SessionOptions, Step,
+    StopOptions, Tokenize, Tokenizer, Weights,
 };
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -126,17 +126,17 @@ fn another_abi_major_is_refused_clearly() {
 
 #[test]
 fn an_older_minor_is_refused_clearly() {
-    assert_eq!((reset::ABI_MAJOR, reset::ABI_MINOR), (0, 4));
-    for newer_or_same in [400, 401, 499, 500, 9900] {
+    assert_eq!((reset::ABI_MAJOR, reset::ABI_MINOR), (0, 5));
+    for newer_or_same in [500, 501, 599, 600, 9900] {
         assert!(reset::check_abi(newer_or_same).is_ok(), "{newer_or_same}");
     }
-    let error = reset::check_abi(300).unwrap_err(); // 0.3 has no top_logprobs in reset_session_options and reset_step
+    let error = reset::check_abi(400).unwrap_err(); // 0.4 has no reset_set_stop and no stop_index in reset_step
     assert_eq!(error.status, Error::UNSUPPORTED);
     assert_eq!(
         error.message,
-        "libreset 0.3.0 is older than these bindings need (0.4 or newer): it lacks functions or fields they use"
+        "libreset 0.4.0 is older than these bindings need (0.5 or newer): it lacks functions or fields they use"
     );
-    for older in [200, 100] {
+    for older in [300, 200, 100] {
         let error = reset::check_abi(older).unwrap_err();
         assert!(error.message.starts_with(&format!("libreset 0.{}.0 is older", older / 100)), "{error}");
     }
@@ -415,6 +415,242 @@ fn a_sequence_that_has_ended_reports_no_top_logprobs() {
     assert!(later[0].token == -1 && later[0].end && later[0].logprob.is_nan(), "{:?}", later[0]);
     assert!(later[0].top_logprobs.is_empty(), "{:?}", later[0]);
     assert_eq!(later[1].top_logprobs.len(), 5);
+}
+
+// ------------------------------------------------------------------ stop conditions (0.5)
+
+/// The fixture with a tokenizer: stop strings need one.
+fn chat_model() -> Model {
+    let options = ModelOptions { weights: Weights::Bf16, backend: Backend::Cpu, ..ModelOptions::default() };
+    Model::load(source().join("tests/fixtures/chat-model"), &options).expect("chat fixture model")
+}
+
+const STOP_PROMPT: [i32; 4] = [10, 11, 12, 13];
+/// A stop string the chat fixture's generations do not contain (tests/unit/test_stop.cpp's).
+const NEVER_GENERATED: &str = "\x7f\x01\x7f\x02\x7f\x03\x7f\x04";
+const REFERENCE_TOKENS: usize = 60;
+
+/// T = 2 over every token: varied text from the random weights, an end-of-generation id rarely (seed 3 draws none in
+/// its first REFERENCE_TOKENS; seed 7 does).  The draws are keyed by seed, sequence and step, so after a reset a
+/// generation repeats exactly, whatever the stops.
+fn sampling_session(model: &Model) -> Session<'_> {
+    let mut session = model.session(512, 1).unwrap();
+    let policy = PolicyParams { kind: PolicyKind::Fixed, temperature: 2.0, seed: 3, ..PolicyParams::greedy() };
+    session.set_policy(&policy).unwrap();
+    session
+}
+
+/// Reset, prefill STOP_PROMPT and step sequence 0 until it ends: its steps, the ending one last.
+fn run(session: &mut Session<'_>) -> Vec<Step> {
+    session.reset().unwrap();
+    session.prefill(&STOP_PROMPT).unwrap();
+    let mut steps = Vec::new();
+    for _ in 0..400 {
+        let step = session.step().unwrap().remove(0);
+        assert!(step.token >= 0, "{step:?}");
+        if step.end_reason != EndReason::Stop {
+            assert_eq!(step.stop_index, -1, "{step:?}");
+        }
+        let end = step.end;
+        if end {
+            let reasons = [EndReason::Eos, EndReason::Stop, EndReason::Length];
+            assert!(reasons.contains(&step.end_reason), "{step:?}");
+        } else {
+            assert_eq!(step.end_reason, EndReason::None, "{step:?}");
+        }
+        steps.push(step);
+        if end {
+            assert_eq!(session.step().unwrap_err().status, Error::STATE); // every sequence has ended
+            return steps;
+        }
+    }
+    panic!("no end within 400 steps");
+}
+
+/// The generation bounded by max_tokens only: what the stops are cut from and checked against.
+fn reference(session: &mut Session<'_>) -> Vec<Step> {
+    session.set_stop(&StopOptions { max_tokens: REFERENCE_TOKENS as i32, ..StopOptions::default() }).unwrap();
+    let steps = run(session);
+    assert_eq!(steps.len(), REFERENCE_TOKENS, "the reference met an EOS");
+    assert_eq!(steps.last().unwrap().end_reason, EndReason::Length);
+    steps
+}
+
+fn text_of(steps: &[Step]) -> String {
+    steps.iter().map(|s| s.text.as_str()).collect()
+}
+
+fn tokens_of(steps: &[Step]) -> Vec<i32> {
+    steps.iter().map(|s| s.token).collect()
+}
+
+#[test]
+fn max_tokens_ends_a_generation_with_length_after_exactly_that_many_tokens() {
+    let model = chat_model();
+    let mut session = sampling_session(&model);
+    let want = reference(&mut session);
+    assert!(text_of(&want).chars().count() > 40);
+    for n in [1usize, 10] {
+        session.set_stop(&StopOptions { max_tokens: n as i32, ..StopOptions::default() }).unwrap();
+        let got = run(&mut session);
+        assert_eq!(got.len(), n);
+        let last = got.last().unwrap();
+        assert!(last.end && last.end_reason == EndReason::Length, "{last:?}");
+        assert_eq!(tokens_of(&got), tokens_of(&want[..n]));
+        assert_eq!(text_of(&got), text_of(&want[..n]));
+        assert_eq!(session.len(0), (STOP_PROMPT.len() + n) as i32); // the max_tokens-th token stays in the context
+    }
+    // A new turn counts afresh: the same budget again after prefilling more.
+    session.prefill(&[20, 21]).unwrap();
+    let steps: Vec<Step> = (0..10).map(|_| session.step().unwrap().remove(0)).collect();
+    let ends: Vec<bool> = steps.iter().map(|s| s.end).collect();
+    assert_eq!(ends, [vec![false; 9], vec![true]].concat());
+    assert_eq!(steps[9].end_reason, EndReason::Length);
+}
+
+#[test]
+fn a_stop_string_ends_the_text_where_the_reference_first_contains_it() {
+    let model = chat_model();
+    let mut session = sampling_session(&model);
+    let want = reference(&mut session);
+    let text = text_of(&want);
+    let chars = |from: usize, to: usize| -> String { text.chars().skip(from).take(to - from).collect() };
+    // Cut from the middle of the reference's text, so they end mid-generation: one across the start of the middle
+    // token's text (so across tokens), one from the middle character on.  (Counted in characters: the text has
+    // multi-byte ones.)
+    let boundary = text_of(&want[..want.len() / 2]).chars().count();
+    let middle = text.chars().count() / 2;
+    let (across, second) = (chars(boundary - 3, boundary + 3), chars(middle, middle + 5));
+    let cases = [(vec![across.clone()], false, 0), (vec![NEVER_GENERATED.to_string(), second], true, 1)];
+    for (strings, include, index) in cases {
+        let stop = strings[index as usize].clone();
+        let start = text.find(&stop).unwrap(); // its first occurrence, maybe earlier than where it was cut
+        assert!(0 < start && start + stop.len() < text.len(), "{stop:?}");
+        let options = StopOptions {
+            strings,
+            max_tokens: REFERENCE_TOKENS as i32,
+            include_stop_string: include,
+            ..StopOptions::default()
+        };
+        session.set_stop(&options).unwrap();
+        let got = run(&mut session);
+        let last = got.last().unwrap();
+        assert!(last.end_reason == EndReason::Stop && last.stop_index == index, "{last:?}");
+        let end = if include { start + stop.len() } else { start };
+        assert_eq!(text_of(&got), text[..end], "{stop:?}, include {include}");
+        assert_eq!(tokens_of(&got), tokens_of(&want[..got.len()]));
+        // It stopped at the token whose text completed the string, which is not in the context.
+        let n = got.len();
+        assert!(text_of(&want[..n - 1]).len() < start + stop.len(), "{stop:?}");
+        assert!(start + stop.len() <= text_of(&want[..n]).len(), "{stop:?}");
+        assert_eq!(session.len(0), (STOP_PROMPT.len() + n - 1) as i32);
+    }
+}
+
+#[test]
+fn a_stop_id_ends_the_generation_at_its_first_draw() {
+    let model = chat_model();
+    let mut session = sampling_session(&model);
+    let want = reference(&mut session);
+    let tokens = tokens_of(&want);
+    let stop_id = tokens[12];
+    let first = tokens.iter().position(|&t| t == stop_id).unwrap();
+    let never = (4..512).find(|i| !tokens.contains(i)).unwrap(); // a second id, which is never drawn
+    let options =
+        StopOptions { ids: vec![never, stop_id], max_tokens: REFERENCE_TOKENS as i32, ..StopOptions::default() };
+    session.set_stop(&options).unwrap();
+    let got = run(&mut session);
+    assert_eq!(got.len(), first + 1, "{tokens:?}");
+    let last = got.last().unwrap();
+    assert!(last.token == stop_id && last.end_reason == EndReason::Stop && last.stop_index == -1, "{last:?}");
+    assert_eq!(tokens_of(&got), tokens[..first + 1]);
+    assert_eq!(text_of(&got), text_of(&want[..first + 1])); // the stop id's text is reported
+    assert_eq!(session.len(0), (STOP_PROMPT.len() + first) as i32); // the stop id is not in the context
+}
+
+#[test]
+fn bad_stop_conditions_are_the_librarys_errors_and_keep_the_conditions_in_force() {
+    let model = chat_model();
+    let mut session = sampling_session(&model);
+    session.set_stop(&StopOptions { max_tokens: 4, ..StopOptions::default() }).unwrap();
+    let strings =
+        |list: &[&str]| StopOptions { strings: list.iter().map(|s| s.to_string()).collect(), ..StopOptions::default() };
+    let ids = |list: Vec<i32>| StopOptions { ids: list, ..StopOptions::default() };
+    let long = "a".repeat(257);
+    let cases = [
+        (strings(&[""]), Error::INVALID_ARGUMENT, "options->strings[0] is empty"),
+        (strings(&["ok", ""]), Error::INVALID_ARGUMENT, "options->strings[1] is empty"),
+        (ids(vec![1, 512]), Error::OUT_OF_RANGE, "options->ids[1] = 512 is outside the vocabulary [0, 512)"),
+        (ids(vec![-1]), Error::OUT_OF_RANGE, "options->ids[0] = -1"),
+        (strings(&[long.as_str()]), Error::INVALID_ARGUMENT, "options->strings[0] is longer than 256 bytes"),
+        (strings(&["x"; 17]), Error::INVALID_ARGUMENT, "options->string_count = 17 is above 16"),
+        (ids(vec![1; 257]), Error::INVALID_ARGUMENT, "options->id_count = 257 is above 256"),
+        (StopOptions { max_tokens: -1, ..StopOptions::default() }, Error::INVALID_ARGUMENT,
+         "options->max_tokens = -1 is negative"),
+        // C would cut "b\0c" to "b": refused here, as every string with a NUL is.
+        (strings(&["a", "b\0c"]), Error::INVALID_ARGUMENT, "stop string 1 holds a NUL byte"),
+    ];
+    for (options, status, message) in cases {
+        let error = session.set_stop(&options).unwrap_err();
+        assert_eq!(error.status, status, "{error}");
+        let name = if status == Error::OUT_OF_RANGE { "RESET_ERR_OUT_OF_RANGE" } else { "RESET_ERR_INVALID_ARGUMENT" };
+        assert_eq!(error.name, name, "{error}");
+        assert!(error.message.contains(message), "{error}, expected {message:?}");
+    }
+    // None of those changed the conditions: max_tokens 4 still ends the generation, also after set_policy.
+    let steps = run(&mut session);
+    assert_eq!(steps.len(), 4);
+    assert_eq!(steps[3].end_reason, EndReason::Length);
+    let policy = session.policy().unwrap();
+    session.set_policy(&policy).unwrap();
+    assert_eq!(run(&mut session).len(), 4);
+    // The longest string is taken.
+    let longest = StopOptions { max_tokens: 5, ..strings(&["a".repeat(256).as_str(), "é"]) };
+    session.set_stop(&longest).unwrap();
+    assert_eq!(run(&mut session).len(), 5);
+}
+
+#[test]
+fn clearing_the_stop_conditions_lets_the_generation_run_on() {
+    let model = chat_model();
+    let mut session = sampling_session(&model);
+    let want = tokens_of(&reference(&mut session));
+    // NULL options, and options that set none.
+    let clears: [fn(&mut Session<'_>) -> reset::Result<()>; 2] =
+        [|s| s.clear_stop(), |s| s.set_stop(&StopOptions::default())];
+    for clear in clears {
+        let options = StopOptions {
+            strings: vec![NEVER_GENERATED.to_string()],
+            ids: vec![want[5]],
+            max_tokens: 3,
+            include_stop_string: false,
+        };
+        session.set_stop(&options).unwrap();
+        assert_eq!(run(&mut session).len(), 3);
+        clear(&mut session).unwrap();
+        session.reset().unwrap();
+        session.prefill(&STOP_PROMPT).unwrap();
+        let steps: Vec<Step> = (0..REFERENCE_TOKENS + 5).map(|_| session.step().unwrap().remove(0)).collect();
+        assert_eq!(tokens_of(&steps[..REFERENCE_TOKENS]), want); // past the stop id and max_tokens
+        assert!(steps.iter().all(|s| !s.end && s.end_reason == EndReason::None));
+    }
+}
+
+#[test]
+fn stop_strings_need_a_tokenizer() {
+    let model = model();
+    assert!(model.tokenizer().is_none()); // qwen3-tied carries none
+    let mut session = model.session(64, 1).unwrap();
+    session.set_policy(&PolicyParams::greedy()).unwrap();
+    let error = session.set_stop(&StopOptions { strings: vec!["a".into()], ..StopOptions::default() }).unwrap_err();
+    assert_eq!(error.status, Error::UNSUPPORTED, "{error}");
+    assert!(error.message.contains("tokenizer"), "{error}");
+    session.set_stop(&StopOptions { max_tokens: 2, ..StopOptions::default() }).unwrap(); // max_tokens (and ids) do not
+    session.prefill(&ids("prompt.txt")).unwrap();
+    let steps: Vec<Step> = (0..2).map(|_| session.step().unwrap().remove(0)).collect();
+    let ends: Vec<(bool, EndReason)> = steps.iter().map(|s| (s.end, s.end_reason)).collect();
+    assert_eq!(ends, [(false, EndReason::None), (true, EndReason::Length)]);
+    assert_eq!(steps[1].text, ""); // no tokenizer, no text
 }
 
 /// The fixture's plain greedy continuation repeats a token in its first 20; a frequency penalty of 2 does not.

@@ -90,6 +90,40 @@ public final class Session implements AutoCloseable {
     }
 
     /**
+     * (0.5) Sets the stop conditions of every sequence, from the next step on (reset_set_stop): they
+     * replace the ones set before and stay through {@link #reset()} and {@link #setPolicy}.  The session
+     * copies the strings and ids.  On an error the conditions in force are unchanged.
+     *
+     * @param options the conditions; null removes them all, as {@link #clearStop()} does
+     * @throws ResetException INVALID_ARGUMENT (an empty string, one over 256 bytes, more strings or ids
+     *     than reset.h allows, a negative maxTokens), BAD_UTF8 (a string holding an unpaired surrogate),
+     *     OUT_OF_RANGE (an id outside the vocabulary), UNSUPPORTED (strings on a model without a tokenizer)
+     * @throws IllegalArgumentException for a string holding U+0000, which C would read as a shorter one
+     */
+    public void setStop(StopOptions options) throws ResetException {
+        if (options == null) {
+            clearStop();
+            return;
+        }
+        reset_stop_options o = options.toNative();
+        try {
+            ResetNative.reset_set_stop(handle(), o);
+        } finally {
+            o.delete();
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** (0.5) Removes every stop condition (reset_set_stop with NULL options). */
+    public void clearStop() throws ResetException {
+        try {
+            ResetNative.reset_set_stop(handle(), null);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
      * Appends prompt tokens to every sequence and computes the next logits.
      *
      * @throws ResetException OUT_OF_RANGE, CONTEXT_OVERFLOW, CANCELLED (the session is unchanged)
@@ -190,7 +224,7 @@ public final class Session implements AutoCloseable {
                     out.add(new Step(s.getSequence(), s.getToken(), s.getEnd_of_generation() != 0, s.getEntropy(),
                             s.getStep_entropy(), s.getGlobal_mean(), s.getThreshold(), s.getTemperature(),
                             s.getStep_index(), s.getBoundary() != 0, s.getUncertain() != 0, Text.string(text),
-                            s.getLogprob(), topLogprobs(s)));
+                            s.getLogprob(), topLogprobs(s), EndReason.of(s.getEnd_reason()), s.getStop_index()));
                 } finally {
                     s.delete();
                 }

@@ -8,7 +8,7 @@ import java.util.List;
  *
  * @param sequence which sequence
  * @param token the chosen id, or -1 if the sequence had ended in an earlier step
- * @param end whether the sequence is done (this token was an end-of-generation id, or it ended before)
+ * @param end whether the sequence is done (it ended in this step, or before)
  * @param entropy H_t in nats, of softmax(raw logits)
  * @param stepEntropy the step estimate (0 for policies without one)
  * @param globalMean the mean of every earlier entropy
@@ -25,6 +25,10 @@ import java.util.List;
  *     raw softmax, most likely first (ties in id order), copied and unmodifiable; where the token is among
  *     them, its entry's logprob equals {@code logprob} exactly.  Empty when the session asked for none or
  *     there is no token
+ * @param endReason why the sequence ended ({@link EndReason#NONE} while it generates; 0.5 adds
+ *     {@link EndReason#STOP} and {@link EndReason#LENGTH})
+ * @param stopIndex (0.5) with {@link EndReason#STOP}, the index of the matched string in
+ *     {@link StopOptions#strings}, or -1 for a stop id; else -1
  */
 public record Step(
         int sequence,
@@ -40,4 +44,6 @@ public record Step(
         boolean uncertain,
         String text,
         float logprob,
-        List<TokenLogprob> topLogprobs) {}
+        List<TokenLogprob> topLogprobs,
+        EndReason endReason,
+        int stopIndex) {}

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -107,6 +108,8 @@ class ResetTest {
         assertEquals(Backend.UNKNOWN, Backend.of(99));
         assertEquals(PolicyKind.UNKNOWN, PolicyKind.of(99));
         assertEquals(ChatTemplate.UNKNOWN, ChatTemplate.of(99));
+        assertEquals(EndReason.UNKNOWN, EndReason.of(99));
+        assertEquals(EndReason.LENGTH, EndReason.of(EndReason.LENGTH.code()));
         assertEquals(Weights.BF16, Weights.of(Weights.BF16.code()));
         ResetException weights = assertThrows(ResetException.class,
                 () -> Model.load(GOLDEN, new ModelOptions().weights(Weights.UNKNOWN)));
@@ -248,14 +251,14 @@ class ResetTest {
     @Test
     void anOlderMinorIsRefusedClearly() throws Exception {
         assertEquals(0, Reset.abiMajor());
-        assertEquals(4, Reset.abiMinor());
-        for (long newerOrSame : new long[] {400, 401, 499, 500, 9900}) Reset.checkAbi(newerOrSame);
-        // 0.3 has no top_logprobs in reset_session_options and reset_step.
-        ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(300));
+        assertEquals(5, Reset.abiMinor());
+        for (long newerOrSame : new long[] {500, 501, 599, 600, 9900}) Reset.checkAbi(newerOrSame);
+        // 0.4 has no reset_set_stop, and no stop_index in reset_step.
+        ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(400));
         assertEquals(Status.UNSUPPORTED, e.getStatus());
-        assertEquals("libreset 0.3.0 is older than these bindings need (0.4 or newer): "
+        assertEquals("libreset 0.4.0 is older than these bindings need (0.5 or newer): "
                 + "it lacks functions or fields they use", e.getReason());
-        for (long version : new long[] {200, 100}) {
+        for (long version : new long[] {300, 200, 100}) {
             ResetException older = assertThrows(ResetException.class, () -> Reset.checkAbi(version));
             assertTrue(older.getReason().startsWith("libreset 0." + version / 100 + ".0 is older"), older.getMessage());
         }
@@ -581,6 +584,203 @@ class ResetTest {
         }
     }
 
+    // ---------------------------------------------------------------- stop conditions (0.5)
+
+    /**
+     * tests/unit/test_stop.cpp's prompt; with its policy (FIXED at T = 2, seed 3) the chat fixture writes
+     * varied text and no end-of-generation id in the first 30 tokens (the C test checks that too).
+     */
+    private static final int[] STOP_PROMPT = {10, 11, 12, 13};
+
+    /** The chat fixture (a tokenizer, a vocabulary of 512, random weights) on one thread. */
+    private static Model chatOneThread() throws ResetException {
+        return Model.load(CHAT, new ModelOptions().backend(Backend.CPU).threads(1));
+    }
+
+    /** A one-sequence session on model drawing as test_stop.cpp's do. */
+    private static Session stopSession(Model model) throws ResetException {
+        Session session = model.newSession(512, 1);
+        session.setPolicy(PolicyParams.fixed(2.0f).seed(3));
+        return session;
+    }
+
+    /** What sequence 0 did from the prompt; end stays NONE when the bound was reached first. */
+    private record Generation(List<Integer> tokens, List<String> texts, String text, EndReason end, int stopIndex,
+            int length) {}
+
+    /**
+     * Resets the session, prefills the prompt and steps until the sequence ends or bound steps have run.
+     * Each step's reason and stop index are checked against its end.
+     */
+    private static Generation generate(Session session, int bound) throws ResetException {
+        session.reset();
+        session.prefill(STOP_PROMPT);
+        List<Integer> tokens = new ArrayList<>();
+        List<String> texts = new ArrayList<>();
+        EndReason end = EndReason.NONE;
+        int stopIndex = -1;
+        while (tokens.size() < bound) {
+            Step step = session.step().get(0);
+            assertTrue(step.token() >= 0 && step.end() == (step.endReason() != EndReason.NONE), step.toString());
+            if (step.endReason() != EndReason.STOP) assertEquals(-1, step.stopIndex(), step.toString());
+            tokens.add(step.token());
+            texts.add(step.text());
+            if (step.end()) {
+                end = step.endReason();
+                stopIndex = step.stopIndex();
+                break;
+            }
+        }
+        return new Generation(tokens, texts, String.join("", texts), end, stopIndex, session.length(0));
+    }
+
+    /** The generation without stop conditions: 30 tokens, no end. */
+    private static Generation reference(Session session) throws ResetException {
+        session.clearStop();
+        Generation ref = generate(session, 30);
+        assertTrue(ref.end() == EndReason.NONE && ref.tokens().size() == 30 && ref.length() == 4 + 30
+                && ref.text().codePointCount(0, ref.text().length()) >= 20,
+                "the fixture's reference generation changed: " + ref);
+        return ref;
+    }
+
+    /** n characters (code points) from the middle of text. */
+    private static String middle(String text, int n) {
+        int count = text.codePointCount(0, text.length());
+        int from = text.offsetByCodePoints(0, (count - n) / 2);
+        return text.substring(from, text.offsetByCodePoints(from, n));
+    }
+
+    private static int utf8Length(String text) {
+        return text.getBytes(StandardCharsets.UTF_8).length;
+    }
+
+    private static void assertPrefix(List<Integer> got, List<Integer> want, String message) {
+        assertTrue(got.size() <= want.size() && got.equals(want.subList(0, got.size())), message);
+    }
+
+    @Test
+    void maxTokensEndsAGenerationWithLength() throws Exception {
+        try (Model model = chatOneThread(); Session session = stopSession(model)) {
+            Generation ref = reference(session);
+            for (int n : new int[] {1, 10}) {
+                session.setStop(new StopOptions().maxTokens(n));
+                Generation got = generate(session, 30);
+                String message = "maxTokens " + n + ": " + got + ", the reference " + ref.tokens();
+                // The n-th token ends it and stays in the context.
+                assertEquals(EndReason.LENGTH, got.end(), message);
+                assertEquals(-1, got.stopIndex(), message);
+                assertEquals(n, got.tokens().size(), message);
+                assertPrefix(got.tokens(), ref.tokens(), message);
+                assertEquals(4 + n, got.length(), message);
+            }
+        }
+    }
+
+    @Test
+    void aStopStringEndsAGenerationWhereTheTextFirstHoldsIt() throws Exception {
+        try (Model model = chatOneThread(); Session session = stopSession(model)) {
+            Generation ref = reference(session);
+            String stop = middle(ref.text(), 4);
+            int at = ref.text().indexOf(stop); // where it first occurs, perhaps before the cut
+            int stopEnd = utf8Length(ref.text().substring(0, at + stop.length())); // in bytes, as tokens' texts
+            for (boolean include : new boolean[] {false, true}) {
+                session.setStop(new StopOptions().strings(stop).includeStopString(include));
+                Generation got = generate(session, 30);
+                String message = "stop \"" + stop + "\" (include " + include + "): " + got + ", the reference " + ref;
+                assertEquals(EndReason.STOP, got.end(), message);
+                assertEquals(0, got.stopIndex(), message);
+                assertEquals(ref.text().substring(0, include ? at + stop.length() : at), got.text(), message);
+                assertPrefix(got.tokens(), ref.tokens(), message);
+                // It stopped at the token whose text completed the string, which leaves the context.
+                int n = got.tokens().size();
+                int before = utf8Length(String.join("", ref.texts().subList(0, n - 1)));
+                assertTrue(before < stopEnd && before + utf8Length(ref.texts().get(n - 1)) >= stopEnd, message);
+                assertEquals(4 + n - 1, got.length(), message);
+            }
+            // The index is the string's: a second string that never occurs comes first.
+            session.setStop(new StopOptions().strings("\u007f\u0001\u007f\u0002", stop));
+            Generation got = generate(session, 30);
+            assertEquals(EndReason.STOP, got.end(), got.toString());
+            assertEquals(1, got.stopIndex(), got.toString());
+            assertEquals(ref.text().substring(0, at), got.text(), got.toString());
+        }
+    }
+
+    @Test
+    void aStopIdEndsAGenerationAtItsFirstDraw() throws Exception {
+        try (Model model = chatOneThread(); Session session = stopSession(model)) {
+            Generation ref = reference(session);
+            int id = ref.tokens().get(12);
+            int first = ref.tokens().indexOf(id);
+            session.setStop(new StopOptions().ids(id, 5000 % 512));
+            Generation got = generate(session, 30);
+            String message = "stop id " + id + " (first drawn at " + first + "): " + got + ", the reference " + ref;
+            assertEquals(EndReason.STOP, got.end(), message);
+            assertEquals(-1, got.stopIndex(), message);
+            assertEquals(ref.tokens().subList(0, first + 1), got.tokens(), message);
+            // Its text is reported (not a special token's), and it leaves the context as an end-of-generation
+            // id does.
+            assertEquals(String.join("", ref.texts().subList(0, first + 1)), got.text(), message);
+            assertEquals(4 + first, got.length(), message);
+        }
+    }
+
+    @Test
+    void aBadStopConditionIsRefusedAndTheOldOnesStay() throws Exception {
+        try (Model model = chatOneThread(); Session session = stopSession(model)) {
+            session.setStop(new StopOptions().maxTokens(4));
+            String[] seventeen = new String[17];
+            Arrays.fill(seventeen, "x");
+            Object[][] refused = {
+                {new StopOptions().strings(""), Status.INVALID_ARGUMENT, "options->strings[0] is empty"},
+                {new StopOptions().ids(1, 512), Status.OUT_OF_RANGE,
+                    "options->ids[1] = 512 is outside the vocabulary [0, 512)"},
+                {new StopOptions().strings("a".repeat(257)), Status.INVALID_ARGUMENT,
+                    "options->strings[0] is longer than 256 bytes"},
+                {new StopOptions().strings(seventeen), Status.INVALID_ARGUMENT,
+                    "options->string_count = 17 is above 16"},
+                {new StopOptions().maxTokens(-1), Status.INVALID_ARGUMENT, "options->max_tokens = -1 is negative"},
+            };
+            for (Object[] c : refused) {
+                ResetException e = assertThrows(ResetException.class, () -> session.setStop((StopOptions) c[0]));
+                assertEquals(c[1], e.getStatus(), e.getMessage());
+                assertEquals(((Status) c[1]).cName(), e.getStatusName(), e.getMessage());
+                assertTrue(e.getReason().contains((String) c[2]), e.getMessage());
+            }
+            // Refused in Java before the library: an unpaired surrogate (BAD_UTF8), U+0000, null.
+            ResetException surrogate = assertThrows(ResetException.class,
+                    () -> session.setStop(new StopOptions().strings("ok", "\ud800")));
+            assertEquals(Status.BAD_UTF8, surrogate.getStatus());
+            IllegalArgumentException nul = assertThrows(IllegalArgumentException.class,
+                    () -> session.setStop(new StopOptions().strings("ab", "\n\u0000User:")));
+            assertTrue(nul.getMessage().startsWith("stop_string holds a NUL"), nul.getMessage());
+            assertThrows(NullPointerException.class, () -> new StopOptions().strings("a", null));
+            // None of those changed the conditions: maxTokens 4 still ends the generation.
+            Generation got = generate(session, 30);
+            assertEquals(EndReason.LENGTH, got.end(), got.toString());
+            assertEquals(4, got.tokens().size(), got.toString());
+        }
+    }
+
+    @Test
+    void clearingTheStopConditionsLetsTheGenerationRunOn() throws Throwable {
+        try (Model model = chatOneThread(); Session session = stopSession(model)) {
+            Generation ref = reference(session);
+            String stop = middle(ref.text(), 6);
+            List<Executable> clears = List.of(session::clearStop, () -> session.setStop(null),
+                    () -> session.setStop(new StopOptions()));
+            for (Executable clear : clears) {
+                session.setStop(new StopOptions().strings(stop).ids(ref.tokens().get(5)).maxTokens(3));
+                Generation got = generate(session, 30);
+                assertEquals(EndReason.LENGTH, got.end(), "before clearing: " + got);
+                assertEquals(3, got.tokens().size(), "before clearing: " + got);
+                clear.execute();
+                assertEquals(ref, generate(session, 30));
+            }
+        }
+    }
+
     private static int[] greedyTokens(Model model, float frequencyPenalty) throws Exception {
         try (Session session = model.newSession(128, 1)) {
             session.setPolicy(PolicyParams.greedy().frequencyPenalty(frequencyPenalty));
@@ -861,6 +1061,9 @@ class ResetTest {
         throw new IllegalStateException("no VmRSS in /proc/self/status");
     }
 
+    private static final String[] LONG_STOPS = IntStream.range(0, 16)
+            .mapToObj(i -> String.valueOf((char) ('a' + i)).repeat(4096)).toArray(String[]::new);
+
     @Test
     void aThousandCreateFreeCyclesKeepMemoryFlat() throws Exception {
         try (Model model = goldenOneThread()) {
@@ -880,6 +1083,9 @@ class ResetTest {
     private static void cycle(Model model, int i) throws ResetException {
         try (Session session = model.newSession(64, 1)) {
             session.setPolicy(PolicyParams.reset(1.0f, 0.3f, 0.6f, 32).preset("Qwen3-8B"));
+            // Stop strings cross twice (the glue's copy, the options' own), refused or not: 16 of 4 KiB, longer
+            // than the library takes, would grow RSS by 64 MiB over 1,000 cycles if either copy leaked.
+            assertThrows(ResetException.class, () -> session.setStop(new StopOptions().strings(LONG_STOPS).ids(1, 2)));
             // A prefill costs milliseconds on a loaded CPU: every tenth cycle keeps the test short.
             if (i % 10 == 0) session.prefill(new int[] {1, 2, 3});
         }
