@@ -509,11 +509,11 @@ typedef struct reset_stop_options {
      * text ends with the beginning of a stop string, that part is held back
      * (reset_step.text is shorter) until later tokens complete or break the
      * match; held text is reported when the sequence ends otherwise (an
-     * end-of-generation id, a stop id, max_tokens), and forgotten if the
-     * caller stops decoding and prefills instead.  Only text generated since
-     * the sequence's last prefill is searched, never the prompt, and text
-     * already reported is not searched again (a stop string set mid-answer
-     * matches from the held text on).  Each is valid UTF-8 of
+     * end-of-generation id, a stop id, max_tokens), and a caller that ends
+     * the generation itself reads it with reset_session_held_text.  Only text
+     * generated since the sequence's last prefill is searched, never the
+     * prompt, and text already reported is not searched again (a stop string
+     * set mid-answer matches from the held text on).  Each is valid UTF-8 of
      * 1..RESET_MAX_STOP_STRING_BYTES bytes, NUL-terminated; the model needs a
      * tokenizer. */
     const char *const *strings;
@@ -551,6 +551,18 @@ RESET_API void reset_stop_options_init_sized(reset_stop_options *options, size_t
  * vocabulary), RESET_ERR_UNSUPPORTED (stop strings on a model without a
  * tokenizer), RESET_ERR_INVALID_HANDLE. */
 RESET_API reset_status reset_set_stop(reset_session *session, const reset_stop_options *options);
+
+/* (0.5) The text `sequence` has generated that no step has reported yet,
+ * held back because it may begin a stop string ("" when none).  A caller
+ * that ends a generation itself (its own budget, a user's interrupt) or
+ * appends prompt text to it (a reasoning budget's "</think>") shows this
+ * first: the next prefill of the sequence forgets it, as does
+ * reset_session_reset.  *text is owned by the session and valid until the
+ * next call on it; it is not NUL-terminated.
+ * Errors: RESET_ERR_INVALID_ARGUMENT (text or text_len NULL),
+ * RESET_ERR_OUT_OF_RANGE (sequence), RESET_ERR_INVALID_HANDLE. */
+RESET_API reset_status reset_session_held_text(const reset_session *session, int32_t sequence, const char **text,
+                                               size_t *text_len);
 
 /* Why a sequence stopped. */
 typedef enum reset_end_reason {

@@ -384,7 +384,8 @@ reset_status reset_step_to_json(const reset_step *step, char *buffer, size_t cap
         r.end_reason = reset::enum_as_int(s.end_reason);
         // 0.4's struct has the same size (stop_index fills its tail padding), which
         // reset_step_init and reset_decode_step write: only a 0.5 reason reads it.
-        r.stop_index = s.stop_index;
+        const bool has_stop_index = step->struct_size >= offsetof(reset_step, stop_index) + sizeof s.stop_index;
+        r.stop_index = has_stop_index ? s.stop_index : -1;
         r.text = s.text ? s.text : "";
         r.text_len = s.text ? s.text_len : 0;
         reset::copy_line(reset::trace_line(r), buffer, capacity, out_length);

@@ -166,6 +166,20 @@ reset_status reset_set_stop(reset_session *session, const reset_stop_options *op
     });
 }
 
+reset_status reset_session_held_text(const reset_session *session, int32_t sequence, const char **text,
+                                     size_t *text_len) {
+    if (text) *text = "";
+    if (text_len) *text_len = 0;
+    return api_call([&] {
+        const Session &s = session_of(session);
+        require(text, "text");
+        require(text_len, "text_len");
+        const std::string &held = s.held_text(sequence);
+        *text = held.data();
+        *text_len = held.size();
+    });
+}
+
 void reset_step_init_sized(reset_step *steps, size_t count, size_t struct_size) {
     if (!steps) return;
     reset_step defaults;

@@ -296,6 +296,12 @@ void Session::set_stop(const reset_stop_options *options) {
     stop_ = make_stop_conditions(options, model_->config.vocab_size, model_->tokenizer != nullptr);
 }
 
+const std::string &Session::held_text(int32_t sequence) const {
+    if (sequence < 0 || sequence >= sequences())
+        fail(RESET_ERR_OUT_OF_RANGE, "sequence ", sequence, " is outside [0, ", sequences(), ")");
+    return sequences_[size_t(sequence)].held;
+}
+
 void Session::set_policy(const reset_policy_params &params) {
     const Policy policy = validate_policy(params, &model_->config);
     if (device_) device_->reserve_policy_window(policy.window);

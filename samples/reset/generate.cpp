@@ -136,11 +136,20 @@ int cmd_generate(int argc, char **argv) {
     const std::string eos_text = tinfo.n_eos > 0 ? token_text(tokenizer, tinfo.eos_ids[0]) : "";
     std::string line(512, '\0');
     ReasoningTracker reasoning;
+    // Text a stop string may begin is held back until it cannot; one that ends the answer here
+    // prints it.  (The trace has only what the steps reported.)
+    auto print_held_text = [&] {
+        const char *held = nullptr;
+        size_t held_len = 0;
+        check(reset_session_held_text(session.handle, 0, &held, &held_len), "the held text");
+        std::fwrite(held, 1, held_len, stdout);
+    };
     for (long n = 0; n < max_tokens; ++n) {
         reset_step step;
         reset_step_init(&step, 1);
         const reset_status status = reset_decode_step(session.handle, &step, 1, nullptr);
         if (status == RESET_ERR_CONTEXT_OVERFLOW) {
+            if (text_out) print_held_text();
             std::fprintf(stderr, "reset generate: stopped at the end of the context\n");
             break;
         }
@@ -171,6 +180,7 @@ int cmd_generate(int argc, char **argv) {
         if (step.end_of_generation) break;
         reasoning.see(std::string_view(step.text, step.text_len));
         if (reasoning.over(think_budget)) {
+            if (text_out) print_held_text();  // the prefill below forgets it
             std::string appended;
             std::vector<int32_t> appended_ids;
             const reset_status closed =

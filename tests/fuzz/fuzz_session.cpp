@@ -37,7 +37,8 @@
 //     sequence with "stop" only on a listed id or string (stop_index), with
 //     "length" only at max_tokens tokens since its last prefill (kept in the
 //     context), and text reported since the conditions were set never holds a
-//     stop string (with include_stop_string, only at the very end);
+//     stop string (with include_stop_string, only at the very end); the text
+//     held back is the twin's, valid UTF-8, and none once a sequence ended;
 //   - cancel: while a request is pending no prefill or decode call succeeds,
 //     the first that gets past its argument checks answers
 //     RESET_ERR_CANCELLED and consumes it, reset_session_reset drops it, and
@@ -241,6 +242,15 @@ void compare_with_twin(reset_session *main, reset_session *twin, const Shadow &s
                              reset_status_name(sb) + where);
         expect(sa != RESET_OK || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0,
                "logits of sequence " + std::to_string(s) + " differ from the twin's" + where);
+        // (0.5) Text held back for a stop string: the twin's, valid UTF-8, none for an ended sequence.
+        const char *held = nullptr, *twin_held = nullptr;
+        size_t held_len = 0, twin_held_len = 0;
+        ok_or_listed_error(reset_session_held_text(main, s, &held, &held_len), "reset_session_held_text", {});
+        ok_or_listed_error(reset_session_held_text(twin, s, &twin_held, &twin_held_len), "reset_session_held_text", {});
+        const std::string_view held_text(held, held_len);
+        expect(held_text == std::string_view(twin_held, twin_held_len), "held text differs from the twin's" + where);
+        expect(reset_fuzz::valid_utf8(held_text), "held text is not valid UTF-8" + where);
+        expect(held_text.empty() || !shadow.ended[size_t(s)], "an ended sequence holds text" + where);
         // Every sequence has logits once prefilled, but for one that ended on the CUDA backend.
         expect(!shadow.prefilled || sa == RESET_OK || shadow.ended[size_t(s)],
                "no logits for a live sequence" + where);

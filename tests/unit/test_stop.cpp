@@ -63,6 +63,7 @@ struct Run {
     std::vector<int32_t> tokens;
     std::vector<std::string> texts;  // per step
     std::string text;                // their concatenation
+    std::vector<std::string> held;   // reset_session_held_text after each step
     reset_end_reason end = RESET_END_NONE;
     int32_t stop_index = -1;
     int32_t length = 0;              // reset_session_length afterwards
@@ -91,6 +92,10 @@ std::vector<Run> generate(reset_session *session, int32_t sequences) {
             run.tokens.push_back(r.token);
             run.texts.emplace_back(r.text, r.text_len);
             run.text += run.texts.back();
+            const char *held = nullptr;
+            size_t held_len = 0;
+            REQUIRE(reset_session_held_text(session, k, &held, &held_len) == RESET_OK);
+            run.held.emplace_back(held, held_len);
             if (r.end_of_generation) {
                 run.end = r.end_reason;
                 run.stop_index = r.stop_index;
@@ -243,8 +248,18 @@ TEST_CASE("stop strings end each sequence where its text first contains one, wha
             // The same tokens up to where it stopped.
             REQUIRE(got.tokens.size() <= want.tokens.size());
             CHECK(std::equal(got.tokens.begin(), got.tokens.end(), want.tokens.begin()));
-            // Every step's text extends a prefix of the reference (held text comes later, never altered).
+            // Every step's text extends a prefix of the reference (held text comes later, never altered),
+            // and with the held text it is all the reference had reported by then.
             CHECK(want.text.compare(0, got.text.size(), got.text) == 0);
+            std::string reported, want_reported;
+            for (size_t j = 0; j < got.tokens.size(); ++j) {
+                reported += got.texts[j];
+                want_reported += want.texts[j];
+                if (j + 1 < got.tokens.size() || got.end == RESET_END_NONE)
+                    CHECK(reported + got.held[j] == want_reported);
+                else
+                    CHECK(got.held[j].empty());  // an ended sequence holds nothing
+            }
             if (e.index < 0) {
                 ++not_found;
                 CHECK(got.end == want.end);
@@ -411,6 +426,13 @@ TEST_CASE("reset_set_stop refuses bad options precisely and keeps the conditions
         CHECK(last_error().find(c.message) != std::string::npos);
     }
     CHECK(reset_set_stop(nullptr, &base) == RESET_ERR_INVALID_ARGUMENT);
+    const char *held = "x";
+    size_t held_len = 7;
+    CHECK(reset_session_held_text(s.session, 1, &held, &held_len) == RESET_ERR_OUT_OF_RANGE);
+    CHECK((held != nullptr && *held == '\0' && held_len == 0));  // cleared on error
+    CHECK(reset_session_held_text(s.session, 0, nullptr, &held_len) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(reset_session_held_text(s.session, 0, &held, nullptr) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(reset_session_held_text(nullptr, 0, &held, &held_len) == RESET_ERR_INVALID_ARGUMENT);
 
     // None of those changed the conditions: max_tokens 4 still ends the generation.
     Run run = generate(s.session, 1)[0];
