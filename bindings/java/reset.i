@@ -326,6 +326,8 @@ RESET_ARRAY(float, jfloat, jfloatArray, float, Float)
 %ignore reset_stop_options::ids;
 %ignore reset_stop_options::id_count;
 %ignore reset_step::text;
+/* Read through reset_java_held_text below (0.5): the text it points at is the session's. */
+%ignore reset_session_held_text;
 /* Read through reset_step's copy_top_logprobs below: Java never holds a reset_token_logprob. */
 %ignore reset_step::top_logprobs;
 %ignore reset_token_logprob;
@@ -471,6 +473,25 @@ enum reset_java_constants {
 %extend reset_tokenizer_info {
   int32_t eos_id(int32_t i) { return i >= 0 && i < $self->n_eos && i < 8 ? $self->eos_ids[i] : -1; }
 }
+
+/* reset_session_held_text (0.5) hands out a pointer into the session, valid
+ * until its next call and not NUL-terminated: Java gets the bytes instead,
+ * copied into buffer (a byte[]) in the same call.  Its status is the
+ * library's (an error throws ResetException with the library's message);
+ * text_len[0] is the held text's byte length even when buffer is shorter,
+ * and then nothing is copied (Session asks again with a buffer that long:
+ * the held text only changes with a step, a prefill or a reset). */
+%inline %{
+reset_status reset_java_held_text(const reset_session *session, int32_t sequence, char *buffer, size_t capacity,
+                                  size_t *text_len) {
+    const char *text = NULL;
+    size_t n = 0;
+    reset_status status = reset_session_held_text(session, sequence, &text, &n);
+    *text_len = n;
+    if (status == RESET_OK && n && n <= capacity) memcpy(buffer, text, n);
+    return status;
+}
+%}
 
 /* reset_decode_step fills an array of steps, one per sequence. */
 %array_functions(reset_step, reset_step_array)

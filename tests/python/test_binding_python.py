@@ -697,6 +697,53 @@ def test_a_stop_string_ends_the_text_where_the_reference_first_contains_it():
         assert got[-1].end_reason == "stop" and got[-1].stop_index == 0 and text_of(got) == text[:text.find(across)]
 
 
+def test_held_text_is_what_a_stop_string_held_back_and_the_reference_had():
+    with chat_model() as model, sampling_session(model) as session:
+        want = reference(session)
+        assert session.held_text() == ""  # no stop strings: nothing is held back
+        text = text_of(want)
+        # The stop strings of the test above: one across the start of the middle token's text, so the tokens
+        # before it end with its beginning, which is held back; one from the middle character on.
+        boundary = len(text_of(want[:len(want) // 2]))
+        middle = len(text) // 2
+        across, second = text[boundary - 3:boundary + 3], text[middle:middle + 5]
+        held_steps = 0
+        for strings, include in (([across], False), ([NEVER_GENERATED, second], True)):
+            session.set_stop(strings=strings, max_tokens=REFERENCE_TOKENS, include_stop_string=include)
+            session.reset()
+            session.prefill(STOP_PROMPT)
+            reported = ""
+            for n in range(1, REFERENCE_TOKENS + 1):
+                step = session.step()
+                reported += step.text
+                held = session.held_text()
+                if step.end:
+                    break
+                # Still generating: what was reported plus what is held is all the reference had after n steps.
+                assert reported + held == text_of(want[:n]), (strings, n, reported, held)
+                held_steps += held != ""
+            assert step.end and step.end_reason == "stop", step
+            assert held == "" and session.held_text(0) == "", held  # an ended sequence holds nothing
+        assert held_steps > 0, "no step held text back, so reported + held checked nothing held"
+        # The next prefill forgets held text, as reset() does.
+        session.set_stop(strings=[across])
+        for forget in (lambda: session.prefill([20, 21]), session.reset):
+            session.reset()
+            session.prefill(STOP_PROMPT)
+            while session.held_text() == "":
+                assert not session.step().end
+            forget()
+            assert session.held_text() == ""
+        # A sequence outside the session's is the library's RESET_ERR_OUT_OF_RANGE, one outside int32 too
+        # (ctypes would wrap 2**32 to sequence 0).
+        for sequence, message in ((1, "sequence 1 is outside [0, 1)"), (-1, "sequence -1 is outside [0, 1)"),
+                                  (2**32, "sequence 4294967296 does not fit in int32")):
+            with pytest.raises(reset.ResetError) as error:
+                session.held_text(sequence)
+            assert (error.value.status, error.value.name) == (7, "RESET_ERR_OUT_OF_RANGE"), error.value
+            assert message in error.value.message, error.value
+
+
 def test_a_stop_id_ends_the_generation_at_its_first_draw():
     with chat_model() as model, sampling_session(model) as session:
         want = reference(session)

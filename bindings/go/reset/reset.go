@@ -48,7 +48,8 @@ import (
 // functions and struct fields; 0.2 appended PresencePenalty and
 // FrequencyPenalty, 0.3 Step.Logprob, Decision.Logprob, RepetitionPenalty
 // and Policy.AddContext, 0.4 SessionOptions.TopLogprobs and
-// Step.TopLogprobs, 0.5 Session.SetStop, Step.EndReason and Step.StopIndex).
+// Step.TopLogprobs, 0.5 Session.SetStop, Session.HeldText, Step.EndReason and
+// Step.StopIndex).
 const (
 	ABIMajor = 0
 	ABIMinor = 5

@@ -1084,6 +1084,63 @@ func TestClearingTheStopConditionsLetsTheGenerationRunOn(t *testing.T) {
 	}
 }
 
+// HeldText is what a stop string holds back: after each step of a running sequence, the text reported so
+// far and the held text together are what the generation without stop conditions had reported by then
+// (tests/unit/test_stop.cpp checks the same in C).
+func TestHeldTextIsWhatTheStopStringHeldBack(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	s := stopSession(t, m)
+	defer s.Close()
+	ref := reference(t, s)
+	stop := middle(ref.text, 4)
+	if err := s.SetStop(StopOptions{Strings: []string{stop}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Prefill(ctx, stopPrompt); err != nil {
+		t.Fatal(err)
+	}
+	reported, held := "", 0 // held: the steps after which some text was held
+	ended := false
+	for k := 0; k < len(ref.tokens) && !ended; k++ {
+		steps, err := s.Step(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reported += steps[0].Text
+		ended = steps[0].End
+		text, err := s.HeldText(0)
+		if err != nil {
+			t.Fatalf("step %d: %v", k, err)
+		}
+		switch want := strings.Join(ref.texts[:k+1], ""); {
+		case ended && text != "":
+			t.Fatalf("step %d ended the sequence (%v) and still holds %q", k, steps[0].EndReason, text)
+		case !ended && reported+text != want:
+			t.Fatalf("step %d: reported %q + held %q, want %q (stop %q)", k, reported, text, want, stop)
+		case text != "":
+			held++
+		}
+	}
+	if !ended || held == 0 {
+		t.Fatalf("stop %q: ended %v, text held after %d steps; the reference %q", stop, ended, held, ref.texts)
+	}
+	// The sequence is checked by the library, with its message.
+	for _, sequence := range []int{1, -1} {
+		var e *Error
+		_, err := s.HeldText(sequence)
+		want := "sequence " + strconv.Itoa(sequence) + " is outside [0, 1)"
+		if !errors.As(err, &e) || e.Status != StatusOutOfRange || e.Name != "RESET_ERR_OUT_OF_RANGE" ||
+			!strings.Contains(e.Message, want) {
+			t.Fatalf("HeldText(%d): got %v, want RESET_ERR_OUT_OF_RANGE: ...%s...", sequence, err, want)
+		}
+	}
+}
+
 func TestContextCancellationStopsDecoding(t *testing.T) {
 	m := fixture(t)
 	defer m.Close()

@@ -292,6 +292,8 @@ func TestIntsOutsideInt32AreRefused(t *testing.T) {
 	expect("SetStop MaxTokens", s.SetStop(StopOptions{MaxTokens: wrap + 4}), StatusInvalidArgument, "MaxTokens")
 	_, err = s.Logits(wrap)
 	expect("Logits", err, StatusOutOfRange, "sequence")
+	_, err = s.HeldText(wrap) // not 0
+	expect("HeldText", err, StatusOutOfRange, "sequence")
 	if n := s.Len(wrap); n != -1 {
 		t.Errorf("Len(1<<32) = %d, want -1", n)
 	}

@@ -272,9 +272,10 @@ type StopOptions struct {
 	// ones, the first listed).  While the text ends with the beginning of a
 	// string, that part is held back (Step.Text is shorter) until later tokens
 	// complete or break the match; it is reported when the sequence ends
-	// otherwise.  Only text generated since the sequence's last prefill is
-	// searched.  Each is valid UTF-8 of 1..256 bytes without a NUL, and the
-	// model needs a tokenizer.
+	// otherwise, and Session.HeldText reads it meanwhile (a caller that ends
+	// the generation itself shows it).  Only text generated since the
+	// sequence's last prefill is searched.  Each is valid UTF-8 of 1..256
+	// bytes without a NUL, and the model needs a tokenizer.
 	Strings []string
 	// IDs end a sequence that draws one (EndStop, Step.StopIndex -1) as an
 	// end-of-generation id does; the token's text is reported unless it is a
@@ -327,6 +328,34 @@ func (s *Session) ClearStop() error {
 	return callKeeping(s, func() native.Enum_SS_reset_status {
 		return native.Reset_set_stop(s.raw, native.SwigcptrReset_stop_options(0)) // NULL
 	})
+}
+
+// HeldText (0.5) is the text a sequence has generated that no Step has
+// reported yet, held back because it may begin a stop string ("" when none,
+// and once the sequence has ended): reset_session_held_text.  A caller that
+// ends a generation itself (its own budget, a user's interrupt) or prefills
+// more of it (a reasoning budget's "</think>") shows this first, because
+// the next prefill of the sequence forgets it, as Reset does.  The text is
+// copied.  A sequence outside [0, sequences) is StatusOutOfRange.
+func (s *Session) HeldText(sequence int) (string, error) {
+	if err := checkInt32(StatusOutOfRange, "sequence", sequence); err != nil {
+		return "", err
+	}
+	// Held text is shorter than the longest stop string, so one call is the rule; a longer one (a newer
+	// library's) is read again with a buffer of its length.
+	buffer := make([]byte, native.RESET_MAX_STOP_STRING_BYTES)
+	for {
+		var n int
+		if err := callKeeping(s, func() native.Enum_SS_reset_status {
+			return native.Reset_go_held_text(s.raw, sequence, buffer, &n)
+		}); err != nil {
+			return "", err
+		}
+		if n <= len(buffer) {
+			return string(buffer[:n]), nil
+		}
+		buffer = make([]byte, n)
+	}
 }
 
 // EndReason is reset_end_reason: why a sequence stopped.

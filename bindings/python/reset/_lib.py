@@ -20,7 +20,8 @@ except ImportError:  # numpy is optional: id lists are checked element by elemen
 # struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to reset_step and
 # reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context, 0.4
 # top_logprobs to reset_session_options and top_logprob_count / top_logprobs to reset_step, 0.5
-# reset_stop_options / reset_set_stop, the end reasons STOP and LENGTH and stop_index to reset_step).
+# reset_stop_options / reset_set_stop, reset_session_held_text, the end reasons STOP and LENGTH and
+# stop_index to reset_step).
 ABI_MAJOR = 0
 ABI_MINOR = 5
 
@@ -327,6 +328,9 @@ declare("reset_set_policy", ctypes.c_int, [c_session_p, ctypes.POINTER(PolicyPar
 declare("reset_session_get_policy", ctypes.c_int, [c_session_p, ctypes.POINTER(PolicyParams)])
 declare("reset_stop_options_init_sized", None, [ctypes.POINTER(StopOptions), ctypes.c_size_t])
 declare("reset_set_stop", ctypes.c_int, [c_session_p, ctypes.POINTER(StopOptions)])
+# The held text is not NUL-terminated: a c_void_p read with its length (c_char_p would read to a NUL).
+declare("reset_session_held_text", ctypes.c_int,
+        [c_session_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)])
 declare("reset_step_init_sized", None, [ctypes.POINTER(Step), ctypes.c_size_t, ctypes.c_size_t])
 declare("reset_decode_step", ctypes.c_int,
         [c_session_p, ctypes.POINTER(Step), ctypes.c_size_t, ctypes.POINTER(ctypes.c_int32)])

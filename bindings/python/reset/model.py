@@ -204,6 +204,21 @@ class Session(OwnedHandle):
         """Remove every stop condition (reset_set_stop with NULL): sequences end only on end-of-generation ids."""
         check(lib.reset_set_stop(self.handle, None))
 
+    def held_text(self, sequence=0):
+        """The text `sequence` has generated that no step has reported yet, held back because it may begin a
+        stop string of set_stop ("" when none; 0.5, reset_session_held_text).  A caller that ends a generation
+        itself (its own budget, a user's interrupt) or appends prompt text to it shows this first: the next
+        prefill of the sequence forgets it, as does reset().  After each step of a sequence still generating,
+        the texts its steps reported since its last prefill plus this are what they would have reported without
+        stop strings; a sequence that has ended holds none.  A sequence outside [0, sequences) raises ResetError
+        RESET_ERR_OUT_OF_RANGE."""
+        index = int32(sequence, "sequence", RESET_ERR_OUT_OF_RANGE)
+        text = ctypes.c_void_p()
+        size = ctypes.c_size_t()
+        check(lib.reset_session_held_text(self.handle, index, ctypes.byref(text), ctypes.byref(size)))
+        # Owned by the session until its next call and not NUL-terminated: copied out here, by its length.
+        return ctypes.string_at(text, size.value).decode("utf-8") if size.value else ""
+
     def prefill(self, ids):
         """Append ids (a sequence of ints or a 1-D integer NumPy array; int32 is passed without a copy)."""
         _keep, pointer, n = int32_array(ids, "ids")

@@ -161,6 +161,8 @@ RESET_GO_OUT(int32_t, int32, int32_t)
 %ignore reset_stop_options::ids;
 %ignore reset_stop_options::id_count;
 %ignore reset_step::text;
+/* Read through reset_go_held_text below (0.5): the text it points at is the session's. */
+%ignore reset_session_held_text;
 /* Read through reset_step's copy_top_logprobs below: Go never holds a reset_token_logprob. */
 %ignore reset_step::top_logprobs;
 %ignore reset_token_logprob;
@@ -292,6 +294,23 @@ reset_step *reset_go_steps_new(size_t count) {
 /* The i-th step, borrowed from the array. */
 reset_step *reset_go_steps_at(reset_step *steps, size_t i) { return steps + i; }
 void reset_go_steps_free(reset_step *steps) { free(steps); }
+
+/* reset_session_held_text (0.5) hands out a pointer into the session, valid
+ * until its next call and not NUL-terminated: Go gets the bytes instead,
+ * copied into buffer (a []byte) in the same call.  Its status is the
+ * library's; *text_len is the held text's byte length even when buffer is
+ * shorter, and then nothing is copied (package reset asks again with a
+ * buffer that long: the held text only changes with a step, a prefill or a
+ * reset). */
+reset_status reset_go_held_text(const reset_session *session, int32_t sequence, char *buffer, size_t capacity,
+                                size_t *text_len) {
+    const char *text = NULL;
+    size_t n = 0;
+    reset_status status = reset_session_held_text(session, sequence, &text, &n);
+    *text_len = n;
+    if (status == RESET_OK && n && n <= capacity) memcpy(buffer, text, n);
+    return status;
+}
 
 /* A conversation for reset_chat_format, in C memory for the same reason:
  * each message points at its role and content.  NULL when memory runs out. */

@@ -35,8 +35,8 @@ pub const ABI_MAJOR: u32 = sys::RESET_VERSION_MAJOR;
 /// The oldest minor of [`ABI_MAJOR`] these bindings run on: the one they were written for (minors only
 /// append functions and struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to
 /// reset_step and reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context, 0.4
-/// top_logprobs to reset_session_options and reset_step, 0.5 reset_stop_options / reset_set_stop, the end reasons
-/// STOP and LENGTH and stop_index to reset_step).
+/// top_logprobs to reset_session_options and reset_step, 0.5 reset_stop_options / reset_set_stop,
+/// reset_session_held_text, the end reasons STOP and LENGTH and stop_index to reset_step).
 pub const ABI_MINOR: u32 = 5;
 
 // A header older than ABI_MINOR lacks fields these bindings set: fail the build, not a call.
@@ -715,6 +715,26 @@ impl<'m> Session<'m> {
     /// Remove every stop condition (reset_set_stop with NULL): sequences end only on end-of-generation ids.
     pub fn clear_stop(&mut self) -> Result<()> {
         check(unsafe { sys::reset_set_stop(self.raw(), ptr::null()) })
+    }
+
+    /// 0.5: the text `sequence` has generated that no step has reported yet, held back because it may begin a stop
+    /// string of [`set_stop`](Session::set_stop) (empty when none; reset_session_held_text).  A caller that ends a
+    /// generation itself (its own budget, a user's interrupt) or appends prompt text to it shows this first: the next
+    /// prefill of the sequence forgets it, as does [`reset`](Session::reset).  After each step of a sequence still
+    /// generating, the texts its steps reported since its last prefill plus this are what they would have reported
+    /// without stop strings; a sequence that has ended holds none.  A sequence outside `0..sequences` is
+    /// `Error::OUT_OF_RANGE`.
+    pub fn held_text(&self, sequence: i32) -> Result<String> {
+        let mut text: *const c_char = ptr::null();
+        let mut text_len = 0usize;
+        check(unsafe { sys::reset_session_held_text(self.raw(), sequence, &mut text, &mut text_len) })?;
+        // Owned by the session until its next call and not NUL-terminated: copied now, by its length.
+        let bytes = if text_len == 0 || text.is_null() {
+            Vec::new()
+        } else {
+            unsafe { std::slice::from_raw_parts(text as *const u8, text_len) }.to_vec()
+        };
+        utf8(bytes)
     }
 
     /// Append prompt tokens to every sequence.

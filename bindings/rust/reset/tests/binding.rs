@@ -547,6 +547,71 @@ fn a_stop_string_ends_the_text_where_the_reference_first_contains_it() {
     }
 }
 
+/// 0.5: reset_session_held_text.  After every step of a sequence still generating, the text reported so far plus the
+/// held text is all the reference had after as many steps; a stop ends with nothing held.
+#[test]
+fn held_text_is_what_a_stop_string_held_back_and_the_reference_had() {
+    let model = chat_model();
+    let mut session = sampling_session(&model);
+    let want = reference(&mut session);
+    assert_eq!(session.held_text(0).unwrap(), ""); // no stop strings: nothing is held back
+    let text = text_of(&want);
+    let chars = |from: usize, to: usize| -> String { text.chars().skip(from).take(to - from).collect() };
+    // The stop strings of the test above: one across the start of the middle token's text, so the tokens before it
+    // end with its beginning, which is held back; one from the middle character on.
+    let boundary = text_of(&want[..want.len() / 2]).chars().count();
+    let middle = text.chars().count() / 2;
+    let (across, second) = (chars(boundary - 3, boundary + 3), chars(middle, middle + 5));
+    let mut held_steps = 0;
+    for (strings, include) in [(vec![across.clone()], false), (vec![NEVER_GENERATED.to_string(), second], true)] {
+        let options = StopOptions {
+            strings: strings.clone(),
+            max_tokens: REFERENCE_TOKENS as i32,
+            include_stop_string: include,
+            ..StopOptions::default()
+        };
+        session.set_stop(&options).unwrap();
+        session.reset().unwrap();
+        session.prefill(&STOP_PROMPT).unwrap();
+        let mut reported = String::new();
+        let mut stopped = false;
+        for n in 1..=REFERENCE_TOKENS {
+            let step = session.step().unwrap().remove(0);
+            reported.push_str(&step.text);
+            let held = session.held_text(0).unwrap();
+            if step.end {
+                assert_eq!(step.end_reason, EndReason::Stop, "{step:?}");
+                assert_eq!(held, "", "{strings:?}: an ended sequence holds nothing");
+                stopped = true;
+                break;
+            }
+            // Still generating: what was reported plus what is held is all the reference had after n steps.
+            assert_eq!(format!("{reported}{held}"), text_of(&want[..n]), "{strings:?} after {n} steps");
+            held_steps += !held.is_empty() as usize;
+        }
+        assert!(stopped, "{strings:?} did not stop");
+    }
+    assert!(held_steps > 0, "no step held text back, so reported + held checked nothing held");
+    // The next prefill forgets held text, as a reset does.
+    session.set_stop(&StopOptions { strings: vec![across], ..StopOptions::default() }).unwrap();
+    let forgets: [fn(&mut Session<'_>) -> reset::Result<()>; 2] = [|s| s.prefill(&[20, 21]), |s| s.reset()];
+    for forget in forgets {
+        session.reset().unwrap();
+        session.prefill(&STOP_PROMPT).unwrap();
+        while session.held_text(0).unwrap().is_empty() {
+            assert!(!session.step().unwrap()[0].end);
+        }
+        forget(&mut session).unwrap();
+        assert_eq!(session.held_text(0).unwrap(), "");
+    }
+    // A sequence outside the session's is the library's RESET_ERR_OUT_OF_RANGE.
+    for sequence in [1, -1, i32::MAX, i32::MIN] {
+        let error = session.held_text(sequence).unwrap_err();
+        assert_eq!((error.status, error.name.as_str()), (Error::OUT_OF_RANGE, "RESET_ERR_OUT_OF_RANGE"), "{error}");
+        assert!(error.message.contains(&format!("sequence {sequence} is outside [0, 1)")), "{error}");
+    }
+}
+
 #[test]
 fn a_stop_id_ends_the_generation_at_its_first_draw() {
     let model = chat_model();

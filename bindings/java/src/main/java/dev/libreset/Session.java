@@ -3,6 +3,7 @@ package dev.libreset;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
@@ -118,6 +119,31 @@ public final class Session implements AutoCloseable {
     public void clearStop() throws ResetException {
         try {
             ResetNative.reset_set_stop(handle(), null);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
+     * (0.5) The text a sequence has generated that no step has reported yet, held back because it may
+     * begin a stop string ("" when none, and once the sequence has ended): reset_session_held_text.  A
+     * caller that ends a generation itself (its own budget, a user's interrupt) or prefills more of it (a
+     * reasoning budget's "</think>") shows this first, because the next prefill of the sequence forgets
+     * it, as {@link #reset()} does.  The text is copied.
+     *
+     * @throws ResetException OUT_OF_RANGE (sequence)
+     */
+    public String heldText(int sequence) throws ResetException {
+        // Held text is shorter than the longest stop string (256 bytes), so one call is the rule; a longer
+        // one (a newer library's) is read again with a buffer of its length.
+        byte[] buffer = new byte[256];
+        long[] length = new long[1];
+        try {
+            while (true) {
+                ResetNative.reset_java_held_text(handle(), sequence, buffer, length);
+                if (length[0] <= buffer.length) return Text.string(Arrays.copyOf(buffer, (int) length[0]));
+                buffer = new byte[Math.toIntExact(length[0])];
+            }
         } finally {
             Reference.reachabilityFence(this);
         }

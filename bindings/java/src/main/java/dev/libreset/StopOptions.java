@@ -23,9 +23,10 @@ public final class StopOptions {
      * match is made on the text, however it was split into tokens, at the first character where any
      * string is complete (of several complete there, the longest; of equal ones, the first listed).  While
      * the text ends with the beginning of a string, that part is held back (a step's text is shorter) until
-     * later tokens complete or break the match; it is reported when the sequence ends otherwise.  Only text
-     * generated since the sequence's last prefill is searched.  Each crosses as UTF-8, 1..256 bytes without
-     * U+0000, and the model needs a tokenizer.  Replaces the strings given before; copied.
+     * later tokens complete or break the match; it is reported when the sequence ends otherwise, and
+     * {@link Session#heldText} reads it meanwhile (a caller that ends the generation itself shows it).
+     * Only text generated since the sequence's last prefill is searched.  Each crosses as UTF-8, 1..256
+     * bytes without U+0000, and the model needs a tokenizer.  Replaces the strings given before; copied.
      *
      * @throws NullPointerException for a null array or string
      */

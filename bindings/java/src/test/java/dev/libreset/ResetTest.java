@@ -781,6 +781,48 @@ class ResetTest {
         }
     }
 
+    /**
+     * heldText is what a stop string holds back: after each step of a running sequence, the text reported so
+     * far and the held text together are what the generation without stop conditions had reported by then
+     * (tests/unit/test_stop.cpp checks the same in C).
+     */
+    @Test
+    void heldTextIsWhatTheStopStringHeldBack() throws Exception {
+        try (Model model = chatOneThread(); Session session = stopSession(model)) {
+            Generation ref = reference(session);
+            String stop = middle(ref.text(), 4);
+            session.setStop(new StopOptions().strings(stop));
+            session.reset();
+            session.prefill(STOP_PROMPT);
+            StringBuilder reported = new StringBuilder();
+            int held = 0; // the steps after which some text was held
+            boolean ended = false;
+            for (int k = 0; k < ref.tokens().size() && !ended; k++) {
+                Step step = session.step().get(0);
+                reported.append(step.text());
+                ended = step.end();
+                String text = session.heldText(0);
+                String message = "step " + k + " (stop \"" + stop + "\"): reported \"" + reported + "\", held \""
+                        + text + "\", " + step;
+                if (ended) {
+                    assertEquals("", text, "an ended sequence holds nothing: " + message);
+                } else {
+                    assertEquals(String.join("", ref.texts().subList(0, k + 1)), reported + text, message);
+                    if (!text.isEmpty()) held++;
+                }
+            }
+            assertTrue(ended, "stop \"" + stop + "\" never ended the generation; the reference " + ref);
+            assertTrue(held > 0, "stop \"" + stop + "\" held no text back; the reference " + ref.texts());
+            // The sequence is checked by the library, with its message.
+            for (int sequence : new int[] {1, -1}) {
+                ResetException e = assertThrows(ResetException.class, () -> session.heldText(sequence));
+                assertEquals(Status.OUT_OF_RANGE, e.getStatus(), e.getMessage());
+                assertEquals("RESET_ERR_OUT_OF_RANGE", e.getStatusName(), e.getMessage());
+                assertTrue(e.getReason().contains("sequence " + sequence + " is outside [0, 1)"), e.getMessage());
+            }
+        }
+    }
+
     private static int[] greedyTokens(Model model, float frequencyPenalty) throws Exception {
         try (Session session = model.newSession(128, 1)) {
             session.setPolicy(PolicyParams.greedy().frequencyPenalty(frequencyPenalty));
