@@ -529,6 +529,11 @@ typedef struct reset_stop_options {
      * 0 = no limit. Default 0 */
     int32_t max_tokens;
     int32_t include_stop_string; /* 1: a matched stop string is reported as part of the text. Default 0 */
+    /* 1: an end-of-generation id does not end a sequence: it is reported and
+     * enters the context like any other token (vLLM's ignore_eos, llama.cpp's
+     * --ignore-eos), so a benchmark decodes as many tokens as it asks for.
+     * Stop ids, stop strings and max_tokens still end it. Default 0 */
+    int32_t ignore_eos;
 } reset_stop_options;
 
 /* The most stop strings, bytes per stop string and stop ids of a session. */
@@ -546,7 +551,8 @@ RESET_API void reset_stop_options_init_sized(reset_stop_options *options, size_t
  * reset_set_policy.  Errors (the conditions are then unchanged):
  * RESET_ERR_INVALID_ARGUMENT (a NULL array with a count above 0, a NULL or
  * empty string, a string over RESET_MAX_STOP_STRING_BYTES, a count above its
- * limit, max_tokens < 0, include_stop_string not 0 or 1, a bad struct_size),
+ * limit, max_tokens < 0, include_stop_string or ignore_eos not 0 or 1, a bad
+ * struct_size),
  * RESET_ERR_BAD_UTF8, RESET_ERR_OUT_OF_RANGE (a stop id outside the
  * vocabulary), RESET_ERR_UNSUPPORTED (stop strings on a model without a
  * tokenizer), RESET_ERR_INVALID_HANDLE. */

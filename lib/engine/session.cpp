@@ -399,7 +399,7 @@ bool Session::finish_token(size_t s, int32_t token, const SamplerSignals &signal
     ++sequence.generated;
     // How the token itself ends the sequence, if it does.
     reset_end_reason reason = RESET_END_NONE;
-    if (is_eos(token)) reason = RESET_END_EOS;
+    if (is_eos(token) && !stop_.ignore_eos) reason = RESET_END_EOS;
     else if (stop_.is_stop_id(token)) reason = RESET_END_STOP;
     else if (stop_.max_tokens > 0 && sequence.generated >= stop_.max_tokens) reason = RESET_END_LENGTH;
     // The generation's last text includes an incomplete character's bytes (as U+FFFD), searched too.

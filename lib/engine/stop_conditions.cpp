@@ -42,6 +42,8 @@ StopConditions make_stop_conditions(const reset_stop_options *options, int32_t v
     if (o.include_stop_string != 0 && o.include_stop_string != 1)
         fail(RESET_ERR_INVALID_ARGUMENT, "options->include_stop_string = ", o.include_stop_string,
              " (must be 0 or 1)");
+    if (o.ignore_eos != 0 && o.ignore_eos != 1)
+        fail(RESET_ERR_INVALID_ARGUMENT, "options->ignore_eos = ", o.ignore_eos, " (must be 0 or 1)");
     if (o.string_count > 0 && !has_tokenizer)
         fail(RESET_ERR_UNSUPPORTED, "stop strings need the model's tokenizer, and this model has none "
              "(stop ids and max_tokens work without one)");
@@ -69,6 +71,7 @@ StopConditions make_stop_conditions(const reset_stop_options *options, int32_t v
     c.ids.erase(std::unique(c.ids.begin(), c.ids.end()), c.ids.end());
     c.max_tokens = o.max_tokens;
     c.include_stop_string = o.include_stop_string == 1;
+    c.ignore_eos = o.ignore_eos == 1;
     return c;
 }
 

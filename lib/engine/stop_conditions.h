@@ -22,6 +22,7 @@ struct StopConditions {
     std::vector<int32_t> ids;  // sorted, unique
     int32_t max_tokens = 0;    // 0: no limit
     bool include_stop_string = false;
+    bool ignore_eos = false;
 
     bool is_stop_id(int32_t token) const;
 };

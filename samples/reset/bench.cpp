@@ -110,6 +110,12 @@ DecodeResult run_decode_case(const Model &model, const DecodeCase &c, long token
     std::vector<reset_step> steps(static_cast<size_t>(c.sequences));
     try {
         check(reset_set_policy(session, &policy.params), "policy");
+        // Every timed step a full forward pass of every sequence: an end-of-generation id is one
+        // more token (until 0.5 a single sequence prefilled it back, untimed, and parallel ones ended).
+        reset_stop_options stop;
+        reset_stop_options_init(&stop);
+        stop.ignore_eos = 1;
+        check(reset_set_stop(session, &stop), "stop conditions");
         for (long r = 0; r < repeat; ++r) {
             check(reset_session_reset(session), "reset");
             double t0 = now_seconds();
@@ -122,10 +128,6 @@ DecodeResult run_decode_case(const Model &model, const DecodeCase &c, long token
                 t0 = now_seconds();
                 check(reset_decode_step(session, steps.data(), steps.size(), &active), "decode");
                 times.push_back(now_seconds() - t0);
-                // An end-of-generation id is not run through the model: append it
-                // (untimed) so that every timed step is a full forward pass.
-                if (c.sequences == 1 && steps[0].end_of_generation)
-                    check(reset_prefill(session, &steps[0].token, 1), "prefill");
                 if (active == 0) break;
             }
             step_ms.push_back(1e3 * median(times));

@@ -59,13 +59,14 @@ int cmd_generate(int argc, char **argv) {
         with_model_options({"policy", "max-tokens", "jsonl", "system", "think-budget", "top-logprobs", "stop",
                             "stop-id"});
     valued.insert(kSamplingValued.begin(), kSamplingValued.end());
-    const Args args = parse_args(argc, argv, 2, {"raw", "no-think", "help"}, valued);
+    const Args args = parse_args(argc, argv, 2, {"raw", "no-think", "ignore-eos", "help"}, valued);
     if (args.has("help") || args.positional.empty()) {
         std::printf(
             "usage: reset generate MODEL_DIR [PROMPT...|-] [--policy P] [--max-tokens N] [--jsonl FILE|-]\n"
             "                      [--raw] [--no-think] [--system TEXT] [--seed N] [--top-p P] [--top-k K]\n"
             "                      [--presence-penalty X] [--frequency-penalty X] [--repetition-penalty R]\n"
             "                      [--think-budget N] [--top-logprobs N] [--stop TEXT]... [--stop-id N]...\n"
+            "                      [--ignore-eos]\n"
             "The prompt is chat-formatted (thinking on unless --no-think) unless --raw.  --jsonl writes one\n"
             "line of per-token signals per token (to stdout with '-', instead of the text).  --think-budget:\n"
             "after N reasoning tokens, \"</think>\" is appended as prompt text (not a step of the trace).\n"
@@ -78,7 +79,8 @@ int cmd_generate(int argc, char **argv) {
             "top_logprobs).\n"
             "--stop TEXT (up to 16, each 1..256 bytes of UTF-8; in bash $'\\n' is a newline) ends the answer\n"
             "where its text first contains TEXT, which is not printed; --stop-id N ends it on token N, as on the\n"
-            "model's end-of-generation ids (vLLM's stop and stop_token_ids).\n");
+            "model's end-of-generation ids (vLLM's stop and stop_token_ids).  --ignore-eos: those ids are\n"
+            "tokens like any other, and the answer runs to --max-tokens (or a stop).\n");
         return args.has("help") ? 0 : 2;
     }
     const long max_tokens = args.get_int("max-tokens", 512, 1, 1L << 30);
@@ -125,6 +127,7 @@ int cmd_generate(int argc, char **argv) {
         stop.ids = stop_ids.data();
         stop.id_count = stop_ids.size();
         stop.max_tokens = int32_t(std::min<long>(tokens_left, INT32_MAX));
+        stop.ignore_eos = args.has("ignore-eos") ? 1 : 0;
         check(reset_set_stop(session.handle, &stop), "the stop conditions");
     };
     set_stop(max_tokens);

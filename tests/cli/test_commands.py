@@ -171,6 +171,17 @@ stopped = [json.loads(l) for l in out.splitlines()] if rc == 0 else []
 check("generate --stop-id: ends at the id's first draw, its text reported",
       len(stopped) == first + 1 and stopped[-1].get("end_reason") == "stop" and stopped[-1].get("stop_index") == -1
       and "".join(r["text"] for r in stopped) == "".join(r["text"] for r in hot_steps[:first + 1]), out + err)
+# --ignore-eos: at T 3 seed 2 "Hi" draws an end-of-generation id within 200 tokens; with the flag that
+# id is one more token (not the end) and the answer runs to --max-tokens, the same draws up to it.
+hot_200 = ["generate", CHAT, "Hi", "--max-tokens", "200", "--policy", "fixed 3.0 seed=2", "--jsonl", "-"]
+rc, out, err = run(*hot_200)
+eos_run = [json.loads(l) for l in out.splitlines()] if rc == 0 else []
+rc, out, err = run(*hot_200, "--ignore-eos")
+ignored = [json.loads(l) for l in out.splitlines()] if rc == 0 else []
+check("generate --ignore-eos: past the end-of-generation id to --max-tokens, the same draws before it",
+      eos_run and eos_run[-1].get("end_reason") == "eos" and len(eos_run) < 200 and len(ignored) == 200
+      and [r["token"] for r in ignored[:len(eos_run)]] == [r["token"] for r in eos_run]
+      and not ignored[len(eos_run) - 1]["end"] and ignored[-1].get("end_reason") == "length", out + err)
 check_error("--stop-id outside the vocabulary", ["generate", CHAT, "Hi", "--stop-id", "512"], 1,
             "options->ids[0] = 512 is outside the vocabulary")
 check_error("--stop that is too long", ["generate", CHAT, "Hi", "--stop", "x" * 257], 1, "longer than 256 bytes")

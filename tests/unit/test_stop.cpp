@@ -117,7 +117,7 @@ std::vector<Run> generate(reset_session *session, int32_t sequences) {
 struct StopSpec {
     std::vector<std::string> strings;
     std::vector<int32_t> ids;
-    int32_t max_tokens = 0, include = 0;
+    int32_t max_tokens = 0, include = 0, ignore_eos = 0;
     std::vector<const char *> pointers;
 
     reset_stop_options options() {
@@ -131,13 +131,14 @@ struct StopSpec {
         o.id_count = ids.size();
         o.max_tokens = max_tokens;
         o.include_stop_string = include;
+        o.ignore_eos = ignore_eos;
         return o;
     }
 };
 
 void set_stop(reset_session *session, const std::vector<std::string> &strings, const std::vector<int32_t> &ids,
               int32_t max_tokens, int32_t include = 0) {
-    StopSpec spec{strings, ids, max_tokens, include, {}};
+    StopSpec spec{strings, ids, max_tokens, include, 0, {}};
     const reset_stop_options o = spec.options();
     const reset_status status = reset_set_stop(session, &o);
     INFO(reset_last_error());
@@ -177,7 +178,7 @@ Expected first_stop(const std::string &text, const std::vector<std::string> &sto
 
 TEST_CASE("stop search: first end wins, then the longest, then the first listed; what may begin one is held") {
     auto conditions = [](std::vector<std::string> strings) {
-        StopSpec spec{std::move(strings), {}, 0, 0, {}};
+        StopSpec spec{std::move(strings), {}, 0, 0, 0, {}};
         const reset_stop_options o = spec.options();
         return reset::make_stop_conditions(&o, 512, true);
     };
@@ -362,6 +363,47 @@ TEST_CASE("stop ids end a sequence as EOS does; max_tokens ends it with its last
     CHECK(reset_decode_step(s.session, &r, 1, nullptr) == RESET_ERR_STATE);  // every sequence has ended
 }
 
+TEST_CASE("ignore_eos: an end-of-generation id is one more token, in the context; max_tokens still ends it") {
+    // Seed 7 at T 2 draws an end-of-generation id (3 or 1 of the chat fixture's 512) at its 59th
+    // token: without ignore_eos it ends there.
+    ModelGuard m{load_chat_model()};
+    SessionGuard s{sampling_session(m.model, 1, 7)};
+    set_stop(s.session, {}, {}, 100);
+    const Run ended = generate(s.session, 1)[0];
+    REQUIRE(ended.end == RESET_END_EOS);
+    REQUIRE(ended.tokens.size() < 90);
+    StopSpec spec{{}, {}, 100, 0, 1, {}};
+    const reset_stop_options o = spec.options();
+    REQUIRE(reset_set_stop(s.session, &o) == RESET_OK);
+    const Run ignored = generate(s.session, 1)[0];
+    CHECK(ignored.end == RESET_END_LENGTH);
+    CHECK(ignored.tokens.size() == 100);
+    CHECK(ignored.length == kPromptLength + 100);  // the end-of-generation id entered the context
+    CHECK(std::equal(ended.tokens.begin(), ended.tokens.end(), ignored.tokens.begin()));
+    // The ids after it are those of a session that was given it as prompt text.
+    SessionGuard fed{sampling_session(m.model, 1, 7)};
+    REQUIRE(reset_prefill(fed.session, kPrompt, kPromptLength) == RESET_OK);
+    for (size_t j = 0; j < ended.tokens.size() - 1; ++j) {
+        reset_step r;
+        reset_step_init(&r, 1);
+        REQUIRE(reset_decode_step(fed.session, &r, 1, nullptr) == RESET_OK);
+    }
+    REQUIRE(reset_prefill(fed.session, &ended.tokens.back(), 1) == RESET_OK);
+    std::vector<float> a(512), b(512);
+    REQUIRE(reset_session_logits(fed.session, 0, a.data(), a.size()) == RESET_OK);
+    SessionGuard again{sampling_session(m.model, 1, 7)};
+    REQUIRE(reset_set_stop(again.session, &o) == RESET_OK);
+    REQUIRE(reset_prefill(again.session, kPrompt, kPromptLength) == RESET_OK);
+    for (size_t j = 0; j < ended.tokens.size(); ++j) {
+        reset_step r;
+        reset_step_init(&r, 1);
+        REQUIRE(reset_decode_step(again.session, &r, 1, nullptr) == RESET_OK);
+        CHECK(r.end_of_generation == 0);
+    }
+    REQUIRE(reset_session_logits(again.session, 0, b.data(), b.size()) == RESET_OK);
+    CHECK(a == b);
+}
+
 TEST_CASE("reset_set_stop refuses bad options precisely and keeps the conditions it had") {
     ModelGuard m{load_chat_model()};
     SessionGuard s{sampling_session(m.model, 1, 3)};
@@ -426,6 +468,10 @@ TEST_CASE("reset_set_stop refuses bad options precisely and keeps the conditions
         CHECK(last_error().find(c.message) != std::string::npos);
     }
     CHECK(reset_set_stop(nullptr, &base) == RESET_ERR_INVALID_ARGUMENT);
+    reset_stop_options bad_ignore = base;
+    bad_ignore.ignore_eos = -1;
+    CHECK(reset_set_stop(s.session, &bad_ignore) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(last_error().find("options->ignore_eos = -1 (must be 0 or 1)") != std::string::npos);
     const char *held = "x";
     size_t held_len = 7;
     CHECK(reset_session_held_text(s.session, 1, &held, &held_len) == RESET_ERR_OUT_OF_RANGE);
