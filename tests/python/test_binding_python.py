@@ -451,11 +451,13 @@ def test_step_structs_match_the_library_byte_for_byte():
     assert steps[1].stop_index == -1 and steps[1].end_reason == 0  # 0.5: no stop string, RESET_END_NONE
     if ctypes.sizeof(ctypes.c_void_p) == 8:
         assert ctypes.sizeof(_lib.Step) == 96  # stop_index fills 0.4's tail padding (reset.h): the size is unchanged
-        assert ctypes.sizeof(_lib.StopOptions) == 48
-    stop = _lib.StopOptions(struct_size=1, string_count=3, id_count=4, max_tokens=5, include_stop_string=1)
+        assert ctypes.sizeof(_lib.StopOptions) == 56  # ignore_eos (0.5) after include_stop_string, then padding
+    stop = _lib.StopOptions(struct_size=1, string_count=3, id_count=4, max_tokens=5, include_stop_string=1,
+                            ignore_eos=1)
     _lib.lib.reset_stop_options_init_sized(ctypes.byref(stop), ctypes.sizeof(stop))
     assert stop.struct_size == ctypes.sizeof(_lib.StopOptions)
-    assert (stop.string_count, stop.id_count, stop.max_tokens, stop.include_stop_string) == (0, 0, 0, 0)
+    assert (stop.string_count, stop.id_count, stop.max_tokens, stop.include_stop_string, stop.ignore_eos) == \
+        (0, 0, 0, 0, 0)  # the library's init zeroes the whole struct this binding declares, ignore_eos too
     assert ctypes.sizeof(_lib.TokenLogprobStruct) == 8  # reset_token_logprob: int32_t, float
     options = _lib.SessionOptions()
     options.top_logprobs = 7
@@ -761,6 +763,30 @@ def test_a_stop_id_ends_the_generation_at_its_first_draw():
         # NumPy ids are taken too.
         session.set_stop(ids=np.array([stop_id], dtype=np.int64))
         assert len(run(session)) == first + 1
+
+
+# Seed 7 draws an end-of-generation id at its 59th token (tests/unit/test_stop.cpp's ignore_eos test).
+EOS_SEED = 7
+IGNORE_EOS_TOKENS = 100
+
+
+def test_ignore_eos_generates_past_an_end_of_generation_id_until_max_tokens():
+    with chat_model() as model, sampling_session(model, seed=EOS_SEED) as session:
+        session.set_stop(max_tokens=IGNORE_EOS_TOKENS)
+        ended = run(session)
+        assert ended[-1].end_reason == "eos" and len(ended) < IGNORE_EOS_TOKENS, ended[-1]
+        eos = len(ended) - 1  # the end-of-generation id's step
+        assert session.length() == len(STOP_PROMPT) + eos  # which left it out of the context
+        session.set_stop(max_tokens=IGNORE_EOS_TOKENS, ignore_eos=True)
+        got = run(session)
+        assert len(got) == IGNORE_EOS_TOKENS and got[-1].end_reason == "length", got[-1]
+        assert [s.token for s in got[:eos + 1]] == [s.token for s in ended]  # the same draws, the id included
+        assert not got[eos].end and got[eos].end_reason == "none", got[eos]  # it is one more token
+        assert text_of(got[:eos]) == text_of(ended[:eos])
+        assert session.length() == len(STOP_PROMPT) + IGNORE_EOS_TOKENS  # the id entered the context
+        # Options without it end at the id again.
+        session.set_stop(max_tokens=IGNORE_EOS_TOKENS)
+        assert [s.token for s in run(session)] == [s.token for s in ended]
 
 
 def test_bad_stop_conditions_raise_the_librarys_error_and_keep_the_conditions_in_force():

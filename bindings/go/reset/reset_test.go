@@ -858,12 +858,17 @@ const stopSeed = 3
 
 // stopSession is a one-sequence session on m drawing as test_stop.cpp's do.
 func stopSession(t *testing.T, m *Model) *Session {
+	return seededSession(t, m, stopSeed)
+}
+
+// seededSession is stopSession with another seed.
+func seededSession(t *testing.T, m *Model, seed uint64) *Session {
 	s, err := m.NewSession(512, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := DefaultPolicy()
-	p.Kind, p.Temperature, p.Seed = PolicyFixed, 2, stopSeed
+	p.Kind, p.Temperature, p.Seed = PolicyFixed, 2, seed
 	if err := s.SetPolicy(p); err != nil {
 		s.Close()
 		t.Fatal(err)
@@ -1019,6 +1024,60 @@ func TestAStopIDEndsAGenerationAtItsFirstDraw(t *testing.T) {
 	if got.end != EndStop || got.stopIndex != -1 || !reflect.DeepEqual(got.tokens, ref.tokens[:first+1]) ||
 		got.text != strings.Join(ref.texts[:first+1], "") || got.length != len(stopPrompt)+first {
 		t.Fatalf("stop id %d (first drawn at %d): %+v, the reference %v", id, first, got, ref.tokens)
+	}
+}
+
+// eosSeed draws an end-of-generation id at its 59th token (tests/unit/test_stop.cpp's ignore_eos test).
+const eosSeed = 7
+
+func TestIgnoreEOSGeneratesPastAnEndOfGenerationIDUntilMaxTokens(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	s := seededSession(t, m, eosSeed)
+	defer s.Close()
+	const n = 100
+	if err := s.SetStop(StopOptions{MaxTokens: n}); err != nil {
+		t.Fatal(err)
+	}
+	ended := generate(t, s, 2*n)
+	eos := len(ended.tokens) - 1 // the end-of-generation id's step
+	// The id leaves the context.
+	if ended.end != EndEOS || len(ended.tokens) >= n || ended.length != len(stopPrompt)+eos {
+		t.Fatalf("seed %d no longer draws an end-of-generation id before %d tokens: %+v", eosSeed, n, ended)
+	}
+	if err := s.SetStop(StopOptions{MaxTokens: n, IgnoreEOS: true}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Prefill(ctx, stopPrompt); err != nil {
+		t.Fatal(err)
+	}
+	// Step by step: the id's step is no end, and the same draws come up to it.
+	for k := 0; k <= eos; k++ {
+		steps, err := s.Step(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := steps[0]; st.Token != ended.tokens[k] || st.End || st.EndReason != EndNone ||
+			(k < eos && st.Text != ended.texts[k]) {
+			t.Fatalf("IgnoreEOS, step %d: %+v; without it %d %q", k, st, ended.tokens[k], ended.texts[k])
+		}
+	}
+	// The whole generation: MaxTokens ends it, and the id entered the context.
+	got := generate(t, s, 2*n)
+	if got.end != EndLength || len(got.tokens) != n || !isPrefix(ended.tokens, got.tokens) ||
+		got.length != len(stopPrompt)+n {
+		t.Fatalf("IgnoreEOS: %+v; without it %v", got, ended.tokens)
+	}
+	// Options without it end at the id again.
+	if err := s.SetStop(StopOptions{MaxTokens: n}); err != nil {
+		t.Fatal(err)
+	}
+	if again := generate(t, s, 2*n); !reflect.DeepEqual(again, ended) {
+		t.Fatalf("IgnoreEOS off again: %+v, want %+v", again, ended)
 	}
 }
 

@@ -287,6 +287,11 @@ type StopOptions struct {
 	MaxTokens int
 	// IncludeStopString reports a matched stop string as part of the text.
 	IncludeStopString bool
+	// IgnoreEOS: an end-of-generation id does not end a sequence; it is
+	// reported and enters the context like any other token (vLLM's
+	// ignore_eos, llama.cpp's --ignore-eos), so a benchmark decodes as many
+	// tokens as it asks for.  Strings, IDs and MaxTokens still end it.
+	IgnoreEOS bool
 }
 
 // SetStop sets the stop conditions of every sequence of the session, from the
@@ -320,6 +325,7 @@ func (s *Session) SetStop(options StopOptions) error {
 	}
 	c.SetMax_tokens(options.MaxTokens)
 	c.SetInclude_stop_string(flag(options.IncludeStopString))
+	c.SetIgnore_eos(flag(options.IgnoreEOS))
 	return callKeeping(s, func() native.Enum_SS_reset_status { return native.Reset_set_stop(s.raw, c) })
 }
 
@@ -363,7 +369,7 @@ type EndReason int
 
 const (
 	EndNone     EndReason = 0 // still generating
-	EndEOS      EndReason = 1 // it drew an end-of-generation id (that token is reported)
+	EndEOS      EndReason = 1 // it drew an end-of-generation id (that token is reported); never with IgnoreEOS
 	EndFinished EndReason = 2 // it had already ended in an earlier step: Token is -1
 	EndStop     EndReason = 3 // (0.5) it produced a stop string or a stop id (SetStop)
 	EndLength   EndReason = 4 // (0.5) it generated StopOptions.MaxTokens tokens

@@ -20,8 +20,8 @@ except ImportError:  # numpy is optional: id lists are checked element by elemen
 # struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to reset_step and
 # reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context, 0.4
 # top_logprobs to reset_session_options and top_logprob_count / top_logprobs to reset_step, 0.5
-# reset_stop_options / reset_set_stop, reset_session_held_text, the end reasons STOP and LENGTH and
-# stop_index to reset_step).
+# reset_stop_options (with ignore_eos) / reset_set_stop, reset_session_held_text, the end reasons STOP
+# and LENGTH and stop_index to reset_step).
 ABI_MAJOR = 0
 ABI_MINOR = 5
 
@@ -277,11 +277,11 @@ class Step(ctypes.Structure):
 
 
 class StopOptions(ctypes.Structure):
-    """reset_stop_options (0.5): a session's stop strings, stop ids and max_tokens."""
+    """reset_stop_options (0.5): a session's stop strings, stop ids and max_tokens, and ignore_eos."""
     _fields_ = [("struct_size", ctypes.c_uint32), ("strings", ctypes.POINTER(ctypes.c_char_p)),
                 ("string_count", ctypes.c_size_t), ("ids", ctypes.POINTER(ctypes.c_int32)),
                 ("id_count", ctypes.c_size_t), ("max_tokens", ctypes.c_int32),
-                ("include_stop_string", ctypes.c_int32)]
+                ("include_stop_string", ctypes.c_int32), ("ignore_eos", ctypes.c_int32)]
 
 
 WEIGHTS = {"auto": 0, "bf16": 1, "nvfp4-w4a16": 2, "nvfp4-w4a4": 3}

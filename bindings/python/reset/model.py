@@ -173,14 +173,17 @@ class Session(OwnedHandle):
                 "presence_penalty": p.presence_penalty, "frequency_penalty": p.frequency_penalty,
                 "repetition_penalty": p.repetition_penalty}
 
-    def set_stop(self, strings=(), ids=(), max_tokens=0, include_stop_string=False):
+    def set_stop(self, strings=(), ids=(), max_tokens=0, include_stop_string=False, ignore_eos=False):
         """Set the stop conditions of every sequence from the next step on (0.5; reset_set_stop): they replace
         the ones in force, and stay through reset() and set_policy.  A sequence ends with end_reason "stop" at
         the first token after which its generated text contains one of `strings` (str, encoded as UTF-8, or
         bytes; a single str or bytes is one stop string), or that draws one of `ids`, with stop_index the
         string's index in `strings` (-1 for an id); with "length" at the max_tokens-th token it generated
         since its last prefill (0 = no limit).  The text before a stop string is reported, the string too
-        with include_stop_string, and text that may begin one is held back until it is decided.  The
+        with include_stop_string, and text that may begin one is held back until it is decided.  With
+        ignore_eos an end-of-generation id no longer ends a sequence: it is reported and enters the context
+        like any other token (vLLM's ignore_eos, llama.cpp's --ignore-eos), so a benchmark decodes as many
+        tokens as it asks for; stop ids, stop strings and max_tokens still end it.  The
         library's errors raise ResetError and leave the conditions as they were: an empty string, one over
         256 bytes, more than 16 strings or 256 ids (RESET_ERR_INVALID_ARGUMENT), bytes that are not UTF-8
         (RESET_ERR_BAD_UTF8), an id outside the vocabulary (RESET_ERR_OUT_OF_RANGE), strings on a model
@@ -198,6 +201,7 @@ class Session(OwnedHandle):
         options.id_count = n
         options.max_tokens = int32(max_tokens, "max_tokens")
         options.include_stop_string = 1 if include_stop_string else 0
+        options.ignore_eos = 1 if ignore_eos else 0
         check(lib.reset_set_stop(self.handle, ctypes.byref(options)))
 
     def clear_stop(self):

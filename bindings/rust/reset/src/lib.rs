@@ -567,6 +567,10 @@ pub struct StopOptions {
     pub max_tokens: i32,
     /// A matched stop string is reported as part of the text.
     pub include_stop_string: bool,
+    /// An end-of-generation id does not end a sequence: it is reported and enters the context like any other
+    /// token (vLLM's ignore_eos, llama.cpp's --ignore-eos), so a benchmark decodes as many tokens as it asks for.
+    /// Stop ids, stop strings and `max_tokens` still end it.
+    pub ignore_eos: bool,
 }
 
 /// 0.5: why a sequence stopped (reset_end_reason).
@@ -574,7 +578,7 @@ pub struct StopOptions {
 pub enum EndReason {
     /// Still generating.
     None,
-    /// It produced an end-of-generation id (that token is reported).
+    /// It produced an end-of-generation id (that token is reported); never with [`StopOptions::ignore_eos`].
     Eos,
     /// It had ended in an earlier step: the token is -1.
     Finished,
@@ -708,6 +712,7 @@ impl<'m> Session<'m> {
         options.id_count = stop.ids.len();
         options.max_tokens = stop.max_tokens;
         options.include_stop_string = stop.include_stop_string as i32;
+        options.ignore_eos = stop.ignore_eos as i32;
         // The session copies the strings and ids: `strings` and `pointers` need only outlive the call.
         check(unsafe { sys::reset_set_stop(self.raw(), &options) })
     }

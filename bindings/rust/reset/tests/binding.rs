@@ -434,8 +434,12 @@ const REFERENCE_TOKENS: usize = 60;
 /// its first REFERENCE_TOKENS; seed 7 does).  The draws are keyed by seed, sequence and step, so after a reset a
 /// generation repeats exactly, whatever the stops.
 fn sampling_session(model: &Model) -> Session<'_> {
+    seeded_session(model, 3)
+}
+
+fn seeded_session(model: &Model, seed: u64) -> Session<'_> {
     let mut session = model.session(512, 1).unwrap();
-    let policy = PolicyParams { kind: PolicyKind::Fixed, temperature: 2.0, seed: 3, ..PolicyParams::greedy() };
+    let policy = PolicyParams { kind: PolicyKind::Fixed, temperature: 2.0, seed, ..PolicyParams::greedy() };
     session.set_policy(&policy).unwrap();
     session
 }
@@ -633,6 +637,34 @@ fn a_stop_id_ends_the_generation_at_its_first_draw() {
     assert_eq!(session.len(0), (STOP_PROMPT.len() + first) as i32); // the stop id is not in the context
 }
 
+/// Seed 7 draws an end-of-generation id at its 59th token (tests/unit/test_stop.cpp's ignore_eos test).
+const EOS_SEED: u64 = 7;
+const IGNORE_EOS_TOKENS: usize = 100;
+
+#[test]
+fn ignore_eos_generates_past_an_end_of_generation_id_until_max_tokens() {
+    let model = chat_model();
+    let mut session = seeded_session(&model, EOS_SEED);
+    let bounded = StopOptions { max_tokens: IGNORE_EOS_TOKENS as i32, ..StopOptions::default() };
+    session.set_stop(&bounded).unwrap();
+    let ended = run(&mut session);
+    let last = ended.last().unwrap();
+    assert!(last.end_reason == EndReason::Eos && ended.len() < IGNORE_EOS_TOKENS, "{last:?}");
+    let eos = ended.len() - 1; // the end-of-generation id's step
+    assert_eq!(session.len(0), (STOP_PROMPT.len() + eos) as i32); // which left it out of the context
+    session.set_stop(&StopOptions { ignore_eos: true, ..bounded.clone() }).unwrap();
+    let got = run(&mut session);
+    assert_eq!(got.len(), IGNORE_EOS_TOKENS);
+    assert_eq!(got.last().unwrap().end_reason, EndReason::Length);
+    assert_eq!(tokens_of(&got[..=eos]), tokens_of(&ended)); // the same draws, the id included
+    assert!(!got[eos].end && got[eos].end_reason == EndReason::None, "{:?}", got[eos]); // one more token
+    assert_eq!(text_of(&got[..eos]), text_of(&ended[..eos]));
+    assert_eq!(session.len(0), (STOP_PROMPT.len() + IGNORE_EOS_TOKENS) as i32); // the id entered the context
+    // Options without it end at the id again.
+    session.set_stop(&bounded).unwrap();
+    assert_eq!(tokens_of(&run(&mut session)), tokens_of(&ended));
+}
+
 #[test]
 fn bad_stop_conditions_are_the_librarys_errors_and_keep_the_conditions_in_force() {
     let model = chat_model();
@@ -689,6 +721,7 @@ fn clearing_the_stop_conditions_lets_the_generation_run_on() {
             ids: vec![want[5]],
             max_tokens: 3,
             include_stop_string: false,
+            ignore_eos: false,
         };
         session.set_stop(&options).unwrap();
         assert_eq!(run(&mut session).len(), 3);

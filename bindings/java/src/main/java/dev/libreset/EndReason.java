@@ -4,7 +4,7 @@ package dev.libreset;
 public enum EndReason {
     /** Still generating. */
     NONE(reset_end_reason.RESET_END_NONE),
-    /** It drew an end-of-generation id (that token is reported). */
+    /** It drew an end-of-generation id (that token is reported); never with {@link StopOptions#ignoreEos}. */
     EOS(reset_end_reason.RESET_END_EOS),
     /** It had already ended in an earlier step: the token is -1. */
     FINISHED(reset_end_reason.RESET_END_FINISHED),

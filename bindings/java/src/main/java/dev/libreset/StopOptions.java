@@ -15,6 +15,7 @@ public final class StopOptions {
     private int[] ids = new int[0];
     private int maxTokens;
     private boolean includeStopString;
+    private boolean ignoreEos;
 
     /**
      * Stop strings.  A sequence ends ({@link EndReason#STOP}, with {@link Step#stopIndex()} the string's
@@ -63,6 +64,17 @@ public final class StopOptions {
     }
 
     /**
+     * Whether an end-of-generation id no longer ends a sequence (default false): with true it is reported
+     * and enters the context like any other token (vLLM's ignore_eos, llama.cpp's --ignore-eos), so a
+     * benchmark decodes as many tokens as it asks for.  Stop ids, stop strings and {@link #maxTokens} still
+     * end it.
+     */
+    public StopOptions ignoreEos(boolean ignoreEos) {
+        this.ignoreEos = ignoreEos;
+        return this;
+    }
+
+    /**
      * A C struct with these values, which the caller deletes: it owns C copies of the strings and ids.
      *
      * @throws ResetException BAD_UTF8 for a string holding an unpaired surrogate, OUT_OF_MEMORY
@@ -83,6 +95,7 @@ public final class StopOptions {
             if (options.set_ids(ids) != 0) throw new ResetException(Status.OUT_OF_MEMORY, "no memory for the stop ids");
             options.setMax_tokens(maxTokens);
             options.setInclude_stop_string(includeStopString ? 1 : 0);
+            options.setIgnore_eos(ignoreEos ? 1 : 0);
             built = true;
             return options;
         } finally {

@@ -599,8 +599,13 @@ class ResetTest {
 
     /** A one-sequence session on model drawing as test_stop.cpp's do. */
     private static Session stopSession(Model model) throws ResetException {
+        return stopSession(model, 3);
+    }
+
+    /** The same with another seed. */
+    private static Session stopSession(Model model, long seed) throws ResetException {
         Session session = model.newSession(512, 1);
-        session.setPolicy(PolicyParams.fixed(2.0f).seed(3));
+        session.setPolicy(PolicyParams.fixed(2.0f).seed(seed));
         return session;
     }
 
@@ -723,6 +728,45 @@ class ResetTest {
             // id does.
             assertEquals(String.join("", ref.texts().subList(0, first + 1)), got.text(), message);
             assertEquals(4 + first, got.length(), message);
+        }
+    }
+
+    /** Draws an end-of-generation id at its 59th token (tests/unit/test_stop.cpp's ignore_eos test). */
+    private static final long EOS_SEED = 7;
+
+    @Test
+    void ignoreEosGeneratesPastAnEndOfGenerationIdUntilMaxTokens() throws Exception {
+        try (Model model = chatOneThread(); Session session = stopSession(model, EOS_SEED)) {
+            final int n = 100;
+            session.setStop(new StopOptions().maxTokens(n));
+            Generation ended = generate(session, 2 * n);
+            int eos = ended.tokens().size() - 1; // the end-of-generation id's step
+            String seed = "seed " + EOS_SEED + " no longer draws an end-of-generation id before " + n + ": " + ended;
+            assertEquals(EndReason.EOS, ended.end(), seed);
+            assertTrue(ended.tokens().size() < n, seed);
+            assertEquals(4 + eos, ended.length(), seed); // the id left the context
+            session.setStop(new StopOptions().maxTokens(n).ignoreEos(true));
+            // Step by step: the id's step is no end, and the same draws come up to it.
+            session.reset();
+            session.prefill(STOP_PROMPT);
+            for (int k = 0; k <= eos; k++) {
+                Step step = session.step().get(0);
+                String message = "ignoreEos, step " + k + ": " + step + "; without it " + ended;
+                assertEquals(ended.tokens().get(k).intValue(), step.token(), message);
+                assertFalse(step.end(), message);
+                assertEquals(EndReason.NONE, step.endReason(), message);
+                if (k < eos) assertEquals(ended.texts().get(k), step.text(), message);
+            }
+            // The whole generation: maxTokens ends it, and the id entered the context.
+            Generation got = generate(session, 2 * n);
+            String message = "ignoreEos: " + got + "; without it " + ended.tokens();
+            assertEquals(EndReason.LENGTH, got.end(), message);
+            assertEquals(n, got.tokens().size(), message);
+            assertPrefix(ended.tokens(), got.tokens(), message);
+            assertEquals(4 + n, got.length(), message);
+            // Options without it end at the id again.
+            session.setStop(new StopOptions().maxTokens(n));
+            assertEquals(ended, generate(session, 2 * n));
         }
     }
 
