@@ -161,8 +161,8 @@ check("generate --stop: the same draws up to the token completing the string's f
       and len("".join(r["text"] for r in hot_steps[:len(stopped) - 1])) < hot_text.find(stop) + len(stop),
       f"{stop!r} {out}{err}")
 rc, out, err = run("generate", CHAT, "Hi", "--max-tokens", "20", "--policy", "fixed 3.0 seed=2", "--stop", stop)
-check("generate --stop prints the answer up to the stop string", rc == 0 and out == hot_text[:hot_text.find(stop)] + "\n",
-      f"{out!r} {err}")
+check("generate --stop prints the answer up to the stop string",
+      rc == 0 and out == hot_text[:hot_text.find(stop)] + "\n", f"{out!r} {err}")
 stop_id = hot_steps[5]["token"] if len(hot_steps) == 20 else -1
 first = [r["token"] for r in hot_steps].index(stop_id) if stop_id >= 0 else -1
 rc, out, err = run("generate", CHAT, "Hi", "--max-tokens", "20", "--policy", "fixed 3.0 seed=2", "--stop-id",

@@ -1071,7 +1071,8 @@ void test_stop_conditions(const std::string &dir) {
         const StopRun &r = ref[size_t(k)];
         EXPECT(r.end == RESET_END_LENGTH || r.end == RESET_END_EOS, "%s seq %d: ended with reason %d", dir.c_str(), k,
                int(r.end));
-        EXPECT(r.tokens.size() <= size_t(kMaxTokens) && (r.end == RESET_END_EOS || r.tokens.size() == size_t(kMaxTokens)),
+        const bool full = r.tokens.size() == size_t(kMaxTokens);
+        EXPECT(r.tokens.size() <= size_t(kMaxTokens) && (r.end == RESET_END_EOS || full),
                "%s seq %d: %zu tokens, reason %d", dir.c_str(), k, r.tokens.size(), int(r.end));
         const std::vector<int32_t> &unlimited_tokens = plain[size_t(k)].tokens;
         EXPECT(r.tokens.size() <= unlimited_tokens.size() &&
