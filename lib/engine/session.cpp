@@ -145,11 +145,15 @@ bool Session::is_eos(int32_t token) const {
     return std::find(eos.begin(), eos.end(), token) != eos.end();
 }
 
+void Session::check_sequence(int32_t sequence) const {
+    if (sequence < 0 || sequence >= sequences())
+        fail(RESET_ERR_OUT_OF_RANGE, "sequence ", sequence, " is outside [0, ", sequences(), ")");
+}
+
 void Session::prefill(const int32_t *ids, size_t n_ids) { append(ids, n_ids, -1); }
 
 void Session::prefill_sequence(int32_t sequence, const int32_t *ids, size_t n_ids) {
-    if (sequence < 0 || sequence >= sequences())
-        fail(RESET_ERR_OUT_OF_RANGE, "sequence ", sequence, " is outside [0, ", sequences(), ")");
+    check_sequence(sequence);
     append(ids, n_ids, sequence);
 }
 
@@ -270,8 +274,7 @@ void Session::prefill_device(const int32_t *ids, size_t n_ids, const std::vector
 }
 
 void Session::copy_logits(int32_t sequence, float *out, size_t capacity) const {
-    if (sequence < 0 || sequence >= sequences())
-        fail(RESET_ERR_OUT_OF_RANGE, "sequence ", sequence, " is outside [0, ", sequences(), ")");
+    check_sequence(sequence);
     require(out, "out");
     if (!has_logits_) fail(RESET_ERR_STATE, "no logits yet: call reset_prefill first");
     throw_if_broken();
@@ -297,8 +300,7 @@ void Session::set_stop(const reset_stop_options *options) {
 }
 
 const std::string &Session::held_text(int32_t sequence) const {
-    if (sequence < 0 || sequence >= sequences())
-        fail(RESET_ERR_OUT_OF_RANGE, "sequence ", sequence, " is outside [0, ", sequences(), ")");
+    check_sequence(sequence);
     return sequences_[size_t(sequence)].held;
 }
 

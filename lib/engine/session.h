@@ -88,6 +88,8 @@ private:
     void throw_if_cancelled();
     void throw_if_broken() const;
     bool is_eos(int32_t token) const;
+    // RESET_ERR_OUT_OF_RANGE unless 0 <= sequence < sequences().
+    void check_sequence(int32_t sequence) const;
     // The arithmetic of one step / prefill on each backend.
     // `only` < 0: every sequence.  The backends compute `computed` and, with
     // copy_to_all, copy sequence 0 onto the others.

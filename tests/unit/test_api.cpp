@@ -43,8 +43,6 @@ reset_session *session_on(reset_model *model, int32_t sequences = 1, int32_t max
     return session;
 }
 
-std::string last_error() { return reset_last_error(); }
-
 }  // namespace
 
 TEST_CASE("versions: macros and the loaded library agree") {

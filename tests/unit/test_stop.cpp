@@ -21,12 +21,9 @@ using namespace test_support;
 
 namespace {
 
-std::string last_error() { return reset_last_error(); }
-
 // A stop string the fixture's generations do not contain (checked: each use
 // expects the generation to end otherwise).
 const char kNeverGenerated[] = "\x7f\x01\x7f\x02\x7f\x03\x7f\x04";
-
 
 reset_model *load_chat_model() {
     reset_model_options options;

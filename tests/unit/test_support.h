@@ -19,6 +19,9 @@
 
 namespace test_support {
 
+// The message of this thread's last failing call, as a string to search.
+inline std::string last_error() { return reset_last_error(); }
+
 // Handles freed however a test leaves its scope.
 struct ModelGuard {
     reset_model *model = nullptr;
