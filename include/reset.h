@@ -74,9 +74,9 @@ extern "C" {
  * versions only append functions and struct fields (CHANGELOG.md lists
  * them), so a program built against 0.N runs on any 0.M with M >= N. */
 #define RESET_VERSION_MAJOR 0
-#define RESET_VERSION_MINOR 5
+#define RESET_VERSION_MINOR 6
 #define RESET_VERSION_PATCH 0
-#define RESET_VERSION_STRING "0.5.0"
+#define RESET_VERSION_STRING "0.6.0"
 #define RESET_VERSION_NUMBER (RESET_VERSION_MAJOR * 10000 + RESET_VERSION_MINOR * 100 + RESET_VERSION_PATCH)
 
 /* The version of the library actually loaded, as RESET_VERSION_NUMBER.
@@ -436,6 +436,55 @@ RESET_API reset_status reset_prefill(reset_session *session, const int32_t *ids,
 RESET_API reset_status reset_prefill_sequence(reset_session *session, int32_t sequence, const int32_t *ids,
                                               size_t n_ids);
 
+/* (0.6) Keep the first `length` tokens of every sequence and forget the
+ * rest: llama.cpp's llama_memory_seq_rm and its server's prompt cache.  An
+ * application that edits, regenerates or re-renders a conversation (Qwen3's
+ * template drops earlier answers' reasoning, so each turn's prompt differs
+ * from what the session holds after the last user message) cuts back to the
+ * longest prefix the session shares with its new prompt
+ * (reset_session_tokens) and prefills only the rest, as `reset chat` does.
+ *
+ * A sequence cut back is then exactly as a new session (with this session's
+ * policy and stop conditions) holds it after reset_prefill of those tokens,
+ * but without logits: its sampler starts over (the ReSET step state, the
+ * penalties' counts, the count of drawn tokens that keys the draws, so a
+ * seeded answer regenerated from the same prompt comes out the same), its
+ * held text is dropped, it no longer counts as ended, and it must be
+ * prefilled with at least one token before reset_decode_step or
+ * reset_session_logits (RESET_ERR_STATE until then).  To regenerate from
+ * the very end of a prompt, cut one token less and prefill that token again
+ * (reset_session_tokens gives it).  The KV cache keeps positions
+ * [0, length); nothing is computed and nothing is freed.  A sequence that
+ * holds exactly `length` tokens is left as it is, logits included.
+ * Sequences left holding the same tokens share their computation again
+ * (parallel samples cut back to their prompt are prefilled once).  Cutting
+ * every sequence to 0 is reset_session_reset but for a pending cancel
+ * request.
+ * Errors: RESET_ERR_OUT_OF_RANGE (length < 0, or more tokens than a sequence
+ * holds), RESET_ERR_STATE (a session stopped by a device failure),
+ * RESET_ERR_INVALID_ARGUMENT (session NULL), RESET_ERR_INVALID_HANDLE,
+ * RESET_ERR_OUT_OF_MEMORY.  On error the session is unchanged. */
+RESET_API reset_status reset_truncate(reset_session *session, int32_t length);
+
+/* (0.6) reset_truncate for one sequence; the others are left exactly as they
+ * were.  A sequence cut back to 0 tokens is prefilled with
+ * reset_prefill_sequence, like any other.
+ * Errors: as reset_truncate's, and RESET_ERR_OUT_OF_RANGE for a sequence
+ * outside [0, sequences). */
+RESET_API reset_status reset_truncate_sequence(reset_session *session, int32_t sequence, int32_t length);
+
+/* (0.6) The tokens of sequence `sequence`'s context, in order: every prompt
+ * token and every generated token that entered the context
+ * (reset_session_length of them; an end-of-generation id or a stop token
+ * that ended the sequence is not among them, as reset_stop_options says).
+ * Writes up to capacity ids and always sets *n_ids to the number held; if
+ * that exceeds capacity, returns RESET_ERR_BUFFER_TOO_SMALL and writes
+ * nothing (ids may be NULL with capacity 0 to ask for the size).
+ * Errors: RESET_ERR_INVALID_ARGUMENT (session or n_ids NULL), RESET_ERR_OUT_OF_RANGE
+ * (sequence), RESET_ERR_BUFFER_TOO_SMALL, RESET_ERR_INVALID_HANDLE. */
+RESET_API reset_status reset_session_tokens(const reset_session *session, int32_t sequence, int32_t *ids,
+                                            size_t capacity, size_t *n_ids);
+
 /* Copy the logits of sequence `sequence`'s last position (vocab_size
  * floats, the model's raw logits before any temperature) into out.  For a
  * sequence that has ended, the CPU backend gives the logits its
@@ -443,7 +492,8 @@ RESET_API reset_status reset_prefill_sequence(reset_session *session, int32_t se
  * drawn token in the same step, no longer has them and returns
  * RESET_ERR_STATE until the next prefill.
  * Errors: RESET_ERR_STATE (no prefill yet, an ended sequence on the CUDA
- * backend, a session stopped by a device failure), RESET_ERR_OUT_OF_RANGE,
+ * backend, a sequence cut back by reset_truncate and not prefilled since, a
+ * session stopped by a device failure), RESET_ERR_OUT_OF_RANGE,
  * RESET_ERR_BUFFER_TOO_SMALL (capacity < vocab_size). */
 RESET_API reset_status reset_session_logits(const reset_session *session, int32_t sequence, float *out,
                                             size_t capacity);
@@ -647,7 +697,8 @@ RESET_API void reset_step_init_sized(reset_step *steps, size_t count, size_t str
  * steps must hold `capacity >= sequences` entries initialised with
  * reset_step_init; entry i describes sequence i.  *n_active (may be NULL)
  * receives the number of sequences still generating after this step.
- * Errors: RESET_ERR_STATE (no prefill yet, or every sequence has ended),
+ * Errors: RESET_ERR_STATE (no prefill yet, every sequence has ended, or a
+ * sequence cut back by reset_truncate has not been prefilled since),
  * RESET_ERR_CONTEXT_OVERFLOW (a sequence is at max_context),
  * RESET_ERR_CANCELLED, RESET_ERR_BUFFER_TOO_SMALL (capacity < sequences),
  * RESET_ERR_BACKEND (a device failure, or logits the model produced as NaN

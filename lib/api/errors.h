@@ -81,4 +81,17 @@ inline void require(const void *pointer, const char *what) {
     if (!pointer) fail(RESET_ERR_INVALID_ARGUMENT, what, " is NULL");
 }
 
+// The snprintf idiom of reset.h: report the size in *needed, copy only if it
+// fits (RESET_ERR_BUFFER_TOO_SMALL otherwise; buffer may be NULL when n is 0).
+template <typename T>
+void copy_out(const T *data, size_t n, T *buffer, size_t capacity, size_t *needed) {
+    *needed = n;
+    if (n > capacity)
+        fail(RESET_ERR_BUFFER_TOO_SMALL, "the buffer holds ", capacity, " but ", n, " are needed");
+    if (n > 0) {
+        require(buffer, "buffer");
+        std::memcpy(buffer, data, n * sizeof(T));
+    }
+}
+
 }  // namespace reset

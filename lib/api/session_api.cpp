@@ -106,6 +106,27 @@ reset_status reset_prefill_sequence(reset_session *session, int32_t sequence, co
     return api_call([&] { session_of(session).prefill_sequence(sequence, ids, n_ids); });
 }
 
+reset_status reset_truncate(reset_session *session, int32_t length) {
+    return api_call([&] { session_of(session).truncate(length); });
+}
+
+reset_status reset_truncate_sequence(reset_session *session, int32_t sequence, int32_t length) {
+    return api_call([&] { session_of(session).truncate_sequence(sequence, length); });
+}
+
+reset_status reset_session_tokens(const reset_session *session, int32_t sequence, int32_t *ids, size_t capacity,
+                                  size_t *n_ids) {
+    if (n_ids) *n_ids = 0;
+    return api_call([&] {
+        const Session &s = session_of(session);
+        require(n_ids, "n_ids");
+        const SharedTokens &tokens = s.tokens(sequence);
+        std::vector<int32_t> out(size_t(tokens.size()));
+        for (size_t i = 0; i < out.size(); ++i) out[i] = tokens[int64_t(i)];
+        copy_out(out.data(), out.size(), ids, capacity, n_ids);
+    });
+}
+
 reset_status reset_session_logits(const reset_session *session, int32_t sequence, float *out, size_t capacity) {
     return api_call([&] { session_of(session).copy_logits(sequence, out, capacity); });
 }

@@ -13,22 +13,6 @@
 
 using namespace reset;
 
-namespace {
-
-// The snprintf idiom of reset.h: report the size, copy only if it fits.
-template <typename T>
-void copy_out(const T *data, size_t n, T *buffer, size_t capacity, size_t *needed) {
-    *needed = n;
-    if (n > capacity)
-        fail(RESET_ERR_BUFFER_TOO_SMALL, "the buffer holds ", capacity, " but ", n, " are needed");
-    if (n > 0) {
-        require(buffer, "buffer");
-        std::memcpy(buffer, data, n * sizeof(T));
-    }
-}
-
-}  // namespace
-
 extern "C" {
 
 reset_status reset_tokenizer_load(const char *path, reset_tokenizer **out_tokenizer) {

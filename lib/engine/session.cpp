@@ -83,6 +83,8 @@ void Session::reset() {
     for (auto &sequence : sequences_) {
         sequence.length = 0;
         sequence.ended = false;
+        sequence.has_logits = false;
+        sequence.tokens.clear();
         sequence.sampler.clear();
         if (sequence.stream) sequence.stream->reset();
         sequence.text.clear();
@@ -102,6 +104,8 @@ Session::Snapshot Session::snapshot() const {
     for (const auto &sequence : sequences_) {
         s.lengths.push_back(sequence.length);
         s.ended.push_back(sequence.ended);
+        s.sequence_has_logits.push_back(sequence.has_logits);
+        s.tokens.push_back(sequence.tokens);
         s.logits.push_back(sequence.logits);
         s.samplers.push_back(sequence.sampler);
         if (sequence.stream) s.streams.push_back(*sequence.stream);
@@ -118,6 +122,8 @@ void Session::restore(const Snapshot &saved) {
         Sequence &sequence = sequences_[i];
         sequence.length = saved.lengths[i];
         sequence.ended = saved.ended[i];
+        sequence.has_logits = saved.sequence_has_logits[i];
+        sequence.tokens = saved.tokens[i];
         sequence.logits = saved.logits[i];
         sequence.sampler = saved.samplers[i];
         if (sequence.stream) *sequence.stream = saved.streams[i];
@@ -155,6 +161,68 @@ void Session::prefill(const int32_t *ids, size_t n_ids) { append(ids, n_ids, -1)
 void Session::prefill_sequence(int32_t sequence, const int32_t *ids, size_t n_ids) {
     check_sequence(sequence);
     append(ids, n_ids, sequence);
+}
+
+void Session::truncate_sequence(int32_t sequence, int32_t length) {
+    check_sequence(sequence);
+    cut(sequence, length);
+}
+
+void Session::cut(int32_t only, int32_t length) {
+    for (int32_t s = 0; s < sequences(); ++s) {
+        if (only >= 0 && s != only) continue;
+        const int32_t held = sequences_[size_t(s)].length;
+        if (length < 0 || length > held)
+            fail(RESET_ERR_OUT_OF_RANGE, "length ", length, " is outside [0, ", held, "], the tokens sequence ", s,
+                 " holds");
+    }
+    throw_if_broken();
+    const Snapshot saved = snapshot();
+    try {
+        for (int32_t s = 0; s < sequences(); ++s) {
+            Sequence &sequence = sequences_[size_t(s)];
+            if ((only >= 0 && s != only) || sequence.length == length) continue;  // nothing to remove
+            // The sequence as a new session given its first `length` tokens as a prompt would hold it,
+            // less the logits: the KV cache keeps positions [0, length) and the rest is overwritten
+            // as the sequence grows again.
+            sequence.length = length;
+            sequence.tokens.truncate(length);
+            sequence.has_logits = false;
+            sequence.ended = false;
+            sequence.text.clear();
+            sequence.top.clear();
+            sequence.held.clear();
+            sequence.generated = 0;
+            std::vector<int32_t> kept(static_cast<size_t>(length));
+            for (int32_t i = 0; i < length; ++i) kept[size_t(i)] = sequence.tokens[i];
+            sequence.sampler.clear();
+            sequence.sampler.add_context(kept.data(), kept.size());
+            if (sequence.stream) {
+                sequence.stream->reset();
+                for (int32_t id : kept)
+                    if (id < tokenizer_vocab_) sequence.stream->push(id);
+            }
+        }
+        // Sequences cut back to the tokens they share compute them once again.
+        lockstep_ = true;
+        has_logits_ = false;
+        const Sequence &first = sequences_.front();
+        for (const Sequence &sequence : sequences_) {
+            has_logits_ = has_logits_ || sequence.length > 0;
+            bool same = sequence.has_logits == first.has_logits && sequence.ended == first.ended &&
+                        sequence.tokens.size() == first.tokens.size();
+            for (int64_t i = 0; same && i < first.tokens.size(); ++i) same = sequence.tokens[i] == first.tokens[i];
+            lockstep_ = lockstep_ && same;
+        }
+    } catch (...) {
+        restore(saved);
+        throw;
+    }
+}
+
+const SharedTokens &Session::tokens(int32_t sequence) const {
+    check_sequence(sequence);
+    return sequences_[size_t(sequence)].tokens;
 }
 
 void Session::append(const int32_t *ids, size_t n_ids, int32_t only) {
@@ -198,6 +266,8 @@ void Session::append(const int32_t *ids, size_t n_ids, int32_t only) {
                     if (ids[i] < tokenizer_vocab_) sequence.stream->push(ids[i]);
             sequence.text.clear();
             sequence.length += int32_t(n_ids);
+            sequence.tokens.append(ids, n_ids);
+            sequence.has_logits = true;
             sequence.ended = false;  // new prompt text: the sequence generates again
             // A new generation: its own stop search and budget.  Text still held back belonged to
             // one the caller ended (reset.h: forgotten).
@@ -277,6 +347,9 @@ void Session::copy_logits(int32_t sequence, float *out, size_t capacity) const {
     check_sequence(sequence);
     require(out, "out");
     if (!has_logits_) fail(RESET_ERR_STATE, "no logits yet: call reset_prefill first");
+    if (!sequences_[size_t(sequence)].has_logits)
+        fail(RESET_ERR_STATE, "sequence ", sequence, " has no logits since reset_truncate removed tokens from it; "
+             "prefill at least one token first");
     throw_if_broken();
     const size_t vocab = size_t(model_->config.vocab_size);
     if (capacity < vocab) fail(RESET_ERR_BUFFER_TOO_SMALL, "capacity ", capacity, " is less than the vocabulary size ", vocab);
@@ -320,9 +393,13 @@ int32_t Session::decode_step(reset_step *steps, size_t capacity) {
         fail(RESET_ERR_INVALID_ARGUMENT, "steps[0].struct_size is ", stride, "; call reset_step_init first");
     if (!has_logits_) fail(RESET_ERR_STATE, "nothing to decode from: call reset_prefill first");
     int32_t active = 0;
-    for (const auto &sequence : sequences_) {
+    for (size_t s = 0; s < sequences_.size(); ++s) {
+        const Sequence &sequence = sequences_[s];
         if (sequence.ended) continue;
         ++active;
+        if (!sequence.has_logits)
+            fail(RESET_ERR_STATE, "sequence ", s, " has no logits to draw from since reset_truncate removed tokens "
+                 "from it; prefill at least one token into it first (reset_prefill_sequence)");
         if (sequence.length >= max_context_)
             fail(RESET_ERR_CONTEXT_OVERFLOW, "a sequence holds ", sequence.length, " tokens, the session's max_context; "
                  "reset the session or create one with a larger max_context");
@@ -463,6 +540,7 @@ void Session::sample_and_forward_cpu(std::vector<reset_step> &results) {
         throw_if_cancelled();
         cpu_forward(*model_, token, sequence.length, int32_t(s), *cache_, *scratch_, sequence.logits.data());
         sequence.length += 1;
+        sequence.tokens.append(&token, 1);
     }
     if (!all_same) lockstep_ = false;
 }
@@ -503,7 +581,10 @@ void Session::sample_and_forward_device(std::vector<reset_step> &results) {
             if (first_token < 0) first_token = d.token;
             else if (d.token != first_token) all_same = false;
             if (sequence.ended) all_same = false;
-            if (enters_context) sequence.length += 1;  // the step's graph ran it
+            if (enters_context) {  // the step's graph ran it
+                sequence.length += 1;
+                sequence.tokens.append(&d.token, 1);
+            }
         }
     });
     if (!all_same) lockstep_ = false;

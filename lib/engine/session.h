@@ -43,6 +43,13 @@ public:
     // continues the shared prompt (reset_prefill_sequence).
     void prefill(const int32_t *ids, size_t n_ids);
     void prefill_sequence(int32_t sequence, const int32_t *ids, size_t n_ids);
+    // reset_truncate / reset_truncate_sequence: keep the first `length`
+    // tokens of every sequence / of one, as a new session given them as its
+    // prompt would hold them, without logits until the next prefill.
+    void truncate(int32_t length) { cut(-1, length); }
+    void truncate_sequence(int32_t sequence, int32_t length);
+    // The tokens of a sequence's context, in order (reset_session_tokens).
+    const SharedTokens &tokens(int32_t sequence) const;
     void copy_logits(int32_t sequence, float *out, size_t capacity) const;
     int32_t length(int32_t sequence) const;
     void set_policy(const reset_policy_params &params);
@@ -64,6 +71,9 @@ private:
     struct Sequence {
         int32_t length = 0;
         bool ended = false;
+        // Current logits exist: a prefill ran since the last reset or truncation.
+        bool has_logits = false;
+        SharedTokens tokens;  // the context's `length` tokens, in order
         std::vector<float> logits;  // CPU backend (the CUDA backend keeps them on the device)
         SequenceSampler sampler;
         std::unique_ptr<StreamDecoder> stream;  // null without a tokenizer
@@ -76,6 +86,8 @@ private:
     struct Snapshot {
         std::vector<int32_t> lengths;
         std::vector<uint8_t> ended;
+        std::vector<uint8_t> sequence_has_logits;
+        std::vector<SharedTokens> tokens;
         std::vector<std::vector<float>> logits;
         std::vector<SequenceSampler> samplers;
         std::vector<StreamDecoder> streams;
@@ -94,6 +106,8 @@ private:
     // `only` < 0: every sequence.  The backends compute `computed` and, with
     // copy_to_all, copy sequence 0 onto the others.
     void append(const int32_t *ids, size_t n_ids, int32_t only);
+    // truncate's work: every sequence (`only` < 0) or `only`.
+    void cut(int32_t only, int32_t length);
     void prefill_cpu(const int32_t *ids, size_t n_ids, const std::vector<int32_t> &computed, bool copy_to_all);
     template <typename Work>
     void breaking_on_failure(Work &&work);
@@ -114,7 +128,7 @@ private:
     // this object, so every call but reset/free fails until a reset.
     std::string broken_;
     std::vector<Sequence> sequences_;
-    bool has_logits_ = false;  // a prefill happened since the last reset
+    bool has_logits_ = false;  // a reset_prefill happened since the last reset (a prompt to continue)
     bool lockstep_ = true;     // every sequence holds the same tokens: compute once, copy
     int32_t tokenizer_vocab_ = 0;  // ids at or past it have no text
     StopConditions stop_;

@@ -57,6 +57,9 @@ public:
         if (other.length_ > 0) append(other.list_->data(), static_cast<size_t>(other.length_));
     }
     void clear();
+    // Keep the first n (<= size()) entries.  Copies that see more keep them:
+    // the next append takes a list of its own, as after another copy's append.
+    void truncate(int64_t n) { length_ = n < length_ ? n : length_; }
     int64_t size() const { return length_; }
     int32_t operator[](int64_t i) const { return (*list_)[static_cast<size_t>(i)]; }
 

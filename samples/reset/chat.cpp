@@ -1,9 +1,10 @@
 // chat.cpp — `reset chat`: the REPL.
 //
 // Each turn renders the whole conversation with the model's chat template,
-// tokenizes it, and prefills only what the session does not already hold
-// (templates that drop earlier reasoning change the prefix, so then the
-// session starts over).  When the conversation outgrows the session's
+// tokenizes it, and prefills only what the session does not already hold:
+// templates that drop earlier reasoning change the prompt where the last
+// answer began, so the session is cut back to the prefix the two share
+// (reset_truncate) and the rest prefilled.  When the conversation outgrows the session's
 // context, its oldest exchanges are dropped from what the model sees (the
 // system prompt stays; /save still writes them) so that a quarter of the
 // context (or /max tokens, up to half) is left for the answer.  A thinking
@@ -95,7 +96,7 @@ const char *const kBold = "\033[1m";
 const char *const kPlain = "\033[0m";
 
 struct TurnStats {
-    size_t prefill_tokens = 0, decode_tokens = 0, reasoning_tokens = 0;
+    size_t prefill_tokens = 0, reused_tokens = 0, decode_tokens = 0, reasoning_tokens = 0;
     double prefill_seconds = 0, decode_seconds = 0;
     std::vector<float> entropies, temperatures;
     // Sum of reset_step.logprob over the answer's tokens that have a finite one (raw softmax).
@@ -127,7 +128,6 @@ private:
     CancelWatcher watcher_;
     std::vector<Message> history_;  // the whole transcript, system prompt first when there is one
     size_t kept_from_ = 0;          // history_[kept_from_..] (and the system prompt) are what the model sees
-    std::vector<int32_t> held_;     // the tokens the session holds, in order
     int32_t max_context_;           // tokens the session can hold
     std::string system_;
     bool thinking_ = true, fold_ = false, colour_temperature_ = false;
@@ -264,7 +264,6 @@ bool Chat::command(const std::string &line) {
         } else if (name == "/reset") {
             history_.clear();
             kept_from_ = 0;
-            held_.clear();
             check(reset_session_reset(session_.handle), "reset");
             std::printf("conversation cleared\n");
         } else if (name == "/save") {
@@ -298,8 +297,9 @@ void Chat::print_stats() const {
         return;
     }
     const TurnStats &s = stats_;
-    std::printf("prefill: %zu tokens in %.3f s (%.1f tokens/s)\n", s.prefill_tokens, s.prefill_seconds,
-                s.prefill_seconds > 0 ? double(s.prefill_tokens) / s.prefill_seconds : 0.0);
+    std::printf("prefill: %zu tokens in %.3f s (%.1f tokens/s), %zu more kept from the last turn\n", s.prefill_tokens,
+                s.prefill_seconds, s.prefill_seconds > 0 ? double(s.prefill_tokens) / s.prefill_seconds : 0.0,
+                s.reused_tokens);
     std::printf("decode:  %zu tokens in %.3f s (%.1f tokens/s), %zu of them reasoning\n", s.decode_tokens,
                 s.decode_seconds, s.decode_seconds > 0 ? double(s.decode_tokens) / s.decode_seconds : 0.0,
                 s.reasoning_tokens);
@@ -394,7 +394,6 @@ reset_status Chat::end_reasoning(std::string *answer) {
     const reset_status status =
         close_reasoning(session_.handle, tokenizer_, !answer->empty() && answer->back() == '\n', &text, &ids);
     if (status != RESET_OK) return status;
-    held_.insert(held_.end(), ids.begin(), ids.end());
     *answer += text;
     emit(text, 0.0f);
     return RESET_OK;
@@ -416,19 +415,20 @@ void Chat::turn(const std::string &user_text) {
         ~Inactive() { w.set_active(nullptr); }
     } inactive{watcher_};
 
-    // Prefill what the session does not hold yet.
-    const bool extends = held_.size() < ids.size() && std::equal(held_.begin(), held_.end(), ids.begin()) &&
-                         reset_session_length(session_.handle, 0) == int32_t(held_.size());
-    if (!extends) {
-        check(reset_session_reset(session_.handle), "reset");
-        held_.clear();
-    }
-    // After reset_session_reset the generation is new already, and this changes nothing.
+    // Prefill only what the session does not hold yet: keep the longest prefix it shares with the new
+    // prompt.  Qwen3's template leaves earlier answers' reasoning out, so the prompt parts from what the
+    // session holds at the last answer, and only that answer and the new message are prefilled.
+    const std::vector<int32_t> held = session_tokens(session_.handle, 0);
+    size_t kept = 0;
+    while (kept < held.size() && kept < ids.size() && held[kept] == ids[kept]) ++kept;
+    if (kept == ids.size()) --kept;  // all of it held: its last token again, for the logits
+    check(reset_truncate(session_.handle, int32_t(kept)), "truncate");
+    // Cutting back restarts the sampler already, and then this changes nothing.
     start_generation();
     const double prefill_start = now_seconds();
     reset_status status = RESET_ERR_CANCELLED;
     for (int attempt = 0; attempt < 2 && status == RESET_ERR_CANCELLED; ++attempt) {
-        status = reset_prefill(session_.handle, ids.data() + held_.size(), ids.size() - held_.size());
+        status = reset_prefill(session_.handle, ids.data() + kept, ids.size() - kept);
         // A Ctrl-C that landed just after the previous answer ended leaves a
         // cancel pending; it was not meant for this prompt, so try again.
         if (status == RESET_ERR_CANCELLED && g_interrupts != interrupts_at_start) break;
@@ -449,8 +449,8 @@ void Chat::turn(const std::string &user_text) {
         kept_from_ = from;
     }
     stats_.prefill_seconds = now_seconds() - prefill_start;
-    stats_.prefill_tokens = ids.size() - held_.size();
-    held_ = ids;
+    stats_.prefill_tokens = ids.size() - kept;
+    stats_.reused_tokens = kept;
     stats_.valid = true;
     history_.push_back({"user", user_text});
 
@@ -484,8 +484,6 @@ void Chat::turn(const std::string &user_text) {
             if (!eos_text_.empty() && text.size() >= eos_text_.size() &&
                 text.compare(text.size() - eos_text_.size(), eos_text_.size(), eos_text_) == 0)
                 text.resize(text.size() - eos_text_.size());
-        } else {
-            held_.push_back(step.token);
         }
         answer += text;
         emit(text, step.temperature);

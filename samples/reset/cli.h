@@ -143,6 +143,8 @@ std::string chat_render(const reset_tokenizer *tokenizer, const std::vector<Mess
                         bool generation_prompt = true);
 std::vector<int32_t> tokenize(const reset_tokenizer *tokenizer, const std::string &text, uint32_t flags);
 std::string token_text(const reset_tokenizer *tokenizer, int32_t id);
+// The tokens a session's sequence holds (reset_session_tokens).
+std::vector<int32_t> session_tokens(const reset_session *session, int32_t sequence);
 
 // A thinking budget (chat, generate and eval --think-budget): the reasoning
 // ends the way the model would end it, with "</think>" appended to the

@@ -439,6 +439,15 @@ std::vector<int32_t> tokenize(const reset_tokenizer *tokenizer, const std::strin
     return ids;
 }
 
+std::vector<int32_t> session_tokens(const reset_session *session, int32_t sequence) {
+    size_t needed = 0;
+    reset_status status = reset_session_tokens(session, sequence, nullptr, 0, &needed);
+    if (status != RESET_ERR_BUFFER_TOO_SMALL && status != RESET_OK) check(status, "session tokens");
+    std::vector<int32_t> ids(needed);
+    check(reset_session_tokens(session, sequence, ids.data(), ids.size(), &needed), "session tokens");
+    return ids;
+}
+
 std::string token_text(const reset_tokenizer *tokenizer, int32_t id) {
     char buffer[256];
     size_t n = 0;

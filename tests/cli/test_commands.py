@@ -194,6 +194,18 @@ check("chat /stats: the mean log-probability of the answer and its perplexity, a
       rc == 0 and m is not None and abs(float(m[1]) - greedy_mean) <= 0.0005 + 1e-6
       and abs(float(m[2]) - math.exp(-greedy_mean)) <= 0.005 + 1e-6, f"{out}{err} trace mean {greedy_mean}")
 
+# Each turn prefills only what the session does not already hold (reset_truncate, 0.6).  With
+# --no-think the generation prompt ends in an empty reasoning block that the template leaves out
+# of the first answer when it renders the second turn, so the session keeps the first prompt up
+# to there and prefills the rest; until session 33 such a turn prefilled the whole conversation.
+rc, out, err = run("chat", CHAT, "--no-think", *greedy_20, stdin="What is 2+3?\n/stats\nAnd 4+4?\n/stats\n/context\n")
+turns = [(int(p), int(k)) for p, k in re.findall(r"prefill: (\d+) tokens in .*, (\d+) more kept from the last turn", out)]
+decoded = [int(n) for n in re.findall(r"decode:  (\d+) tokens", out)]
+held = re.search(r"context: (\d+) of", out)
+check("chat keeps what the session holds of the next turn's prompt and prefills only the rest",
+      rc == 0 and len(turns) == 2 and len(decoded) == 2 and held is not None and turns[0][1] == 0
+      and 0 < turns[1][1] < turns[0][0] and turns[1][0] + turns[1][1] + decoded[1] == int(held[1]), out + err)
+
 # --- chat through a pipe -----------------------------------------------------------
 rc, out, err = run("chat", CHAT, "--max-tokens", "10", stdin="What is 2+3?\n/stats\nline one \\\nline two\n")
 check("chat works from a pipe, no escape codes",

@@ -39,6 +39,13 @@
 //     context), and text reported since the conditions were set never holds a
 //     stop string (with include_stop_string, only at the very end); the text
 //     held back is the twin's, valid UTF-8, and none once a sequence ended;
+//   - cutting back (0.6, reset_truncate and reset_truncate_sequence from the
+//     logits operation's shape byte): refused exactly when the sequence or
+//     the length is out of range, and then nothing changes; a sequence cut
+//     holds `length` tokens (reset_session_tokens: the twin's), no longer
+//     counts as ended, and has no logits and decodes nothing until a prefill
+//     gives it some; one holding exactly `length` is left as it was; a cut
+//     never consumes a cancel request;
 //   - cancel: while a request is pending no prefill or decode call succeeds,
 //     the first that gets past its argument checks answers
 //     RESET_ERR_CANCELLED and consumes it, reset_session_reset drops it, and
@@ -156,6 +163,7 @@ struct Shadow {
     std::vector<int32_t> generated;
     std::vector<std::string> window;
     std::vector<bool> window_known;
+    std::vector<bool> no_logits;  // cut back (0.6) and not prefilled since
     void new_window(size_t s) {
         window[s].clear();
         window_known[s] = true;
@@ -251,9 +259,20 @@ void compare_with_twin(reset_session *main, reset_session *twin, const Shadow &s
         expect(held_text == std::string_view(twin_held, twin_held_len), "held text differs from the twin's" + where);
         expect(reset_fuzz::valid_utf8(held_text), "held text is not valid UTF-8" + where);
         expect(held_text.empty() || !shadow.ended[size_t(s)], "an ended sequence holds text" + where);
-        // Every sequence has logits once prefilled, but for one that ended on the CUDA backend.
-        expect(!shadow.prefilled || sa == RESET_OK || shadow.ended[size_t(s)],
+        // Every sequence has logits once prefilled, but for one that ended on the CUDA backend and
+        // one cut back (0.6) and not prefilled since, which has none.
+        expect(!shadow.prefilled || sa == RESET_OK || shadow.ended[size_t(s)] || shadow.no_logits[size_t(s)],
                "no logits for a live sequence" + where);
+        expect(!shadow.no_logits[size_t(s)] || sa == RESET_ERR_STATE, "logits for a sequence just cut back" + where);
+        // (0.6) The tokens it holds: as many as its length, the twin's.
+        size_t count = 0, twin_count = 0;
+        std::vector<int32_t> held_ids(size_t(shadow.lengths[size_t(s)]) + 1, -9), twin_ids(held_ids.size(), -9);
+        ok_or_listed_error(reset_session_tokens(main, s, held_ids.data(), held_ids.size(), &count),
+                           "reset_session_tokens", {});
+        ok_or_listed_error(reset_session_tokens(twin, s, twin_ids.data(), twin_ids.size(), &twin_count),
+                           "reset_session_tokens (twin)", {});
+        expect(count == size_t(shadow.lengths[size_t(s)]) && held_ids == twin_ids && held_ids.back() == -9,
+               "reset_session_tokens: " + std::to_string(count) + " tokens, or not the twin's" + where);
     }
     expect(reset_session_length(main, n) == -1 && reset_session_length(main, -1) == -1,
            "reset_session_length of a sequence outside the session is not -1");
@@ -264,6 +283,42 @@ void compare_with_twin(reset_session *main, reset_session *twin, const Shadow &s
     ok_or_listed_error(reset_session_get_policy(main, &pa), "reset_session_get_policy", {});
     ok_or_listed_error(reset_session_get_policy(twin, &pb), "reset_session_get_policy", {});
     expect(std::memcmp(&pa, &pb, sizeof pa) == 0, "the policy read back differs from the twin's" + where);
+}
+
+// reset_truncate (every sequence) or reset_truncate_sequence (`sequence`, as read) to a length
+// near what the sequences hold: a few tokens less, sometimes more (refused) or negative.
+void cut(Bytes &in, bool one, int32_t sequence, reset_session *main, reset_session *twin, Shadow &shadow) {
+    const int32_t n = int32_t(shadow.lengths.size());
+    const bool valid_sequence = !one || (sequence >= 0 && sequence < n);
+    int32_t shortest = shadow.max_context;
+    for (int32_t s = 0; s < n; ++s)
+        if (!one || s == sequence) shortest = std::min(shortest, shadow.lengths[size_t(s)]);
+    const uint8_t b = in.u8();
+    const int32_t length = b >= 250 ? int32_t(b) - 252 + (valid_sequence ? shortest : 0) : shortest - int32_t(b % 25);
+    const reset_status status =
+        one ? reset_truncate_sequence(main, sequence, length) : reset_truncate(main, length);
+    const char *name = one ? "reset_truncate_sequence" : "reset_truncate";
+    const bool ok = ok_or_listed_error(status, name, {RESET_ERR_OUT_OF_RANGE});
+    const bool fits = valid_sequence && length >= 0 && length <= shortest;
+    expect(ok == fits, std::string(name) + " to " + std::to_string(length) + " tokens: " + reset_status_name(status) +
+                           (fits ? ", though every sequence holds that many" : ", though out of range"));
+    if (!ok) return;
+    ok_or_listed_error(one ? reset_truncate_sequence(twin, sequence, length) : reset_truncate(twin, length),
+                       "reset_truncate (twin)", {});
+    bool any = false;
+    for (int32_t s = 0; s < n; ++s) {
+        if ((one && s != sequence) || shadow.lengths[size_t(s)] == length) {
+            any = any || shadow.lengths[size_t(s)] > 0;
+            continue;
+        }
+        shadow.lengths[size_t(s)] = length;
+        shadow.ended[size_t(s)] = false;
+        shadow.no_logits[size_t(s)] = true;
+        shadow.generated[size_t(s)] = 0;
+        shadow.new_window(size_t(s));
+        any = any || length > 0;
+    }
+    shadow.prefilled = any;  // no sequence holds a token: as after reset_session_reset
 }
 
 // A decode step into a caller's array of `capacity` entries of `stride`
@@ -297,6 +352,9 @@ bool decode(size_t capacity, uint8_t layout, reset_session *main, reset_session 
     if (!ok) return false;
     expect(shadow.prefilled, "a decode step succeeded before any prefill");
     expect(shadow.active() > 0, "a decode step succeeded after every sequence had ended");
+    for (int32_t s = 0; s < n; ++s)
+        expect(shadow.ended[size_t(s)] || !shadow.no_logits[size_t(s)],
+               "a decode step succeeded with sequence " + std::to_string(s) + " cut back and not prefilled");
     for (int32_t s = 0; s < n; ++s)
         expect(shadow.ended[size_t(s)] || shadow.lengths[size_t(s)] < shadow.max_context,
                "a decode step succeeded with a sequence at max_context");
@@ -454,6 +512,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     shadow.generated.assign(size_t(options.sequences), 0);
     shadow.window.assign(size_t(options.sequences), std::string());
     shadow.window_known.assign(size_t(options.sequences), true);
+    shadow.no_logits.assign(size_t(options.sequences), false);
     expect(options.top_logprobs <= RESET_MAX_TOP_LOGPROBS, "top_logprobs above the maximum accepted");
     compare_with_twin(main.get(), twin.get(), shadow, "creation");
     int decode_steps = 0;
@@ -488,6 +547,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 shadow.lengths[size_t(s)] += int32_t(ids.size());
                 expect(shadow.lengths[size_t(s)] <= shadow.max_context, std::string(name) + " went past max_context");
                 shadow.ended[size_t(s)] = false;
+                shadow.no_logits[size_t(s)] = false;
                 shadow.generated[size_t(s)] = 0;
                 shadow.new_window(size_t(s));
             }
@@ -522,9 +582,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             break;
         }
         case 4: {
-            name = "reset_session_logits";
             const int32_t sequence = read_sequence(in);
-            const uint8_t shape = in.u8() % 4;
+            const uint8_t shape_byte = in.u8();
+            if (shape_byte >= 128) {  // (0.6) the byte's high half: an input from before reads it mostly as it did
+                const bool one = shape_byte & 1;
+                name = one ? "reset_truncate_sequence" : "reset_truncate";
+                cut(in, one, sequence, main.get(), twin.get(), shadow);
+                break;
+            }
+            name = "reset_session_logits";
+            const uint8_t shape = shape_byte % 4;
             std::vector<float> out(kVocab + 8, -7.0f);
             const size_t capacity = shape == 1 ? kVocab - 1 : shape == 2 ? kVocab + 5 : kVocab;
             const reset_status status =
@@ -542,6 +609,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             ok_or_listed_error(reset_session_reset(twin.get()), name, {});
             shadow.lengths.assign(shadow.lengths.size(), 0);
             shadow.ended.assign(shadow.ended.size(), false);
+            shadow.no_logits.assign(shadow.no_logits.size(), false);
             shadow.generated.assign(shadow.generated.size(), 0);
             for (size_t s = 0; s < shadow.window.size(); ++s) shadow.new_window(s);
             shadow.prefilled = false;

@@ -407,6 +407,13 @@ def set_stop(strings=(), ids=(), max_tokens=0, include=0, clear=False, too_many=
     return out + bytes([max_tokens, include])
 
 
+def truncate(sequence=None, back=0, over=None):
+    """fuzz_session's cut (0.6): operation 4 with its shape byte's high half: every sequence, or one, cut to
+    `back` (0..24) tokens fewer than the shortest holds, or to `over` (-2..3) more (refused above 0)."""
+    length = back if over is None else over + 252
+    return bytes([4, sequence + 1 if sequence is not None else 0, 129 if sequence is not None else 128, length])
+
+
 def session_seeds():
     hot = session_policy("fixed", temperature=8.0)  # near-uniform over 512 ids: sequences end at random
     return {
@@ -448,6 +455,14 @@ def session_seeds():
         step(3) + prefill_sequence(1, [13]) + set_stop(["o", "\u00e9"], max_tokens=5) + run(64) + run(64) +
         set_stop([""]) + set_stop([b"\xff"]) + set_stop(too_many=True, strings=["a"] * 17) + set_stop(ids=[251]) +
         prefill([14]) + run(8) + set_stop(clear=True) + bytes([5]) + prefill([15]) + run(16),
+        # Cutting back (0.6): every sequence inside its answer (a step is then refused until a prefill), one
+        # sequence alone, one past its length and one outside the session (refused), a cut to the length held
+        # (nothing changes), a stop string held back when cut, and every sequence back to nothing.
+        "truncate": session_header("bf16", 3, 0) + session_policy("fixed", temperature=2.0) +
+        prefill([10, 11, 12, 13]) + run(16) + truncate(back=3) + step(3) + prefill([14]) + run(8) +
+        truncate(1, back=2) + step(3) + prefill_sequence(1, [15]) + run(8) + truncate(0, over=1) + truncate(5) +
+        truncate(2) + set_stop(["e", "qu"]) + run(8) + truncate(back=1) + prefill([16, 17]) + run(8) +
+        bytes([5]) + prefill([18]) + truncate(back=1) + prefill_sequence(0, [19]) + prefill([20]) + run(4),
     }
 
 

@@ -44,6 +44,11 @@
 //     16 more steps) is held to the same bounds, and so is one appended to a
 //     single sequence of three (reset_prefill_sequence), whose neighbours'
 //     logits must stay bit for bit as they were;
+//   - reset_truncate (0.6): sessions cut inside their answers or back to the
+//     prompt, then prefilled, against new sessions given the kept tokens, to
+//     the same bound and near-tie rule (the kept positions came from the decode
+//     graph, the new session's from the prefill path); a sequence cut alone
+//     leaves its neighbours' logits bit for bit;
 //   - graph replay, eager launches and plain stream order (programmatic
 //     dependent launch off) give bit-identical logits: the same kernels in the
 //     same order, so any difference is a missing wait (a data race);
@@ -1126,6 +1131,98 @@ void test_stop_conditions(const std::string &dir) {
     reset_model_free(gpu);
 }
 
+int g_truncate_compared = 0;  // test_truncate: cut-back sessions compared with new ones
+
+// reset_truncate on the CUDA backend (0.6), against new CUDA sessions given the kept tokens as
+// their prompt (reset.h: the two are the same).  The kept positions of the cut session came from
+// the decode graph and the new session's from the prefill path, so their logits agree to the
+// issue's NVFP4 bound (5e-3, as the engines do), not bit for bit, and decode_both's near-tie rule
+// judges a token drawn differently.  ignore_eos keeps end-of-generation ids out of the comparison
+// (decode_both expects its first session to keep an ended sequence's logits, as the CPU does).
+void test_truncate(const std::string &dir) {
+    constexpr int kSequences = 3, kFirst = 16, kAgain = 12;
+    constexpr double kBound = 5e-3;
+    reset_model *gpu = load(dir, RESET_WEIGHTS_NVFP4_W4A16, RESET_BACKEND_CUDA);
+    const int vocab = info_of(gpu).vocab_size;
+    const std::vector<int32_t> ids = prompt(vocab, 29, 107u), extra = prompt(vocab, 7, 109u);
+    const int32_t length = int32_t(ids.size());
+    auto fresh = [&]() {
+        reset_session *s = session(gpu, kSequences, 128);
+        set_policy(s, RESET_POLICY_FIXED);
+        reset_stop_options o;
+        reset_stop_options_init(&o);
+        o.ignore_eos = 1;
+        ok(reset_set_stop(s, &o), "reset_set_stop");
+        return s;
+    };
+    auto tokens_of = [&](reset_session *s, int sequence) {
+        size_t n = 0;
+        reset_session_tokens(s, sequence, nullptr, 0, &n);
+        std::vector<int32_t> out(n);
+        ok(reset_session_tokens(s, sequence, out.data(), out.size(), &n), "reset_session_tokens");
+        return out;
+    };
+    auto compare = [&](reset_session *reference, reset_session *cut, const char *what) {
+        double worst = 0;
+        for (int k = 0; k < kSequences; ++k)
+            worst = std::max(worst, rel_l2(logits(cut, k, vocab), logits(reference, k, vocab)));
+        const Compared c = decode_both(reference, cut, kSequences, vocab, kAgain, kBound, false);
+        EXPECT(worst <= kBound && c.unexplained == 0 && c.worst <= kBound && c.tokens > 0,
+               "%s %s: prefill logits rel L2 %.3g, %d of %d tokens differ unexplained, worst %.3g", dir.c_str(), what,
+               worst, c.unexplained, c.tokens, c.worst);
+        ++g_truncate_compared;
+    };
+
+    // 1. Every sequence cut inside its answer, then a new turn: as a new session given the kept tokens.
+    reset_session *a = fresh();
+    ok(reset_prefill(a, ids.data(), ids.size()), "prefill");
+    const std::vector<StopRun> first = decode_until_ended(a, kSequences, kFirst);
+    for (int k = 0; k < kSequences; ++k) {
+        std::vector<int32_t> want = ids;
+        want.insert(want.end(), first[size_t(k)].tokens.begin(), first[size_t(k)].tokens.end());
+        EXPECT(tokens_of(a, k) == want, "%s seq %d: reset_session_tokens is not the prompt and the drawn tokens",
+               dir.c_str(), k);
+    }
+    const int32_t cut = length + 5;
+    ok(reset_truncate(a, cut), "reset_truncate");
+    std::vector<reset_step> st(kSequences);
+    reset_step_init(st.data(), st.size());
+    EXPECT(reset_decode_step(a, st.data(), st.size(), nullptr) == RESET_ERR_STATE,
+           "%s: a decode step right after reset_truncate was not refused", dir.c_str());
+    ok(reset_prefill(a, extra.data(), extra.size()), "prefill after reset_truncate");
+    reset_session *b = fresh();
+    ok(reset_prefill(b, ids.data(), ids.size()), "prefill (new session)");
+    for (int k = 0; k < kSequences; ++k) {
+        std::vector<int32_t> rest = tokens_of(a, k);
+        rest.erase(rest.begin(), rest.begin() + length);
+        ok(reset_prefill_sequence(b, k, rest.data(), rest.size()), "prefill_sequence (new session)");
+    }
+    compare(b, a, "cut inside the answers");
+    reset_session_free(b);
+
+    // 2. Parallel samples cut back to the end of the prompt draw the same answers again.
+    ok(reset_truncate(a, length - 1), "reset_truncate to the prompt");
+    ok(reset_prefill(a, &ids[size_t(length) - 1], 1), "the prompt's last token again");
+    b = fresh();
+    ok(reset_prefill(b, ids.data(), ids.size()), "prefill (new session)");
+    compare(b, a, "cut back to the prompt");
+    reset_session_free(b);
+
+    // 3. One sequence cut back: the others' logits stay bit for bit; it needs a prefill.
+    const std::vector<float> before0 = logits(a, 0, vocab), before2 = logits(a, 2, vocab);
+    ok(reset_truncate_sequence(a, 1, length + 2), "reset_truncate_sequence");
+    EXPECT(logits(a, 0, vocab) == before0 && logits(a, 2, vocab) == before2,
+           "%s: cutting sequence 1 changed another sequence's logits", dir.c_str());
+    std::vector<float> row(static_cast<size_t>(vocab));
+    EXPECT(reset_session_logits(a, 1, row.data(), row.size()) == RESET_ERR_STATE,
+           "%s: the logits of a sequence just cut back were not refused", dir.c_str());
+    ok(reset_prefill_sequence(a, 1, extra.data(), extra.size()), "prefill_sequence after the cut");
+    reset_step_init(st.data(), st.size());
+    ok(reset_decode_step(a, st.data(), st.size(), nullptr), "decode after the cut");
+    reset_session_free(a);
+    reset_model_free(gpu);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -1148,7 +1245,10 @@ int main(int argc, char **argv) {
         test_penalties(argv[i]);
         test_top_logprobs(argv[i]);
         test_stop_conditions(argv[i]);
+        test_truncate(argv[i]);
     }
+    EXPECT(g_truncate_compared > 0, "reset_truncate untested");
+    std::printf("test_cuda_engine: %d cut-back sessions compared with new ones\n", g_truncate_compared);
     EXPECT(g_stop_lengths > 0 && g_stop_strings > 0, "stop conditions untested: %d max_tokens ends compared, %d stop "
            "strings matched", g_stop_lengths, g_stop_strings);
     std::printf("test_cuda_engine: %d max_tokens ends compared with an unlimited session, %d stop strings matched\n",

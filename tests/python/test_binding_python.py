@@ -113,14 +113,16 @@ def test_a_library_of_another_abi_major_is_refused_clearly():
 
 def test_a_library_older_than_the_bindings_minor_is_refused_clearly():
     # A pure function of the version number: reloading the module against an old library is not needed.
-    assert (_lib.ABI_MAJOR, _lib.ABI_MINOR) == (0, 5)
+    assert (_lib.ABI_MAJOR, _lib.ABI_MINOR) == (0, 6)
     _lib.check_abi(_lib.lib.reset_version())
-    for newer_or_same in (500, 501, 599, 600, 9900):
+    for newer_or_same in (600, 601, 699, 700, 9900):
         _lib.check_abi(newer_or_same)
     with pytest.raises(ImportError) as error:
-        _lib.check_abi(400)  # 0.4 has no reset_set_stop and no stop_index in reset_step
-    assert str(error.value) == ("libreset 0.4.0 is older than these bindings need (0.5 or newer): "
+        _lib.check_abi(500)  # 0.5 has no reset_truncate and no reset_session_tokens
+    assert str(error.value) == ("libreset 0.5.0 is older than these bindings need (0.6 or newer): "
                                 "it lacks functions or fields they use")
+    with pytest.raises(ImportError, match="libreset 0.4.0 is older"):
+        _lib.check_abi(400)
     with pytest.raises(ImportError, match="libreset 0.3.0 is older"):
         _lib.check_abi(300)
     with pytest.raises(ImportError, match="libreset 0.2.0 is older"):
@@ -852,6 +854,120 @@ def test_stop_strings_need_a_tokenizer():
         steps = [session.step(), session.step()]
         assert [(s.end, s.end_reason) for s in steps] == [(False, "none"), (True, "length")]
         assert steps[1].text == ""  # no tokenizer, no text
+
+
+# --- truncation (0.6) ------------------------------------------------------------------------------
+
+TRUNCATE_STEPS = 10
+
+
+def two_sequence_session(model, seed=5):
+    # T = 1.5 over every token, seeded: the draws are keyed by seed, sequence and the count of tokens the sequence
+    # drew, so its two sequences draw different tokens from one prompt, and a sequence cut back draws as a new
+    # session's does.
+    session = model.session(max_context=512, sequences=2)
+    session.set_policy(kind="fixed", temperature=1.5, seed=seed)
+    return session
+
+
+def decode_both(session, steps=TRUNCATE_STEPS):
+    """`steps` decode steps of both sequences: the tokens each drew (none of them ended)."""
+    drawn = [[], []]
+    for _ in range(steps):
+        for step in session.step():
+            assert step.token >= 0 and not step.end, step
+            drawn[step.sequence].append(step.token)
+    return drawn
+
+
+def test_a_prompt_cut_back_one_token_and_prefilled_again_draws_the_same_tokens():
+    with chat_model() as model, two_sequence_session(model) as session:
+        assert session.tokens(0) == session.tokens(1) == []  # nothing prefilled yet
+        session.prefill(STOP_PROMPT)
+        first = decode_both(session)
+        assert first[0] != first[1], first  # the sequences drew apart, so the checks below tell them apart
+        for s in (0, 1):
+            assert session.tokens(s) == STOP_PROMPT + first[s], s  # the prompt, then every token drawn
+            assert session.length(s) == len(STOP_PROMPT) + TRUNCATE_STEPS
+        session.truncate(len(STOP_PROMPT) - 1)
+        assert session.tokens(0) == session.tokens(1) == STOP_PROMPT[:-1]
+        assert (session.length(0), session.length(1)) == (len(STOP_PROMPT) - 1, len(STOP_PROMPT) - 1)
+        session.prefill(STOP_PROMPT[-1:])  # the prompt's last token again, as tokens() gives it
+        again = decode_both(session)
+        assert again == first  # each sequence's own tokens, as the first time
+        for s in (0, 1):
+            assert session.tokens(s) == STOP_PROMPT + first[s], s
+        # A sequence that holds exactly `length` tokens is unchanged, its logits too.
+        logits = session.logits()
+        session.truncate(session.length(0))
+        assert session.tokens(0) == STOP_PROMPT + first[0]
+        assert np.array_equal(session.logits(), logits)
+        decode_both(session, 1)  # and it decodes on
+        # One sequence cut back to its prompt and prefilled again draws its own tokens again; the other goes on.
+        held = session.length(0)
+        session.truncate_sequence(1, len(STOP_PROMPT) - 1)
+        assert session.tokens(1) == STOP_PROMPT[:-1] and session.length(0) == held
+        session.prefill_sequence(1, STOP_PROMPT[-1:])
+        assert decode_both(session)[1] == first[1]
+
+
+def test_tokens_reads_a_context_longer_than_the_first_buffer():
+    # 300 ids: past the 256 the binding asks with first, so it asks again with the size the library reported.
+    prompt = [(7 * i) % 500 + 3 for i in range(300)]
+    with chat_model() as model, two_sequence_session(model) as session:
+        session.prefill(prompt)
+        assert session.tokens(0) == session.tokens(1) == prompt
+        session.truncate(0)  # every sequence to nothing: reset() but for a pending cancel
+        assert session.tokens(0) == [] and session.length(0) == 0
+
+
+def test_truncation_errors_are_the_librarys_and_leave_the_session_as_it_was():
+    with chat_model() as model, two_sequence_session(model) as session:
+        session.prefill(STOP_PROMPT)
+        decode_both(session, 3)
+        held = len(STOP_PROMPT) + 3
+        before = [session.tokens(0), session.tokens(1)]
+        # More tokens than a sequence holds, or fewer than none (or outside int32: ctypes would wrap 2**32 + 1 to 1).
+        for length in (held + 1, -1, 2**31 - 1, 2**32 + 1):
+            for cut in (lambda: session.truncate(length), lambda: session.truncate_sequence(1, length)):
+                with pytest.raises(reset.ResetError) as error:
+                    cut()
+                assert (error.value.status, error.value.name) == (7, "RESET_ERR_OUT_OF_RANGE"), error.value
+        # A sequence outside the session's, in every call that takes one.
+        for sequence in (2, -1, 2**32):
+            for call in (lambda: session.truncate_sequence(sequence, 1), lambda: session.tokens(sequence)):
+                with pytest.raises(reset.ResetError) as error:
+                    call()
+                assert (error.value.status, error.value.name) == (7, "RESET_ERR_OUT_OF_RANGE"), error.value
+        assert [session.tokens(0), session.tokens(1)] == before  # every refusal left the session as it was
+        # Cut back and not prefilled since: nothing to draw from, no logits.
+        session.truncate(held - 1)
+        assert (session.length(0), session.length(1)) == (held - 1, held - 1)
+        for call in (session.step, lambda: session.logits(0), lambda: session.logits(1)):
+            with pytest.raises(reset.ResetError) as error:
+                call()
+            assert (error.value.status, error.value.name) == (13, "RESET_ERR_STATE"), error.value
+        session.prefill([20])
+        decode_both(session, 1)
+        # One sequence cut back: the session cannot step until it is prefilled, and the other keeps its tokens
+        # and its logits.
+        held = session.length(0)
+        kept, logits = session.tokens(0), session.logits(0)
+        session.truncate_sequence(1, 2)
+        assert session.length(1) == 2 and session.length(0) == held and session.tokens(0) == kept
+        with pytest.raises(reset.ResetError) as error:
+            session.step()
+        assert error.value.name == "RESET_ERR_STATE" and "sequence 1" in error.value.message, error.value
+        assert np.array_equal(session.logits(0), logits)
+        session.prefill_sequence(1, [20, 21])
+        assert session.tokens(1) == STOP_PROMPT[:2] + [20, 21] and session.length(0) == held
+        decode_both(session, 1)
+        # Cut to 0, a sequence is prefilled with prefill_sequence like any other.
+        session.truncate_sequence(1, 0)
+        assert session.tokens(1) == [] and session.length(0) == held + 1
+        session.prefill_sequence(1, [22])
+        assert session.tokens(1) == [22]
+        decode_both(session, 1)
 
 
 # --- paths and C strings --------------------------------------------------------------------------

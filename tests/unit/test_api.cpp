@@ -659,6 +659,11 @@ TEST_CASE("NULL and freed handles are refused with precise statuses") {
     CHECK(last_error().find("not a live handle") != std::string::npos);
     CHECK(reset_session_cancel(session) == RESET_ERR_INVALID_HANDLE);
     CHECK(reset_prefill_sequence(session, 0, prompt, 1) == RESET_ERR_INVALID_HANDLE);
+    CHECK(reset_truncate(session, 0) == RESET_ERR_INVALID_HANDLE);
+    CHECK(reset_truncate_sequence(session, 0, 0) == RESET_ERR_INVALID_HANDLE);
+    size_t n_ids = 5;
+    CHECK(reset_session_tokens(session, 0, nullptr, 0, &n_ids) == RESET_ERR_INVALID_HANDLE);
+    CHECK(n_ids == 0);
     CHECK(reset_session_max_context(session) == -1);
     reset_session_free(session);  // a double free is harmless
     reset_model_free(model);

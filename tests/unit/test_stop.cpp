@@ -25,17 +25,6 @@ namespace {
 // expects the generation to end otherwise).
 const char kNeverGenerated[] = "\x7f\x01\x7f\x02\x7f\x03\x7f\x04";
 
-reset_model *load_chat_model() {
-    reset_model_options options;
-    reset_model_options_init(&options);
-    reset_model *model = nullptr;
-    const std::string dir = std::string(RESET_SOURCE_DIR) + "/tests/fixtures/chat-model";
-    const reset_status status = reset_model_load(dir.c_str(), &options, &model);
-    INFO(reset_last_error());
-    REQUIRE(status == RESET_OK);
-    return model;
-}
-
 reset_session *sampling_session(reset_model *model, int32_t sequences, uint64_t seed) {
     reset_session_options options;
     reset_session_options_init(&options);

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <doctest/doctest.h>
+
 #include "reset.h"
 
 namespace test_support {
@@ -31,6 +33,19 @@ struct SessionGuard {
     reset_session *session = nullptr;
     ~SessionGuard() { reset_session_free(session); }
 };
+
+// tests/fixtures/chat-model (Qwen3, 512 ids, a sentencepiece tokenizer with byte fallback), loaded
+// with the default options; the test stops if it does not load.
+inline reset_model *load_chat_model() {
+    reset_model_options options;
+    reset_model_options_init(&options);
+    reset_model *model = nullptr;
+    const std::string dir = std::string(RESET_SOURCE_DIR) + "/tests/fixtures/chat-model";
+    const reset_status status = reset_model_load(dir.c_str(), &options, &model);
+    INFO(reset_last_error());
+    REQUIRE(status == RESET_OK);
+    return model;
+}
 
 // A fresh directory under $TMPDIR, removed at exit of the test program.
 inline std::string temp_directory(const std::string &tag) {

@@ -16,14 +16,15 @@ try:
 except ImportError:  # numpy is optional: id lists are checked element by element without it
     _np = None
 
-# The libreset these bindings were written for: any 0.M with M >= 5 (minors only append functions and
+# The libreset these bindings were written for: any 0.M with M >= 6 (minors only append functions and
 # struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to reset_step and
 # reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context, 0.4
 # top_logprobs to reset_session_options and top_logprob_count / top_logprobs to reset_step, 0.5
 # reset_stop_options (with ignore_eos) / reset_set_stop, reset_session_held_text, the end reasons STOP
-# and LENGTH and stop_index to reset_step).
+# and LENGTH and stop_index to reset_step, 0.6 reset_truncate / reset_truncate_sequence and
+# reset_session_tokens).
 ABI_MAJOR = 0
-ABI_MINOR = 5
+ABI_MINOR = 6
 
 
 class ResetError(Exception):
@@ -34,9 +35,9 @@ class ResetError(Exception):
     does not fit its C type (int32; uint64 for a seed): ctypes would wrap it
     modulo 2**32, so 2**32 + 5 would reach the library as 5.  The status is the
     one reset.h gives for a value outside the argument's range:
-    RESET_ERR_OUT_OF_RANGE for token ids and sequence indices,
-    RESET_ERR_INVALID_ARGUMENT for options (Session.length() answers -1 instead,
-    as reset_session_length does for any bad sequence)."""
+    RESET_ERR_OUT_OF_RANGE for token ids, sequence indices and truncation
+    lengths, RESET_ERR_INVALID_ARGUMENT for options (Session.length() answers
+    -1 instead, as reset_session_length does for any bad sequence)."""
 
     def __init__(self, status, name, message):
         super().__init__(f"{name}: {message}")
@@ -318,6 +319,11 @@ declare("reset_session_cancel", ctypes.c_int, [c_session_p])
 declare("reset_prefill", ctypes.c_int, [c_session_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t])
 declare("reset_prefill_sequence", ctypes.c_int,
         [c_session_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t])
+declare("reset_truncate", ctypes.c_int, [c_session_p, ctypes.c_int32])
+declare("reset_truncate_sequence", ctypes.c_int, [c_session_p, ctypes.c_int32, ctypes.c_int32])
+declare("reset_session_tokens", ctypes.c_int,
+        [c_session_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t,
+         ctypes.POINTER(ctypes.c_size_t)])
 declare("reset_session_logits", ctypes.c_int,
         [c_session_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_float), ctypes.c_size_t])
 declare("reset_session_length", ctypes.c_int32, [c_session_p, ctypes.c_int32])

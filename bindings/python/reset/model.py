@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ._lib import (ACTIVATIONS, BACKENDS, END_REASONS, POLICIES, RESET_ERR_OUT_OF_RANGE, WEIGHTS, ModelInfo,
                    ModelOptions, OwnedHandle, PolicyParams, SessionOptions, Step, StopOptions, INT32_MAX, INT32_MIN,
                    c_path, c_string, check, int32, enum_name, int32_array, lib, policy_params)
+from .tokenizer import _read_ids  # the snprintf idiom of reset.h for id arrays
 from .tokenizer import _text_bytes  # str as UTF-8, bytes as they are (the library checks them)
 
 try:
@@ -234,6 +235,36 @@ class Session(OwnedHandle):
         index = int32(sequence, "sequence", RESET_ERR_OUT_OF_RANGE)
         _keep, pointer, n = int32_array(ids, "ids")
         check(lib.reset_prefill_sequence(self.handle, index, pointer, n))
+
+    def truncate(self, length):
+        """Keep the first `length` tokens of every sequence and forget the rest (0.6; reset_truncate), as
+        llama.cpp's llama_memory_seq_rm: an application that edits, regenerates or re-renders a conversation
+        cuts back to the longest prefix the session shares with its new prompt (tokens() gives what it holds)
+        and prefills only the rest.  A sequence cut back is then as a new session with this session's policy
+        and stop conditions holds it after prefill of those tokens, but without logits: its sampler starts
+        over (so a seeded answer regenerated from the same prompt comes out the same), its held text is
+        dropped, it no longer counts as ended, and a step or logits() raises ResetError RESET_ERR_STATE until
+        it is prefilled with at least one token.  To regenerate from the very end of a prompt, cut one token
+        less and prefill that token again.  A sequence that holds exactly `length` tokens is left as it is,
+        logits included; nothing is computed.  A `length` below 0 or above the tokens a sequence holds raises
+        ResetError RESET_ERR_OUT_OF_RANGE, and the session is unchanged on any error."""
+        check(lib.reset_truncate(self.handle, int32(length, "length", RESET_ERR_OUT_OF_RANGE)))
+
+    def truncate_sequence(self, sequence, length):
+        """truncate() for one sequence only (reset_truncate_sequence); the others are left exactly as they
+        were.  It is prefilled again with prefill_sequence.  A sequence outside [0, sequences) raises
+        ResetError RESET_ERR_OUT_OF_RANGE, as does a `length` outside [0, length(sequence)]."""
+        index = int32(sequence, "sequence", RESET_ERR_OUT_OF_RANGE)
+        check(lib.reset_truncate_sequence(self.handle, index, int32(length, "length", RESET_ERR_OUT_OF_RANGE)))
+
+    def tokens(self, sequence=0):
+        """The ids of `sequence`'s context in order, as a list of ints (0.6; reset_session_tokens): every prompt
+        token and every generated token that entered the context, length(sequence) of them (an end-of-generation
+        id or stop token that ended the sequence is not among them).  A sequence outside [0, sequences) raises
+        ResetError RESET_ERR_OUT_OF_RANGE."""
+        index = int32(sequence, "sequence", RESET_ERR_OUT_OF_RANGE)
+        handle = self.handle
+        return _read_ids(lambda ids, capacity, size: lib.reset_session_tokens(handle, index, ids, capacity, size))
 
     def logits(self, sequence=None):
         """Raw logits of the last position: one sequence's (1-D), or every sequence's (2-D) when the

@@ -36,8 +36,9 @@ pub const ABI_MAJOR: u32 = sys::RESET_VERSION_MAJOR;
 /// append functions and struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to
 /// reset_step and reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context, 0.4
 /// top_logprobs to reset_session_options and reset_step, 0.5 reset_stop_options / reset_set_stop,
-/// reset_session_held_text, the end reasons STOP and LENGTH and stop_index to reset_step).
-pub const ABI_MINOR: u32 = 5;
+/// reset_session_held_text, the end reasons STOP and LENGTH and stop_index to reset_step, 0.6 reset_truncate /
+/// reset_truncate_sequence and reset_session_tokens).
+pub const ABI_MINOR: u32 = 6;
 
 // A header older than ABI_MINOR lacks fields these bindings set: fail the build, not a call.
 const _: () = assert!(sys::RESET_VERSION_MINOR >= ABI_MINOR, "reset.h is older than these bindings need");
@@ -752,6 +753,37 @@ impl<'m> Session<'m> {
     /// they were, and an ended sequence generates again.
     pub fn prefill_sequence(&mut self, sequence: i32, ids: &[i32]) -> Result<()> {
         check(unsafe { sys::reset_prefill_sequence(self.raw(), sequence, ids.as_ptr(), ids.len()) })
+    }
+
+    /// 0.6: keep the first `length` tokens of every sequence and forget the rest (reset_truncate), as llama.cpp's
+    /// llama_memory_seq_rm: an application that edits, regenerates or re-renders a conversation cuts back to the
+    /// longest prefix the session shares with its new prompt ([`tokens`](Session::tokens) gives what it holds) and
+    /// prefills only the rest.  A sequence cut back is then as a new session with this session's policy and stop
+    /// conditions holds it after [`prefill`](Session::prefill) of those tokens, but without logits: its sampler
+    /// starts over (so a seeded answer regenerated from the same prompt comes out the same), its held text is
+    /// dropped, it no longer counts as ended, and [`step`](Session::step) or [`logits`](Session::logits) is
+    /// `Error::STATE` until it is prefilled with at least one token.  To regenerate from the very end of a prompt,
+    /// cut one token less and prefill that token again.  A sequence that holds exactly `length` tokens is left as
+    /// it is, logits included; nothing is computed.  A `length` below 0 or above the tokens a sequence holds is
+    /// `Error::OUT_OF_RANGE`, and the session is unchanged on any error.
+    pub fn truncate(&mut self, length: i32) -> Result<()> {
+        check(unsafe { sys::reset_truncate(self.raw(), length) })
+    }
+
+    /// 0.6: [`truncate`](Session::truncate) for one sequence only (reset_truncate_sequence); the others are left
+    /// exactly as they were.  It is prefilled again with [`prefill_sequence`](Session::prefill_sequence).  A
+    /// sequence outside `0..sequences` is `Error::OUT_OF_RANGE`, as is a `length` outside `0..=len(sequence)`.
+    pub fn truncate_sequence(&mut self, sequence: i32, length: i32) -> Result<()> {
+        check(unsafe { sys::reset_truncate_sequence(self.raw(), sequence, length) })
+    }
+
+    /// 0.6: the ids of `sequence`'s context in order (reset_session_tokens): every prompt token and every generated
+    /// token that entered the context, [`len`](Session::len) of them (an end-of-generation id or stop token that
+    /// ended the sequence is not among them).  A sequence outside `0..sequences` is `Error::OUT_OF_RANGE`.
+    pub fn tokens(&self, sequence: i32) -> Result<Vec<i32>> {
+        read_buffer(|ids, capacity, held| unsafe {
+            sys::reset_session_tokens(self.raw(), sequence, ids, capacity, held)
+        })
     }
 
     /// Raw logits of a sequence's last position.

@@ -126,17 +126,17 @@ fn another_abi_major_is_refused_clearly() {
 
 #[test]
 fn an_older_minor_is_refused_clearly() {
-    assert_eq!((reset::ABI_MAJOR, reset::ABI_MINOR), (0, 5));
-    for newer_or_same in [500, 501, 599, 600, 9900] {
+    assert_eq!((reset::ABI_MAJOR, reset::ABI_MINOR), (0, 6));
+    for newer_or_same in [600, 601, 699, 700, 9900] {
         assert!(reset::check_abi(newer_or_same).is_ok(), "{newer_or_same}");
     }
-    let error = reset::check_abi(400).unwrap_err(); // 0.4 has no reset_set_stop and no stop_index in reset_step
+    let error = reset::check_abi(500).unwrap_err(); // 0.5 has no reset_truncate and no reset_session_tokens
     assert_eq!(error.status, Error::UNSUPPORTED);
     assert_eq!(
         error.message,
-        "libreset 0.4.0 is older than these bindings need (0.5 or newer): it lacks functions or fields they use"
+        "libreset 0.5.0 is older than these bindings need (0.6 or newer): it lacks functions or fields they use"
     );
-    for older in [300, 200, 100] {
+    for older in [400, 300, 200, 100] {
         let error = reset::check_abi(older).unwrap_err();
         assert!(error.message.starts_with(&format!("libreset 0.{}.0 is older", older / 100)), "{error}");
     }
@@ -749,6 +749,135 @@ fn stop_strings_need_a_tokenizer() {
     let ends: Vec<(bool, EndReason)> = steps.iter().map(|s| (s.end, s.end_reason)).collect();
     assert_eq!(ends, [(false, EndReason::None), (true, EndReason::Length)]);
     assert_eq!(steps[1].text, ""); // no tokenizer, no text
+}
+
+// ------------------------------------------------------------------ truncation (0.6)
+
+const TRUNCATE_STEPS: usize = 10;
+
+/// T = 1.5 over every token, seeded: the draws are keyed by seed, sequence and the count of tokens the sequence drew,
+/// so the two sequences draw different tokens from one prompt, and a sequence cut back draws as a new session's does.
+fn two_sequence_session(model: &Model) -> Session<'_> {
+    let mut session = model.session(512, 2).unwrap();
+    let policy = PolicyParams { kind: PolicyKind::Fixed, temperature: 1.5, seed: 5, ..PolicyParams::greedy() };
+    session.set_policy(&policy).unwrap();
+    session
+}
+
+/// `steps` decode steps of both sequences: the tokens each drew (none of them ended).
+fn decode_both(session: &mut Session<'_>, steps: usize) -> [Vec<i32>; 2] {
+    let mut drawn = [Vec::new(), Vec::new()];
+    for _ in 0..steps {
+        for step in session.step().unwrap() {
+            assert!(step.token >= 0 && !step.end, "{step:?}");
+            drawn[step.sequence as usize].push(step.token);
+        }
+    }
+    drawn
+}
+
+#[test]
+fn a_prompt_cut_back_one_token_and_prefilled_again_draws_the_same_tokens() {
+    let model = chat_model();
+    let mut session = two_sequence_session(&model);
+    assert_eq!((session.tokens(0).unwrap(), session.tokens(1).unwrap()), (vec![], vec![])); // nothing prefilled yet
+    session.prefill(&STOP_PROMPT).unwrap();
+    let first = decode_both(&mut session, TRUNCATE_STEPS);
+    assert_ne!(first[0], first[1]); // the sequences drew apart, so the checks below tell them apart
+    for s in 0..2 {
+        // The prompt, then every token drawn.
+        assert_eq!(session.tokens(s).unwrap(), [&STOP_PROMPT[..], &first[s as usize]].concat(), "{s}");
+        assert_eq!(session.len(s), (STOP_PROMPT.len() + TRUNCATE_STEPS) as i32);
+    }
+    let (kept, last) = STOP_PROMPT.split_at(STOP_PROMPT.len() - 1);
+    session.truncate(kept.len() as i32).unwrap();
+    for s in 0..2 {
+        assert_eq!(session.tokens(s).unwrap(), kept);
+        assert_eq!(session.len(s), kept.len() as i32);
+    }
+    session.prefill(last).unwrap(); // the prompt's last token again, as tokens() gives it
+    assert_eq!(decode_both(&mut session, TRUNCATE_STEPS), first); // each sequence's own tokens, as the first time
+    for s in 0..2 {
+        assert_eq!(session.tokens(s).unwrap(), [&STOP_PROMPT[..], &first[s as usize]].concat(), "{s}");
+    }
+    // A sequence that holds exactly `length` tokens is unchanged, its logits too.
+    let logits = [session.logits(0).unwrap(), session.logits(1).unwrap()];
+    session.truncate(session.len(0)).unwrap();
+    assert_eq!(session.tokens(0).unwrap(), [&STOP_PROMPT[..], &first[0]].concat());
+    assert_eq!([session.logits(0).unwrap(), session.logits(1).unwrap()], logits);
+    decode_both(&mut session, 1); // and it decodes on
+    // One sequence cut back to its prompt and prefilled again draws its own tokens again; the other goes on.
+    let held = session.len(0);
+    session.truncate_sequence(1, kept.len() as i32).unwrap();
+    assert_eq!(session.tokens(1).unwrap(), kept);
+    assert_eq!(session.len(0), held);
+    session.prefill_sequence(1, last).unwrap();
+    assert_eq!(decode_both(&mut session, TRUNCATE_STEPS)[1], first[1]);
+}
+
+#[test]
+fn tokens_reads_a_context_longer_than_the_first_buffer() {
+    // 300 ids: past the 256 the binding asks with first, so it asks again with the size the library reported.
+    let prompt: Vec<i32> = (0..300).map(|i| (7 * i) % 500 + 3).collect();
+    let model = chat_model();
+    let mut session = two_sequence_session(&model);
+    session.prefill(&prompt).unwrap();
+    assert_eq!((session.tokens(0).unwrap(), session.tokens(1).unwrap()), (prompt.clone(), prompt));
+    session.truncate(0).unwrap(); // every sequence to nothing: a reset but for a pending cancel
+    assert_eq!((session.tokens(0).unwrap(), session.len(0)), (vec![], 0));
+}
+
+#[test]
+fn truncation_errors_are_the_librarys_and_leave_the_session_as_it_was() {
+    let model = chat_model();
+    let mut session = two_sequence_session(&model);
+    session.prefill(&STOP_PROMPT).unwrap();
+    decode_both(&mut session, 3);
+    let held = (STOP_PROMPT.len() + 3) as i32;
+    let before = [session.tokens(0).unwrap(), session.tokens(1).unwrap()];
+    let out_of_range = |error: Error| {
+        assert_eq!((error.status, error.name.as_str()), (Error::OUT_OF_RANGE, "RESET_ERR_OUT_OF_RANGE"), "{error}");
+    };
+    // More tokens than a sequence holds, or fewer than none.
+    for length in [held + 1, -1, i32::MAX, i32::MIN] {
+        out_of_range(session.truncate(length).unwrap_err());
+        out_of_range(session.truncate_sequence(1, length).unwrap_err());
+    }
+    // A sequence outside the session's, in every call that takes one.
+    for sequence in [2, -1, i32::MAX, i32::MIN] {
+        out_of_range(session.truncate_sequence(sequence, 1).unwrap_err());
+        out_of_range(session.tokens(sequence).unwrap_err());
+    }
+    assert_eq!([session.tokens(0).unwrap(), session.tokens(1).unwrap()], before); // the refusals changed nothing
+    // Cut back and not prefilled since: nothing to draw from, no logits.
+    session.truncate(held - 1).unwrap();
+    assert_eq!((session.len(0), session.len(1)), (held - 1, held - 1));
+    let errors = [session.step().unwrap_err(), session.logits(0).unwrap_err(), session.logits(1).unwrap_err()];
+    for error in errors {
+        assert_eq!((error.status, error.name.as_str()), (Error::STATE, "RESET_ERR_STATE"), "{error}");
+    }
+    session.prefill(&[20]).unwrap();
+    decode_both(&mut session, 1);
+    // One sequence cut back: the session cannot step until it is prefilled, and the other keeps its tokens and its
+    // logits.
+    let held = session.len(0);
+    let (kept, logits) = (session.tokens(0).unwrap(), session.logits(0).unwrap());
+    session.truncate_sequence(1, 2).unwrap();
+    assert_eq!((session.len(1), session.len(0)), (2, held));
+    assert_eq!(session.tokens(0).unwrap(), kept);
+    let error = session.step().unwrap_err();
+    assert!(error.status == Error::STATE && error.message.contains("sequence 1"), "{error}");
+    assert_eq!(session.logits(0).unwrap(), logits);
+    session.prefill_sequence(1, &[20, 21]).unwrap();
+    assert_eq!(session.tokens(1).unwrap(), [STOP_PROMPT[0], STOP_PROMPT[1], 20, 21]);
+    assert_eq!(session.len(0), held);
+    decode_both(&mut session, 1);
+    // Cut to 0, a sequence is prefilled with prefill_sequence like any other.
+    session.truncate_sequence(1, 0).unwrap();
+    assert_eq!((session.tokens(1).unwrap(), session.len(0)), (vec![], held + 1));
+    session.prefill_sequence(1, &[22]).unwrap();
+    assert_eq!(session.tokens(1).unwrap(), [22]);
+    decode_both(&mut session, 1);
 }
 
 /// The fixture's plain greedy continuation repeats a token in its first 20; a frequency penalty of 2 does not.
