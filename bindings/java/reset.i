@@ -291,6 +291,8 @@ RESET_ARRAY(int32_t, jint, jintArray, int, Int)
 RESET_ARRAY(float, jfloat, jfloatArray, float, Float)
 
 %apply (const int32_t *IN, size_t LENGTH) { (const int32_t *ids, size_t n_ids) };
+/* Ids a call writes (the snprintf idiom): reset_tokenize's, reset_tokenizer_step_delimiters' and
+ * reset_session_tokens' (0.6); a null array asks for the size. */
 %apply (int32_t *OUT, size_t LENGTH) { (int32_t *ids, size_t capacity) };
 %apply (const float *IN, size_t LENGTH) { (const float *logits, size_t n_vocab) };
 %apply (float *OUT, size_t LENGTH) { (float *out, size_t capacity) };

@@ -49,10 +49,11 @@ import (
 // FrequencyPenalty, 0.3 Step.Logprob, Decision.Logprob, RepetitionPenalty
 // and Policy.AddContext, 0.4 SessionOptions.TopLogprobs and
 // Step.TopLogprobs, 0.5 Session.SetStop, Session.HeldText, Step.EndReason and
-// Step.StopIndex).
+// Step.StopIndex, 0.6 Session.Truncate, Session.TruncateSequence and
+// Session.Tokens).
 const (
 	ABIMajor = 0
-	ABIMinor = 5
+	ABIMinor = 6
 )
 
 // SWIG gives reset.h's RESET_VERSION_MAJOR as a typed constant, and ABIMajor

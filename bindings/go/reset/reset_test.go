@@ -253,24 +253,24 @@ func TestAnotherABIMajorIsRefusedClearly(t *testing.T) {
 }
 
 func TestAnOlderMinorIsRefusedClearly(t *testing.T) {
-	if ABIMajor != 0 || ABIMinor != 5 {
+	if ABIMajor != 0 || ABIMinor != 6 {
 		t.Fatalf("ABI %d.%d: update this test with the bindings", ABIMajor, ABIMinor)
 	}
 	if err := ensureABI(); err != nil {
 		t.Fatalf("the loaded library %s: %v", Version(), err)
 	}
-	for _, v := range []uint32{500, 501, 599, 600, 9900} {
+	for _, v := range []uint32{600, 601, 699, 700, 9900} {
 		if err := CheckABI(v); err != nil {
 			t.Fatalf("CheckABI(%d): %v", v, err)
 		}
 	}
 	var e *Error
-	err := CheckABI(400) // 0.4 has no reset_set_stop, and no stop_index in reset_step
-	want := "libreset 0.4.0 is older than these bindings need (0.5 or newer): it lacks functions or fields they use"
+	err := CheckABI(500) // 0.5 has no reset_truncate, reset_truncate_sequence or reset_session_tokens
+	want := "libreset 0.5.0 is older than these bindings need (0.6 or newer): it lacks functions or fields they use"
 	if !errors.As(err, &e) || e.Status != StatusUnsupported || e.Message != want {
 		t.Fatalf("got %v", err)
 	}
-	for _, v := range []uint32{300, 200, 100} {
+	for _, v := range []uint32{400, 300, 200, 100} {
 		prefix := "libreset 0." + strconv.Itoa(int(v/100)) + ".0 is older"
 		if err := CheckABI(v); err == nil || !strings.Contains(err.Error(), prefix) {
 			t.Fatalf("CheckABI(%d): got %v", v, err)
@@ -1197,6 +1197,197 @@ func TestHeldTextIsWhatTheStopStringHeldBack(t *testing.T) {
 			!strings.Contains(e.Message, want) {
 			t.Fatalf("HeldText(%d): got %v, want RESET_ERR_OUT_OF_RANGE: ...%s...", sequence, err, want)
 		}
+	}
+}
+
+// ------------------------------------------------------------------ cutting sequences back (0.6)
+
+// truncatePrompt is tests/unit/test_truncate.cpp's prompt.
+var truncatePrompt = []int32{10, 11, 12, 13, 14, 15}
+
+// truncateSession is a two-sequence session on m drawing at a fixed T = 1.5 with a seed, so the two
+// sequences draw different tokens; an end-of-generation id does not end them (IgnoreEOS), so every
+// drawn token enters the context.
+func truncateSession(t *testing.T, m *Model) *Session {
+	s, err := m.NewSession(256, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := DefaultPolicy()
+	p.Kind, p.Temperature, p.Seed = PolicyFixed, 1.5, 5
+	if err := s.SetPolicy(p); err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	if err := s.SetStop(StopOptions{IgnoreEOS: true}); err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	return s
+}
+
+// drawn runs n decode steps: drawn[i] are the tokens sequence i drew, none of which ended it.
+func drawn(t *testing.T, s *Session, n int) [][]int32 {
+	t.Helper()
+	out := make([][]int32, s.sequences)
+	for k := 0; k < n; k++ {
+		steps, err := s.Step(context.Background())
+		if err != nil {
+			t.Fatalf("step %d: %v", k, err)
+		}
+		for i, st := range steps {
+			if st.Token < 0 || st.End {
+				t.Fatalf("step %d, sequence %d: %+v", k, i, st)
+			}
+			out[i] = append(out[i], st.Token)
+		}
+	}
+	return out
+}
+
+// joined is a new slice holding a's ids, then b's.
+func joined(a, b []int32) []int32 {
+	return append(append([]int32{}, a...), b...)
+}
+
+// Tokens is the prompt and each sequence's own draws; cut back to the prompt less its last token and given
+// that token again, each sequence's sampler starts over and draws exactly what it drew the first time.
+func TestSequencesCutBackToTheirPromptDrawTheSameSeededTokensAgain(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	s := truncateSession(t, m)
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.Prefill(ctx, truncatePrompt); err != nil {
+		t.Fatal(err)
+	}
+	first := drawn(t, s, 10)
+	if reflect.DeepEqual(first[0], first[1]) {
+		t.Fatalf("both sequences drew %v: the comparison below could not tell them apart", first[0])
+	}
+	for i, tokens := range first {
+		got, err := s.Tokens(i)
+		if want := joined(truncatePrompt, tokens); err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("Tokens(%d) = %v (%v), want the prompt and its draws %v", i, got, err, want)
+		}
+	}
+	kept := len(truncatePrompt) - 1
+	if err := s.Truncate(kept); err != nil {
+		t.Fatal(err)
+	}
+	for i := range first {
+		if got, err := s.Tokens(i); err != nil || s.Len(i) != kept || !reflect.DeepEqual(got, truncatePrompt[:kept]) {
+			t.Fatalf("after Truncate(%d), sequence %d holds %d tokens, %v (%v)", kept, i, s.Len(i), got, err)
+		}
+	}
+	if err := s.Prefill(ctx, truncatePrompt[kept:]); err != nil {
+		t.Fatal(err)
+	}
+	if again := drawn(t, s, 10); !reflect.DeepEqual(again, first) {
+		t.Fatalf("regenerated from the same prompt: %v, the first time %v", again, first)
+	}
+}
+
+// A sequence cut back has no logits until its next prefill; a cut past what a sequence holds, or of a
+// sequence the session lacks, is refused and changes nothing; TruncateSequence leaves the other sequences
+// as they were, and a sequence that holds exactly the length asked for keeps its logits.
+func TestACutSequenceNeedsAPrefillAndBadCutsAreRefused(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	s := truncateSession(t, m)
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.Prefill(ctx, truncatePrompt); err != nil {
+		t.Fatal(err)
+	}
+	drawn(t, s, 3)
+	held := len(truncatePrompt) + 3
+	expect := func(name string, err error, status Status, message string) {
+		t.Helper()
+		var e *Error
+		if !errors.As(err, &e) || e.Status != status || !strings.Contains(e.Message, message) {
+			t.Fatalf("%s: got %v, want %s: ...%s...", name, err, statusName(status), message)
+		}
+	}
+	expect("Truncate(held+1)", s.Truncate(held+1), StatusOutOfRange,
+		"length "+strconv.Itoa(held+1)+" is outside [0, "+strconv.Itoa(held)+"]")
+	expect("Truncate(-1)", s.Truncate(-1), StatusOutOfRange, "length -1 is outside")
+	expect("TruncateSequence(1, held+1)", s.TruncateSequence(1, held+1), StatusOutOfRange, "is outside")
+	for _, sequence := range []int{2, -1} {
+		want := "sequence " + strconv.Itoa(sequence) + " is outside [0, 2)"
+		expect("TruncateSequence("+strconv.Itoa(sequence)+", 1)", s.TruncateSequence(sequence, 1),
+			StatusOutOfRange, want)
+		_, err := s.Tokens(sequence)
+		expect("Tokens("+strconv.Itoa(sequence)+")", err, StatusOutOfRange, want)
+	}
+	// The refusals changed nothing: both sequences still hold everything and step on.
+	if s.Len(0) != held || s.Len(1) != held {
+		t.Fatalf("after refused cuts the sequences hold %d and %d tokens, want %d", s.Len(0), s.Len(1), held)
+	}
+	drawn(t, s, 1)
+	held++
+
+	// One sequence cut back: the other keeps its tokens and logits.
+	tokens0, err := s.Tokens(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits0, err := s.Logits(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TruncateSequence(1, 2); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Tokens(1); err != nil || s.Len(1) != 2 || !reflect.DeepEqual(got, truncatePrompt[:2]) {
+		t.Fatalf("after TruncateSequence(1, 2), sequence 1 holds %d tokens, %v (%v)", s.Len(1), got, err)
+	}
+	if got, err := s.Tokens(0); err != nil || s.Len(0) != held || !reflect.DeepEqual(got, tokens0) {
+		t.Fatalf("TruncateSequence(1, 2) changed sequence 0: %d tokens, %v (%v), was %v", s.Len(0), got, err, tokens0)
+	}
+	if got, err := s.Logits(0); err != nil || !reflect.DeepEqual(got, logits0) {
+		t.Fatalf("TruncateSequence(1, 2) changed sequence 0's logits (%v)", err)
+	}
+	_, err = s.Logits(1)
+	expect("Logits(1) of the sequence cut back", err, StatusState, "reset_truncate")
+	_, err = s.Step(ctx)
+	expect("Step with sequence 1 cut back", err, StatusState, "sequence 1 has no logits")
+	if s.Len(0) != held || s.Len(1) != 2 {
+		t.Fatalf("the refused Step changed the lengths: %d and %d", s.Len(0), s.Len(1))
+	}
+	if err := s.PrefillSequence(ctx, 1, truncatePrompt[2:]); err != nil {
+		t.Fatal(err)
+	}
+	if s.Len(0) != held || s.Len(1) != len(truncatePrompt) {
+		t.Fatalf("after PrefillSequence(1, ...) the sequences hold %d and %d tokens, want %d and %d",
+			s.Len(0), s.Len(1), held, len(truncatePrompt))
+	}
+	drawn(t, s, 1)
+	held++
+
+	// Truncate to what sequence 1 holds (the prompt and one draw): it is left as it is, logits included,
+	// while sequence 0 is cut back.
+	logits1, err := s.Logits(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Truncate(len(truncatePrompt) + 1); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Logits(1); err != nil || !reflect.DeepEqual(got, logits1) {
+		t.Fatalf("Truncate to the length sequence 1 holds changed its logits (%v)", err)
+	}
+	_, err = s.Logits(0)
+	expect("Logits(0) after Truncate", err, StatusState, "reset_truncate")
+	_, err = s.Step(ctx)
+	expect("Step after Truncate", err, StatusState, "sequence 0 has no logits")
+	if err := s.Truncate(0); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Step(ctx)
+	expect("Step after Truncate(0)", err, StatusState, "nothing to decode from")
+	if got, err := s.Tokens(0); err != nil || got == nil || len(got) != 0 {
+		t.Fatalf("Tokens(0) of an empty sequence: %#v (%v)", got, err)
 	}
 }
 

@@ -294,6 +294,14 @@ func TestIntsOutsideInt32AreRefused(t *testing.T) {
 	expect("Logits", err, StatusOutOfRange, "sequence")
 	_, err = s.HeldText(wrap) // not 0
 	expect("HeldText", err, StatusOutOfRange, "sequence")
+	expect("Truncate", s.Truncate(wrap+1), StatusOutOfRange, "length") // not 1 (s holds 3 tokens)
+	expect("TruncateSequence sequence", s.TruncateSequence(wrap, 1), StatusOutOfRange, "sequence")
+	expect("TruncateSequence length", s.TruncateSequence(0, wrap+1), StatusOutOfRange, "length")
+	_, err = s.Tokens(wrap)
+	expect("Tokens", err, StatusOutOfRange, "sequence")
+	if n := s.Len(0); n != 3 {
+		t.Errorf("Len(0) = %d after the refused cuts, want 3", n)
+	}
 	if n := s.Len(wrap); n != -1 {
 		t.Errorf("Len(1<<32) = %d, want -1", n)
 	}

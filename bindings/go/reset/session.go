@@ -258,6 +258,70 @@ func (s *Session) Reset() error {
 	return err
 }
 
+// Truncate (0.6) keeps the first length tokens of every sequence and forgets
+// the rest (reset_truncate; llama.cpp's llama_memory_seq_rm).  A caller that
+// edits, regenerates or re-renders a conversation cuts back to the longest
+// prefix the session shares with its new prompt (Tokens) and prefills only
+// the rest.  A sequence cut back holds what a new session with this one's
+// policy and stop conditions holds after a Prefill of those tokens, but has
+// no logits: its sampler starts over (so a seeded answer regenerated from
+// the same prompt comes out the same), its held text is dropped, it no
+// longer counts as ended, and Step and Logits return StatusState until it is
+// prefilled with at least one token.  To regenerate from the very end of a
+// prompt, cut one token less and prefill that token again.  A sequence that
+// holds exactly length tokens is left as it is, logits included.  Nothing is
+// computed.  Truncate(0) is Reset but for a pending cancel request, which
+// stays.  On an error the session is unchanged: StatusOutOfRange (length
+// negative, or more tokens than a sequence holds), StatusState (a session
+// stopped by a device failure).
+func (s *Session) Truncate(length int) error {
+	if err := checkInt32(StatusOutOfRange, "length", length); err != nil {
+		return err
+	}
+	return callKeeping(s, func() native.Enum_SS_reset_status { return native.Reset_truncate(s.raw, length) })
+}
+
+// TruncateSequence (0.6) is Truncate for one sequence
+// (reset_truncate_sequence); the others are left exactly as they were.  A
+// sequence cut back is prefilled again with PrefillSequence.  Its errors are
+// Truncate's, and StatusOutOfRange for a sequence outside [0, sequences).
+func (s *Session) TruncateSequence(sequence, length int) error {
+	if err := firstError(checkInt32(StatusOutOfRange, "sequence", sequence),
+		checkInt32(StatusOutOfRange, "length", length)); err != nil {
+		return err
+	}
+	return callKeeping(s, func() native.Enum_SS_reset_status {
+		return native.Reset_truncate_sequence(s.raw, sequence, length)
+	})
+}
+
+// Tokens (0.6) are the ids of a sequence's context, in order, copied
+// (reset_session_tokens): every prompt token and every generated token that
+// entered the context, Len(sequence) of them (an end-of-generation id or a
+// stop id that ended the sequence is not among them).  A sequence outside
+// [0, sequences) is StatusOutOfRange.
+func (s *Session) Tokens(sequence int) ([]int32, error) {
+	if err := checkInt32(StatusOutOfRange, "sequence", sequence); err != nil {
+		return nil, err
+	}
+	// reset.h's idiom: the first call, with no room, asks the size; the second reads that many.
+	ids := []int32{}
+	for {
+		var n int
+		err := callKeeping(s, func() native.Enum_SS_reset_status {
+			return native.Reset_session_tokens(s.raw, sequence, ids, &n)
+		})
+		if e, ok := err.(*Error); ok && e.Status == StatusBufferTooSmall && n > len(ids) {
+			ids = make([]int32, n)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return ids[:n], nil
+	}
+}
+
 // StopOptions (0.5) are reset_stop_options: when a sequence stops before an
 // end-of-generation id, as vLLM's stop, stop_token_ids, max_tokens and
 // include_stop_str_in_output do.  The zero value stops nothing.  reset.h has

@@ -107,6 +107,8 @@ RESET_GO_ARRAY(int32_t, int32)
 RESET_GO_ARRAY(float, float32)
 
 %apply (const int32_t *IN, size_t LENGTH) { (const int32_t *ids, size_t n_ids) };
+/* Ids a call writes (the snprintf idiom): reset_tokenize's, reset_tokenizer_step_delimiters' and
+ * reset_session_tokens' (0.6). */
 %apply (int32_t *OUT, size_t LENGTH) { (int32_t *ids, size_t capacity) };
 %apply (const float *IN, size_t LENGTH) { (const float *logits, size_t n_vocab) };
 %apply (float *OUT, size_t LENGTH) { (float *out, size_t capacity) };

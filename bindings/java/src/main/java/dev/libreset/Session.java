@@ -217,6 +217,71 @@ public final class Session implements AutoCloseable {
     }
 
     /**
+     * (0.6) Keeps the first {@code length} tokens of every sequence and forgets the rest (reset_truncate;
+     * llama.cpp's llama_memory_seq_rm).  A caller that edits, regenerates or re-renders a conversation cuts
+     * back to the longest prefix the session shares with its new prompt ({@link #tokens}) and prefills only
+     * the rest.  A sequence cut back holds what a new session with this one's policy and stop conditions
+     * holds after a {@link #prefill} of those tokens, but has no logits: its sampler starts over (so a seeded
+     * answer regenerated from the same prompt comes out the same), its held text is dropped, it no longer
+     * counts as ended, and {@link #step()} and {@link #logits} throw {@link Status#STATE} until it is
+     * prefilled with at least one token.  To regenerate from the very end of a prompt, cut one token less
+     * and prefill that token again.  A sequence that holds exactly {@code length} tokens is left as it is,
+     * logits included.  Nothing is computed.  {@code truncate(0)} is {@link #reset()} but for a pending
+     * cancel request, which stays.
+     *
+     * @throws ResetException OUT_OF_RANGE (length negative, or more tokens than a sequence holds), STATE (a
+     *     session stopped by a device failure); the session is unchanged
+     */
+    public void truncate(int length) throws ResetException {
+        try {
+            ResetNative.reset_truncate(handle(), length);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
+     * (0.6) {@link #truncate} for one sequence (reset_truncate_sequence); the others are left exactly as
+     * they were.  A sequence cut back is prefilled again with {@link #prefillSequence}.
+     *
+     * @throws ResetException OUT_OF_RANGE (sequence, or length negative or more tokens than the sequence
+     *     holds), STATE (a session stopped by a device failure); the session is unchanged
+     */
+    public void truncateSequence(int sequence, int length) throws ResetException {
+        try {
+            ResetNative.reset_truncate_sequence(handle(), sequence, length);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
+     * (0.6) The ids of a sequence's context, in order, copied (reset_session_tokens): every prompt token and
+     * every generated token that entered the context, {@link #length} of them (an end-of-generation id or a
+     * stop id that ended the sequence is not among them).
+     *
+     * @throws ResetException OUT_OF_RANGE (sequence)
+     */
+    public int[] tokens(int sequence) throws ResetException {
+        long[] n = new long[1];
+        try {
+            // reset.h's idiom: the first call, with no room (null), asks the size; the second reads that many.
+            int[] ids = null;
+            while (true) {
+                try {
+                    ResetNative.reset_session_tokens(handle(), sequence, ids, n);
+                    return ids == null ? new int[0] : Arrays.copyOf(ids, Math.toIntExact(n[0]));
+                } catch (ResetException e) {
+                    if (e.getStatus() != Status.BUFFER_TOO_SMALL || ids != null && n[0] <= ids.length) throw e;
+                    ids = new int[Math.toIntExact(n[0])];
+                }
+            }
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
      * Stops the running (or, if none runs, the next) prefill or step, which then throws
      * {@link Status#CANCELLED} and leaves the session as it was before it.  Safe from any
      * thread; never blocks on the decode.  Does nothing on a closed session.

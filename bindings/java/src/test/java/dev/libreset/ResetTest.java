@@ -251,14 +251,14 @@ class ResetTest {
     @Test
     void anOlderMinorIsRefusedClearly() throws Exception {
         assertEquals(0, Reset.abiMajor());
-        assertEquals(5, Reset.abiMinor());
-        for (long newerOrSame : new long[] {500, 501, 599, 600, 9900}) Reset.checkAbi(newerOrSame);
-        // 0.4 has no reset_set_stop, and no stop_index in reset_step.
-        ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(400));
+        assertEquals(6, Reset.abiMinor());
+        for (long newerOrSame : new long[] {600, 601, 699, 700, 9900}) Reset.checkAbi(newerOrSame);
+        // 0.5 has no reset_truncate, reset_truncate_sequence or reset_session_tokens.
+        ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(500));
         assertEquals(Status.UNSUPPORTED, e.getStatus());
-        assertEquals("libreset 0.4.0 is older than these bindings need (0.5 or newer): "
+        assertEquals("libreset 0.5.0 is older than these bindings need (0.6 or newer): "
                 + "it lacks functions or fields they use", e.getReason());
-        for (long version : new long[] {300, 200, 100}) {
+        for (long version : new long[] {400, 300, 200, 100}) {
             ResetException older = assertThrows(ResetException.class, () -> Reset.checkAbi(version));
             assertTrue(older.getReason().startsWith("libreset 0." + version / 100 + ".0 is older"), older.getMessage());
         }
@@ -867,6 +867,131 @@ class ResetTest {
         }
     }
 
+    // ---------------------------------------------------------------- cutting sequences back (0.6)
+
+    /** tests/unit/test_truncate.cpp's prompt. */
+    private static final int[] TRUNCATE_PROMPT = {10, 11, 12, 13, 14, 15};
+
+    /**
+     * A two-sequence session on model drawing at a fixed T = 1.5 with a seed, so the two sequences draw
+     * different tokens; an end-of-generation id does not end them (ignoreEos), so every drawn token enters
+     * the context.
+     */
+    private static Session truncateSession(Model model) throws ResetException {
+        Session session = model.newSession(256, 2);
+        session.setPolicy(PolicyParams.fixed(1.5f).seed(5));
+        session.setStop(new StopOptions().ignoreEos(true));
+        return session;
+    }
+
+    /** Runs n decode steps: entry i holds the tokens sequence i drew, none of which ended it. */
+    private static int[][] drawn(Session session, int sequences, int n) throws ResetException {
+        int[][] out = new int[sequences][n];
+        for (int k = 0; k < n; k++) {
+            List<Step> steps = session.step();
+            for (int i = 0; i < sequences; i++) {
+                Step step = steps.get(i);
+                assertTrue(step.token() >= 0 && !step.end(), "step " + k + ", sequence " + i + ": " + step);
+                out[i][k] = step.token();
+            }
+        }
+        return out;
+    }
+
+    private static int[] joined(int[] a, int[] b) {
+        return IntStream.concat(Arrays.stream(a), Arrays.stream(b)).toArray();
+    }
+
+    private static void assertStatus(Status status, String reason, Executable call) {
+        ResetException e = assertThrows(ResetException.class, call);
+        assertEquals(status, e.getStatus(), e.getMessage());
+        assertTrue(e.getReason().contains(reason), e.getMessage() + " (want ..." + reason + "...)");
+    }
+
+    /**
+     * tokens() is the prompt and each sequence's own draws; cut back to the prompt less its last token and
+     * given that token again, each sequence's sampler starts over and draws exactly what it drew the first
+     * time.
+     */
+    @Test
+    void sequencesCutBackToTheirPromptDrawTheSameSeededTokensAgain() throws Exception {
+        try (Model model = chatOneThread(); Session session = truncateSession(model)) {
+            session.prefill(TRUNCATE_PROMPT);
+            int[][] first = drawn(session, 2, 10);
+            assertFalse(Arrays.equals(first[0], first[1]), "both sequences drew " + Arrays.toString(first[0])
+                    + ": the comparison below could not tell them apart");
+            for (int i = 0; i < 2; i++) assertArrayEquals(joined(TRUNCATE_PROMPT, first[i]), session.tokens(i));
+            int kept = TRUNCATE_PROMPT.length - 1;
+            session.truncate(kept);
+            for (int i = 0; i < 2; i++) {
+                assertEquals(kept, session.length(i));
+                assertArrayEquals(Arrays.copyOf(TRUNCATE_PROMPT, kept), session.tokens(i));
+            }
+            session.prefill(Arrays.copyOfRange(TRUNCATE_PROMPT, kept, TRUNCATE_PROMPT.length));
+            int[][] again = drawn(session, 2, 10);
+            for (int i = 0; i < 2; i++) {
+                assertArrayEquals(first[i], again[i], "sequence " + i + " regenerated from the same prompt");
+            }
+        }
+    }
+
+    /**
+     * A sequence cut back has no logits until its next prefill; a cut past what a sequence holds, or of a
+     * sequence the session lacks, is refused and changes nothing; truncateSequence leaves the other
+     * sequences as they were, and a sequence that holds exactly the length asked for keeps its logits.
+     */
+    @Test
+    void aCutSequenceNeedsAPrefillAndBadCutsAreRefused() throws Exception {
+        try (Model model = chatOneThread(); Session session = truncateSession(model)) {
+            final int prompt = TRUNCATE_PROMPT.length;
+            session.prefill(TRUNCATE_PROMPT);
+            drawn(session, 2, 3);
+            final int held = prompt + 3;
+            assertStatus(Status.OUT_OF_RANGE, "length " + (held + 1) + " is outside [0, " + held + "]",
+                    () -> session.truncate(held + 1));
+            assertStatus(Status.OUT_OF_RANGE, "length -1 is outside", () -> session.truncate(-1));
+            assertStatus(Status.OUT_OF_RANGE, "is outside", () -> session.truncateSequence(1, held + 1));
+            for (int sequence : new int[] {2, -1}) {
+                String reason = "sequence " + sequence + " is outside [0, 2)";
+                assertStatus(Status.OUT_OF_RANGE, reason, () -> session.truncateSequence(sequence, 1));
+                assertStatus(Status.OUT_OF_RANGE, reason, () -> session.tokens(sequence));
+            }
+            // The refusals changed nothing: both sequences still hold everything and step on.
+            assertEquals(held, session.length(0));
+            assertEquals(held, session.length(1));
+            drawn(session, 2, 1);
+
+            // One sequence cut back: the other keeps its tokens and logits.
+            int[] tokens0 = session.tokens(0);
+            float[] logits0 = session.logits(0);
+            session.truncateSequence(1, 2);
+            assertEquals(2, session.length(1));
+            assertArrayEquals(Arrays.copyOf(TRUNCATE_PROMPT, 2), session.tokens(1));
+            assertEquals(held + 1, session.length(0));
+            assertArrayEquals(tokens0, session.tokens(0));
+            assertArrayEquals(logits0, session.logits(0));
+            assertStatus(Status.STATE, "reset_truncate", () -> session.logits(1));
+            assertStatus(Status.STATE, "sequence 1 has no logits", session::step);
+            assertEquals(held + 1, session.length(0), "the refused step changed sequence 0");
+            assertEquals(2, session.length(1), "the refused step changed sequence 1");
+            session.prefillSequence(1, Arrays.copyOfRange(TRUNCATE_PROMPT, 2, prompt));
+            assertEquals(held + 1, session.length(0));
+            assertEquals(prompt, session.length(1));
+            drawn(session, 2, 1);
+
+            // Truncate to what sequence 1 holds (the prompt and one draw): it is left as it is, logits
+            // included, while sequence 0 is cut back.
+            float[] logits1 = session.logits(1);
+            session.truncate(prompt + 1);
+            assertArrayEquals(logits1, session.logits(1));
+            assertStatus(Status.STATE, "reset_truncate", () -> session.logits(0));
+            assertStatus(Status.STATE, "sequence 0 has no logits", session::step);
+            session.truncate(0);
+            assertStatus(Status.STATE, "nothing to decode from", session::step);
+            assertArrayEquals(new int[0], session.tokens(0));
+        }
+    }
+
     private static int[] greedyTokens(Model model, float frequencyPenalty) throws Exception {
         try (Session session = model.newSession(128, 1)) {
             session.setPolicy(PolicyParams.greedy().frequencyPenalty(frequencyPenalty));
@@ -1042,6 +1167,9 @@ class ResetTest {
         session.close();
         session.cancel(); // does nothing on a closed session
         assertThrows(IllegalStateException.class, () -> session.prefill(new int[] {1}));
+        assertThrows(IllegalStateException.class, () -> session.truncate(0));
+        assertThrows(IllegalStateException.class, () -> session.truncateSequence(0, 0));
+        assertThrows(IllegalStateException.class, () -> session.tokens(0));
         assertThrows(IllegalStateException.class, () -> owned.encode("x"));
         assertThrows(IllegalStateException.class, model::tokenizer);
         model.close();
