@@ -608,6 +608,34 @@ RESET_API void reset_stop_options_init_sized(reset_stop_options *options, size_t
  * tokenizer), RESET_ERR_INVALID_HANDLE. */
 RESET_API reset_status reset_set_stop(reset_session *session, const reset_stop_options *options);
 
+/* (0.6) A bias added to one token's logit (OpenAI's and vLLM's logit_bias,
+ * llama.cpp's --logit-bias). */
+typedef struct reset_logit_bias {
+    int32_t token;  /* an id of the vocabulary */
+    float bias;     /* added to the logit: finite in [-100, 100], or -INFINITY to ban the token */
+} reset_logit_bias;
+
+#define RESET_MAX_LOGIT_BIAS 1024
+#define RESET_MAX_LOGIT_BIAS_VALUE 100.0f
+
+/* (0.6) Set the logit bias of every sequence of the session, from the next
+ * decode step on; count 0 removes it.  The session copies the entries.  A
+ * listed token's logit z becomes z + bias (one FP32 addition) after the
+ * repetition penalties and before the temperature, the truncation and the
+ * draw, greedy included; -INFINITY bans a token (OpenAI's -100 makes one all
+ * but impossible, +100 all but certain).  As with the penalties, the entropy
+ * H_t, the ReSET decision, reset_step.logprob and top_logprobs still see the
+ * raw logits.  The same on both backends (on the CUDA backend the bias lives
+ * on the device, 4 bytes per vocabulary entry, reserved with the session).
+ * It stays through reset_session_reset and reset_set_policy.
+ * Errors (the bias in force is then unchanged): RESET_ERR_INVALID_ARGUMENT
+ * (entries NULL with count > 0, count above RESET_MAX_LOGIT_BIAS, a bias
+ * that is NaN, +inf or outside [-100, 100] and not -INFINITY, a token listed
+ * twice, every token of the vocabulary banned), RESET_ERR_OUT_OF_RANGE (a
+ * token outside the vocabulary), RESET_ERR_INVALID_HANDLE, RESET_ERR_BACKEND
+ * (the upload to the device failed). */
+RESET_API reset_status reset_set_logit_bias(reset_session *session, const reset_logit_bias *entries, size_t count);
+
 /* (0.5) The text `sequence` has generated that no step has reported yet,
  * held back because it may begin a stop string ("" when none).  A caller
  * that ends a generation itself (its own budget, a user's interrupt) or

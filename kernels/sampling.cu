@@ -1189,22 +1189,28 @@ struct LoadStats {
 };
 
 // Phase 1's load: kLoadBatch coalesced loads in flight per thread, the row
-// (penalized: rules/penalty.h with this sequence's counts) copied to `copy`
-// when not null, and the statistics from the registers (order-independent
-// results).  A template, so the unpenalized load is the code it always was.
+// (penalized: rules/penalty.h with this sequence's counts where `counts` is
+// not null, then plus the logit bias where `bias` is not null) copied to
+// `copy` when not null, and the statistics from the registers
+// (order-independent results).  A template, so the unpenalized load is the
+// code it always was.
 template <bool kPenalized>
-__device__ __forceinline__ void load_row(const float *logits, const int32_t *counts, int32_t base, int32_t local_n,
-                                         float *copy, float repetition, float presence, float frequency,
-                                         LoadStats &ls) {
+__device__ __forceinline__ void load_row(const float *logits, const int32_t *counts, const float *bias, int32_t base,
+                                         int32_t local_n, float *copy, float repetition, float presence,
+                                         float frequency, LoadStats &ls) {
     for (int i0 = threadIdx.x; i0 < local_n; i0 += kThreads * kLoadBatch) {
         float v[kLoadBatch];
         int32_t c[kPenalized ? kLoadBatch : 1];
+        float add[kPenalized ? kLoadBatch : 1];
 #pragma unroll
         for (int j = 0; j < kLoadBatch; ++j) {
             const int i = i0 + j * kThreads;
             v[j] = i < local_n ? __ldg(logits + base + i) : 0.0f;
             // A plain load: rank 0 of this launch adds the accepted token to the counts after its last barrier.
-            if constexpr (kPenalized) c[j] = i < local_n ? counts[base + i] : 0;
+            if constexpr (kPenalized) {
+                c[j] = i < local_n && counts ? counts[base + i] : 0;
+                add[j] = i < local_n && bias ? __ldg(bias + base + i) : 0.0f;
+            }
         }
 #pragma unroll
         for (int j = 0; j < kLoadBatch; ++j) {
@@ -1216,8 +1222,12 @@ __device__ __forceinline__ void load_row(const float *logits, const int32_t *cou
             } else if (z != -INFINITY) {
                 if constexpr (kPenalized) {
                     ls.raw_max = fmaxf(ls.raw_max, z);
-                    z = rule::penalized_logit(z, c[j], repetition, presence, frequency);
+                    if (counts) z = rule::penalized_logit(z, c[j], repetition, presence, frequency);
+                    // The logit bias after the penalties (sampling/logit_bias.h); -inf bans the token.
+                    if (bias) z = __fadd_rn(z, add[j]);
                 }
+            }
+            if (!isnan(z) && z != INFINITY && z != -INFINITY) {
                 ++ls.unmasked;
                 ls.min_key = min(ls.min_key, logit_order_key(z));
                 if (better(z, base + i, ls.best, ls.best_id)) {
@@ -1283,9 +1293,11 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
     const int32_t local_n = base64 >= vocab64 ? 0 : static_cast<int32_t>(vocab64 - base64 < slice ? vocab64 - base64 : slice);
     const int32_t base = static_cast<int32_t>(base64 < vocab64 ? base64 : vocab64);
     const float *logits = a.logits + static_cast<int64_t>(b) * a.ld_logits;
-    // The policy first: with penalties the row drawn from is not the logits.
+    // The policy first: with penalties or a logit bias the row drawn from is not the logits.
     const SamplingPolicyDevice pol = a.policies[b];
-    const bool penalize = penalized(pol) && a.counts != nullptr;
+    const bool with_penalties = penalized(pol) && a.counts != nullptr;
+    const bool with_bias = pol.logit_bias != 0 && a.bias != nullptr;
+    const bool penalize = with_penalties || with_bias;
     Row row;
     row.base = base;
     row.begin = min(tid * p.per_thread, local_n);
@@ -1309,10 +1321,11 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
     // count / bad values.
     LoadStats ls;
     if (penalize) {
-        load_row<true>(logits, a.counts + static_cast<int64_t>(b) * a.vocab, base, local_n, copy,
-                       pol.repetition_penalty, pol.presence_penalty, pol.frequency_penalty, ls);
+        load_row<true>(logits, with_penalties ? a.counts + static_cast<int64_t>(b) * a.vocab : nullptr,
+                       with_bias ? a.bias : nullptr, base, local_n, copy, pol.repetition_penalty,
+                       pol.presence_penalty, pol.frequency_penalty, ls);
     } else {
-        load_row<false>(logits, nullptr, base, local_n, copy, 1.0f, 0.0f, 0.0f, ls);
+        load_row<false>(logits, nullptr, nullptr, base, local_n, copy, 1.0f, 0.0f, 0.0f, ls);
         ls.raw_max = ls.best;
     }
     float best = ls.best, raw_max = ls.raw_max;

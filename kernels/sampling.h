@@ -39,6 +39,9 @@ struct SamplingPolicyDevice {
     float presence_penalty = 0.0f;   // rules/penalty.h; [-2, 2]
     float frequency_penalty = 0.0f;  // [-2, 2]
     float repetition_penalty = 1.0f; // [0.1, 10]
+    // 1: add SamplingArgs::bias to the row after the penalties (reset_set_logit_bias).  It fills
+    // what was padding before seed.
+    int32_t logit_bias = 0;
     uint64_t seed = 0;
 };
 
@@ -121,6 +124,10 @@ struct SamplingArgs {
     // token it accepts.  Null: a policy with a penalty is out of range
     // (kSamplingBadPolicy), and nothing is counted.
     int32_t *counts = nullptr;
+    // [vocab]: added to every sequence's row whose policy has logit_bias 1,
+    // after the penalties (sampling/logit_bias.h; -inf bans a token).  Null:
+    // logit_bias is ignored.
+    const float *bias = nullptr;
     float *workspace = nullptr;                     // sampling_workspace_bytes(batch, vocab)
     int32_t *tokens = nullptr;                      // [batch] out
     SamplingSignalsDevice *signals = nullptr;       // [batch] out, may be null

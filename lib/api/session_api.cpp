@@ -187,6 +187,10 @@ reset_status reset_set_stop(reset_session *session, const reset_stop_options *op
     });
 }
 
+reset_status reset_set_logit_bias(reset_session *session, const reset_logit_bias *entries, size_t count) {
+    return api_call([&] { session_of(session).set_logit_bias(entries, count); });
+}
+
 reset_status reset_session_held_text(const reset_session *session, int32_t sequence, const char **text,
                                      size_t *text_len) {
     if (text) *text = "";

@@ -228,6 +228,16 @@ public:
     void copy_logits(int32_t sequence, float *out) override;
     void step(const std::vector<SequenceSampler *> &samplers, const std::vector<uint8_t> &active,
               const std::vector<int32_t> &positions, std::vector<DeviceStepResult> &results) override;
+    void set_logit_bias(const LogitBias &bias) override {
+        use_device(dm_.device);
+        if (bias.empty()) return;  // the rows' policies stop reading the array
+        const std::vector<float> dense = bias.dense(config_.vocab_size);
+        cuda_check(cudaMemcpyAsync(logit_bias_.as<float>(), dense.data(), dense.size() * sizeof(float),
+                                   cudaMemcpyHostToDevice, stream_),
+                   "upload of the logit bias");
+        cuda_check(cudaStreamSynchronize(stream_), "upload of the logit bias");
+    }
+
     void reserve_policy_window(int32_t window) override {
         use_device(dm_.device);
         ensure_ring_capacity(window);
@@ -387,6 +397,9 @@ private:
     // sampler kernel, which adds what it accepts; uploaded from the host's SequenceSampler when the host changed
     // them another way (a new generation, a rollback), told by its generation_version().
     DeviceBuffer counts_;
+    // [vocab] the logit bias (reset_set_logit_bias), read by rows whose policy says so: the host's sampler is
+    // the authority on whether one is in force, this array holds its values since the last set.
+    DeviceBuffer logit_bias_;
     std::vector<uint64_t> counts_version_;
     std::vector<int32_t> counts_upload_;
     int32_t ring_capacity_ = 0;
@@ -483,6 +496,7 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
         sampling_workspace_ = allocate(std::max<size_t>(sampling_workspace_bytes(sequences_, c.vocab_size), 16),
                                        "sampler workspace");
         counts_ = allocate(size_t(sequences_) * size_t(c.vocab_size) * sizeof(int32_t), "the penalties' counts");
+        logit_bias_ = allocate(size_t(c.vocab_size) * sizeof(float), "the logit bias");
         if (top_logprobs_ > 0) {  // the workspace zeroed, as the kernel's arrival counters must start
             top_logprobs_workspace_ =
                 allocate(top_logprobs_workspace_bytes(sequences_, c.vocab_size), "top_logprobs workspace");
@@ -949,6 +963,7 @@ void CudaSession::enqueue_step() {
     sampling.delimiter_flags = delimiter_flags_.as<uint8_t>();
     sampling.workspace = sampling_workspace_.as<float>();
     sampling.counts = counts_.as<int32_t>();
+    sampling.bias = logit_bias_.as<float>();
     sampling.tokens = out->tokens;
     sampling.signals = out->signals;
     sampling.active = in->active;
@@ -1009,6 +1024,7 @@ void CudaSession::step(const std::vector<SequenceSampler *> &samplers, const std
         in->lengths[s] = position + 1;
         in->active[s] = active[size_t(s)] ? 1 : 0;
         in->policies[s] = sampling_policy_device(sampler.policy());
+        in->policies[s].logit_bias = sampler.biased() ? 1 : 0;
         SamplingSequenceState &state = in->states[s];
         state = SamplingSequenceState();
         state.step = carried.state;

@@ -85,6 +85,9 @@ public:
     // error of the call that sets the policy (the session unchanged), not of
     // a decode step.
     virtual void reserve_policy_window(int32_t window) = 0;
+    // reset_set_logit_bias: the bias every sequence's draw adds from the next
+    // step on (empty: none), uploaded now into memory reserved with the session.
+    virtual void set_logit_bias(const LogitBias &bias) = 0;
     virtual uint64_t device_bytes() const = 0;
 };
 

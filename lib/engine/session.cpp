@@ -372,6 +372,13 @@ void Session::set_stop(const reset_stop_options *options) {
     stop_ = make_stop_conditions(options, model_->config.vocab_size, model_->tokenizer != nullptr);
 }
 
+void Session::set_logit_bias(const reset_logit_bias *entries, size_t count) {
+    auto bias = std::make_shared<const LogitBias>(make_logit_bias(entries, count, model_->config.vocab_size));
+    // An upload that fails part way leaves the device's bias unknown: the session stops until a reset.
+    if (device_) breaking_on_failure([&] { device_->set_logit_bias(*bias); });
+    for (auto &sequence : sequences_) sequence.sampler.set_logit_bias(bias->empty() ? nullptr : bias);
+}
+
 const std::string &Session::held_text(int32_t sequence) const {
     check_sequence(sequence);
     return sequences_[size_t(sequence)].held;
@@ -572,7 +579,8 @@ void Session::sample_and_forward_device(std::vector<reset_step> &results) {
             // 3 a policy out of range), in the CPU backend's words where they mean the same.
             if (d.status == 1 || d.status == 2)
                 fail(RESET_ERR_BACKEND, "the model produced unusable logits for sequence ", s,
-                     d.status == 1 ? " (a NaN or +inf logit)" : " (every logit -inf)");
+                     d.status == 1 ? " (a NaN or +inf logit)"
+                                    : " (every logit -inf, counting those the logit bias bans)");
             if (d.status != 0)
                 fail(RESET_ERR_BACKEND, "the device sampler rejected sequence ", s, "'s policy (status ", d.status,
                      ")");

@@ -57,6 +57,8 @@ public:
     const Policy &policy() const { return sequences_.front().sampler.policy(); }
     // reset_set_stop: checked, then in force from the next step (NULL: none).
     void set_stop(const reset_stop_options *options);
+    // reset_set_logit_bias: checked, then in force from the next step (count 0: none).
+    void set_logit_bias(const reset_logit_bias *entries, size_t count);
     // reset_session_held_text: generated text no step has reported yet.
     const std::string &held_text(int32_t sequence) const;
     // Writes `sequences()` entries at the caller's stride; returns the active count.

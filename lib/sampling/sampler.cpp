@@ -143,12 +143,16 @@ void SequenceSampler::add_penalty_counts(int32_t *counts, int32_t vocab) const {
     }
 }
 
-const float *SequenceSampler::penalize(const float *logits, int32_t vocab, float *max_logit, int32_t *argmax) {
+void SequenceSampler::set_logit_bias(std::shared_ptr<const LogitBias> bias) { bias_ = std::move(bias); }
+
+const float *SequenceSampler::penalize(const float *logits, int32_t vocab, bool penalties, float *max_logit,
+                                       int32_t *argmax) {
     const size_t n = static_cast<size_t>(vocab);
-    if (counts_.size() < n) counts_.assign(n, 0);
     penalized_.assign(logits, logits + n);
-    add_penalty_counts(counts_.data(), vocab);
+    if (penalties && counts_.size() < n) counts_.assign(n, 0);
+    if (penalties) add_penalty_counts(counts_.data(), vocab);
     for (const SharedTokens *list : {&generation_, &context_}) {
+        if (!penalties) break;
         for (int64_t i = 0; i < list->size(); ++i) {
             const int32_t t = (*list)[i];
             if (t < 0 || t >= vocab) continue;
@@ -159,9 +163,16 @@ const float *SequenceSampler::penalize(const float *logits, int32_t vocab, float
             counts_[static_cast<size_t>(t)] = 0;
         }
     }
-    // A penalty can move the maximum: the argmax again, the lowest id among
-    // equal maxima, over the unmasked entries (logit_stats has checked the
-    // row: finite or -inf, at least one finite, and penalties keep that).
+    // The logit bias, after the penalties (reset.h): one FP32 addition, as the device makes it.
+    if (bias_)
+        for (size_t i = 0; i < bias_->tokens.size() && bias_->tokens[i] < vocab; ++i) {
+            float &z = penalized_[static_cast<size_t>(bias_->tokens[i])];
+            z = z + bias_->biases[i];
+        }
+    // A penalty or a bias can move the maximum: the argmax again, the lowest
+    // id among equal maxima, over the unmasked entries (logit_stats has
+    // checked the row: finite or -inf, at least one finite, and penalties keep
+    // that; a bias's bans may mask the rest, which the caller reports).
     float best = -INFINITY;
     int32_t best_id = -1;
     for (int32_t i = 0; i < vocab; ++i) {
@@ -249,7 +260,10 @@ int32_t SequenceSampler::sample(const float *logits, int32_t vocab, int32_t sequ
     // The penalties lower the logits that are drawn from, after H_t and the
     // decision saw the raw ones (reset-algorithm.md, "Signals").
     const bool any_seen = generation_.size() > 0 || context_.size() > 0;
-    const float *z = policy_.penalized() && any_seen ? penalize(logits, vocab, &max_logit, &argmax) : logits;
+    const bool penalties = policy_.penalized() && any_seen;
+    const float *z = penalties || biased() ? penalize(logits, vocab, penalties, &max_logit, &argmax) : logits;
+    if (argmax < 0)
+        fail(RESET_ERR_BACKEND, "every token the logit bias does not ban has a logit of -inf: nothing to draw");
     // Step 8.  Greedy ignores the truncation: the argmax survives every filter.
     int32_t token = argmax;
     if (s.temperature != 0.0f) {

@@ -14,6 +14,7 @@
 
 #include "rules/reset_rule.h"
 #include "sampling/entropy.h"
+#include "sampling/logit_bias.h"
 #include "sampling/policy.h"
 #include "sampling/truncation.h"
 
@@ -80,6 +81,11 @@ public:
     // accepted stays counted.
     void set_policy(const Policy &policy, bool reset_state);
     const Policy &policy() const { return policy_; }
+
+    // reset_set_logit_bias: added to the listed logits after the penalties
+    // (null or empty: none).  Shared, not copied, by the sampler's copies.
+    void set_logit_bias(std::shared_ptr<const LogitBias> bias);
+    bool biased() const { return bias_ && !bias_->empty(); }
 
     // Spec steps 1-7: the temperature for the next token from its raw logits
     // (not modified), with the state updated by H_t.  Deciding again before
@@ -156,14 +162,16 @@ private:
     SamplerSignals decide_with_stats(const float *logits, int32_t vocab, LogitStats *stats);
     // Steps 1 and 3-7 for a token of entropy H_t, replacing a pending decision.
     SamplerSignals decide_entropy(float entropy);
-    // The logits lowered by the penalties into penalized_, with their max
-    // and argmax (the lowest id among equals, as logit_stats).
-    const float *penalize(const float *logits, int32_t vocab, float *max_logit, int32_t *argmax);
+    // The logits lowered by the penalties (when `penalties`) and moved by the
+    // logit bias into penalized_, with their max and argmax (the lowest id
+    // among equals, as logit_stats).
+    const float *penalize(const float *logits, int32_t vocab, bool penalties, float *max_logit, int32_t *argmax);
     void append_generation(int32_t token);
     void clear_generation();
 
     DelimiterSets delimiters_;  // each sorted, for binary search
     Policy policy_;
+    std::shared_ptr<const LogitBias> bias_;
     rule::StepState state_;
     std::vector<float> ring_;   // W, policy_.window slots
     int64_t accepted_ = 0;

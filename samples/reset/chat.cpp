@@ -137,6 +137,7 @@ private:
     reset_policy_params policy_{};  // the session's, as reset_session_get_policy gives it
     float high_cut_ = 0.8f;         // temperatures at or above it are coloured warm
     void read_policy();
+    void retry();
     std::string eos_text_;
     TurnStats stats_;
     // Streaming state of the current answer.
@@ -180,9 +181,31 @@ void Chat::print_help() const {
         "  /context             how much of the context the conversation uses\n"
         "  /stats               speed, mean log-probability and perplexity, and the entropy/temperature\n"
         "                       distribution of the last answer\n"
+        "  /retry               the last answer again, drawn with the next seed (the same answer if greedy)\n"
         "  /reset               forget the conversation\n"
         "  /save FILE           write the transcript\n"
         "  /quit, Ctrl-D        leave;  Ctrl-C stops the answer being written\n");
+}
+
+// The last answer again: its message is asked once more, so turn() cuts the session back to the
+// prompt it shares with the last one (reset_truncate) and prefills one token.  A session cut back
+// draws as a new one would, so the same seed would give the same answer: the next seed draws another.
+void Chat::retry() {
+    if (history_.size() < 2 || history_.back().role != "assistant") {
+        std::printf("no answer to retry\n");
+        return;
+    }
+    history_.pop_back();
+    const std::string message = history_.back().content;
+    history_.pop_back();
+    if (policy_.kind != RESET_POLICY_GREEDY) {
+        reset_policy_params params = policy_;
+        params.seed += 1;
+        check(reset_set_policy(session_.handle, &params), "cannot change the seed");
+        read_policy();
+        std::printf("[seed %llu]\n", static_cast<unsigned long long>(policy_.seed));
+    }
+    turn(message);
 }
 
 void Chat::read_policy() {
@@ -261,6 +284,8 @@ bool Chat::command(const std::string &line) {
             std::printf("\n");
         } else if (name == "/stats") {
             print_stats();
+        } else if (name == "/retry") {
+            retry();
         } else if (name == "/reset") {
             history_.clear();
             kept_from_ = 0;

@@ -206,6 +206,23 @@ check("chat keeps what the session holds of the next turn's prompt and prefills 
       rc == 0 and len(turns) == 2 and len(decoded) == 2 and held is not None and turns[0][1] == 0
       and 0 < turns[1][1] < turns[0][0] and turns[1][0] + turns[1][1] + decoded[1] == int(held[1]), out + err)
 
+# /retry asks the last message again: the session is cut back to its prompt (all of it kept but the
+# token that gives the logits), the conversation keeps one answer, and the next seed draws another
+# one; greedy gives the same one.  Nothing to retry before an answer.
+rc, out, err = run("chat", CHAT, "--max-tokens", "20", "--policy", "fixed 1.0 seed=3",
+                   stdin="/retry\nWhat is 2+3?\n/stats\n/retry\n/stats\n/context\n")
+answers = [l for l in out.splitlines() if l and not re.match(r"(prefill|decode|entropy|temperature|log-prob|context)"
+                                                              r"[: ]|\[seed|no answer|  ", l)]
+turns = [(int(p), int(k)) for p, k in re.findall(r"prefill: (\d+) tokens in .*, (\d+) more kept from the last turn", out)]
+check("chat /retry: the last message again from its kept prompt, with the next seed",
+      rc == 0 and "no answer to retry" in out and "[seed 4]" in out and len(turns) == 2
+      and turns[1] == (1, turns[0][0] - 1) and len(answers) == 2 and answers[0] != answers[1]
+      and "context: " + str(turns[0][0] + 20) + " of" in out and "2 messages" in out, out + err)
+rc, out, err = run("chat", CHAT, *greedy_20, stdin="What is 2+3?\n/retry\n")
+answers = [l for l in out.splitlines() if l.strip()]
+check("chat /retry under greedy: the same answer", rc == 0 and len(answers) == 2 and answers[0] == answers[1],
+      out + err)
+
 # --- chat through a pipe -----------------------------------------------------------
 rc, out, err = run("chat", CHAT, "--max-tokens", "10", stdin="What is 2+3?\n/stats\nline one \\\nline two\n")
 check("chat works from a pipe, no escape codes",

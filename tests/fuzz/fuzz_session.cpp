@@ -46,6 +46,11 @@
 //     counts as ended, and has no logits and decodes nothing until a prefill
 //     gives it some; one holding exactly `length` is left as it was; a cut
 //     never consumes a cancel request;
+//   - the logit bias (0.6, reset_set_logit_bias from the get-policy
+//     operation's byte, 64..127): refused exactly when a token is outside
+//     the vocabulary or listed twice, a bias is NaN, +inf or outside
+//     [-100, 100] and not -inf, or there are too many, and then nothing
+//     changes; a step never draws a banned token;
 //   - cancel: while a request is pending no prefill or decode call succeeds,
 //     the first that gets past its argument checks answers
 //     RESET_ERR_CANCELLED and consumes it, reset_session_reset drops it, and
@@ -164,6 +169,7 @@ struct Shadow {
     std::vector<std::string> window;
     std::vector<bool> window_known;
     std::vector<bool> no_logits;  // cut back (0.6) and not prefilled since
+    std::vector<int32_t> banned;  // the logit bias's -inf tokens (0.6)
     void new_window(size_t s) {
         window[s].clear();
         window_known[s] = true;
@@ -285,6 +291,38 @@ void compare_with_twin(reset_session *main, reset_session *twin, const Shadow &s
     expect(std::memcmp(&pa, &pb, sizeof pa) == 0, "the policy read back differs from the twin's" + where);
 }
 
+// reset_set_logit_bias (0.6) with 0..4 entries from the input: ids (-1 and 512 among them), biases
+// in [-100, 100] or -inf, NaN, +inf, 150; or RESET_MAX_LOGIT_BIAS + 1 entries.
+void set_logit_bias(Bytes &in, reset_session *main, reset_session *twin, Shadow &shadow) {
+    const uint8_t shape = in.u8();
+    std::vector<reset_logit_bias> entries(shape % 6 == 5 ? RESET_MAX_LOGIT_BIAS + 1 : shape % 6 == 4 ? 0 : shape % 6);
+    if (entries.size() > 4) {
+        for (size_t i = 0; i < entries.size(); ++i) entries[i] = {int32_t(i % kVocab), 1.0f};
+    } else {
+        for (reset_logit_bias &e : entries) {
+            const uint8_t t = in.u8(), b = in.u8();
+            e.token = t < 250 ? int32_t(t) : t == 250 ? -1 : kVocab;
+            e.bias = b == 0 ? -INFINITY : b == 1 ? NAN : b == 2 ? INFINITY : b == 3 ? 150.0f : float(b - 130) / 1.25f;
+        }
+    }
+    const reset_status status = reset_set_logit_bias(main, entries.data(), entries.size());
+    const bool ok = ok_or_listed_error(status, "reset_set_logit_bias", {RESET_ERR_INVALID_ARGUMENT, RESET_ERR_OUT_OF_RANGE});
+    bool bad = entries.size() > RESET_MAX_LOGIT_BIAS;
+    std::vector<int32_t> banned, tokens;
+    for (const reset_logit_bias &e : entries) {
+        bad = bad || e.token < 0 || e.token >= kVocab || std::isnan(e.bias) || e.bias == INFINITY ||
+              (e.bias != -INFINITY && std::fabs(e.bias) > 100.0f) ||
+              std::find(tokens.begin(), tokens.end(), e.token) != tokens.end();
+        tokens.push_back(e.token);
+        if (e.bias == -INFINITY) banned.push_back(e.token);
+    }
+    expect(ok == !bad, std::string("reset_set_logit_bias: ") + reset_status_name(status) +
+                           (bad ? " for bad entries" : " for good entries"));
+    if (!ok) return;
+    ok_or_listed_error(reset_set_logit_bias(twin, entries.data(), entries.size()), "reset_set_logit_bias (twin)", {});
+    shadow.banned = banned;
+}
+
 // reset_truncate (every sequence) or reset_truncate_sequence (`sequence`, as read) to a length
 // near what the sequences hold: a few tokens less, sometimes more (refused) or negative.
 void cut(Bytes &in, bool one, int32_t sequence, reset_session *main, reset_session *twin, Shadow &shadow) {
@@ -376,6 +414,8 @@ bool decode(size_t capacity, uint8_t layout, reset_session *main, reset_session 
         const std::string which = "step of sequence " + std::to_string(s) + ": ";
         expect(r.sequence == s, which + "reports sequence " + std::to_string(r.sequence));
         expect(r.token >= -1 && r.token < kVocab, which + "token " + std::to_string(r.token));
+        expect(std::find(shadow.banned.begin(), shadow.banned.end(), r.token) == shadow.banned.end(),
+               which + "drew token " + std::to_string(r.token) + ", which the logit bias bans");
         expect(r.token == e.token && r.end_of_generation == e.end_of_generation && r.end_reason == e.end_reason,
                which + "differs from the twin's");
         if (shadow.ended[size_t(s)]) {
@@ -625,6 +665,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (which >= 128) {  // (0.5) the byte's high half: an input from before reads it mostly as it did
                 name = "reset_set_stop";
                 set_stop(in, main.get(), twin.get(), shadow);
+                break;
+            }
+            if (which >= 64) {  // (0.6) the low half's upper quarter, likewise
+                name = "reset_set_logit_bias";
+                set_logit_bias(in, main.get(), twin.get(), shadow);
                 break;
             }
             name = "reset_session_get_policy";

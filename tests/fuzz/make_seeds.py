@@ -414,6 +414,17 @@ def truncate(sequence=None, back=0, over=None):
     return bytes([4, sequence + 1 if sequence is not None else 0, 129 if sequence is not None else 128, length])
 
 
+def logit_bias(entries=(), too_many=False):
+    """fuzz_session's reset_set_logit_bias (0.6): operation 7 with its byte at 64; entries are (id, byte)
+    with the byte as the harness reads it: 0 -inf, 1 NaN, 2 +inf, 3 150, else (byte - 130) / 1.25."""
+    assert len(entries) <= 3 or not entries
+    shape = 5 if too_many else (len(entries) if entries else 4)
+    out = bytes([7, 64, shape])
+    for token, b in entries:
+        out += bytes([token if 0 <= token < 250 else 250 if token == -1 else 251, b])
+    return out
+
+
 def session_seeds():
     hot = session_policy("fixed", temperature=8.0)  # near-uniform over 512 ids: sequences end at random
     return {
@@ -463,6 +474,12 @@ def session_seeds():
         truncate(1, back=2) + step(3) + prefill_sequence(1, [15]) + run(8) + truncate(0, over=1) + truncate(5) +
         truncate(2) + set_stop(["e", "qu"]) + run(8) + truncate(back=1) + prefill([16, 17]) + run(8) +
         bytes([5]) + prefill([18]) + truncate(back=1) + prefill_sequence(0, [19]) + prefill([20]) + run(4),
+        # The logit bias (0.6): bans and moves under a hot policy with penalties, then +100 on one token,
+        # refused entries (NaN, +inf, 150, an id outside the vocabulary, a duplicate, too many), cleared.
+        "logit_bias": session_header("bf16", 3, 0) + session_policy("fixed", 2.0, penalties=(0.5, 0.25)) +
+        logit_bias([(5, 0), (6, 0), (7, 200)]) + prefill([10, 11, 12]) + run(32) + logit_bias([(40, 255)]) +
+        run(8) + logit_bias([(9, 1)]) + logit_bias([(9, 2)]) + logit_bias([(9, 3)]) + logit_bias([(-1, 140)]) +
+        logit_bias([(9, 140), (9, 150)]) + logit_bias(too_many=True) + run(8) + logit_bias() + run(8),
     }
 
 

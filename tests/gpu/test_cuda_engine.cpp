@@ -49,6 +49,9 @@
 //     the same bound and near-tie rule (the kept positions came from the decode
 //     graph, the new session's from the prefill path); a sequence cut alone
 //     leaves its neighbours' logits bit for bit;
+//   - reset_set_logit_bias (0.6): both engines with the same bias (bans of
+//     the 8 likeliest tokens, 8 raised), sampled and greedy, to the same
+//     bound and rules; nothing banned drawn;
 //   - graph replay, eager launches and plain stream order (programmatic
 //     dependent launch off) give bit-identical logits: the same kernels in the
 //     same order, so any difference is a missing wait (a data race);
@@ -1131,6 +1134,53 @@ void test_stop_conditions(const std::string &dir) {
     reset_model_free(gpu);
 }
 
+int g_bias_compared = 0;  // test_logit_bias: engine pairs compared with a logit bias in force
+
+// reset_set_logit_bias (0.6) on both engines: the CPU's SequenceSampler adds the bias to its copy of
+// the row, the device sampler to the row it loads; the same tokens within decode_both's rules (W4A16,
+// 3 sequences sampled at T 0.8 under top-p/top-k, and greedy).  The bias bans the prefill's 8 most
+// likely tokens of sequence 0 and raises 8 middling ones by 3, so it moves the draws; no banned token
+// may be drawn.
+void test_logit_bias(const std::string &dir) {
+    constexpr int kSequences = 3, kSteps = 16;
+    constexpr double kBound = 5e-3;  // the NVFP4 bound, as everywhere in this test
+    const EnginePair models(dir, RESET_WEIGHTS_NVFP4_W4A16);
+    const int vocab = models.info.vocab_size;
+    const std::vector<int32_t> ids = prompt(vocab, 23, 113u);
+    for (const reset_policy_kind kind : {RESET_POLICY_FIXED, RESET_POLICY_GREEDY}) {
+        reset_session *a = session(models.cpu, kSequences, 256), *b = session(models.gpu, kSequences, 256);
+        set_policy(a, kind);
+        set_policy(b, kind);
+        ok(reset_prefill(a, ids.data(), ids.size()), "prefill cpu");
+        ok(reset_prefill(b, ids.data(), ids.size()), "prefill cuda");
+        std::vector<float> z = logits(a, 0, vocab);
+        std::vector<int32_t> order(static_cast<size_t>(vocab));
+        std::iota(order.begin(), order.end(), 0);
+        std::sort(order.begin(), order.end(), [&](int32_t x, int32_t y) { return z[size_t(x)] > z[size_t(y)]; });
+        std::vector<reset_logit_bias> bias;
+        for (int i = 0; i < 8; ++i) bias.push_back({order[size_t(i)], -INFINITY});
+        for (int i = 0; i < 8; ++i) bias.push_back({order[size_t(vocab / 64 + i)], 3.0f});
+        ok(reset_set_logit_bias(a, bias.data(), bias.size()), "reset_set_logit_bias cpu");
+        ok(reset_set_logit_bias(b, bias.data(), bias.size()), "reset_set_logit_bias cuda");
+        const Compared c = decode_both(a, b, kSequences, vocab, kSteps, kBound, false);
+        EXPECT(c.unexplained == 0 && c.worst <= kBound && c.tokens > 0,
+               "%s logit bias (%s): %d of %d tokens differ unexplained, worst %.3g", dir.c_str(),
+               kind == RESET_POLICY_GREEDY ? "greedy" : "fixed", c.unexplained, c.tokens, c.worst);
+        // A few more steps on the GPU alone: nothing banned is drawn.
+        std::vector<reset_step> st(kSequences);
+        for (int t = 0; t < 16; ++t) {
+            reset_step_init(st.data(), st.size());
+            if (reset_decode_step(b, st.data(), st.size(), nullptr) != RESET_OK) break;
+            for (const reset_step &r : st)
+                for (int i = 0; i < 8; ++i)
+                    EXPECT(r.token != bias[size_t(i)].token, "%s: banned token %d drawn", dir.c_str(), r.token);
+        }
+        ++g_bias_compared;
+        reset_session_free(a);
+        reset_session_free(b);
+    }
+}
+
 int g_truncate_compared = 0;  // test_truncate: cut-back sessions compared with new ones
 
 // reset_truncate on the CUDA backend (0.6), against new CUDA sessions given the kept tokens as
@@ -1246,7 +1296,10 @@ int main(int argc, char **argv) {
         test_top_logprobs(argv[i]);
         test_stop_conditions(argv[i]);
         test_truncate(argv[i]);
+        test_logit_bias(argv[i]);
     }
+    EXPECT(g_bias_compared > 0, "reset_set_logit_bias untested");
+    std::printf("test_cuda_engine: %d engine pairs compared with a logit bias\n", g_bias_compared);
     EXPECT(g_truncate_compared > 0, "reset_truncate untested");
     std::printf("test_cuda_engine: %d cut-back sessions compared with new ones\n", g_truncate_compared);
     EXPECT(g_stop_lengths > 0 && g_stop_strings > 0, "stop conditions untested: %d max_tokens ends compared, %d stop "

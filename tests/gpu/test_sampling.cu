@@ -514,6 +514,8 @@ struct Case {
     bool counts = false;    // pass SamplingArgs::counts (the penalties' token counts: a prompt for the
                             // repetition penalty, then what the device accepts)
     bool same_row = false;  // every step samples step 0's rows again, so tokens repeat and penalties bite
+    bool bias = false;      // a logit bias (SamplingArgs::bias) for the even sequences, made at step 0:
+                            // row 0's 4 best tokens banned, row 1's 4 best raised, 40 random ones moved
 };
 
 // Runs one case: the device sampler and one SequenceSampler per sequence
@@ -548,7 +550,7 @@ void run_case(const Case &c) {
         d_states(dev_states.size() * sizeof(dev_states[0])), d_rings(size_t(batch) * kRingCapacity * 4),
         d_flags(static_cast<size_t>(V)), d_workspace(reset::sampling_workspace_bytes(batch, V)), d_tokens(size_t(batch) * 4),
         d_signals(size_t(batch) * sizeof(reset::SamplingSignalsDevice)), d_active(size_t(batch) * 4),
-        d_counts(c.counts ? size_t(batch) * size_t(V) * 4 : 4);
+        d_counts(c.counts ? size_t(batch) * size_t(V) * 4 : 4), d_bias(size_t(V) * 4);
     if (c.counts) d_counts.upload(std::vector<int32_t>(size_t(batch) * size_t(V), 0));
     d_policies.upload(dev_policies);
     d_states.upload(dev_states);
@@ -571,6 +573,7 @@ void run_case(const Case &c) {
     args.team = c.team;
     args.force_global_memory = c.force_global;
     if (c.counts) args.counts = d_counts.as<int32_t>();
+    if (c.bias) args.bias = d_bias.as<float>();
     std::vector<int32_t> active(static_cast<size_t>(batch), 1);
     if (c.mask) {
         d_active.upload(active);
@@ -624,6 +627,32 @@ void run_case(const Case &c) {
                 cpu[size_t(b)].add_penalty_counts(&counts[size_t(b) * size_t(V)], V);
             }
             d_counts.upload(counts);
+        }
+        if (c.bias && step == 0) {
+            std::vector<reset_logit_bias> entries;
+            std::vector<bool> listed(static_cast<size_t>(V), false);
+            auto add = [&](int32_t token, float value) {
+                if (listed[size_t(token)]) return;
+                listed[size_t(token)] = true;
+                entries.push_back({token, value});
+            };
+            for (int b = 0; b < std::min(batch, 2); ++b) {
+                const float *row = &logits[size_t(b) * size_t(V)];
+                std::vector<int32_t> ids(static_cast<size_t>(V));
+                std::iota(ids.begin(), ids.end(), 0);
+                const size_t best = std::min<size_t>(4, ids.size() - 1);  // never every token banned
+                std::partial_sort(ids.begin(), ids.begin() + long(best), ids.end(),
+                                  [&](int32_t x, int32_t y) { return row[x] > row[y]; });
+                for (size_t i = 0; i < best; ++i) add(ids[i], b == 0 ? -INFINITY : uniform(2.0f, 6.0f));
+            }
+            for (int i = 0; i < 40; ++i) add(static_cast<int32_t>(g_rng() % uint32_t(V)), uniform(-10.0f, 10.0f));
+            auto bias = std::make_shared<const reset::LogitBias>(reset::make_logit_bias(entries.data(), entries.size(), V));
+            d_bias.upload(bias->dense(V));
+            for (int b = 0; b < batch; b += 2) {
+                cpu[size_t(b)].set_logit_bias(bias);
+                dev_policies[size_t(b)].logit_bias = 1;
+            }
+            d_policies.upload(dev_policies);
         }
         d_logits.upload(logits);
         d_tokens.poison();
@@ -1166,6 +1195,55 @@ void test_penalties() {
     }
 }
 
+// The logit bias (sampling/logit_bias.h), on the even sequences only (the odd
+// ones must ignore the array): alone and with the penalties, in every team
+// layout, through a graph and with a mask.
+void test_logit_bias() {
+    std::printf("== logit bias (bans, raises, random moves; with and without penalties)\n");
+    reset::Policy greedy;
+    greedy.kind = RESET_POLICY_GREEDY;
+    reset::Policy penalized = fixed(0.8f);
+    penalized.presence_penalty = 1.0f;
+    penalized.repetition_penalty = 1.3f;
+    const float tau0 = 0.6f * std::log(151936.0f);
+    const std::vector<reset::Policy> policies = {
+        greedy, greedy, fixed(1.0f), fixed(0.7f, 0, 0.9f), penalized, penalized,
+        reset_policy(RESET_POLICY_RESET, 0.1f, tau0, 8, 0, 0.95f, 0.0f), fixed(0.6f, 20),
+    };
+    struct Layout {
+        int team;
+        bool force_global, graph, mask, counts;
+    };
+    const Layout layouts[] = {{0, false, true, false, true}, {0, false, false, true, false},
+                              {1, false, false, false, true}, {8, true, false, false, false}};
+    for (const Layout &l : layouts) {
+        Case c;
+        c.name = "logit bias";
+        c.vocab = 151936;
+        c.team = l.team;
+        c.force_global = l.force_global;
+        c.use_graph = l.graph;
+        c.mask = l.mask;
+        c.counts = l.counts;
+        c.bias = true;
+        c.same_row = true;
+        c.steps = g_quick ? 6 : 30;
+        c.policies = policies;
+        if (!l.counts)  // a penalized policy needs the counts (test_errors)
+            for (reset::Policy &p : c.policies) p.presence_penalty = 0.0f, p.repetition_penalty = 1.0f;
+        run_case(c);
+    }
+    Case small;
+    small.name = "logit bias, small vocab";
+    small.vocab = 9;
+    small.bias = true;
+    small.counts = true;
+    small.same_row = true;
+    small.steps = g_quick ? 6 : 30;
+    small.policies.assign(policies.begin(), policies.begin() + 6);
+    run_case(small);
+}
+
 // Bad logits and a bad device policy: statuses, token -1, state untouched;
 // the CPU sampler throws on the same logits.
 void test_errors() {
@@ -1427,6 +1505,7 @@ int main(int argc, char **argv) {
             test_active_mask();
             test_reset_runs();
             test_penalties();
+            test_logit_bias();
         }
         if (!g_quick) test_timing();
     } catch (const reset::Error &e) {

@@ -26,12 +26,7 @@ namespace {
 const char kNeverGenerated[] = "\x7f\x01\x7f\x02\x7f\x03\x7f\x04";
 
 reset_session *sampling_session(reset_model *model, int32_t sequences, uint64_t seed) {
-    reset_session_options options;
-    reset_session_options_init(&options);
-    options.sequences = sequences;
-    options.max_context = 512;
-    reset_session *session = nullptr;
-    REQUIRE(reset_session_create(model, &options, &session) == RESET_OK);
+    reset_session *session = create_session(model, sequences, 512);
     reset_policy_params p;
     reset_policy_params_init(&p);
     p.kind = RESET_POLICY_FIXED;

@@ -47,6 +47,19 @@ inline reset_model *load_chat_model() {
     return model;
 }
 
+// A session of `sequences` sequences and `max_context` positions, with the other options' defaults.
+inline reset_session *create_session(reset_model *model, int32_t sequences, int32_t max_context) {
+    reset_session_options options;
+    reset_session_options_init(&options);
+    options.sequences = sequences;
+    options.max_context = max_context;
+    reset_session *session = nullptr;
+    const reset_status status = reset_session_create(model, &options, &session);
+    INFO(reset_last_error());
+    REQUIRE(status == RESET_OK);
+    return session;
+}
+
 // A fresh directory under $TMPDIR, removed at exit of the test program.
 inline std::string temp_directory(const std::string &tag) {
     const char *base = std::getenv("TMPDIR");

@@ -28,12 +28,7 @@ constexpr int32_t kPromptLength = 6;
 // window, the repetition penalty's context and the presence penalty's
 // generation counts.  ignore_eos keeps every generation at its full length.
 reset_session *reset_session_for(reset_model *model, int32_t sequences, uint64_t seed) {
-    reset_session_options options;
-    reset_session_options_init(&options);
-    options.sequences = sequences;
-    options.max_context = 256;
-    reset_session *session = nullptr;
-    REQUIRE(reset_session_create(model, &options, &session) == RESET_OK);
+    reset_session *session = create_session(model, sequences, 256);
     reset_policy_params p;
     reset_policy_params_init(&p);
     p.kind = RESET_POLICY_RESET;
