@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -57,7 +58,7 @@ struct FileCloser {
 int cmd_generate(int argc, char **argv) {
     std::set<std::string> valued =
         with_model_options({"policy", "max-tokens", "jsonl", "system", "think-budget", "top-logprobs", "stop",
-                            "stop-id"});
+                            "stop-id", "logit-bias"});
     valued.insert(kSamplingValued.begin(), kSamplingValued.end());
     const Args args = parse_args(argc, argv, 2, {"raw", "no-think", "ignore-eos", "help"}, valued);
     if (args.has("help") || args.positional.empty()) {
@@ -66,7 +67,7 @@ int cmd_generate(int argc, char **argv) {
             "                      [--raw] [--no-think] [--system TEXT] [--seed N] [--top-p P] [--top-k K]\n"
             "                      [--presence-penalty X] [--frequency-penalty X] [--repetition-penalty R]\n"
             "                      [--think-budget N] [--top-logprobs N] [--stop TEXT]... [--stop-id N]...\n"
-            "                      [--ignore-eos]\n"
+            "                      [--ignore-eos] [--logit-bias ID:BIAS]...\n"
             "The prompt is chat-formatted (thinking on unless --no-think) unless --raw.  --jsonl writes one\n"
             "line of per-token signals per token (to stdout with '-', instead of the text).  --think-budget:\n"
             "after N reasoning tokens, \"</think>\" is appended as prompt text (not a step of the trace).\n"
@@ -80,7 +81,9 @@ int cmd_generate(int argc, char **argv) {
             "--stop TEXT (up to 16, each 1..256 bytes of UTF-8; in bash $'\\n' is a newline) ends the answer\n"
             "where its text first contains TEXT, which is not printed; --stop-id N ends it on token N, as on the\n"
             "model's end-of-generation ids (vLLM's stop and stop_token_ids).  --ignore-eos: those ids are\n"
-            "tokens like any other, and the answer runs to --max-tokens (or a stop).\n");
+            "tokens like any other, and the answer runs to --max-tokens (or a stop).\n"
+            "--logit-bias ID:BIAS (up to 1024) adds BIAS (in [-100, 100], or -inf: never drawn) to token ID's\n"
+            "logit before every draw, after the penalties (OpenAI's logit_bias, llama.cpp's --logit-bias).\n");
         return args.has("help") ? 0 : 2;
     }
     const long max_tokens = args.get_int("max-tokens", 512, 1, 1L << 30);
@@ -131,6 +134,16 @@ int cmd_generate(int argc, char **argv) {
         check(reset_set_stop(session.handle, &stop), "the stop conditions");
     };
     set_stop(max_tokens);
+    std::vector<reset_logit_bias> bias;
+    for (const std::string &entry : args.all("logit-bias")) {
+        const size_t colon = entry.find(':');
+        if (colon == std::string::npos) usage_error("--logit-bias takes ID:BIAS, not '" + entry + "'");
+        const std::string value = entry.substr(colon + 1);
+        const float amount = value == "-inf" ? -INFINITY
+                                             : float(parse_double(value, "--logit-bias's BIAS", -100.0, 100.0));
+        bias.push_back({int32_t(parse_int(entry.substr(0, colon), "--logit-bias's ID", 0, INT32_MAX)), amount});
+    }
+    check(reset_set_logit_bias(session.handle, bias.data(), bias.size()), "the logit bias");
     check(reset_prefill(session.handle, ids.data(), ids.size()), "prefill");
 
     reset_tokenizer_info tinfo;

@@ -186,6 +186,23 @@ check_error("--stop-id outside the vocabulary", ["generate", CHAT, "Hi", "--stop
             "options->ids[0] = 512 is outside the vocabulary")
 check_error("--stop that is too long", ["generate", CHAT, "Hi", "--stop", "x" * 257], 1, "longer than 256 bytes")
 
+# --logit-bias ID:BIAS (0.6): -inf bans the greedy answer's first token, so the first token is
+# another; +100 on one token makes every greedy token that one.
+greedy_10 = ["generate", CHAT, "What is 2+3?", "--policy", "greedy", "--max-tokens", "10", "--jsonl", "-"]
+rc, out, err = run(*greedy_10)
+plain = [json.loads(l)["token"] for l in out.splitlines()] if rc == 0 else []
+rc, out, err = run(*greedy_10, "--logit-bias", f"{plain[0] if plain else 0}:-inf")
+banned = [json.loads(l)["token"] for l in out.splitlines()] if rc == 0 else []
+rc, out, err = run(*greedy_10, "--logit-bias", "480:100", "--logit-bias", "7:-3.5")
+forced = [json.loads(l)["token"] for l in out.splitlines()] if rc == 0 else []
+check("generate --logit-bias: a ban moves the first greedy token, +100 decides every one",
+      len(plain) == 10 and banned and banned[0] != plain[0] and plain[0] not in banned and forced == [480] * 10,
+      f"{plain} {banned} {forced} {err}")
+check_error("--logit-bias without a colon", ["generate", CHAT, "Hi", "--logit-bias", "5"], 2, "takes ID:BIAS")
+check_error("--logit-bias past 100", ["generate", CHAT, "Hi", "--logit-bias", "5:150"], 2, "[-100, 100]")
+check_error("--logit-bias outside the vocabulary", ["generate", CHAT, "Hi", "--logit-bias", "512:1"], 1,
+            "entries[0].token = 512 is outside the vocabulary")
+
 # chat's /stats reports the mean over the same tokens and exp(-mean), to its printed precision.
 greedy_mean = sum(logprobs) / len(logprobs) if len(greedy) == 20 else float("nan")
 rc, out, err = run("chat", CHAT, *greedy_20, stdin="What is 2+3?\n/stats\n")

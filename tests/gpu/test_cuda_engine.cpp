@@ -1159,7 +1159,8 @@ void test_logit_bias(const std::string &dir) {
         std::sort(order.begin(), order.end(), [&](int32_t x, int32_t y) { return z[size_t(x)] > z[size_t(y)]; });
         std::vector<reset_logit_bias> bias;
         for (int i = 0; i < 8; ++i) bias.push_back({order[size_t(i)], -INFINITY});
-        for (int i = 0; i < 8; ++i) bias.push_back({order[size_t(vocab / 64 + i)], 3.0f});
+        const int raised = std::min(std::max(8, vocab / 64), vocab - 8);  // past the banned ones
+        for (int i = 0; i < 8; ++i) bias.push_back({order[size_t(raised + i)], 3.0f});
         ok(reset_set_logit_bias(a, bias.data(), bias.size()), "reset_set_logit_bias cpu");
         ok(reset_set_logit_bias(b, bias.data(), bias.size()), "reset_set_logit_bias cuda");
         const Compared c = decode_both(a, b, kSequences, vocab, kSteps, kBound, false);
