@@ -627,7 +627,7 @@ typedef struct reset_logit_bias {
  * H_t, the ReSET decision, reset_step.logprob and top_logprobs still see the
  * raw logits.  The same on both backends (on the CUDA backend the bias lives
  * on the device, 4 bytes per vocabulary entry, reserved with the session).
- * It stays through reset_session_reset and reset_set_policy.
+ * It stays through reset_session_reset, reset_truncate and reset_set_policy.
  * Errors (the bias in force is then unchanged): RESET_ERR_INVALID_ARGUMENT
  * (entries NULL with count > 0, count above RESET_MAX_LOGIT_BIAS, a bias
  * that is NaN, +inf or outside [-100, 100] and not -INFINITY, a token listed

@@ -970,6 +970,129 @@ def test_truncation_errors_are_the_librarys_and_leave_the_session_as_it_was():
         decode_both(session, 1)
 
 
+# --- logit bias (0.6) -----------------------------------------------------------------------------
+
+BIASED_TOKEN = 300  # +100 makes every draw this token (not an end-of-generation id of the chat fixture: 1, 3)
+BIAS_STEPS = 20
+
+
+def biased(logits, bias):
+    """The raw logits with `bias` ({token: bias}) added as reset.h says: one float32 addition each."""
+    z = np.array(logits, dtype=np.float32)
+    for token, value in bias.items():
+        z[token] += np.float32(value)
+    return z
+
+
+def test_greedy_draws_the_argmax_of_the_biased_logits_and_logprob_stays_raw():
+    with chat_model() as model, model.session(max_context=64, top_logprobs=1) as session:
+        session.set_policy(kind="greedy")
+        session.prefill(STOP_PROMPT)
+        raw = session.logits()
+        order = np.argsort(-raw, kind="stable")
+        banned, lifted = int(order[0]), int(order[2])
+        # Ban the argmax and lift the third most likely token by 5: it wins, where a binding that dropped the
+        # values would draw the argmax, and one that dropped the +5 only the second.
+        bias = {banned: float("-inf"), lifted: 5.0}
+        assert int(np.argmax(biased(raw, bias))) == lifted, raw[order[:4]]
+        session.set_logit_bias(bias)
+        for n in range(5):  # the bias stays in force step after step
+            logits = session.logits()  # raw: the bias is not in them
+            want = biased(logits, bias)
+            step = session.step()
+            top2 = np.sort(want)[-2:]
+            if top2[1] - top2[0] > 1e-4:  # a near-tie may round either way
+                assert step.token == int(np.argmax(want)), (n, step)
+            assert step.token != banned and not step.end, (n, step)
+            # logprob and top_logprobs are of the raw softmax (the banned argmax still leads there), not of the
+            # biased one, which differs by far more than the tolerance at the first step.
+            assert abs(step.logprob - raw_logprob(logits, step.token)) <= LOGPROB_TOLERANCE, (n, step)
+            assert step.top_logprobs[0].token == int(np.argmax(logits)), (n, step)
+            if n == 0:
+                assert step.token == lifted, step
+                assert abs(step.logprob - raw_logprob(want, step.token)) > 100 * LOGPROB_TOLERANCE, step
+
+
+def biased_sampling_session(model):
+    # T = 1 over every token, seeded: two sequences that draw apart, as two_sequence_session's.
+    session = model.session(max_context=512, sequences=2)
+    session.set_policy(kind="fixed", temperature=1.0, seed=9)
+    return session
+
+
+def test_a_large_bias_draws_its_token_at_every_step_until_cleared():
+    with chat_model() as model:
+        with biased_sampling_session(model) as plain:
+            plain.prefill(STOP_PROMPT)
+            want = decode_both(plain, 15)
+        assert want[0] != want[1] and BIASED_TOKEN not in want[0] + want[1], want
+        for clear in ("clear_logit_bias", "empty"):
+            with biased_sampling_session(model) as session:
+                session.set_logit_bias({BIASED_TOKEN: 100.0})
+                session.prefill(STOP_PROMPT)
+                assert decode_both(session, BIAS_STEPS) == [[BIASED_TOKEN] * BIAS_STEPS] * 2
+                # It stays through reset() and set_policy.
+                session.reset()
+                session.set_policy(**session.policy())
+                session.prefill(STOP_PROMPT)
+                assert decode_both(session, 3) == [[BIASED_TOKEN] * 3] * 2
+                # Cleared, the draws are a session's that never had a bias (keyed by seed, sequence and count).
+                session.clear_logit_bias() if clear == "clear_logit_bias" else session.set_logit_bias({})
+                session.reset()
+                session.prefill(STOP_PROMPT)
+                assert decode_both(session, 15) == want, clear
+            # Set and cleared before the prefill: nothing of it is left either (pairs are taken as a dict is).
+            with biased_sampling_session(model) as session:
+                session.set_logit_bias([(BIASED_TOKEN, 100.0), (7, float("-inf"))])
+                session.clear_logit_bias() if clear == "clear_logit_bias" else session.set_logit_bias([])
+                session.prefill(STOP_PROMPT)
+                assert decode_both(session, 15) == want, clear
+
+
+def test_bad_logit_biases_raise_the_librarys_error_and_keep_the_bias_in_force():
+    with chat_model() as model, model.session(max_context=64) as session:
+        session.set_policy(kind="greedy")
+        session.prefill(STOP_PROMPT)
+        assert int(np.argmax(session.logits())) != 42
+        session.set_logit_bias({42: 100.0})
+
+        def refused(status, name, message, bias):
+            with pytest.raises(reset.ResetError) as error:
+                session.set_logit_bias(bias)
+            assert (error.value.status, error.value.name) == (status, name), error.value
+            assert message in error.value.message, error.value
+
+        invalid, out_of_range = (1, "RESET_ERR_INVALID_ARGUMENT"), (7, "RESET_ERR_OUT_OF_RANGE")
+        refused(*invalid, "entries[1].bias = nan is outside [-100, 100]", {5: 1.0, 6: float("nan")})
+        refused(*invalid, "entries[0].bias = inf is outside [-100, 100]", {5: float("inf")})
+        refused(*invalid, "entries[0].bias = 150.000000 is outside [-100, 100]", {5: 150.0})
+        refused(*invalid, "entries[0].bias = -100.500000 is outside [-100, 100]", {5: -100.5})
+        refused(*invalid, "token 6 is listed twice", [(6, 1.0), (5, 2.0), (6, 1.0)])
+        refused(*out_of_range, "entries[1].token = 512 is outside the vocabulary [0, 512)", {5: 1.0, 512: 1.0})
+        refused(*out_of_range, "entries[0].token = -1 is outside the vocabulary", {-1: 1.0})
+        too_many = [(t % 512, 1.0) for t in range(_lib.MAX_LOGIT_BIAS + 1)]
+        refused(*invalid, "count 1025 is above RESET_MAX_LOGIT_BIAS (1024)", too_many)
+        refused(*invalid, "every token of the vocabulary is banned", {t: float("-inf") for t in range(512)})
+        # Values ctypes would wrap or round are refused by the binding with the library's status, never passed
+        # on: token 2**32 + 5 would be 5, a bias of -1e300 would be float32's -inf, a ban.
+        refused(*out_of_range, "entries[0].token = 4294967301 does not fit in int32", {2**32 + 5: 1.0})
+        refused(*invalid, "entries[0].bias = -1e+300 does not fit in float", {5: -1e300})
+        with pytest.raises(TypeError):
+            session.set_logit_bias({5: "1.0"})
+        # None of those changed the bias: +100 on 42 still draws 42, also after set_policy and reset().
+        assert session.step().token == 42
+        session.set_policy(kind="greedy")
+        assert session.step().token == 42
+        session.reset()
+        session.prefill(STOP_PROMPT)
+        assert session.step().token == 42
+        # The ends of the range are taken, and so is a ban of every token but one (NumPy values too).
+        session.set_logit_bias({42: -100.0, 43: np.float32(100.0)})
+        assert session.step().token == 43
+        session.set_logit_bias({np.int64(t): float("-inf") for t in range(512) if t != 77})
+        assert session.step().token == 77
+
+
 # --- paths and C strings --------------------------------------------------------------------------
 
 def test_paths_may_be_str_bytes_pathlike_or_not_utf8(tmp_path):

@@ -21,8 +21,8 @@ except ImportError:  # numpy is optional: id lists are checked element by elemen
 # reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context, 0.4
 # top_logprobs to reset_session_options and top_logprob_count / top_logprobs to reset_step, 0.5
 # reset_stop_options (with ignore_eos) / reset_set_stop, reset_session_held_text, the end reasons STOP
-# and LENGTH and stop_index to reset_step, 0.6 reset_truncate / reset_truncate_sequence and
-# reset_session_tokens).
+# and LENGTH and stop_index to reset_step, 0.6 reset_truncate / reset_truncate_sequence,
+# reset_session_tokens and reset_logit_bias / reset_set_logit_bias).
 ABI_MAJOR = 0
 ABI_MINOR = 6
 
@@ -37,7 +37,9 @@ class ResetError(Exception):
     one reset.h gives for a value outside the argument's range:
     RESET_ERR_OUT_OF_RANGE for token ids, sequence indices and truncation
     lengths, RESET_ERR_INVALID_ARGUMENT for options (Session.length() answers
-    -1 instead, as reset_session_length does for any bad sequence)."""
+    -1 instead, as reset_session_length does for any bad sequence).  So does a
+    finite logit bias that float32 would round to an infinity
+    (RESET_ERR_INVALID_ARGUMENT): -1e300 would reach the library as a ban."""
 
     def __init__(self, status, name, message):
         super().__init__(f"{name}: {message}")
@@ -285,6 +287,15 @@ class StopOptions(ctypes.Structure):
                 ("include_stop_string", ctypes.c_int32), ("ignore_eos", ctypes.c_int32)]
 
 
+class LogitBiasStruct(ctypes.Structure):
+    """reset_logit_bias (0.6): a bias added to one token's logit."""
+    _fields_ = [("token", ctypes.c_int32), ("bias", ctypes.c_float)]
+
+
+# The most entries one reset_set_logit_bias takes (RESET_MAX_LOGIT_BIAS).
+MAX_LOGIT_BIAS = 1024
+
+
 WEIGHTS = {"auto": 0, "bf16": 1, "nvfp4-w4a16": 2, "nvfp4-w4a4": 3}
 BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
 # reset_activations ("fp32": the CPU backend's unrounded W4A16 reference).
@@ -334,6 +345,7 @@ declare("reset_set_policy", ctypes.c_int, [c_session_p, ctypes.POINTER(PolicyPar
 declare("reset_session_get_policy", ctypes.c_int, [c_session_p, ctypes.POINTER(PolicyParams)])
 declare("reset_stop_options_init_sized", None, [ctypes.POINTER(StopOptions), ctypes.c_size_t])
 declare("reset_set_stop", ctypes.c_int, [c_session_p, ctypes.POINTER(StopOptions)])
+declare("reset_set_logit_bias", ctypes.c_int, [c_session_p, ctypes.POINTER(LogitBiasStruct), ctypes.c_size_t])
 # The held text is not NUL-terminated: a c_void_p read with its length (c_char_p would read to a NUL).
 declare("reset_session_held_text", ctypes.c_int,
         [c_session_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)])

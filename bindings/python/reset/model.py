@@ -10,9 +10,10 @@ import operator
 from collections import namedtuple
 from dataclasses import dataclass, field
 
-from ._lib import (ACTIVATIONS, BACKENDS, END_REASONS, POLICIES, RESET_ERR_OUT_OF_RANGE, WEIGHTS, ModelInfo,
-                   ModelOptions, OwnedHandle, PolicyParams, SessionOptions, Step, StopOptions, INT32_MAX, INT32_MIN,
-                   c_path, c_string, check, int32, enum_name, int32_array, lib, policy_params)
+from ._lib import (ACTIVATIONS, BACKENDS, END_REASONS, POLICIES, RESET_ERR_INVALID_ARGUMENT, RESET_ERR_OUT_OF_RANGE,
+                   WEIGHTS, LogitBiasStruct, ModelInfo, ModelOptions, OwnedHandle, PolicyParams, SessionOptions, Step,
+                   StopOptions, INT32_MAX, INT32_MIN, c_path, c_string, check, int32, enum_name, int32_array, lib,
+                   local_error, policy_params)
 from .tokenizer import _read_ids  # the snprintf idiom of reset.h for id arrays
 from .tokenizer import _text_bytes  # str as UTF-8, bytes as they are (the library checks them)
 
@@ -208,6 +209,33 @@ class Session(OwnedHandle):
     def clear_stop(self):
         """Remove every stop condition (reset_set_stop with NULL): sequences end only on end-of-generation ids."""
         check(lib.reset_set_stop(self.handle, None))
+
+    def set_logit_bias(self, bias):
+        """Set the logit bias of every sequence from the next step on (0.6; reset_set_logit_bias), as OpenAI's and
+        vLLM's logit_bias: `bias` is a dict {token: bias}, or an iterable of (token, bias) pairs, of at most
+        1024 tokens (RESET_MAX_LOGIT_BIAS).  It replaces the bias in force; an empty one removes it, as
+        clear_logit_bias() does.  A listed token's logit z becomes z + bias (one float32 addition) after the
+        repetition penalties and before the temperature, the truncation and the draw, greedy included.  A bias
+        is finite in [-100, 100], or float("-inf") to ban the token (OpenAI's -100 makes one all but impossible,
+        +100 all but certain).  StepResult.logprob and top_logprobs, the entropy and the ReSET decision still see
+        the raw logits, as logits() gives them.  The bias stays through reset() and set_policy.  The library's
+        errors raise ResetError and leave the bias in force as it was: a bias that is NaN, +inf or outside
+        [-100, 100] and not -inf, a token listed twice, more than 1024 entries, every token of the vocabulary
+        banned (RESET_ERR_INVALID_ARGUMENT), a token outside the vocabulary (RESET_ERR_OUT_OF_RANGE); so do a
+        token outside int32 (RESET_ERR_OUT_OF_RANGE) and a finite bias that float32 would round to an infinity
+        (RESET_ERR_INVALID_ARGUMENT), refused here before ctypes wraps or rounds them."""
+        pairs = list(bias.items() if hasattr(bias, "items") else bias)
+        entries = (LogitBiasStruct * max(len(pairs), 1))()  # the library copies them
+        for i, (token, value) in enumerate(pairs):
+            entries[i].token = int32(token, f"entries[{i}].token =", RESET_ERR_OUT_OF_RANGE)
+            entries[i].bias = value
+            if math.isinf(entries[i].bias) and not math.isinf(value):  # -1e300 would reach the library as a ban
+                raise local_error(RESET_ERR_INVALID_ARGUMENT, f"entries[{i}].bias = {value!r} does not fit in float")
+        check(lib.reset_set_logit_bias(self.handle, entries, len(pairs)))
+
+    def clear_logit_bias(self):
+        """Remove the logit bias (reset_set_logit_bias with count 0): no logit is biased from the next step on."""
+        check(lib.reset_set_logit_bias(self.handle, None, 0))
 
     def held_text(self, sequence=0):
         """The text `sequence` has generated that no step has reported yet, held back because it may begin a

@@ -37,7 +37,7 @@ pub const ABI_MAJOR: u32 = sys::RESET_VERSION_MAJOR;
 /// reset_step and reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context, 0.4
 /// top_logprobs to reset_session_options and reset_step, 0.5 reset_stop_options / reset_set_stop,
 /// reset_session_held_text, the end reasons STOP and LENGTH and stop_index to reset_step, 0.6 reset_truncate /
-/// reset_truncate_sequence and reset_session_tokens).
+/// reset_truncate_sequence, reset_session_tokens and reset_logit_bias / reset_set_logit_bias).
 pub const ABI_MINOR: u32 = 6;
 
 // A header older than ABI_MINOR lacks fields these bindings set: fail the build, not a call.
@@ -604,6 +604,9 @@ impl EndReason {
     }
 }
 
+/// 0.6: the most entries one [`Session::set_logit_bias`] takes (RESET_MAX_LOGIT_BIAS).
+pub const MAX_LOGIT_BIAS: usize = sys::RESET_MAX_LOGIT_BIAS as usize;
+
 /// 0.4: one of a step's most likely tokens (reset_token_logprob).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TokenLogprob {
@@ -721,6 +724,29 @@ impl<'m> Session<'m> {
     /// Remove every stop condition (reset_set_stop with NULL): sequences end only on end-of-generation ids.
     pub fn clear_stop(&mut self) -> Result<()> {
         check(unsafe { sys::reset_set_stop(self.raw(), ptr::null()) })
+    }
+
+    /// 0.6: set the logit bias of every sequence, from the next step on (reset_set_logit_bias), as OpenAI's and vLLM's
+    /// logit_bias: `(token, bias)` pairs, at most [`MAX_LOGIT_BIAS`].  They replace the bias in force; none removes it,
+    /// as [`clear_logit_bias`](Session::clear_logit_bias) does.  A listed token's logit z becomes z + bias (one f32
+    /// addition) after the repetition penalties and before the temperature, the truncation and the draw, greedy
+    /// included.  A bias is finite in [-100, 100], or `f32::NEG_INFINITY` to ban the token (OpenAI's -100 makes one
+    /// all but impossible, +100 all but certain).  [`Step::logprob`], [`Step::top_logprobs`], the entropy and the
+    /// ReSET decision still see the raw logits, as [`logits`](Session::logits) gives them.  The bias stays through
+    /// [`reset`](Session::reset) and [`set_policy`](Session::set_policy).  On an error the bias in force is unchanged:
+    /// a bias that is NaN, +inf or outside [-100, 100] and not -inf, a token listed twice, more than
+    /// [`MAX_LOGIT_BIAS`] pairs, every token of the vocabulary banned are `Error::INVALID_ARGUMENT`, a token outside
+    /// the vocabulary `Error::OUT_OF_RANGE`.
+    pub fn set_logit_bias(&mut self, bias: &[(i32, f32)]) -> Result<()> {
+        // A tuple's layout is Rust's to choose: copied into reset_logit_bias, which the session copies in turn.
+        let entries: Vec<sys::reset_logit_bias> =
+            bias.iter().map(|&(token, bias)| sys::reset_logit_bias { token, bias }).collect();
+        check(unsafe { sys::reset_set_logit_bias(self.raw(), entries.as_ptr(), entries.len()) })
+    }
+
+    /// 0.6: remove the logit bias (reset_set_logit_bias with count 0): no logit is biased from the next step on.
+    pub fn clear_logit_bias(&mut self) -> Result<()> {
+        check(unsafe { sys::reset_set_logit_bias(self.raw(), ptr::null(), 0) })
     }
 
     /// 0.5: the text `sequence` has generated that no step has reported yet, held back because it may begin a stop

@@ -880,6 +880,148 @@ fn truncation_errors_are_the_librarys_and_leave_the_session_as_it_was() {
     decode_both(&mut session, 1);
 }
 
+// ------------------------------------------------------------------ logit bias (0.6)
+
+/// +100 makes every draw this token (not an end-of-generation id of the chat fixture: 1, 3).
+const BIASED_TOKEN: i32 = 300;
+const BIAS_STEPS: usize = 20;
+
+/// The raw logits with `bias` added as reset.h says: one f32 addition each.
+fn biased(logits: &[f32], bias: &[(i32, f32)]) -> Vec<f32> {
+    let mut z = logits.to_vec();
+    for &(token, value) in bias {
+        z[token as usize] += value;
+    }
+    z
+}
+
+#[test]
+fn greedy_draws_the_argmax_of_the_biased_logits_and_logprob_stays_raw() {
+    let model = chat_model();
+    let options = SessionOptions { max_context: 64, top_logprobs: 1, ..SessionOptions::default() };
+    let mut session = model.session_with(&options).unwrap();
+    session.set_policy(&PolicyParams::greedy()).unwrap();
+    session.prefill(&STOP_PROMPT).unwrap();
+    let raw = session.logits(0).unwrap();
+    let mut order: Vec<i32> = (0..raw.len() as i32).collect();
+    order.sort_by(|&a, &b| raw[b as usize].total_cmp(&raw[a as usize])); // stable: ties in id order
+    let (banned, lifted) = (order[0], order[2]);
+    // Ban the argmax and lift the third most likely token by 5: it wins, where a binding that dropped the values
+    // would draw the argmax, and one that dropped the +5 only the second.
+    let bias = [(banned, f32::NEG_INFINITY), (lifted, 5.0)];
+    assert_eq!(argmax(&biased(&raw, &bias)), lifted, "{:?}", &order[..4]);
+    session.set_logit_bias(&bias).unwrap();
+    for n in 0..5 {
+        // The bias stays in force step after step.
+        let logits = session.logits(0).unwrap(); // raw: the bias is not in them
+        let want = biased(&logits, &bias);
+        let step = session.step().unwrap().remove(0);
+        let mut sorted = want.clone();
+        sorted.sort_by(f32::total_cmp);
+        if sorted[sorted.len() - 1] - sorted[sorted.len() - 2] > 1e-4 {
+            // a near-tie may round either way
+            assert_eq!(step.token, argmax(&want), "{n}: {step:?}");
+        }
+        assert!(step.token != banned && !step.end, "{n}: {step:?}");
+        // logprob and top_logprobs are of the raw softmax (the banned argmax still leads there), not of the biased
+        // one, which differs by far more than the tolerance at the first step.
+        let expected = raw_logprob(&logits, step.token);
+        assert!((f64::from(step.logprob) - expected).abs() <= LOGPROB_TOLERANCE, "{n}: {step:?}, expected {expected}");
+        assert_eq!(step.top_logprobs[0].token, argmax(&logits), "{n}: {step:?}");
+        if n == 0 {
+            assert_eq!(step.token, lifted, "{step:?}");
+            let of_biased = raw_logprob(&want, step.token);
+            assert!((f64::from(step.logprob) - of_biased).abs() > 100.0 * LOGPROB_TOLERANCE, "{step:?}");
+        }
+    }
+}
+
+/// T = 1 over every token, seeded: two sequences that draw apart, as two_sequence_session's.
+fn biased_sampling_session(model: &Model) -> Session<'_> {
+    let mut session = model.session(512, 2).unwrap();
+    let policy = PolicyParams { kind: PolicyKind::Fixed, temperature: 1.0, seed: 9, ..PolicyParams::greedy() };
+    session.set_policy(&policy).unwrap();
+    session
+}
+
+#[test]
+fn a_large_bias_draws_its_token_at_every_step_until_cleared() {
+    let model = chat_model();
+    let mut plain = biased_sampling_session(&model);
+    plain.prefill(&STOP_PROMPT).unwrap();
+    let want = decode_both(&mut plain, 15);
+    assert!(want[0] != want[1] && !want.concat().contains(&BIASED_TOKEN), "{want:?}");
+    // Count 0 from clear_logit_bias, and from an empty slice.
+    let clears: [fn(&mut Session<'_>) -> reset::Result<()>; 2] = [|s| s.clear_logit_bias(), |s| s.set_logit_bias(&[])];
+    for (c, clear) in clears.iter().enumerate() {
+        let mut session = biased_sampling_session(&model);
+        session.set_logit_bias(&[(BIASED_TOKEN, 100.0)]).unwrap();
+        session.prefill(&STOP_PROMPT).unwrap();
+        let all_biased = |n: usize| [vec![BIASED_TOKEN; n], vec![BIASED_TOKEN; n]];
+        assert_eq!(decode_both(&mut session, BIAS_STEPS), all_biased(BIAS_STEPS));
+        // It stays through reset and set_policy.
+        session.reset().unwrap();
+        let policy = session.policy().unwrap();
+        session.set_policy(&policy).unwrap();
+        session.prefill(&STOP_PROMPT).unwrap();
+        assert_eq!(decode_both(&mut session, 3), all_biased(3));
+        // Cleared, the draws are a session's that never had a bias (keyed by seed, sequence and count).
+        clear(&mut session).unwrap();
+        session.reset().unwrap();
+        session.prefill(&STOP_PROMPT).unwrap();
+        assert_eq!(decode_both(&mut session, 15), want, "clear {c}");
+        // Set and cleared before the prefill: nothing of it is left either.
+        let mut session = biased_sampling_session(&model);
+        session.set_logit_bias(&[(BIASED_TOKEN, 100.0), (7, f32::NEG_INFINITY)]).unwrap();
+        clear(&mut session).unwrap();
+        session.prefill(&STOP_PROMPT).unwrap();
+        assert_eq!(decode_both(&mut session, 15), want, "clear {c}");
+    }
+}
+
+#[test]
+fn bad_logit_biases_are_the_librarys_errors_and_keep_the_bias_in_force() {
+    let model = chat_model();
+    let mut session = model.session(64, 1).unwrap();
+    session.set_policy(&PolicyParams::greedy()).unwrap();
+    session.prefill(&STOP_PROMPT).unwrap();
+    assert_ne!(argmax(&session.logits(0).unwrap()), 42);
+    session.set_logit_bias(&[(42, 100.0)]).unwrap();
+    let too_many: Vec<(i32, f32)> = (0..reset::MAX_LOGIT_BIAS as i32 + 1).map(|t| (t % 512, 1.0)).collect();
+    let every_token_banned: Vec<(i32, f32)> = (0..512).map(|t| (t, f32::NEG_INFINITY)).collect();
+    let invalid = Error::INVALID_ARGUMENT;
+    let cases: [(&[(i32, f32)], u32, &str); 9] = [
+        (&[(5, 1.0), (6, f32::NAN)], invalid, "entries[1].bias = nan is outside [-100, 100]"),
+        (&[(5, f32::INFINITY)], invalid, "entries[0].bias = inf is outside [-100, 100]"),
+        (&[(5, 150.0)], invalid, "entries[0].bias = 150.000000 is outside [-100, 100]"),
+        (&[(5, -100.5)], invalid, "entries[0].bias = -100.500000 is outside [-100, 100]"),
+        (&[(6, 1.0), (5, 2.0), (6, 1.0)], invalid, "token 6 is listed twice"),
+        (&[(5, 1.0), (512, 1.0)], Error::OUT_OF_RANGE, "entries[1].token = 512 is outside the vocabulary [0, 512)"),
+        (&[(-1, 1.0)], Error::OUT_OF_RANGE, "entries[0].token = -1 is outside the vocabulary"),
+        (&too_many, invalid, "count 1025 is above RESET_MAX_LOGIT_BIAS (1024)"),
+        (&every_token_banned, invalid, "every token of the vocabulary is banned"),
+    ];
+    for (bias, status, message) in cases {
+        let error = session.set_logit_bias(bias).unwrap_err();
+        let name = if status == Error::OUT_OF_RANGE { "RESET_ERR_OUT_OF_RANGE" } else { "RESET_ERR_INVALID_ARGUMENT" };
+        assert_eq!((error.status, error.name.as_str()), (status, name), "{error}");
+        assert!(error.message.contains(message), "{error}, expected {message:?}");
+    }
+    // None of those changed the bias: +100 on 42 still draws 42, also after set_policy and reset.
+    assert_eq!(session.step().unwrap()[0].token, 42);
+    session.set_policy(&PolicyParams::greedy()).unwrap();
+    assert_eq!(session.step().unwrap()[0].token, 42);
+    session.reset().unwrap();
+    session.prefill(&STOP_PROMPT).unwrap();
+    assert_eq!(session.step().unwrap()[0].token, 42);
+    // The ends of the range are taken, and so is a ban of every token but one.
+    session.set_logit_bias(&[(42, -100.0), (43, 100.0)]).unwrap();
+    assert_eq!(session.step().unwrap()[0].token, 43);
+    let all_but_77: Vec<(i32, f32)> = (0..512).filter(|&t| t != 77).map(|t| (t, f32::NEG_INFINITY)).collect();
+    session.set_logit_bias(&all_but_77).unwrap();
+    assert_eq!(session.step().unwrap()[0].token, 77);
+}
+
 /// The fixture's plain greedy continuation repeats a token in its first 20; a frequency penalty of 2 does not.
 #[test]
 fn a_frequency_penalty_stops_greedy_repeating() {
