@@ -209,6 +209,8 @@ RESET_HANDLE(reset_model)
 RESET_HANDLE(reset_session)
 RESET_HANDLE(reset_tokenizer)
 RESET_HANDLE(reset_policy)
+/* A logit bias (0.6) built in C memory by reset_java_logit_bias_new below. */
+RESET_HANDLE(reset_logit_bias)
 
 /* ---------------------------------------------------------------- text */
 
@@ -299,6 +301,9 @@ RESET_ARRAY(float, jfloat, jfloatArray, float, Float)
 /* reset_step's copy_top_logprobs (below): a step's ids and logprobs. */
 %apply (int32_t *OUT, size_t LENGTH) { (int32_t *tokens, size_t n_tokens) };
 %apply (float *OUT, size_t LENGTH) { (float *logprobs, size_t n_logprobs) };
+/* reset_java_logit_bias_new (below): a logit bias's ids and values (0.6). */
+%apply (const int32_t *IN, size_t LENGTH) { (const int32_t *bias_tokens, size_t n_bias_tokens) };
+%apply (const float *IN, size_t LENGTH) { (const float *biases, size_t n_biases) };
 
 /* ---------------------------------------------------------------- structs */
 
@@ -336,6 +341,8 @@ RESET_ARRAY(float, jfloat, jfloatArray, float, Float)
 %ignore reset_model_info::eos_ids;
 %ignore reset_tokenizer_info::eos_ids;
 %ignore reset_chat_message;
+/* Built by reset_java_logit_bias_new below (0.6): Java never holds a reset_logit_bias. */
+%ignore reset_logit_bias;
 %immutable reset_model_info::architecture;
 %immutable reset_tokenizer_info::kind;
 %immutable reset_step::text_len;
@@ -493,6 +500,26 @@ reset_status reset_java_held_text(const reset_session *session, int32_t sequence
     if (status == RESET_OK && n && n <= capacity) memcpy(buffer, text, n);
     return status;
 }
+%}
+
+/* The entries of reset_set_logit_bias (0.6), in C memory: entry i is
+ * {bias_tokens[i], biases[i]}, for i below the shorter array's length
+ * (Session passes two of one length).  The library copies them, so
+ * reset_java_logit_bias_free frees them right after the call.  0 (NULL) when
+ * memory runs out. */
+%inline %{
+reset_logit_bias *reset_java_logit_bias_new(const int32_t *bias_tokens, size_t n_bias_tokens, const float *biases,
+                                            size_t n_biases) {
+    size_t n = n_bias_tokens < n_biases ? n_bias_tokens : n_biases;
+    reset_logit_bias *entries = (reset_logit_bias *)calloc(n ? n : 1, sizeof *entries);
+    if (!entries) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        entries[i].token = bias_tokens[i];
+        entries[i].bias = biases[i];
+    }
+    return entries;
+}
+void reset_java_logit_bias_free(reset_logit_bias *entries) { free(entries); }
 %}
 
 /* reset_decode_step fills an array of steps, one per sequence. */

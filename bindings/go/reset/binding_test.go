@@ -85,3 +85,40 @@ func TestStopOptionsCrossingTheBoundaryAreFreed(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// SetLogitBias's entries are copied into a C array freed after the call, whether the library takes them or
+// refuses them (these: 65,536 entries, more than it takes); a leak of the array would grow RSS by 1 GiB here.
+func TestLogitBiasCrossingTheBoundaryIsFreed(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	s, err := m.NewSession(16, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	bias := make([]LogitBias, 1<<16)
+	for i := range bias {
+		bias[i] = LogitBias{Token: int32(i % 512), Bias: 1}
+	}
+	round := func() {
+		var e *Error
+		if err := s.SetLogitBias(bias); !errors.As(err, &e) || e.Status != StatusInvalidArgument ||
+			!strings.Contains(e.Message, "RESET_MAX_LOGIT_BIAS") {
+			t.Fatalf("got %v", err)
+		}
+	}
+	for i := 0; i < 100; i++ {
+		round()
+	}
+	before := rssKiB(t)
+	for i := 0; i < 2000; i++ { // 2,000 x 512 KiB
+		round()
+	}
+	if grown := rssKiB(t) - before; grown > 16384 {
+		t.Fatalf("RSS grew by %d KiB over 2,000 rounds", grown)
+	}
+	// Within the limit, the same kind of entries are taken.
+	if err := s.SetLogitBias(bias[:512]); err != nil {
+		t.Fatal(err)
+	}
+}

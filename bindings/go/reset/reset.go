@@ -49,8 +49,8 @@ import (
 // FrequencyPenalty, 0.3 Step.Logprob, Decision.Logprob, RepetitionPenalty
 // and Policy.AddContext, 0.4 SessionOptions.TopLogprobs and
 // Step.TopLogprobs, 0.5 Session.SetStop, Session.HeldText, Step.EndReason and
-// Step.StopIndex, 0.6 Session.Truncate, Session.TruncateSequence and
-// Session.Tokens).
+// Step.StopIndex, 0.6 Session.Truncate, Session.TruncateSequence,
+// Session.Tokens and Session.SetLogitBias).
 const (
 	ABIMajor = 0
 	ABIMinor = 6

@@ -1391,6 +1391,236 @@ func TestACutSequenceNeedsAPrefillAndBadCutsAreRefused(t *testing.T) {
 	}
 }
 
+// ------------------------------------------------------------------ logit bias (0.6)
+
+// logitBiasPrompt is tests/unit/test_logit_bias.cpp's prompt.
+var logitBiasPrompt = []int32{10, 11, 12, 13}
+
+// logitBiasSession is a session of the given sequences on m under policy p; an end-of-generation id does
+// not end a sequence (IgnoreEOS), so every step draws a token.
+func logitBiasSession(t *testing.T, m *Model, sequences int, p PolicyParams) *Session {
+	t.Helper()
+	s, err := m.NewSession(512, sequences)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetPolicy(p); err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	if err := s.SetStop(StopOptions{IgnoreEOS: true}); err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	return s
+}
+
+// sampledPolicy draws at a fixed T = 1.0 with a seed.
+func sampledPolicy() PolicyParams {
+	p := DefaultPolicy()
+	p.Kind, p.Temperature, p.Seed = PolicyFixed, 1.0, 21
+	return p
+}
+
+// biased is logits with bias added, as reset.h says: one FP32 addition per listed token.
+func biased(logits []float32, bias []LogitBias) []float32 {
+	out := append([]float32{}, logits...)
+	for _, e := range bias {
+		out[e.Token] += e.Bias
+	}
+	return out
+}
+
+// Greedy draws the argmax of the raw logits plus the bias (the argmax banned, +5 on the third most likely
+// token), while the step's logprob is still the raw log-softmax of the token drawn.
+func TestGreedyDrawsTheArgmaxOfTheBiasedLogitsAndLogprobStaysRaw(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	s := logitBiasSession(t, m, 1, Greedy())
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.Prefill(ctx, logitBiasPrompt); err != nil {
+		t.Fatal(err)
+	}
+	logits, err := s.Logits(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := mostLikely(logits, 3)
+	bias := []LogitBias{{Token: top[0], Bias: float32(math.Inf(-1))}, {Token: top[2], Bias: 5}}
+	if err := s.SetLogitBias(bias); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		if i > 0 {
+			if logits, err = s.Logits(0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := argmax(biased(logits, bias))
+		if i == 0 {
+			// Neither the raw argmax, nor what the ban alone gives: both entries count.
+			if want != top[2] || argmax(biased(logits, bias[:1])) != top[1] {
+				t.Fatalf("the fixture's logits changed: top %v, biased argmax %d", top, want)
+			}
+			// The biased log-softmax of the token is far from the raw one: a logprob of it cannot pass.
+			if math.Abs(rawLogprob(biased(logits, bias), want)-rawLogprob(logits, want)) < 1 {
+				t.Fatalf("the bias barely moves token %d's logprob", want)
+			}
+		}
+		steps, err := s.Step(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := steps[0]
+		if st.Token != want || st.Token == top[0] {
+			t.Fatalf("step %d drew %d, want %d, the argmax of the biased logits (raw argmax %d)", i, st.Token, want,
+				argmax(logits))
+		}
+		if raw := rawLogprob(logits, st.Token); math.Abs(float64(st.Logprob)-raw) > logprobTolerance {
+			t.Fatalf("step %d: logprob %v, want the raw log-softmax %v", i, st.Logprob, raw)
+		}
+	}
+}
+
+// At T = 1.0, +100 on a token draws it at every step of every sequence; a bias set and cleared (or set to
+// nothing) before the prefill leaves the seeded draws exactly as they are without one.
+func TestAPlusHundredBiasIsAlwaysDrawnAndAClearedOneChangesNothing(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	ctx := context.Background()
+	const sequences = 2
+	forced := logitBiasSession(t, m, sequences, sampledPolicy())
+	defer forced.Close()
+	if err := forced.SetLogitBias([]LogitBias{{Token: 300, Bias: 100}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := forced.Prefill(ctx, logitBiasPrompt); err != nil {
+		t.Fatal(err)
+	}
+	for i, tokens := range drawn(t, forced, 20) {
+		for k, token := range tokens {
+			if token != 300 {
+				t.Fatalf("sequence %d, step %d drew %d with +100 on 300: %v", i, k, token, tokens)
+			}
+		}
+	}
+
+	plain := logitBiasSession(t, m, sequences, sampledPolicy())
+	defer plain.Close()
+	if err := plain.Prefill(ctx, logitBiasPrompt); err != nil {
+		t.Fatal(err)
+	}
+	want := drawn(t, plain, 15)
+	if reflect.DeepEqual(want[0], want[1]) || contains(want[0], 300) || contains(want[1], 300) {
+		t.Fatalf("the unbiased draws %v: the comparisons below could not tell a bias left in force", want)
+	}
+	for name, clear := range map[string]func(*Session) error{
+		"ClearLogitBias":    (*Session).ClearLogitBias,
+		"SetLogitBias(nil)": func(s *Session) error { return s.SetLogitBias(nil) },
+	} {
+		s := logitBiasSession(t, m, sequences, sampledPolicy())
+		if err := s.SetLogitBias([]LogitBias{{Token: 300, Bias: 100}, {Token: want[0][0], Bias: float32(math.Inf(-1))}}); err != nil {
+			s.Close()
+			t.Fatal(err)
+		}
+		if err := clear(s); err != nil {
+			s.Close()
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := s.Prefill(ctx, logitBiasPrompt); err != nil {
+			s.Close()
+			t.Fatal(err)
+		}
+		got := drawn(t, s, 15)
+		s.Close()
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("after %s: %v, without a bias %v", name, got, want)
+		}
+	}
+}
+
+// A bad logit bias is refused with its status and leaves the one in force (+100 on 42) as it was; that
+// one stays through Reset, Truncate and SetPolicy.  A closed session refuses both calls.
+func TestABadLogitBiasIsRefusedAndTheOldOneStays(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	s := logitBiasSession(t, m, 1, Greedy())
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.SetLogitBias([]LogitBias{{Token: 42, Bias: 100}}); err != nil {
+		t.Fatal(err)
+	}
+	tooMany := make([]LogitBias, 1025)
+	for i := range tooMany {
+		tooMany[i] = LogitBias{Token: int32(i % 512), Bias: 1}
+	}
+	allBanned := make([]LogitBias, 512)
+	for i := range allBanned {
+		allBanned[i] = LogitBias{Token: int32(i), Bias: float32(math.Inf(-1))}
+	}
+	for _, c := range []struct {
+		name    string
+		bias    []LogitBias
+		status  Status
+		message string
+	}{
+		{"NaN", []LogitBias{{1, float32(math.NaN())}}, StatusInvalidArgument, "entries[0].bias"},
+		{"+Inf", []LogitBias{{1, 0.5}, {2, float32(math.Inf(1))}}, StatusInvalidArgument, "entries[1].bias"},
+		{"150", []LogitBias{{1, 150}}, StatusInvalidArgument, "outside [-100, 100]"},
+		{"-101", []LogitBias{{1, -101}}, StatusInvalidArgument, "outside [-100, 100]"},
+		{"a duplicate", []LogitBias{{7, 1}, {3, 1}, {7, -1}}, StatusInvalidArgument, "token 7 is listed twice"},
+		{"token 512", []LogitBias{{512, 1}}, StatusOutOfRange, "entries[0].token = 512 is outside the vocabulary"},
+		{"token -1", []LogitBias{{3, 1}, {-1, 1}}, StatusOutOfRange, "entries[1].token = -1 is outside the vocabulary"},
+		{"1025 entries", tooMany, StatusInvalidArgument, "RESET_MAX_LOGIT_BIAS"},
+		{"every token banned", allBanned, StatusInvalidArgument, "every token of the vocabulary is banned"},
+	} {
+		var e *Error
+		err := s.SetLogitBias(c.bias)
+		if !errors.As(err, &e) || e.Status != c.status || !strings.Contains(e.Message, c.message) {
+			t.Errorf("%s: got %v, want %s: ...%s...", c.name, err, statusName(c.status), c.message)
+		}
+	}
+	for _, change := range []string{"", "Reset", "Truncate", "SetPolicy"} {
+		switch change {
+		case "Reset":
+			if err := s.Reset(); err != nil {
+				t.Fatal(err)
+			}
+		case "Truncate": // back to the first token of what the session holds
+			if err := s.Truncate(1); err != nil {
+				t.Fatal(err)
+			}
+		case "SetPolicy":
+			if err := s.Reset(); err != nil {
+				t.Fatal(err)
+			}
+			p := DefaultPolicy()
+			p.Kind, p.Temperature = PolicyFixed, 0.7
+			if err := s.SetPolicy(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Prefill(ctx, logitBiasPrompt); err != nil {
+			t.Fatal(err)
+		}
+		for k, tokens := range drawn(t, s, 5) {
+			for _, token := range tokens {
+				if token != 42 {
+					t.Fatalf("after the refusals (then %q), sequence %d drew %v, want 42 each time", change, k, tokens)
+				}
+			}
+		}
+	}
+	s.Close()
+	if err := s.SetLogitBias([]LogitBias{{42, 1}}); err == nil {
+		t.Error("SetLogitBias of a closed session succeeded")
+	}
+	if err := s.ClearLogitBias(); err == nil {
+		t.Error("ClearLogitBias of a closed session succeeded")
+	}
+}
+
 func TestContextCancellationStopsDecoding(t *testing.T) {
 	m := fixture(t)
 	defer m.Close()

@@ -428,6 +428,52 @@ func (s *Session) HeldText(sequence int) (string, error) {
 	}
 }
 
+// LogitBias (0.6) is one entry of a logit bias (reset_logit_bias; OpenAI's
+// and vLLM's logit_bias, llama.cpp's --logit-bias): Bias is added to Token's
+// logit.  It is finite in [-100, 100], or float32(math.Inf(-1)) to ban the
+// token (-100 makes one all but impossible, +100 all but certain).
+type LogitBias struct {
+	Token int32
+	Bias  float32
+}
+
+// SetLogitBias (0.6) sets the logit bias of every sequence of the session,
+// from the next Step on (reset_set_logit_bias), replacing the one set
+// before; an empty slice removes it, as ClearLogitBias does.  The session
+// copies the entries (at most 1024).  A listed token's logit z becomes
+// z + Bias (one FP32 addition) after the repetition penalties and before the
+// temperature, the truncation and the draw, greedy included.  Step.Entropy,
+// Step.Logprob, Step.TopLogprobs and the ReSET decision still see the raw
+// logits, as Logits does.  The bias stays through Reset, Truncate and
+// SetPolicy.  On an error the bias in force is unchanged:
+// StatusInvalidArgument (more than 1024 entries, a Bias that is NaN, +Inf or
+// outside [-100, 100] and not -Inf, a token listed twice, every token of the
+// vocabulary banned), StatusOutOfRange (a token outside the vocabulary).
+func (s *Session) SetLogitBias(bias []LogitBias) error {
+	if len(bias) == 0 {
+		return s.ClearLogitBias()
+	}
+	tokens, values := make([]int32, len(bias)), make([]float32, len(bias))
+	for i, e := range bias {
+		tokens[i], values[i] = e.Token, e.Bias
+	}
+	// The entries cross as a C array, freed after the call (the library copies them).
+	entries := native.Reset_go_logit_bias_new(tokens, values)
+	if entries == 0 {
+		return newError(statusOutOfMemory, "no memory for the logit bias")
+	}
+	defer native.Reset_go_logit_bias_free(entries)
+	return callKeeping(s, func() native.Enum_SS_reset_status {
+		return native.Reset_set_logit_bias(s.raw, entries, int64(len(bias)))
+	})
+}
+
+// ClearLogitBias (0.6) removes the logit bias (reset_set_logit_bias with no
+// entries).
+func (s *Session) ClearLogitBias() error {
+	return callKeeping(s, func() native.Enum_SS_reset_status { return native.Reset_set_logit_bias(s.raw, 0, 0) })
+}
+
 // EndReason is reset_end_reason: why a sequence stopped.
 type EndReason int
 

@@ -218,9 +218,9 @@ class Session(OwnedHandle):
         repetition penalties and before the temperature, the truncation and the draw, greedy included.  A bias
         is finite in [-100, 100], or float("-inf") to ban the token (OpenAI's -100 makes one all but impossible,
         +100 all but certain).  StepResult.logprob and top_logprobs, the entropy and the ReSET decision still see
-        the raw logits, as logits() gives them.  The bias stays through reset() and set_policy.  The library's
-        errors raise ResetError and leave the bias in force as it was: a bias that is NaN, +inf or outside
-        [-100, 100] and not -inf, a token listed twice, more than 1024 entries, every token of the vocabulary
+        the raw logits, as logits() gives them.  The bias stays through reset(), truncate and set_policy.
+        The library's errors raise ResetError and leave the bias in force as it was: a bias that is NaN, +inf
+        or outside [-100, 100] and not -inf, a token listed twice, more than 1024 entries, every token of the vocabulary
         banned (RESET_ERR_INVALID_ARGUMENT), a token outside the vocabulary (RESET_ERR_OUT_OF_RANGE); so do a
         token outside int32 (RESET_ERR_OUT_OF_RANGE) and a finite bias that float32 would round to an infinity
         (RESET_ERR_INVALID_ARGUMENT), refused here before ctypes wraps or rounds them."""

@@ -71,6 +71,8 @@ RESET_GO_HANDLE(reset_tokenizer)
 RESET_GO_HANDLE(reset_policy)
 /* A conversation built in C memory by the reset_go_messages_* helpers below. */
 RESET_GO_HANDLE(reset_chat_message)
+/* A logit bias (0.6) built in C memory by reset_go_logit_bias_new below. */
+RESET_GO_HANDLE(reset_logit_bias)
 
 /* ---------------------------------------------------------------- text */
 
@@ -115,6 +117,9 @@ RESET_GO_ARRAY(float, float32)
 /* reset_step's copy_top_logprobs (below): a step's ids and logprobs. */
 %apply (int32_t *OUT, size_t LENGTH) { (int32_t *tokens, size_t n_tokens) };
 %apply (float *OUT, size_t LENGTH) { (float *logprobs, size_t n_logprobs) };
+/* reset_go_logit_bias_new (below): a logit bias's ids and values (0.6). */
+%apply (const int32_t *IN, size_t LENGTH) { (const int32_t *bias_tokens, size_t n_bias_tokens) };
+%apply (const float *IN, size_t LENGTH) { (const float *biases, size_t n_biases) };
 
 /* ---------------------------------------------------------------- out-values */
 
@@ -171,6 +176,8 @@ RESET_GO_OUT(int32_t, int32, int32_t)
 %ignore reset_model_info::eos_ids;
 %ignore reset_tokenizer_info::eos_ids;
 %ignore reset_chat_message;
+/* Built by reset_go_logit_bias_new below (0.6): Go never holds a reset_logit_bias. */
+%ignore reset_logit_bias;
 %immutable reset_model_info::architecture;
 %immutable reset_tokenizer_info::kind;
 %immutable reset_step::text_len;
@@ -345,4 +352,22 @@ void reset_go_messages_free(reset_chat_message *messages, size_t count) {
     }
     free(messages);
 }
+
+/* The entries of reset_set_logit_bias (0.6), in C memory: entry i is
+ * {bias_tokens[i], biases[i]}, for i below the shorter slice's length
+ * (package reset passes two of one length).  The library copies them, so
+ * reset_go_logit_bias_free frees them right after the call.  NULL when
+ * memory runs out. */
+reset_logit_bias *reset_go_logit_bias_new(const int32_t *bias_tokens, size_t n_bias_tokens, const float *biases,
+                                          size_t n_biases) {
+    size_t n = n_bias_tokens < n_biases ? n_bias_tokens : n_biases;
+    reset_logit_bias *entries = (reset_logit_bias *)calloc(n ? n : 1, sizeof *entries);
+    if (!entries) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        entries[i].token = bias_tokens[i];
+        entries[i].bias = biases[i];
+    }
+    return entries;
+}
+void reset_go_logit_bias_free(reset_logit_bias *entries) { free(entries); }
 %}

@@ -733,10 +733,10 @@ impl<'m> Session<'m> {
     /// included.  A bias is finite in [-100, 100], or `f32::NEG_INFINITY` to ban the token (OpenAI's -100 makes one
     /// all but impossible, +100 all but certain).  [`Step::logprob`], [`Step::top_logprobs`], the entropy and the
     /// ReSET decision still see the raw logits, as [`logits`](Session::logits) gives them.  The bias stays through
-    /// [`reset`](Session::reset) and [`set_policy`](Session::set_policy).  On an error the bias in force is unchanged:
-    /// a bias that is NaN, +inf or outside [-100, 100] and not -inf, a token listed twice, more than
-    /// [`MAX_LOGIT_BIAS`] pairs, every token of the vocabulary banned are `Error::INVALID_ARGUMENT`, a token outside
-    /// the vocabulary `Error::OUT_OF_RANGE`.
+    /// [`reset`](Session::reset), [`truncate`](Session::truncate) and [`set_policy`](Session::set_policy).  On an
+    /// error the bias in force is unchanged: a bias that is NaN, +inf or outside [-100, 100] and not -inf, a token
+    /// listed twice, more than [`MAX_LOGIT_BIAS`] pairs, every token of the vocabulary banned are
+    /// `Error::INVALID_ARGUMENT`, a token outside the vocabulary `Error::OUT_OF_RANGE`.
     pub fn set_logit_bias(&mut self, bias: &[(i32, f32)]) -> Result<()> {
         // A tuple's layout is Rust's to choose: copied into reset_logit_bias, which the session copies in turn.
         let entries: Vec<sys::reset_logit_bias> =

@@ -7,8 +7,8 @@ public final class Reset {
      * append functions and struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to
      * reset_step and reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context,
      * 0.4 top_logprobs to reset_session_options and reset_step, 0.5 reset_set_stop,
-     * reset_session_held_text and stop_index to reset_step, 0.6 reset_truncate, reset_truncate_sequence and
-     * reset_session_tokens).
+     * reset_session_held_text and stop_index to reset_step, 0.6 reset_truncate, reset_truncate_sequence,
+     * reset_session_tokens and reset_set_logit_bias).
      */
     private static final int ABI_MINOR = 6;
 

@@ -125,6 +125,56 @@ public final class Session implements AutoCloseable {
     }
 
     /**
+     * (0.6) Sets the logit bias of every sequence, from the next step on (reset_set_logit_bias; OpenAI's and
+     * vLLM's logit_bias, llama.cpp's --logit-bias), replacing the one set before: {@code biases[i]} is added
+     * to the logit of {@code tokens[i]}.  A bias is finite in [-100, 100], or {@link Float#NEGATIVE_INFINITY}
+     * to ban the token (-100 makes one all but impossible, +100 all but certain); empty arrays remove the
+     * bias, as {@link #clearLogitBias()} does.  The session copies the entries (at most 1024).  A listed
+     * token's logit z becomes z + bias (one float addition) after the repetition penalties and before the
+     * temperature, the truncation and the draw, greedy included; a step's entropy, logprob and top logprobs
+     * and the ReSET decision still see the raw logits, as {@link #logits} does.  The bias stays through
+     * {@link #reset()}, {@link #truncate} and {@link #setPolicy}.  On an error the bias in force is unchanged.
+     *
+     * @param tokens the ids, each in [0, vocabulary size) and listed once
+     * @param biases the bias of each id, as many as there are ids
+     * @throws ResetException INVALID_ARGUMENT (more than 1024 entries, a bias that is NaN, +infinity or
+     *     outside [-100, 100] and not -infinity, a token listed twice, every token of the vocabulary banned),
+     *     OUT_OF_RANGE (a token outside the vocabulary)
+     * @throws IllegalArgumentException for arrays of different lengths
+     */
+    public void setLogitBias(int[] tokens, float[] biases) throws ResetException {
+        if (tokens.length != biases.length) {
+            throw new IllegalArgumentException(tokens.length + " tokens but " + biases.length + " biases");
+        }
+        if (tokens.length == 0) {
+            clearLogitBias();
+            return;
+        }
+        try {
+            long session = handle();
+            // The entries cross as a C array, freed after the call (the library copies them).
+            long entries = ResetNative.reset_java_logit_bias_new(tokens, biases);
+            if (entries == 0) throw new ResetException(Status.OUT_OF_MEMORY, "no memory for the logit bias");
+            try {
+                ResetNative.reset_set_logit_bias(session, entries, tokens.length);
+            } finally {
+                ResetNative.reset_java_logit_bias_free(entries);
+            }
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** (0.6) Removes the logit bias (reset_set_logit_bias with no entries). */
+    public void clearLogitBias() throws ResetException {
+        try {
+            ResetNative.reset_set_logit_bias(handle(), 0, 0);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
      * (0.5) The text a sequence has generated that no step has reported yet, held back because it may
      * begin a stop string ("" when none, and once the sequence has ended): reset_session_held_text.  A
      * caller that ends a generation itself (its own budget, a user's interrupt) or prefills more of it (a

@@ -992,6 +992,166 @@ class ResetTest {
         }
     }
 
+    // ------------------------------------------------------------------ logit bias (0.6)
+
+    /** tests/unit/test_logit_bias.cpp's prompt. */
+    private static final int[] LOGIT_BIAS_PROMPT = {10, 11, 12, 13};
+
+    /**
+     * A session of the given sequences on model under params; an end-of-generation id does not end a
+     * sequence (ignoreEos), so every step draws a token.
+     */
+    private static Session logitBiasSession(Model model, int sequences, PolicyParams params) throws ResetException {
+        Session session = model.newSession(512, sequences);
+        try {
+            session.setPolicy(params);
+            session.setStop(new StopOptions().ignoreEos(true));
+            return session;
+        } catch (ResetException | RuntimeException e) {
+            session.close();
+            throw e;
+        }
+    }
+
+    /** Draws at a fixed T = 1.0 with a seed. */
+    private static PolicyParams sampledPolicy() {
+        return PolicyParams.fixed(1.0f).seed(21);
+    }
+
+    /** logits with biases[i] added to tokens[i], as reset.h says: one float addition per listed token. */
+    private static float[] biased(float[] logits, int[] tokens, float[] biases) {
+        float[] out = logits.clone();
+        for (int i = 0; i < tokens.length; i++) out[tokens[i]] += biases[i];
+        return out;
+    }
+
+    /**
+     * Greedy draws the argmax of the raw logits plus the bias (the argmax banned, +5 on the third most likely
+     * token), while the step's logprob is still the raw log-softmax of the token drawn.
+     */
+    @Test
+    void greedyDrawsTheArgmaxOfTheBiasedLogitsAndLogprobStaysRaw() throws Exception {
+        try (Model model = chatOneThread(); Session session = logitBiasSession(model, 1, PolicyParams.greedy())) {
+            session.prefill(LOGIT_BIAS_PROMPT);
+            float[] logits = session.logits(0);
+            int[] top = mostLikely(logits, 3);
+            int[] tokens = {top[0], top[2]};
+            float[] biases = {Float.NEGATIVE_INFINITY, 5.0f};
+            session.setLogitBias(tokens, biases);
+            for (int i = 0; i < 5; i++) {
+                if (i > 0) logits = session.logits(0);
+                int expected = argmax(biased(logits, tokens, biases));
+                if (i == 0) {
+                    // Neither the raw argmax, nor what the ban alone gives: both entries count.
+                    assertEquals(top[2], expected, "the fixture's logits changed: top " + Arrays.toString(top));
+                    assertEquals(top[1], argmax(biased(logits, new int[] {top[0]}, new float[] {biases[0]})));
+                    // The biased log-softmax of the token is far from the raw one: a logprob of it cannot pass.
+                    assertTrue(Math.abs(rawLogprob(biased(logits, tokens, biases), expected)
+                            - rawLogprob(logits, expected)) > 1, "the bias barely moves token " + expected + "'s logprob");
+                }
+                Step step = session.step().get(0);
+                assertEquals(expected, step.token(), "step " + i + ": the argmax of the biased logits (raw argmax "
+                        + argmax(logits) + ")");
+                assertTrue(step.token() != top[0], step.toString());
+                assertEquals(rawLogprob(logits, step.token()), step.logprob(), LOGPROB_TOLERANCE, step.toString());
+            }
+        }
+    }
+
+    /**
+     * At T = 1.0, +100 on a token draws it at every step of every sequence; a bias set and cleared (or set to
+     * nothing) before the prefill leaves the seeded draws exactly as they are without one.
+     */
+    @Test
+    void aPlusHundredBiasIsAlwaysDrawnAndAClearedOneChangesNothing() throws Exception {
+        final int sequences = 2;
+        try (Model model = chatOneThread()) {
+            try (Session forced = logitBiasSession(model, sequences, sampledPolicy())) {
+                forced.setLogitBias(new int[] {300}, new float[] {100.0f});
+                forced.prefill(LOGIT_BIAS_PROMPT);
+                int[][] got = drawn(forced, sequences, 20);
+                for (int i = 0; i < sequences; i++) {
+                    for (int token : got[i]) {
+                        assertEquals(300, token, "sequence " + i + " with +100 on 300: " + Arrays.toString(got[i]));
+                    }
+                }
+            }
+            int[][] want;
+            try (Session plain = logitBiasSession(model, sequences, sampledPolicy())) {
+                plain.prefill(LOGIT_BIAS_PROMPT);
+                want = drawn(plain, sequences, 15);
+            }
+            assertFalse(Arrays.equals(want[0], want[1])
+                    || Arrays.stream(want).flatMapToInt(Arrays::stream).anyMatch(token -> token == 300),
+                    "the unbiased draws " + Arrays.deepToString(want)
+                    + ": the comparisons below could not tell a bias left in force");
+            for (int k = 0; k < 2; k++) {
+                try (Session session = logitBiasSession(model, sequences, sampledPolicy())) {
+                    session.setLogitBias(new int[] {300, want[0][0]}, new float[] {100.0f, Float.NEGATIVE_INFINITY});
+                    if (k == 0) {
+                        session.clearLogitBias();
+                    } else {
+                        session.setLogitBias(new int[0], new float[0]);
+                    }
+                    session.prefill(LOGIT_BIAS_PROMPT);
+                    int[][] got = drawn(session, sequences, 15);
+                    assertTrue(Arrays.deepEquals(want, got), (k == 0 ? "after clearLogitBias: " : "after empty arrays: ")
+                            + Arrays.deepToString(got) + ", without a bias " + Arrays.deepToString(want));
+                }
+            }
+        }
+    }
+
+    /**
+     * A bad logit bias is refused with its status and leaves the one in force (+100 on 42) as it was; that one
+     * stays through reset(), truncate and setPolicy.
+     */
+    @Test
+    void aBadLogitBiasIsRefusedAndTheOldOneStays() throws Exception {
+        try (Model model = chatOneThread(); Session session = logitBiasSession(model, 1, PolicyParams.greedy())) {
+            session.setLogitBias(new int[] {42}, new float[] {100.0f});
+            float inf = Float.POSITIVE_INFINITY;
+            assertStatus(Status.INVALID_ARGUMENT, "entries[0].bias",
+                    () -> session.setLogitBias(new int[] {1}, new float[] {Float.NaN}));
+            assertStatus(Status.INVALID_ARGUMENT, "entries[1].bias",
+                    () -> session.setLogitBias(new int[] {1, 2}, new float[] {0.5f, inf}));
+            assertStatus(Status.INVALID_ARGUMENT, "outside [-100, 100]",
+                    () -> session.setLogitBias(new int[] {1}, new float[] {150.0f}));
+            assertStatus(Status.INVALID_ARGUMENT, "outside [-100, 100]",
+                    () -> session.setLogitBias(new int[] {1}, new float[] {-101.0f}));
+            assertStatus(Status.INVALID_ARGUMENT, "token 7 is listed twice",
+                    () -> session.setLogitBias(new int[] {7, 3, 7}, new float[] {1.0f, 1.0f, -1.0f}));
+            assertStatus(Status.OUT_OF_RANGE, "entries[0].token = 512 is outside the vocabulary",
+                    () -> session.setLogitBias(new int[] {512}, new float[] {1.0f}));
+            assertStatus(Status.OUT_OF_RANGE, "entries[1].token = -1 is outside the vocabulary",
+                    () -> session.setLogitBias(new int[] {3, -1}, new float[] {1.0f, 1.0f}));
+            int[] many = IntStream.range(0, 1025).map(i -> i % 512).toArray();
+            float[] ones = new float[1025];
+            Arrays.fill(ones, 1.0f);
+            assertStatus(Status.INVALID_ARGUMENT, "RESET_MAX_LOGIT_BIAS", () -> session.setLogitBias(many, ones));
+            float[] bans = new float[512];
+            Arrays.fill(bans, Float.NEGATIVE_INFINITY);
+            assertStatus(Status.INVALID_ARGUMENT, "every token of the vocabulary is banned",
+                    () -> session.setLogitBias(IntStream.range(0, 512).toArray(), bans));
+            IllegalArgumentException lengths = assertThrows(IllegalArgumentException.class,
+                    () -> session.setLogitBias(new int[] {1, 2}, new float[] {1.0f}));
+            assertEquals("2 tokens but 1 biases", lengths.getMessage());
+            for (String change : new String[] {"", "reset", "truncate", "setPolicy"}) {
+                if (change.equals("truncate")) {
+                    session.truncate(1); // back to the first token of what the session holds
+                } else if (!change.isEmpty()) {
+                    session.reset();
+                }
+                if (change.equals("setPolicy")) session.setPolicy(PolicyParams.fixed(0.7f));
+                session.prefill(LOGIT_BIAS_PROMPT);
+                int[] got = drawn(session, 1, 5)[0];
+                for (int token : got) {
+                    assertEquals(42, token, "after the refusals (then " + change + "): " + Arrays.toString(got));
+                }
+            }
+        }
+    }
+
     private static int[] greedyTokens(Model model, float frequencyPenalty) throws Exception {
         try (Session session = model.newSession(128, 1)) {
             session.setPolicy(PolicyParams.greedy().frequencyPenalty(frequencyPenalty));
@@ -1170,6 +1330,8 @@ class ResetTest {
         assertThrows(IllegalStateException.class, () -> session.truncate(0));
         assertThrows(IllegalStateException.class, () -> session.truncateSequence(0, 0));
         assertThrows(IllegalStateException.class, () -> session.tokens(0));
+        assertThrows(IllegalStateException.class, () -> session.setLogitBias(new int[] {1}, new float[] {1.0f}));
+        assertThrows(IllegalStateException.class, session::clearLogitBias);
         assertThrows(IllegalStateException.class, () -> owned.encode("x"));
         assertThrows(IllegalStateException.class, model::tokenizer);
         model.close();
@@ -1278,6 +1440,9 @@ class ResetTest {
     private static final String[] LONG_STOPS = IntStream.range(0, 16)
             .mapToObj(i -> String.valueOf((char) ('a' + i)).repeat(4096)).toArray(String[]::new);
 
+    private static final int[] MANY_BIAS_TOKENS = IntStream.range(0, 1 << 16).map(i -> i % 512).toArray();
+    private static final float[] MANY_BIASES = new float[1 << 16];
+
     @Test
     void aThousandCreateFreeCyclesKeepMemoryFlat() throws Exception {
         try (Model model = goldenOneThread()) {
@@ -1300,6 +1465,12 @@ class ResetTest {
             // Stop strings cross twice (the glue's copy, the options' own), refused or not: 16 of 4 KiB, longer
             // than the library takes, would grow RSS by 64 MiB over 1,000 cycles if either copy leaked.
             assertThrows(ResetException.class, () -> session.setStop(new StopOptions().strings(LONG_STOPS).ids(1, 2)));
+            // A logit bias crosses twice too (the glue's copies of the arrays, the C array of entries), refused
+            // or not: 65,536 entries, more than the library takes, would grow RSS by 512 MiB (the C array alone)
+            // over 1,000 cycles if either leaked.
+            ResetException many = assertThrows(ResetException.class,
+                    () -> session.setLogitBias(MANY_BIAS_TOKENS, MANY_BIASES));
+            assertEquals(Status.INVALID_ARGUMENT, many.getStatus(), many.getMessage());
             // A prefill costs milliseconds on a loaded CPU: every tenth cycle keeps the test short.
             if (i % 10 == 0) session.prefill(new int[] {1, 2, 3});
         }
