@@ -1523,7 +1523,9 @@ int main(int argc, char **argv) {
                 static_cast<long long>(g_boundaries), static_cast<long long>(g_state_checks),
                 static_cast<long long>(g_logprob_checks), static_cast<long long>(g_logprob_independent));
     if (g_compared_tokens > 0) EXPECT(g_logprob_independent > 0, "no logprob was checked independently");
-    // Both of top-p's paths ran: the kept first draw (most top-p tokens) and the cut.
-    if (g_compared_tokens > 0) EXPECT(g_second_draws > 0 && g_rotated_rows > 0, "top-p's second draw never ran");
+    // Both of top-p's paths ran: the kept first draw (most top-p tokens) and the cut (in the groups that
+    // rotate rows for it: every group but one picked out by RESET_GPU_TEST_ONLY).
+    if (g_compared_tokens > 0 && !std::getenv("RESET_GPU_TEST_ONLY"))
+        EXPECT(g_second_draws > 0 && g_rotated_rows > 0, "top-p's second draw never ran");
     return finish("test_sampling");
 }
