@@ -149,18 +149,19 @@ const float *SequenceSampler::penalize(const float *logits, int32_t vocab, bool 
                                        int32_t *argmax) {
     const size_t n = static_cast<size_t>(vocab);
     penalized_.assign(logits, logits + n);
-    if (penalties && counts_.size() < n) counts_.assign(n, 0);
-    if (penalties) add_penalty_counts(counts_.data(), vocab);
-    for (const SharedTokens *list : {&generation_, &context_}) {
-        if (!penalties) break;
-        for (int64_t i = 0; i < list->size(); ++i) {
-            const int32_t t = (*list)[i];
-            if (t < 0 || t >= vocab) continue;
-            const int32_t c = counts_[static_cast<size_t>(t)];
-            if (c == 0) continue;  // done: each token once, and the scratch is zero again afterwards
-            penalized_[static_cast<size_t>(t)] = rule::penalized_logit(
-                logits[t], c, policy_.repetition_penalty, policy_.presence_penalty, policy_.frequency_penalty);
-            counts_[static_cast<size_t>(t)] = 0;
+    if (penalties) {
+        if (counts_.size() < n) counts_.assign(n, 0);
+        add_penalty_counts(counts_.data(), vocab);
+        for (const SharedTokens *list : {&generation_, &context_}) {
+            for (int64_t i = 0; i < list->size(); ++i) {
+                const int32_t t = (*list)[i];
+                if (t < 0 || t >= vocab) continue;
+                const int32_t c = counts_[static_cast<size_t>(t)];
+                if (c == 0) continue;  // done: each token once, and the scratch is zero again afterwards
+                penalized_[static_cast<size_t>(t)] = rule::penalized_logit(
+                    logits[t], c, policy_.repetition_penalty, policy_.presence_penalty, policy_.frequency_penalty);
+                counts_[static_cast<size_t>(t)] = 0;
+            }
         }
     }
     // The logit bias, after the penalties (reset.h): one FP32 addition, as the device makes it.

@@ -33,16 +33,8 @@ func TestStringsCrossingTheBoundaryAreFreed(t *testing.T) {
 			t.Fatalf("version %q", Version())
 		}
 	}
-	for i := 0; i < 1000; i++ {
-		round()
-	}
-	before := rssKiB(t)
-	for i := 0; i < 20000; i++ { // 20,000 x 16 KiB paths: 320 MiB if the copies leaked
-		round()
-	}
-	if grown := rssKiB(t) - before; grown > 16384 {
-		t.Fatalf("RSS grew by %d KiB over 20,000 rounds", grown)
-	}
+	// 20,000 x 16 KiB paths: 320 MiB if the copies leaked
+	keepsRSSFlat(t, 1000, 20000, 16384, round)
 }
 
 // SetStop's strings and ids are copied into C memory that the options free after the call, whether the
@@ -67,16 +59,7 @@ func TestStopOptionsCrossingTheBoundaryAreFreed(t *testing.T) {
 			t.Fatalf("got %v", err)
 		}
 	}
-	for i := 0; i < 1000; i++ {
-		round()
-	}
-	before := rssKiB(t)
-	for i := 0; i < 20000; i++ {
-		round()
-	}
-	if grown := rssKiB(t) - before; grown > 16384 {
-		t.Fatalf("RSS grew by %d KiB over 20,000 rounds", grown)
-	}
+	keepsRSSFlat(t, 1000, 20000, 16384, round)
 	// The same options within the limits are taken.
 	for i := range options.Strings {
 		options.Strings[i] = options.Strings[i][:256]
@@ -107,16 +90,8 @@ func TestLogitBiasCrossingTheBoundaryIsFreed(t *testing.T) {
 			t.Fatalf("got %v", err)
 		}
 	}
-	for i := 0; i < 100; i++ {
-		round()
-	}
-	before := rssKiB(t)
-	for i := 0; i < 2000; i++ { // 2,000 x 512 KiB
-		round()
-	}
-	if grown := rssKiB(t) - before; grown > 16384 {
-		t.Fatalf("RSS grew by %d KiB over 2,000 rounds", grown)
-	}
+	// 2,000 x 512 KiB arrays: 1 GiB if they leaked
+	keepsRSSFlat(t, 100, 2000, 16384, round)
 	// Within the limit, the same kind of entries are taken.
 	if err := s.SetLogitBias(bias[:512]); err != nil {
 		t.Fatal(err)

@@ -1671,6 +1671,22 @@ func TestTokenizeAndChatFormat(t *testing.T) {
 	}
 }
 
+// keepsRSSFlat runs round `warm` times (the allocators settle), then `rounds` times more, and fails if
+// the process's RSS grew by more than limitKiB over those: what each round leaks, times rounds.
+func keepsRSSFlat(t *testing.T, warm, rounds, limitKiB int, round func()) {
+	t.Helper()
+	for i := 0; i < warm; i++ {
+		round()
+	}
+	before := rssKiB(t)
+	for i := 0; i < rounds; i++ {
+		round()
+	}
+	if grown := rssKiB(t) - before; grown > limitKiB {
+		t.Fatalf("RSS grew by %d KiB over %d rounds", grown, rounds)
+	}
+}
+
 func rssKiB(t *testing.T) int {
 	data, _ := os.ReadFile("/proc/self/status")
 	for _, line := range strings.Split(string(data), "\n") {
@@ -1699,15 +1715,6 @@ func TestAThousandCreateFreeCyclesKeepMemoryFlat(t *testing.T) {
 			t.Fatal("missing model loaded")
 		}
 	}
-	for i := 0; i < 100; i++ { // warm the allocators first
-		cycle()
-	}
-	before := rssKiB(t)
-	for i := 0; i < 1000; i++ {
-		cycle()
-	}
 	// A leaked session (its KV cache) or model grows RSS far past this; small leaks are the C test's job.
-	if grown := rssKiB(t) - before; grown > 4096 {
-		t.Fatalf("RSS grew by %d KiB over 1,000 cycles", grown)
-	}
+	keepsRSSFlat(t, 100, 1000, 4096, cycle)
 }
