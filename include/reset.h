@@ -74,9 +74,9 @@ extern "C" {
  * versions only append functions and struct fields (CHANGELOG.md lists
  * them), so a program built against 0.N runs on any 0.M with M >= N. */
 #define RESET_VERSION_MAJOR 0
-#define RESET_VERSION_MINOR 6
+#define RESET_VERSION_MINOR 7
 #define RESET_VERSION_PATCH 0
-#define RESET_VERSION_STRING "0.6.0"
+#define RESET_VERSION_STRING "0.7.0"
 #define RESET_VERSION_NUMBER (RESET_VERSION_MAJOR * 10000 + RESET_VERSION_MINOR * 100 + RESET_VERSION_PATCH)
 
 /* The version of the library actually loaded, as RESET_VERSION_NUMBER.
@@ -472,6 +472,28 @@ RESET_API reset_status reset_truncate(reset_session *session, int32_t length);
  * Errors: as reset_truncate's, and RESET_ERR_OUT_OF_RANGE for a sequence
  * outside [0, sequences). */
 RESET_API reset_status reset_truncate_sequence(reset_session *session, int32_t sequence, int32_t length);
+
+/* (0.7) Make sequence `to` a copy of sequence `from`, which is left as it
+ * is: `to` forgets what it held and takes `from`'s context (its tokens and
+ * KV cache), its current logits, its sampler's state (the ReSET step state,
+ * the penalties' counts, the count of drawn tokens), its streaming text
+ * state (held text, an incomplete character's bytes), whether it has ended
+ * and its max_tokens count.  From then on `to` continues as `from` would,
+ * except that its draws are its own: they are keyed by its index, so a
+ * sampled copy explores another continuation of the same state.  That is
+ * llama.cpp's llama_memory_seq_cp: branch a reasoning trace at a step to
+ * sample several continuations of it (tree search, best-of-n from a
+ * prefix), or give one sequence's conversation to another.  The KV copy is
+ * on the device for the CUDA backend (length × 2 × layers × KV heads ×
+ * head_dim elements; 147 KB per token for Qwen3-8B in BF16), with no
+ * forward pass.  Sequences that then hold the same tokens share their
+ * computation again (reset_truncate).  from == to does nothing.
+ * Errors: RESET_ERR_OUT_OF_RANGE (from or to outside [0, sequences)),
+ * RESET_ERR_STATE (a session stopped by a device failure; a copy that fails
+ * on the device stops it until reset_session_reset),
+ * RESET_ERR_INVALID_ARGUMENT (session NULL), RESET_ERR_INVALID_HANDLE,
+ * RESET_ERR_OUT_OF_MEMORY.  On error the session's sequences are unchanged. */
+RESET_API reset_status reset_copy_sequence(reset_session *session, int32_t from, int32_t to);
 
 /* (0.6) The tokens of sequence `sequence`'s context, in order: every prompt
  * token and every generated token that entered the context
@@ -1017,7 +1039,10 @@ RESET_API reset_status reset_policy_decide(reset_policy *policy, const float *lo
  * same distribution, a cheaper GPU kernel; docs/reset-policy.md).
  * out may be NULL.
  * The token is not accepted: call reset_policy_accept with it (or with the
- * token the caller took instead).  Errors: as reset_policy_decide. */
+ * token the caller took instead).  Errors: as reset_policy_decide; with a
+ * logit bias (0.7, reset_policy_set_logit_bias), RESET_ERR_OUT_OF_RANGE for
+ * logits that do not reach a listed token and RESET_ERR_INVALID_ARGUMENT
+ * when the bias bans every token that is not -inf. */
 RESET_API reset_status reset_policy_sample(reset_policy *policy, const float *logits, size_t n_vocab,
                                            int32_t *out_token, reset_decision *out);
 
@@ -1039,6 +1064,24 @@ RESET_API reset_status reset_policy_add_context(reset_policy *policy, const int3
  * count, the penalties' token counts and the context tokens.  Parameters and
  * delimiter sets stay. */
 RESET_API reset_status reset_policy_reset(reset_policy *policy);
+
+/* (0.7) The logit bias of reset_set_logit_bias, for the standalone policy:
+ * from the next reset_policy_sample on, a listed token's logit z becomes
+ * z + bias after the penalties and before the temperature, the truncation
+ * and the draw (greedy included); -INFINITY bans it; count 0 removes the
+ * bias.  reset_policy_decide, the entropy, the ReSET decision and
+ * reset_decision.logprob still see the raw logits.  The policy copies the
+ * entries; the bias stays through reset_policy_set_params and
+ * reset_policy_reset.  A policy made by reset_policy_create_for_model
+ * checks tokens against the model's vocabulary now; one made by
+ * reset_policy_create knows no vocabulary, so reset_policy_sample refuses
+ * logits that do not reach every listed token (RESET_ERR_OUT_OF_RANGE), and
+ * logits whose every unbanned entry is -inf (RESET_ERR_INVALID_ARGUMENT).
+ * Errors (the bias in force is then unchanged): as reset_set_logit_bias's,
+ * RESET_ERR_OUT_OF_RANGE for a negative token or, for a model's policy, one
+ * outside its vocabulary. */
+RESET_API reset_status reset_policy_set_logit_bias(reset_policy *policy, const reset_logit_bias *entries,
+                                                   size_t count);
 
 /* --- Traces ----------------------------------------------------------- */
 /*

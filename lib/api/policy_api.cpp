@@ -24,6 +24,9 @@
 struct reset_policy {
     reset::SequenceSampler sampler;
     int32_t sequence = 0;
+    // The model's vocabulary for reset_policy_create_for_model (logit-bias
+    // tokens are checked against it), else 0: each call's n_vocab decides.
+    int32_t vocab = 0;
     explicit reset_policy(reset::DelimiterSets sets) : sampler(std::move(sets)) {}
 };
 
@@ -57,10 +60,11 @@ reset_policy_params read_policy_params(const reset_policy_params *given) {
     return read_options(given, reset_policy_params_init_sized, "params");
 }
 
-reset_policy *new_policy_handle(const Policy &policy, DelimiterSets sets, int32_t sequence) {
+reset_policy *new_policy_handle(const Policy &policy, DelimiterSets sets, int32_t sequence, int32_t vocab) {
     auto handle = std::make_unique<reset_policy>(std::move(sets));
     handle->sampler.set_policy(policy, true);
     handle->sequence = sequence;
+    handle->vocab = vocab;
     HandleRegistry<reset_policy>::instance().add(handle.get());
     return handle.release();
 }
@@ -270,7 +274,7 @@ reset_status reset_policy_create(const reset_policy_params *params, const reset_
         const reset_policy_params p = reset::read_policy_params(params);
         const reset_policy_options o = reset::read_policy_options(options);
         const reset::Policy policy = reset::validate_policy(p, nullptr);
-        *out_policy = reset::new_policy_handle(policy, reset::read_delimiters(o), o.sequence);
+        *out_policy = reset::new_policy_handle(policy, reset::read_delimiters(o), o.sequence, 0);
     });
 }
 
@@ -295,7 +299,7 @@ reset_status reset_policy_create_for_model(const reset_model *model, const reset
             sets.newline = tokenizer.newline_ids();
             sets.double_newline = tokenizer.double_newline_ids();
         }
-        *out_policy = reset::new_policy_handle(policy, std::move(sets), o.sequence);
+        *out_policy = reset::new_policy_handle(policy, std::move(sets), o.sequence, loaded->config.vocab_size);
     });
 }
 
@@ -332,8 +336,18 @@ reset_status reset_policy_sample(reset_policy *policy, const float *logits, size
         reset::require(out_token, "out_token");
         if (out) reset::check_caller_struct<reset_decision>(out->struct_size, "out", "reset_decision_init");
         const int32_t vocab = reset::checked_vocab(logits, n_vocab);
+        const std::shared_ptr<const reset::LogitBias> &bias = h->sampler.logit_bias();
+        if (bias && !bias->empty() && bias->tokens.back() >= vocab)
+            fail(RESET_ERR_OUT_OF_RANGE, "the logit bias lists token ", bias->tokens.back(), ", outside these ", vocab,
+                 " logits");
         reset::SamplerSignals signals;
-        *out_token = h->sampler.sample(logits, vocab, h->sequence, &signals);
+        try {
+            *out_token = h->sampler.sample(logits, vocab, h->sequence, &signals);
+        } catch (const reset::Error &e) {
+            // Every logit the bias leaves unbanned is -inf: the caller's logits, not a backend's.
+            if (e.status() != RESET_ERR_BACKEND) throw;
+            fail(RESET_ERR_INVALID_ARGUMENT, e.what());
+        }
         if (out) reset::write_decision(signals, out);
     });
 }
@@ -353,6 +367,16 @@ reset_status reset_policy_add_context(reset_policy *policy, const int32_t *ids, 
         for (size_t i = 0; i < n_ids; ++i)
             if (ids[i] < 0) fail(RESET_ERR_OUT_OF_RANGE, "ids[", i, "] is ", ids[i], " (token ids are >= 0)");
         h->sampler.add_context(ids, n_ids);
+    });
+}
+
+reset_status reset_policy_set_logit_bias(reset_policy *policy, const reset_logit_bias *entries, size_t count) {
+    return api_call([&] {
+        reset_policy *h = reset::checked_handle(policy, "policy");
+        // Without a model, tokens are checked against each call's logits instead (reset_policy_sample).
+        const int32_t vocab = h->vocab > 0 ? h->vocab : INT32_MAX;
+        auto bias = std::make_shared<const reset::LogitBias>(reset::make_logit_bias(entries, count, vocab));
+        h->sampler.set_logit_bias(bias->empty() ? nullptr : std::move(bias));
     });
 }
 

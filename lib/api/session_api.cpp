@@ -114,6 +114,10 @@ reset_status reset_truncate_sequence(reset_session *session, int32_t sequence, i
     return api_call([&] { session_of(session).truncate_sequence(sequence, length); });
 }
 
+reset_status reset_copy_sequence(reset_session *session, int32_t from, int32_t to) {
+    return api_call([&] { session_of(session).copy_sequence(from, to); });
+}
+
 reset_status reset_session_tokens(const reset_session *session, int32_t sequence, int32_t *ids, size_t capacity,
                                   size_t *n_ids) {
     if (n_ids) *n_ids = 0;

@@ -203,17 +203,57 @@ void Session::cut(int32_t only, int32_t length) {
                     if (id < tokenizer_vocab_) sequence.stream->push(id);
             }
         }
-        // Sequences cut back to the tokens they share compute them once again.
-        lockstep_ = true;
-        has_logits_ = false;
-        const Sequence &first = sequences_.front();
-        for (const Sequence &sequence : sequences_) {
-            has_logits_ = has_logits_ || sequence.length > 0;
-            bool same = sequence.has_logits == first.has_logits && sequence.ended == first.ended &&
-                        sequence.tokens.size() == first.tokens.size();
-            for (int64_t i = 0; same && i < first.tokens.size(); ++i) same = sequence.tokens[i] == first.tokens[i];
-            lockstep_ = lockstep_ && same;
+        rederive_sharing();
+    } catch (...) {
+        restore(saved);
+        throw;
+    }
+}
+
+void Session::rederive_sharing() {
+    // Sequences that hold the same tokens (cut back to what they share, or copies) compute them once again.
+    lockstep_ = true;
+    has_logits_ = false;
+    const Sequence &first = sequences_.front();
+    for (const Sequence &sequence : sequences_) {
+        has_logits_ = has_logits_ || sequence.length > 0;
+        bool same = sequence.has_logits == first.has_logits && sequence.ended == first.ended &&
+                    sequence.tokens.size() == first.tokens.size();
+        for (int64_t i = 0; same && i < first.tokens.size(); ++i) same = sequence.tokens[i] == first.tokens[i];
+        lockstep_ = lockstep_ && same;
+    }
+}
+
+void Session::copy_sequence(int32_t from, int32_t to) {
+    check_sequence(from);
+    check_sequence(to);
+    throw_if_broken();
+    if (from == to) return;
+    const Snapshot saved = snapshot();
+    try {
+        const Sequence &source = sequences_[size_t(from)];
+        Sequence &target = sequences_[size_t(to)];
+        // The KV cache's positions [0, length) and the current logits.  On the device a failed copy leaves
+        // `to`'s rows unknown: the session stops until a reset, as after other device failures.
+        if (device_) {
+            if (source.length > 0) breaking_on_failure([&] { device_->copy_sequence(from, to, source.length); });
+        } else {
+            cache_->copy_sequence(from, to, source.length);
+            target.logits = source.logits;
         }
+        target.length = source.length;
+        target.ended = source.ended;
+        target.has_logits = source.has_logits;
+        target.tokens = source.tokens;  // shared until either grows
+        // The sampler's whole state (ReSET's step state, the penalties' counts, the draw counter), so `to`
+        // continues as `from` would; its draws stay its own, keyed by its index (reset.h).
+        target.sampler = source.sampler;
+        if (target.stream) *target.stream = *source.stream;
+        target.held = source.held;
+        target.generated = source.generated;
+        target.text.clear();
+        target.top.clear();
+        rederive_sharing();
     } catch (...) {
         restore(saved);
         throw;

@@ -48,6 +48,9 @@ public:
     // prompt would hold them, without logits until the next prefill.
     void truncate(int32_t length) { cut(-1, length); }
     void truncate_sequence(int32_t sequence, int32_t length);
+    // reset_copy_sequence: `to` becomes what `from` is (context, KV cache,
+    // logits, sampler state, text state); `from` is left as it was.
+    void copy_sequence(int32_t from, int32_t to);
     // The tokens of a sequence's context, in order (reset_session_tokens).
     const SharedTokens &tokens(int32_t sequence) const;
     void copy_logits(int32_t sequence, float *out, size_t capacity) const;
@@ -110,6 +113,9 @@ private:
     void append(const int32_t *ids, size_t n_ids, int32_t only);
     // truncate's work: every sequence (`only` < 0) or `only`.
     void cut(int32_t only, int32_t length);
+    // After a cut or a copy: whether sequences share their computation again
+    // (lockstep_) and whether any holds a prompt (has_logits_).
+    void rederive_sharing();
     void prefill_cpu(const int32_t *ids, size_t n_ids, const std::vector<int32_t> &computed, bool copy_to_all);
     template <typename Work>
     void breaking_on_failure(Work &&work);

@@ -86,6 +86,7 @@ public:
     // (null or empty: none).  Shared, not copied, by the sampler's copies.
     void set_logit_bias(std::shared_ptr<const LogitBias> bias);
     bool biased() const { return bias_ && !bias_->empty(); }
+    const std::shared_ptr<const LogitBias> &logit_bias() const { return bias_; }
 
     // Spec steps 1-7: the temperature for the next token from its raw logits
     // (not modified), with the state updated by H_t.  Deciding again before

@@ -24,9 +24,8 @@ constexpr int32_t kVocab = 512;  // tests/fixtures/chat-model
 const int32_t kPrompt[] = {10, 11, 12, 13};
 constexpr int32_t kPromptLength = 4;
 
-reset_session *new_session(reset_model *model, int32_t sequences, reset_policy_kind kind, float repetition = 1.0f,
-                           float presence = 0.0f) {
-    reset_session *session = create_session(model, sequences, 512);
+// The tests' policy: temperature 1 where it samples, seed 21, the penalties given.
+reset_policy_params params_of(reset_policy_kind kind, float repetition, float presence) {
     reset_policy_params p;
     reset_policy_params_init(&p);
     p.kind = kind;
@@ -34,6 +33,13 @@ reset_session *new_session(reset_model *model, int32_t sequences, reset_policy_k
     p.seed = 21;
     p.repetition_penalty = repetition;
     p.presence_penalty = presence;
+    return p;
+}
+
+reset_session *new_session(reset_model *model, int32_t sequences, reset_policy_kind kind, float repetition = 1.0f,
+                           float presence = 0.0f) {
+    reset_session *session = create_session(model, sequences, 512);
+    const reset_policy_params p = params_of(kind, repetition, presence);
     REQUIRE(reset_set_policy(session, &p) == RESET_OK);
     reset_stop_options stop;
     reset_stop_options_init(&stop);
@@ -77,13 +83,17 @@ int32_t expected_greedy(std::vector<float> z, const std::vector<int32_t> &contex
     return best;
 }
 
-void set_bias(reset_session *s, const std::map<int32_t, float> &bias) {
+// Sets a bias with reset_set_logit_bias (a session) or reset_policy_set_logit_bias (a policy).
+template <typename Handle, typename Setter>
+void set_bias_with(Setter setter, Handle *handle, const std::map<int32_t, float> &bias) {
     std::vector<reset_logit_bias> entries;
     for (const auto &[token, value] : bias) entries.push_back({token, value});
-    const reset_status status = reset_set_logit_bias(s, entries.data(), entries.size());
+    const reset_status status = setter(handle, entries.data(), entries.size());
     INFO(reset_last_error());
     REQUIRE(status == RESET_OK);
 }
+
+void set_bias(reset_session *s, const std::map<int32_t, float> &bias) { set_bias_with(reset_set_logit_bias, s, bias); }
 
 }  // namespace
 
@@ -225,4 +235,106 @@ TEST_CASE("reset_set_logit_bias refuses bad entries and keeps the bias in force;
         REQUIRE(reset_prefill(s.session, kPrompt, kPromptLength) == RESET_OK);
         for (int j = 0; j < 5; ++j) CHECK(step_one(s.session).token == 42);  // the refusals kept it
     }
+}
+
+// --- The standalone policy (reset_policy_set_logit_bias, 0.7) ---------------
+
+namespace {
+
+reset_policy *policy_for(reset_model *model, reset_policy_kind kind, float repetition, float presence) {
+    const reset_policy_params p = params_of(kind, repetition, presence);
+    reset_policy *policy = nullptr;
+    const reset_status status = model ? reset_policy_create_for_model(model, &p, nullptr, &policy)
+                                      : reset_policy_create(&p, nullptr, &policy);
+    INFO(reset_last_error());
+    REQUIRE(status == RESET_OK);
+    return policy;
+}
+
+struct PolicyGuard {
+    reset_policy *policy = nullptr;
+    ~PolicyGuard() { reset_policy_free(policy); }
+};
+
+void set_policy_bias(reset_policy *policy, const std::map<int32_t, float> &bias) {
+    set_bias_with(reset_policy_set_logit_bias, policy, bias);
+}
+
+}  // namespace
+
+TEST_CASE("the standalone policy's logit bias draws what a session's does") {
+    // The session is the reference here: the session tests above check it against reset.h's formula.
+    ModelGuard m{load_chat_model()};
+    SessionGuard s{new_session(m.model, 1, RESET_POLICY_FIXED, 1.3f, 0.5f)};
+    PolicyGuard p{policy_for(m.model, RESET_POLICY_FIXED, 1.3f, 0.5f)};
+    REQUIRE(reset_prefill(s.session, kPrompt, kPromptLength) == RESET_OK);
+    REQUIRE(reset_policy_add_context(p.policy, kPrompt, kPromptLength) == RESET_OK);
+    const std::vector<float> first = logits_of(s.session, 0);
+    const int32_t top = int32_t(std::max_element(first.begin(), first.end()) - first.begin());
+    const std::map<int32_t, float> bias = {{top, -INFINITY}, {77, 6.0f}, {200, -2.0f}, {301, 5.0f}};
+    set_bias(s.session, bias);
+    set_policy_bias(p.policy, bias);
+    int biased = 0;  // draws of a raised token: the bias is in play
+    for (int j = 0; j < 40; ++j) {
+        const std::vector<float> z = logits_of(s.session, 0);
+        int32_t token = -1;
+        reset_decision d;
+        reset_decision_init(&d);
+        REQUIRE(reset_policy_sample(p.policy, z.data(), z.size(), &token, &d) == RESET_OK);
+        const reset_step r = step_one(s.session);
+        CAPTURE(j);
+        CHECK(token == r.token);
+        CHECK(token != top);
+        CHECK(d.logprob == r.logprob);  // the raw logits' log-probability, as the session reports it
+        CHECK(d.entropy == r.entropy);
+        biased += token == 77 || token == 301;
+        REQUIRE(reset_policy_accept(p.policy, token) == RESET_OK);
+    }
+    CHECK(biased > 0);
+}
+
+TEST_CASE("reset_policy_set_logit_bias: checks, rows that do not reach it, and what it outlives") {
+    ModelGuard m{load_chat_model()};
+    // A policy without a model checks tokens against each row.
+    PolicyGuard plain{policy_for(nullptr, RESET_POLICY_GREEDY, 1.0f, 0.0f)};
+    std::vector<float> row = {0.5f, 3.0f, 1.0f, -1.0f};
+    int32_t token = -1;
+    set_policy_bias(plain.policy, {{1, -INFINITY}, {6, 1.0f}});  // no vocabulary to check 6 against yet
+    CHECK(reset_policy_sample(plain.policy, row.data(), row.size(), &token, nullptr) == RESET_ERR_OUT_OF_RANGE);
+    CHECK(last_error().find("token 6") != std::string::npos);
+    row.resize(7, -2.0f);  // now the row reaches token 6 (-2 + 1 = -1)
+    REQUIRE(reset_policy_sample(plain.policy, row.data(), row.size(), &token, nullptr) == RESET_OK);
+    CHECK(token == 2);  // 1 is banned: 2 (1.0) is the largest left
+    // Every entry that is not -inf banned: the caller's logits leave nothing to draw.
+    std::vector<float> masked = {-INFINITY, 3.0f, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    CHECK(reset_policy_sample(plain.policy, masked.data(), masked.size(), &token, nullptr) ==
+          RESET_ERR_INVALID_ARGUMENT);
+    // Refusals keep the bias in force.
+    const reset_logit_bias nan_entry = {2, NAN}, negative = {-1, 1.0f};
+    CHECK(reset_policy_set_logit_bias(plain.policy, &nan_entry, 1) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(reset_policy_set_logit_bias(plain.policy, &negative, 1) == RESET_ERR_OUT_OF_RANGE);
+    CHECK(reset_policy_set_logit_bias(plain.policy, nullptr, 1) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(reset_policy_set_logit_bias(nullptr, nullptr, 0) == RESET_ERR_INVALID_ARGUMENT);
+    REQUIRE(reset_policy_sample(plain.policy, row.data(), row.size(), &token, nullptr) == RESET_OK);
+    CHECK(token == 2);
+    // It outlives reset_policy_reset and reset_policy_set_params; count 0 removes it.
+    REQUIRE(reset_policy_reset(plain.policy) == RESET_OK);
+    reset_policy_params params;
+    reset_policy_params_init(&params);
+    params.kind = RESET_POLICY_GREEDY;
+    REQUIRE(reset_policy_set_params(plain.policy, &params) == RESET_OK);
+    REQUIRE(reset_policy_sample(plain.policy, row.data(), row.size(), &token, nullptr) == RESET_OK);
+    CHECK(token == 2);
+    REQUIRE(reset_policy_set_logit_bias(plain.policy, nullptr, 0) == RESET_OK);
+    REQUIRE(reset_policy_sample(plain.policy, row.data(), row.size(), &token, nullptr) == RESET_OK);
+    CHECK(token == 1);
+
+    // A model's policy checks tokens against the model's vocabulary at once.
+    PolicyGuard model_policy{policy_for(m.model, RESET_POLICY_GREEDY, 1.0f, 0.0f)};
+    const reset_logit_bias outside = {kVocab, 1.0f};
+    CHECK(reset_policy_set_logit_bias(model_policy.policy, &outside, 1) == RESET_ERR_OUT_OF_RANGE);
+    CHECK(last_error().find("outside the vocabulary [0, 512)") != std::string::npos);
+    std::vector<reset_logit_bias> all;
+    for (int32_t t = 0; t < kVocab; ++t) all.push_back({t, -INFINITY});
+    CHECK(reset_policy_set_logit_bias(model_policy.policy, all.data(), all.size()) == RESET_ERR_INVALID_ARGUMENT);
 }
