@@ -113,14 +113,16 @@ def test_a_library_of_another_abi_major_is_refused_clearly():
 
 def test_a_library_older_than_the_bindings_minor_is_refused_clearly():
     # A pure function of the version number: reloading the module against an old library is not needed.
-    assert (_lib.ABI_MAJOR, _lib.ABI_MINOR) == (0, 6)
+    assert (_lib.ABI_MAJOR, _lib.ABI_MINOR) == (0, 7)
     _lib.check_abi(_lib.lib.reset_version())
-    for newer_or_same in (600, 601, 699, 700, 9900):
+    for newer_or_same in (700, 701, 799, 800, 9900):
         _lib.check_abi(newer_or_same)
     with pytest.raises(ImportError) as error:
-        _lib.check_abi(500)  # 0.5 has no reset_truncate and no reset_session_tokens
-    assert str(error.value) == ("libreset 0.5.0 is older than these bindings need (0.6 or newer): "
+        _lib.check_abi(600)  # 0.6 has no reset_copy_sequence and no reset_policy_set_logit_bias
+    assert str(error.value) == ("libreset 0.6.0 is older than these bindings need (0.7 or newer): "
                                 "it lacks functions or fields they use")
+    with pytest.raises(ImportError, match="libreset 0.5.0 is older"):
+        _lib.check_abi(500)
     with pytest.raises(ImportError, match="libreset 0.4.0 is older"):
         _lib.check_abi(400)
     with pytest.raises(ImportError, match="libreset 0.3.0 is older"):
@@ -1091,6 +1093,176 @@ def test_bad_logit_biases_raise_the_librarys_error_and_keep_the_bias_in_force():
         assert session.step().token == 43
         session.set_logit_bias({np.int64(t): float("-inf") for t in range(512) if t != 77})
         assert session.step().token == 77
+
+
+# --- copying a sequence (0.7) ---------------------------------------------------------------------
+
+FORCED_STEPS = 6
+
+
+def test_a_copy_holds_the_sources_tokens_and_logits_and_continues_as_it_does():
+    with chat_model() as model, two_sequence_session(model) as session:
+        session.prefill(STOP_PROMPT)
+        first = decode_both(session)
+        assert first[0] != first[1], first
+        # Sequence 1 goes further its own way: cut back to the prompt and given other tokens.
+        session.truncate_sequence(1, len(STOP_PROMPT))
+        session.prefill_sequence(1, [20, 21])
+        source, logits = session.tokens(0), session.logits(0)
+        assert source == STOP_PROMPT + first[0]
+        assert session.tokens(1) == STOP_PROMPT + [20, 21] and not np.array_equal(session.logits(1), logits)
+        session.copy_sequence(0, 1)
+        # The target holds the source's tokens and logits, bit for bit; the source is left as it was.
+        assert session.tokens(1) == session.tokens(0) == source
+        assert session.length(1) == session.length(0) == len(source)
+        assert np.array_equal(session.logits(1), logits) and np.array_equal(session.logits(0), logits)
+        # top_k = 1 draws the argmax whatever the key: the copy continues exactly as its source does.
+        session.set_policy(kind="fixed", temperature=1.5, seed=5, top_k=1)
+        drawn = decode_both(session)
+        assert drawn[0] == drawn[1], drawn
+        assert session.tokens(0) == session.tokens(1) == source + drawn[0]
+        assert np.array_equal(session.logits(0), session.logits(1))
+
+
+def forced_session(model):
+    """two_sequence_session whose sequences both drew BIASED_TOKEN (+100 forces it) FORCED_STEPS times after
+    STOP_PROMPT: one state reached in lockstep, FORCED_STEPS draws counted in each.  The bias is cleared after."""
+    session = two_sequence_session(model)
+    session.set_logit_bias({BIASED_TOKEN: 100.0})
+    session.prefill(STOP_PROMPT)
+    assert decode_both(session, FORCED_STEPS) == [[BIASED_TOKEN] * FORCED_STEPS] * 2
+    session.clear_logit_bias()
+    return session
+
+
+def test_a_copy_draws_with_its_own_key_from_the_sources_count_of_draws():
+    with chat_model() as model:
+        # The reference: two sequences in one state, drawing on from it each with its own key.
+        with forced_session(model) as lockstep:
+            want = decode_both(lockstep)
+        assert want[0] != want[1], want
+        with forced_session(model) as session:
+            # Sequence 1 cut back and given the forced tokens as prompt: the same context, but no draw counted, so
+            # it would draw as a new sequence does.  The copy brings the source's count of draws.
+            session.truncate_sequence(1, len(STOP_PROMPT))
+            session.prefill_sequence(1, [BIASED_TOKEN] * FORCED_STEPS)
+            assert session.tokens(1) == session.tokens(0)
+            session.copy_sequence(0, 1)
+            assert decode_both(session) == want
+
+
+def test_copy_refusals_raise_and_a_copy_onto_itself_changes_nothing():
+    with chat_model() as model, two_sequence_session(model) as session, two_sequence_session(model) as twin:
+        for s in (session, twin):
+            s.prefill(STOP_PROMPT)
+            decode_both(s, 3)
+        before, logits = [session.tokens(0), session.tokens(1)], session.logits()
+        assert before[0] != before[1], before
+        session.copy_sequence(1, 1)
+        session.copy_sequence(0, 0)
+        # A sequence outside the session's, on either side (or outside int32: ctypes would wrap 2**32 + 1 to 1).
+        for source, target in ((0, 2), (2, 0), (-1, 1), (1, -1), (2**32, 1), (0, 2**32 + 1)):
+            with pytest.raises(reset.ResetError) as error:
+                session.copy_sequence(source, target)
+            assert (error.value.status, error.value.name) == (7, "RESET_ERR_OUT_OF_RANGE"), error.value
+        assert [session.tokens(0), session.tokens(1)] == before and np.array_equal(session.logits(), logits)
+        # Nothing else moved either: both sequences draw on as the twin's, which was never asked.
+        assert decode_both(session) == decode_both(twin)
+
+
+# --- the standalone policy's logit bias (0.7) ------------------------------------------------------
+
+def policy_logits(n=64):
+    """A row of n standard normal float32 logits: no ties."""
+    return np.random.default_rng(0).standard_normal(n).astype(np.float32)
+
+
+def test_a_policys_bias_bans_and_lifts_until_cleared_and_decide_sees_the_raw_logits():
+    logits = policy_logits()
+    order = np.argsort(-logits, kind="stable")
+    banned, lifted = int(order[0]), int(order[2])
+    # Ban the argmax and lift the third most likely token by 5: it wins, where a binding that dropped the values
+    # would draw the argmax, and one that dropped the +5 only the second.
+    bias = {banned: float("-inf"), lifted: 5.0}
+    assert int(np.argmax(biased(logits, bias))) == lifted
+    with reset.Policy(kind="greedy", t_low=0.3, tau0=0.6) as policy:
+        raw = policy.decide(logits)
+        policy.set_logit_bias(bias)
+        token, decision = policy.sample(logits)
+        assert token == lifted
+        # The entropy, decide() and the logprob are of the raw logits, not of the biased ones.
+        assert decision.entropy == policy.decide(logits).entropy == raw.entropy
+        assert abs(decision.logprob - raw_logprob(logits, lifted)) <= LOGPROB_TOLERANCE, decision
+        assert abs(decision.logprob - raw_logprob(biased(logits, bias), lifted)) > 100 * LOGPROB_TOLERANCE
+        # It stays through set_params() and reset().
+        policy.set_params("greedy", t_low=0.3, tau0=0.6)
+        assert policy.sample(logits)[0] == lifted
+        policy.reset()
+        assert policy.sample(logits)[0] == lifted
+        # Cleared, by clear_logit_bias() or an empty bias, the raw argmax is drawn again.
+        policy.clear_logit_bias()
+        assert policy.sample(logits)[0] == banned
+        policy.set_logit_bias(bias)
+        policy.set_logit_bias({})
+        assert policy.sample(logits)[0] == banned
+
+
+def test_a_large_bias_makes_every_policy_draw_its_token_and_cleared_the_draws_are_a_plain_policys():
+    logits = policy_logits()
+    forced = int(np.argmin(logits))
+
+    def draws(policy, n=BIAS_STEPS):
+        out = []
+        for _ in range(n):
+            token, _ = policy.sample(logits)
+            policy.accept(token)
+            out.append(token)
+        return out
+
+    def sampling_policy():  # T = 1 over every token, seeded: the draws are keyed by seed and count
+        return reset.Policy(kind="fixed", temperature=1.0, seed=9, t_low=0.3, tau0=0.6)
+
+    with sampling_policy() as plain:
+        want = draws(plain)
+    assert len(set(want)) > 1 and forced not in want, want
+    with sampling_policy() as policy:
+        policy.set_logit_bias([(forced, 100.0)])  # pairs are taken as a dict is
+        assert draws(policy) == [forced] * BIAS_STEPS
+        policy.clear_logit_bias()
+        policy.reset()
+        assert draws(policy) == want
+
+
+def test_a_plain_policy_checks_the_bias_against_each_row_and_a_models_policy_when_it_is_set():
+    invalid, out_of_range = (1, "RESET_ERR_INVALID_ARGUMENT"), (7, "RESET_ERR_OUT_OF_RANGE")
+
+    def raises(status, name, message, call):
+        with pytest.raises(reset.ResetError) as error:
+            call()
+        assert (error.value.status, error.value.name) == (status, name), error.value
+        assert message in error.value.message, error.value
+
+    logits = policy_logits()
+    with reset.Policy(kind="greedy", t_low=0.3, tau0=0.6) as policy:
+        policy.set_logit_bias({63: 100.0})  # no vocabulary to check it against yet
+        raises(*out_of_range, "lists token 63, outside these 63 logits", lambda: policy.sample(logits[:63]))
+        assert policy.sample(logits)[0] == 63
+        # A row whose every entry the bias does not ban is -inf: nothing to draw.
+        policy.set_logit_bias({0: float("-inf")})
+        raises(*invalid, "nothing to draw", lambda: policy.sample([0.0, float("-inf"), float("-inf")]))
+        # Refused biases, the library's and the binding's (which ctypes would wrap or round), keep the bias.
+        policy.set_logit_bias({5: 100.0})
+        raises(*invalid, "entries[0].bias = nan is outside [-100, 100]", lambda: policy.set_logit_bias({5: math.nan}))
+        raises(*invalid, "token 6 is listed twice", lambda: policy.set_logit_bias([(6, 1.0), (6, 2.0)]))
+        raises(*out_of_range, "entries[0].token = -1 is outside the vocabulary", lambda: policy.set_logit_bias({-1: 1}))
+        raises(*out_of_range, "does not fit in int32", lambda: policy.set_logit_bias({2**32 + 5: 1.0}))
+        raises(*invalid, "does not fit in float", lambda: policy.set_logit_bias({5: -1e300}))
+        assert policy.sample(logits)[0] == 5
+    with chat_model() as model, reset.Policy(model=model, kind="greedy", t_low=0.3, tau0=0.6) as policy:
+        message = "entries[0].token = 512 is outside the vocabulary [0, 512)"
+        raises(*out_of_range, message, lambda: policy.set_logit_bias({512: 1.0}))
+        policy.set_logit_bias({511: 100.0})
+        assert policy.sample(policy_logits(512))[0] == 511
 
 
 # --- paths and C strings --------------------------------------------------------------------------

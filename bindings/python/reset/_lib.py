@@ -7,6 +7,7 @@ one these bindings were written for, and its minor must be at least theirs.
 """
 import ctypes
 import ctypes.util
+import math
 import operator
 import os
 import pathlib
@@ -16,15 +17,16 @@ try:
 except ImportError:  # numpy is optional: id lists are checked element by element without it
     _np = None
 
-# The libreset these bindings were written for: any 0.M with M >= 6 (minors only append functions and
+# The libreset these bindings were written for: any 0.M with M >= 7 (minors only append functions and
 # struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to reset_step and
 # reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context, 0.4
 # top_logprobs to reset_session_options and top_logprob_count / top_logprobs to reset_step, 0.5
 # reset_stop_options (with ignore_eos) / reset_set_stop, reset_session_held_text, the end reasons STOP
 # and LENGTH and stop_index to reset_step, 0.6 reset_truncate / reset_truncate_sequence,
-# reset_session_tokens and reset_logit_bias / reset_set_logit_bias).
+# reset_session_tokens and reset_logit_bias / reset_set_logit_bias, 0.7 reset_copy_sequence and
+# reset_policy_set_logit_bias).
 ABI_MAJOR = 0
-ABI_MINOR = 6
+ABI_MINOR = 7
 
 
 class ResetError(Exception):
@@ -292,8 +294,22 @@ class LogitBiasStruct(ctypes.Structure):
     _fields_ = [("token", ctypes.c_int32), ("bias", ctypes.c_float)]
 
 
-# The most entries one reset_set_logit_bias takes (RESET_MAX_LOGIT_BIAS).
+# The most entries one reset_set_logit_bias or reset_policy_set_logit_bias takes (RESET_MAX_LOGIT_BIAS).
 MAX_LOGIT_BIAS = 1024
+
+
+def logit_bias_entries(bias):
+    """(entries, count) for reset_set_logit_bias and reset_policy_set_logit_bias from a dict {token: bias} or
+    (token, bias) pairs.  A token outside int32 and a finite bias that float32 would round to an infinity raise
+    ResetError here, with the library's status: ctypes would wrap the token and pass -1e300 on as a ban."""
+    pairs = list(bias.items() if hasattr(bias, "items") else bias)
+    entries = (LogitBiasStruct * max(len(pairs), 1))()  # the library copies them
+    for i, (token, value) in enumerate(pairs):
+        entries[i].token = int32(token, f"entries[{i}].token =", RESET_ERR_OUT_OF_RANGE)
+        entries[i].bias = value
+        if math.isinf(entries[i].bias) and not math.isinf(value):
+            raise local_error(RESET_ERR_INVALID_ARGUMENT, f"entries[{i}].bias = {value!r} does not fit in float")
+    return entries, len(pairs)
 
 
 WEIGHTS = {"auto": 0, "bf16": 1, "nvfp4-w4a16": 2, "nvfp4-w4a4": 3}
@@ -332,6 +348,7 @@ declare("reset_prefill_sequence", ctypes.c_int,
         [c_session_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t])
 declare("reset_truncate", ctypes.c_int, [c_session_p, ctypes.c_int32])
 declare("reset_truncate_sequence", ctypes.c_int, [c_session_p, ctypes.c_int32, ctypes.c_int32])
+declare("reset_copy_sequence", ctypes.c_int, [c_session_p, ctypes.c_int32, ctypes.c_int32])
 declare("reset_session_tokens", ctypes.c_int,
         [c_session_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t,
          ctypes.POINTER(ctypes.c_size_t)])

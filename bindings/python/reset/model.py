@@ -10,10 +10,9 @@ import operator
 from collections import namedtuple
 from dataclasses import dataclass, field
 
-from ._lib import (ACTIVATIONS, BACKENDS, END_REASONS, POLICIES, RESET_ERR_INVALID_ARGUMENT, RESET_ERR_OUT_OF_RANGE,
-                   WEIGHTS, LogitBiasStruct, ModelInfo, ModelOptions, OwnedHandle, PolicyParams, SessionOptions, Step,
-                   StopOptions, INT32_MAX, INT32_MIN, c_path, c_string, check, int32, enum_name, int32_array, lib,
-                   local_error, policy_params)
+from ._lib import (ACTIVATIONS, BACKENDS, END_REASONS, POLICIES, RESET_ERR_OUT_OF_RANGE, WEIGHTS, ModelInfo,
+                   ModelOptions, OwnedHandle, PolicyParams, SessionOptions, Step, StopOptions, INT32_MAX, INT32_MIN,
+                   c_path, c_string, check, int32, enum_name, int32_array, lib, logit_bias_entries, policy_params)
 from .tokenizer import _read_ids  # the snprintf idiom of reset.h for id arrays
 from .tokenizer import _text_bytes  # str as UTF-8, bytes as they are (the library checks them)
 
@@ -224,14 +223,8 @@ class Session(OwnedHandle):
         banned (RESET_ERR_INVALID_ARGUMENT), a token outside the vocabulary (RESET_ERR_OUT_OF_RANGE); so do a
         token outside int32 (RESET_ERR_OUT_OF_RANGE) and a finite bias that float32 would round to an infinity
         (RESET_ERR_INVALID_ARGUMENT), refused here before ctypes wraps or rounds them."""
-        pairs = list(bias.items() if hasattr(bias, "items") else bias)
-        entries = (LogitBiasStruct * max(len(pairs), 1))()  # the library copies them
-        for i, (token, value) in enumerate(pairs):
-            entries[i].token = int32(token, f"entries[{i}].token =", RESET_ERR_OUT_OF_RANGE)
-            entries[i].bias = value
-            if math.isinf(entries[i].bias) and not math.isinf(value):  # -1e300 would reach the library as a ban
-                raise local_error(RESET_ERR_INVALID_ARGUMENT, f"entries[{i}].bias = {value!r} does not fit in float")
-        check(lib.reset_set_logit_bias(self.handle, entries, len(pairs)))
+        entries, count = logit_bias_entries(bias)
+        check(lib.reset_set_logit_bias(self.handle, entries, count))
 
     def clear_logit_bias(self):
         """Remove the logit bias (reset_set_logit_bias with count 0): no logit is biased from the next step on."""
@@ -284,6 +277,19 @@ class Session(OwnedHandle):
         ResetError RESET_ERR_OUT_OF_RANGE, as does a `length` outside [0, length(sequence)]."""
         index = int32(sequence, "sequence", RESET_ERR_OUT_OF_RANGE)
         check(lib.reset_truncate_sequence(self.handle, index, int32(length, "length", RESET_ERR_OUT_OF_RANGE)))
+
+    def copy_sequence(self, source, target):
+        """Make sequence `target` a copy of sequence `source` (0.7; reset_copy_sequence, C's `from` and `to`), as
+        llama.cpp's llama_memory_seq_cp: branch a reasoning trace to sample several continuations of one state, or
+        give one sequence's conversation to another.  `target` forgets what it held and takes `source`'s tokens and
+        KV cache, its logits, its sampler's state (the ReSET step state, the penalties' counts, the count of drawn
+        tokens), its held text, whether it has ended and its max_tokens count; `source` is left as it is.  From then
+        on `target` continues as `source` would, except that its draws are keyed by its own index, so a sampled copy
+        explores another continuation.  Nothing is computed (on the CUDA backend the KV cache is copied on the
+        device).  source == target does nothing.  A sequence outside [0, sequences) raises ResetError
+        RESET_ERR_OUT_OF_RANGE, and the sequences are unchanged on any error."""
+        source = int32(source, "source", RESET_ERR_OUT_OF_RANGE)
+        check(lib.reset_copy_sequence(self.handle, source, int32(target, "target", RESET_ERR_OUT_OF_RANGE)))
 
     def tokens(self, sequence=0):
         """The ids of `sequence`'s context in order, as a list of ints (0.6; reset_session_tokens): every prompt

@@ -13,8 +13,8 @@ import ctypes
 import math
 from collections import namedtuple
 
-from ._lib import (RESET_ERR_INVALID_ARGUMENT, RESET_ERR_OUT_OF_RANGE, OwnedHandle, PolicyParams, check, declare,
-                   int32, int32_array, lib, policy_params)
+from ._lib import (RESET_ERR_INVALID_ARGUMENT, RESET_ERR_OUT_OF_RANGE, LogitBiasStruct, OwnedHandle, PolicyParams,
+                   check, declare, int32, int32_array, lib, logit_bias_entries, policy_params)
 
 try:
     import numpy as _np
@@ -57,6 +57,8 @@ declare("reset_policy_sample", ctypes.c_int,
 declare("reset_policy_accept", ctypes.c_int, [_c_policy_p, ctypes.c_int32])
 declare("reset_policy_add_context", ctypes.c_int, [_c_policy_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t])
 declare("reset_policy_reset", ctypes.c_int, [_c_policy_p])
+declare("reset_policy_set_logit_bias", ctypes.c_int,
+        [_c_policy_p, ctypes.POINTER(LogitBiasStruct), ctypes.c_size_t])
 _decision_to_json = declare("reset_decision_to_json", ctypes.c_int,
                             [ctypes.POINTER(_Decision), ctypes.c_int32, ctypes.c_int32, ctypes.c_char_p,
                              ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)])
@@ -157,6 +159,24 @@ class Policy(OwnedHandle):
         """Start a new sequence (forget the step state, the accepted tokens, the penalties' counts and the
         context tokens)."""
         check(lib.reset_policy_reset(self.handle))
+
+    def set_logit_bias(self, bias):
+        """Set the logit bias of sample() from its next call on (0.7; reset_policy_set_logit_bias), as
+        Session.set_logit_bias does a session's: `bias` is a dict {token: bias} or (token, bias) pairs, at most
+        1024, each finite in [-100, 100] or float("-inf") to ban the token; it replaces the bias in force, and an
+        empty one removes it.  A listed token's logit z becomes z + bias after the penalties and before the
+        temperature, the truncation and the draw, greedy included; decide(), the entropy, the ReSET decision and
+        Decision.logprob still see the raw logits.  The bias stays through set_params() and reset().  A policy
+        made with `model` checks the tokens against its vocabulary now (RESET_ERR_OUT_OF_RANGE); one without
+        knows no vocabulary, so sample() raises ResetError RESET_ERR_OUT_OF_RANGE for logits too short to hold a
+        listed token, and RESET_ERR_INVALID_ARGUMENT for logits whose every unbanned entry is -inf.  Refused
+        biases raise Session.set_logit_bias's errors and leave the bias in force as it was."""
+        entries, count = logit_bias_entries(bias)
+        check(lib.reset_policy_set_logit_bias(self.handle, entries, count))
+
+    def clear_logit_bias(self):
+        """Remove the logit bias (reset_policy_set_logit_bias with count 0): sample() biases no logit."""
+        check(lib.reset_policy_set_logit_bias(self.handle, None, 0))
 
     @staticmethod
     def trace_line(decision, sequence=0, token=-1):

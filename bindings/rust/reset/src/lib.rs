@@ -37,8 +37,9 @@ pub const ABI_MAJOR: u32 = sys::RESET_VERSION_MAJOR;
 /// reset_step and reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context, 0.4
 /// top_logprobs to reset_session_options and reset_step, 0.5 reset_stop_options / reset_set_stop,
 /// reset_session_held_text, the end reasons STOP and LENGTH and stop_index to reset_step, 0.6 reset_truncate /
-/// reset_truncate_sequence, reset_session_tokens and reset_logit_bias / reset_set_logit_bias).
-pub const ABI_MINOR: u32 = 6;
+/// reset_truncate_sequence, reset_session_tokens and reset_logit_bias / reset_set_logit_bias, 0.7
+/// reset_copy_sequence and reset_policy_set_logit_bias).
+pub const ABI_MINOR: u32 = 7;
 
 // A header older than ABI_MINOR lacks fields these bindings set: fail the build, not a call.
 const _: () = assert!(sys::RESET_VERSION_MINOR >= ABI_MINOR, "reset.h is older than these bindings need");
@@ -542,6 +543,27 @@ impl Policy {
     pub fn reset(&mut self) -> Result<()> {
         check(unsafe { sys::reset_policy_reset(self.raw.as_ptr()) })
     }
+
+    /// 0.7: set the logit bias of [`sample`](Policy::sample) from its next call on (reset_policy_set_logit_bias), as
+    /// [`Session::set_logit_bias`] does a session's: `(token, bias)` pairs, at most [`MAX_LOGIT_BIAS`], each finite in
+    /// [-100, 100] or `f32::NEG_INFINITY` to ban the token; they replace the bias in force, and none removes it.  A
+    /// listed token's logit z becomes z + bias after the penalties and before the temperature, the truncation and the
+    /// draw, greedy included; [`decide`](Policy::decide), the entropy, the ReSET decision and [`Decision::logprob`]
+    /// still see the raw logits.  The bias stays through [`set_params`](Policy::set_params) and
+    /// [`reset`](Policy::reset).  The policy knows no vocabulary, so [`sample`](Policy::sample) is
+    /// `Error::OUT_OF_RANGE` for logits too short to hold a listed token, and `Error::INVALID_ARGUMENT` for logits
+    /// whose every unbanned entry is -inf.  Refused biases are [`Session::set_logit_bias`]'s errors (a negative token
+    /// `Error::OUT_OF_RANGE`) and leave the bias in force as it was.
+    pub fn set_logit_bias(&mut self, bias: &[(i32, f32)]) -> Result<()> {
+        let entries = logit_bias_entries(bias);
+        check(unsafe { sys::reset_policy_set_logit_bias(self.raw.as_ptr(), entries.as_ptr(), entries.len()) })
+    }
+
+    /// 0.7: remove the logit bias (reset_policy_set_logit_bias with count 0): [`sample`](Policy::sample) biases no
+    /// logit.
+    pub fn clear_logit_bias(&mut self) -> Result<()> {
+        check(unsafe { sys::reset_policy_set_logit_bias(self.raw.as_ptr(), ptr::null(), 0) })
+    }
 }
 
 impl Drop for Policy {
@@ -604,8 +626,14 @@ impl EndReason {
     }
 }
 
-/// 0.6: the most entries one [`Session::set_logit_bias`] takes (RESET_MAX_LOGIT_BIAS).
+/// 0.6: the most entries one [`Session::set_logit_bias`] or [`Policy::set_logit_bias`] takes (RESET_MAX_LOGIT_BIAS).
 pub const MAX_LOGIT_BIAS: usize = sys::RESET_MAX_LOGIT_BIAS as usize;
+
+/// `(token, bias)` pairs as reset_logit_bias entries: a tuple's layout is Rust's to choose, so they are copied (and
+/// the library copies them in turn).
+fn logit_bias_entries(bias: &[(i32, f32)]) -> Vec<sys::reset_logit_bias> {
+    bias.iter().map(|&(token, bias)| sys::reset_logit_bias { token, bias }).collect()
+}
 
 /// 0.4: one of a step's most likely tokens (reset_token_logprob).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -738,9 +766,7 @@ impl<'m> Session<'m> {
     /// listed twice, more than [`MAX_LOGIT_BIAS`] pairs, every token of the vocabulary banned are
     /// `Error::INVALID_ARGUMENT`, a token outside the vocabulary `Error::OUT_OF_RANGE`.
     pub fn set_logit_bias(&mut self, bias: &[(i32, f32)]) -> Result<()> {
-        // A tuple's layout is Rust's to choose: copied into reset_logit_bias, which the session copies in turn.
-        let entries: Vec<sys::reset_logit_bias> =
-            bias.iter().map(|&(token, bias)| sys::reset_logit_bias { token, bias }).collect();
+        let entries = logit_bias_entries(bias);
         check(unsafe { sys::reset_set_logit_bias(self.raw(), entries.as_ptr(), entries.len()) })
     }
 
@@ -801,6 +827,18 @@ impl<'m> Session<'m> {
     /// sequence outside `0..sequences` is `Error::OUT_OF_RANGE`, as is a `length` outside `0..=len(sequence)`.
     pub fn truncate_sequence(&mut self, sequence: i32, length: i32) -> Result<()> {
         check(unsafe { sys::reset_truncate_sequence(self.raw(), sequence, length) })
+    }
+
+    /// 0.7: make sequence `to` a copy of sequence `from` (reset_copy_sequence), as llama.cpp's llama_memory_seq_cp:
+    /// branch a reasoning trace to sample several continuations of one state, or give one sequence's conversation
+    /// to another.  `to` forgets what it held and takes `from`'s tokens and KV cache, its logits, its sampler's state
+    /// (the ReSET step state, the penalties' counts, the count of drawn tokens), its held text, whether it has ended
+    /// and its max_tokens count; `from` is left as it is.  From then on `to` continues as `from` would, except that
+    /// its draws are keyed by its own index, so a sampled copy explores another continuation.  Nothing is computed
+    /// (on the CUDA backend the KV cache is copied on the device).  `from == to` does nothing.  A sequence outside
+    /// `0..sequences` is `Error::OUT_OF_RANGE`, and the sequences are unchanged on any error.
+    pub fn copy_sequence(&mut self, from: i32, to: i32) -> Result<()> {
+        check(unsafe { sys::reset_copy_sequence(self.raw(), from, to) })
     }
 
     /// 0.6: the ids of `sequence`'s context in order (reset_session_tokens): every prompt token and every generated

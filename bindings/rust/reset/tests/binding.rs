@@ -126,17 +126,17 @@ fn another_abi_major_is_refused_clearly() {
 
 #[test]
 fn an_older_minor_is_refused_clearly() {
-    assert_eq!((reset::ABI_MAJOR, reset::ABI_MINOR), (0, 6));
-    for newer_or_same in [600, 601, 699, 700, 9900] {
+    assert_eq!((reset::ABI_MAJOR, reset::ABI_MINOR), (0, 7));
+    for newer_or_same in [700, 701, 799, 800, 9900] {
         assert!(reset::check_abi(newer_or_same).is_ok(), "{newer_or_same}");
     }
-    let error = reset::check_abi(500).unwrap_err(); // 0.5 has no reset_truncate and no reset_session_tokens
+    let error = reset::check_abi(600).unwrap_err(); // 0.6 has no reset_copy_sequence and no reset_policy_set_logit_bias
     assert_eq!(error.status, Error::UNSUPPORTED);
     assert_eq!(
         error.message,
-        "libreset 0.5.0 is older than these bindings need (0.6 or newer): it lacks functions or fields they use"
+        "libreset 0.6.0 is older than these bindings need (0.7 or newer): it lacks functions or fields they use"
     );
-    for older in [400, 300, 200, 100] {
+    for older in [500, 400, 300, 200, 100] {
         let error = reset::check_abi(older).unwrap_err();
         assert!(error.message.starts_with(&format!("libreset 0.{}.0 is older", older / 100)), "{error}");
     }
@@ -1020,6 +1020,136 @@ fn bad_logit_biases_are_the_librarys_errors_and_keep_the_bias_in_force() {
     let all_but_77: Vec<(i32, f32)> = (0..512).filter(|&t| t != 77).map(|t| (t, f32::NEG_INFINITY)).collect();
     session.set_logit_bias(&all_but_77).unwrap();
     assert_eq!(session.step().unwrap()[0].token, 77);
+}
+
+// ------------------------------------------------------------------ copying a sequence (0.7)
+
+const FORCED_STEPS: usize = 6;
+
+/// two_sequence_session whose sequences both drew BIASED_TOKEN (+100 forces it) FORCED_STEPS times after STOP_PROMPT:
+/// one state reached in lockstep, FORCED_STEPS draws counted in each.  The bias is cleared after.
+fn forced_session(model: &Model) -> Session<'_> {
+    let mut session = two_sequence_session(model);
+    session.set_logit_bias(&[(BIASED_TOKEN, 100.0)]).unwrap();
+    session.prefill(&STOP_PROMPT).unwrap();
+    let forced = vec![BIASED_TOKEN; FORCED_STEPS];
+    assert_eq!(decode_both(&mut session, FORCED_STEPS), [forced.clone(), forced]);
+    session.clear_logit_bias().unwrap();
+    session
+}
+
+#[test]
+fn a_copy_holds_the_sources_tokens_and_logits_and_draws_with_its_own_key_from_its_count() {
+    let model = chat_model();
+    // The reference: two sequences in one state, drawing on from it each with its own key.
+    let want = decode_both(&mut forced_session(&model), TRUNCATE_STEPS);
+    assert_ne!(want[0], want[1]);
+    let mut session = forced_session(&model);
+    // Sequence 1 goes its own way: cut back to the prompt (no draw counted) and given other tokens.
+    session.truncate_sequence(1, STOP_PROMPT.len() as i32).unwrap();
+    session.prefill_sequence(1, &[20, 21]).unwrap();
+    let (source, logits) = (session.tokens(0).unwrap(), session.logits(0).unwrap());
+    assert_ne!(session.logits(1).unwrap(), logits);
+    session.copy_sequence(0, 1).unwrap();
+    // The target holds the source's tokens and logits, bit for bit; the source is left as it was.
+    assert_eq!((session.tokens(0).unwrap(), session.tokens(1).unwrap()), (source.clone(), source));
+    assert_eq!((session.logits(0).unwrap(), session.logits(1).unwrap()), (logits.clone(), logits));
+    // And its count of draws, with sequence 1's key: both draw on as the lockstep pair does.
+    assert_eq!(decode_both(&mut session, TRUNCATE_STEPS), want);
+}
+
+#[test]
+fn copy_refusals_are_out_of_range_and_a_copy_onto_itself_changes_nothing() {
+    let model = chat_model();
+    let (mut session, mut twin) = (two_sequence_session(&model), two_sequence_session(&model));
+    for s in [&mut session, &mut twin] {
+        s.prefill(&STOP_PROMPT).unwrap();
+        decode_both(s, 3);
+    }
+    let before = [session.tokens(0).unwrap(), session.tokens(1).unwrap()];
+    let logits = [session.logits(0).unwrap(), session.logits(1).unwrap()];
+    assert_ne!(before[0], before[1]);
+    session.copy_sequence(1, 1).unwrap();
+    session.copy_sequence(0, 0).unwrap();
+    for (from, to) in [(0, 2), (2, 0), (-1, 1), (1, -1), (i32::MAX, 0), (0, i32::MIN)] {
+        let error = session.copy_sequence(from, to).unwrap_err();
+        assert_eq!((error.status, error.name.as_str()), (Error::OUT_OF_RANGE, "RESET_ERR_OUT_OF_RANGE"), "{error}");
+    }
+    assert_eq!([session.tokens(0).unwrap(), session.tokens(1).unwrap()], before);
+    assert_eq!([session.logits(0).unwrap(), session.logits(1).unwrap()], logits);
+    // Nothing else moved either: both sequences draw on as the twin's, which was never asked.
+    assert_eq!(decode_both(&mut session, TRUNCATE_STEPS), decode_both(&mut twin, TRUNCATE_STEPS));
+}
+
+// ------------------------------------------------------------------ the standalone policy's logit bias (0.7)
+
+/// 64 distinct logits in [-3.2, 3.1] (37 is prime to 64, so i * 37 % 64 takes every value once): no ties.
+fn policy_logits() -> Vec<f32> {
+    (0..64).map(|i| ((i * 37) % 64) as f32 * 0.1 - 3.2).collect()
+}
+
+#[test]
+fn a_policys_bias_bans_and_lifts_until_cleared_and_is_checked_against_each_row() {
+    let logits = policy_logits();
+    let mut order: Vec<i32> = (0..logits.len() as i32).collect();
+    order.sort_by(|&a, &b| logits[b as usize].total_cmp(&logits[a as usize]));
+    let (banned, lifted) = (order[0], order[2]);
+    // Ban the argmax and lift the third most likely token by 5: it wins, where a binding that dropped the values
+    // would draw the argmax, and one that dropped the +5 only the second.
+    let bias = [(banned, f32::NEG_INFINITY), (lifted, 5.0)];
+    assert_eq!(argmax(&biased(&logits, &bias)), lifted);
+    let params = PolicyParams { kind: PolicyKind::Greedy, ..PolicyParams::reset(1.0, 0.3, 0.6, 4) };
+    let mut policy = reset::Policy::new(&params, &[], &[], 0).unwrap();
+    let raw = policy.decide(&logits).unwrap();
+    policy.set_logit_bias(&bias).unwrap();
+    let (token, decision) = policy.sample(&logits).unwrap();
+    assert_eq!(token, lifted);
+    // The entropy and the logprob are of the raw logits, not of the biased ones.
+    assert_eq!(decision.entropy, raw.entropy);
+    assert!((f64::from(decision.logprob) - raw_logprob(&logits, lifted)).abs() <= LOGPROB_TOLERANCE, "{decision:?}");
+    // It stays through set_params and reset.
+    policy.set_params(&params).unwrap();
+    policy.reset().unwrap();
+    assert_eq!(policy.sample(&logits).unwrap().0, lifted);
+    // With no vocabulary, each row is checked: one too short to hold a listed token is refused.
+    let error = policy.sample(&logits[..lifted.max(banned) as usize]).unwrap_err();
+    assert_eq!((error.status, error.name.as_str()), (Error::OUT_OF_RANGE, "RESET_ERR_OUT_OF_RANGE"), "{error}");
+    // A refused bias keeps the one in force.
+    assert_eq!(policy.set_logit_bias(&[(5, f32::NAN)]).unwrap_err().status, Error::INVALID_ARGUMENT);
+    assert_eq!(policy.set_logit_bias(&[(-1, 1.0)]).unwrap_err().status, Error::OUT_OF_RANGE);
+    assert_eq!(policy.sample(&logits).unwrap().0, lifted);
+    // Cleared, by clear_logit_bias or an empty slice, the raw argmax is drawn again.
+    policy.clear_logit_bias().unwrap();
+    assert_eq!(policy.sample(&logits).unwrap().0, banned);
+    policy.set_logit_bias(&bias).unwrap();
+    policy.set_logit_bias(&[]).unwrap();
+    assert_eq!(policy.sample(&logits).unwrap().0, banned);
+}
+
+#[test]
+fn a_large_bias_makes_every_policy_draw_its_token_and_cleared_the_draws_are_a_plain_policys() {
+    let logits = policy_logits();
+    // The least likely token, and T = 1 over every token, seeded: the draws are keyed by seed and the count of
+    // accepted tokens.
+    let forced = argmax(&logits.iter().map(|z| -z).collect::<Vec<f32>>());
+    let params = PolicyParams { kind: PolicyKind::Fixed, temperature: 1.0, seed: 9, ..PolicyParams::greedy() };
+    let draws = |policy: &mut reset::Policy| -> Vec<i32> {
+        (0..BIAS_STEPS)
+            .map(|_| {
+                let token = policy.sample(&logits).unwrap().0;
+                policy.accept(token).unwrap();
+                token
+            })
+            .collect()
+    };
+    let want = draws(&mut reset::Policy::new(&params, &[], &[], 0).unwrap());
+    assert!(want.iter().any(|&t| t != want[0]) && !want.contains(&forced), "{want:?}");
+    let mut policy = reset::Policy::new(&params, &[], &[], 0).unwrap();
+    policy.set_logit_bias(&[(forced, 100.0)]).unwrap();
+    assert_eq!(draws(&mut policy), vec![forced; BIAS_STEPS]);
+    policy.clear_logit_bias().unwrap();
+    policy.reset().unwrap();
+    assert_eq!(draws(&mut policy), want);
 }
 
 /// The fixture's plain greedy continuation repeats a token in its first 20; a frequency penalty of 2 does not.
