@@ -374,7 +374,7 @@ reset_status reset_policy_set_logit_bias(reset_policy *policy, const reset_logit
     return api_call([&] {
         reset_policy *h = reset::checked_handle(policy, "policy");
         // Without a model, tokens are checked against each call's logits instead (reset_policy_sample).
-        const int32_t vocab = h->vocab > 0 ? h->vocab : INT32_MAX;
+        const int32_t vocab = h->vocab > 0 ? h->vocab : reset::kUnknownVocabulary;
         auto bias = std::make_shared<const reset::LogitBias>(reset::make_logit_bias(entries, count, vocab));
         h->sampler.set_logit_bias(bias->empty() ? nullptr : std::move(bias));
     });

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string>
 
 #include "api/errors.h"
 
@@ -23,8 +24,8 @@ LogitBias make_logit_bias(const reset_logit_bias *entries, size_t count, int32_t
     for (size_t i = 0; i < count; ++i) {
         const reset_logit_bias &e = entries[i];
         if (e.token < 0 || e.token >= vocab)
-            fail(RESET_ERR_OUT_OF_RANGE, "entries[", i, "].token = ", e.token, " is outside the vocabulary [0, ", vocab,
-                 ")");
+            fail(RESET_ERR_OUT_OF_RANGE, "entries[", i, "].token = ", e.token, " is outside the vocabulary ",
+                 vocab == kUnknownVocabulary ? std::string("(a negative id)") : "[0, " + std::to_string(vocab) + ")");
         const bool ban = e.bias == -INFINITY;
         if (!ban && !(std::fabs(e.bias) <= RESET_MAX_LOGIT_BIAS_VALUE))  // NaN and +inf fail this too
             fail(RESET_ERR_INVALID_ARGUMENT, "entries[", i, "].bias = ", e.bias, " is outside [-100, 100] and not "

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <climits>
 #include <cstdint>
 #include <vector>
 
@@ -22,8 +23,12 @@ struct LogitBias {
     std::vector<float> dense(int32_t vocab) const;
 };
 
+// A standalone policy's vocabulary (reset_policy_create): each reset_policy_sample row's own.
+constexpr int32_t kUnknownVocabulary = INT32_MAX;
+
 // The bias a caller's entries describe, checked as reset_set_logit_bias
-// documents (throws reset::Error; nothing is kept on error).
+// documents (throws reset::Error; nothing is kept on error); with
+// kUnknownVocabulary only negative ids are out of range.
 LogitBias make_logit_bias(const reset_logit_bias *entries, size_t count, int32_t vocab);
 
 }  // namespace reset

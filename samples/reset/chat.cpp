@@ -121,6 +121,7 @@ private:
     void start_generation();
     std::vector<int32_t> fitting_prompt(const std::string &user_text, size_t *from);
     reset_status end_reasoning(std::string *answer);
+    void flush_held(std::string *answer);
 
     Model &model_;
     const reset_tokenizer *tokenizer_;
@@ -134,6 +135,7 @@ private:
     const bool colour_, interactive_;
     long max_tokens_;
     long think_budget_;  // reasoning tokens before "</think>" is appended; 0: no limit
+    StopArgs stop_;      // --stop, --stop-id: set with max_tokens_ at every answer
     reset_policy_params policy_{};  // the session's, as reset_session_get_policy gives it
     float high_cut_ = 0.8f;         // temperatures at or above it are coloured warm
     void read_policy();
@@ -148,13 +150,15 @@ Chat::Chat(Model &model, const Args &args)
     : model_(model), tokenizer_(model.tokenizer()),
       session_(model.handle, int32_t(args.get_int("context", 0, 0, 1 << 24)), 1), colour_(colour_enabled(1)),
       interactive_(isatty(0) && isatty(1)), max_tokens_(args.get_int("max-tokens", 0, 0, 1L << 30)),
-      think_budget_(args.get_int("think-budget", 0, 0, 1L << 30)) {
+      think_budget_(args.get_int("think-budget", 0, 0, 1L << 30)), stop_(args) {
     max_context_ = reset_session_max_context(session_.handle);
     thinking_ = !args.has("no-think");
     fold_ = args.has("fold");
     colour_temperature_ = args.has("colour-temperature");
     system_ = args.get("system", "");
     set_policy_from_args(session_.handle, args);
+    set_logit_bias_from_args(session_.handle, args);
+    stop_.set(session_.handle, max_tokens_);  // refused ones fail now, not at the first prompt
     read_policy();
     reset_tokenizer_info info;
     reset_tokenizer_info_init(&info);
@@ -412,6 +416,17 @@ std::vector<int32_t> Chat::fitting_prompt(const std::string &user_text, size_t *
     }
 }
 
+// Text a stop string might have begun, held back by the library: shown and kept when the answer
+// ends otherwise (a cancel, a full context) or goes on after a prefill (the reasoning closed).
+void Chat::flush_held(std::string *answer) {
+    const char *held = nullptr;
+    size_t held_len = 0;
+    check(reset_session_held_text(session_.handle, 0, &held, &held_len), "the held text");
+    const std::string text(held, held_len);
+    *answer += text;
+    emit(text, 0.0f);
+}
+
 // The thinking budget is spent: "</think>" goes into the sequence (cli.h).
 reset_status Chat::end_reasoning(std::string *answer) {
     std::string text;
@@ -450,6 +465,7 @@ void Chat::turn(const std::string &user_text) {
     check(reset_truncate(session_.handle, int32_t(kept)), "truncate");
     // Cutting back restarts the sampler already, and then this changes nothing.
     start_generation();
+    stop_.set(session_.handle, max_tokens_);  // /max may have changed it
     const double prefill_start = now_seconds();
     reset_status status = RESET_ERR_CANCELLED;
     for (int attempt = 0; attempt < 2 && status == RESET_ERR_CANCELLED; ++attempt) {
@@ -487,6 +503,7 @@ void Chat::turn(const std::string &user_text) {
         if (s == RESET_ERR_CANCELLED) note = "[interrupted]";
         else if (s == RESET_ERR_CONTEXT_OVERFLOW) note = context_full;
         else check(s, what);
+        if (s != RESET_OK) flush_held(&answer);
         return s != RESET_OK;
     };
     in_think_ = false;
@@ -513,9 +530,12 @@ void Chat::turn(const std::string &user_text) {
         answer += text;
         emit(text, step.temperature);
         if (step.end_of_generation) break;
-        if (think_budget_ > 0 && in_think_ && long(stats_.reasoning_tokens) >= think_budget_ &&
-            ends_answer(end_reasoning(&answer), "closing the reasoning"))
-            break;
+        if (think_budget_ > 0 && in_think_ && long(stats_.reasoning_tokens) >= think_budget_) {
+            flush_held(&answer);  // the prefill below forgets it
+            if (ends_answer(end_reasoning(&answer), "closing the reasoning")) break;
+            // The prefill starts the library's max_tokens count again: what is left of it.
+            stop_.set(session_.handle, max_tokens_ > 0 ? max_tokens_ - long(stats_.decode_tokens) : 0);
+        }
     }
     stats_.decode_seconds = now_seconds() - decode_start;
     if (colour_) std::fputs(kPlain, stdout);
@@ -587,6 +607,7 @@ int cmd_chat(int argc, char **argv) {
                                  [] {
                                      auto v = kModelValued;
                                      v.insert(kSamplingValued.begin(), kSamplingValued.end());
+                                     v.insert(kStopValued.begin(), kStopValued.end());
                                      v.insert({"policy", "max-tokens", "think-budget", "system"});
                                      return v;
                                  }());
@@ -595,8 +616,12 @@ int cmd_chat(int argc, char **argv) {
             "usage: reset chat [MODEL_DIR] [--policy P] [--max-tokens N] [--think-budget N] [--no-think] [--fold]\n"
             "                  [--colour-temperature] [--system TEXT] [--seed N] [--top-p P] [--top-k K]\n"
             "                  [--presence-penalty X] [--frequency-penalty X] [--repetition-penalty R]\n"
+            "                  [--stop TEXT]... [--stop-id N]... [--logit-bias ID:BIAS]...\n"
             "                  [--weights auto|bf16|nvfp4|w4a4] [--backend auto|cpu|cuda] [--context N]\n"
             "With no MODEL_DIR: $RESET_MODEL, else models/default.  Reads a pipe too: one message per line.\n"
+            "--stop TEXT ends an answer where its text first contains TEXT (not shown, nor kept in the history;\n"
+            "llama.cpp's --reverse-prompt, vLLM's stop); --stop-id N ends it on token N.  --logit-bias ID:BIAS adds\n"
+            "BIAS (in [-100, 100], or -inf: never drawn) to token ID's logit before every draw (generate --help).\n"
             "--presence-penalty / --frequency-penalty (each in [-2, 2], 0 = off) lower the logits of the tokens\n"
             "the answer has already produced; each answer counts its own tokens only.\n"
             "--repetition-penalty R (in [0.1, 10], 1 = off) divides a positive logit / multiplies a negative one\n"

@@ -132,6 +132,20 @@ bool has_sampling_overrides(const Args &args);
 void check_policy_args(const Args &args);
 void set_policy_from_args(reset_session *session, const Args &args);
 
+// --- stop conditions and the logit bias ----------------------------------------
+// `reset chat` and `reset generate`: --stop TEXT... --stop-id N... (and generate's
+// --ignore-eos), read once; set() gives them to a session with max_tokens (0: none).
+struct StopArgs {
+    std::vector<std::string> strings;
+    std::vector<int32_t> ids;
+    bool ignore_eos = false;
+    explicit StopArgs(const Args &args);
+    void set(reset_session *session, long max_tokens) const;
+};
+extern const std::set<std::string> kStopValued;  // --stop --stop-id --logit-bias
+// --logit-bias ID:BIAS... (BIAS in [-100, 100] or -inf), set on the session (none: nothing).
+void set_logit_bias_from_args(reset_session *session, const Args &args);
+
 // --- text ------------------------------------------------------------------
 
 struct Message {

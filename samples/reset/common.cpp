@@ -439,6 +439,39 @@ std::vector<int32_t> tokenize(const reset_tokenizer *tokenizer, const std::strin
     return ids;
 }
 
+const std::set<std::string> kStopValued = {"stop", "stop-id", "logit-bias"};
+
+StopArgs::StopArgs(const Args &args) : strings(args.all("stop")), ignore_eos(args.has("ignore-eos")) {
+    for (const std::string &id : args.all("stop-id")) ids.push_back(int32_t(parse_int(id, "--stop-id", 0, INT32_MAX)));
+}
+
+void StopArgs::set(reset_session *session, long max_tokens) const {
+    std::vector<const char *> texts;
+    for (const std::string &text : strings) texts.push_back(text.c_str());
+    reset_stop_options stop;
+    reset_stop_options_init(&stop);
+    stop.strings = texts.data();
+    stop.string_count = texts.size();
+    stop.ids = ids.data();
+    stop.id_count = ids.size();
+    stop.max_tokens = int32_t(std::min<long>(max_tokens, INT32_MAX));
+    stop.ignore_eos = ignore_eos ? 1 : 0;
+    check(reset_set_stop(session, &stop), "the stop conditions");
+}
+
+void set_logit_bias_from_args(reset_session *session, const Args &args) {
+    std::vector<reset_logit_bias> bias;
+    for (const std::string &entry : args.all("logit-bias")) {
+        const size_t colon = entry.find(':');
+        if (colon == std::string::npos) usage_error("--logit-bias takes ID:BIAS, not '" + entry + "'");
+        const std::string value = entry.substr(colon + 1);
+        const float amount = value == "-inf" ? -INFINITY
+                                             : float(parse_double(value, "--logit-bias's BIAS", -100.0, 100.0));
+        bias.push_back({int32_t(parse_int(entry.substr(0, colon), "--logit-bias's ID", 0, INT32_MAX)), amount});
+    }
+    check(reset_set_logit_bias(session, bias.data(), bias.size()), "the logit bias");
+}
+
 std::vector<int32_t> session_tokens(const reset_session *session, int32_t sequence) {
     size_t needed = 0;
     reset_status status = reset_session_tokens(session, sequence, nullptr, 0, &needed);

@@ -57,9 +57,9 @@ struct FileCloser {
 
 int cmd_generate(int argc, char **argv) {
     std::set<std::string> valued =
-        with_model_options({"policy", "max-tokens", "jsonl", "system", "think-budget", "top-logprobs", "stop",
-                            "stop-id", "logit-bias"});
+        with_model_options({"policy", "max-tokens", "jsonl", "system", "think-budget", "top-logprobs"});
     valued.insert(kSamplingValued.begin(), kSamplingValued.end());
+    valued.insert(kStopValued.begin(), kStopValued.end());
     const Args args = parse_args(argc, argv, 2, {"raw", "no-think", "ignore-eos", "help"}, valued);
     if (args.has("help") || args.positional.empty()) {
         std::printf(
@@ -115,35 +115,10 @@ int cmd_generate(int argc, char **argv) {
     set_policy_from_args(session.handle, args);
     // The library ends the answer at max_tokens (reporting "length" and any text a stop string
     // held back); a --think-budget prefill starts its count again, so each call sets what is left.
-    std::vector<std::string> stop_strings;
-    for (const std::string &text : args.all("stop")) stop_strings.push_back(text);
-    std::vector<int32_t> stop_ids;
-    for (const std::string &id : args.all("stop-id"))
-        stop_ids.push_back(int32_t(parse_int(id, "--stop-id", 0, INT32_MAX)));
-    auto set_stop = [&](long tokens_left) {
-        std::vector<const char *> strings;
-        for (const std::string &text : stop_strings) strings.push_back(text.c_str());
-        reset_stop_options stop;
-        reset_stop_options_init(&stop);
-        stop.strings = strings.data();
-        stop.string_count = strings.size();
-        stop.ids = stop_ids.data();
-        stop.id_count = stop_ids.size();
-        stop.max_tokens = int32_t(std::min<long>(tokens_left, INT32_MAX));
-        stop.ignore_eos = args.has("ignore-eos") ? 1 : 0;
-        check(reset_set_stop(session.handle, &stop), "the stop conditions");
-    };
+    const StopArgs stop(args);
+    auto set_stop = [&](long tokens_left) { stop.set(session.handle, tokens_left); };
     set_stop(max_tokens);
-    std::vector<reset_logit_bias> bias;
-    for (const std::string &entry : args.all("logit-bias")) {
-        const size_t colon = entry.find(':');
-        if (colon == std::string::npos) usage_error("--logit-bias takes ID:BIAS, not '" + entry + "'");
-        const std::string value = entry.substr(colon + 1);
-        const float amount = value == "-inf" ? -INFINITY
-                                             : float(parse_double(value, "--logit-bias's BIAS", -100.0, 100.0));
-        bias.push_back({int32_t(parse_int(entry.substr(0, colon), "--logit-bias's ID", 0, INT32_MAX)), amount});
-    }
-    check(reset_set_logit_bias(session.handle, bias.data(), bias.size()), "the logit bias");
+    set_logit_bias_from_args(session.handle, args);
     check(reset_prefill(session.handle, ids.data(), ids.size()), "prefill");
 
     reset_tokenizer_info tinfo;

@@ -240,6 +240,25 @@ answers = [l for l in out.splitlines() if l.strip()]
 check("chat /retry under greedy: the same answer", rc == 0 and len(answers) == 2 and answers[0] == answers[1],
       out + err)
 
+# chat --stop / --logit-bias (0.7): the same options as generate's.  A stop string cut from the greedy
+# answer ends it where the string first appears, without the string, and the conversation goes on; +100
+# on one token makes the answer generate's under the same bias (the first turn renders the same prompt).
+rc, out, err = run("chat", CHAT, *greedy_20, stdin="What is 2+3?\n")
+full = out.rstrip("\n") if rc == 0 else ""
+stop = full[8:12]
+rc, out, err = run("chat", CHAT, *greedy_20, "--stop", stop, stdin="What is 2+3?\nAnd 4+4?\n")
+answers = out.split("\n")
+check("chat --stop: the answer up to the string's first occurrence, then the next turn",
+      len(stop) == 4 and rc == 0 and answers[0] == full[:full.find(stop)] and len(answers) >= 2
+      and any(a.strip() for a in answers[1:]), f"{stop!r} {full!r} {out!r} {err}")
+rc, out, err = run("chat", CHAT, *greedy_20, "--logit-bias", "480:100", stdin="What is 2+3?\n")
+rc2, out2, err2 = run("generate", CHAT, "What is 2+3?", *greedy_20, "--logit-bias", "480:100")
+check("chat --logit-bias: +100 decides every token, as in generate", rc == 0 and rc2 == 0 and out == out2
+      and out.rstrip("\n") != full, f"{out!r} {out2!r} {err}{err2}")
+check_error("chat --logit-bias without a colon", ["chat", CHAT, "--logit-bias", "5"], 2, "takes ID:BIAS")
+check_error("chat --stop-id outside the vocabulary", ["chat", CHAT, "--stop-id", "512"], 1,
+            "options->ids[0] = 512 is outside the vocabulary")
+
 # --- chat through a pipe -----------------------------------------------------------
 rc, out, err = run("chat", CHAT, "--max-tokens", "10", stdin="What is 2+3?\n/stats\nline one \\\nline two\n")
 check("chat works from a pipe, no escape codes",

@@ -26,6 +26,12 @@
 //     context reset_policy_add_context and earlier generations give);
 //   - a sample's logprob is the raw row's log-softmax at its token, a
 //     decision's NaN;
+//   - the logit bias (0.7, reset_policy_set_logit_bias): refused exactly as
+//     reset.h lists (a negative id, a NaN, +inf or out-of-range bias, a
+//     duplicate, too many), and then the old one stays; a draw comes from the
+//     penalized row plus the bias (never a banned token), a row shorter than
+//     a listed id is RESET_ERR_OUT_OF_RANGE and a row the bias leaves nothing
+//     in is INVALID_ARGUMENT; reset_policy_reset keeps it;
 //   - trace lines are one line of valid JSON (nlohmann::json reads them) with
 //     the values given (a step's top_logprobs too, a count above 20 or a
 //     NULL array refused), floats round-tripping, non-finite ones null; the
@@ -674,6 +680,34 @@ void check_percentiles(Bytes &in) {
 
 // A policy and its twin: the twin gets only the calls that succeeded on the
 // first, so a failed call that changed anything shows up as a difference.
+// reset_policy_set_logit_bias (0.7) with 0..4 entries from the input: ids 0..19 or -1, biases read
+// as fuzz_session reads them (0 -inf, 1 NaN, 2 +inf, 3 150, else (byte - 130) / 1.25, which passes
+// -100 at 4); or RESET_MAX_LOGIT_BIAS + 1 entries.  A policy without a model checks no upper bound
+// here.  Returns the status reset.h gives for them; *bias receives them sorted when accepted.
+int read_logit_bias(Bytes &in, std::vector<reset_logit_bias> &entries) {
+    const uint8_t shape = in.u8() % 6;
+    if (shape == 5) {
+        entries.assign(RESET_MAX_LOGIT_BIAS + 1, reset_logit_bias{});
+        for (size_t i = 0; i < entries.size(); ++i) entries[i] = {static_cast<int32_t>(i), 1.0f};
+        return RESET_ERR_INVALID_ARGUMENT;
+    }
+    entries.resize(shape);
+    int expected = RESET_OK;
+    for (reset_logit_bias &e : entries) {
+        const uint8_t t = in.u8(), b = in.u8();
+        e.token = t == 255 ? -1 : t % 20;
+        e.bias = b == 0 ? -kInf : b == 1 ? std::nanf("") : b == 2 ? kInf : b == 3 ? 150.0f : (float(b) - 130.0f) / 1.25f;
+        // The first bad entry decides, its token checked before its bias.
+        if (expected != RESET_OK) continue;
+        if (e.token < 0) expected = RESET_ERR_OUT_OF_RANGE;
+        else if (e.bias != -kInf && !(std::fabs(e.bias) <= RESET_MAX_LOGIT_BIAS_VALUE)) expected = RESET_ERR_INVALID_ARGUMENT;
+    }
+    for (size_t i = 0; expected == RESET_OK && i < entries.size(); ++i)
+        for (size_t j = 0; j < i; ++j)
+            if (entries[i].token == entries[j].token) expected = RESET_ERR_INVALID_ARGUMENT;  // listed twice
+    return expected;
+}
+
 struct Twin {
     reset_policy *fuzzed = nullptr;
     reset_policy *clean = nullptr;
@@ -749,6 +783,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
            "the same parameters created one policy but not a second");
 
     Reference ref;
+    // The logit bias in force (0.7), sorted by token: reset_policy_reset keeps it, unlike ref.
+    std::vector<reset_logit_bias> bias;
     reset_decision last;
     reset_decision_init(&last);
     for (int op = 0; op < 64 && in.left() > 8; ++op) {
@@ -765,8 +801,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             const reset_status status = sampling ? reset_policy_sample(twin.fuzzed, pointer, logits.size(), &token_a, &a)
                                                  : reset_policy_decide(twin.fuzzed, pointer, logits.size(), &a);
             const std::string call = sampling ? "reset_policy_sample" : "reset_policy_decide";
-            expect_status(status, good ? RESET_OK : RESET_ERR_INVALID_ARGUMENT, call);
-            if (!good) continue;
+            // A draw's row: the penalties, then the bias (one float addition each).
+            std::vector<float> drawn_from = good ? penalized_row(logits, ref, verdict.params) : logits;
+            bool all_banned = true;
+            for (const reset_logit_bias &e : bias)
+                if (e.token < static_cast<int32_t>(drawn_from.size())) {
+                    volatile float v = drawn_from[static_cast<size_t>(e.token)];
+                    drawn_from[static_cast<size_t>(e.token)] = v + e.bias;
+                }
+            for (float z : drawn_from) all_banned = all_banned && z == -kInf;
+            // reset.h's order: the row's size, a listed token past it, the row's values, nothing left to draw.
+            int expected = good ? RESET_OK : RESET_ERR_INVALID_ARGUMENT;
+            if (sampling && !logits.empty() && !bias.empty() && bias.back().token >= static_cast<int32_t>(logits.size()))
+                expected = RESET_ERR_OUT_OF_RANGE;
+            else if (sampling && good && all_banned)
+                expected = RESET_ERR_INVALID_ARGUMENT;
+            expect_status(status, expected, call);
+            if (status != RESET_OK) continue;
             const reset_status twin_status = sampling
                                                  ? reset_policy_sample(twin.clean, logits.data(), logits.size(), &token_b, &b)
                                                  : reset_policy_decide(twin.clean, logits.data(), logits.size(), &b);
@@ -775,7 +826,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                    call + ": a failed call before this one changed the policy (the twin, which never saw it, differs)");
             check_decision(ref, a, logits, verdict, delimiters, call);
             if (sampling) {
-                check_draw(token_a, penalized_row(logits, ref, verdict.params), a.temperature, verdict.params, call);
+                check_draw(token_a, drawn_from, a.temperature, verdict.params, call);
                 // The raw row's log-probability of the drawn token, however the penalties lowered the draw's
                 // (1e-5: the library rounds z - max and the result to float).
                 // Rows whose spread overflows a float (raw bits near 3e38) are left out: there z - max is
@@ -855,6 +906,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             expect(reset_policy_add_context(twin.clean, ids.data(), ids.size()) == RESET_OK,
                    "reset_policy_add_context failed on the twin");
             ref.context.insert(ref.context.end(), ids.begin(), ids.end());
+        } else if (in.u8() >= 192) {  // (0.7) what == 8 with its next byte's top quarter: a logit bias
+            std::vector<reset_logit_bias> entries;
+            const int expected = read_logit_bias(in, entries);
+            const reset_status status = reset_policy_set_logit_bias(twin.fuzzed, entries.data(), entries.size());
+            expect_status(status, expected, "reset_policy_set_logit_bias");
+            if (status != RESET_OK) continue;  // the bias in force stays (the twin never sees the call)
+            expect(reset_policy_set_logit_bias(twin.clean, entries.data(), entries.size()) == RESET_OK,
+                   "reset_policy_set_logit_bias failed on the twin");
+            std::sort(entries.begin(), entries.end(),
+                      [](const reset_logit_bias &x, const reset_logit_bias &y) { return x.token < y.token; });
+            bias = entries;
         } else {
             check_traces(in, last);
         }

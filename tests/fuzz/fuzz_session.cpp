@@ -46,6 +46,11 @@
 //     counts as ended, and has no logits and decodes nothing until a prefill
 //     gives it some; one holding exactly `length` is left as it was; a cut
 //     never consumes a cancel request;
+//   - copies (0.7, reset_copy_sequence from the logits operation's shape
+//     byte, 64..127): refused exactly when either sequence is out of range,
+//     and then nothing changes; a copy holds its source's tokens and length,
+//     ends and lacks logits with it, and counts its generated tokens toward
+//     max_tokens from its source's count;
 //   - the logit bias (0.6, reset_set_logit_bias from the get-policy
 //     operation's byte, 64..127): refused exactly when a token is outside
 //     the vocabulary or listed twice, a bias is NaN, +inf or outside
@@ -359,6 +364,39 @@ void cut(Bytes &in, bool one, int32_t sequence, reset_session *main, reset_sessi
     shadow.prefilled = any;  // no sequence holds a token: as after reset_session_reset
 }
 
+// reset_copy_sequence (0.7) from `from` to a sequence the input names: refused exactly when either
+// is outside [0, sequences); then the copy holds what its source holds (the twin's tokens, lengths
+// and logits, compared after every operation), ended or not, logits or not, with its generated
+// count and text window, and later steps go on as the twin's.
+void copy(Bytes &in, int32_t from, reset_session *main, reset_session *twin, Shadow &shadow) {
+    const int32_t n = int32_t(shadow.lengths.size());
+    const int32_t to = read_sequence(in);
+    const reset_status status = reset_copy_sequence(main, from, to);
+    const bool ok = ok_or_listed_error(status, "reset_copy_sequence", {RESET_ERR_OUT_OF_RANGE});
+    const bool valid = from >= 0 && from < n && to >= 0 && to < n;
+    expect(ok == valid, "reset_copy_sequence from " + std::to_string(from) + " to " + std::to_string(to) + ": " +
+                            reset_status_name(status));
+    if (!ok) return;
+    ok_or_listed_error(reset_copy_sequence(twin, from, to), "reset_copy_sequence (twin)", {});
+    const size_t f = size_t(from), t = size_t(to);
+    auto tokens_of = [&](int32_t s) {
+        std::vector<int32_t> ids(size_t(shadow.lengths[size_t(s)]));
+        size_t count = 0;
+        ok_or_listed_error(reset_session_tokens(main, s, ids.data(), ids.size(), &count), "reset_session_tokens", {});
+        return ids;
+    };
+    shadow.lengths[t] = shadow.lengths[f];
+    shadow.ended[t] = shadow.ended[f];
+    shadow.no_logits[t] = shadow.no_logits[f];
+    shadow.generated[t] = shadow.generated[f];
+    shadow.window[t] = shadow.window[f];
+    shadow.window_known[t] = shadow.window_known[f];
+    expect(tokens_of(to) == tokens_of(from), "a copy does not hold its source's tokens");
+    bool any = false;
+    for (int32_t length : shadow.lengths) any = any || length > 0;
+    shadow.prefilled = any;
+}
+
 // A decode step into a caller's array of `capacity` entries of `stride`
 // bytes, guarded past its end; the twin steps with a plain array when the
 // main call succeeded.
@@ -628,6 +666,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 const bool one = shape_byte & 1;
                 name = one ? "reset_truncate_sequence" : "reset_truncate";
                 cut(in, one, sequence, main.get(), twin.get(), shadow);
+                break;
+            }
+            if (shape_byte >= 64) {  // (0.7) the low half's upper half, likewise
+                name = "reset_copy_sequence";
+                copy(in, sequence, main.get(), twin.get(), shadow);
                 break;
             }
             name = "reset_session_logits";

@@ -301,6 +301,12 @@ def policy_run(tokens, sample):
     return out
 
 
+def policy_logit_bias(entries=(), too_many=False):
+    """reset_policy_set_logit_bias (0.7): operation 8 with its next byte at 192, the count, then (id, byte)
+    pairs read as fuzz_policy reads them (id 255: -1; byte 0 -inf, 1 NaN, 2 +inf, 3 150, else (b - 130) / 1.25)."""
+    return bytes([8, 192, 5 if too_many else len(entries)]) + b"".join(bytes([t, b]) for t, b in entries)
+
+
 def add_context(ids, negative=(), null=False):
     """reset_policy_add_context (operation 9): each id then its flag byte (0xFF: id - 20, refused), then,
     for a non-empty list, 0xFE for a NULL array."""
@@ -347,6 +353,15 @@ def policy_seeds():
         policy_run(steps[:8], True) + add_context([3, 4], negative=(1,)) + add_context([6], null=True) +
         bytes([6]) + policy_params("greedy", repetition=1.5, reset_state=1) + policy_run(steps[8:12], True) +
         bytes([7]) + policy_run(steps[12:15], True) + tail,
+        # 0.7: a logit bias (a ban, +100, a raise) under a sampled policy with a penalty; refused biases
+        # (NaN, a negative id, a duplicate, too many) keep it, and it outlives reset_policy_reset; then an id
+        # past the rows (each sample refused), and none.
+        "logit_bias": policy_params("fixed", temperature=0.8, repetition=1.25) + policy_options() +
+        policy_logit_bias([(2, 0), (5, 255), (9, 140)]) + policy_run(steps[:6], True) +
+        policy_logit_bias([(1, 1)]) + policy_logit_bias([(255, 140)]) + policy_logit_bias([(4, 140), (4, 150)]) +
+        policy_logit_bias(too_many=True) + bytes([7]) + policy_run(steps[6:10], True) +
+        policy_logit_bias([(19, 140)]) + policy_run(steps[10:12], True) + policy_logit_bias() +
+        policy_run(steps[12:], True) + tail,
         "invalid_params": bytes([1]) + number(0.5) + integer(0) + number(1.0) + number(1.0) + bytes(8) +
         number(1.0) + number(0.25) + number(0.5) + integer(0) + bytes([0, 0, 0]) + policy_options() + tail,
     }
@@ -412,6 +427,11 @@ def truncate(sequence=None, back=0, over=None):
     `back` (0..24) tokens fewer than the shortest holds, or to `over` (-2..3) more (refused above 0)."""
     length = back if over is None else over + 252
     return bytes([4, sequence + 1 if sequence is not None else 0, 129 if sequence is not None else 128, length])
+
+
+def copy_sequence(source, target):
+    """fuzz_session's reset_copy_sequence (0.7): operation 4 with its shape byte at 64 (-1 and 9: refused)."""
+    return bytes([4, source + 1, 64, target + 1])
 
 
 def logit_bias(entries=(), too_many=False):
@@ -480,6 +500,15 @@ def session_seeds():
         logit_bias([(5, 0), (6, 0), (7, 200)]) + prefill([10, 11, 12]) + run(32) + logit_bias([(40, 255)]) +
         run(8) + logit_bias([(9, 1)]) + logit_bias([(9, 2)]) + logit_bias([(9, 3)]) + logit_bias([(-1, 140)]) +
         logit_bias([(9, 140), (9, 150)]) + logit_bias(too_many=True) + run(8) + logit_bias() + run(8),
+        # Copies (0.7): one sequence onto another mid-answer, onto itself, out of range (refused), a copy of a
+        # sequence cut back (no logits until a prefill), a stop string's held text and max_tokens count carried
+        # over, and an ended sequence copied onto a live one (every sequence then ended: a step is refused).
+        "copy_sequence": session_header("bf16", 3, 0) + session_policy("fixed", 2.0, penalties=(0.5, 0.25)) +
+        prefill([10, 11, 12]) + prefill_sequence(1, [13, 14]) + run(12) + copy_sequence(0, 2) + run(8) +
+        copy_sequence(2, 2) + copy_sequence(0, 3) + copy_sequence(-1, 0) + copy_sequence(1, 8) +
+        truncate(1, back=2) + copy_sequence(1, 0) + step(3) + prefill([15]) + run(8) +
+        set_stop(["e", "qu"], max_tokens=6) + run(64) + run(64) + prefill_sequence(1, [20]) + copy_sequence(0, 1) +
+        step(3) + prefill([21]) + run(4) + copy_sequence(2, 0) + run(8),
     }
 
 

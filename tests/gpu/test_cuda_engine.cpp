@@ -172,6 +172,20 @@ void set_policy(reset_session *s, reset_policy_kind kind, int32_t window = 8) {
     ok(reset_set_policy(s, &p), "reset_set_policy");
 }
 
+// Fixed T 0.8 under top-p 0.95 with the penalties given.
+reset_policy_params penalized_policy(uint64_t seed, float presence, float frequency, float repetition) {
+    reset_policy_params p;
+    reset_policy_params_init(&p);
+    p.kind = RESET_POLICY_FIXED;
+    p.temperature = 0.8f;
+    p.top_p = 0.95f;
+    p.seed = seed;
+    p.presence_penalty = presence;
+    p.frequency_penalty = frequency;
+    p.repetition_penalty = repetition;
+    return p;
+}
+
 std::vector<int32_t> prompt(int vocab, int n, unsigned seed) {
     std::vector<int32_t> ids;
     unsigned x = seed;
@@ -784,15 +798,8 @@ void test_penalties(const std::string &dir) {
     const EnginePair models(dir, RESET_WEIGHTS_NVFP4_W4A16);
     const int vocab = models.info.vocab_size;
     reset_session *s = session(models.gpu, kSequences, 512);
-    reset_policy_params p;
-    reset_policy_params_init(&p);
-    p.kind = RESET_POLICY_FIXED;
-    p.temperature = 0.8f;
-    p.top_p = 0.95f;
-    p.seed = 77;
-    p.presence_penalty = 1.5f;
-    p.frequency_penalty = 0.5f;
-    p.repetition_penalty = 1.3f;  // over the prompt too: the references are given it (reset_policy_add_context)
+    // The repetition penalty counts the prompt too: the references are given it (reset_policy_add_context).
+    const reset_policy_params p = penalized_policy(77, 1.5f, 0.5f, 1.3f);
     ok(reset_set_policy(s, &p), "reset_set_policy");
     const std::vector<int32_t> ids = prompt(vocab, 29, 61u), more = prompt(vocab, 4, 67u);
     std::vector<reset_policy *> reference(kSequences);
@@ -1274,6 +1281,59 @@ void test_truncate(const std::string &dir) {
     reset_model_free(gpu);
 }
 
+int g_copies_compared = 0;  // test_copy_sequence: engine pairs compared after a copy
+
+// reset_copy_sequence (0.7) on both engines: the CUDA backend copies the KV cache's rows and the
+// logits on the device, the host copies the sampler (its penalties' counts reach the device's rows
+// through the counts upload).  The sequences first diverge (a prompt continuation of their own each,
+// then 4 sampled steps with the penalties), sequence 0 is copied onto sequence 2, and both engines
+// then decode on: sequence 2 draws with its own key from sequence 0's state.  Right after the copy
+// the device's rows hold the same bytes (a copy, no arithmetic); afterwards the engines agree to
+// the NVFP4 bound under decode_both's near-tie rule, as everywhere in this test.
+void test_copy_sequence(const std::string &dir) {
+    constexpr int kSequences = 3, kBefore = 4, kAfter = 14;
+    constexpr double kBound = 5e-3;
+    const EnginePair models(dir, RESET_WEIGHTS_NVFP4_W4A16);
+    const int vocab = models.info.vocab_size;
+    const std::vector<int32_t> ids = prompt(vocab, 21, 131u);
+    reset_session *a = session(models.cpu, kSequences, 256), *b = session(models.gpu, kSequences, 256);
+    const reset_policy_params p = penalized_policy(91, 1.0f, 0.0f, 1.3f);
+    reset_stop_options o;
+    reset_stop_options_init(&o);
+    o.ignore_eos = 1;  // decode_both compares ended sequences' logits only as the CPU keeps them
+    for (reset_session *s : {a, b}) {
+        ok(reset_set_policy(s, &p), "reset_set_policy");
+        ok(reset_set_stop(s, &o), "reset_set_stop");
+        ok(reset_prefill(s, ids.data(), ids.size()), "prefill");
+        for (int k = 0; k < kSequences; ++k) {
+            const std::vector<int32_t> own = prompt(vocab, 3 + 2 * k, 137u + unsigned(k));
+            ok(reset_prefill_sequence(s, k, own.data(), own.size()), "prefill_sequence");
+        }
+    }
+    const Compared before = decode_both(a, b, kSequences, vocab, kBefore, kBound, false);
+    if (before.mismatches > 0) {  // a near tie before the copy: the engines now hold different states
+        std::printf("%s copy: skipped after a near tie before the copy\n", dir.c_str());
+    } else {
+        ok(reset_copy_sequence(a, 0, 2), "reset_copy_sequence cpu");
+        ok(reset_copy_sequence(b, 0, 2), "reset_copy_sequence cuda");
+        EXPECT(logits(b, 2, vocab) == logits(b, 0, vocab), "%s: the copied sequence's device logits differ",
+               dir.c_str());
+        std::vector<int32_t> t0(512), t2(512);
+        size_t n0 = 0, n2 = 0;
+        ok(reset_session_tokens(b, 0, t0.data(), t0.size(), &n0), "reset_session_tokens");
+        ok(reset_session_tokens(b, 2, t2.data(), t2.size(), &n2), "reset_session_tokens");
+        EXPECT(n0 == n2 && std::equal(t0.begin(), t0.begin() + long(n0), t2.begin()),
+               "%s: the copied sequence's tokens differ", dir.c_str());
+        const Compared after = decode_both(a, b, kSequences, vocab, kAfter, kBound, false);
+        EXPECT(after.unexplained == 0 && after.worst <= kBound && after.tokens > 0,
+               "%s copy: %d of %d tokens differ unexplained, worst %.3g", dir.c_str(), after.unexplained,
+               after.tokens, after.worst);
+        ++g_copies_compared;
+    }
+    reset_session_free(a);
+    reset_session_free(b);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -1298,7 +1358,10 @@ int main(int argc, char **argv) {
         test_stop_conditions(argv[i]);
         test_truncate(argv[i]);
         test_logit_bias(argv[i]);
+        test_copy_sequence(argv[i]);
     }
+    EXPECT(g_copies_compared > 0, "reset_copy_sequence untested");
+    std::printf("test_cuda_engine: %d engine pairs compared after reset_copy_sequence\n", g_copies_compared);
     EXPECT(g_bias_compared > 0, "reset_set_logit_bias untested");
     std::printf("test_cuda_engine: %d engine pairs compared with a logit bias\n", g_bias_compared);
     EXPECT(g_truncate_compared > 0, "reset_truncate untested");

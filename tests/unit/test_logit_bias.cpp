@@ -210,7 +210,7 @@ TEST_CASE("reset_set_logit_bias refuses bad entries and keeps the bias in force;
     refused({{1, -101.0f}}, RESET_ERR_INVALID_ARGUMENT, "outside [-100, 100]");
     refused({{7, 1.0f}, {3, 1.0f}, {7, -1.0f}}, RESET_ERR_INVALID_ARGUMENT, "token 7 is listed twice");
     refused({{kVocab, 1.0f}}, RESET_ERR_OUT_OF_RANGE, "outside the vocabulary");
-    refused({{-1, 1.0f}}, RESET_ERR_OUT_OF_RANGE, "outside the vocabulary");
+    refused({{-1, 1.0f}}, RESET_ERR_OUT_OF_RANGE, "entries[0].token = -1 is outside the vocabulary [0, 512)");
     std::vector<reset_logit_bias> all;
     for (int32_t t = 0; t < kVocab; ++t) all.push_back({t, -INFINITY});
     refused(all, RESET_ERR_INVALID_ARGUMENT, "every token of the vocabulary is banned");
@@ -313,6 +313,7 @@ TEST_CASE("reset_policy_set_logit_bias: checks, rows that do not reach it, and w
     const reset_logit_bias nan_entry = {2, NAN}, negative = {-1, 1.0f};
     CHECK(reset_policy_set_logit_bias(plain.policy, &nan_entry, 1) == RESET_ERR_INVALID_ARGUMENT);
     CHECK(reset_policy_set_logit_bias(plain.policy, &negative, 1) == RESET_ERR_OUT_OF_RANGE);
+    CHECK(last_error().find("entries[0].token = -1 is outside the vocabulary (a negative id)") != std::string::npos);
     CHECK(reset_policy_set_logit_bias(plain.policy, nullptr, 1) == RESET_ERR_INVALID_ARGUMENT);
     CHECK(reset_policy_set_logit_bias(nullptr, nullptr, 0) == RESET_ERR_INVALID_ARGUMENT);
     REQUIRE(reset_policy_sample(plain.policy, row.data(), row.size(), &token, nullptr) == RESET_OK);
