@@ -209,7 +209,7 @@ RESET_HANDLE(reset_model)
 RESET_HANDLE(reset_session)
 RESET_HANDLE(reset_tokenizer)
 RESET_HANDLE(reset_policy)
-/* A logit bias (0.6) built in C memory by reset_java_logit_bias_new below. */
+/* A logit bias (0.6; the policy's, 0.7) built in C memory by reset_java_logit_bias_new below. */
 RESET_HANDLE(reset_logit_bias)
 
 /* ---------------------------------------------------------------- text */
@@ -502,11 +502,11 @@ reset_status reset_java_held_text(const reset_session *session, int32_t sequence
 }
 %}
 
-/* The entries of reset_set_logit_bias (0.6), in C memory: entry i is
- * {bias_tokens[i], biases[i]}, for i below the shorter array's length
- * (Session passes two of one length).  The library copies them, so
- * reset_java_logit_bias_free frees them right after the call.  0 (NULL) when
- * memory runs out. */
+/* The entries of reset_set_logit_bias (0.6) and reset_policy_set_logit_bias
+ * (0.7), in C memory: entry i is {bias_tokens[i], biases[i]}, for i below
+ * the shorter array's length (LogitBias passes two of one length).  The
+ * library copies them, so reset_java_logit_bias_free frees them right after
+ * the call.  0 (NULL) when memory runs out. */
 %inline %{
 reset_logit_bias *reset_java_logit_bias_new(const int32_t *bias_tokens, size_t n_bias_tokens, const float *biases,
                                             size_t n_biases) {

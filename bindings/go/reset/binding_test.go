@@ -69,8 +69,9 @@ func TestStopOptionsCrossingTheBoundaryAreFreed(t *testing.T) {
 	}
 }
 
-// SetLogitBias's entries are copied into a C array freed after the call, whether the library takes them or
-// refuses them (these: 65,536 entries, more than it takes); a leak of the array would grow RSS by 1 GiB here.
+// SetLogitBias's entries, a session's or a policy's (0.7), are copied into a C array freed after the call,
+// whether the library takes them or refuses them (these: 65,536 entries, more than it takes); a leak of
+// either one's array would grow RSS by 1 GiB here.
 func TestLogitBiasCrossingTheBoundaryIsFreed(t *testing.T) {
 	m := chatModel(t)
 	defer m.Close()
@@ -79,21 +80,31 @@ func TestLogitBiasCrossingTheBoundaryIsFreed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	p, err := NewPolicy(Greedy(), nil, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
 	bias := make([]LogitBias, 1<<16)
 	for i := range bias {
 		bias[i] = LogitBias{Token: int32(i % 512), Bias: 1}
 	}
 	round := func() {
-		var e *Error
-		if err := s.SetLogitBias(bias); !errors.As(err, &e) || e.Status != StatusInvalidArgument ||
-			!strings.Contains(e.Message, "RESET_MAX_LOGIT_BIAS") {
-			t.Fatalf("got %v", err)
+		for _, err := range []error{s.SetLogitBias(bias), p.SetLogitBias(bias)} {
+			var e *Error
+			if !errors.As(err, &e) || e.Status != StatusInvalidArgument ||
+				!strings.Contains(e.Message, "RESET_MAX_LOGIT_BIAS") {
+				t.Fatalf("got %v", err)
+			}
 		}
 	}
 	// 2,000 x 512 KiB arrays: 1 GiB if they leaked
 	keepsRSSFlat(t, 100, 2000, 16384, round)
 	// Within the limit, the same kind of entries are taken.
 	if err := s.SetLogitBias(bias[:512]); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetLogitBias(bias[:512]); err != nil {
 		t.Fatal(err)
 	}
 }

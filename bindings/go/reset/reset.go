@@ -50,10 +50,11 @@ import (
 // and Policy.AddContext, 0.4 SessionOptions.TopLogprobs and
 // Step.TopLogprobs, 0.5 Session.SetStop, Session.HeldText, Step.EndReason and
 // Step.StopIndex, 0.6 Session.Truncate, Session.TruncateSequence,
-// Session.Tokens and Session.SetLogitBias).
+// Session.Tokens and Session.SetLogitBias, 0.7 Session.CopySequence and
+// Policy.SetLogitBias).
 const (
 	ABIMajor = 0
-	ABIMinor = 6
+	ABIMinor = 7
 )
 
 // SWIG gives reset.h's RESET_VERSION_MAJOR as a typed constant, and ABIMajor
@@ -530,6 +531,28 @@ func (p *Policy) AddContext(ids []int32) error {
 // tokens, the penalties' counts and the context tokens.
 func (p *Policy) Reset() error {
 	return callKeeping(p, func() native.Enum_SS_reset_status { return native.Reset_policy_reset(p.raw) })
+}
+
+// SetLogitBias (0.7) is Session.SetLogitBias for the standalone policy
+// (reset_policy_set_logit_bias): from the next Sample on, a listed token's
+// logit z becomes z + Bias after the penalties and before the temperature,
+// the truncation and the draw; Decide, the entropy and Decision.Logprob
+// still see the raw logits.  An empty slice removes it, as ClearLogitBias
+// does; it stays through SetParams and Reset.  The policy knows no
+// vocabulary, so Sample refuses logits that do not reach every listed token
+// (StatusOutOfRange) and logits whose every unbanned entry is -Inf
+// (StatusInvalidArgument).  On an error the bias in force is unchanged: the
+// errors are Session.SetLogitBias's, StatusOutOfRange for a negative token.
+func (p *Policy) SetLogitBias(bias []LogitBias) error {
+	return withLogitBias(p, bias, func(entries uintptr, count int64) native.Enum_SS_reset_status {
+		return native.Reset_policy_set_logit_bias(p.raw, entries, count)
+	})
+}
+
+// ClearLogitBias (0.7) removes the policy's logit bias
+// (reset_policy_set_logit_bias with no entries).
+func (p *Policy) ClearLogitBias() error {
+	return callKeeping(p, func() native.Enum_SS_reset_status { return native.Reset_policy_set_logit_bias(p.raw, 0, 0) })
 }
 
 // Close frees the policy.

@@ -253,24 +253,24 @@ func TestAnotherABIMajorIsRefusedClearly(t *testing.T) {
 }
 
 func TestAnOlderMinorIsRefusedClearly(t *testing.T) {
-	if ABIMajor != 0 || ABIMinor != 6 {
+	if ABIMajor != 0 || ABIMinor != 7 {
 		t.Fatalf("ABI %d.%d: update this test with the bindings", ABIMajor, ABIMinor)
 	}
 	if err := ensureABI(); err != nil {
 		t.Fatalf("the loaded library %s: %v", Version(), err)
 	}
-	for _, v := range []uint32{600, 601, 699, 700, 9900} {
+	for _, v := range []uint32{700, 701, 799, 800, 9900} {
 		if err := CheckABI(v); err != nil {
 			t.Fatalf("CheckABI(%d): %v", v, err)
 		}
 	}
 	var e *Error
-	err := CheckABI(500) // 0.5 has no reset_truncate, reset_truncate_sequence or reset_session_tokens
-	want := "libreset 0.5.0 is older than these bindings need (0.6 or newer): it lacks functions or fields they use"
+	err := CheckABI(600) // 0.6 has no reset_copy_sequence or reset_policy_set_logit_bias
+	want := "libreset 0.6.0 is older than these bindings need (0.7 or newer): it lacks functions or fields they use"
 	if !errors.As(err, &e) || e.Status != StatusUnsupported || e.Message != want {
 		t.Fatalf("got %v", err)
 	}
-	for _, v := range []uint32{400, 300, 200, 100} {
+	for _, v := range []uint32{500, 400, 300, 200, 100} {
 		prefix := "libreset 0." + strconv.Itoa(int(v/100)) + ".0 is older"
 		if err := CheckABI(v); err == nil || !strings.Contains(err.Error(), prefix) {
 			t.Fatalf("CheckABI(%d): got %v", v, err)
@@ -1328,14 +1328,7 @@ func TestACutSequenceNeedsAPrefillAndBadCutsAreRefused(t *testing.T) {
 	held++
 
 	// One sequence cut back: the other keeps its tokens and logits.
-	tokens0, err := s.Tokens(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logits0, err := s.Logits(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tokens0, logits0 := heldBy(t, s, 0)
 	if err := s.TruncateSequence(1, 2); err != nil {
 		t.Fatal(err)
 	}
@@ -1348,7 +1341,7 @@ func TestACutSequenceNeedsAPrefillAndBadCutsAreRefused(t *testing.T) {
 	if got, err := s.Logits(0); err != nil || !reflect.DeepEqual(got, logits0) {
 		t.Fatalf("TruncateSequence(1, 2) changed sequence 0's logits (%v)", err)
 	}
-	_, err = s.Logits(1)
+	_, err := s.Logits(1)
 	expect("Logits(1) of the sequence cut back", err, StatusState, "reset_truncate")
 	_, err = s.Step(ctx)
 	expect("Step with sequence 1 cut back", err, StatusState, "sequence 1 has no logits")
@@ -1429,6 +1422,26 @@ func biased(logits []float32, bias []LogitBias) []float32 {
 		out[e.Token] += e.Bias
 	}
 	return out
+}
+
+// badBias is a logit bias the library refuses, with the status and a part of the message it refuses it with.
+type badBias struct {
+	name    string
+	bias    []LogitBias
+	status  Status
+	message string
+}
+
+// refusesEach fails the test unless set refuses each of cases as it says.
+func refusesEach(t *testing.T, set func([]LogitBias) error, cases []badBias) {
+	t.Helper()
+	for _, c := range cases {
+		var e *Error
+		err := set(c.bias)
+		if !errors.As(err, &e) || e.Status != c.status || !strings.Contains(e.Message, c.message) {
+			t.Errorf("%s: got %v, want %s: ...%s...", c.name, err, statusName(c.status), c.message)
+		}
+	}
 }
 
 // Greedy draws the argmax of the raw logits plus the bias (the argmax banned, +5 on the third most likely
@@ -1559,12 +1572,7 @@ func TestABadLogitBiasIsRefusedAndTheOldOneStays(t *testing.T) {
 	for i := range allBanned {
 		allBanned[i] = LogitBias{Token: int32(i), Bias: float32(math.Inf(-1))}
 	}
-	for _, c := range []struct {
-		name    string
-		bias    []LogitBias
-		status  Status
-		message string
-	}{
+	refusesEach(t, s.SetLogitBias, []badBias{
 		{"NaN", []LogitBias{{1, float32(math.NaN())}}, StatusInvalidArgument, "entries[0].bias"},
 		{"+Inf", []LogitBias{{1, 0.5}, {2, float32(math.Inf(1))}}, StatusInvalidArgument, "entries[1].bias"},
 		{"150", []LogitBias{{1, 150}}, StatusInvalidArgument, "outside [-100, 100]"},
@@ -1574,13 +1582,7 @@ func TestABadLogitBiasIsRefusedAndTheOldOneStays(t *testing.T) {
 		{"token -1", []LogitBias{{3, 1}, {-1, 1}}, StatusOutOfRange, "entries[1].token = -1 is outside the vocabulary"},
 		{"1025 entries", tooMany, StatusInvalidArgument, "RESET_MAX_LOGIT_BIAS"},
 		{"every token banned", allBanned, StatusInvalidArgument, "every token of the vocabulary is banned"},
-	} {
-		var e *Error
-		err := s.SetLogitBias(c.bias)
-		if !errors.As(err, &e) || e.Status != c.status || !strings.Contains(e.Message, c.message) {
-			t.Errorf("%s: got %v, want %s: ...%s...", c.name, err, statusName(c.status), c.message)
-		}
-	}
+	})
 	for _, change := range []string{"", "Reset", "Truncate", "SetPolicy"} {
 		switch change {
 		case "Reset":
@@ -1619,6 +1621,301 @@ func TestABadLogitBiasIsRefusedAndTheOldOneStays(t *testing.T) {
 	if err := s.ClearLogitBias(); err == nil {
 		t.Error("ClearLogitBias of a closed session succeeded")
 	}
+}
+
+// ------------------------------------------------------------------ copying a sequence (0.7)
+
+// copyPolicy draws at truncateSession's T = 1.5 and seed, from the topK most likely tokens (1: a draw that
+// depends on nothing but the logits; 0: all of them).
+func copyPolicy(topK int) PolicyParams {
+	p := DefaultPolicy()
+	p.Kind, p.Temperature, p.Seed, p.TopK = PolicyFixed, 1.5, 5, topK
+	return p
+}
+
+// copySession is truncateSession drawing under copyPolicy(topK), prefilled with truncatePrompt and 3 draws in.
+func copySession(t *testing.T, m *Model, topK int) *Session {
+	t.Helper()
+	s := truncateSession(t, m)
+	if err := s.SetPolicy(copyPolicy(topK)); err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	if err := s.Prefill(context.Background(), truncatePrompt); err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	drawn(t, s, 3)
+	return s
+}
+
+// heldBy is what sequence i of s holds: its tokens and its logits.
+func heldBy(t *testing.T, s *Session, i int) ([]int32, []float32) {
+	t.Helper()
+	tokens, err := s.Tokens(i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits, err := s.Logits(i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tokens, logits
+}
+
+// holds fails the test unless sequence i of s holds tokens, with logits.
+func holds(t *testing.T, s *Session, i int, tokens []int32, logits []float32, when string) {
+	t.Helper()
+	got, gotLogits := heldBy(t, s, i)
+	if !reflect.DeepEqual(got, tokens) || s.Len(i) != len(tokens) {
+		t.Fatalf("%s, sequence %d holds %d tokens, %v, want %v", when, i, s.Len(i), got, tokens)
+	}
+	if !reflect.DeepEqual(gotLogits, logits) {
+		t.Fatalf("%s, sequence %d's logits are not the ones expected", when, i)
+	}
+}
+
+// A sequence made to hold other tokens, then copied from sequence 0, holds sequence 0's tokens and logits,
+// which stay as they were; drawing the most likely token, both go on alike.  Drawing from all tokens
+// afterwards, both draw exactly what the two sequences of a session that never copied draw from the same
+// state: the copy took the draw counter and draws with its own key.
+func TestACopiedSequenceContinuesAsItsSourceButDrawsWithItsOwnKey(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	ctx := context.Background()
+	const alike, sampled = 8, 10
+
+	lockstep := copySession(t, m, 1)
+	defer lockstep.Close()
+	if first := drawn(t, lockstep, alike); !reflect.DeepEqual(first[0], first[1]) {
+		t.Fatalf("top_k = 1 drew %v: the two sequences were not in lockstep", first)
+	}
+	if err := lockstep.SetPolicy(copyPolicy(0)); err != nil {
+		t.Fatal(err)
+	}
+	want := drawn(t, lockstep, sampled)
+	if reflect.DeepEqual(want[0], want[1]) {
+		t.Fatalf("both sequences drew %v: the comparison below could not tell the keys apart", want[0])
+	}
+
+	s := copySession(t, m, 1)
+	defer s.Close()
+	if err := s.TruncateSequence(1, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PrefillSequence(ctx, 1, []int32{40, 41, 42, 43}); err != nil {
+		t.Fatal(err)
+	}
+	tokens0, logits0 := heldBy(t, s, 0)
+	if tokens1, logits1 := heldBy(t, s, 1); reflect.DeepEqual(tokens1, tokens0) || reflect.DeepEqual(logits1, logits0) {
+		t.Fatalf("sequence 1 holds %v, sequence 0 %v: the copy below could not be told apart", tokens1, tokens0)
+	}
+	if err := s.CopySequence(0, 1); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		holds(t, s, i, tokens0, logits0, "after CopySequence(0, 1)")
+	}
+	got := drawn(t, s, alike)
+	if !reflect.DeepEqual(got[0], got[1]) {
+		t.Fatalf("drawing the most likely token, the copy drew %v and its source %v", got[1], got[0])
+	}
+	for i := range got {
+		if tokens, err := s.Tokens(i); err != nil || !reflect.DeepEqual(tokens, joined(tokens0, got[0])) {
+			t.Fatalf("sequence %d holds %v (%v), want %v and then %v", i, tokens, err, tokens0, got[0])
+		}
+	}
+	if err := s.SetPolicy(copyPolicy(0)); err != nil {
+		t.Fatal(err)
+	}
+	if again := drawn(t, s, sampled); !reflect.DeepEqual(again, want) {
+		t.Fatalf("drawing from all tokens: %v, the sequences that never copied %v", again, want)
+	}
+}
+
+// A copy from or to a sequence the session lacks is refused and changes nothing; a copy of a sequence onto
+// itself does nothing.  A closed session refuses the call.
+func TestABadCopyIsRefusedAndChangesNothing(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	s := copySession(t, m, 0)
+	defer s.Close()
+	tokens, logits := make([][]int32, 2), make([][]float32, 2)
+	for i := range tokens {
+		tokens[i], logits[i] = heldBy(t, s, i)
+	}
+	if reflect.DeepEqual(tokens[0], tokens[1]) {
+		t.Fatalf("both sequences hold %v: a copy between them could not be told apart", tokens[0])
+	}
+	for _, c := range []struct{ from, to, bad int }{{2, 0, 2}, {0, 2, 2}, {-1, 1, -1}, {1, -1, -1}} {
+		var e *Error
+		err := s.CopySequence(c.from, c.to)
+		want := "sequence " + strconv.Itoa(c.bad) + " is outside [0, 2)"
+		if !errors.As(err, &e) || e.Status != StatusOutOfRange || !strings.Contains(e.Message, want) {
+			t.Fatalf("CopySequence(%d, %d): got %v, want %s: ...%s...", c.from, c.to, err,
+				statusName(StatusOutOfRange), want)
+		}
+	}
+	for i := range tokens {
+		if err := s.CopySequence(i, i); err != nil {
+			t.Fatalf("CopySequence(%d, %d): %v", i, i, err)
+		}
+	}
+	for i := range tokens {
+		holds(t, s, i, tokens[i], logits[i], "after the refused copies")
+	}
+	drawn(t, s, 1)
+	s.Close()
+	if err := s.CopySequence(0, 1); err == nil {
+		t.Error("CopySequence of a closed session succeeded")
+	}
+}
+
+// ------------------------------------------------------------------ a standalone policy's logit bias (0.7)
+
+// policyLogits are a standalone policy's logits: the most likely tokens are 4, 1 and 6, the least likely 7.
+var policyLogits = []float32{0.5, 2, 1, -1, 3, 0, 1.5, -2}
+
+// sampleAndAccept draws a token from logits with p, checks that Decision.Logprob is still the raw
+// log-softmax of it, and accepts it.
+func sampleAndAccept(t *testing.T, p *Policy, logits []float32) int32 {
+	t.Helper()
+	token, d, err := p.Sample(logits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw := rawLogprob(logits, token); math.Abs(float64(d.Logprob)-raw) > logprobTolerance {
+		t.Fatalf("token %d: logprob %v, want the raw log-softmax %v", token, d.Logprob, raw)
+	}
+	if err := p.Accept(token); err != nil {
+		t.Fatal(err)
+	}
+	return token
+}
+
+// Greedy draws the argmax of the logits plus the policy's bias: a ban of the argmax gives the second, +1
+// more on the third raises it past the second.  A bad bias is refused and leaves the one in force; that one
+// stays through SetParams and Reset, and clearing it (or setting none) gives back the raw argmax.
+func TestAPolicysLogitBiasBansRaisesAndClears(t *testing.T) {
+	p, err := NewPolicy(Greedy(), nil, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ban := float32(math.Inf(-1))
+	draws := func(want int32, when string) {
+		t.Helper()
+		if got := sampleAndAccept(t, p, policyLogits); got != want {
+			t.Fatalf("%s: drew %d, want %d", when, got, want)
+		}
+	}
+	draws(4, "without a bias")
+	if err := p.SetLogitBias([]LogitBias{{Token: 4, Bias: ban}}); err != nil {
+		t.Fatal(err)
+	}
+	draws(1, "with the argmax banned")
+	if err := p.SetLogitBias([]LogitBias{{Token: 4, Bias: ban}, {Token: 6, Bias: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	draws(6, "with the argmax banned and +1 on the third")
+	refusesEach(t, p.SetLogitBias, []badBias{
+		{"NaN", []LogitBias{{1, float32(math.NaN())}}, StatusInvalidArgument, "entries[0].bias"},
+		{"a duplicate", []LogitBias{{2, 1}, {2, -1}}, StatusInvalidArgument, "token 2 is listed twice"},
+		{"token -1", []LogitBias{{3, 1}, {-1, 1}}, StatusOutOfRange, "entries[1].token = -1 is outside"},
+	})
+	draws(6, "after the refusals")
+	if err := p.SetParams(Greedy()); err != nil {
+		t.Fatal(err)
+	}
+	draws(6, "after SetParams")
+	if err := p.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	draws(6, "after Reset")
+	if err := p.ClearLogitBias(); err != nil {
+		t.Fatal(err)
+	}
+	draws(4, "after ClearLogitBias")
+	if err := p.SetLogitBias([]LogitBias{{Token: 4, Bias: ban}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetLogitBias(nil); err != nil {
+		t.Fatal(err)
+	}
+	draws(4, "after SetLogitBias(nil)")
+	p.Close()
+	if err := p.SetLogitBias([]LogitBias{{4, 1}}); err == nil {
+		t.Error("SetLogitBias of a closed policy succeeded")
+	}
+	if err := p.ClearLogitBias(); err == nil {
+		t.Error("ClearLogitBias of a closed policy succeeded")
+	}
+}
+
+// At T = 1.0, +100 on the least likely token draws it every time, where the same policy without the bias
+// draws others.
+func TestAPlusHundredPolicyBiasIsAlwaysDrawn(t *testing.T) {
+	sampled := func(bias []LogitBias) []int32 {
+		p, err := NewPolicy(sampledPolicy(), nil, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		if err := p.SetLogitBias(bias); err != nil {
+			t.Fatal(err)
+		}
+		tokens := make([]int32, 20)
+		for i := range tokens {
+			tokens[i] = sampleAndAccept(t, p, policyLogits)
+		}
+		return tokens
+	}
+	if plain := sampled(nil); contains(plain, 7) {
+		t.Fatalf("without a bias the policy drew %v: +100 on 7 below could not be told apart", plain)
+	}
+	for i, token := range sampled([]LogitBias{{Token: 7, Bias: 100}}) {
+		if token != 7 {
+			t.Fatalf("draw %d with +100 on 7: %d", i, token)
+		}
+	}
+}
+
+// A policy made without a model knows no vocabulary: Sample refuses logits that do not reach a listed
+// token, and logits whose every unbanned entry is -Inf; logits that reach every token are drawn from.
+func TestAPlainPolicyRefusesLogitsShorterThanItsBias(t *testing.T) {
+	p, err := NewPolicy(Greedy(), nil, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.SetLogitBias([]LogitBias{{Token: 7, Bias: 100}}); err != nil {
+		t.Fatal(err)
+	}
+	expect := func(logits []float32, status Status, message string) {
+		t.Helper()
+		var e *Error
+		if _, _, err := p.Sample(logits); !errors.As(err, &e) || e.Status != status ||
+			!strings.Contains(e.Message, message) {
+			t.Fatalf("Sample of %d logits: got %v, want %s: ...%s...", len(logits), err, statusName(status), message)
+		}
+	}
+	expect(policyLogits[:7], StatusOutOfRange, "lists token 7, outside these 7 logits")
+	if got := sampleAndAccept(t, p, policyLogits); got != 7 {
+		t.Fatalf("drew %d with +100 on 7", got)
+	}
+	bans := make([]LogitBias, 7)
+	for i := range bans {
+		bans[i] = LogitBias{Token: int32(i), Bias: float32(math.Inf(-1))}
+	}
+	if err := p.SetLogitBias(bans); err != nil {
+		t.Fatal(err)
+	}
+	if got := sampleAndAccept(t, p, policyLogits); got != 7 {
+		t.Fatalf("drew %d with every token but 7 banned", got)
+	}
+	last := append([]float32{}, policyLogits...)
+	last[7] = float32(math.Inf(-1))
+	expect(last, StatusInvalidArgument, "every token the logit bias does not ban has a logit of -inf")
 }
 
 func TestContextCancellationStopsDecoding(t *testing.T) {

@@ -299,8 +299,10 @@ func TestIntsOutsideInt32AreRefused(t *testing.T) {
 	expect("TruncateSequence length", s.TruncateSequence(0, wrap+1), StatusOutOfRange, "length")
 	_, err = s.Tokens(wrap)
 	expect("Tokens", err, StatusOutOfRange, "sequence")
+	expect("CopySequence from", s.CopySequence(wrap, 0), StatusOutOfRange, "from") // not 0, onto itself
+	expect("CopySequence to", s.CopySequence(0, wrap), StatusOutOfRange, "to")
 	if n := s.Len(0); n != 3 {
-		t.Errorf("Len(0) = %d after the refused cuts, want 3", n)
+		t.Errorf("Len(0) = %d after the refused cuts and copies, want 3", n)
 	}
 	if n := s.Len(wrap); n != -1 {
 		t.Errorf("Len(1<<32) = %d, want -1", n)

@@ -295,6 +295,23 @@ func (s *Session) TruncateSequence(sequence, length int) error {
 	})
 }
 
+// CopySequence (0.7) makes sequence to a copy of sequence from, which is
+// left as it is (reset_copy_sequence; llama.cpp's llama_memory_seq_cp): to
+// takes from's tokens, KV cache, logits, sampler state (the count of drawn
+// tokens included), held text, whether it has ended and its MaxTokens count,
+// and continues as from would, except that its draws are keyed by its own
+// index: a sampled copy explores another continuation of the same state.
+// No forward pass runs.  from == to does nothing.  On an error the session is
+// unchanged: StatusOutOfRange (from or to outside [0, sequences)),
+// StatusState (a session stopped by a device failure).
+func (s *Session) CopySequence(from, to int) error {
+	if err := firstError(checkInt32(StatusOutOfRange, "from", from),
+		checkInt32(StatusOutOfRange, "to", to)); err != nil {
+		return err
+	}
+	return callKeeping(s, func() native.Enum_SS_reset_status { return native.Reset_copy_sequence(s.raw, from, to) })
+}
+
 // Tokens (0.6) are the ids of a sequence's context, in order, copied
 // (reset_session_tokens): every prompt token and every generated token that
 // entered the context, Len(sequence) of them (an end-of-generation id or a
@@ -450,22 +467,29 @@ type LogitBias struct {
 // outside [-100, 100] and not -Inf, a token listed twice, every token of the
 // vocabulary banned), StatusOutOfRange (a token outside the vocabulary).
 func (s *Session) SetLogitBias(bias []LogitBias) error {
+	return withLogitBias(s, bias, func(entries uintptr, count int64) native.Enum_SS_reset_status {
+		return native.Reset_set_logit_bias(s.raw, entries, count)
+	})
+}
+
+// withLogitBias runs set, a C call on owner's handle, with bias as a C array
+// of entries freed after the call (the library copies them); an empty bias
+// crosses as no entries.
+func withLogitBias(owner any, bias []LogitBias,
+	set func(entries uintptr, count int64) native.Enum_SS_reset_status) error {
 	if len(bias) == 0 {
-		return s.ClearLogitBias()
+		return callKeeping(owner, func() native.Enum_SS_reset_status { return set(0, 0) })
 	}
 	tokens, values := make([]int32, len(bias)), make([]float32, len(bias))
 	for i, e := range bias {
 		tokens[i], values[i] = e.Token, e.Bias
 	}
-	// The entries cross as a C array, freed after the call (the library copies them).
 	entries := native.Reset_go_logit_bias_new(tokens, values)
 	if entries == 0 {
 		return newError(statusOutOfMemory, "no memory for the logit bias")
 	}
 	defer native.Reset_go_logit_bias_free(entries)
-	return callKeeping(s, func() native.Enum_SS_reset_status {
-		return native.Reset_set_logit_bias(s.raw, entries, int64(len(bias)))
-	})
+	return callKeeping(owner, func() native.Enum_SS_reset_status { return set(entries, int64(len(bias))) })
 }
 
 // ClearLogitBias (0.6) removes the logit bias (reset_set_logit_bias with no

@@ -71,7 +71,7 @@ RESET_GO_HANDLE(reset_tokenizer)
 RESET_GO_HANDLE(reset_policy)
 /* A conversation built in C memory by the reset_go_messages_* helpers below. */
 RESET_GO_HANDLE(reset_chat_message)
-/* A logit bias (0.6) built in C memory by reset_go_logit_bias_new below. */
+/* A logit bias (0.6; the policy's, 0.7) built in C memory by reset_go_logit_bias_new below. */
 RESET_GO_HANDLE(reset_logit_bias)
 
 /* ---------------------------------------------------------------- text */
@@ -353,11 +353,11 @@ void reset_go_messages_free(reset_chat_message *messages, size_t count) {
     free(messages);
 }
 
-/* The entries of reset_set_logit_bias (0.6), in C memory: entry i is
- * {bias_tokens[i], biases[i]}, for i below the shorter slice's length
- * (package reset passes two of one length).  The library copies them, so
- * reset_go_logit_bias_free frees them right after the call.  NULL when
- * memory runs out. */
+/* The entries of reset_set_logit_bias (0.6) and reset_policy_set_logit_bias
+ * (0.7), in C memory: entry i is {bias_tokens[i], biases[i]}, for i below
+ * the shorter slice's length (package reset passes two of one length).  The
+ * library copies them, so reset_go_logit_bias_free frees them right after
+ * the call.  NULL when memory runs out. */
 reset_logit_bias *reset_go_logit_bias_new(const int32_t *bias_tokens, size_t n_bias_tokens, const float *biases,
                                           size_t n_biases) {
     size_t n = n_bias_tokens < n_biases ? n_bias_tokens : n_biases;

@@ -155,6 +155,33 @@ public final class Policy implements AutoCloseable {
         }
     }
 
+    /**
+     * (0.7) {@link Session#setLogitBias} for the standalone policy (reset_policy_set_logit_bias): from the next
+     * {@link #sample} on, {@code biases[i]} is added to the logit of {@code tokens[i]} after the penalties and
+     * before the temperature, the truncation and the draw; {@link #decide}, the entropy and the decision's
+     * logprob still see the raw logits.  Empty arrays remove the bias, as {@link #clearLogitBias()} does; it
+     * stays through {@link #setParams} and {@link #reset()}.  A policy made by {@link #forModel} checks the
+     * tokens against the model's vocabulary now; one made by {@link #create} knows none, so {@link #sample}
+     * throws OUT_OF_RANGE for logits that do not reach every listed token, and INVALID_ARGUMENT for logits
+     * whose every unbanned entry is -infinity.  On an error the bias in force is unchanged.
+     *
+     * @throws ResetException as {@link Session#setLogitBias} does; OUT_OF_RANGE for a negative token
+     * @throws IllegalArgumentException for arrays of different lengths
+     */
+    public void setLogitBias(int[] tokens, float[] biases) throws ResetException {
+        try {
+            LogitBias.set(tokens, biases,
+                    (entries, count) -> ResetNative.reset_policy_set_logit_bias(handle(), entries, count));
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** (0.7) Removes the logit bias (reset_policy_set_logit_bias with no entries). */
+    public void clearLogitBias() throws ResetException {
+        setLogitBias(new int[0], new float[0]);
+    }
+
     /** Frees the policy.  Idempotent. */
     @Override
     public void close() {

@@ -143,23 +143,9 @@ public final class Session implements AutoCloseable {
      * @throws IllegalArgumentException for arrays of different lengths
      */
     public void setLogitBias(int[] tokens, float[] biases) throws ResetException {
-        if (tokens.length != biases.length) {
-            throw new IllegalArgumentException(tokens.length + " tokens but " + biases.length + " biases");
-        }
-        if (tokens.length == 0) {
-            clearLogitBias();
-            return;
-        }
         try {
-            long session = handle();
-            // The entries cross as a C array, freed after the call (the library copies them).
-            long entries = ResetNative.reset_java_logit_bias_new(tokens, biases);
-            if (entries == 0) throw new ResetException(Status.OUT_OF_MEMORY, "no memory for the logit bias");
-            try {
-                ResetNative.reset_set_logit_bias(session, entries, tokens.length);
-            } finally {
-                ResetNative.reset_java_logit_bias_free(entries);
-            }
+            LogitBias.set(tokens, biases,
+                    (entries, count) -> ResetNative.reset_set_logit_bias(handle(), entries, count));
         } finally {
             Reference.reachabilityFence(this);
         }
@@ -300,6 +286,25 @@ public final class Session implements AutoCloseable {
     public void truncateSequence(int sequence, int length) throws ResetException {
         try {
             ResetNative.reset_truncate_sequence(handle(), sequence, length);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
+     * (0.7) Makes sequence {@code to} a copy of sequence {@code from}, which is left as it is
+     * (reset_copy_sequence; llama.cpp's llama_memory_seq_cp): {@code to} takes {@code from}'s tokens, KV cache,
+     * logits, sampler state (the count of drawn tokens included), held text, whether it has ended and its
+     * maxTokens count, and continues as {@code from} would, except that its draws are keyed by its own index:
+     * a sampled copy explores another continuation of the same state.  No forward pass runs.
+     * {@code from == to} does nothing.
+     *
+     * @throws ResetException OUT_OF_RANGE (from or to outside [0, sequences)), STATE (a session stopped by a
+     *     device failure); the session is unchanged
+     */
+    public void copySequence(int from, int to) throws ResetException {
+        try {
+            ResetNative.reset_copy_sequence(handle(), from, to);
         } finally {
             Reference.reachabilityFence(this);
         }

@@ -251,14 +251,14 @@ class ResetTest {
     @Test
     void anOlderMinorIsRefusedClearly() throws Exception {
         assertEquals(0, Reset.abiMajor());
-        assertEquals(6, Reset.abiMinor());
-        for (long newerOrSame : new long[] {600, 601, 699, 700, 9900}) Reset.checkAbi(newerOrSame);
-        // 0.5 has no reset_truncate, reset_truncate_sequence or reset_session_tokens.
-        ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(500));
+        assertEquals(7, Reset.abiMinor());
+        for (long newerOrSame : new long[] {700, 701, 799, 800, 9900}) Reset.checkAbi(newerOrSame);
+        // 0.6 has no reset_copy_sequence or reset_policy_set_logit_bias.
+        ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(600));
         assertEquals(Status.UNSUPPORTED, e.getStatus());
-        assertEquals("libreset 0.5.0 is older than these bindings need (0.6 or newer): "
+        assertEquals("libreset 0.6.0 is older than these bindings need (0.7 or newer): "
                 + "it lacks functions or fields they use", e.getReason());
-        for (long version : new long[] {400, 300, 200, 100}) {
+        for (long version : new long[] {500, 400, 300, 200, 100}) {
             ResetException older = assertThrows(ResetException.class, () -> Reset.checkAbi(version));
             assertTrue(older.getReason().startsWith("libreset 0." + version / 100 + ".0 is older"), older.getMessage());
         }
@@ -1152,6 +1152,199 @@ class ResetTest {
         }
     }
 
+    // ---------------------------------------------------------------- copying a sequence (0.7)
+
+    /**
+     * Draws at truncateSession's T = 1.5 and seed, from the topK most likely tokens (1: a draw that depends on
+     * nothing but the logits; 0: all of them).
+     */
+    private static PolicyParams copyPolicy(int topK) {
+        return PolicyParams.fixed(1.5f).seed(5).topK(topK);
+    }
+
+    /** truncateSession drawing under copyPolicy(topK), prefilled with TRUNCATE_PROMPT and 3 draws in. */
+    private static Session copySession(Model model, int topK) throws ResetException {
+        Session session = truncateSession(model);
+        try {
+            session.setPolicy(copyPolicy(topK));
+            session.prefill(TRUNCATE_PROMPT);
+            drawn(session, 2, 3);
+            return session;
+        } catch (ResetException | RuntimeException e) {
+            session.close();
+            throw e;
+        }
+    }
+
+    /** Asserts that sequence i of session holds tokens, with logits. */
+    private static void assertHolds(Session session, int i, int[] tokens, float[] logits, String when)
+            throws ResetException {
+        assertArrayEquals(tokens, session.tokens(i), when + ", sequence " + i + "'s tokens");
+        assertEquals(tokens.length, session.length(i), when + ", sequence " + i + "'s length");
+        assertArrayEquals(logits, session.logits(i), when + ", sequence " + i + "'s logits");
+    }
+
+    /**
+     * A sequence made to hold other tokens, then copied from sequence 0, holds sequence 0's tokens and logits,
+     * which stay as they were; drawing the most likely token, both go on alike.  Drawing from all tokens
+     * afterwards, both draw exactly what the two sequences of a session that never copied draw from the same
+     * state: the copy took the draw counter and draws with its own key.
+     */
+    @Test
+    void aCopiedSequenceContinuesAsItsSourceButDrawsWithItsOwnKey() throws Exception {
+        final int alike = 8;
+        final int sampled = 10;
+        try (Model model = chatOneThread()) {
+            int[][] want;
+            try (Session lockstep = copySession(model, 1)) {
+                int[][] first = drawn(lockstep, 2, alike);
+                assertArrayEquals(first[0], first[1], "top_k = 1: the two sequences were not in lockstep");
+                lockstep.setPolicy(copyPolicy(0));
+                want = drawn(lockstep, 2, sampled);
+                assertFalse(Arrays.equals(want[0], want[1]), "both sequences drew " + Arrays.toString(want[0])
+                        + ": the comparison below could not tell the keys apart");
+            }
+            try (Session session = copySession(model, 1)) {
+                session.truncateSequence(1, 2);
+                session.prefillSequence(1, new int[] {40, 41, 42, 43});
+                int[] tokens0 = session.tokens(0);
+                float[] logits0 = session.logits(0);
+                assertFalse(Arrays.equals(tokens0, session.tokens(1)) || Arrays.equals(logits0, session.logits(1)),
+                        "sequence 1 holds what sequence 0 does: the copy below could not be told apart");
+                session.copySequence(0, 1);
+                for (int i = 0; i < 2; i++) assertHolds(session, i, tokens0, logits0, "after copySequence(0, 1)");
+                int[][] got = drawn(session, 2, alike);
+                assertArrayEquals(got[0], got[1], "drawing the most likely token, the copy and its source");
+                for (int i = 0; i < 2; i++) assertArrayEquals(joined(tokens0, got[0]), session.tokens(i));
+                session.setPolicy(copyPolicy(0));
+                int[][] again = drawn(session, 2, sampled);
+                assertTrue(Arrays.deepEquals(want, again), "drawing from all tokens: " + Arrays.deepToString(again)
+                        + ", the sequences that never copied " + Arrays.deepToString(want));
+            }
+        }
+    }
+
+    /**
+     * A copy from or to a sequence the session lacks is refused and changes nothing; a copy of a sequence
+     * onto itself does nothing.
+     */
+    @Test
+    void aBadCopyIsRefusedAndChangesNothing() throws Exception {
+        try (Model model = chatOneThread(); Session session = copySession(model, 0)) {
+            int[][] tokens = {session.tokens(0), session.tokens(1)};
+            float[][] logits = {session.logits(0), session.logits(1)};
+            assertFalse(Arrays.equals(tokens[0], tokens[1]), "both sequences hold " + Arrays.toString(tokens[0])
+                    + ": a copy between them could not be told apart");
+            for (int[] c : new int[][] {{2, 0, 2}, {0, 2, 2}, {-1, 1, -1}, {1, -1, -1}}) {
+                assertStatus(Status.OUT_OF_RANGE, "sequence " + c[2] + " is outside [0, 2)",
+                        () -> session.copySequence(c[0], c[1]));
+            }
+            for (int i = 0; i < 2; i++) session.copySequence(i, i);
+            for (int i = 0; i < 2; i++) assertHolds(session, i, tokens[i], logits[i], "after the refused copies");
+            drawn(session, 2, 1);
+        }
+    }
+
+    // ------------------------------------------------------------------ a standalone policy's logit bias (0.7)
+
+    /** A standalone policy's logits: the most likely tokens are 4, 1 and 6, the least likely 7. */
+    private static final float[] POLICY_LOGITS = {0.5f, 2, 1, -1, 3, 0, 1.5f, -2};
+
+    /** Draws a token from logits with policy, checks that the decision's logprob is still raw, and accepts it. */
+    private static int sampleAndAccept(Policy policy, float[] logits) throws ResetException {
+        Policy.Sample sample = policy.sample(logits);
+        assertEquals(rawLogprob(logits, sample.token()), sample.decision().logprob(), LOGPROB_TOLERANCE,
+                sample.toString());
+        policy.accept(sample.token());
+        return sample.token();
+    }
+
+    /**
+     * Greedy draws the argmax of the logits plus the policy's bias: a ban of the argmax gives the second, +1
+     * more on the third raises it past the second.  A bad bias is refused and leaves the one in force; that
+     * one stays through setParams and reset, and clearing it (or setting none) gives back the raw argmax.
+     */
+    @Test
+    void aPolicysLogitBiasBansRaisesAndClears() throws Exception {
+        try (Policy policy = Policy.create(PolicyParams.greedy(), null, null, 0)) {
+            float ban = Float.NEGATIVE_INFINITY;
+            assertEquals(4, sampleAndAccept(policy, POLICY_LOGITS), "without a bias");
+            policy.setLogitBias(new int[] {4}, new float[] {ban});
+            assertEquals(1, sampleAndAccept(policy, POLICY_LOGITS), "with the argmax banned");
+            policy.setLogitBias(new int[] {4, 6}, new float[] {ban, 1.0f});
+            assertEquals(6, sampleAndAccept(policy, POLICY_LOGITS), "with the argmax banned and +1 on the third");
+            assertStatus(Status.INVALID_ARGUMENT, "entries[0].bias",
+                    () -> policy.setLogitBias(new int[] {1}, new float[] {Float.NaN}));
+            assertStatus(Status.INVALID_ARGUMENT, "token 2 is listed twice",
+                    () -> policy.setLogitBias(new int[] {2, 2}, new float[] {1.0f, -1.0f}));
+            assertStatus(Status.OUT_OF_RANGE, "entries[1].token = -1 is outside",
+                    () -> policy.setLogitBias(new int[] {3, -1}, new float[] {1.0f, 1.0f}));
+            IllegalArgumentException lengths = assertThrows(IllegalArgumentException.class,
+                    () -> policy.setLogitBias(new int[] {1, 2}, new float[] {1.0f}));
+            assertEquals("2 tokens but 1 biases", lengths.getMessage());
+            assertEquals(6, sampleAndAccept(policy, POLICY_LOGITS), "after the refusals");
+            policy.setParams(PolicyParams.greedy());
+            assertEquals(6, sampleAndAccept(policy, POLICY_LOGITS), "after setParams");
+            policy.reset();
+            assertEquals(6, sampleAndAccept(policy, POLICY_LOGITS), "after reset");
+            policy.clearLogitBias();
+            assertEquals(4, sampleAndAccept(policy, POLICY_LOGITS), "after clearLogitBias");
+            policy.setLogitBias(new int[] {4}, new float[] {ban});
+            policy.setLogitBias(new int[0], new float[0]);
+            assertEquals(4, sampleAndAccept(policy, POLICY_LOGITS), "after empty arrays");
+        }
+    }
+
+    /** Twenty draws at T = 1.0 from POLICY_LOGITS by a new policy with the given bias. */
+    private static int[] sampledByPolicy(int[] tokens, float[] biases) throws ResetException {
+        try (Policy policy = Policy.create(sampledPolicy(), null, null, 0)) {
+            policy.setLogitBias(tokens, biases);
+            int[] out = new int[20];
+            for (int i = 0; i < out.length; i++) out[i] = sampleAndAccept(policy, POLICY_LOGITS);
+            return out;
+        }
+    }
+
+    /** At T = 1.0, +100 on the least likely token draws it every time, where the same policy without it does not. */
+    @Test
+    void aPlusHundredPolicyBiasIsAlwaysDrawn() throws Exception {
+        int[] plain = sampledByPolicy(new int[0], new float[0]);
+        assertFalse(Arrays.stream(plain).anyMatch(token -> token == 7), "without a bias the policy drew "
+                + Arrays.toString(plain) + ": +100 on 7 below could not be told apart");
+        int[] forced = sampledByPolicy(new int[] {7}, new float[] {100.0f});
+        for (int token : forced) assertEquals(7, token, "with +100 on 7: " + Arrays.toString(forced));
+    }
+
+    /**
+     * A policy made without a model knows no vocabulary: sample refuses logits that do not reach a listed
+     * token, and logits whose every unbanned entry is -infinity.  One made for a model refuses a token
+     * outside its vocabulary when the bias is set.
+     */
+    @Test
+    void aPlainPolicyRefusesLogitsShorterThanItsBiasAndAModelsRefusesTheBias() throws Exception {
+        try (Policy policy = Policy.create(PolicyParams.greedy(), null, null, 0)) {
+            policy.setLogitBias(new int[] {7}, new float[] {100.0f});
+            assertStatus(Status.OUT_OF_RANGE, "lists token 7, outside these 7 logits",
+                    () -> policy.sample(Arrays.copyOf(POLICY_LOGITS, 7)));
+            assertEquals(7, sampleAndAccept(policy, POLICY_LOGITS), "with +100 on 7");
+            float[] bans = new float[7];
+            Arrays.fill(bans, Float.NEGATIVE_INFINITY);
+            policy.setLogitBias(IntStream.range(0, 7).toArray(), bans);
+            assertEquals(7, sampleAndAccept(policy, POLICY_LOGITS), "with every token but 7 banned");
+            float[] last = POLICY_LOGITS.clone();
+            last[7] = Float.NEGATIVE_INFINITY;
+            assertStatus(Status.INVALID_ARGUMENT, "every token the logit bias does not ban has a logit of -inf",
+                    () -> policy.sample(last));
+        }
+        try (Model model = chatOneThread(); Policy policy = Policy.forModel(model, PolicyParams.greedy())) {
+            assertStatus(Status.OUT_OF_RANGE, "entries[0].token = 512 is outside the vocabulary",
+                    () -> policy.setLogitBias(new int[] {512}, new float[] {1.0f}));
+            policy.setLogitBias(new int[] {511}, new float[] {100.0f});
+            float[] logits = new float[512];
+            assertEquals(511, sampleAndAccept(policy, logits), "with +100 on 511");
+        }
+    }
+
     private static int[] greedyTokens(Model model, float frequencyPenalty) throws Exception {
         try (Session session = model.newSession(128, 1)) {
             session.setPolicy(PolicyParams.greedy().frequencyPenalty(frequencyPenalty));
@@ -1332,9 +1525,15 @@ class ResetTest {
         assertThrows(IllegalStateException.class, () -> session.tokens(0));
         assertThrows(IllegalStateException.class, () -> session.setLogitBias(new int[] {1}, new float[] {1.0f}));
         assertThrows(IllegalStateException.class, session::clearLogitBias);
+        assertThrows(IllegalStateException.class, () -> session.copySequence(0, 0));
         assertThrows(IllegalStateException.class, () -> owned.encode("x"));
         assertThrows(IllegalStateException.class, model::tokenizer);
         model.close();
+        Policy policy = Policy.create(PolicyParams.greedy(), null, null, 0);
+        policy.close();
+        policy.close();
+        assertThrows(IllegalStateException.class, () -> policy.setLogitBias(new int[] {4}, new float[] {1.0f}));
+        assertThrows(IllegalStateException.class, policy::clearLogitBias);
         try (Model golden = golden()) {
             assertNull(golden.tokenizer(), "the golden fixtures have no tokenizer");
             assertEquals("qwen3", golden.info().architecture());
@@ -1476,6 +1675,10 @@ class ResetTest {
         }
         try (Policy policy = Policy.create(PolicyParams.reset(1.0f, 0.3f, 0.6f, 32), new int[] {5}, new int[] {6}, 0)) {
             policy.decide(new float[] {1, 2, 3});
+            // A policy's logit bias (0.7) crosses as a session's does.
+            ResetException many = assertThrows(ResetException.class,
+                    () -> policy.setLogitBias(MANY_BIAS_TOKENS, MANY_BIASES));
+            assertEquals(Status.INVALID_ARGUMENT, many.getStatus(), many.getMessage());
         }
         assertThrows(ResetException.class, () -> Model.load("/nonexistent/model"));
     }
