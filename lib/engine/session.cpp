@@ -229,35 +229,34 @@ void Session::copy_sequence(int32_t from, int32_t to) {
     check_sequence(to);
     throw_if_broken();
     if (from == to) return;
-    const Snapshot saved = snapshot();
-    try {
-        const Sequence &source = sequences_[size_t(from)];
-        Sequence &target = sequences_[size_t(to)];
-        // The KV cache's positions [0, length) and the current logits.  On the device a failed copy leaves
-        // `to`'s rows unknown: the session stops until a reset, as after other device failures.
-        if (device_) {
-            if (source.length > 0) breaking_on_failure([&] { device_->copy_sequence(from, to, source.length); });
-        } else {
-            cache_->copy_sequence(from, to, source.length);
-            target.logits = source.logits;
-        }
-        target.length = source.length;
-        target.ended = source.ended;
-        target.has_logits = source.has_logits;
-        target.tokens = source.tokens;  // shared until either grows
-        // The sampler's whole state (ReSET's step state, the penalties' counts, the draw counter), so `to`
-        // continues as `from` would; its draws stay its own, keyed by its index (reset.h).
-        target.sampler = source.sampler;
-        if (target.stream) *target.stream = *source.stream;
-        target.held = source.held;
-        target.generated = source.generated;
-        target.text.clear();
-        target.top.clear();
-        rederive_sharing();
-    } catch (...) {
-        restore(saved);
-        throw;
+    const Sequence &source = sequences_[size_t(from)];
+    Sequence &target = sequences_[size_t(to)];
+    // Everything that allocates first, into copies: a failure then leaves the session as it was.  The
+    // sampler's whole state (ReSET's step state, the penalties' counts, the draw counter) goes, so `to`
+    // continues as `from` would; its draws stay its own, keyed by its index (reset.h).
+    SequenceSampler sampler = source.sampler;
+    std::vector<float> logits = source.logits;  // CPU backend (empty on the CUDA backend)
+    std::unique_ptr<StreamDecoder> stream = source.stream ? std::make_unique<StreamDecoder>(*source.stream) : nullptr;
+    std::string held = source.held;
+    // Then the KV cache's positions [0, length) and, on the device, the current logits.  A failed device
+    // copy leaves `to`'s rows unknown: the session stops until a reset, as after other device failures.
+    if (device_) {
+        if (source.length > 0) breaking_on_failure([&] { device_->copy_sequence(from, to, source.length); });
+    } else {
+        cache_->copy_sequence(from, to, source.length);
     }
+    target.length = source.length;
+    target.ended = source.ended;
+    target.has_logits = source.has_logits;
+    target.tokens = source.tokens;  // shared until either grows
+    target.sampler = std::move(sampler);
+    target.logits = std::move(logits);
+    target.stream = std::move(stream);
+    target.held = std::move(held);
+    target.generated = source.generated;
+    target.text.clear();
+    target.top.clear();
+    rederive_sharing();
 }
 
 const SharedTokens &Session::tokens(int32_t sequence) const {
