@@ -254,8 +254,9 @@ SamplerSignals SequenceSampler::decide_entropy(float entropy) {
 
 int32_t SequenceSampler::sample(const float *logits, int32_t vocab, int32_t sequence, SamplerSignals *signals) {
     if (sequence < 0) fail(RESET_ERR_OUT_OF_RANGE, "sequence index ", sequence, " is negative");
-    LogitStats stats;
-    const SamplerSignals s = decide_with_stats(logits, vocab, &stats);
+    // Spec step 2 (bad logits fail here), then the row drawn from, each before the state is touched: a
+    // failing call leaves the sampler as it was, a pending decision included.
+    const LogitStats stats = logit_stats(logits, vocab);
     float max_logit = stats.max;
     int32_t argmax = stats.argmax;
     // The penalties lower the logits that are drawn from, after H_t and the
@@ -265,6 +266,7 @@ int32_t SequenceSampler::sample(const float *logits, int32_t vocab, int32_t sequ
     const float *z = penalties || biased() ? penalize(logits, vocab, penalties, &max_logit, &argmax) : logits;
     if (argmax < 0)
         fail(RESET_ERR_BACKEND, "every token the logit bias does not ban has a logit of -inf: nothing to draw");
+    const SamplerSignals s = decide_entropy(stats.entropy);
     // Step 8.  Greedy ignores the truncation: the argmax survives every filter.
     int32_t token = argmax;
     if (s.temperature != 0.0f) {

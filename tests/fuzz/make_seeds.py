@@ -362,6 +362,11 @@ def policy_seeds():
         policy_logit_bias(too_many=True) + bytes([7]) + policy_run(steps[6:10], True) +
         policy_logit_bias([(19, 140)]) + policy_run(steps[10:12], True) + policy_logit_bias() +
         policy_run(steps[12:], True) + tail,
+        # Found (session 34): a sample refused because the bias left nothing to draw kept its decision pending,
+        # and the next accept counted that row's entropy; now the refusal touches nothing.
+        "found_banned_row_pending": bytes.fromhex("0140084a160700000000000000502030"
+                                                  "0c000039000000" "0f8da8fd7f00005d01"
+                                                  "0069730c731e06c21e0006c2"),
         "invalid_params": bytes([1]) + number(0.5) + integer(0) + number(1.0) + number(1.0) + bytes(8) +
         number(1.0) + number(0.25) + number(0.5) + integer(0) + bytes([0, 0, 0]) + policy_options() + tail,
     }

@@ -296,19 +296,38 @@ TEST_CASE("the standalone policy's logit bias draws what a session's does") {
 TEST_CASE("reset_policy_set_logit_bias: checks, rows that do not reach it, and what it outlives") {
     ModelGuard m{load_chat_model()};
     // A policy without a model checks tokens against each row.
-    PolicyGuard plain{policy_for(nullptr, RESET_POLICY_GREEDY, 1.0f, 0.0f)};
+    // The twin receives only the calls that succeed: a refused one must leave no trace.
+    PolicyGuard plain{policy_for(nullptr, RESET_POLICY_GREEDY, 1.0f, 0.0f)}, twin{policy_for(nullptr,
+                                                                                            RESET_POLICY_GREEDY,
+                                                                                            1.0f, 0.0f)};
     std::vector<float> row = {0.5f, 3.0f, 1.0f, -1.0f};
     int32_t token = -1;
-    set_policy_bias(plain.policy, {{1, -INFINITY}, {6, 1.0f}});  // no vocabulary to check 6 against yet
+    for (reset_policy *p : {plain.policy, twin.policy})
+        set_policy_bias(p, {{1, -INFINITY}, {6, 1.0f}});  // no vocabulary to check 6 against yet
     CHECK(reset_policy_sample(plain.policy, row.data(), row.size(), &token, nullptr) == RESET_ERR_OUT_OF_RANGE);
     CHECK(last_error().find("token 6") != std::string::npos);
     row.resize(7, -2.0f);  // now the row reaches token 6 (-2 + 1 = -1)
-    REQUIRE(reset_policy_sample(plain.policy, row.data(), row.size(), &token, nullptr) == RESET_OK);
-    CHECK(token == 2);  // 1 is banned: 2 (1.0) is the largest left
+    for (reset_policy *p : {plain.policy, twin.policy}) {
+        REQUIRE(reset_policy_sample(p, row.data(), row.size(), &token, nullptr) == RESET_OK);
+        CHECK(token == 2);  // 1 is banned: 2 (1.0) is the largest left
+    }
     // Every entry that is not -inf banned: the caller's logits leave nothing to draw.
     std::vector<float> masked = {-INFINITY, 3.0f, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
     CHECK(reset_policy_sample(plain.policy, masked.data(), masked.size(), &token, nullptr) ==
           RESET_ERR_INVALID_ARGUMENT);
+    // ... and leaves the policy as it was, the decision still pending included: the twin decides the same
+    // afterwards (fuzz_policy found the refused row's entropy counted when the next token was accepted).
+    for (reset_policy *p : {plain.policy, twin.policy}) {
+        REQUIRE(reset_policy_accept(p, 3) == RESET_OK);
+        REQUIRE(reset_policy_sample(p, row.data(), row.size(), &token, nullptr) == RESET_OK);
+        REQUIRE(reset_policy_accept(p, token) == RESET_OK);
+    }
+    reset_decision after, twin_after;
+    reset_decision_init(&after);
+    reset_decision_init(&twin_after);
+    REQUIRE(reset_policy_decide(plain.policy, row.data(), row.size(), &after) == RESET_OK);
+    REQUIRE(reset_policy_decide(twin.policy, row.data(), row.size(), &twin_after) == RESET_OK);
+    CHECK(std::memcmp(&after, &twin_after, sizeof after) == 0);
     // Refusals keep the bias in force.
     const reset_logit_bias nan_entry = {2, NAN}, negative = {-1, 1.0f};
     CHECK(reset_policy_set_logit_bias(plain.policy, &nan_entry, 1) == RESET_ERR_INVALID_ARGUMENT);
