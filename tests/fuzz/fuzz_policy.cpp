@@ -593,10 +593,13 @@ void check_traces(Bytes &in, const reset_decision &last) {
     // A step is also an output struct: a newer header's larger one is read up to what the library knows.
     const bool readable = readable_size<reset_step>(
         step.struct_size, {offsetof(reset_step, text), offsetof(reset_step, top_logprobs)}, true);
-    // A struct that ends before the count leaves it at its default, 0.
-    const bool has_top = step.struct_size >= offsetof(reset_step, top_logprob_count) + sizeof(int32_t);
-    const bool top_refused = has_top && (step.top_logprob_count > RESET_MAX_TOP_LOGPROBS ||
-                                         (step.top_logprob_count > 0 && !step.top_logprobs));
+    // The library reads the first struct_size bytes over zeros: a struct that ends before the count leaves it
+    // 0, one that ends inside it leaves its first bytes (found in session 34: the harness took that as 0).
+    reset_step seen;
+    std::memset(&seen, 0, sizeof seen);
+    std::memcpy(&seen, &step, std::min<size_t>(step.struct_size, sizeof seen));
+    const bool top_refused = seen.top_logprob_count < 0 || seen.top_logprob_count > RESET_MAX_TOP_LOGPROBS ||
+                             (seen.top_logprob_count > 0 && !seen.top_logprobs);
     const auto [step_status, step_text] = read_line("reset_step_to_json", [&](char *b, size_t c, size_t *n) {
         return reset_step_to_json(&step, b, c, n);
     });

@@ -367,6 +367,10 @@ def policy_seeds():
         "found_banned_row_pending": bytes.fromhex("0140084a160700000000000000502030"
                                                   "0c000039000000" "0f8da8fd7f00005d01"
                                                   "0069730c731e06c21e0006c2"),
+        # Found (session 34, a harness bug since 0.4): a reset_step whose struct_size ends inside
+        # top_logprob_count; the library reads the count's first bytes, the harness took it as 0.
+        "found_step_size_inside_count": bytes.fromhex("023608501007000000000000005030300c005959640059ff6062616c"
+                                                      "5965726174ff59ff59ff5972ff5972ff597572ff5965726174ff59ff59"),
         "invalid_params": bytes([1]) + number(0.5) + integer(0) + number(1.0) + number(1.0) + bytes(8) +
         number(1.0) + number(0.25) + number(0.5) + integer(0) + bytes([0, 0, 0]) + policy_options() + tail,
     }
