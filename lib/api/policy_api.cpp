@@ -336,18 +336,8 @@ reset_status reset_policy_sample(reset_policy *policy, const float *logits, size
         reset::require(out_token, "out_token");
         if (out) reset::check_caller_struct<reset_decision>(out->struct_size, "out", "reset_decision_init");
         const int32_t vocab = reset::checked_vocab(logits, n_vocab);
-        const std::shared_ptr<const reset::LogitBias> &bias = h->sampler.logit_bias();
-        if (bias && !bias->empty() && bias->tokens.back() >= vocab)
-            fail(RESET_ERR_OUT_OF_RANGE, "the logit bias lists token ", bias->tokens.back(), ", outside these ", vocab,
-                 " logits");
         reset::SamplerSignals signals;
-        try {
-            *out_token = h->sampler.sample(logits, vocab, h->sequence, &signals);
-        } catch (const reset::Error &e) {
-            // Every logit the bias leaves unbanned is -inf: the caller's logits, not a backend's.
-            if (e.status() != RESET_ERR_BACKEND) throw;
-            fail(RESET_ERR_INVALID_ARGUMENT, e.what());
-        }
+        *out_token = h->sampler.sample(logits, vocab, h->sequence, &signals);
         if (out) reset::write_decision(signals, out);
     });
 }

@@ -165,8 +165,8 @@ const float *SequenceSampler::penalize(const float *logits, int32_t vocab, bool 
         }
     }
     // The logit bias, after the penalties (reset.h): one FP32 addition, as the device makes it.
-    if (bias_)
-        for (size_t i = 0; i < bias_->tokens.size() && bias_->tokens[i] < vocab; ++i) {
+    if (bias_)  // sample() has checked that the row reaches every listed token
+        for (size_t i = 0; i < bias_->tokens.size(); ++i) {
             float &z = penalized_[static_cast<size_t>(bias_->tokens[i])];
             z = z + bias_->biases[i];
         }
@@ -254,8 +254,12 @@ SamplerSignals SequenceSampler::decide_entropy(float entropy) {
 
 int32_t SequenceSampler::sample(const float *logits, int32_t vocab, int32_t sequence, SamplerSignals *signals) {
     if (sequence < 0) fail(RESET_ERR_OUT_OF_RANGE, "sequence index ", sequence, " is negative");
-    // Spec step 2 (bad logits fail here), then the row drawn from, each before the state is touched: a
-    // failing call leaves the sampler as it was, a pending decision included.
+    // Every check comes before the state is touched, so a failing call leaves the sampler as it was, a
+    // pending decision included: the bias against the row (a session's was checked against its
+    // vocabulary; a standalone policy's knows none, reset.h), spec step 2 (bad logits), the row drawn from.
+    if (biased() && bias_->tokens.back() >= vocab)
+        fail(RESET_ERR_OUT_OF_RANGE, "the logit bias lists token ", bias_->tokens.back(), ", outside these ", vocab,
+             " logits");
     const LogitStats stats = logit_stats(logits, vocab);
     float max_logit = stats.max;
     int32_t argmax = stats.argmax;
@@ -264,8 +268,9 @@ int32_t SequenceSampler::sample(const float *logits, int32_t vocab, int32_t sequ
     const bool any_seen = generation_.size() > 0 || context_.size() > 0;
     const bool penalties = policy_.penalized() && any_seen;
     const float *z = penalties || biased() ? penalize(logits, vocab, penalties, &max_logit, &argmax) : logits;
+    // Bad logits, as logit_stats reports them (a session, whose logits are the model's, reports a backend failure).
     if (argmax < 0)
-        fail(RESET_ERR_BACKEND, "every token the logit bias does not ban has a logit of -inf: nothing to draw");
+        fail(RESET_ERR_INVALID_ARGUMENT, "every token the logit bias does not ban has a logit of -inf: nothing to draw");
     const SamplerSignals s = decide_entropy(stats.entropy);
     // Step 8.  Greedy ignores the truncation: the argmax survives every filter.
     int32_t token = argmax;

@@ -86,7 +86,6 @@ public:
     // (null or empty: none).  Shared, not copied, by the sampler's copies.
     void set_logit_bias(std::shared_ptr<const LogitBias> bias);
     bool biased() const { return bias_ && !bias_->empty(); }
-    const std::shared_ptr<const LogitBias> &logit_bias() const { return bias_; }
 
     // Spec steps 1-7: the temperature for the next token from its raw logits
     // (not modified), with the state updated by H_t.  Deciding again before
@@ -100,7 +99,11 @@ public:
     // truncation with Philox keyed by (policy seed, sequence, accepted-token
     // count), from the logits lowered by the policy's penalties
     // (rules/penalty.h) for the tokens of the current generation; greedy
-    // takes the argmax of those.  Fills *signals (may be null).
+    // takes the argmax of those, plus the logit bias.  Fills *signals (may be
+    // null).  Throws as decide() does, and also RESET_ERR_OUT_OF_RANGE when
+    // the logits do not reach a token the bias lists and
+    // RESET_ERR_INVALID_ARGUMENT when the bias leaves nothing to draw; a
+    // failing call changes nothing.
     int32_t sample(const float *logits, int32_t vocab, int32_t sequence, SamplerSignals *signals);
 
     // Record the token the sequence actually took (normally the sampled one;

@@ -116,8 +116,7 @@ int cmd_generate(int argc, char **argv) {
     // The library ends the answer at max_tokens (reporting "length" and any text a stop string
     // held back); a --think-budget prefill starts its count again, so each call sets what is left.
     const StopArgs stop(args);
-    auto set_stop = [&](long tokens_left) { stop.set(session.handle, tokens_left); };
-    set_stop(max_tokens);
+    stop.set(session.handle, max_tokens);
     set_logit_bias_from_args(session.handle, args);
     check(reset_prefill(session.handle, ids.data(), ids.size()), "prefill");
 
@@ -181,7 +180,7 @@ int cmd_generate(int argc, char **argv) {
                 break;
             }
             check(closed, "closing the reasoning");
-            set_stop(max_tokens - n - 1);
+            stop.set(session.handle, max_tokens - n - 1);
             if (text_out) std::fwrite(appended.data(), 1, appended.size(), stdout);
             reasoning.closed();
         }

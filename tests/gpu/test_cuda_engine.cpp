@@ -1189,6 +1189,15 @@ void test_logit_bias(const std::string &dir) {
     }
 }
 
+// The tokens a sequence's context holds (reset_session_tokens).
+std::vector<int32_t> tokens_of(reset_session *s, int sequence) {
+    size_t n = 0;
+    reset_session_tokens(s, sequence, nullptr, 0, &n);
+    std::vector<int32_t> out(n);
+    ok(reset_session_tokens(s, sequence, out.data(), out.size(), &n), "reset_session_tokens");
+    return out;
+}
+
 int g_truncate_compared = 0;  // test_truncate: cut-back sessions compared with new ones
 
 // reset_truncate on the CUDA backend (0.6), against new CUDA sessions given the kept tokens as
@@ -1212,13 +1221,6 @@ void test_truncate(const std::string &dir) {
         o.ignore_eos = 1;
         ok(reset_set_stop(s, &o), "reset_set_stop");
         return s;
-    };
-    auto tokens_of = [&](reset_session *s, int sequence) {
-        size_t n = 0;
-        reset_session_tokens(s, sequence, nullptr, 0, &n);
-        std::vector<int32_t> out(n);
-        ok(reset_session_tokens(s, sequence, out.data(), out.size(), &n), "reset_session_tokens");
-        return out;
     };
     auto compare = [&](reset_session *reference, reset_session *cut, const char *what) {
         double worst = 0;
@@ -1323,12 +1325,7 @@ void test_copy_sequence(const std::string &dir) {
         for (reset_session *s : {a, b}) ok(reset_set_policy(s, &p), "reset_set_policy (sampled)");
         EXPECT(logits(b, 2, vocab) == logits(b, 0, vocab), "%s: the copied sequence's device logits differ",
                dir.c_str());
-        std::vector<int32_t> t0(512), t2(512);
-        size_t n0 = 0, n2 = 0;
-        ok(reset_session_tokens(b, 0, t0.data(), t0.size(), &n0), "reset_session_tokens");
-        ok(reset_session_tokens(b, 2, t2.data(), t2.size(), &n2), "reset_session_tokens");
-        EXPECT(n0 == n2 && std::equal(t0.begin(), t0.begin() + long(n0), t2.begin()),
-               "%s: the copied sequence's tokens differ", dir.c_str());
+        EXPECT(tokens_of(b, 2) == tokens_of(b, 0), "%s: the copied sequence's tokens differ", dir.c_str());
         const Compared after = decode_both(a, b, kSequences, vocab, kAfter, kBound, false);
         EXPECT(after.unexplained == 0 && after.worst <= kBound && after.tokens > 0,
                "%s copy: %d of %d tokens differ unexplained, worst %.3g", dir.c_str(), after.unexplained,
