@@ -74,9 +74,9 @@ extern "C" {
  * versions only append functions and struct fields (CHANGELOG.md lists
  * them), so a program built against 0.N runs on any 0.M with M >= N. */
 #define RESET_VERSION_MAJOR 0
-#define RESET_VERSION_MINOR 7
+#define RESET_VERSION_MINOR 8
 #define RESET_VERSION_PATCH 0
-#define RESET_VERSION_STRING "0.7.0"
+#define RESET_VERSION_STRING "0.8.0"
 #define RESET_VERSION_NUMBER (RESET_VERSION_MAJOR * 10000 + RESET_VERSION_MINOR * 100 + RESET_VERSION_PATCH)
 
 /* The version of the library actually loaded, as RESET_VERSION_NUMBER.
@@ -494,6 +494,59 @@ RESET_API reset_status reset_truncate_sequence(reset_session *session, int32_t s
  * RESET_ERR_INVALID_ARGUMENT (session NULL), RESET_ERR_INVALID_HANDLE,
  * RESET_ERR_OUT_OF_MEMORY.  On error the session's sequences are unchanged. */
 RESET_API reset_status reset_copy_sequence(reset_session *session, int32_t from, int32_t to);
+
+/* (0.8) Save sequence `sequence`'s state to the file at `path`, so that
+ * reset_load_sequence can give it to a sequence of this or another session
+ * of the same model later, in this process or another: everything
+ * reset_copy_sequence copies (its tokens and KV cache, its current logits,
+ * its sampler's state, its streaming text state, whether it has ended and
+ * its max_tokens count).  That is llama.cpp's llama_state_seq_save_file:
+ * keep a long prompt's or a conversation's prefill across runs (`reset
+ * generate --prompt-cache`), or park a reasoning trace and resume it
+ * elsewhere.  The policy, the stop conditions and the logit bias belong to
+ * the session, not to a sequence: they are not saved.
+ * The file is a safetensors file (docs/sequence-file.md lists its tensors
+ * and metadata): the KV cache in the session's cache type, length × 2 ×
+ * layers × KV heads × head_dim elements (147 KB per token for Qwen3-8B in
+ * BF16, 1.2 GB at 8k), plus the vocabulary's logits (0.6 MB).  It is
+ * written to a new file beside `path`, flushed to disk and renamed onto
+ * `path`, so a failing save leaves whatever `path` held as it was.
+ * Errors: RESET_ERR_IO (the file cannot be written; the message names it
+ * and the system's reason), RESET_ERR_OUT_OF_RANGE (sequence outside [0,
+ * sequences)), RESET_ERR_STATE (a session stopped by a device failure),
+ * RESET_ERR_INVALID_ARGUMENT (session or path NULL),
+ * RESET_ERR_INVALID_HANDLE, RESET_ERR_OUT_OF_MEMORY.  The session is
+ * unchanged whatever the outcome. */
+RESET_API reset_status reset_save_sequence(const reset_session *session, int32_t sequence, const char *path);
+
+/* (0.8) Make sequence `sequence` the sequence saved in the file at `path`
+ * by reset_save_sequence: it forgets what it held and continues as the
+ * saved sequence would have, except that its draws are keyed by its own
+ * index (as after reset_copy_sequence).  The session's policy, stop
+ * conditions and logit bias apply from the next step; a policy whose ReSET
+ * window differs from the saved one keeps the most recent entropies, as
+ * reset_set_policy does.  Sequences that then hold the same tokens share
+ * their computation again (reset_truncate).
+ * The file must come from the same model (its architecture, shapes and a
+ * fingerprint of its weights), loaded with the same weights format
+ * (reset_model_info.weights: the KV cache holds what those weights
+ * computed), and from a session with the same KV cache type.  The backend
+ * may differ: a sequence saved on the GPU loads on the CPU backend and back,
+ * its values then being the other backend's, which agree to the tolerances
+ * docs/cuda-engine.md gives, not bit for bit.
+ * Errors: RESET_ERR_IO (missing or unreadable), RESET_ERR_FORMAT (not a
+ * libreset sequence file, or one whose contents are malformed or
+ * inconsistent; the message says what), RESET_ERR_UNSUPPORTED (a file
+ * format newer than this library's), RESET_ERR_SHAPE (another model,
+ * weights format or KV cache type; the message gives both),
+ * RESET_ERR_CONTEXT_OVERFLOW (longer than the session's max_context),
+ * RESET_ERR_OUT_OF_RANGE (sequence outside [0, sequences)),
+ * RESET_ERR_STATE (a session stopped by a device failure; a failure while
+ * writing the device's KV cache stops it until reset_session_reset),
+ * RESET_ERR_INVALID_ARGUMENT (session or path NULL),
+ * RESET_ERR_INVALID_HANDLE, RESET_ERR_OUT_OF_MEMORY.  On error the
+ * session's sequences are unchanged. */
+RESET_API reset_status reset_load_sequence(reset_session *session, int32_t sequence, const char *path);
 
 /* (0.6) The tokens of sequence `sequence`'s context, in order: every prompt
  * token and every generated token that entered the context

@@ -15,8 +15,9 @@ mkdir -p "$out/bin" "$out/lib"
 programs=("$build"/tests/gpu_test_* "$build/samples/reset" "$build/tests/decode_bench"
           "$build/tests/attention_decode_bench" "$build/tests/nvfp4_gemv_bench"
           "$build/tests/persistent_chain_bench" "$build/tests/fuzz_replay_model_load"
-          "$build/tests/fuzz_replay_session")
-# (every GPU test, the decode, attention, GEMV and chain benchmarks, the model-loading and session fuzz replays)
+          "$build/tests/fuzz_replay_session" "$build/tests/fuzz_replay_sequence_file")
+# (every GPU test, the decode, attention, GEMV and chain benchmarks, the model-loading, session and
+# sequence-file fuzz replays)
 # BUNDLE_PROGRAMS="gpu_test_cuda_engine reset ..." keeps only those (the device tool carries at most
 # 64 MiB with the working tree, and every GPU test links the library's objects: ~10 MB each).
 for p in "${programs[@]}"; do

@@ -118,6 +118,22 @@ reset_status reset_copy_sequence(reset_session *session, int32_t from, int32_t t
     return api_call([&] { session_of(session).copy_sequence(from, to); });
 }
 
+reset_status reset_save_sequence(const reset_session *session, int32_t sequence, const char *path) {
+    return api_call([&] {
+        const Session &s = session_of(session);
+        require(path, "path");
+        s.save_sequence(sequence, path);
+    });
+}
+
+reset_status reset_load_sequence(reset_session *session, int32_t sequence, const char *path) {
+    return api_call([&] {
+        Session &s = session_of(session);
+        require(path, "path");
+        s.load_sequence(sequence, path);
+    });
+}
+
 reset_status reset_session_tokens(const reset_session *session, int32_t sequence, int32_t *ids, size_t capacity,
                                   size_t *n_ids) {
     if (n_ids) *n_ids = 0;

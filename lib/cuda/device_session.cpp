@@ -226,6 +226,15 @@ public:
     void prefill(int32_t sequence, const int32_t *ids, int32_t n, int32_t start, bool logits) override;
     void copy_sequence(int32_t from, int32_t to, int32_t length) override;
     void copy_logits(int32_t sequence, float *out) override;
+    void read_kv(int32_t sequence, int32_t layer, int32_t length, void *keys, void *values) override {
+        transfer_kv(sequence, layer, length, keys, values, cudaMemcpyDeviceToHost);
+    }
+    void write_kv(int32_t sequence, int32_t layer, int32_t length, const void *keys, const void *values) override {
+        // The upload only reads the host buffers.
+        transfer_kv(sequence, layer, length, const_cast<void *>(keys), const_cast<void *>(values),
+                    cudaMemcpyHostToDevice);
+    }
+    void write_logits(int32_t sequence, const float *logits) override;
     void step(const std::vector<SequenceSampler *> &samplers, const std::vector<uint8_t> &active,
               const std::vector<int32_t> &positions, std::vector<DeviceStepResult> &results) override;
     void set_logit_bias(const LogitBias &bias) override {
@@ -254,6 +263,9 @@ private:
         return b;
     }
     KvCacheLayerView cache_view(int32_t layer) const;
+    // One layer's K and V of a sequence between the cache and host buffers in a sequence file's
+    // layout (DeviceSession::read_kv / write_kv), by `kind`.
+    void transfer_kv(int32_t sequence, int32_t layer, int32_t length, void *keys, void *values, cudaMemcpyKind kind);
     void ensure_ring_capacity(int32_t window);
     // Capture and instantiate the step graph, if the session uses one and has none: at creation,
     // after the rings grew, so that a decode step does not (reset.h: nothing allocated mid-generation).
@@ -930,6 +942,38 @@ void CudaSession::copy_logits(int32_t sequence, float *out) {
                                stream_),
                "logits download");
     sync("logits download");
+}
+
+// A sequence file's layer (engine/sequence_file.h) is [kv_head][position][head_dim] for positions
+// [0, length): the cache's [slot][kv_head][position][head_dim] with the capacity's pitch dropped.
+void CudaSession::transfer_kv(int32_t sequence, int32_t layer, int32_t length, void *keys, void *values,
+                              cudaMemcpyKind kind) {
+    use_device(dm_.device);
+    const ModelConfig &c = config_;
+    const size_t element = size_t(kv_cache_element_bytes(kv_type_));
+    const size_t head_bytes = size_t(capacity_) * size_t(c.head_dim) * element;
+    const size_t width = size_t(length) * size_t(c.head_dim) * element;
+    const KvCacheLayerView v = cache_view(layer);
+    void *device[2] = {static_cast<uint8_t *>(v.keys) + size_t(sequence) * c.n_kv_heads * head_bytes,
+                       static_cast<uint8_t *>(v.values) + size_t(sequence) * c.n_kv_heads * head_bytes};
+    void *host[2] = {keys, values};
+    const bool download = kind == cudaMemcpyDeviceToHost;
+    for (int i = 0; i < 2; ++i)
+        cuda_check(download ? cudaMemcpy2DAsync(host[i], width, device[i], head_bytes, width, size_t(c.n_kv_heads),
+                                                kind, stream_)
+                            : cudaMemcpy2DAsync(device[i], head_bytes, host[i], width, width, size_t(c.n_kv_heads),
+                                                kind, stream_),
+                   download ? "KV download" : "KV upload");
+    sync(download ? "KV download" : "KV upload");
+}
+
+void CudaSession::write_logits(int32_t sequence, const float *logits) {
+    use_device(dm_.device);
+    const size_t row = size_t(config_.vocab_size) * sizeof(float);
+    cuda_check(cudaMemcpyAsync(logits_.as<uint8_t>() + size_t(sequence) * row, logits, row, cudaMemcpyHostToDevice,
+                               stream_),
+               "logits upload");
+    sync("logits upload");
 }
 
 // ---------------------------------------------------------------------------

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <new>
 
 #include "api/errors.h"
@@ -27,7 +28,7 @@ namespace reset {
 
 KvCache::KvCache(const ModelConfig &config, int32_t sequences, int32_t capacity, reset_kv_cache type)
     : layers_(config.n_layers), sequences_(sequences), capacity_(capacity),
-      kv_dim_(config.n_kv_heads * config.head_dim), type_(type) {
+      kv_dim_(config.n_kv_heads * config.head_dim), head_dim_(config.head_dim), type_(type) {
     const uint64_t elements = uint64_t(layers_) * uint64_t(sequences_) * uint64_t(capacity_) * uint64_t(kv_dim_);
     try {
         keys_.assign(elements, 0.0f);
@@ -100,6 +101,67 @@ void KvCache::copy_sequence(int32_t from, int32_t to, int32_t length) {
     for (int32_t layer = 0; layer < layers_; ++layer) {
         std::copy_n(keys(layer, from, 0), size_t(length) * kv_dim_, mutable_keys(layer, to, 0));
         std::copy_n(values(layer, from, 0), size_t(length) * kv_dim_, mutable_values(layer, to, 0));
+    }
+}
+
+size_t KvCache::kv_element_bytes() const {
+    return type_ == RESET_KV_CACHE_FP8 ? 1 : type_ == RESET_KV_CACHE_BF16 ? 2 : 4;
+}
+
+namespace {
+
+// A cached value in its type's encoding (the value is already rounded to the type).
+void encode_element(reset_kv_cache type, float x, uint8_t *out) {
+    if (type == RESET_KV_CACHE_BF16) {
+        const uint16_t bits = float_to_bf16(x);
+        std::memcpy(out, &bits, 2);
+    } else if (type == RESET_KV_CACHE_FP8) {
+        *out = x != x ? uint8_t(0x7f) : uint8_t((x < 0.0f ? 0x80 : 0) | nvfp4::float_to_e4m3(std::fabs(x)));
+    } else {
+        std::memcpy(out, &x, 4);
+    }
+}
+
+float decode_element(reset_kv_cache type, const uint8_t *in) {
+    if (type == RESET_KV_CACHE_BF16) {
+        uint16_t bits;
+        std::memcpy(&bits, in, 2);
+        return bf16_to_float(bits);
+    }
+    if (type == RESET_KV_CACHE_FP8) return nvfp4::e4m3_to_float(*in);
+    float x;
+    std::memcpy(&x, in, 4);
+    return x;
+}
+
+}  // namespace
+
+void KvCache::export_layer(int32_t layer, int32_t sequence, int32_t length, uint8_t *keys_out,
+                           uint8_t *values_out) const {
+    const size_t element = kv_element_bytes();
+    for (int32_t position = 0; position < length; ++position) {
+        const float *k = keys(layer, sequence, position), *v = values(layer, sequence, position);
+        for (int32_t i = 0; i < kv_dim_; ++i) {
+            // Element i of a position is head i / head_dim, component i % head_dim.
+            const size_t at = ((size_t(i / head_dim_) * size_t(length) + size_t(position)) * size_t(head_dim_) +
+                               size_t(i % head_dim_)) * element;
+            encode_element(type_, k[i], keys_out + at);
+            encode_element(type_, v[i], values_out + at);
+        }
+    }
+}
+
+void KvCache::import_layer(int32_t layer, int32_t sequence, int32_t length, const uint8_t *keys_in,
+                           const uint8_t *values_in) {
+    const size_t element = kv_element_bytes();
+    for (int32_t position = 0; position < length; ++position) {
+        float *k = mutable_keys(layer, sequence, position), *v = mutable_values(layer, sequence, position);
+        for (int32_t i = 0; i < kv_dim_; ++i) {
+            const size_t at = ((size_t(i / head_dim_) * size_t(length) + size_t(position)) * size_t(head_dim_) +
+                               size_t(i % head_dim_)) * element;
+            k[i] = decode_element(type_, keys_in + at);
+            v[i] = decode_element(type_, values_in + at);
+        }
     }
 }
 

@@ -24,6 +24,15 @@ public:
     const float *values(int32_t layer, int32_t sequence, int32_t position) const;
     // Copy positions [0, length) of one sequence onto another (shared prefill).
     void copy_sequence(int32_t from, int32_t to, int32_t length);
+    // One layer's K and V of one sequence as a sequence file holds them
+    // (engine/sequence_file.h): positions [0, length) as [kv_head][position]
+    // [head_dim], each element in the cache type's encoding (BF16 bits, an
+    // E4M3 byte or an FP32 value, little-endian; kv_element_bytes() each).
+    // The cache's values are already rounded to its type, so both ways are exact.
+    void export_layer(int32_t layer, int32_t sequence, int32_t length, uint8_t *keys, uint8_t *values) const;
+    void import_layer(int32_t layer, int32_t sequence, int32_t length, const uint8_t *keys, const uint8_t *values);
+    size_t kv_element_bytes() const;
+    reset_kv_cache type() const { return type_; }
     int32_t capacity() const { return capacity_; }
     uint64_t bytes() const { return (keys_.size() + values_.size()) * sizeof(float); }
 
@@ -31,7 +40,7 @@ private:
     size_t offset(int32_t layer, int32_t sequence, int32_t position) const;
     float *mutable_keys(int32_t layer, int32_t sequence, int32_t position);
     float *mutable_values(int32_t layer, int32_t sequence, int32_t position);
-    int32_t layers_, sequences_, capacity_, kv_dim_;
+    int32_t layers_, sequences_, capacity_, kv_dim_, head_dim_;
     reset_kv_cache type_;
     std::vector<float> keys_, values_;
 };

@@ -73,6 +73,13 @@ public:
     virtual void copy_sequence(int32_t from, int32_t to, int32_t length) = 0;
     // The current logits of a sequence (vocab_size floats).
     virtual void copy_logits(int32_t sequence, float *out) = 0;
+    // One layer's K and V of a sequence as a sequence file holds them
+    // (engine/sequence_file.h): positions [0, length) as [kv_head][position]
+    // [head_dim] in the cache's element encoding, from or into host memory.
+    virtual void read_kv(int32_t sequence, int32_t layer, int32_t length, void *keys, void *values) = 0;
+    virtual void write_kv(int32_t sequence, int32_t layer, int32_t length, const void *keys, const void *values) = 0;
+    // Make `logits` (vocab_size floats) the sequence's current logits.
+    virtual void write_logits(int32_t sequence, const float *logits) = 0;
     // One decode step: every sequence s with active[s] samples a token from its
     // current logits with samplers[s] (its policy and carried state go to the
     // device, the accepted state comes back into it), then that token runs at

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "api/errors.h"
+#include "engine/sequence_file.h"
 #include "sampling/policy.h"
 #include "sampling/top_logprobs.h"
 
@@ -47,7 +48,7 @@ reset_policy_params initial_policy(const ModelConfig &config) {
 
 Session::Session(std::shared_ptr<LoadedModel> model, const SessionOptions &options)
     : model_(std::move(model)), max_context_(options.max_context),
-      top_logprobs_(std::min(options.top_logprobs, model_->config.vocab_size)) {
+      top_logprobs_(std::min(options.top_logprobs, model_->config.vocab_size)), kv_cache_(options.kv_cache) {
     const DelimiterSets delimiters = delimiters_of(*model_);
     if (model_->backend == RESET_BACKEND_CUDA) {
         if (options.kv_cache == RESET_KV_CACHE_FP32)
@@ -254,6 +255,79 @@ void Session::copy_sequence(int32_t from, int32_t to) {
     target.stream = std::move(stream);
     target.held = std::move(held);
     target.generated = source.generated;
+    target.text.clear();
+    target.top.clear();
+    rederive_sharing();
+}
+
+void Session::save_sequence(int32_t index, const std::string &path) const {
+    check_sequence(index);
+    throw_if_broken();
+    const Sequence &sequence = sequences_[size_t(index)];
+    SequenceRecord record;
+    record.tokens.resize(size_t(sequence.length));
+    for (size_t i = 0; i < record.tokens.size(); ++i) record.tokens[i] = sequence.tokens[int64_t(i)];
+    record.has_logits = sequence.has_logits;
+    if (sequence.has_logits) {
+        record.logits.resize(size_t(model_->config.vocab_size));
+        if (device_) device_->copy_logits(index, record.logits.data());
+        else record.logits = sequence.logits;
+    }
+    record.ended = sequence.ended;
+    record.generated = sequence.generated;
+    record.sampler = sequence.sampler.saved();
+    if (sequence.stream) record.stream = sequence.stream->state();
+    record.held = sequence.held;
+    // Reading the device's cache changes nothing there: a failure leaves the session working.
+    const LayerReader read_layer = [&](int32_t layer, uint8_t *keys, uint8_t *values) {
+        if (device_) device_->read_kv(index, layer, sequence.length, keys, values);
+        else cache_->export_layer(layer, index, sequence.length, keys, values);
+    };
+    write_sequence_file(path, sequence_file_identity(*model_, kv_cache_), device_ ? "cuda" : "cpu", record,
+                        read_layer);
+}
+
+void Session::load_sequence(int32_t index, const std::string &path) {
+    check_sequence(index);
+    throw_if_broken();
+    // Everything is checked and everything that allocates is built before the sequence changes.
+    SequenceFile file = read_sequence_file(path, sequence_file_identity(*model_, kv_cache_), max_context_);
+    SequenceRecord &record = file.record;
+    Sequence &target = sequences_[size_t(index)];
+    SequenceSampler sampler = target.sampler;  // this session's policy, delimiters and bias
+    sampler.restore(record.sampler);
+    SharedTokens tokens;
+    tokens.append(record.tokens.data(), record.tokens.size());
+    std::vector<float> logits;
+    if (!device_) {
+        logits = record.has_logits ? std::move(record.logits) : std::vector<float>(size_t(model_->config.vocab_size));
+    }
+    std::unique_ptr<StreamDecoder> stream;
+    if (target.stream) {
+        stream = std::make_unique<StreamDecoder>(*target.stream);
+        stream->restore(record.stream);
+    }
+    const int32_t length = int32_t(record.tokens.size());
+    if (device_) {
+        // A failed upload leaves the sequence's rows unknown: the session stops until a reset.
+        breaking_on_failure([&] {
+            for (int32_t layer = 0; layer < model_->config.n_layers; ++layer)
+                if (length > 0) device_->write_kv(index, layer, length, file.keys[size_t(layer)], file.values[size_t(layer)]);
+            if (record.has_logits) device_->write_logits(index, record.logits.data());
+        });
+    } else {
+        for (int32_t layer = 0; layer < model_->config.n_layers; ++layer)
+            cache_->import_layer(layer, index, length, file.keys[size_t(layer)], file.values[size_t(layer)]);
+    }
+    target.length = length;
+    target.ended = record.ended;
+    target.has_logits = record.has_logits;
+    target.tokens = std::move(tokens);
+    target.sampler = std::move(sampler);
+    target.logits = std::move(logits);
+    target.stream = std::move(stream);
+    target.held = std::move(record.held);
+    target.generated = record.generated;
     target.text.clear();
     target.top.clear();
     rederive_sharing();

@@ -51,6 +51,10 @@ public:
     // reset_copy_sequence: `to` becomes what `from` is (context, KV cache,
     // logits, sampler state, text state); `from` is left as it was.
     void copy_sequence(int32_t from, int32_t to);
+    // reset_save_sequence / reset_load_sequence: one sequence's state (what
+    // copy_sequence copies) to and from a file (engine/sequence_file.h).
+    void save_sequence(int32_t sequence, const std::string &path) const;
+    void load_sequence(int32_t sequence, const std::string &path);
     // The tokens of a sequence's context, in order (reset_session_tokens).
     const SharedTokens &tokens(int32_t sequence) const;
     void copy_logits(int32_t sequence, float *out, size_t capacity) const;
@@ -129,6 +133,7 @@ private:
     std::shared_ptr<LoadedModel> model_;
     int32_t max_context_;
     int32_t top_logprobs_;
+    reset_kv_cache kv_cache_;
     std::unique_ptr<KvCache> cache_;          // CPU backend
     std::unique_ptr<ForwardScratch> scratch_; // CPU backend
     std::unique_ptr<DeviceSession> device_;   // CUDA backend

@@ -84,6 +84,10 @@ MappedFile::MappedFile(const std::string &path) : path_(path) {
         ::close(fd);
         fail(RESET_ERR_IO, "cannot stat '", path, "': ", std::strerror(err));
     }
+    if (!S_ISREG(info.st_mode)) {
+        ::close(fd);
+        fail(RESET_ERR_IO, "cannot map '", path, "': ", S_ISDIR(info.st_mode) ? "it is a directory" : "not a regular file");
+    }
     size_ = static_cast<size_t>(info.st_size);
     if (size_ > 0) {
         void *mapping = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -55,24 +55,53 @@ void SequenceSampler::set_policy(const Policy &policy, bool reset_state) {
         rule::clear_state(state_);
         clear_generation();
     }
-    const int32_t new_w = policy.window;
-    if (static_cast<size_t>(new_w) != ring_.size()) {
-        // Keep the most recent min(|W|, new w) entropies, oldest first.
-        const int32_t old_w = static_cast<int32_t>(ring_.size());
-        const int32_t keep = std::min(state_.window_count, new_w);
-        std::vector<float> ring(static_cast<size_t>(new_w), 0.0f);
-        int32_t slot = state_.window_next - keep;
-        if (slot < 0) slot += old_w;
-        for (int32_t i = 0; i < keep; ++i) {
-            ring[static_cast<size_t>(i)] = ring_[static_cast<size_t>(slot)];
-            slot = (slot + 1 == old_w) ? 0 : slot + 1;
-        }
-        ring_.swap(ring);
-        state_.window_count = keep;
-        state_.window_next = keep == new_w ? 0 : keep;
-    }
+    resize_window(policy.window);
     policy_ = policy;
     if (redo) decide_entropy(pending_entropy);
+}
+
+void SequenceSampler::resize_window(int32_t new_w) {
+    if (static_cast<size_t>(new_w) == ring_.size()) return;
+    // Keep the most recent min(|W|, new w) entropies, oldest first.
+    const int32_t old_w = static_cast<int32_t>(ring_.size());
+    const int32_t keep = std::min(state_.window_count, new_w);
+    std::vector<float> ring(static_cast<size_t>(new_w), 0.0f);
+    int32_t slot = state_.window_next - keep;
+    if (slot < 0) slot += old_w;
+    for (int32_t i = 0; i < keep; ++i) {
+        ring[static_cast<size_t>(i)] = ring_[static_cast<size_t>(slot)];
+        slot = (slot + 1 == old_w) ? 0 : slot + 1;
+    }
+    ring_.swap(ring);
+    state_.window_count = keep;
+    state_.window_next = keep == new_w ? 0 : keep;
+}
+
+SequenceSampler::Saved SequenceSampler::saved() const {
+    SequenceSampler committed = *this;
+    committed.undo_pending();
+    Saved s;
+    s.carried = committed.carried();
+    s.generation.resize(static_cast<size_t>(generation_.size()));
+    for (size_t i = 0; i < s.generation.size(); ++i) s.generation[i] = generation_[static_cast<int64_t>(i)];
+    s.context.resize(static_cast<size_t>(context_.size()));
+    for (size_t i = 0; i < s.context.size(); ++i) s.context[i] = context_[static_cast<int64_t>(i)];
+    return s;
+}
+
+void SequenceSampler::restore(const Saved &s) {
+    pending_ = false;
+    state_ = s.carried.state;
+    ring_ = s.carried.ring;
+    accepted_ = s.carried.accepted;
+    last_token_ = s.carried.last_token;
+    prev_token_ = s.carried.prev_token;
+    generation_.clear();
+    generation_.append(s.generation.data(), s.generation.size());
+    context_.clear();
+    context_.append(s.context.data(), s.context.size());
+    resize_window(policy_.window);
+    generation_version_ = next_generation_version();
 }
 
 SequenceSampler::Carried SequenceSampler::carried() const {

@@ -160,7 +160,26 @@ public:
     // caller records as the device's.
     void take_carried(const Carried &carried);
 
+    // A sequence's sampler state as a sequence file keeps it
+    // (engine/sequence_file.h): what carried() gives, plus the generation's
+    // and the rest of the context's tokens.  A decision not yet accepted is
+    // left out (a session never leaves one pending between calls).
+    struct Saved {
+        Carried carried;  // carried.ring: the window of the policy it was saved under
+        std::vector<int32_t> generation;
+        std::vector<int32_t> context;
+    };
+    Saved saved() const;
+    // Take a saved state under this sampler's policy, whose window may differ
+    // from the saved one's: the most recent entropies are kept, as
+    // set_policy does.  The caller has checked the state (window_count <=
+    // ring size, window_next inside it); gives a new generation_version().
+    void restore(const Saved &saved);
+
 private:
+    // Resize the window ring to new_w slots keeping the most recent
+    // min(|W|, new_w) entropies, oldest first.
+    void resize_window(int32_t new_w);
     bool in_set(const std::vector<int32_t> &set, int32_t token) const;
     void undo_pending();
     SamplerSignals decide_with_stats(const float *logits, int32_t vocab, LogitStats *stats);

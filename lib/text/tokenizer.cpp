@@ -175,6 +175,13 @@ void StreamDecoder::reset() {
     seen_regular_ = false;
 }
 
+void StreamDecoder::restore(const State &state) {
+    if (state.pending.size() > 3 || utf8::incomplete_tail(state.pending) != state.pending.size())
+        fail(RESET_ERR_FORMAT, "held bytes of ", state.pending.size(), " are not the start of one UTF-8 character");
+    seen_regular_ = state.seen_regular;
+    pending_ = state.pending;
+}
+
 }  // namespace reset
 
 // ---------------------------------------------------------------------------

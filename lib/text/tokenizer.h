@@ -120,6 +120,16 @@ public:
     std::string finish();
     void reset();
 
+    // What a sequence file keeps of a decoder (engine/sequence_file.h).
+    struct State {
+        bool seen_regular = false;
+        std::string pending;
+    };
+    State state() const { return {seen_regular_, pending_}; }
+    // Throws RESET_ERR_FORMAT (and changes nothing) unless state.pending is
+    // what push() can hold back: the start of one UTF-8 character, 0-3 bytes.
+    void restore(const State &state);
+
 private:
     const Tokenizer *tokenizer_;
     bool skip_special_;

@@ -148,7 +148,8 @@ private:
 
 Chat::Chat(Model &model, const Args &args)
     : model_(model), tokenizer_(model.tokenizer()),
-      session_(model.handle, int32_t(args.get_int("context", 0, 0, 1 << 24)), 1), colour_(colour_enabled(1)),
+      session_(model.handle, int32_t(args.get_int("context", 0, 0, 1 << 24)), 1, 0, kv_cache_from_args(args)),
+      colour_(colour_enabled(1)),
       interactive_(isatty(0) && isatty(1)), max_tokens_(args.get_int("max-tokens", 0, 0, 1L << 30)),
       think_budget_(args.get_int("think-budget", 0, 0, 1L << 30)), stop_(args) {
     max_context_ = reset_session_max_context(session_.handle);
@@ -618,6 +619,7 @@ int cmd_chat(int argc, char **argv) {
             "                  [--presence-penalty X] [--frequency-penalty X] [--repetition-penalty R]\n"
             "                  [--stop TEXT]... [--stop-id N]... [--logit-bias ID:BIAS]...\n"
             "                  [--weights auto|bf16|nvfp4|w4a4] [--backend auto|cpu|cuda] [--context N]\n"
+            "                  [--kv-cache bf16|fp8|fp32]\n"
             "With no MODEL_DIR: $RESET_MODEL, else models/default.  Reads a pipe too: one message per line.\n"
             "--stop TEXT ends an answer where its text first contains TEXT (not shown, nor kept in the history;\n"
             "llama.cpp's --reverse-prompt, vLLM's stop); --stop-id N ends it on token N.  --logit-bias ID:BIAS adds\n"

@@ -53,6 +53,8 @@ double parse_double(const std::string &text, const std::string &what, double min
 // Options every model-loading subcommand accepts.
 extern const std::set<std::string> kModelValued;  // --weights --lm-head --backend --threads --context
 reset_weights parse_weights(const std::string &name);
+// --kv-cache bf16|fp8|fp32 (reset_session_options.kv_cache; fp32: the CPU backend only), bf16 if absent.
+reset_kv_cache kv_cache_from_args(const Args &args);
 const char *weights_name(reset_weights weights);
 const char *backend_name(reset_backend backend);
 
@@ -77,7 +79,8 @@ struct Model {
 struct Session {
     reset_session *handle = nullptr;
     // top_logprobs: reset_session_options.top_logprobs (0..20).
-    Session(reset_model *model, int32_t max_context, int32_t sequences, int32_t top_logprobs = 0);
+    Session(reset_model *model, int32_t max_context, int32_t sequences, int32_t top_logprobs = 0,
+            reset_kv_cache kv_cache = RESET_KV_CACHE_BF16);
     ~Session() { reset_session_free(handle); }
     Session(const Session &) = delete;
     Session &operator=(const Session &) = delete;

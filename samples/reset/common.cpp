@@ -121,7 +121,15 @@ static float parse_float(const std::string &text, const std::string &what) {
 
 // --- models ----------------------------------------------------------------
 
-const std::set<std::string> kModelValued = {"weights", "lm-head", "backend", "threads", "context"};
+const std::set<std::string> kModelValued = {"weights", "lm-head", "backend", "threads", "context", "kv-cache"};
+
+reset_kv_cache kv_cache_from_args(const Args &args) {
+    const std::string name = args.get("kv-cache", "bf16");
+    if (name == "bf16") return RESET_KV_CACHE_BF16;
+    if (name == "fp8") return RESET_KV_CACHE_FP8;
+    if (name == "fp32") return RESET_KV_CACHE_FP32;
+    usage_error("unknown KV cache type '" + name + "' (bf16, fp8, fp32)");
+}
 
 reset_weights parse_weights(const std::string &name) {
     if (name == "auto") return RESET_WEIGHTS_AUTO;
@@ -225,9 +233,11 @@ const reset_tokenizer *Model::tokenizer() const {
     return tokenizer;
 }
 
-Session::Session(reset_model *model, int32_t max_context, int32_t sequences, int32_t top_logprobs) {
+Session::Session(reset_model *model, int32_t max_context, int32_t sequences, int32_t top_logprobs,
+                 reset_kv_cache kv_cache) {
     reset_session_options options;
     reset_session_options_init(&options);
+    options.kv_cache = kv_cache;
     options.max_context = max_context;
     options.sequences = sequences;
     options.top_logprobs = top_logprobs;

@@ -198,9 +198,10 @@ int cmd_eval(int argc, char **argv) {
     const int32_t context = int32_t(args.get_int("context", 0, 0, 1 << 24));
     // Samples of one problem run as parallel sequences sharing one prefill.
     const long width = std::min<long>(samples, 8);
-    Session wide(model.handle, context, int32_t(width));
+    Session wide(model.handle, context, int32_t(width), 0, kv_cache_from_args(args));
     std::unique_ptr<Session> narrow;
-    if (samples % width) narrow = std::make_unique<Session>(model.handle, context, int32_t(samples % width));
+    if (samples % width)
+        narrow = std::make_unique<Session>(model.handle, context, int32_t(samples % width), 0, kv_cache_from_args(args));
 
     // correct[policy][problem] = number of correct samples.
     std::vector<std::vector<long>> correct(policies.size(), std::vector<long>(problems.size(), 0));

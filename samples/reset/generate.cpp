@@ -1,4 +1,5 @@
 // generate.cpp — `reset generate`, `reset tokenize` and `reset info`.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -47,6 +48,47 @@ std::string with_top_texts(const std::string &line, const reset_tokenizer *token
     return record.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
+// --prompt-cache FILE (llama.cpp's): the sequence as an earlier run left it after its prompt
+// (reset_save_sequence).  The prefix it shares with this prompt is kept and only the rest is
+// prefilled; the state after this prompt is then saved for the next run.  A cache that does not
+// fit (another model, a broken file) is reported and ignored: it only ever saves time.
+void prefill_with_prompt_cache(reset_session *session, const std::vector<int32_t> &ids, const std::string &path) {
+    size_t reused = 0;
+    // A missing file, or a sequence file of another model or session, is (re)written; a file that is
+    // no sequence file at all may be anything the path names by mistake, so it is left alone.
+    bool save = true;
+    struct stat info;
+    if (::stat(path.c_str(), &info) == 0) {
+        const reset_status loaded = reset_load_sequence(session, 0, path.c_str());
+        if (loaded != RESET_OK) {
+            save = loaded == RESET_ERR_SHAPE || loaded == RESET_ERR_CONTEXT_OVERFLOW;
+            std::fprintf(stderr, "reset generate: ignoring the prompt cache%s: %s\n",
+                         save ? "" : " (the file is left as it is)", reset_last_error());
+            check(reset_session_reset(session), "reset");
+        } else {
+            const std::vector<int32_t> cached = session_tokens(session, 0);
+            size_t common = 0;
+            while (common < cached.size() && common < ids.size() && cached[common] == ids[common]) ++common;
+            float probe;
+            const bool has_logits = reset_session_logits(session, 0, &probe, 0) == RESET_ERR_BUFFER_TOO_SMALL;
+            // The whole prompt with its logits is ready to decode; otherwise at least the prompt's last
+            // token is prefilled again, which gives them.  The cut restarts the sampler, as a new
+            // session given the kept tokens as its prompt would be.
+            if (common == ids.size() && cached.size() == ids.size() && has_logits) {
+                reused = ids.size();
+            } else {
+                reused = std::min(common, ids.size() - 1);
+                check(reset_truncate(session, int32_t(reused)), "cutting the prompt cache");
+            }
+        }
+    }
+    if (reused < ids.size()) check(reset_prefill(session, ids.data() + reused, ids.size() - reused), "prefill");
+    std::fprintf(stderr, "reset generate: prompt cache %s: %zu of %zu prompt tokens reused\n", path.c_str(), reused,
+                 ids.size());
+    if (save && reused < ids.size() && reset_save_sequence(session, 0, path.c_str()) != RESET_OK)
+        std::fprintf(stderr, "reset generate: the prompt cache was not saved: %s\n", reset_last_error());
+}
+
 struct FileCloser {
     void operator()(FILE *f) const {
         if (f && f != stdout) std::fclose(f);
@@ -57,7 +99,7 @@ struct FileCloser {
 
 int cmd_generate(int argc, char **argv) {
     std::set<std::string> valued =
-        with_model_options({"policy", "max-tokens", "jsonl", "system", "think-budget", "top-logprobs"});
+        with_model_options({"policy", "max-tokens", "jsonl", "system", "think-budget", "top-logprobs", "prompt-cache"});
     valued.insert(kSamplingValued.begin(), kSamplingValued.end());
     valued.insert(kStopValued.begin(), kStopValued.end());
     const Args args = parse_args(argc, argv, 2, {"raw", "no-think", "ignore-eos", "help"}, valued);
@@ -67,7 +109,7 @@ int cmd_generate(int argc, char **argv) {
             "                      [--raw] [--no-think] [--system TEXT] [--seed N] [--top-p P] [--top-k K]\n"
             "                      [--presence-penalty X] [--frequency-penalty X] [--repetition-penalty R]\n"
             "                      [--think-budget N] [--top-logprobs N] [--stop TEXT]... [--stop-id N]...\n"
-            "                      [--ignore-eos] [--logit-bias ID:BIAS]...\n"
+            "                      [--ignore-eos] [--logit-bias ID:BIAS]... [--prompt-cache FILE]\n"
             "The prompt is chat-formatted (thinking on unless --no-think) unless --raw.  --jsonl writes one\n"
             "line of per-token signals per token (to stdout with '-', instead of the text).  --think-budget:\n"
             "after N reasoning tokens, \"</think>\" is appended as prompt text (not a step of the trace).\n"
@@ -83,7 +125,10 @@ int cmd_generate(int argc, char **argv) {
             "model's end-of-generation ids (vLLM's stop and stop_token_ids).  --ignore-eos: those ids are\n"
             "tokens like any other, and the answer runs to --max-tokens (or a stop).\n"
             "--logit-bias ID:BIAS (up to 1024) adds BIAS (in [-100, 100], or -inf: never drawn) to token ID's\n"
-            "logit before every draw, after the penalties (OpenAI's logit_bias, llama.cpp's --logit-bias).\n");
+            "logit before every draw, after the penalties (OpenAI's logit_bias, llama.cpp's --logit-bias).\n"
+            "--prompt-cache FILE: the state after the prompt is saved to FILE; a later run keeps the prefix\n"
+            "its prompt shares with FILE's and prefills only the rest (llama.cpp's --prompt-cache).  FILE holds\n"
+            "the KV cache (147 KB per token for Qwen3-8B in BF16); one that does not fit is ignored.\n");
         return args.has("help") ? 0 : 2;
     }
     const long max_tokens = args.get_int("max-tokens", 512, 1, 1L << 30);
@@ -111,14 +156,16 @@ int cmd_generate(int argc, char **argv) {
         ids = tokenize(tokenizer, chat_render(tokenizer, messages, !args.has("no-think")), RESET_TOKENIZE_PARSE_SPECIAL);
     }
     if (ids.empty()) usage_error("the prompt is empty");
-    Session session(model.handle, int32_t(args.get_int("context", 0, 0, 1 << 24)), 1, int32_t(top_logprobs));
+    Session session(model.handle, int32_t(args.get_int("context", 0, 0, 1 << 24)), 1, int32_t(top_logprobs),
+                    kv_cache_from_args(args));
     set_policy_from_args(session.handle, args);
     // The library ends the answer at max_tokens (reporting "length" and any text a stop string
     // held back); a --think-budget prefill starts its count again, so each call sets what is left.
     const StopArgs stop(args);
     stop.set(session.handle, max_tokens);
     set_logit_bias_from_args(session.handle, args);
-    check(reset_prefill(session.handle, ids.data(), ids.size()), "prefill");
+    if (args.has("prompt-cache")) prefill_with_prompt_cache(session.handle, ids, args.get("prompt-cache", ""));
+    else check(reset_prefill(session.handle, ids.data(), ids.size()), "prefill");
 
     reset_tokenizer_info tinfo;
     reset_tokenizer_info_init(&tinfo);

@@ -203,6 +203,52 @@ check_error("--logit-bias past 100", ["generate", CHAT, "Hi", "--logit-bias", "5
 check_error("--logit-bias outside the vocabulary", ["generate", CHAT, "Hi", "--logit-bias", "512:1"], 1,
             "entries[0].token = 512 is outside the vocabulary")
 
+# --prompt-cache FILE (0.8).  The first run prefills and saves the state after its prompt; a second
+# run of the same prompt reuses every token and writes the same trace (its logits and KV come from
+# the file, bit for bit, on any backend).  On the CPU backend, whose prefill computes each token
+# alone, a prompt sharing only the chat template's start reuses that prefix and still writes exactly
+# what a run without the cache writes.  A cache from another model is reported and ignored.
+cache = os.path.join(TMP, "prompt.cache")
+sampled_20 = ["--policy", "fixed 1.0 seed=5", "--max-tokens", "20", "--jsonl", "-"]
+rc, plain_out, err = run("generate", CHAT, "What is 2+3?", *sampled_20)
+rc1, first_out, err1 = run("generate", CHAT, "What is 2+3?", *sampled_20, "--prompt-cache", cache)
+rc2, second_out, err2 = run("generate", CHAT, "What is 2+3?", *sampled_20, "--prompt-cache", cache)
+total = re.search(r"(\d+) of (\d+) prompt tokens reused", err1)
+check("generate --prompt-cache: saved by the first run, every token reused by the second, the same trace",
+      rc == rc1 == rc2 == 0 and plain_out and first_out == plain_out and second_out == plain_out
+      and total and total.group(1) == "0" and f"{total.group(2)} of {total.group(2)} prompt tokens reused" in err2
+      and os.path.getsize(cache) > 1000, err1 + err2)
+cpu_cache = os.path.join(TMP, "cpu.cache")
+rc, _, err = run("generate", CHAT, "What is 2+3?", *sampled_20, "--prompt-cache", cpu_cache, "--backend", "cpu")
+rc, want_out, _ = run("generate", CHAT, "What is 7*6?", *sampled_20, "--backend", "cpu")
+rc2, got_out, err2 = run("generate", CHAT, "What is 7*6?", *sampled_20, "--prompt-cache", cpu_cache,
+                         "--backend", "cpu")
+partial = re.search(r"(\d+) of (\d+) prompt tokens reused", err2)
+check("generate --prompt-cache: a shared prefix reused, the rest prefilled, the trace unchanged (CPU)",
+      rc == rc2 == 0 and want_out and got_out == want_out and partial
+      and 0 < int(partial.group(1)) < int(partial.group(2)), err2)
+not_cache = write("not-a-cache.json", '{"a": 1}')
+rc, out, err = run("generate", CHAT, "What is 7*6?", *sampled_20, "--prompt-cache", not_cache, "--backend", "cpu")
+check("generate --prompt-cache: a file that is not a sequence file is reported, ignored and left as it was",
+      rc == 0 and out == want_out and "ignoring the prompt cache" in err and "left as it is" in err
+      and open(not_cache).read() == '{"a": 1}', err)
+fp32_cache = os.path.join(TMP, "fp32.cache")
+rc, _, _ = run("generate", CHAT, "What is 2+3?", *sampled_20, "--prompt-cache", fp32_cache, "--backend", "cpu",
+               "--kv-cache", "fp32")
+rc2, out, err = run("generate", CHAT, "What is 7*6?", *sampled_20, "--prompt-cache", fp32_cache, "--backend", "cpu")
+rc3, _, err3 = run("generate", CHAT, "What is 7*6?", *sampled_20, "--prompt-cache", fp32_cache, "--backend", "cpu")
+reused = re.search(r"(\d+) of (\d+) prompt tokens reused", err3)
+check("generate --prompt-cache: another session's cache (FP32 KV) is replaced by this one's",
+      rc == rc2 == rc3 == 0 and out == want_out and "KV cache of fp32" in err and reused
+      and reused.group(1) == reused.group(2), err + err3)
+# --kv-cache for chat, generate and eval (0.8; the session option is older): an FP8 cache runs, and an
+# unknown type is a usage error.
+rc, out, err = run("generate", CHAT, "What is 2+3?", "--policy", "greedy", "--max-tokens", "8", "--jsonl", "-",
+                   "--kv-cache", "fp8")
+check("generate --kv-cache fp8 runs", rc == 0 and len(out.splitlines()) == 8, err)
+check_error("--kv-cache of an unknown type", ["generate", CHAT, "Hi", "--kv-cache", "fp4"], 2,
+            "unknown KV cache type 'fp4'")
+
 # chat's /stats reports the mean over the same tokens and exp(-mean), to its printed precision.
 greedy_mean = sum(logprobs) / len(logprobs) if len(greedy) == 20 else float("nan")
 rc, out, err = run("chat", CHAT, *greedy_20, stdin="What is 2+3?\n/stats\n")

@@ -7,7 +7,7 @@
 set(RESET_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(RESET_FUZZ_GROWN ${CMAKE_CURRENT_BINARY_DIR}/fuzz-grown)
 file(MAKE_DIRECTORY ${RESET_FUZZ_GROWN})
-set(RESET_FUZZ_TARGETS model_load tokenizer_load tokenize json policy session)
+set(RESET_FUZZ_TARGETS model_load tokenizer_load tokenize json policy session sequence_file)
 # fuzz_replays: every replay program, so a build that runs the fuzz_ tests
 # (scripts/test.sh's sanitizer build) cannot miss a new target.
 add_custom_target(fuzz_replays)

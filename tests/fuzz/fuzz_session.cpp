@@ -51,6 +51,10 @@
 //     and then nothing changes; a copy holds its source's tokens and length,
 //     ends and lacks logits with it, and counts its generated tokens toward
 //     max_tokens from its source's count;
+//   - sequence files (0.8, reset_save_sequence then reset_load_sequence from
+//     the logits operation's shape byte, 48..63): refused exactly when a
+//     sequence is out of range; a sequence loaded from another's file is the
+//     twin's copy of it (reset_copy_sequence) bit for bit from then on;
 //   - the logit bias (0.6, reset_set_logit_bias from the get-policy
 //     operation's byte, 64..127): refused exactly when a token is outside
 //     the vocabulary or listed twice, a bias is NaN, +inf or outside
@@ -178,6 +182,17 @@ struct Shadow {
     void new_window(size_t s) {
         window[s].clear();
         window_known[s] = true;
+    }
+    // Sequence `to` became what `from` is (reset_copy_sequence, or a load of its file).
+    void copy(int32_t from, int32_t to) {
+        const size_t f = size_t(from), t = size_t(to);
+        lengths[t] = lengths[f];
+        ended[t] = ended[f];
+        no_logits[t] = no_logits[f];
+        generated[t] = generated[f];
+        window[t] = window[f];
+        window_known[t] = window_known[f];
+        prefilled = std::any_of(lengths.begin(), lengths.end(), [](int32_t length) { return length > 0; });
     }
     int active() const {
         int n = 0;
@@ -378,23 +393,35 @@ void copy(Bytes &in, int32_t from, reset_session *main, reset_session *twin, Sha
                             reset_status_name(status));
     if (!ok) return;
     ok_or_listed_error(reset_copy_sequence(twin, from, to), "reset_copy_sequence (twin)", {});
-    const size_t f = size_t(from), t = size_t(to);
     auto tokens_of = [&](int32_t s) {
         std::vector<int32_t> ids(size_t(shadow.lengths[size_t(s)]));
         size_t count = 0;
         ok_or_listed_error(reset_session_tokens(main, s, ids.data(), ids.size(), &count), "reset_session_tokens", {});
         return ids;
     };
-    shadow.lengths[t] = shadow.lengths[f];
-    shadow.ended[t] = shadow.ended[f];
-    shadow.no_logits[t] = shadow.no_logits[f];
-    shadow.generated[t] = shadow.generated[f];
-    shadow.window[t] = shadow.window[f];
-    shadow.window_known[t] = shadow.window_known[f];
+    shadow.copy(from, to);
     expect(tokens_of(to) == tokens_of(from), "a copy does not hold its source's tokens");
-    bool any = false;
-    for (int32_t length : shadow.lengths) any = any || length > 0;
-    shadow.prefilled = any;
+}
+
+// (0.8) Sequence `from` of the main session saved to a file and loaded into `to`: the twin is given
+// reset_copy_sequence(from, to), which reset.h makes the same state, so the twin comparison after
+// every operation holds a loaded sequence to a copy bit for bit (logits, draws, text, lengths).
+void save_and_load(Bytes &in, int32_t from, reset_session *main, reset_session *twin, Shadow &shadow) {
+    const int32_t n = int32_t(shadow.lengths.size());
+    const int32_t to = read_sequence(in);
+    static const std::string path = reset_fuzz::write_directory({}) + "/sequence.safetensors";
+    const reset_status saved = reset_save_sequence(main, from, path.c_str());
+    const bool save_ok = ok_or_listed_error(saved, "reset_save_sequence", {RESET_ERR_OUT_OF_RANGE});
+    expect(save_ok == (from >= 0 && from < n), "reset_save_sequence of sequence " + std::to_string(from) + ": " +
+                                                   reset_status_name(saved));
+    if (!save_ok) return;
+    const reset_status loaded = reset_load_sequence(main, to, path.c_str());
+    const bool load_ok = ok_or_listed_error(loaded, "reset_load_sequence", {RESET_ERR_OUT_OF_RANGE});
+    expect(load_ok == (to >= 0 && to < n), "reset_load_sequence into sequence " + std::to_string(to) + ": " +
+                                               reset_status_name(loaded));
+    if (!load_ok) return;
+    ok_or_listed_error(reset_copy_sequence(twin, from, to), "reset_copy_sequence (twin of a load)", {});
+    shadow.copy(from, to);
 }
 
 // A decode step into a caller's array of `capacity` entries of `stride`
@@ -671,6 +698,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (shape_byte >= 64) {  // (0.7) the low half's upper half, likewise
                 name = "reset_copy_sequence";
                 copy(in, sequence, main.get(), twin.get(), shadow);
+                break;
+            }
+            if (shape_byte >= 48) {  // (0.8) the next quarter down, likewise
+                name = "reset_save_sequence / reset_load_sequence";
+                save_and_load(in, sequence, main.get(), twin.get(), shadow);
                 break;
             }
             name = "reset_session_logits";

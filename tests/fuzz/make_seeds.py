@@ -30,6 +30,11 @@ newline before the next such line.
                        (raw bytes, read as fuzz_session.cpp does): prefills,
                        reset_prefill_sequence, decode steps with older
                        reset_step layouts, policies, logits, cancel and reset
+  corpus/sequence_file/  sequence files the library saved from the chat fixture
+                       (an options byte, then the file): BF16, FP8 and FP32
+                       caches after sampled steps, a sequence cut back, an
+                       empty one, one holding a stop string's text, one ended
+                       (these need the library: RESET_LIBRARY=.../libreset.so)
 
 Random weights come from a fixed seed; run from the repository root:
     python3 tests/fuzz/make_seeds.py
@@ -443,6 +448,12 @@ def copy_sequence(source, target):
     return bytes([4, source + 1, 64, target + 1])
 
 
+def save_and_load(source, target):
+    """fuzz_session's reset_save_sequence + reset_load_sequence (0.8): operation 4 with its shape byte at 48
+    (-1 and 9: refused); the twin copies instead."""
+    return bytes([4, source + 1, 48, target + 1])
+
+
 def logit_bias(entries=(), too_many=False):
     """fuzz_session's reset_set_logit_bias (0.6): operation 7 with its byte at 64; entries are (id, byte)
     with the byte as the harness reads it: 0 -inf, 1 NaN, 2 +inf, 3 150, else (byte - 130) / 1.25."""
@@ -518,6 +529,16 @@ def session_seeds():
         truncate(1, back=2) + copy_sequence(1, 0) + step(3) + prefill([15]) + run(8) +
         set_stop(["e", "qu"], max_tokens=6) + run(64) + run(64) + prefill_sequence(1, [20]) + copy_sequence(0, 1) +
         step(3) + prefill([21]) + run(4) + copy_sequence(2, 0) + run(8),
+        # Sequence files (0.8), as the copies above but through a file, on a BF16 and an FP8 cache, with
+        # ReSET's window in play; a sequence cut back, one that ended, one holding a stop string's text.
+        "save_and_load": session_header("bf16", 3, 0) + session_policy("fixed", 2.0, penalties=(0.5, 0.25)) +
+        prefill([10, 11, 12]) + prefill_sequence(1, [13, 14]) + run(12) + save_and_load(0, 2) + run(8) +
+        save_and_load(2, 2) + save_and_load(0, 3) + save_and_load(-1, 0) + save_and_load(1, 8) +
+        truncate(1, back=2) + save_and_load(1, 0) + step(3) + prefill([15]) + run(8) +
+        set_stop(["e", "qu"], max_tokens=6) + run(64) + run(64) + prefill_sequence(1, [20]) + save_and_load(0, 1) +
+        step(3) + prefill([21]) + run(4) + save_and_load(2, 0) + run(8),
+        "save_and_load_fp8": session_header("w4a16", 2, 0, kv="fp8") + session_policy("reset", 1.0) + prefill([30, 31, 32, 33]) +
+        run(20) + save_and_load(1, 0) + run(20) + save_and_load(0, 1) + run(8),
     }
 
 
@@ -572,6 +593,65 @@ def sentencepiece_seeds():
     }
 
 
+def sequence_file_seeds():
+    """Files reset_save_sequence wrote from the chat fixture, each behind fuzz_sequence_file's options
+    byte (bits 0-1 the KV cache, bit 2 the target sequence, bits 3-7 max_context 8 + 4 x them).  They
+    need the library, through the Python binding ($RESET_LIBRARY, or a build folder it finds); without
+    it the committed seeds are kept."""
+    import sys
+    import tempfile
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "bindings", "python"))
+    try:
+        import reset
+    except ImportError as e:
+        print(f"make_seeds.py: corpus/sequence_file kept as committed ({e})")
+        return None
+    model = reset.Model(os.path.join(HERE, "..", "fixtures", "chat-model"), backend="cpu")
+    seeds = {}
+    tmp = tempfile.mkdtemp(prefix="reset-seeds-")
+    path = os.path.join(tmp, "s.safetensors")
+
+    def saved(session, sequence, options):
+        session.save_sequence(sequence, path)
+        with open(path, "rb") as f:
+            return bytes([options]) + f.read()
+
+    for kv, kv_bits in (("bf16", 0), ("fp8", 1), ("fp32", 2)):
+        session = model.session(max_context=64, sequences=2, kv_cache=kv)
+        session.set_policy("reset", temperature=1.0, t_low=0.5, tau0=4.0, window=4, seed=3, presence_penalty=0.5,
+                           repetition_penalty=1.2)
+        session.set_stop(ignore_eos=True)
+        session.prefill([10, 11, 12, 13, 14])
+        for _ in range(9):
+            session.steps()
+        # max_context 64 (bits 3-7 = 14), the other sequence as target.
+        seeds[f"decoded_{kv}"] = saved(session, 0, kv_bits | 4 | 14 << 3)
+    # A sequence cut back (no logits), an empty one, one holding a stop string's text, one that ended.
+    session = model.session(max_context=64, sequences=1)
+    session.set_policy("greedy")
+    session.prefill([10, 11, 12, 13, 14, 15])
+    session.truncate(4)
+    seeds["cut_back"] = saved(session, 0, 14 << 3)
+    seeds["empty"] = saved(model.session(max_context=8, sequences=1), 0, 0)
+    session = model.session(max_context=64, sequences=1)
+    session.set_policy("greedy")
+    session.prefill([10, 11, 12])
+    first = next(r.text for r in session.generate(20) if r.text)
+    session.reset()
+    session.set_stop(strings=[first + "\x7f\x01"], max_tokens=30)
+    session.prefill([10, 11, 12])
+    for r in session.generate(30):
+        if r.text == "" and session.held_text():
+            break
+    seeds["held_text"] = saved(session, 0, 14 << 3)
+    for _ in session.generate(40):
+        pass
+    seeds["ended"] = saved(session, 0, 4 | 14 << 3)
+    # Too long for a max_context of 8.
+    seeds["overflow"] = bytes([0]) + seeds["decoded_bf16"][1:]
+    return seeds
+
+
 def write(directory, name, data):
     os.makedirs(directory, exist_ok=True)
     with open(os.path.join(directory, name), "wb") as f:
@@ -600,6 +680,9 @@ def main():
         write(os.path.join(corpus, "policy"), name, data)
     for name, data in session_seeds().items():
         write(os.path.join(corpus, "session"), name, data)
+    sequence_files = sequence_file_seeds()
+    for name, data in (sequence_files or {}).items():
+        write(os.path.join(corpus, "sequence_file"), name, data)
 
 
 if __name__ == "__main__":

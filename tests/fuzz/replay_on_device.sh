@@ -2,7 +2,7 @@
 # replay_on_device.sh [DIR...] — on the GPU machine, from the repository root,
 # with build-bundle/ carried over (BUNDLE_PROGRAMS naming fuzz_replay_<target>,
 # scripts/make_device_bundle.sh): replay a target's inputs (FUZZ_TARGET:
-# model_load, the default, or session; default inputs: the committed corpus;
+# model_load, the default, session or sequence_file; default inputs: the committed corpus;
 # a corpus fuzzing grew, tests/fuzz/run_fuzzers.sh, may be carried too) with
 # the CUDA backend (RESET_FUZZ_BACKEND=cuda), going on past an input that
 # aborts and naming every such one; then the committed corpus under

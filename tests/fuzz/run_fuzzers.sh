@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-300}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(json tokenize tokenizer_load model_load policy session)
+[ ${#targets[@]} -gt 0 ] || targets=(json tokenize tokenizer_load model_load policy session sequence_file)
 
 command -v clang++ >/dev/null || { echo "run_fuzzers.sh: needs clang (apt-get install clang: libFuzzer)"; exit 2; }
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
@@ -26,6 +26,7 @@ for target in "${targets[@]}"; do
     case $target in
         model_load) max_len=131072 ;;
         tokenizer_load) max_len=65536 ;;
+        sequence_file) max_len=32768 ;;
         *) max_len=4096 ;;
     esac
     mkdir -p "build-fuzz/corpus/$target" "build-fuzz/findings/$target" build-fuzz/grown

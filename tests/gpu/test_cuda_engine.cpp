@@ -59,6 +59,7 @@
 //     default; the CPU rounds K/V on write exactly as the append kernel does),
 //     so an FP8 KV cache is held to the same bounds;
 #include <cuda_runtime_api.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -1336,6 +1337,83 @@ void test_copy_sequence(const std::string &dir) {
     reset_session_free(b);
 }
 
+int g_files_compared = 0;  // test_sequence_file: engine pairs compared after loading each other's files
+
+// reset_save_sequence / reset_load_sequence (0.8) on the CUDA backend and across backends, for the
+// BF16 and the FP8 cache.  The engines first diverge as in test_copy_sequence (greedy, with the
+// penalties); then each saves sequence 0, and each loads the *other* engine's file into sequence 2:
+// the CUDA session reads K/V the CPU encoded (BF16 bits, E4M3 bytes with their sign) and the CPU
+// session reads the device's own bytes.  Loaded logits are the saver's bit for bit, and a third
+// session, CUDA, loading the CUDA file holds the saving sequence's tokens and logits exactly.  Then
+// both decode on, sampled: each sequence 2 continues the other backend's state with its own
+// arithmetic, so the engines agree to the NVFP4 bound under decode_both's near-tie rule, as
+// everywhere in this test (a K/V element decoded wrongly, a head or position transposed, would show
+// as logits far past it).
+void test_sequence_file(const std::string &dir) {
+    constexpr int kSequences = 3, kBefore = 4, kAfter = 14;
+    constexpr double kBound = 5e-3;
+    const EnginePair models(dir, RESET_WEIGHTS_NVFP4_W4A16);
+    const int vocab = models.info.vocab_size;
+    const std::vector<int32_t> ids = prompt(vocab, 23, 151u);
+    char pattern[] = "/tmp/reset-gpu-sequence-file-XXXXXX";
+    const char *tmp = mkdtemp(pattern);
+    EXPECT(tmp != nullptr, "mkdtemp failed");
+    if (!tmp) return;
+    for (const reset_kv_cache kv : {RESET_KV_CACHE_BF16, RESET_KV_CACHE_FP8}) {
+        const char *kv_name = kv == RESET_KV_CACHE_FP8 ? "fp8" : "bf16";
+        reset_session *a = session(models.cpu, kSequences, 256, kv), *b = session(models.gpu, kSequences, 256, kv);
+        reset_policy_params p = penalized_policy(97, 0.6f, 0.0f, 1.2f);
+        p.kind = RESET_POLICY_GREEDY;  // until the files are loaded
+        reset_stop_options o;
+        reset_stop_options_init(&o);
+        o.ignore_eos = 1;
+        for (reset_session *s : {a, b}) {
+            ok(reset_set_policy(s, &p), "reset_set_policy");
+            ok(reset_set_stop(s, &o), "reset_set_stop");
+            ok(reset_prefill(s, ids.data(), ids.size()), "prefill");
+            for (int k = 0; k < kSequences; ++k) {
+                const std::vector<int32_t> own = prompt(vocab, 4 + k, 157u + unsigned(k));
+                ok(reset_prefill_sequence(s, k, own.data(), own.size()), "prefill_sequence");
+            }
+        }
+        const Compared before = decode_both(a, b, kSequences, vocab, kBefore, kBound, false);
+        if (before.mismatches > 0) {
+            std::printf("%s sequence file (%s): skipped after a near tie before saving\n", dir.c_str(), kv_name);
+        } else {
+            const std::string cpu_file = std::string(tmp) + "/cpu-" + kv_name + ".safetensors";
+            const std::string gpu_file = std::string(tmp) + "/gpu-" + kv_name + ".safetensors";
+            ok(reset_save_sequence(a, 0, cpu_file.c_str()), "reset_save_sequence cpu");
+            ok(reset_save_sequence(b, 0, gpu_file.c_str()), "reset_save_sequence cuda");
+            const std::vector<float> cpu_logits = logits(a, 0, vocab), gpu_logits = logits(b, 0, vocab);
+            // The CUDA file in a new CUDA session: the saved tokens and logits exactly.
+            reset_session *c = session(models.gpu, kSequences, 256, kv);
+            ok(reset_load_sequence(c, 1, gpu_file.c_str()), "reset_load_sequence cuda -> cuda");
+            EXPECT(tokens_of(c, 1) == tokens_of(b, 0) && logits(c, 1, vocab) == gpu_logits,
+                   "%s (%s): a CUDA file loaded on CUDA lost its tokens or logits", dir.c_str(), kv_name);
+            reset_session_free(c);
+            // Each engine takes the other's file.
+            ok(reset_load_sequence(a, 2, gpu_file.c_str()), "reset_load_sequence cuda -> cpu");
+            ok(reset_load_sequence(b, 2, cpu_file.c_str()), "reset_load_sequence cpu -> cuda");
+            EXPECT(logits(a, 2, vocab) == gpu_logits && logits(b, 2, vocab) == cpu_logits,
+                   "%s (%s): loaded logits are not the saving engine's", dir.c_str(), kv_name);
+            EXPECT(tokens_of(a, 2) == tokens_of(a, 0) && tokens_of(b, 2) == tokens_of(b, 0),
+                   "%s (%s): loaded tokens differ", dir.c_str(), kv_name);
+            p.kind = RESET_POLICY_FIXED;  // the step state, counts and draw counter kept (reset_state 0)
+            for (reset_session *s : {a, b}) ok(reset_set_policy(s, &p), "reset_set_policy (sampled)");
+            const Compared after = decode_both(a, b, kSequences, vocab, kAfter, kBound, false);
+            EXPECT(after.unexplained == 0 && after.worst <= kBound && after.tokens > 0,
+                   "%s sequence file (%s): %d of %d tokens differ unexplained, worst %.3g", dir.c_str(), kv_name,
+                   after.unexplained, after.tokens, after.worst);
+            ++g_files_compared;
+            std::remove(cpu_file.c_str());
+            std::remove(gpu_file.c_str());
+        }
+        reset_session_free(a);
+        reset_session_free(b);
+    }
+    rmdir(tmp);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -1361,7 +1439,11 @@ int main(int argc, char **argv) {
         test_truncate(argv[i]);
         test_logit_bias(argv[i]);
         test_copy_sequence(argv[i]);
+        test_sequence_file(argv[i]);
     }
+    EXPECT(g_files_compared > 0, "reset_save_sequence / reset_load_sequence untested");
+    std::printf("test_cuda_engine: %d engine pairs compared after loading each other's sequence files\n",
+                g_files_compared);
     EXPECT(g_copies_compared > 0, "reset_copy_sequence untested");
     std::printf("test_cuda_engine: %d engine pairs compared after reset_copy_sequence\n", g_copies_compared);
     EXPECT(g_bias_compared > 0, "reset_set_logit_bias untested");

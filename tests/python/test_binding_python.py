@@ -113,14 +113,16 @@ def test_a_library_of_another_abi_major_is_refused_clearly():
 
 def test_a_library_older_than_the_bindings_minor_is_refused_clearly():
     # A pure function of the version number: reloading the module against an old library is not needed.
-    assert (_lib.ABI_MAJOR, _lib.ABI_MINOR) == (0, 7)
+    assert (_lib.ABI_MAJOR, _lib.ABI_MINOR) == (0, 8)
     _lib.check_abi(_lib.lib.reset_version())
-    for newer_or_same in (700, 701, 799, 800, 9900):
+    for newer_or_same in (800, 801, 899, 900, 9900):
         _lib.check_abi(newer_or_same)
     with pytest.raises(ImportError) as error:
-        _lib.check_abi(600)  # 0.6 has no reset_copy_sequence and no reset_policy_set_logit_bias
-    assert str(error.value) == ("libreset 0.6.0 is older than these bindings need (0.7 or newer): "
+        _lib.check_abi(700)  # 0.7 has no reset_save_sequence and no reset_load_sequence
+    assert str(error.value) == ("libreset 0.7.0 is older than these bindings need (0.8 or newer): "
                                 "it lacks functions or fields they use")
+    with pytest.raises(ImportError, match="libreset 0.6.0 is older"):
+        _lib.check_abi(600)
     with pytest.raises(ImportError, match="libreset 0.5.0 is older"):
         _lib.check_abi(500)
     with pytest.raises(ImportError, match="libreset 0.4.0 is older"):
@@ -1167,6 +1169,142 @@ def test_copy_refusals_raise_and_a_copy_onto_itself_changes_nothing():
             assert (error.value.status, error.value.name) == (7, "RESET_ERR_OUT_OF_RANGE"), error.value
         assert [session.tokens(0), session.tokens(1)] == before and np.array_equal(session.logits(), logits)
         # Nothing else moved either: both sequences draw on as the twin's, which was never asked.
+        assert decode_both(session) == decode_both(twin)
+
+
+# --- saving and loading a sequence (0.8) -----------------------------------------------------------
+
+def same_bits(a, b):
+    """Logits equal bit for bit: == would take -0.0 for 0.0."""
+    return a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def test_sequences_saved_and_loaded_into_a_new_session_hold_their_state_and_draw_on_as_before(tmp_path):
+    with chat_model() as model, two_sequence_session(model) as session:
+        session.prefill(STOP_PROMPT)
+        first = decode_both(session)
+        assert first[0] != first[1], first
+        # One file per sequence, named as str, bytes and os.PathLike; a name that is not UTF-8 reaches the OS as is.
+        paths = [str(tmp_path / "sequence-0.safetensors"), tmp_path / os.fsdecode(b"sequence-\xff.safetensors")]
+        session.save_sequence(0, paths[0])
+        session.save_sequence(1, os.fsencode(paths[1]))
+        assert os.path.isfile(paths[0]) and os.path.isfile(paths[1])
+        tokens, logits = [session.tokens(0), session.tokens(1)], session.logits()
+        with two_sequence_session(model) as restored:
+            restored.load_sequence(0, pathlib.Path(paths[0]))
+            restored.load_sequence(1, paths[1])
+            # Each sequence holds what was saved, bit for bit, and the saving session is left as it was.
+            assert tokens == [STOP_PROMPT + first[0], STOP_PROMPT + first[1]]
+            assert [restored.tokens(0), restored.tokens(1)] == tokens
+            assert (restored.length(0), restored.length(1)) == (len(tokens[0]), len(tokens[1]))
+            assert same_bits(restored.logits(), logits) and same_bits(session.logits(), logits)
+            # Same seed, same sequence indices, and the saved counts of draws: both sequences draw on, sampled,
+            # exactly as the saving session's do.
+            assert decode_both(restored) == decode_both(session)
+
+
+def test_a_sequence_loaded_into_another_holds_the_saved_tokens_and_logits_and_continues_as_it_does(tmp_path):
+    path = tmp_path / "sequence.safetensors"
+    with chat_model() as model, two_sequence_session(model) as session:
+        session.prefill(STOP_PROMPT)
+        first = decode_both(session)
+        assert first[0] != first[1], first
+        # Sequence 1 goes further its own way: cut back to the prompt and given other tokens.
+        session.truncate_sequence(1, len(STOP_PROMPT))
+        session.prefill_sequence(1, [20, 21])
+        source, logits = session.tokens(0), session.logits(0)
+        session.save_sequence(0, path)
+        assert session.tokens(1) == STOP_PROMPT + [20, 21] and not np.array_equal(session.logits(1), logits)
+        session.load_sequence(1, path)
+        # The target holds the saved tokens and logits, bit for bit; the saved sequence is left as it was.
+        assert session.tokens(1) == session.tokens(0) == source
+        assert session.length(1) == session.length(0) == len(source)
+        assert same_bits(session.logits(1), logits) and same_bits(session.logits(0), logits)
+        # top_k = 1 draws the argmax whatever the key: the loaded sequence continues exactly as the saved one does.
+        session.set_policy(kind="fixed", temperature=1.5, seed=5, top_k=1)
+        drawn = decode_both(session)
+        assert drawn[0] == drawn[1], drawn
+        assert session.tokens(0) == session.tokens(1) == source + drawn[0]
+        assert same_bits(session.logits(0), session.logits(1))
+
+
+def test_a_loaded_sequence_draws_with_its_own_key_from_the_saved_count_of_draws(tmp_path):
+    path = tmp_path / "sequence.safetensors"
+    with chat_model() as model:
+        # The reference: two sequences in one state, drawing on from it each with its own key.
+        with forced_session(model) as lockstep:
+            want = decode_both(lockstep)
+        assert want[0] != want[1], want
+        with forced_session(model) as session:
+            # Sequence 1 cut back and given the forced tokens as prompt: the same context, but no draw counted, so
+            # it would draw as a new sequence does.  The file brings the saved sequence's count of draws.
+            session.truncate_sequence(1, len(STOP_PROMPT))
+            session.prefill_sequence(1, [BIASED_TOKEN] * FORCED_STEPS)
+            assert session.tokens(1) == session.tokens(0)
+            session.save_sequence(0, path)
+            session.load_sequence(1, path)
+            assert decode_both(session) == want
+
+
+def test_load_refusals_raise_the_librarys_error_and_leave_the_sequence_as_it_was(tmp_path):
+    saved, other_cache = tmp_path / "saved.safetensors", tmp_path / "fp32-cache.safetensors"
+    with chat_model() as model, two_sequence_session(model) as session, two_sequence_session(model) as twin:
+        for s in (session, twin):
+            s.prefill(STOP_PROMPT)
+            decode_both(s, 3)
+        session.save_sequence(0, saved)
+        with model.session(max_context=512, sequences=2, kv_cache="fp32") as fp32:
+            fp32.prefill(STOP_PROMPT)
+            fp32.save_sequence(0, other_cache)
+            # The other way round too: a BF16 cache's file does not load into an FP32 cache.
+            with pytest.raises(reset.ResetError) as error:
+                fp32.load_sequence(1, saved)
+            assert (error.value.status, error.value.name) == (6, "RESET_ERR_SHAPE"), error.value
+        with model.session(max_context=len(STOP_PROMPT) + 2) as short:  # the saved sequence holds 3 more
+            with pytest.raises(reset.ResetError) as error:
+                short.load_sequence(0, saved)
+            assert (error.value.status, error.value.name) == (8, "RESET_ERR_CONTEXT_OVERFLOW"), error.value
+        data = saved.read_bytes()
+        (header_len,) = struct.unpack("<Q", data[:8])
+        # Cut in the length, in the header, and before the last byte of the tensors.
+        truncated = []
+        for i, size in enumerate((4, 8 + header_len // 2, len(data) - 1)):
+            truncated.append(tmp_path / f"truncated-{i}.safetensors")
+            truncated[-1].write_bytes(data[:size])
+        not_a_sequence = MODEL / "reference.safetensors"  # a safetensors file, but no libreset sequence file
+        before, logits = [session.tokens(0), session.tokens(1)], session.logits()
+        assert before[0] != before[1], before
+        io, shape, fmt = (3, "RESET_ERR_IO"), (6, "RESET_ERR_SHAPE"), (4, "RESET_ERR_FORMAT")
+        out_of_range = (7, "RESET_ERR_OUT_OF_RANGE")
+        refusals = [(io, 1, tmp_path / "missing.safetensors", "missing.safetensors"),
+                    (io, 1, tmp_path, str(tmp_path)),  # a directory
+                    (shape, 1, other_cache, "KV cache"),
+                    (fmt, 1, not_a_sequence, "not a valid libreset sequence file")]
+        refusals += [(fmt, 1, path, "truncated") for path in truncated]
+        # A sequence outside the session's (or outside int32: ctypes would wrap 2**32 + 1 to 1).
+        refusals += [(out_of_range, sequence, saved, "") for sequence in (2, -1, 2**31, 2**32 + 1)]
+        for (status, name), sequence, path, message in refusals:
+            with pytest.raises(reset.ResetError) as error:
+                session.load_sequence(sequence, path)
+            assert (error.value.status, error.value.name) == (status, name), (path, error.value)
+            assert message in error.value.message, error.value
+        for sequence in (2, -1, 2**32):
+            with pytest.raises(reset.ResetError) as error:
+                session.save_sequence(sequence, tmp_path / "never-written.safetensors")
+            assert (error.value.status, error.value.name) == out_of_range, error.value
+        assert not (tmp_path / "never-written.safetensors").exists()
+        with pytest.raises(reset.ResetError) as error:  # its folder does not exist
+            session.save_sequence(0, tmp_path / "no-such-folder" / "sequence.safetensors")
+        assert (error.value.status, error.value.name) == io, error.value
+        assert "no-such-folder" in error.value.message, error.value
+        # C would read the path up to its NUL: refused here, not cut short to the file saved above.
+        with pytest.raises(ValueError, match="path"):
+            session.load_sequence(1, os.fsencode(saved) + b"\0ignored")
+        with pytest.raises(ValueError, match="path"):
+            session.save_sequence(1, f"{saved}\0ignored")
+        assert saved.read_bytes() == data
+        # Every refusal left both sequences as they were, bit for bit, and they draw on as the twin's.
+        assert [session.tokens(0), session.tokens(1)] == before and same_bits(session.logits(), logits)
         assert decode_both(session) == decode_both(twin)
 
 

@@ -92,6 +92,24 @@ inline std::vector<std::vector<Step>> decode(reset_session *session, int32_t seq
     return out;
 }
 
+// Sequence s's steps in `got` equal those of sequence want_of(s) in `want`, one by one.
+template <typename WantOf>
+void check_same_steps(const std::vector<std::vector<Step>> &got, const std::vector<std::vector<Step>> &want,
+                      WantOf want_of) {
+    for (size_t s = 0; s < got.size(); ++s) {
+        const std::vector<Step> &reference = want[want_of(s)];
+        REQUIRE(got[s].size() == reference.size());
+        for (size_t j = 0; j < got[s].size(); ++j) {
+            CAPTURE(s);
+            CAPTURE(j);
+            CHECK(got[s][j] == reference[j]);
+        }
+    }
+}
+inline void check_same_steps(const std::vector<std::vector<Step>> &got, const std::vector<std::vector<Step>> &want) {
+    check_same_steps(got, want, [](size_t s) { return s; });
+}
+
 inline std::vector<int32_t> tokens_of(const reset_session *session, int32_t sequence) {
     size_t n = 0;
     const reset_status asked = reset_session_tokens(session, sequence, nullptr, 0, &n);

@@ -17,16 +17,16 @@ try:
 except ImportError:  # numpy is optional: id lists are checked element by element without it
     _np = None
 
-# The libreset these bindings were written for: any 0.M with M >= 7 (minors only append functions and
+# The libreset these bindings were written for: any 0.M with M >= 8 (minors only append functions and
 # struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to reset_step and
 # reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context, 0.4
 # top_logprobs to reset_session_options and top_logprob_count / top_logprobs to reset_step, 0.5
 # reset_stop_options (with ignore_eos) / reset_set_stop, reset_session_held_text, the end reasons STOP
 # and LENGTH and stop_index to reset_step, 0.6 reset_truncate / reset_truncate_sequence,
 # reset_session_tokens and reset_logit_bias / reset_set_logit_bias, 0.7 reset_copy_sequence and
-# reset_policy_set_logit_bias).
+# reset_policy_set_logit_bias, 0.8 reset_save_sequence / reset_load_sequence).
 ABI_MAJOR = 0
-ABI_MINOR = 7
+ABI_MINOR = 8
 
 
 class ResetError(Exception):
@@ -349,6 +349,8 @@ declare("reset_prefill_sequence", ctypes.c_int,
 declare("reset_truncate", ctypes.c_int, [c_session_p, ctypes.c_int32])
 declare("reset_truncate_sequence", ctypes.c_int, [c_session_p, ctypes.c_int32, ctypes.c_int32])
 declare("reset_copy_sequence", ctypes.c_int, [c_session_p, ctypes.c_int32, ctypes.c_int32])
+declare("reset_save_sequence", ctypes.c_int, [c_session_p, ctypes.c_int32, ctypes.c_char_p])
+declare("reset_load_sequence", ctypes.c_int, [c_session_p, ctypes.c_int32, ctypes.c_char_p])
 declare("reset_session_tokens", ctypes.c_int,
         [c_session_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t,
          ctypes.POINTER(ctypes.c_size_t)])

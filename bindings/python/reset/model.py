@@ -291,6 +291,35 @@ class Session(OwnedHandle):
         source = int32(source, "source", RESET_ERR_OUT_OF_RANGE)
         check(lib.reset_copy_sequence(self.handle, source, int32(target, "target", RESET_ERR_OUT_OF_RANGE)))
 
+    def save_sequence(self, sequence, path):
+        """Save `sequence`'s state to the file at `path` (0.8; reset_save_sequence), as llama.cpp's
+        llama_state_seq_save_file: keep a long prompt's prefill across runs, or park a reasoning trace and resume it
+        elsewhere with load_sequence().  The file holds what copy_sequence() copies (the tokens and KV cache, the
+        logits, the sampler's state, the held text, whether the sequence has ended and its max_tokens count); the
+        policy, the stop conditions and the logit bias are the session's and are not saved.  It is a safetensors
+        file, written beside `path` and renamed onto it, so a failed save leaves `path` as it was.  `path` is str,
+        bytes or os.PathLike (a NUL in it raises ValueError).  A file that cannot be written raises ResetError
+        RESET_ERR_IO, a sequence outside [0, sequences) RESET_ERR_OUT_OF_RANGE; the session is unchanged whatever
+        the outcome."""
+        index = int32(sequence, "sequence", RESET_ERR_OUT_OF_RANGE)
+        check(lib.reset_save_sequence(self.handle, index, c_path(path)))
+
+    def load_sequence(self, sequence, path):
+        """Make `sequence` the sequence save_sequence() wrote to the file at `path` (0.8; reset_load_sequence), in
+        this session or another of the same model: it forgets what it held and continues as the saved one would,
+        except that its draws are keyed by its own index (as after copy_sequence()); this session's policy, stop
+        conditions and logit bias apply from the next step.  The file must come from the same model, loaded with
+        the same weights format, and from a session with the same kv_cache; the backend may differ (the values are
+        then the other backend's, equal to its tolerances, not bit for bit).  The library's errors raise ResetError
+        and leave every sequence as it was: a missing or unreadable file (RESET_ERR_IO), one that is not a libreset
+        sequence file or is malformed (RESET_ERR_FORMAT), one of a newer format (RESET_ERR_UNSUPPORTED), another
+        model, weights format or kv_cache (RESET_ERR_SHAPE), a sequence longer than max_context
+        (RESET_ERR_CONTEXT_OVERFLOW), a sequence outside [0, sequences) (RESET_ERR_OUT_OF_RANGE); only a failure
+        while writing the CUDA device's KV cache stops the session until reset() (RESET_ERR_STATE).  `path` is
+        str, bytes or os.PathLike (a NUL in it raises ValueError)."""
+        index = int32(sequence, "sequence", RESET_ERR_OUT_OF_RANGE)
+        check(lib.reset_load_sequence(self.handle, index, c_path(path)))
+
     def tokens(self, sequence=0):
         """The ids of `sequence`'s context in order, as a list of ints (0.6; reset_session_tokens): every prompt
         token and every generated token that entered the context, length(sequence) of them (an end-of-generation

@@ -38,8 +38,8 @@ pub const ABI_MAJOR: u32 = sys::RESET_VERSION_MAJOR;
 /// top_logprobs to reset_session_options and reset_step, 0.5 reset_stop_options / reset_set_stop,
 /// reset_session_held_text, the end reasons STOP and LENGTH and stop_index to reset_step, 0.6 reset_truncate /
 /// reset_truncate_sequence, reset_session_tokens and reset_logit_bias / reset_set_logit_bias, 0.7
-/// reset_copy_sequence and reset_policy_set_logit_bias).
-pub const ABI_MINOR: u32 = 7;
+/// reset_copy_sequence and reset_policy_set_logit_bias, 0.8 reset_save_sequence / reset_load_sequence).
+pub const ABI_MINOR: u32 = 8;
 
 // A header older than ABI_MINOR lacks fields these bindings set: fail the build, not a call.
 const _: () = assert!(sys::RESET_VERSION_MINOR >= ABI_MINOR, "reset.h is older than these bindings need");
@@ -68,6 +68,10 @@ impl Error {
     pub const CONTEXT_OVERFLOW: u32 = sys::reset_status_RESET_ERR_CONTEXT_OVERFLOW;
     /// RESET_ERR_STATE: a call out of order (decoding before any prefill, say).
     pub const STATE: u32 = sys::reset_status_RESET_ERR_STATE;
+    /// RESET_ERR_FORMAT: a malformed file (0.8: not a libreset sequence file, or a damaged one).
+    pub const FORMAT: u32 = sys::reset_status_RESET_ERR_FORMAT;
+    /// RESET_ERR_SHAPE: shapes that disagree (0.8: a sequence file of another model, weights format or KV cache type).
+    pub const SHAPE: u32 = sys::reset_status_RESET_ERR_SHAPE;
 
     /// The error of a failing call, read right after it on the same thread
     /// (reset_last_error is per thread).
@@ -839,6 +843,37 @@ impl<'m> Session<'m> {
     /// `0..sequences` is `Error::OUT_OF_RANGE`, and the sequences are unchanged on any error.
     pub fn copy_sequence(&mut self, from: i32, to: i32) -> Result<()> {
         check(unsafe { sys::reset_copy_sequence(self.raw(), from, to) })
+    }
+
+    /// 0.8: save `sequence`'s state to the file at `path` (reset_save_sequence), as llama.cpp's
+    /// llama_state_seq_save_file: keep a long prompt's prefill across runs, or park a reasoning trace and resume it
+    /// elsewhere with [`load_sequence`](Session::load_sequence).  The file holds what
+    /// [`copy_sequence`](Session::copy_sequence) copies (the tokens and KV cache, the logits, the sampler's state, the
+    /// held text, whether the sequence has ended and its max_tokens count); the policy, the stop conditions and the
+    /// logit bias are the session's and are not saved.  It is a safetensors file, written beside `path` and renamed
+    /// onto it, so a failed save leaves `path` as it was.  A file that cannot be written is `Error::IO`, a sequence
+    /// outside `0..sequences` `Error::OUT_OF_RANGE`, a path holding a NUL `Error::INVALID_ARGUMENT`; the session is
+    /// unchanged whatever the outcome.
+    pub fn save_sequence(&self, sequence: i32, path: impl AsRef<Path>) -> Result<()> {
+        let path = c_path(path.as_ref())?;
+        check(unsafe { sys::reset_save_sequence(self.raw(), sequence, path.as_ptr()) })
+    }
+
+    /// 0.8: make `sequence` the sequence [`save_sequence`](Session::save_sequence) wrote to the file at `path`
+    /// (reset_load_sequence), in this session or another of the same model: it forgets what it held and continues as
+    /// the saved one would, except that its draws are keyed by its own index (as after
+    /// [`copy_sequence`](Session::copy_sequence)); this session's policy, stop conditions and logit bias apply from
+    /// the next step.  The file must come from the same model, loaded with the same weights format, and from a
+    /// session with the same KV cache type; the backend may differ (the values are then the other backend's, equal
+    /// to its tolerances, not bit for bit).  On an error every sequence is left as it was: a missing or unreadable
+    /// file is `Error::IO`, one that is not a libreset sequence file or is malformed `Error::FORMAT`, one of a newer
+    /// format `Error::UNSUPPORTED`, another model, weights format or KV cache type `Error::SHAPE`, a sequence longer
+    /// than max_context `Error::CONTEXT_OVERFLOW`, a sequence outside `0..sequences` `Error::OUT_OF_RANGE`, a path
+    /// holding a NUL `Error::INVALID_ARGUMENT`; only a failure while writing the CUDA device's KV cache stops the
+    /// session until [`reset`](Session::reset) (`Error::STATE`).
+    pub fn load_sequence(&mut self, sequence: i32, path: impl AsRef<Path>) -> Result<()> {
+        let path = c_path(path.as_ref())?;
+        check(unsafe { sys::reset_load_sequence(self.raw(), sequence, path.as_ptr()) })
     }
 
     /// 0.6: the ids of `sequence`'s context in order (reset_session_tokens): every prompt token and every generated

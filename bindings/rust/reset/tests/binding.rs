@@ -126,17 +126,17 @@ fn another_abi_major_is_refused_clearly() {
 
 #[test]
 fn an_older_minor_is_refused_clearly() {
-    assert_eq!((reset::ABI_MAJOR, reset::ABI_MINOR), (0, 7));
-    for newer_or_same in [700, 701, 799, 800, 9900] {
+    assert_eq!((reset::ABI_MAJOR, reset::ABI_MINOR), (0, 8));
+    for newer_or_same in [800, 801, 899, 900, 9900] {
         assert!(reset::check_abi(newer_or_same).is_ok(), "{newer_or_same}");
     }
-    let error = reset::check_abi(600).unwrap_err(); // 0.6 has no reset_copy_sequence and no reset_policy_set_logit_bias
+    let error = reset::check_abi(700).unwrap_err(); // 0.7 has no reset_save_sequence and no reset_load_sequence
     assert_eq!(error.status, Error::UNSUPPORTED);
     assert_eq!(
         error.message,
-        "libreset 0.6.0 is older than these bindings need (0.7 or newer): it lacks functions or fields they use"
+        "libreset 0.7.0 is older than these bindings need (0.8 or newer): it lacks functions or fields they use"
     );
-    for older in [500, 400, 300, 200, 100] {
+    for older in [600, 500, 400, 300, 200, 100] {
         let error = reset::check_abi(older).unwrap_err();
         assert!(error.message.starts_with(&format!("libreset 0.{}.0 is older", older / 100)), "{error}");
     }
@@ -1078,6 +1078,190 @@ fn copy_refusals_are_out_of_range_and_a_copy_onto_itself_changes_nothing() {
     assert_eq!([session.tokens(0).unwrap(), session.tokens(1).unwrap()], before);
     assert_eq!([session.logits(0).unwrap(), session.logits(1).unwrap()], logits);
     // Nothing else moved either: both sequences draw on as the twin's, which was never asked.
+    assert_eq!(decode_both(&mut session, TRUNCATE_STEPS), decode_both(&mut twin, TRUNCATE_STEPS));
+}
+
+// ------------------------------------------------------------------ saving and loading a sequence (0.8)
+
+/// A scratch_dir removed when dropped, so a failing assertion leaves nothing behind.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        Scratch(scratch_dir(name))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Logits as their bits: `==` on f32 would take -0.0 for 0.0.
+fn bits(logits: &[f32]) -> Vec<u32> {
+    logits.iter().map(|x| x.to_bits()).collect()
+}
+
+/// Both sequences' tokens and logits (as bits).
+fn state_of(session: &Session<'_>) -> [(Vec<i32>, Vec<u32>); 2] {
+    [0, 1].map(|s| (session.tokens(s).unwrap(), bits(&session.logits(s).unwrap())))
+}
+
+#[cfg(unix)]
+#[test]
+fn sequences_saved_and_loaded_into_a_new_session_hold_their_state_and_draw_on_as_before() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = Scratch::new("save");
+    let model = chat_model();
+    let mut session = two_sequence_session(&model);
+    session.prefill(&STOP_PROMPT).unwrap();
+    let first = decode_both(&mut session, TRUNCATE_STEPS);
+    assert_ne!(first[0], first[1]);
+    // One file named by a &str, one whose name is not UTF-8: it reaches the OS as itself.
+    let paths = [dir.0.join("sequence-0.safetensors"), dir.0.join(OsStr::from_bytes(b"sequence-\xff.safetensors"))];
+    session.save_sequence(0, paths[0].to_str().unwrap()).unwrap();
+    session.save_sequence(1, &paths[1]).unwrap();
+    assert!(paths[0].is_file() && paths[1].is_file());
+    let saved = state_of(&session);
+    let mut restored = two_sequence_session(&model);
+    restored.load_sequence(0, &paths[0]).unwrap();
+    restored.load_sequence(1, paths[1].as_os_str()).unwrap();
+    // Each sequence holds what was saved, bit for bit, and the saving session is left as it was.
+    assert_eq!(state_of(&restored), saved);
+    assert_eq!(state_of(&session), saved);
+    for s in 0..2 {
+        assert_eq!(saved[s].0, [&STOP_PROMPT[..], &first[s]].concat(), "{s}");
+        assert_eq!(restored.len(s as i32), saved[s].0.len() as i32);
+    }
+    // Same seed, same sequence indices, and the saved counts of draws: both sequences draw on, sampled, exactly as
+    // the saving session's do.
+    assert_eq!(decode_both(&mut restored, TRUNCATE_STEPS), decode_both(&mut session, TRUNCATE_STEPS));
+}
+
+#[test]
+fn a_sequence_loaded_into_another_holds_the_saved_tokens_and_logits_and_continues_as_it_does() {
+    let dir = Scratch::new("load-into-another");
+    let path = dir.0.join("sequence.safetensors");
+    let model = chat_model();
+    let mut session = two_sequence_session(&model);
+    session.prefill(&STOP_PROMPT).unwrap();
+    let first = decode_both(&mut session, TRUNCATE_STEPS);
+    assert_ne!(first[0], first[1]);
+    // Sequence 1 goes further its own way: cut back to the prompt and given other tokens.
+    session.truncate_sequence(1, STOP_PROMPT.len() as i32).unwrap();
+    session.prefill_sequence(1, &[20, 21]).unwrap();
+    let (source, logits) = (session.tokens(0).unwrap(), bits(&session.logits(0).unwrap()));
+    session.save_sequence(0, &path).unwrap();
+    assert_eq!(session.tokens(1).unwrap(), [&STOP_PROMPT[..], &[20, 21]].concat());
+    assert_ne!(bits(&session.logits(1).unwrap()), logits);
+    session.load_sequence(1, &path).unwrap();
+    // The target holds the saved tokens and logits, bit for bit; the saved sequence is left as it was.
+    assert_eq!(state_of(&session), [(source.clone(), logits.clone()), (source.clone(), logits)]);
+    assert_eq!((session.len(0), session.len(1)), (source.len() as i32, source.len() as i32));
+    // top_k = 1 draws the argmax whatever the key: the loaded sequence continues exactly as the saved one does.
+    let policy =
+        PolicyParams { kind: PolicyKind::Fixed, temperature: 1.5, seed: 5, top_k: 1, ..PolicyParams::greedy() };
+    session.set_policy(&policy).unwrap();
+    let drawn = decode_both(&mut session, TRUNCATE_STEPS);
+    assert_eq!(drawn[0], drawn[1]);
+    let [zero, one] = state_of(&session);
+    assert_eq!(zero, one);
+    assert_eq!(zero.0, [&source[..], &drawn[0]].concat());
+}
+
+#[test]
+fn a_loaded_sequence_draws_with_its_own_key_from_the_saved_count_of_draws() {
+    let dir = Scratch::new("load-count");
+    let path = dir.0.join("sequence.safetensors");
+    let model = chat_model();
+    // The reference: two sequences in one state, drawing on from it each with its own key.
+    let want = decode_both(&mut forced_session(&model), TRUNCATE_STEPS);
+    assert_ne!(want[0], want[1]);
+    let mut session = forced_session(&model);
+    // Sequence 1 cut back and given the forced tokens as prompt: the same context, but no draw counted, so it would
+    // draw as a new sequence does.  The file brings the saved sequence's count of draws.
+    session.truncate_sequence(1, STOP_PROMPT.len() as i32).unwrap();
+    session.prefill_sequence(1, &[BIASED_TOKEN; FORCED_STEPS]).unwrap();
+    assert_eq!(session.tokens(1).unwrap(), session.tokens(0).unwrap());
+    session.save_sequence(0, &path).unwrap();
+    session.load_sequence(1, &path).unwrap();
+    assert_eq!(decode_both(&mut session, TRUNCATE_STEPS), want);
+}
+
+#[test]
+fn load_refusals_are_the_librarys_errors_and_leave_the_sequence_as_it_was() {
+    let dir = Scratch::new("load-refusals");
+    let saved = dir.0.join("saved.safetensors");
+    let model = chat_model();
+    let (mut session, mut twin) = (two_sequence_session(&model), two_sequence_session(&model));
+    for s in [&mut session, &mut twin] {
+        s.prefill(&STOP_PROMPT).unwrap();
+        decode_both(s, 3);
+    }
+    session.save_sequence(0, &saved).unwrap();
+    // SessionOptions has no KV cache type, so the other identity a file carries, the weights format, tells the
+    // sessions apart here: the same checkpoint quantized on load computes other keys and values.
+    let options = ModelOptions { weights: Weights::Nvfp4W4A16, backend: Backend::Cpu, ..ModelOptions::default() };
+    let nvfp4 = Model::load(source().join("tests/fixtures/chat-model"), &options).unwrap();
+    let other_weights = dir.0.join("nvfp4.safetensors");
+    let mut quantized = nvfp4.session(512, 2).unwrap();
+    quantized.prefill(&STOP_PROMPT).unwrap();
+    quantized.save_sequence(0, &other_weights).unwrap();
+    // The other way round too: a BF16 model's file does not load into the quantized one's session.
+    let error = quantized.load_sequence(1, &saved).unwrap_err();
+    assert_eq!((error.status, error.name.as_str()), (Error::SHAPE, "RESET_ERR_SHAPE"), "{error}");
+    let mut short = model.session(STOP_PROMPT.len() as i32 + 2, 1).unwrap(); // the saved sequence holds 3 more
+    let error = short.load_sequence(0, &saved).unwrap_err();
+    assert_eq!((error.status, error.name.as_str()), (Error::CONTEXT_OVERFLOW, "RESET_ERR_CONTEXT_OVERFLOW"), "{error}");
+    let data = std::fs::read(&saved).unwrap();
+    let header_len = u64::from_le_bytes(data[..8].try_into().unwrap()) as usize;
+    // Cut in the length, in the header, and before the last byte of the tensors.
+    let truncated: Vec<PathBuf> = [4, 8 + header_len / 2, data.len() - 1]
+        .iter()
+        .enumerate()
+        .map(|(i, &size)| {
+            let path = dir.0.join(format!("truncated-{i}.safetensors"));
+            std::fs::write(&path, &data[..size]).unwrap();
+            path
+        })
+        .collect();
+    // A safetensors file, but no libreset sequence file.
+    let not_a_sequence = source().join("tests/fixtures/models/qwen3-tied/reference.safetensors");
+    let before = state_of(&session);
+    assert_ne!(before[0].0, before[1].0);
+    let (io, shape, format) = (Error::IO, Error::SHAPE, Error::FORMAT);
+    let mut refusals = vec![
+        (io, 1, dir.0.join("missing.safetensors"), "missing.safetensors"),
+        (io, 1, dir.0.clone(), "load-refusals"), // a directory
+        (shape, 1, other_weights, "weights"),
+        (format, 1, not_a_sequence, "not a valid libreset sequence file"),
+    ];
+    refusals.extend(truncated.into_iter().map(|path| (format, 1, path, "truncated")));
+    refusals.extend([2, -1, i32::MAX, i32::MIN].map(|sequence| (Error::OUT_OF_RANGE, sequence, saved.clone(), "")));
+    for (status, sequence, path, message) in refusals {
+        let error = session.load_sequence(sequence, &path).unwrap_err();
+        assert_eq!(error.status, status, "{} {error}", path.display());
+        assert!(error.message.contains(message), "{error}");
+    }
+    let never_written = dir.0.join("never-written.safetensors");
+    for sequence in [2, -1, i32::MAX, i32::MIN] {
+        let error = session.save_sequence(sequence, &never_written).unwrap_err();
+        assert_eq!((error.status, error.name.as_str()), (Error::OUT_OF_RANGE, "RESET_ERR_OUT_OF_RANGE"), "{error}");
+    }
+    assert!(!never_written.exists());
+    let error = session.save_sequence(0, dir.0.join("no-such-folder/sequence.safetensors")).unwrap_err();
+    assert_eq!((error.status, error.name.as_str()), (Error::IO, "RESET_ERR_IO"), "{error}");
+    assert!(error.message.contains("no-such-folder"), "{error}");
+    // C would read the path up to its NUL: refused, not cut short to the file saved above (and no panic).
+    let cut = dir.0.join("saved.safetensors\0ignored");
+    for error in [session.load_sequence(1, &cut).unwrap_err(), session.save_sequence(1, &cut).unwrap_err()] {
+        assert_eq!((error.status, error.name.as_str()), (Error::INVALID_ARGUMENT, "RESET_ERR_INVALID_ARGUMENT"));
+    }
+    assert_eq!(std::fs::read(&saved).unwrap(), data);
+    // Every refusal left both sequences as they were, bit for bit, and they draw on as the twin's.
+    assert_eq!(state_of(&session), before);
     assert_eq!(decode_both(&mut session, TRUNCATE_STEPS), decode_both(&mut twin, TRUNCATE_STEPS));
 }
 
