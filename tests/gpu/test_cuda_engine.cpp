@@ -1341,14 +1341,16 @@ int g_files_compared = 0;  // test_sequence_file: engine pairs compared after lo
 
 // reset_save_sequence / reset_load_sequence (0.8) on the CUDA backend and across backends, for the
 // BF16 and the FP8 cache.  The engines first diverge as in test_copy_sequence (greedy, with the
-// penalties); then each saves sequence 0, and each loads the *other* engine's file into sequence 2:
-// the CUDA session reads K/V the CPU encoded (BF16 bits, E4M3 bytes with their sign) and the CPU
-// session reads the device's own bytes.  Loaded logits are the saver's bit for bit, and a third
-// session, CUDA, loading the CUDA file holds the saving sequence's tokens and logits exactly.  Then
-// both decode on, sampled: each sequence 2 continues the other backend's state with its own
-// arithmetic, so the engines agree to the NVFP4 bound under decode_both's near-tie rule, as
-// everywhere in this test (a K/V element decoded wrongly, a head or position transposed, would show
-// as logits far past it).
+// penalties); then each saves sequence 0, and a new CUDA session loading the CUDA file holds the saving
+// sequence's tokens and logits exactly.  Then each engine takes the *other's* file while the other
+// copies its own sequence 0 to the same place: sequence 1 holds the CUDA state on both (the CPU
+// session reads the device's bytes), sequence 2 the CPU state on both (the device reads K/V the CPU
+// encoded: BF16 bits, E4M3 bytes with their sign).  Each pair then shares its past K/V and its logits
+// bit for bit, so, decoded on sampled, the engines agree to the NVFP4 bound under decode_both's
+// near-tie rule, as everywhere in this test (an element decoded wrongly, a head or position
+// transposed, would show far past it).  Session 35 run 1 had each engine load the other's file into
+// the same sequence while the other engine loaded its own: the two sequence 2s then started from
+// K/V a full cache rounding apart, and with FP8 drifted to 5.2e-3 and 8.7e-3 on two models.
 void test_sequence_file(const std::string &dir) {
     constexpr int kSequences = 3, kBefore = 4, kAfter = 14;
     constexpr double kBound = 5e-3;
@@ -1391,12 +1393,14 @@ void test_sequence_file(const std::string &dir) {
             EXPECT(tokens_of(c, 1) == tokens_of(b, 0) && logits(c, 1, vocab) == gpu_logits,
                    "%s (%s): a CUDA file loaded on CUDA lost its tokens or logits", dir.c_str(), kv_name);
             reset_session_free(c);
-            // Each engine takes the other's file.
-            ok(reset_load_sequence(a, 2, gpu_file.c_str()), "reset_load_sequence cuda -> cpu");
+            // Sequence 1: the CUDA state on both engines; sequence 2: the CPU state on both.
+            ok(reset_load_sequence(a, 1, gpu_file.c_str()), "reset_load_sequence cuda -> cpu");
+            ok(reset_copy_sequence(b, 0, 1), "reset_copy_sequence cuda");
             ok(reset_load_sequence(b, 2, cpu_file.c_str()), "reset_load_sequence cpu -> cuda");
-            EXPECT(logits(a, 2, vocab) == gpu_logits && logits(b, 2, vocab) == cpu_logits,
+            ok(reset_copy_sequence(a, 0, 2), "reset_copy_sequence cpu");
+            EXPECT(logits(a, 1, vocab) == gpu_logits && logits(b, 2, vocab) == cpu_logits,
                    "%s (%s): loaded logits are not the saving engine's", dir.c_str(), kv_name);
-            EXPECT(tokens_of(a, 2) == tokens_of(a, 0) && tokens_of(b, 2) == tokens_of(b, 0),
+            EXPECT(tokens_of(a, 1) == tokens_of(b, 0) && tokens_of(b, 2) == tokens_of(a, 0),
                    "%s (%s): loaded tokens differ", dir.c_str(), kv_name);
             p.kind = RESET_POLICY_FIXED;  // the step state, counts and draw counter kept (reset_state 0)
             for (reset_session *s : {a, b}) ok(reset_set_policy(s, &p), "reset_set_policy (sampled)");
@@ -1426,35 +1430,45 @@ int main(int argc, char **argv) {
         std::printf("test_cuda_engine: skipped (no models given; make them with tests/gpu/make_engine_models.py)\n");
         return 0;
     }
+    // RESET_GPU_TEST_ONLY=test_a,test_b runs only those tests (a rerun of one test after a fix); the
+    // summary checks below then hold only for what ran.
+    const char *only = std::getenv("RESET_GPU_TEST_ONLY");
+    auto wanted = [&](const char *name) {
+        if (!only) return true;
+        const std::string list = std::string(",") + only + ",";
+        return list.find(std::string(",") + name + ",") != std::string::npos;
+    };
     for (int i = 1; i < argc; ++i) {
-        test_model(argv[i]);
-        test_nvfp4_lm_head(argv[i]);
-        test_reset_window(argv[i]);
-        test_cancelled_prefill(argv[i]);
-        test_second_turn(argv[i]);
-        test_sequence_prefill(argv[i]);
-        test_penalties(argv[i]);
-        test_top_logprobs(argv[i]);
-        test_stop_conditions(argv[i]);
-        test_truncate(argv[i]);
-        test_logit_bias(argv[i]);
-        test_copy_sequence(argv[i]);
-        test_sequence_file(argv[i]);
+        if (wanted("test_model")) test_model(argv[i]);
+        if (wanted("test_nvfp4_lm_head")) test_nvfp4_lm_head(argv[i]);
+        if (wanted("test_reset_window")) test_reset_window(argv[i]);
+        if (wanted("test_cancelled_prefill")) test_cancelled_prefill(argv[i]);
+        if (wanted("test_second_turn")) test_second_turn(argv[i]);
+        if (wanted("test_sequence_prefill")) test_sequence_prefill(argv[i]);
+        if (wanted("test_penalties")) test_penalties(argv[i]);
+        if (wanted("test_top_logprobs")) test_top_logprobs(argv[i]);
+        if (wanted("test_stop_conditions")) test_stop_conditions(argv[i]);
+        if (wanted("test_truncate")) test_truncate(argv[i]);
+        if (wanted("test_logit_bias")) test_logit_bias(argv[i]);
+        if (wanted("test_copy_sequence")) test_copy_sequence(argv[i]);
+        if (wanted("test_sequence_file")) test_sequence_file(argv[i]);
     }
-    EXPECT(g_files_compared > 0, "reset_save_sequence / reset_load_sequence untested");
+    if (wanted("test_sequence_file")) EXPECT(g_files_compared > 0, "reset_save_sequence / reset_load_sequence untested");
     std::printf("test_cuda_engine: %d engine pairs compared after loading each other's sequence files\n",
                 g_files_compared);
-    EXPECT(g_copies_compared > 0, "reset_copy_sequence untested");
+    if (wanted("test_copy_sequence")) EXPECT(g_copies_compared > 0, "reset_copy_sequence untested");
     std::printf("test_cuda_engine: %d engine pairs compared after reset_copy_sequence\n", g_copies_compared);
-    EXPECT(g_bias_compared > 0, "reset_set_logit_bias untested");
+    if (wanted("test_logit_bias")) EXPECT(g_bias_compared > 0, "reset_set_logit_bias untested");
     std::printf("test_cuda_engine: %d engine pairs compared with a logit bias\n", g_bias_compared);
-    EXPECT(g_truncate_compared > 0, "reset_truncate untested");
+    if (wanted("test_truncate")) EXPECT(g_truncate_compared > 0, "reset_truncate untested");
     std::printf("test_cuda_engine: %d cut-back sessions compared with new ones\n", g_truncate_compared);
-    EXPECT(g_stop_lengths > 0 && g_stop_strings > 0, "stop conditions untested: %d max_tokens ends compared, %d stop "
-           "strings matched", g_stop_lengths, g_stop_strings);
+    if (wanted("test_stop_conditions"))
+        EXPECT(g_stop_lengths > 0 && g_stop_strings > 0, "stop conditions untested: %d max_tokens ends compared, %d "
+               "stop strings matched", g_stop_lengths, g_stop_strings);
     std::printf("test_cuda_engine: %d max_tokens ends compared with an unlimited session, %d stop strings matched\n",
                 g_stop_lengths, g_stop_strings);
-    EXPECT(g_top_drawn > 0, "no drawn token was among the top_logprobs: the bit-for-bit rule went untested");
+    if (wanted("test_top_logprobs"))
+        EXPECT(g_top_drawn > 0, "no drawn token was among the top_logprobs: the bit-for-bit rule went untested");
     std::printf("test_cuda_engine: %d top_logprobs entries checked, %d of them the drawn token\n", g_top_entries,
                 g_top_drawn);
     std::printf("test_cuda_engine: %d explained near-tie tokens; %d W4A4 code flips in %d W4A4 runs\n",
@@ -1468,7 +1482,7 @@ int main(int argc, char **argv) {
     // decode all 64 steps.
     if (g_window_runs > 0 && !std::getenv("RESET_GPU_TEST_QUICK"))
         EXPECT(g_window_wraps > 0, "no model decoded past its ReSET window of 40 in %d runs", g_window_runs);
-    if (!std::getenv("RESET_GPU_TEST_QUICK"))  // the random models draw end-of-generation ids (run 1)
+    if (!std::getenv("RESET_GPU_TEST_QUICK") && !only)  // the random models draw end-of-generation ids (run 1)
         EXPECT(g_ended_logits > 0, "no sequence ended in any comparison: the ended-logits rule went untested");
     std::printf("test_cuda_engine: %d ended sequences' logits refused on the CUDA backend\n", g_ended_logits);
     if (g_turn_runs > 0)
