@@ -116,7 +116,8 @@ void encode_element(reset_kv_cache type, float x, uint8_t *out) {
         const uint16_t bits = float_to_bf16(x);
         std::memcpy(out, &bits, 2);
     } else if (type == RESET_KV_CACHE_FP8) {
-        *out = x != x ? uint8_t(0x7f) : uint8_t((x < 0.0f ? 0x80 : 0) | nvfp4::float_to_e4m3(std::fabs(x)));
+        // The sign bit even of a zero: the append kernel's conversion keeps it (a tiny negative K is 0x80).
+        *out = x != x ? uint8_t(0x7f) : uint8_t((std::signbit(x) ? 0x80 : 0) | nvfp4::float_to_e4m3(std::fabs(x)));
     } else {
         std::memcpy(out, &x, 4);
     }
