@@ -51,10 +51,10 @@ import (
 // Step.TopLogprobs, 0.5 Session.SetStop, Session.HeldText, Step.EndReason and
 // Step.StopIndex, 0.6 Session.Truncate, Session.TruncateSequence,
 // Session.Tokens and Session.SetLogitBias, 0.7 Session.CopySequence and
-// Policy.SetLogitBias).
+// Policy.SetLogitBias, 0.8 Session.SaveSequence and Session.LoadSequence).
 const (
 	ABIMajor = 0
-	ABIMinor = 7
+	ABIMinor = 8
 )
 
 // SWIG gives reset.h's RESET_VERSION_MAJOR as a typed constant, and ABIMajor
@@ -74,7 +74,9 @@ type Status int
 const (
 	StatusInvalidArgument Status = 1
 	StatusIO              Status = 3
+	StatusFormat          Status = 4
 	StatusUnsupported     Status = 5
+	StatusShape           Status = 6
 	StatusOutOfRange      Status = 7
 	StatusContextOverflow Status = 8
 	StatusBadUTF8         Status = 10
@@ -183,7 +185,9 @@ func headerValues() []headerValue {
 		{"statusOK", int(statusOK), int(native.RESET_OK)},
 		{"StatusInvalidArgument", int(StatusInvalidArgument), int(native.RESET_ERR_INVALID_ARGUMENT)},
 		{"StatusIO", int(StatusIO), int(native.RESET_ERR_IO)},
+		{"StatusFormat", int(StatusFormat), int(native.RESET_ERR_FORMAT)},
 		{"StatusUnsupported", int(StatusUnsupported), int(native.RESET_ERR_UNSUPPORTED)},
+		{"StatusShape", int(StatusShape), int(native.RESET_ERR_SHAPE)},
 		{"StatusOutOfRange", int(StatusOutOfRange), int(native.RESET_ERR_OUT_OF_RANGE)},
 		{"StatusContextOverflow", int(StatusContextOverflow), int(native.RESET_ERR_CONTEXT_OVERFLOW)},
 		{"statusOutOfMemory", int(statusOutOfMemory), int(native.RESET_ERR_OUT_OF_MEMORY)},

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"libreset.dev/reset/internal/native"
 )
 
 // RESET_SOURCE_DIR: the source tree; RESET_BINDING_IDS: where the C test wrote prompt.txt and expected.txt.
@@ -253,24 +255,24 @@ func TestAnotherABIMajorIsRefusedClearly(t *testing.T) {
 }
 
 func TestAnOlderMinorIsRefusedClearly(t *testing.T) {
-	if ABIMajor != 0 || ABIMinor != 7 {
+	if ABIMajor != 0 || ABIMinor != 8 {
 		t.Fatalf("ABI %d.%d: update this test with the bindings", ABIMajor, ABIMinor)
 	}
 	if err := ensureABI(); err != nil {
 		t.Fatalf("the loaded library %s: %v", Version(), err)
 	}
-	for _, v := range []uint32{700, 701, 799, 800, 9900} {
+	for _, v := range []uint32{800, 801, 899, 900, 9900} {
 		if err := CheckABI(v); err != nil {
 			t.Fatalf("CheckABI(%d): %v", v, err)
 		}
 	}
 	var e *Error
-	err := CheckABI(600) // 0.6 has no reset_copy_sequence or reset_policy_set_logit_bias
-	want := "libreset 0.6.0 is older than these bindings need (0.7 or newer): it lacks functions or fields they use"
+	err := CheckABI(700) // 0.7 has no reset_save_sequence or reset_load_sequence
+	want := "libreset 0.7.0 is older than these bindings need (0.8 or newer): it lacks functions or fields they use"
 	if !errors.As(err, &e) || e.Status != StatusUnsupported || e.Message != want {
 		t.Fatalf("got %v", err)
 	}
-	for _, v := range []uint32{500, 400, 300, 200, 100} {
+	for _, v := range []uint32{600, 500, 400, 300, 200, 100} {
 		prefix := "libreset 0." + strconv.Itoa(int(v/100)) + ".0 is older"
 		if err := CheckABI(v); err == nil || !strings.Contains(err.Error(), prefix) {
 			t.Fatalf("CheckABI(%d): got %v", v, err)
@@ -1768,6 +1770,237 @@ func TestABadCopyIsRefusedAndChangesNothing(t *testing.T) {
 	s.Close()
 	if err := s.CopySequence(0, 1); err == nil {
 		t.Error("CopySequence of a closed session succeeded")
+	}
+}
+
+// ------------------------------------------------------------------ saving and loading a sequence (0.8)
+
+// continuation draws alike steps from the most likely token (copyPolicy(1)), then sampled steps from all
+// tokens (copyPolicy(0)), and returns the draws of each.
+func continuation(t *testing.T, s *Session, alike, sampled int) (first, then [][]int32) {
+	t.Helper()
+	if err := s.SetPolicy(copyPolicy(1)); err != nil {
+		t.Fatal(err)
+	}
+	first = drawn(t, s, alike)
+	if err := s.SetPolicy(copyPolicy(0)); err != nil {
+		t.Fatal(err)
+	}
+	return first, drawn(t, s, sampled)
+}
+
+// A sequence saved after a prompt and sampled draws, then loaded into the other sequence of its session,
+// holds the saved tokens and logits bit for bit, and the saved one stays as it was; drawing the most likely
+// token, both go on alike.  Drawing from all tokens afterwards, both draw exactly what the two sequences
+// draw after CopySequence from the same state, and end with the same logits: the file carried the KV cache
+// and the draw counter, and the loaded sequence draws with its own key.
+func TestASavedSequenceLoadsIntoAnotherSequenceAsACopyWould(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	const alike, sampled = 8, 10
+	path := filepath.Join(t.TempDir(), "sequence0.safetensors")
+
+	copied := copySession(t, m, 0)
+	defer copied.Close()
+	if err := copied.CopySequence(0, 1); err != nil {
+		t.Fatal(err)
+	}
+	wantFirst, want := continuation(t, copied, alike, sampled)
+	if reflect.DeepEqual(want[0], want[1]) {
+		t.Fatalf("both sequences drew %v: the comparison below could not tell the keys apart", want[0])
+	}
+
+	s := copySession(t, m, 0)
+	defer s.Close()
+	tokens0, logits0 := heldBy(t, s, 0)
+	if tokens1, logits1 := heldBy(t, s, 1); reflect.DeepEqual(tokens1, tokens0) || reflect.DeepEqual(logits1, logits0) {
+		t.Fatalf("sequence 1 holds %v, sequence 0 %v: the load below could not be told apart", tokens1, tokens0)
+	}
+	if err := s.SaveSequence(0, path); err != nil {
+		t.Fatal(err)
+	}
+	holds(t, s, 0, tokens0, logits0, "after SaveSequence(0)")
+	if err := s.LoadSequence(1, path); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		holds(t, s, i, tokens0, logits0, "after LoadSequence(1) of sequence 0's file")
+	}
+	first, got := continuation(t, s, alike, sampled)
+	if !reflect.DeepEqual(first[0], first[1]) {
+		t.Fatalf("drawing the most likely token, the loaded sequence drew %v and the saved one %v", first[1], first[0])
+	}
+	if !reflect.DeepEqual(first, wantFirst) || !reflect.DeepEqual(got, want) {
+		t.Fatalf("the draws after the load, %v then %v, are not the ones after a copy, %v then %v",
+			first, got, wantFirst, want)
+	}
+	for i := 0; i < 2; i++ {
+		tokens, logits := heldBy(t, copied, i)
+		holds(t, s, i, tokens, logits, "after the draws, beside the copied session")
+	}
+}
+
+// Each sequence of a session, saved after a prompt and sampled draws and loaded into the same sequence of a
+// new session with the same policy, holds the saved tokens and logits bit for bit; the new session then
+// draws from all tokens exactly what the saved one draws, and ends with its tokens and logits bit for bit:
+// the file carries the KV cache, the logits and the sampler's state, its draw counter included.
+func TestASavedSequenceLoadsIntoANewSessionAndContinuesAsItWould(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	const sampled = 10
+	dir := t.TempDir()
+
+	saved := copySession(t, m, 0)
+	defer saved.Close()
+	tokens, logits, paths := make([][]int32, 2), make([][]float32, 2), make([]string, 2)
+	for i := range paths {
+		tokens[i], logits[i] = heldBy(t, saved, i)
+		paths[i] = filepath.Join(dir, "sequence"+strconv.Itoa(i)+".safetensors")
+		if err := saved.SaveSequence(i, paths[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if reflect.DeepEqual(tokens[0], tokens[1]) {
+		t.Fatalf("both sequences hold %v: loading one file for the other could not be told apart", tokens[0])
+	}
+	want := drawn(t, saved, sampled)
+
+	loaded := truncateSession(t, m)
+	defer loaded.Close()
+	if err := loaded.SetPolicy(copyPolicy(0)); err != nil {
+		t.Fatal(err)
+	}
+	for i, path := range paths {
+		if err := loaded.LoadSequence(i, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range paths {
+		holds(t, loaded, i, tokens[i], logits[i], "after LoadSequence into a new session")
+	}
+	if got := drawn(t, loaded, sampled); !reflect.DeepEqual(got, want) {
+		t.Fatalf("drawing from all tokens, the new session drew %v, the saved one %v", got, want)
+	}
+	for i := range paths {
+		tokens, logits := heldBy(t, saved, i)
+		holds(t, loaded, i, tokens, logits, "after the draws, beside the saved session")
+	}
+}
+
+// fp32Session is a one-sequence session on m with an FP32 KV cache (the CPU backend's unrounded reference).
+// Package reset opens every session with the library's default cache, BF16, so this one is made through
+// the native layer.
+func fp32Session(t *testing.T, m *Model) *Session {
+	t.Helper()
+	opts := native.NewReset_session_options()
+	defer native.DeleteReset_session_options(opts)
+	native.Reset_session_options_init(opts)
+	opts.SetMax_context(256)
+	opts.SetSequences(1)
+	opts.SetKv_cache(native.RESET_KV_CACHE_FP32)
+	var raw uintptr
+	if err := callKeeping(m, func() native.Enum_SS_reset_status {
+		return native.Reset_session_create(m.raw, opts, &raw)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	vocab, err := m.VocabSize()
+	if err != nil {
+		native.Reset_session_free(raw)
+		t.Fatal(err)
+	}
+	return &Session{raw: raw, model: m, sequences: 1, vocab: vocab}
+}
+
+// A load of a missing file (StatusIO), of a file saved from a session with another KV cache type
+// (StatusShape, FP32 into BF16 and BF16 into FP32), of a truncated file (StatusFormat) or into a sequence
+// the session lacks (StatusOutOfRange) is refused and leaves every sequence exactly as it was, and the
+// session goes on.  A save of a sequence the session lacks, or into a folder that does not exist, is
+// refused and writes nothing.  A closed session refuses both calls.
+func TestABadLoadIsRefusedAndChangesNothing(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	dir := t.TempDir()
+	expect := func(what string, err error, status Status, message string) {
+		t.Helper()
+		var e *Error
+		if !errors.As(err, &e) || e.Status != status || !strings.Contains(e.Message, message) {
+			t.Fatalf("%s: got %v, want %s: ...%s...", what, err, statusName(status), message)
+		}
+	}
+	absent := func(path string) {
+		t.Helper()
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("a refused save left %s (%v)", path, err)
+		}
+	}
+
+	s := copySession(t, m, 0)
+	defer s.Close()
+	good := filepath.Join(dir, "sequence0.safetensors")
+	if err := s.SaveSequence(0, good); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncated := filepath.Join(dir, "truncated.safetensors")
+	if err := os.WriteFile(truncated, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fp32 := fp32Session(t, m)
+	defer fp32.Close()
+	if err := fp32.Prefill(context.Background(), truncatePrompt); err != nil {
+		t.Fatal(err)
+	}
+	fp32File := filepath.Join(dir, "fp32.safetensors")
+	if err := fp32.SaveSequence(0, fp32File); err != nil {
+		t.Fatal(err)
+	}
+	tokens, logits := make([][]int32, 2), make([][]float32, 2)
+	for i := range tokens {
+		tokens[i], logits[i] = heldBy(t, s, i)
+	}
+	if reflect.DeepEqual(tokens[0], tokens[1]) {
+		t.Fatalf("both sequences hold %v: a load of sequence 0's file into 1 could not be told apart", tokens[0])
+	}
+
+	missing := filepath.Join(dir, "missing.safetensors")
+	expect("LoadSequence of a missing file", s.LoadSequence(1, missing), StatusIO, missing)
+	expect("LoadSequence of an FP32 cache's file", s.LoadSequence(1, fp32File), StatusShape,
+		"a KV cache of fp32; this session has bf16")
+	expect("LoadSequence of a truncated file", s.LoadSequence(1, truncated), StatusFormat, truncated)
+	for _, bad := range []int{2, -1} {
+		outside := "sequence " + strconv.Itoa(bad) + " is outside [0, 2)"
+		expect("LoadSequence("+strconv.Itoa(bad)+")", s.LoadSequence(bad, good), StatusOutOfRange, outside)
+		path := filepath.Join(dir, "sequence"+strconv.Itoa(bad)+".safetensors")
+		expect("SaveSequence("+strconv.Itoa(bad)+")", s.SaveSequence(bad, path), StatusOutOfRange, outside)
+		absent(path)
+	}
+	nowhere := filepath.Join(dir, "no-such-folder", "sequence0.safetensors")
+	expect("SaveSequence into a missing folder", s.SaveSequence(0, nowhere), StatusIO, nowhere)
+	absent(nowhere)
+	for i := range tokens {
+		holds(t, s, i, tokens[i], logits[i], "after the refused loads and saves")
+	}
+	fp32Tokens, fp32Logits := heldBy(t, fp32, 0)
+	expect("LoadSequence of a BF16 cache's file into an FP32 cache", fp32.LoadSequence(0, good), StatusShape,
+		"a KV cache of bf16; this session has fp32")
+	holds(t, fp32, 0, fp32Tokens, fp32Logits, "after the refused load")
+
+	// The refusals left the file and the session as they were: the same load now succeeds.
+	if err := s.LoadSequence(1, good); err != nil {
+		t.Fatal(err)
+	}
+	holds(t, s, 1, tokens[0], logits[0], "after LoadSequence(1) of sequence 0's file")
+	drawn(t, s, 1)
+	s.Close()
+	if err := s.SaveSequence(0, filepath.Join(dir, "closed.safetensors")); err == nil {
+		t.Error("SaveSequence of a closed session succeeded")
+	}
+	if err := s.LoadSequence(0, good); err == nil {
+		t.Error("LoadSequence of a closed session succeeded")
 	}
 }
 

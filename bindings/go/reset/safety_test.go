@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -301,8 +302,20 @@ func TestIntsOutsideInt32AreRefused(t *testing.T) {
 	expect("Tokens", err, StatusOutOfRange, "sequence")
 	expect("CopySequence from", s.CopySequence(wrap, 0), StatusOutOfRange, "from") // not 0, onto itself
 	expect("CopySequence to", s.CopySequence(0, wrap), StatusOutOfRange, "to")
+	// A file of sequence 0, which a wrapped index would load into it again, and a path a wrapped save would
+	// write sequence 0 to.
+	dir := t.TempDir()
+	saved, unsaved := filepath.Join(dir, "saved.safetensors"), filepath.Join(dir, "unsaved.safetensors")
+	if err := s.SaveSequence(0, saved); err != nil {
+		t.Fatal(err)
+	}
+	expect("SaveSequence", s.SaveSequence(wrap, unsaved), StatusOutOfRange, "sequence")
+	expect("LoadSequence", s.LoadSequence(wrap, saved), StatusOutOfRange, "sequence")
+	if _, err := os.Stat(unsaved); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("SaveSequence(1<<32) left %s (%v)", unsaved, err)
+	}
 	if n := s.Len(0); n != 3 {
-		t.Errorf("Len(0) = %d after the refused cuts and copies, want 3", n)
+		t.Errorf("Len(0) = %d after the refused cuts, copies, saves and loads, want 3", n)
 	}
 	if n := s.Len(wrap); n != -1 {
 		t.Errorf("Len(1<<32) = %d, want -1", n)
@@ -374,4 +387,17 @@ func TestStringsWithANULAreRefused(t *testing.T) {
 	expect("SetPolicy preset", s.SetPolicy(p), "Preset")
 	// A stop string "\n" would end generations "\n\x00User:" never ends.
 	expect("SetStop string", s.SetStop(StopOptions{Strings: []string{"ab", "\n\x00User:"}}), "StopOptions.Strings[1]")
+	// C reads dir + "/sequence\x00/elsewhere" as dir + "/sequence": a save would write that file, a load read it.
+	dir := t.TempDir()
+	if err := s.Prefill(context.Background(), []int32{5, 6, 7}); err != nil {
+		t.Fatal(err)
+	}
+	expect("SaveSequence path", s.SaveSequence(0, dir+"/sequence\x00/elsewhere"), "path")
+	if _, err := os.Stat(dir + "/sequence"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("SaveSequence with a NUL in the path wrote %s/sequence (%v)", dir, err)
+	}
+	if err := s.SaveSequence(0, dir+"/sequence"); err != nil {
+		t.Fatal(err)
+	}
+	expect("LoadSequence path", s.LoadSequence(0, dir+"/sequence\x00/elsewhere"), "path")
 }

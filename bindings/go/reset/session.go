@@ -312,6 +312,45 @@ func (s *Session) CopySequence(from, to int) error {
 	return callKeeping(s, func() native.Enum_SS_reset_status { return native.Reset_copy_sequence(s.raw, from, to) })
 }
 
+// SaveSequence (0.8) writes a sequence's state to the file at path
+// (reset_save_sequence; llama.cpp's llama_state_seq_save_file), for
+// LoadSequence to give to a sequence of this or another session of the same
+// model, in this process or another: everything CopySequence copies.  The
+// session's policy, stop conditions and logit bias are not saved.  The file is
+// a safetensors file, written beside path and renamed onto it, so a failed
+// save leaves what path held as it was.  The session is unchanged whatever the
+// outcome.  Errors: StatusIO (the file cannot be written; the message names
+// it and the system's reason), StatusOutOfRange (sequence outside [0,
+// sequences)), StatusInvalidArgument (a path holding a NUL), StatusState (a
+// session stopped by a device failure).
+func (s *Session) SaveSequence(sequence int, path string) error {
+	if err := firstError(checkInt32(StatusOutOfRange, "sequence", sequence), checkNoNUL("path", path)); err != nil {
+		return err
+	}
+	return callKeeping(s, func() native.Enum_SS_reset_status { return native.Reset_save_sequence(s.raw, sequence, path) })
+}
+
+// LoadSequence (0.8) makes a sequence the one SaveSequence saved in the file
+// at path (reset_load_sequence): it forgets what it held and continues as the
+// saved sequence would have, except that its draws are keyed by its own index
+// (as after CopySequence).  This session's policy, stop conditions and logit
+// bias apply from the next Step.  The file must come from the same model,
+// loaded with the same weights format, and from a session with the same KV
+// cache type (this package's sessions all use the library's default, BF16);
+// the backend may differ.  On an error the session's sequences are unchanged:
+// StatusIO (missing or unreadable), StatusFormat (not a libreset sequence
+// file, or a malformed or truncated one), StatusUnsupported (a newer file
+// format), StatusShape (another model, weights format or KV cache type; the
+// message gives both), StatusContextOverflow (longer than MaxContext),
+// StatusOutOfRange (sequence outside [0, sequences)), StatusInvalidArgument
+// (a path holding a NUL), StatusState (a session stopped by a device failure).
+func (s *Session) LoadSequence(sequence int, path string) error {
+	if err := firstError(checkInt32(StatusOutOfRange, "sequence", sequence), checkNoNUL("path", path)); err != nil {
+		return err
+	}
+	return callKeeping(s, func() native.Enum_SS_reset_status { return native.Reset_load_sequence(s.raw, sequence, path) })
+}
+
 // Tokens (0.6) are the ids of a sequence's context, in order, copied
 // (reset_session_tokens): every prompt token and every generated token that
 // entered the context, Len(sequence) of them (an end-of-generation id or a

@@ -8,9 +8,10 @@ public final class Reset {
      * reset_step and reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context,
      * 0.4 top_logprobs to reset_session_options and reset_step, 0.5 reset_set_stop,
      * reset_session_held_text and stop_index to reset_step, 0.6 reset_truncate, reset_truncate_sequence,
-     * reset_session_tokens and reset_set_logit_bias, 0.7 reset_copy_sequence and reset_policy_set_logit_bias).
+     * reset_session_tokens and reset_set_logit_bias, 0.7 reset_copy_sequence and reset_policy_set_logit_bias,
+     * 0.8 reset_save_sequence and reset_load_sequence).
      */
-    private static final int ABI_MINOR = 7;
+    private static final int ABI_MINOR = 8;
 
     private static volatile boolean abiChecked;
 

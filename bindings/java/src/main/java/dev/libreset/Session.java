@@ -311,6 +311,54 @@ public final class Session implements AutoCloseable {
     }
 
     /**
+     * (0.8) Writes sequence {@code sequence}'s state to the file at {@code path} (reset_save_sequence; llama.cpp's
+     * llama_state_seq_save_file), for {@link #loadSequence} to give to a sequence of this or another session of
+     * the same model, in this process or another: everything {@link #copySequence} copies.  The session's
+     * policy, stop conditions and logit bias are not saved.  The file is a safetensors file, written beside
+     * {@code path} and renamed onto it, so a failed save leaves what {@code path} held as it was.  The session
+     * is unchanged whatever the outcome.
+     *
+     * @param path the file's path, as UTF-8
+     * @throws ResetException IO (the file cannot be written; the message names it and the system's reason),
+     *     OUT_OF_RANGE (sequence outside [0, sequences)), STATE (a session stopped by a device failure),
+     *     BAD_UTF8 (a path holding an unpaired surrogate)
+     * @throws IllegalArgumentException for a path holding U+0000, which C would read as a shorter one
+     */
+    public void saveSequence(int sequence, String path) throws ResetException {
+        byte[] utf8Path = Text.utf8(path);
+        try {
+            ResetNative.reset_save_sequence(handle(), sequence, utf8Path);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
+     * (0.8) Makes sequence {@code sequence} the one {@link #saveSequence} saved in the file at {@code path}
+     * (reset_load_sequence): it forgets what it held and continues as the saved sequence would have, except
+     * that its draws are keyed by its own index (as after {@link #copySequence}).  This session's policy, stop
+     * conditions and logit bias apply from the next step.  The file must come from the same model, loaded with
+     * the same weights format, and from a session with the same KV cache type (this binding's sessions all use
+     * the library's default, BF16); the backend may differ.  On an error the session's sequences are unchanged.
+     *
+     * @param path the file's path, as UTF-8
+     * @throws ResetException IO (missing or unreadable), FORMAT (not a libreset sequence file, or a malformed
+     *     or truncated one), UNSUPPORTED (a newer file format), SHAPE (another model, weights format or KV
+     *     cache type; the message gives both), CONTEXT_OVERFLOW (longer than {@link #maxContext}), OUT_OF_RANGE
+     *     (sequence outside [0, sequences)), STATE (a session stopped by a device failure), BAD_UTF8 (a path
+     *     holding an unpaired surrogate)
+     * @throws IllegalArgumentException for a path holding U+0000, which C would read as a shorter one
+     */
+    public void loadSequence(int sequence, String path) throws ResetException {
+        byte[] utf8Path = Text.utf8(path);
+        try {
+            ResetNative.reset_load_sequence(handle(), sequence, utf8Path);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
      * (0.6) The ids of a sequence's context, in order, copied (reset_session_tokens): every prompt token and
      * every generated token that entered the context, {@link #length} of them (an end-of-generation id or a
      * stop id that ended the sequence is not among them).

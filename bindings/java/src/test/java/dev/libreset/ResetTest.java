@@ -22,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The Java binding against the C program (tests/bindings/java.sh runs it through ctest):
@@ -251,14 +252,14 @@ class ResetTest {
     @Test
     void anOlderMinorIsRefusedClearly() throws Exception {
         assertEquals(0, Reset.abiMajor());
-        assertEquals(7, Reset.abiMinor());
-        for (long newerOrSame : new long[] {700, 701, 799, 800, 9900}) Reset.checkAbi(newerOrSame);
-        // 0.6 has no reset_copy_sequence or reset_policy_set_logit_bias.
-        ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(600));
+        assertEquals(8, Reset.abiMinor());
+        for (long newerOrSame : new long[] {800, 801, 899, 900, 9900}) Reset.checkAbi(newerOrSame);
+        // 0.7 has no reset_save_sequence or reset_load_sequence.
+        ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(700));
         assertEquals(Status.UNSUPPORTED, e.getStatus());
-        assertEquals("libreset 0.6.0 is older than these bindings need (0.7 or newer): "
+        assertEquals("libreset 0.7.0 is older than these bindings need (0.8 or newer): "
                 + "it lacks functions or fields they use", e.getReason());
-        for (long version : new long[] {500, 400, 300, 200, 100}) {
+        for (long version : new long[] {600, 500, 400, 300, 200, 100}) {
             ResetException older = assertThrows(ResetException.class, () -> Reset.checkAbi(version));
             assertTrue(older.getReason().startsWith("libreset 0." + version / 100 + ".0 is older"), older.getMessage());
         }
@@ -1245,6 +1246,188 @@ class ResetTest {
         }
     }
 
+    // ---------------------------------------------------------------- saving and loading a sequence (0.8)
+
+    /**
+     * Draws alike steps from the most likely token (copyPolicy(1)), then sampled steps from all tokens
+     * (copyPolicy(0)): the draws of each, sequence by sequence.
+     */
+    private static int[][][] continuation(Session session, int alike, int sampled) throws ResetException {
+        session.setPolicy(copyPolicy(1));
+        int[][] first = drawn(session, 2, alike);
+        session.setPolicy(copyPolicy(0));
+        return new int[][][] {first, drawn(session, 2, sampled)};
+    }
+
+    /**
+     * A sequence saved after a prompt and sampled draws, then loaded into the other sequence of its session,
+     * holds the saved tokens and logits bit for bit, and the saved one stays as it was; drawing the most
+     * likely token, both go on alike.  Drawing from all tokens afterwards, both draw exactly what the two
+     * sequences draw after copySequence from the same state, and end with the same logits: the file carried
+     * the KV cache and the draw counter, and the loaded sequence draws with its own key.
+     */
+    @Test
+    void aSavedSequenceLoadsIntoAnotherSequenceAsACopyWould(@TempDir Path dir) throws Exception {
+        final int alike = 8;
+        final int sampled = 10;
+        String path = dir.resolve("sequence0.safetensors").toString();
+        try (Model model = chatOneThread(); Session copied = copySession(model, 0);
+                Session session = copySession(model, 0)) {
+            copied.copySequence(0, 1);
+            int[][][] want = continuation(copied, alike, sampled);
+            assertFalse(Arrays.equals(want[1][0], want[1][1]), "both sequences drew " + Arrays.toString(want[1][0])
+                    + ": the comparison below could not tell the keys apart");
+
+            int[] tokens0 = session.tokens(0);
+            float[] logits0 = session.logits(0);
+            assertFalse(Arrays.equals(tokens0, session.tokens(1)) || Arrays.equals(logits0, session.logits(1)),
+                    "sequence 1 holds what sequence 0 does: the load below could not be told apart");
+            session.saveSequence(0, path);
+            assertHolds(session, 0, tokens0, logits0, "after saveSequence(0)");
+            session.loadSequence(1, path);
+            for (int i = 0; i < 2; i++) {
+                assertHolds(session, i, tokens0, logits0, "after loadSequence(1) of sequence 0's file");
+            }
+            int[][][] got = continuation(session, alike, sampled);
+            assertArrayEquals(got[0][0], got[0][1],
+                    "drawing the most likely token, the loaded sequence and the saved one");
+            assertTrue(Arrays.deepEquals(want, got), "the draws after the load, " + Arrays.deepToString(got)
+                    + ", are not the ones after a copy, " + Arrays.deepToString(want));
+            for (int i = 0; i < 2; i++) {
+                assertHolds(session, i, copied.tokens(i), copied.logits(i),
+                        "after the draws, beside the copied session");
+            }
+        }
+    }
+
+    /**
+     * Each sequence of a session, saved after a prompt and sampled draws and loaded into the same sequence of
+     * a new session with the same policy, holds the saved tokens and logits bit for bit; the new session then
+     * draws from all tokens exactly what the saved one draws, and ends with its tokens and logits bit for bit:
+     * the file carries the KV cache, the logits and the sampler's state, its draw counter included.
+     */
+    @Test
+    void aSavedSequenceLoadsIntoANewSessionAndContinuesAsItWould(@TempDir Path dir) throws Exception {
+        final int sampled = 10;
+        try (Model model = chatOneThread(); Session saved = copySession(model, 0);
+                Session loaded = truncateSession(model)) {
+            int[][] tokens = {saved.tokens(0), saved.tokens(1)};
+            float[][] logits = {saved.logits(0), saved.logits(1)};
+            assertFalse(Arrays.equals(tokens[0], tokens[1]), "both sequences hold " + Arrays.toString(tokens[0])
+                    + ": loading one file for the other could not be told apart");
+            String[] paths = new String[2];
+            for (int i = 0; i < 2; i++) {
+                paths[i] = dir.resolve("sequence" + i + ".safetensors").toString();
+                saved.saveSequence(i, paths[i]);
+            }
+            int[][] want = drawn(saved, 2, sampled);
+
+            loaded.setPolicy(copyPolicy(0));
+            for (int i = 0; i < 2; i++) loaded.loadSequence(i, paths[i]);
+            for (int i = 0; i < 2; i++) {
+                assertHolds(loaded, i, tokens[i], logits[i], "after loadSequence into a new session");
+            }
+            int[][] got = drawn(loaded, 2, sampled);
+            assertTrue(Arrays.deepEquals(want, got), "drawing from all tokens, the new session drew "
+                    + Arrays.deepToString(got) + ", the saved one " + Arrays.deepToString(want));
+            for (int i = 0; i < 2; i++) {
+                assertHolds(loaded, i, saved.tokens(i), saved.logits(i), "after the draws, beside the saved session");
+            }
+        }
+    }
+
+    /**
+     * A one-sequence session on a model with an FP32 KV cache (the CPU backend's unrounded reference), held by
+     * its handle: Session opens every session with the library's default cache, BF16, so this one is made
+     * through the native layer.
+     */
+    private static final class Fp32Session implements AutoCloseable {
+        private final long handle;
+        private final int vocab;
+
+        Fp32Session(Model model) throws ResetException {
+            reset_session_options options = new SessionOptions().maxContext(256).toNative();
+            long[] out = new long[1];
+            try {
+                options.setKv_cache(reset_kv_cache.RESET_KV_CACHE_FP32);
+                ResetNative.reset_session_create(model.handle(), options, out);
+            } finally {
+                options.delete();
+            }
+            handle = out[0];
+            vocab = model.vocabSize();
+        }
+
+        int length() {
+            return ResetNative.reset_session_length(handle, 0);
+        }
+
+        float[] logits() throws ResetException {
+            float[] out = new float[vocab];
+            ResetNative.reset_session_logits(handle, 0, out);
+            return out;
+        }
+
+        @Override
+        public void close() {
+            ResetNative.reset_session_free(handle);
+        }
+    }
+
+    /**
+     * A load of a missing file (IO), of a file saved from a session with another KV cache type (SHAPE, FP32
+     * into BF16 and BF16 into FP32), of a truncated file (FORMAT) or into a sequence the session lacks
+     * (OUT_OF_RANGE) is refused and leaves every sequence exactly as it was, and the session goes on.  A save
+     * of a sequence the session lacks, or into a folder that does not exist, is refused and writes nothing.
+     */
+    @Test
+    void aBadLoadIsRefusedAndChangesNothing(@TempDir Path dir) throws Exception {
+        try (Model model = chatOneThread(); Session session = copySession(model, 0);
+                Fp32Session fp32 = new Fp32Session(model)) {
+            String good = dir.resolve("sequence0.safetensors").toString();
+            session.saveSequence(0, good);
+            byte[] data = Files.readAllBytes(Paths.get(good));
+            String truncated = dir.resolve("truncated.safetensors").toString();
+            Files.write(Paths.get(truncated), Arrays.copyOf(data, data.length / 2));
+            ResetNative.reset_prefill(fp32.handle, TRUNCATE_PROMPT);
+            String fp32File = dir.resolve("fp32.safetensors").toString();
+            ResetNative.reset_save_sequence(fp32.handle, 0, Text.utf8(fp32File));
+            int[][] tokens = {session.tokens(0), session.tokens(1)};
+            float[][] logits = {session.logits(0), session.logits(1)};
+            assertFalse(Arrays.equals(tokens[0], tokens[1]), "both sequences hold " + Arrays.toString(tokens[0])
+                    + ": a load of sequence 0's file into 1 could not be told apart");
+
+            String missing = dir.resolve("missing.safetensors").toString();
+            assertStatus(Status.IO, missing, () -> session.loadSequence(1, missing));
+            assertStatus(Status.SHAPE, "a KV cache of fp32; this session has bf16",
+                    () -> session.loadSequence(1, fp32File));
+            assertStatus(Status.FORMAT, truncated, () -> session.loadSequence(1, truncated));
+            for (int bad : new int[] {2, -1}) {
+                String outside = "sequence " + bad + " is outside [0, 2)";
+                assertStatus(Status.OUT_OF_RANGE, outside, () -> session.loadSequence(bad, good));
+                Path path = dir.resolve("sequence" + bad + ".safetensors");
+                assertStatus(Status.OUT_OF_RANGE, outside, () -> session.saveSequence(bad, path.toString()));
+                assertFalse(Files.exists(path), "a refused save left " + path);
+            }
+            Path nowhere = dir.resolve("no-such-folder").resolve("sequence0.safetensors");
+            assertStatus(Status.IO, nowhere.toString(), () -> session.saveSequence(0, nowhere.toString()));
+            assertFalse(Files.exists(nowhere), "a refused save left " + nowhere);
+            for (int i = 0; i < 2; i++) {
+                assertHolds(session, i, tokens[i], logits[i], "after the refused loads and saves");
+            }
+            float[] fp32Logits = fp32.logits();
+            assertStatus(Status.SHAPE, "a KV cache of bf16; this session has fp32",
+                    () -> ResetNative.reset_load_sequence(fp32.handle, 0, Text.utf8(good)));
+            assertEquals(TRUNCATE_PROMPT.length, fp32.length(), "the FP32 sequence's length after the refused load");
+            assertArrayEquals(fp32Logits, fp32.logits(), "the FP32 sequence's logits after the refused load");
+
+            // The refusals left the file and the session as they were: the same load now succeeds.
+            session.loadSequence(1, good);
+            assertHolds(session, 1, tokens[0], logits[0], "after loadSequence(1) of sequence 0's file");
+            drawn(session, 2, 1);
+        }
+    }
+
     // ------------------------------------------------------------------ a standalone policy's logit bias (0.7)
 
     /** A standalone policy's logits: the most likely tokens are 4, 1 and 6, the least likely 7. */
@@ -1526,6 +1709,8 @@ class ResetTest {
         assertThrows(IllegalStateException.class, () -> session.setLogitBias(new int[] {1}, new float[] {1.0f}));
         assertThrows(IllegalStateException.class, session::clearLogitBias);
         assertThrows(IllegalStateException.class, () -> session.copySequence(0, 0));
+        assertThrows(IllegalStateException.class, () -> session.saveSequence(0, "/nonexistent/sequence"));
+        assertThrows(IllegalStateException.class, () -> session.loadSequence(0, "/nonexistent/sequence"));
         assertThrows(IllegalStateException.class, () -> owned.encode("x"));
         assertThrows(IllegalStateException.class, model::tokenizer);
         model.close();
@@ -1558,6 +1743,27 @@ class ResetTest {
             // Content crosses with its length: U+0000 in it is text like any other.
             assertEquals("<|im_start|>user\na\0b<|im_end|>\n<|im_start|>assistant\n",
                     tokenizer.chatFormat(List.of(ChatMessage.user("a\0b")), new ChatOptions()));
+        }
+    }
+
+    /**
+     * A sequence file's path, like a model's, is read up to its NUL: dir + "/sequence\0/elsewhere" would be
+     * dir + "/sequence".
+     */
+    @Test
+    void aNulInASequenceFilesPathIsRefused(@TempDir Path dir) throws Exception {
+        String file = dir.resolve("sequence").toString();
+        String elsewhere = file + "\0/elsewhere";
+        try (Model model = chatOneThread(); Session session = model.newSession(32, 1)) {
+            session.prefill(new int[] {5, 6, 7});
+            IllegalArgumentException save = assertThrows(IllegalArgumentException.class,
+                    () -> session.saveSequence(0, elsewhere));
+            assertTrue(save.getMessage().startsWith("path holds a NUL"), save.getMessage());
+            assertFalse(Files.exists(Paths.get(file)), "saveSequence with a NUL in the path wrote " + file);
+            session.saveSequence(0, file);
+            IllegalArgumentException load = assertThrows(IllegalArgumentException.class,
+                    () -> session.loadSequence(0, elsewhere));
+            assertTrue(load.getMessage().startsWith("path holds a NUL"), load.getMessage());
         }
     }
 
