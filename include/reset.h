@@ -376,8 +376,12 @@ RESET_API void reset_session_options_init_sized(reset_session_options *options, 
  * sampling if it samples (fixed temperature with its top_k/top_p), else
  * greedy; with its repetition_penalty either way, as transformers applies it.
  * Errors: RESET_ERR_INVALID_ARGUMENT (sequences outside 1..8, max_context <
- * 0 or above the model's maximum), RESET_ERR_INVALID_HANDLE,
- * RESET_ERR_OUT_OF_MEMORY.
+ * 0 or above the model's maximum, a kv_cache that is no reset_kv_cache
+ * value, eager not 0 or 1, programmatic_launch not 0 or -1,
+ * prefill_gemm_tokens below -1, top_logprobs outside
+ * 0..RESET_MAX_TOP_LOGPROBS, a bad struct_size),
+ * RESET_ERR_UNSUPPORTED (RESET_KV_CACHE_FP32 on the CUDA backend),
+ * RESET_ERR_INVALID_HANDLE, RESET_ERR_OUT_OF_MEMORY.
  * Ownership: the caller frees *out_session with reset_session_free; it keeps
  * its model alive.  Thread-safety: any thread; the model may be shared. */
 RESET_API reset_status reset_session_create(reset_model *model, const reset_session_options *options,

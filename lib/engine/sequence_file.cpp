@@ -116,6 +116,15 @@ public:
         if (::rename(temporary_.c_str(), path_.c_str()) != 0)
             io_failure("cannot rename '" + temporary_ + "' to '" + path_ + "'");
         committed_ = true;
+        // The rename is durable once the directory is flushed too.  Best effort: the file is in place
+        // whatever this does, so a failure here is no reason to report the save as failed.
+        const size_t slash = path_.find_last_of('/');
+        const std::string directory = slash == std::string::npos ? "." : slash == 0 ? "/" : path_.substr(0, slash);
+        const int dir = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir >= 0) {
+            ::fsync(dir);
+            ::close(dir);
+        }
     }
 
 private:
@@ -188,7 +197,8 @@ public:
         return *view;
     }
     // An I32 tensor of token ids, each in [lowest, vocab).
-    std::vector<int32_t> ids(const std::string &name, int32_t vocab, const std::vector<int64_t> *shape = nullptr) const {
+    std::vector<int32_t> ids(const std::string &name, int32_t vocab,
+                             const std::vector<int64_t> *shape = nullptr) const {
         const TensorView &view = tensor(name, Dtype::I32, shape);
         std::vector<int32_t> out(size_t(view.numel()));
         if (!out.empty()) std::memcpy(out.data(), view.data, out.size() * sizeof(int32_t));
@@ -230,7 +240,8 @@ SequenceFileIdentity sequence_file_identity(const LoadedModel &model, reset_kv_c
     id.kv_cache = kv_cache;
     Fnv1a hash;
     hash.add(c.architecture.data(), c.architecture.size());
-    for (int32_t v : {c.n_layers, c.hidden_size, c.intermediate_size, c.n_heads, c.n_kv_heads, c.head_dim, c.vocab_size})
+    for (int32_t v :
+         {c.n_layers, c.hidden_size, c.intermediate_size, c.n_heads, c.n_kv_heads, c.head_dim, c.vocab_size})
         hash.add_value(v);
     hash.add_value(c.rms_norm_eps);
     hash.add_value(c.rope_theta);
@@ -301,7 +312,8 @@ void write_sequence_file(const std::string &path, const SequenceFileIdentity &id
     json header = {{"__metadata__", metadata}};
     size_t offset = 0;
     for (const PlannedTensor &t : plan) {
-        header[t.name] = {{"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.bytes}}};
+        header[t.name] = {
+            {"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.bytes}}};
         offset += t.bytes;
     }
     std::string header_text = header.dump();
@@ -370,7 +382,8 @@ SequenceFile read_sequence_file(const std::string &path, const SequenceFileIdent
     if (!r.logits.empty()) std::memcpy(r.logits.data(), logits.data, logits.nbytes);
     for (size_t i = 0; i < r.logits.size(); ++i)
         if (std::isnan(r.logits[i]) || r.logits[i] == INFINITY)
-            in.malformed("logit " + std::to_string(i) + " is " + decimal(r.logits[i]) + " (the model never gives NaN or +inf)");
+            in.malformed("logit " + std::to_string(i) + " is " + decimal(r.logits[i]) +
+                         " (the model never gives NaN or +inf)");
     r.ended = in.flag("ended");
     r.generated = int32_t(in.integer("generated", 0, INT32_MAX));
 

@@ -86,7 +86,8 @@ MappedFile::MappedFile(const std::string &path) : path_(path) {
     }
     if (!S_ISREG(info.st_mode)) {
         ::close(fd);
-        fail(RESET_ERR_IO, "cannot map '", path, "': ", S_ISDIR(info.st_mode) ? "it is a directory" : "not a regular file");
+        fail(RESET_ERR_IO, "cannot map '", path, "': ",
+             S_ISDIR(info.st_mode) ? "it is a directory" : "not a regular file");
     }
     size_ = static_cast<size_t>(info.st_size);
     if (size_ > 0) {

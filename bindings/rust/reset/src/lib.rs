@@ -221,6 +221,22 @@ impl Default for ModelOptions {
     }
 }
 
+/// How a session stores its KV cache (reset_kv_cache).  Both backends round keys and values to it the same way
+/// when they are written, so the CPU backend computes with exactly the cache values the CUDA backend reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KvCache {
+    /// BF16 keys and values, rounded to nearest even: the library's default.
+    Bf16 = 0,
+    /// FP8 E4M3, rounded to nearest even, saturating at +-448, scale 1: half the KV bytes of BF16, so on the CUDA
+    /// backend a long reasoning context fits in half the cache memory and decodes faster (each step reads half the
+    /// bytes).  Sequence files hold half the KV bytes too.  The CPU backend rounds to it but keeps every type in FP32
+    /// storage, so it saves no memory there.
+    Fp8 = 1,
+    /// CPU backend only: FP32, unrounded (the reference without cache rounding); the CUDA backend refuses it with
+    /// `Error::UNSUPPORTED`.
+    Fp32 = 2,
+}
+
 /// The reset_session_options callers set; `Default` gives the library's defaults.
 #[derive(Clone, Debug)]
 pub struct SessionOptions {
@@ -228,6 +244,11 @@ pub struct SessionOptions {
     pub max_context: i32,
     /// Parallel sequences 1..=8 sharing one prompt.
     pub sequences: i32,
+    /// The KV cache's element type; [`KvCache::Bf16`] by default.  [`KvCache::Fp8`] halves the KV bytes of a long
+    /// reasoning context on the CUDA backend; [`KvCache::Fp32`] is the CPU backend's only (`Error::UNSUPPORTED` on
+    /// the CUDA backend).  A sequence file keeps the type it was saved with: [`Session::load_sequence`] refuses
+    /// another with `Error::SHAPE`.
+    pub kv_cache: KvCache,
     /// 0.4: how many of the most likely tokens each step reports in [`Step::top_logprobs`], 0..=20
     /// (OpenAI's top_logprobs, vLLM's logprobs); 0 = none.
     pub top_logprobs: i32,
@@ -235,7 +256,7 @@ pub struct SessionOptions {
 
 impl Default for SessionOptions {
     fn default() -> Self {
-        SessionOptions { max_context: 0, sequences: 1, top_logprobs: 0 }
+        SessionOptions { max_context: 0, sequences: 1, kv_cache: KvCache::Bf16, top_logprobs: 0 }
     }
 }
 
@@ -298,12 +319,13 @@ impl Model {
     }
 
     /// A session with these options (reset_session_create); a `top_logprobs` outside 0..=20 is
-    /// `Error::INVALID_ARGUMENT`.
+    /// `Error::INVALID_ARGUMENT`, and [`KvCache::Fp32`] on the CUDA backend `Error::UNSUPPORTED`.
     pub fn session_with(&self, session_options: &SessionOptions) -> Result<Session<'_>> {
         let mut options: sys::reset_session_options = unsafe { std::mem::zeroed() };
         unsafe { sys::reset_session_options_init_sized(&mut options, size_of::<sys::reset_session_options>()) };
         options.max_context = session_options.max_context;
         options.sequences = session_options.sequences;
+        options.kv_cache = session_options.kv_cache as sys::reset_kv_cache;
         options.top_logprobs = session_options.top_logprobs;
         let mut raw = ptr::null_mut();
         check(unsafe { sys::reset_session_create(self.raw.as_ptr(), &options, &mut raw) })?;
@@ -864,13 +886,13 @@ impl<'m> Session<'m> {
     /// the saved one would, except that its draws are keyed by its own index (as after
     /// [`copy_sequence`](Session::copy_sequence)); this session's policy, stop conditions and logit bias apply from
     /// the next step.  The file must come from the same model, loaded with the same weights format, and from a
-    /// session with the same KV cache type; the backend may differ (the values are then the other backend's, equal
-    /// to its tolerances, not bit for bit).  On an error every sequence is left as it was: a missing or unreadable
-    /// file is `Error::IO`, one that is not a libreset sequence file or is malformed `Error::FORMAT`, one of a newer
-    /// format `Error::UNSUPPORTED`, another model, weights format or KV cache type `Error::SHAPE`, a sequence longer
-    /// than max_context `Error::CONTEXT_OVERFLOW`, a sequence outside `0..sequences` `Error::OUT_OF_RANGE`, a path
-    /// holding a NUL `Error::INVALID_ARGUMENT`; only a failure while writing the CUDA device's KV cache stops the
-    /// session until [`reset`](Session::reset) (`Error::STATE`).
+    /// session with the same KV cache type ([`SessionOptions::kv_cache`]); the backend may differ (the values are
+    /// then the other backend's, equal to its tolerances, not bit for bit).  On an error every sequence is left as it
+    /// was: a missing or unreadable file is `Error::IO`, one that is not a libreset sequence file or is malformed
+    /// `Error::FORMAT`, one of a newer format `Error::UNSUPPORTED`, another model, weights format or KV cache type
+    /// `Error::SHAPE`, a sequence longer than max_context `Error::CONTEXT_OVERFLOW`, a sequence outside
+    /// `0..sequences` `Error::OUT_OF_RANGE`, a path holding a NUL `Error::INVALID_ARGUMENT`; only a failure while
+    /// writing the CUDA device's KV cache stops the session until [`reset`](Session::reset) (`Error::STATE`).
     pub fn load_sequence(&mut self, sequence: i32, path: impl AsRef<Path>) -> Result<()> {
         let path = c_path(path.as_ref())?;
         check(unsafe { sys::reset_load_sequence(self.raw(), sequence, path.as_ptr()) })

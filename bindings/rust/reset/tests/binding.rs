@@ -1,10 +1,10 @@
 //! The Rust part of the cross-language binding tests (tests/bindings/rust.sh runs them).
 //! RESET_SOURCE_DIR: the source tree; RESET_BINDING_IDS: where the C test wrote prompt.txt and expected.txt.
 use reset::{
-    Backend, EndReason, Error, Message, Model, ModelOptions, PolicyKind, PolicyParams, Session, SessionOptions, Step,
-    StopOptions, Tokenize, Tokenizer, Weights,
+    Backend, EndReason, Error, KvCache, Message, Model, ModelOptions, PolicyKind, PolicyParams, Session, SessionOptions,
+    Step, StopOptions, Tokenize, Tokenizer, Weights,
 };
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 fn source() -> PathBuf {
@@ -399,7 +399,7 @@ fn a_sequence_that_has_ended_reports_no_top_logprobs() {
     // the prompt too, whose tokens' logits lead once multiplied, so it goes on.
     let model = model();
     let eos = model.info().unwrap().eos_ids[0];
-    let options = SessionOptions { max_context: 64, sequences: 2, top_logprobs: 5 };
+    let options = SessionOptions { max_context: 64, sequences: 2, kv_cache: KvCache::Bf16, top_logprobs: 5 };
     let mut session = model.session_with(&options).unwrap();
     session.set_policy(&PolicyParams { repetition_penalty: 0.1, ..PolicyParams::greedy() }).unwrap();
     session.prefill(&[eos]).unwrap();
@@ -415,6 +415,127 @@ fn a_sequence_that_has_ended_reports_no_top_logprobs() {
     assert!(later[0].token == -1 && later[0].end && later[0].logprob.is_nan(), "{:?}", later[0]);
     assert!(later[0].top_logprobs.is_empty(), "{:?}", later[0]);
     assert_eq!(later[1].top_logprobs.len(), 5);
+}
+
+// ------------------------------------------------------------------ KV cache types
+
+const KV_STEPS: usize = 8;
+
+/// A greedy session with these options that prefilled the cross-language prompt and then decoded KV_STEPS steps, and
+/// the logits it had after the prefill (every type's session holds the same context then, so they compare).
+fn decoded<'m>(model: &'m Model, options: &SessionOptions) -> (Session<'m>, Vec<f32>) {
+    let vocab = model.info().unwrap().vocab_size;
+    let prompt = ids("prompt.txt");
+    let mut session = model.session_with(options).unwrap();
+    session.set_policy(&PolicyParams::greedy()).unwrap();
+    session.prefill(&prompt).unwrap();
+    let prefilled = session.logits(0).unwrap();
+    for _ in 0..KV_STEPS {
+        let step = session.step().unwrap().remove(0);
+        assert!((0..vocab).contains(&step.token) && !step.end && step.logprob.is_finite(), "{step:?}");
+    }
+    assert_eq!(session.len(0), (prompt.len() + KV_STEPS) as i32);
+    assert!(session.logits(0).unwrap().iter().all(|z| z.is_finite()));
+    (session, prefilled)
+}
+
+fn kv_options(kv_cache: KvCache) -> SessionOptions {
+    SessionOptions { max_context: 128, kv_cache, ..SessionOptions::default() }
+}
+
+fn max_difference(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+}
+
+/// What a sequence file says of its KV cache: the header's kv_cache entry, the dtype of each layers.{i}.keys /
+/// .values tensor and their bytes all told (from the data offsets).  The header is compact JSON (the library writes
+/// it with nlohmann's dump()), so plain text search reads it.
+struct FileKv {
+    kv_cache: String,
+    dtypes: Vec<String>,
+    bytes: usize,
+}
+
+fn file_kv(path: &Path) -> FileKv {
+    let data = std::fs::read(path).unwrap();
+    let header_len = u64::from_le_bytes(data[..8].try_into().unwrap()) as usize;
+    let header = std::str::from_utf8(&data[8..8 + header_len]).unwrap();
+    // The text after `"key":` in `text`, up to (not including) `end`.
+    let value = |text: &str, key: &str, end: char| -> String {
+        let start = text.find(&format!("\"{key}\":")).unwrap_or_else(|| panic!("no {key} in {header}")) + key.len() + 3;
+        text[start..].split(end).next().unwrap().to_string()
+    };
+    let kv_cache = value(header, "kv_cache", ',').trim_matches(|c| c == '"' || c == '}').to_string();
+    let (mut dtypes, mut bytes) = (Vec::new(), 0);
+    // Each tensor's entry runs from its name to the next tensor's; these are the only keys that begin "layers.".
+    for entry in header.split("\"layers.").skip(1) {
+        dtypes.push(value(entry, "dtype", ',').trim_matches('"').to_string());
+        let offsets = value(entry, "data_offsets", ']');
+        let (begin, end) = offsets.trim_start_matches('[').split_once(',').unwrap();
+        bytes += end.parse::<usize>().unwrap() - begin.parse::<usize>().unwrap();
+    }
+    FileKv { kv_cache, dtypes, bytes }
+}
+
+#[test]
+fn an_fp8_session_decodes_and_saves_half_the_kv_bytes_of_the_default_bf16() {
+    let dir = Scratch::new("kv-fp8");
+    let model = model();
+    let layers = model.info().unwrap().n_layers as usize;
+    // The default is BF16: a session that names no type computes as one that names BF16, bit for bit.
+    let (default, default_logits) = decoded(&model, &SessionOptions { max_context: 128, ..SessionOptions::default() });
+    let (bf16, bf16_logits) = decoded(&model, &kv_options(KvCache::Bf16));
+    assert_eq!(bits(&bf16_logits), bits(&default_logits));
+    assert_eq!((bf16.tokens(0).unwrap(), bits(&bf16.logits(0).unwrap())),
+               (default.tokens(0).unwrap(), bits(&default.logits(0).unwrap())));
+    let (fp8, fp8_logits) = decoded(&model, &kv_options(KvCache::Fp8));
+    let (_, fp32_logits) = decoded(&model, &kv_options(KvCache::Fp32));
+    // Attention read keys and values rounded to E4M3 (3 mantissa bits against BF16's 7): the prompt's logits moved
+    // from the BF16 cache's, and further from the unrounded FP32 cache's than BF16's are (about 0.13 against 0.007
+    // on logits that reach 2.5), yet stay the same model's.
+    assert_ne!(bits(&fp8_logits), bits(&bf16_logits));
+    let fp8_error = max_difference(&fp8_logits, &fp32_logits);
+    let bf16_error = max_difference(&bf16_logits, &fp32_logits);
+    assert!(fp8_error > 4.0 * bf16_error && fp8_error < 0.5, "FP8 {fp8_error}, BF16 {bf16_error}");
+    // Its file holds the cache as E4M3 bytes: half the BF16 session's KV bytes for the same number of tokens.
+    let paths = [dir.0.join("bf16.safetensors"), dir.0.join("fp8.safetensors")];
+    bf16.save_sequence(0, &paths[0]).unwrap();
+    fp8.save_sequence(0, &paths[1]).unwrap();
+    let (bf16_kv, fp8_kv) = (file_kv(&paths[0]), file_kv(&paths[1]));
+    assert_eq!((bf16_kv.kv_cache.as_str(), bf16_kv.dtypes), ("bf16", vec!["BF16".to_string(); 2 * layers]));
+    assert_eq!((fp8_kv.kv_cache.as_str(), fp8_kv.dtypes), ("fp8", vec!["F8_E4M3".to_string(); 2 * layers]));
+    let (fp8_bytes, bf16_bytes) = (fp8_kv.bytes, bf16_kv.bytes);
+    assert!(fp8_bytes > 0 && 2 * fp8_bytes == bf16_bytes, "FP8 {fp8_bytes} bytes, BF16 {bf16_bytes}");
+    // Another FP8 session takes the file and holds its state, bit for bit.
+    let mut restored = model.session_with(&kv_options(KvCache::Fp8)).unwrap();
+    restored.load_sequence(0, &paths[1]).unwrap();
+    assert_eq!((restored.tokens(0).unwrap(), bits(&restored.logits(0).unwrap())),
+               (fp8.tokens(0).unwrap(), bits(&fp8.logits(0).unwrap())));
+}
+
+#[test]
+fn an_fp32_session_decodes_on_the_cpu_backend_with_twice_the_kv_bytes_of_bf16() {
+    // model() is on the CPU backend, the only one with an FP32 cache (the CUDA backend answers UNSUPPORTED).
+    let dir = Scratch::new("kv-fp32");
+    let model = model();
+    let layers = model.info().unwrap().n_layers as usize;
+    let (bf16, bf16_logits) = decoded(&model, &kv_options(KvCache::Bf16));
+    let (fp32, fp32_logits) = decoded(&model, &kv_options(KvCache::Fp32));
+    // Unrounded keys and values: the prompt's logits are not the BF16 cache's, but near them (about 0.007 apart).
+    assert_ne!(bits(&fp32_logits), bits(&bf16_logits));
+    let difference = max_difference(&fp32_logits, &bf16_logits);
+    assert!(difference < 0.05, "{difference}");
+    let paths = [dir.0.join("bf16.safetensors"), dir.0.join("fp32.safetensors")];
+    bf16.save_sequence(0, &paths[0]).unwrap();
+    fp32.save_sequence(0, &paths[1]).unwrap();
+    let (bf16_kv, fp32_kv) = (file_kv(&paths[0]), file_kv(&paths[1]));
+    assert_eq!((fp32_kv.kv_cache.as_str(), fp32_kv.dtypes), ("fp32", vec!["F32".to_string(); 2 * layers]));
+    let (fp32_bytes, bf16_bytes) = (fp32_kv.bytes, bf16_kv.bytes);
+    assert!(bf16_bytes > 0 && fp32_bytes == 2 * bf16_bytes, "FP32 {fp32_bytes} bytes, BF16 {bf16_bytes}");
+    let mut restored = model.session_with(&kv_options(KvCache::Fp32)).unwrap();
+    restored.load_sequence(0, &paths[1]).unwrap();
+    assert_eq!((restored.tokens(0).unwrap(), bits(&restored.logits(0).unwrap())),
+               (fp32.tokens(0).unwrap(), bits(&fp32.logits(0).unwrap())));
 }
 
 // ------------------------------------------------------------------ stop conditions (0.5)
@@ -758,7 +879,16 @@ const TRUNCATE_STEPS: usize = 10;
 /// T = 1.5 over every token, seeded: the draws are keyed by seed, sequence and the count of tokens the sequence drew,
 /// so the two sequences draw different tokens from one prompt, and a sequence cut back draws as a new session's does.
 fn two_sequence_session(model: &Model) -> Session<'_> {
-    let mut session = model.session(512, 2).unwrap();
+    with_two_sequence_policy(model.session(512, 2).unwrap())
+}
+
+/// two_sequence_session with this KV cache type.
+fn two_sequence_session_with(model: &Model, kv_cache: KvCache) -> Session<'_> {
+    let options = SessionOptions { max_context: 512, sequences: 2, kv_cache, ..SessionOptions::default() };
+    with_two_sequence_policy(model.session_with(&options).unwrap())
+}
+
+fn with_two_sequence_policy(mut session: Session<'_>) -> Session<'_> {
     let policy = PolicyParams { kind: PolicyKind::Fixed, temperature: 1.5, seed: 5, ..PolicyParams::greedy() };
     session.set_policy(&policy).unwrap();
     session
@@ -1201,8 +1331,8 @@ fn load_refusals_are_the_librarys_errors_and_leave_the_sequence_as_it_was() {
         decode_both(s, 3);
     }
     session.save_sequence(0, &saved).unwrap();
-    // SessionOptions has no KV cache type, so the other identity a file carries, the weights format, tells the
-    // sessions apart here: the same checkpoint quantized on load computes other keys and values.
+    // The other identity a file carries besides its KV cache type (checked in the next test): the weights format.
+    // The same checkpoint quantized on load computes other keys and values.
     let options = ModelOptions { weights: Weights::Nvfp4W4A16, backend: Backend::Cpu, ..ModelOptions::default() };
     let nvfp4 = Model::load(source().join("tests/fixtures/chat-model"), &options).unwrap();
     let other_weights = dir.0.join("nvfp4.safetensors");
@@ -1263,6 +1393,45 @@ fn load_refusals_are_the_librarys_errors_and_leave_the_sequence_as_it_was() {
     // Every refusal left both sequences as they were, bit for bit, and they draw on as the twin's.
     assert_eq!(state_of(&session), before);
     assert_eq!(decode_both(&mut session, TRUNCATE_STEPS), decode_both(&mut twin, TRUNCATE_STEPS));
+}
+
+#[test]
+fn a_sequence_file_of_another_kv_cache_type_is_refused_with_shape_and_changes_nothing() {
+    let dir = Scratch::new("kv-cache-refusals");
+    let model = chat_model();
+    let saved = |kv_cache: KvCache, name: &str| {
+        let mut session = two_sequence_session_with(&model, kv_cache);
+        session.prefill(&STOP_PROMPT).unwrap();
+        decode_both(&mut session, 3);
+        let path = dir.0.join(format!("{name}.safetensors"));
+        session.save_sequence(0, &path).unwrap();
+        path
+    };
+    let (fp32_file, fp8_file, bf16_file) =
+        (saved(KvCache::Fp32, "fp32"), saved(KvCache::Fp8, "fp8"), saved(KvCache::Bf16, "bf16"));
+    // A default session's cache is BF16: the FP32 and FP8 files are another type, whatever else they share.
+    let (mut session, mut twin) = (two_sequence_session(&model), two_sequence_session(&model));
+    for s in [&mut session, &mut twin] {
+        s.prefill(&STOP_PROMPT).unwrap();
+        decode_both(s, 3);
+    }
+    let before = state_of(&session);
+    assert_ne!(before[0].0, before[1].0);
+    for (path, name) in [(&fp32_file, "fp32"), (&fp8_file, "fp8")] {
+        let error = session.load_sequence(1, path).unwrap_err();
+        assert_eq!((error.status, error.name.as_str()), (Error::SHAPE, "RESET_ERR_SHAPE"), "{error}");
+        assert!(error.message.contains(&format!("a KV cache of {name}; this session has bf16")), "{error}");
+    }
+    // Both sequences are as they were, bit for bit, and draw on as the twin's.
+    assert_eq!(state_of(&session), before);
+    assert_eq!(decode_both(&mut session, TRUNCATE_STEPS), decode_both(&mut twin, TRUNCATE_STEPS));
+    // The other way round: an FP32 session refuses the BF16 file, and takes the file of its own type.
+    let mut fp32 = two_sequence_session_with(&model, KvCache::Fp32);
+    let error = fp32.load_sequence(0, &bf16_file).unwrap_err();
+    assert_eq!((error.status, error.name.as_str()), (Error::SHAPE, "RESET_ERR_SHAPE"), "{error}");
+    assert!(error.message.contains("a KV cache of bf16; this session has fp32"), "{error}");
+    fp32.load_sequence(0, &fp32_file).unwrap();
+    assert_eq!(fp32.len(0), (STOP_PROMPT.len() + 3) as i32);
 }
 
 // ------------------------------------------------------------------ the standalone policy's logit bias (0.7)
