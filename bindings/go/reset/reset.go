@@ -202,6 +202,9 @@ func headerValues() []headerValue {
 		{"BackendAuto", int(BackendAuto), int(native.RESET_BACKEND_AUTO)},
 		{"BackendCPU", int(BackendCPU), int(native.RESET_BACKEND_CPU)},
 		{"BackendCUDA", int(BackendCUDA), int(native.RESET_BACKEND_CUDA)},
+		{"KVCacheBF16", int(KVCacheBF16), int(native.RESET_KV_CACHE_BF16)},
+		{"KVCacheFP8", int(KVCacheFP8), int(native.RESET_KV_CACHE_FP8)},
+		{"KVCacheFP32", int(KVCacheFP32), int(native.RESET_KV_CACHE_FP32)},
 		{"PolicyGreedy", int(PolicyGreedy), int(native.RESET_POLICY_GREEDY)},
 		{"PolicyFixed", int(PolicyFixed), int(native.RESET_POLICY_FIXED)},
 		{"PolicyReSET", int(PolicyReSET), int(native.RESET_POLICY_RESET)},
@@ -221,8 +224,8 @@ var (
 
 // checkHeader refuses to run when a constant of this package disagrees with
 // the reset.h it was built against: the library would read another weight
-// format, backend or policy than the caller asked for, and the caller another
-// end reason than the library wrote.
+// format, backend, KV cache type or policy than the caller asked for, and the
+// caller another end reason than the library wrote.
 func checkHeader() error {
 	headerOnce.Do(func() {
 		for _, v := range headerValues() {

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
-
-	"libreset.dev/reset/internal/native"
 )
 
 // RESET_SOURCE_DIR: the source tree; RESET_BINDING_IDS: where the C test wrote prompt.txt and expected.txt.
@@ -1888,28 +1886,13 @@ func TestASavedSequenceLoadsIntoANewSessionAndContinuesAsItWould(t *testing.T) {
 }
 
 // fp32Session is a one-sequence session on m with an FP32 KV cache (the CPU backend's unrounded reference).
-// Package reset opens every session with the library's default cache, BF16, so this one is made through
-// the native layer.
 func fp32Session(t *testing.T, m *Model) *Session {
 	t.Helper()
-	opts := native.NewReset_session_options()
-	defer native.DeleteReset_session_options(opts)
-	native.Reset_session_options_init(opts)
-	opts.SetMax_context(256)
-	opts.SetSequences(1)
-	opts.SetKv_cache(native.RESET_KV_CACHE_FP32)
-	var raw uintptr
-	if err := callKeeping(m, func() native.Enum_SS_reset_status {
-		return native.Reset_session_create(m.raw, opts, &raw)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	vocab, err := m.VocabSize()
+	s, err := m.NewSessionWith(SessionOptions{MaxContext: 256, Sequences: 1, KVCache: KVCacheFP32})
 	if err != nil {
-		native.Reset_session_free(raw)
 		t.Fatal(err)
 	}
-	return &Session{raw: raw, model: m, sequences: 1, vocab: vocab}
+	return s
 }
 
 // A load of a missing file (StatusIO), of a file saved from a session with another KV cache type
@@ -2001,6 +1984,144 @@ func TestABadLoadIsRefusedAndChangesNothing(t *testing.T) {
 	}
 	if err := s.LoadSequence(0, good); err == nil {
 		t.Error("LoadSequence of a closed session succeeded")
+	}
+}
+
+// ------------------------------------------------------------------ KV cache types
+
+// cacheSession is a one-sequence greedy session on m with a KV cache of kv, prefilled with prompt; an
+// end-of-generation id does not end it, so every decode step draws a token.
+func cacheSession(t *testing.T, m *Model, kv KVCache, prompt []int32) *Session {
+	t.Helper()
+	s, err := m.NewSessionWith(SessionOptions{MaxContext: 64, Sequences: 1, KVCache: kv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := firstError(s.SetPolicy(Greedy()), s.SetStop(StopOptions{IgnoreEOS: true}),
+		s.Prefill(context.Background(), prompt)); err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	return s
+}
+
+// farthest is the largest difference between two sequences' logits.
+func farthest(a, b []float32) float64 {
+	d := 0.0
+	for i := range a {
+		d = math.Max(d, math.Abs(float64(a[i]-b[i])))
+	}
+	return d
+}
+
+// roundedAs checks the logits s holds after its prefill against the same prefill with the two other cache
+// types: both backends round each key and value to the cache's type as it is written, so the prefill's
+// last token attends to rounded values and its logits show the rounding.  The FP32 cache is the unrounded
+// reference; FP8 (3 mantissa bits) lands farther from it than BF16 (7), and neither on it.  A session that
+// ended up with another cache than kv (the option lost on its way to C) fails here.
+func roundedAs(t *testing.T, m *Model, s *Session, kv KVCache, prompt []int32) {
+	t.Helper()
+	logits := map[KVCache][]float32{}
+	for _, other := range []KVCache{KVCacheBF16, KVCacheFP8, KVCacheFP32} {
+		if other == kv {
+			continue
+		}
+		o := cacheSession(t, m, other, prompt)
+		_, logits[other] = heldBy(t, o, 0)
+		o.Close()
+	}
+	_, logits[kv] = heldBy(t, s, 0)
+	bf16, fp8 := farthest(logits[KVCacheBF16], logits[KVCacheFP32]), farthest(logits[KVCacheFP8], logits[KVCacheFP32])
+	if !(0 < bf16 && bf16 < fp8) {
+		t.Fatalf("the prefill's logits are at most %g from the FP32 cache's with BF16 and %g with FP8: "+
+			"want 0 < BF16's < FP8's", bf16, fp8)
+	}
+}
+
+// decodes runs n greedy steps on s: each draws a token of the vocabulary, and the sequence holds the
+// prompt, then them.
+func decodes(t *testing.T, s *Session, prompt []int32, n int) {
+	t.Helper()
+	got := drawn(t, s, n)[0]
+	for _, token := range got {
+		if token >= int32(s.vocab) {
+			t.Fatalf("drew %v, outside the vocabulary of %d", got, s.vocab)
+		}
+	}
+	if tokens, _ := heldBy(t, s, 0); !reflect.DeepEqual(tokens, joined(prompt, got)) {
+		t.Fatalf("the sequence holds %v after the prompt %v and the draws %v", tokens, prompt, got)
+	}
+}
+
+// savedAs checks that sequence 0 of s, saved, names its cache type, name, as the library writes it: a
+// session of the default BF16 cache refuses the file with StatusShape, naming both types (an FP32 or an FP8
+// session the file of a BF16 one, as well), and another session with a cache of kv loads it and holds s's
+// tokens and logits bit for bit.
+func savedAs(t *testing.T, m *Model, s *Session, kv KVCache, name string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".safetensors")
+	if err := s.SaveSequence(0, path); err != nil {
+		t.Fatal(err)
+	}
+	bf16, err := m.NewSessionWith(DefaultSessionOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bf16.Close()
+	want := "a KV cache of " + name + "; this session has bf16"
+	if err := bf16.LoadSequence(0, path); !isStatus(err, StatusShape) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("a BF16 session loading the %s file: got %v, want %s: ...%s...", name, err, statusName(StatusShape), want)
+	}
+	same, err := m.NewSessionWith(SessionOptions{MaxContext: 64, Sequences: 1, KVCache: kv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer same.Close()
+	if err := same.LoadSequence(0, path); err != nil {
+		t.Fatal(err)
+	}
+	tokens, logits := heldBy(t, s, 0)
+	holds(t, same, 0, tokens, logits, "after loading the "+name+" file into another "+name+" session")
+}
+
+// An FP8 KV cache session (half the bytes of BF16 for long contexts) prefills and decodes greedily on the
+// golden fixture, its logits rounded as an FP8 cache rounds them, and its saved sequence names an FP8 cache.
+func TestAnFP8KVCacheSessionPrefillsAndDecodes(t *testing.T) {
+	m := fixture(t)
+	defer m.Close()
+	prompt := ids(t, "prompt.txt")
+	s := cacheSession(t, m, KVCacheFP8, prompt)
+	defer s.Close()
+	roundedAs(t, m, s, KVCacheFP8, prompt)
+	decodes(t, s, prompt, 8)
+	savedAs(t, m, s, KVCacheFP8, "fp8")
+}
+
+// An FP32 KV cache session, the CPU backend's unrounded reference, prefills and decodes on the CPU backend,
+// its logits unrounded, and its saved sequence names an FP32 cache.  (The CUDA backend refuses it with
+// StatusUnsupported; this build has no CUDA model to show it on.)
+func TestAnFP32KVCacheSessionWorksOnTheCPUBackend(t *testing.T) {
+	m := fixture(t) // BackendCPU
+	defer m.Close()
+	prompt := ids(t, "prompt.txt")
+	s := cacheSession(t, m, KVCacheFP32, prompt)
+	defer s.Close()
+	roundedAs(t, m, s, KVCacheFP32, prompt)
+	decodes(t, s, prompt, 8)
+	savedAs(t, m, s, KVCacheFP32, "fp32")
+}
+
+// A KVCache that is none of reset_kv_cache's values reaches the library as it is and is refused there,
+// naming it; nothing is opened.
+func TestAKVCacheOfNoKnownTypeIsRefused(t *testing.T) {
+	m := fixture(t)
+	defer m.Close()
+	for _, bad := range []KVCache{3, -1} {
+		s, err := m.NewSessionWith(SessionOptions{Sequences: 1, KVCache: bad})
+		want := "kv_cache = " + strconv.Itoa(int(bad)) + " is not a reset_kv_cache value"
+		if !isStatus(err, StatusInvalidArgument) || !strings.Contains(err.Error(), want) || s != nil {
+			t.Fatalf("KVCache %d: got %v, %v, want %s: ...%s...", bad, s, err, statusName(StatusInvalidArgument), want)
+		}
 	}
 }
 

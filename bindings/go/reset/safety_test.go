@@ -290,6 +290,8 @@ func TestIntsOutsideInt32AreRefused(t *testing.T) {
 	expect("NewSession sequences", err, StatusInvalidArgument, "sequences")
 	_, err = m.NewSessionWith(SessionOptions{Sequences: 1, TopLogprobs: wrap + 5}) // not 5
 	expect("NewSessionWith TopLogprobs", err, StatusInvalidArgument, "TopLogprobs")
+	_, err = m.NewSessionWith(SessionOptions{Sequences: 1, KVCache: wrap + KVCacheFP8}) // not FP8
+	expect("NewSessionWith KVCache", err, StatusInvalidArgument, "KVCache")
 	expect("SetStop MaxTokens", s.SetStop(StopOptions{MaxTokens: wrap + 4}), StatusInvalidArgument, "MaxTokens")
 	_, err = s.Logits(wrap)
 	expect("Logits", err, StatusOutOfRange, "sequence")

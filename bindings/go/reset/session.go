@@ -25,19 +25,40 @@ type Session struct {
 	strayCancel bool
 }
 
+// KVCache selects how a session stores its KV cache (reset_kv_cache).  Both
+// backends round keys and values to it as they are written, so a CPU session
+// computes with the same cache values a CUDA session reads.
+type KVCache int
+
+const (
+	// KVCacheBF16 is the library's default (round to nearest even).
+	KVCacheBF16 KVCache = 0
+	// KVCacheFP8 is FP8 E4M3 (round to nearest even, saturating at +-448):
+	// half the bytes of BF16, so long reasoning contexts decode faster and
+	// fit in less memory, at a coarser rounding of every key and value.
+	KVCacheFP8 KVCache = 1
+	// KVCacheFP32 is the CPU backend only: unrounded, the reference without
+	// cache rounding.  A CUDA model refuses it with StatusUnsupported.
+	KVCacheFP32 KVCache = 2
+)
+
 // SessionOptions are the reset_session_options a caller sets;
 // DefaultSessionOptions gives the library's defaults (the zero value asks for
 // 0 sequences, which NewSessionWith refuses).
 type SessionOptions struct {
 	MaxContext int // tokens per sequence; 0 = min(model maximum, 4096)
 	Sequences  int // parallel sequences 1..8 sharing one prompt
+	// KVCache is the cache's type; the zero value is KVCacheBF16, the
+	// library's default.  A sequence file (SaveSequence) loads only into a
+	// session with the same type.
+	KVCache KVCache
 	// TopLogprobs (0.4): how many of the most likely tokens each step reports
 	// in Step.TopLogprobs, 0..20 (OpenAI's top_logprobs, vLLM's logprobs); 0 = none.
 	TopLogprobs int
 }
 
 // DefaultSessionOptions are reset_session_options_init's: min(model maximum,
-// 4096) tokens, one sequence, no top logprobs.
+// 4096) tokens, one sequence, a BF16 KV cache, no top logprobs.
 func DefaultSessionOptions() SessionOptions { return SessionOptions{Sequences: 1} }
 
 // NewSession opens a session (reset_session_create); maxContext 0 means min(model, 4096).
@@ -50,10 +71,12 @@ func (m *Model) NewSession(maxContext, sequences int) (*Session, error) {
 }
 
 // NewSessionWith opens a session with these options (reset_session_create); a
-// TopLogprobs outside 0..20 is StatusInvalidArgument.
+// TopLogprobs outside 0..20 or a KVCache that is none of the constants is
+// StatusInvalidArgument, and KVCacheFP32 on a CUDA model StatusUnsupported.
 func (m *Model) NewSessionWith(options SessionOptions) (*Session, error) {
 	if err := firstError(checkInt32(StatusInvalidArgument, "SessionOptions.MaxContext", options.MaxContext),
 		checkInt32(StatusInvalidArgument, "SessionOptions.Sequences", options.Sequences),
+		checkInt32(StatusInvalidArgument, "SessionOptions.KVCache", int(options.KVCache)),
 		checkInt32(StatusInvalidArgument, "SessionOptions.TopLogprobs", options.TopLogprobs)); err != nil {
 		return nil, err
 	}
@@ -63,6 +86,9 @@ func (m *Model) NewSessionWith(options SessionOptions) (*Session, error) {
 	native.Reset_session_options_init(opts)
 	opts.SetMax_context(options.MaxContext)
 	opts.SetSequences(sequences)
+	// Not checked against the constants here: any other value reaches the
+	// library unchanged, and its refusal names the value.
+	opts.SetKv_cache(native.Enum_SS_reset_kv_cache(options.KVCache))
 	opts.SetTop_logprobs(options.TopLogprobs)
 	var raw uintptr
 	if err := callKeeping(m, func() native.Enum_SS_reset_status { return native.Reset_session_create(m.raw, opts, &raw) }); err != nil {

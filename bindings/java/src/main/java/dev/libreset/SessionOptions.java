@@ -1,12 +1,15 @@
 package dev.libreset;
 
+import java.util.Objects;
+
 /**
  * reset_session_options: what {@link Model#newSession(SessionOptions)} reserves.  The defaults are the
- * library's (min(model maximum, 4096) tokens, one sequence, no top logprobs).
+ * library's (min(model maximum, 4096) tokens, one sequence, a BF16 KV cache, no top logprobs).
  */
 public final class SessionOptions {
     private int maxContext;
     private int sequences = 1;
+    private KvCache kvCache = KvCache.BF16;
     private int topLogprobs;
 
     /** Tokens per sequence; 0 = min(model maximum, 4096). */
@@ -18,6 +21,18 @@ public final class SessionOptions {
     /** Parallel sequences 1..8 sharing one prompt. */
     public SessionOptions sequences(int sequences) {
         this.sequences = sequences;
+        return this;
+    }
+
+    /**
+     * How the KV cache is stored; {@link KvCache#BF16} by default.  {@link KvCache#FP8} halves the cache's
+     * bytes at long reasoning contexts; {@link KvCache#FP32} is the CPU backend only (a CUDA model refuses
+     * the session with {@link Status#UNSUPPORTED}).
+     *
+     * @throws NullPointerException for null, which names no cache type
+     */
+    public SessionOptions kvCache(KvCache kvCache) {
+        this.kvCache = Objects.requireNonNull(kvCache, "kvCache");
         return this;
     }
 
@@ -41,6 +56,7 @@ public final class SessionOptions {
         ResetNative.reset_session_options_init(options);
         options.setMax_context(maxContext);
         options.setSequences(sequences);
+        options.setKv_cache(kvCache.code());
         options.setTop_logprobs(topLogprobs);
         return options;
     }

@@ -15,7 +15,9 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -1337,44 +1339,6 @@ class ResetTest {
     }
 
     /**
-     * A one-sequence session on a model with an FP32 KV cache (the CPU backend's unrounded reference), held by
-     * its handle: Session opens every session with the library's default cache, BF16, so this one is made
-     * through the native layer.
-     */
-    private static final class Fp32Session implements AutoCloseable {
-        private final long handle;
-        private final int vocab;
-
-        Fp32Session(Model model) throws ResetException {
-            reset_session_options options = new SessionOptions().maxContext(256).toNative();
-            long[] out = new long[1];
-            try {
-                options.setKv_cache(reset_kv_cache.RESET_KV_CACHE_FP32);
-                ResetNative.reset_session_create(model.handle(), options, out);
-            } finally {
-                options.delete();
-            }
-            handle = out[0];
-            vocab = model.vocabSize();
-        }
-
-        int length() {
-            return ResetNative.reset_session_length(handle, 0);
-        }
-
-        float[] logits() throws ResetException {
-            float[] out = new float[vocab];
-            ResetNative.reset_session_logits(handle, 0, out);
-            return out;
-        }
-
-        @Override
-        public void close() {
-            ResetNative.reset_session_free(handle);
-        }
-    }
-
-    /**
      * A load of a missing file (IO), of a file saved from a session with another KV cache type (SHAPE, FP32
      * into BF16 and BF16 into FP32), of a truncated file (FORMAT) or into a sequence the session lacks
      * (OUT_OF_RANGE) is refused and leaves every sequence exactly as it was, and the session goes on.  A save
@@ -1383,15 +1347,15 @@ class ResetTest {
     @Test
     void aBadLoadIsRefusedAndChangesNothing(@TempDir Path dir) throws Exception {
         try (Model model = chatOneThread(); Session session = copySession(model, 0);
-                Fp32Session fp32 = new Fp32Session(model)) {
+                Session fp32 = model.newSession(new SessionOptions().maxContext(256).kvCache(KvCache.FP32))) {
             String good = dir.resolve("sequence0.safetensors").toString();
             session.saveSequence(0, good);
             byte[] data = Files.readAllBytes(Paths.get(good));
             String truncated = dir.resolve("truncated.safetensors").toString();
             Files.write(Paths.get(truncated), Arrays.copyOf(data, data.length / 2));
-            ResetNative.reset_prefill(fp32.handle, TRUNCATE_PROMPT);
+            fp32.prefill(TRUNCATE_PROMPT);
             String fp32File = dir.resolve("fp32.safetensors").toString();
-            ResetNative.reset_save_sequence(fp32.handle, 0, Text.utf8(fp32File));
+            fp32.saveSequence(0, fp32File);
             int[][] tokens = {session.tokens(0), session.tokens(1)};
             float[][] logits = {session.logits(0), session.logits(1)};
             assertFalse(Arrays.equals(tokens[0], tokens[1]), "both sequences hold " + Arrays.toString(tokens[0])
@@ -1415,17 +1379,131 @@ class ResetTest {
             for (int i = 0; i < 2; i++) {
                 assertHolds(session, i, tokens[i], logits[i], "after the refused loads and saves");
             }
-            float[] fp32Logits = fp32.logits();
-            assertStatus(Status.SHAPE, "a KV cache of bf16; this session has fp32",
-                    () -> ResetNative.reset_load_sequence(fp32.handle, 0, Text.utf8(good)));
-            assertEquals(TRUNCATE_PROMPT.length, fp32.length(), "the FP32 sequence's length after the refused load");
-            assertArrayEquals(fp32Logits, fp32.logits(), "the FP32 sequence's logits after the refused load");
+            int[] fp32Tokens = fp32.tokens(0);
+            float[] fp32Logits = fp32.logits(0);
+            assertStatus(Status.SHAPE, "a KV cache of bf16; this session has fp32", () -> fp32.loadSequence(0, good));
+            assertHolds(fp32, 0, fp32Tokens, fp32Logits, "after the refused load");
 
             // The refusals left the file and the session as they were: the same load now succeeds.
             session.loadSequence(1, good);
             assertHolds(session, 1, tokens[0], logits[0], "after loadSequence(1) of sequence 0's file");
             drawn(session, 2, 1);
         }
+    }
+
+    // ---------------------------------------------------------------- KV cache types
+
+    /**
+     * A one-sequence greedy session on model with a KV cache of kvCache, prefilled with prompt; an
+     * end-of-generation id does not end it, so every decode step draws a token.
+     */
+    private static Session cacheSession(Model model, KvCache kvCache, int[] prompt) throws ResetException {
+        Session session = model.newSession(new SessionOptions().maxContext(64).kvCache(kvCache));
+        try {
+            session.setPolicy(PolicyParams.greedy());
+            session.setStop(new StopOptions().ignoreEos(true));
+            session.prefill(prompt);
+            return session;
+        } catch (ResetException | RuntimeException e) {
+            session.close();
+            throw e;
+        }
+    }
+
+    /** The largest difference between two sequences' logits. */
+    private static double farthest(float[] a, float[] b) {
+        double d = 0;
+        for (int i = 0; i < a.length; i++) d = Math.max(d, Math.abs((double) a[i] - b[i]));
+        return d;
+    }
+
+    /**
+     * Checks the logits session holds after its prefill against the same prefill with the two other cache
+     * types: both backends round each key and value to the cache's type as it is written, so the prefill's
+     * last token attends to rounded values and its logits show the rounding.  The FP32 cache is the unrounded
+     * reference; FP8 (3 mantissa bits) lands farther from it than BF16 (7), and neither on it.  A session that
+     * ended up with another cache than kvCache (the option lost on its way to C) fails here.
+     */
+    private static void assertRoundedAs(Model model, Session session, KvCache kvCache, int[] prompt)
+            throws ResetException {
+        Map<KvCache, float[]> logits = new EnumMap<>(KvCache.class);
+        for (KvCache other : KvCache.values()) {
+            if (other == kvCache) continue;
+            try (Session o = cacheSession(model, other, prompt)) {
+                logits.put(other, o.logits(0));
+            }
+        }
+        logits.put(kvCache, session.logits(0));
+        double bf16 = farthest(logits.get(KvCache.BF16), logits.get(KvCache.FP32));
+        double fp8 = farthest(logits.get(KvCache.FP8), logits.get(KvCache.FP32));
+        assertTrue(0 < bf16 && bf16 < fp8, "the prefill's logits are at most " + bf16 + " from the FP32 cache's "
+                + "with BF16 and " + fp8 + " with FP8: want 0 < BF16's < FP8's");
+    }
+
+    /** Runs n greedy steps: each draws a token of the vocabulary, and the sequence holds the prompt, then them. */
+    private static void assertDecodes(Session session, int[] prompt, int n) throws ResetException {
+        int[] got = drawn(session, 1, n)[0];
+        int vocab = session.model().info().vocabSize();
+        assertTrue(Arrays.stream(got).allMatch(token -> token < vocab),
+                "drew " + Arrays.toString(got) + ", outside the vocabulary of " + vocab);
+        assertArrayEquals(joined(prompt, got), session.tokens(0), "the prompt, then the draws");
+    }
+
+    /**
+     * Checks that sequence 0 of session, saved, names its cache type, name, as the library writes it: a
+     * session of the default BF16 cache refuses the file with SHAPE, naming both types, and another session
+     * with a cache of kvCache loads it and holds session's tokens and logits bit for bit.
+     */
+    private static void assertSavedAs(Model model, Session session, KvCache kvCache, String name, Path dir)
+            throws ResetException {
+        String path = dir.resolve(name + ".safetensors").toString();
+        session.saveSequence(0, path);
+        try (Session bf16 = model.newSession();
+                Session same = model.newSession(new SessionOptions().maxContext(64).kvCache(kvCache))) {
+            assertStatus(Status.SHAPE, "a KV cache of " + name + "; this session has bf16",
+                    () -> bf16.loadSequence(0, path));
+            same.loadSequence(0, path);
+            assertHolds(same, 0, session.tokens(0), session.logits(0),
+                    "after loading the " + name + " file into another " + name + " session");
+        }
+    }
+
+    /**
+     * An FP8 KV cache session (half the bytes of BF16 for long contexts) prefills and decodes greedily on the
+     * golden fixture, its logits rounded as an FP8 cache rounds them, and its saved sequence names an FP8 cache.
+     */
+    @Test
+    void anFp8KvCacheSessionPrefillsAndDecodes(@TempDir Path dir) throws Exception {
+        int[] prompt = ids("prompt.txt");
+        try (Model model = goldenOneThread(); Session session = cacheSession(model, KvCache.FP8, prompt)) {
+            assertRoundedAs(model, session, KvCache.FP8, prompt);
+            assertDecodes(session, prompt, 8);
+            assertSavedAs(model, session, KvCache.FP8, "fp8", dir);
+        }
+    }
+
+    /**
+     * An FP32 KV cache session, the CPU backend's unrounded reference, prefills and decodes on the CPU backend,
+     * its logits unrounded, and its saved sequence names an FP32 cache.  (The CUDA backend refuses it with
+     * UNSUPPORTED; this build has no CUDA model to show it on.)
+     */
+    @Test
+    void anFp32KvCacheSessionWorksOnTheCpuBackend(@TempDir Path dir) throws Exception {
+        int[] prompt = ids("prompt.txt");
+        try (Model model = goldenOneThread(); Session session = cacheSession(model, KvCache.FP32, prompt)) {
+            assertEquals(Backend.CPU, model.info().backend());
+            assertRoundedAs(model, session, KvCache.FP32, prompt);
+            assertDecodes(session, prompt, 8);
+            assertSavedAs(model, session, KvCache.FP32, "fp32", dir);
+        }
+    }
+
+    /** The only value of KvCache that names no cache type, null, is refused where it is set, naming the option. */
+    @Test
+    void aNullKvCacheIsRefused() {
+        SessionOptions options = new SessionOptions();
+        NullPointerException e = assertThrows(NullPointerException.class, () -> options.kvCache(null));
+        assertEquals("kvCache", e.getMessage());
     }
 
     // ------------------------------------------------------------------ a standalone policy's logit bias (0.7)
