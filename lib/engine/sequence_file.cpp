@@ -196,7 +196,7 @@ public:
         }
         return *view;
     }
-    // An I32 tensor of token ids, each in [lowest, vocab).
+    // An I32 tensor of token ids, each in [0, vocab).
     std::vector<int32_t> ids(const std::string &name, int32_t vocab,
                              const std::vector<int64_t> *shape = nullptr) const {
         const TensorView &view = tensor(name, Dtype::I32, shape);
