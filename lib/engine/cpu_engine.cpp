@@ -137,15 +137,18 @@ float decode_element(reset_kv_cache type, const uint8_t *in) {
 
 }  // namespace
 
+size_t KvCache::file_offset(int32_t i, int32_t position, int32_t length) const {
+    // Element i of a position is head i / head_dim, component i % head_dim.
+    return ((size_t(i / head_dim_) * size_t(length) + size_t(position)) * size_t(head_dim_) + size_t(i % head_dim_)) *
+           kv_element_bytes();
+}
+
 void KvCache::export_layer(int32_t layer, int32_t sequence, int32_t length, uint8_t *keys_out,
                            uint8_t *values_out) const {
-    const size_t element = kv_element_bytes();
     for (int32_t position = 0; position < length; ++position) {
         const float *k = keys(layer, sequence, position), *v = values(layer, sequence, position);
         for (int32_t i = 0; i < kv_dim_; ++i) {
-            // Element i of a position is head i / head_dim, component i % head_dim.
-            const size_t at = ((size_t(i / head_dim_) * size_t(length) + size_t(position)) * size_t(head_dim_) +
-                               size_t(i % head_dim_)) * element;
+            const size_t at = file_offset(i, position, length);
             encode_element(type_, k[i], keys_out + at);
             encode_element(type_, v[i], values_out + at);
         }
@@ -154,12 +157,10 @@ void KvCache::export_layer(int32_t layer, int32_t sequence, int32_t length, uint
 
 void KvCache::import_layer(int32_t layer, int32_t sequence, int32_t length, const uint8_t *keys_in,
                            const uint8_t *values_in) {
-    const size_t element = kv_element_bytes();
     for (int32_t position = 0; position < length; ++position) {
         float *k = mutable_keys(layer, sequence, position), *v = mutable_values(layer, sequence, position);
         for (int32_t i = 0; i < kv_dim_; ++i) {
-            const size_t at = ((size_t(i / head_dim_) * size_t(length) + size_t(position)) * size_t(head_dim_) +
-                               size_t(i % head_dim_)) * element;
+            const size_t at = file_offset(i, position, length);
             k[i] = decode_element(type_, keys_in + at);
             v[i] = decode_element(type_, values_in + at);
         }

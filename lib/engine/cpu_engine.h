@@ -38,6 +38,8 @@ public:
 
 private:
     size_t offset(int32_t layer, int32_t sequence, int32_t position) const;
+    // Byte offset of a position's element i in a sequence file's layer of `length` positions.
+    size_t file_offset(int32_t i, int32_t position, int32_t length) const;
     float *mutable_keys(int32_t layer, int32_t sequence, int32_t position);
     float *mutable_values(int32_t layer, int32_t sequence, int32_t position);
     int32_t layers_, sequences_, capacity_, kv_dim_, head_dim_;

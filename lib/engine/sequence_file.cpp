@@ -137,11 +137,14 @@ private:
     bool committed_ = false;
 };
 
+// One tensor of the file, in file order: its header entry and where its bytes come from.
 struct PlannedTensor {
     std::string name;
     Dtype dtype;
     std::vector<int64_t> shape;
     size_t bytes;
+    const void *data;
+    int32_t fill_layer = -1;  // >= 0: the layer reader fills the K/V buffers before this tensor is written
 };
 
 // ---------------------------------------------------------------------------
@@ -295,19 +298,29 @@ void write_sequence_file(const std::string &path, const SequenceFileIdentity &id
     };
     const size_t kv_element = dtype_size(kv_dtype(identity.kv_cache));
     const size_t layer_bytes = size_t(identity.kv_heads) * size_t(length) * size_t(identity.head_dim) * kv_element;
+    std::vector<uint8_t> keys(layer_bytes), values(layer_bytes);  // one layer at a time
+    const auto f32 = [](const std::vector<float> &v) { return std::vector<int64_t>{int64_t(v.size())}; };
+    const auto i32 = [](const std::vector<int32_t> &v) { return std::vector<int64_t>{int64_t(v.size())}; };
+    const SequenceSampler::Saved &sampler = r.sampler;
     std::vector<PlannedTensor> plan = {
-        {"tokens", Dtype::I32, {length}, size_t(length) * 4},
-        {"logits", Dtype::F32, {int64_t(r.logits.size())}, r.logits.size() * 4},
-        {"sampler.ring", Dtype::F32, {int64_t(r.sampler.carried.ring.size())}, r.sampler.carried.ring.size() * 4},
-        {"sampler.generation", Dtype::I32, {int64_t(r.sampler.generation.size())}, r.sampler.generation.size() * 4},
-        {"sampler.context", Dtype::I32, {int64_t(r.sampler.context.size())}, r.sampler.context.size() * 4},
+        {"tokens", Dtype::I32, i32(r.tokens), r.tokens.size() * 4, r.tokens.data()},
+        {"logits", Dtype::F32, f32(r.logits), r.logits.size() * 4, r.logits.data()},
+        {"sampler.ring", Dtype::F32, f32(sampler.carried.ring), sampler.carried.ring.size() * 4,
+         sampler.carried.ring.data()},
+        {"sampler.generation", Dtype::I32, i32(sampler.generation), sampler.generation.size() * 4,
+         sampler.generation.data()},
+        {"sampler.context", Dtype::I32, i32(sampler.context), sampler.context.size() * 4, sampler.context.data()},
     };
-    for (int32_t layer = 0; layer < identity.layers; ++layer)
-        for (const char *part : {"keys", "values"})
-            plan.push_back({"layers." + std::to_string(layer) + "." + part, kv_dtype(identity.kv_cache),
-                            {identity.kv_heads, length, identity.head_dim}, layer_bytes});
-    plan.push_back({"held", Dtype::U8, {int64_t(r.held.size())}, r.held.size()});
-    plan.push_back({"stream.pending", Dtype::U8, {int64_t(r.stream.pending.size())}, r.stream.pending.size()});
+    const std::vector<int64_t> layer_shape = {identity.kv_heads, length, identity.head_dim};
+    for (int32_t layer = 0; layer < identity.layers; ++layer) {
+        const std::string prefix = "layers." + std::to_string(layer) + ".";
+        plan.push_back({prefix + "keys", kv_dtype(identity.kv_cache), layer_shape, layer_bytes, keys.data(),
+                        length > 0 ? layer : -1});
+        plan.push_back({prefix + "values", kv_dtype(identity.kv_cache), layer_shape, layer_bytes, values.data()});
+    }
+    plan.push_back({"held", Dtype::U8, {int64_t(r.held.size())}, r.held.size(), r.held.data()});
+    plan.push_back({"stream.pending", Dtype::U8, {int64_t(r.stream.pending.size())}, r.stream.pending.size(),
+                    r.stream.pending.data()});
 
     json header = {{"__metadata__", metadata}};
     size_t offset = 0;
@@ -325,19 +338,10 @@ void write_sequence_file(const std::string &path, const SequenceFileIdentity &id
     PendingFile file(path);
     file.write(header_length, 8);
     file.write(header_text.data(), header_text.size());
-    file.write(r.tokens.data(), r.tokens.size() * 4);
-    file.write(r.logits.data(), r.logits.size() * 4);
-    file.write(r.sampler.carried.ring.data(), r.sampler.carried.ring.size() * 4);
-    file.write(r.sampler.generation.data(), r.sampler.generation.size() * 4);
-    file.write(r.sampler.context.data(), r.sampler.context.size() * 4);
-    std::vector<uint8_t> keys(layer_bytes), values(layer_bytes);
-    for (int32_t layer = 0; layer < identity.layers; ++layer) {
-        if (length > 0) read_layer(layer, keys.data(), values.data());
-        file.write(keys.data(), layer_bytes);
-        file.write(values.data(), layer_bytes);
+    for (const PlannedTensor &t : plan) {
+        if (t.fill_layer >= 0) read_layer(t.fill_layer, keys.data(), values.data());
+        file.write(t.data, t.bytes);
     }
-    file.write(r.held.data(), r.held.size());
-    file.write(r.stream.pending.data(), r.stream.pending.size());
     file.commit();
 }
 
@@ -420,7 +424,7 @@ SequenceFile read_sequence_file(const std::string &path, const SequenceFileIdent
 
     r.stream.seen_regular = in.flag("stream.seen_regular");
     r.stream.pending = in.bytes("stream.pending");
-    if (r.stream.pending.size() > 3 || utf8::incomplete_tail(r.stream.pending) != r.stream.pending.size())
+    if (!StreamDecoder::can_hold(r.stream.pending))
         in.malformed("tensor 'stream.pending' is not the start of one UTF-8 character");
     r.held = in.bytes("held");
     if (!utf8::is_valid(r.held)) in.malformed("tensor 'held' is not valid UTF-8");

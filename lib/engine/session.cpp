@@ -231,14 +231,19 @@ void Session::copy_sequence(int32_t from, int32_t to) {
     throw_if_broken();
     if (from == to) return;
     const Sequence &source = sequences_[size_t(from)];
-    Sequence &target = sequences_[size_t(to)];
-    // Everything that allocates first, into copies: a failure then leaves the session as it was.  The
-    // sampler's whole state (ReSET's step state, the penalties' counts, the draw counter) goes, so `to`
+    // Everything that allocates first, into the new state: a failure then leaves the session as it was.
+    // The sampler's whole state (ReSET's step state, the penalties' counts, the draw counter) goes, so `to`
     // continues as `from` would; its draws stay its own, keyed by its index (reset.h).
-    SequenceSampler sampler = source.sampler;
-    std::vector<float> logits = source.logits;  // CPU backend (empty on the CUDA backend)
-    std::unique_ptr<StreamDecoder> stream = source.stream ? std::make_unique<StreamDecoder>(*source.stream) : nullptr;
-    std::string held = source.held;
+    Sequence state;
+    state.length = source.length;
+    state.ended = source.ended;
+    state.has_logits = source.has_logits;
+    state.tokens = source.tokens;  // shared until either grows
+    state.logits = source.logits;  // CPU backend (empty on the CUDA backend)
+    state.sampler = source.sampler;
+    if (source.stream) state.stream = std::make_unique<StreamDecoder>(*source.stream);
+    state.held = source.held;
+    state.generated = source.generated;
     // Then the KV cache's positions [0, length) and, on the device, the current logits.  A failed device
     // copy leaves `to`'s rows unknown: the session stops until a reset, as after other device failures.
     if (device_) {
@@ -246,17 +251,11 @@ void Session::copy_sequence(int32_t from, int32_t to) {
     } else {
         cache_->copy_sequence(from, to, source.length);
     }
-    target.length = source.length;
-    target.ended = source.ended;
-    target.has_logits = source.has_logits;
-    target.tokens = source.tokens;  // shared until either grows
-    target.sampler = std::move(sampler);
-    target.logits = std::move(logits);
-    target.stream = std::move(stream);
-    target.held = std::move(held);
-    target.generated = source.generated;
-    target.text.clear();
-    target.top.clear();
+    replace_sequence(to, std::move(state));
+}
+
+void Session::replace_sequence(int32_t index, Sequence &&state) {
+    sequences_[size_t(index)] = std::move(state);
     rederive_sharing();
 }
 
@@ -268,10 +267,11 @@ void Session::save_sequence(int32_t index, const std::string &path) const {
     record.tokens.resize(size_t(sequence.length));
     for (size_t i = 0; i < record.tokens.size(); ++i) record.tokens[i] = sequence.tokens[int64_t(i)];
     record.has_logits = sequence.has_logits;
-    if (sequence.has_logits) {
+    if (sequence.has_logits && device_) {
         record.logits.resize(size_t(model_->config.vocab_size));
-        if (device_) device_->copy_logits(index, record.logits.data());
-        else record.logits = sequence.logits;
+        device_->copy_logits(index, record.logits.data());
+    } else if (sequence.has_logits) {
+        record.logits = sequence.logits;
     }
     record.ended = sequence.ended;
     record.generated = sequence.generated;
@@ -293,21 +293,24 @@ void Session::load_sequence(int32_t index, const std::string &path) {
     // Everything is checked and everything that allocates is built before the sequence changes.
     SequenceFile file = read_sequence_file(path, sequence_file_identity(*model_, kv_cache_), max_context_);
     SequenceRecord &record = file.record;
-    Sequence &target = sequences_[size_t(index)];
-    SequenceSampler sampler = target.sampler;  // this session's policy, delimiters and bias
-    sampler.restore(record.sampler);
-    SharedTokens tokens;
-    tokens.append(record.tokens.data(), record.tokens.size());
-    std::vector<float> logits;
-    if (!device_) {
-        logits = record.has_logits ? std::move(record.logits) : std::vector<float>(size_t(model_->config.vocab_size));
-    }
-    std::unique_ptr<StreamDecoder> stream;
+    const Sequence &target = sequences_[size_t(index)];
+    Sequence state;
+    state.length = int32_t(record.tokens.size());
+    state.ended = record.ended;
+    state.has_logits = record.has_logits;
+    state.tokens.append(record.tokens.data(), record.tokens.size());
+    if (!device_)  // the CPU backend keeps a vocabulary's logits whether or not they are current
+        state.logits =
+            record.has_logits ? std::move(record.logits) : std::vector<float>(size_t(model_->config.vocab_size));
+    state.sampler = target.sampler;  // this session's policy, delimiters and bias
+    state.sampler.restore(record.sampler);
     if (target.stream) {
-        stream = std::make_unique<StreamDecoder>(*target.stream);
-        stream->restore(record.stream);
+        state.stream = std::make_unique<StreamDecoder>(*target.stream);
+        state.stream->restore(record.stream);
     }
-    const int32_t length = int32_t(record.tokens.size());
+    state.held = std::move(record.held);
+    state.generated = record.generated;
+    const int32_t length = state.length;
     if (device_) {
         // A failed upload leaves the sequence's rows unknown: the session stops until a reset.
         breaking_on_failure([&] {
@@ -319,18 +322,7 @@ void Session::load_sequence(int32_t index, const std::string &path) {
         for (int32_t layer = 0; layer < model_->config.n_layers; ++layer)
             cache_->import_layer(layer, index, length, file.keys[size_t(layer)], file.values[size_t(layer)]);
     }
-    target.length = length;
-    target.ended = record.ended;
-    target.has_logits = record.has_logits;
-    target.tokens = std::move(tokens);
-    target.sampler = std::move(sampler);
-    target.logits = std::move(logits);
-    target.stream = std::move(stream);
-    target.held = std::move(record.held);
-    target.generated = record.generated;
-    target.text.clear();
-    target.top.clear();
-    rederive_sharing();
+    replace_sequence(index, std::move(state));
 }
 
 const SharedTokens &Session::tokens(int32_t sequence) const {

@@ -117,6 +117,9 @@ private:
     void append(const int32_t *ids, size_t n_ids, int32_t only);
     // truncate's work: every sequence (`only` < 0) or `only`.
     void cut(int32_t only, int32_t length);
+    // Sequence `index` becomes `state` (a copy's or a file's, built whole beforehand, with no step's
+    // text or top_logprobs); then sharing is re-derived.
+    void replace_sequence(int32_t index, Sequence &&state);
     // After a cut or a copy: whether sequences share their computation again
     // (lockstep_) and whether any holds a prompt (has_logits_).
     void rederive_sharing();

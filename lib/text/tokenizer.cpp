@@ -175,9 +175,13 @@ void StreamDecoder::reset() {
     seen_regular_ = false;
 }
 
+bool StreamDecoder::can_hold(std::string_view bytes) {
+    return bytes.size() <= 3 && utf8::incomplete_tail(bytes) == bytes.size();
+}
+
 void StreamDecoder::restore(const State &state) {
-    if (state.pending.size() > 3 || utf8::incomplete_tail(state.pending) != state.pending.size())
-        fail(RESET_ERR_FORMAT, "held bytes of ", state.pending.size(), " are not the start of one UTF-8 character");
+    if (!can_hold(state.pending))
+        fail(RESET_ERR_INTERNAL, "a stream decoder given ", state.pending.size(), " held bytes it could never hold");
     seen_regular_ = state.seen_regular;
     pending_ = state.pending;
 }

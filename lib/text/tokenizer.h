@@ -126,8 +126,11 @@ public:
         std::string pending;
     };
     State state() const { return {seen_regular_, pending_}; }
-    // Throws RESET_ERR_FORMAT (and changes nothing) unless state.pending is
-    // what push() can hold back: the start of one UTF-8 character, 0-3 bytes.
+    // Whether `bytes` is what push() can hold back: the start of one UTF-8
+    // character, 0-3 bytes.
+    static bool can_hold(std::string_view bytes);
+    // Take a state whose pending bytes can_hold() accepts (the sequence file's
+    // reader checks them; RESET_ERR_INTERNAL otherwise).
     void restore(const State &state);
 
 private:
