@@ -74,9 +74,9 @@ extern "C" {
  * versions only append functions and struct fields (CHANGELOG.md lists
  * them), so a program built against 0.N runs on any 0.M with M >= N. */
 #define RESET_VERSION_MAJOR 0
-#define RESET_VERSION_MINOR 8
+#define RESET_VERSION_MINOR 9
 #define RESET_VERSION_PATCH 0
-#define RESET_VERSION_STRING "0.8.0"
+#define RESET_VERSION_STRING "0.9.0"
 #define RESET_VERSION_NUMBER (RESET_VERSION_MAJOR * 10000 + RESET_VERSION_MINOR * 100 + RESET_VERSION_PATCH)
 
 /* The version of the library actually loaded, as RESET_VERSION_NUMBER.
@@ -552,6 +552,32 @@ RESET_API reset_status reset_save_sequence(const reset_session *session, int32_t
  * session's sequences are unchanged. */
 RESET_API reset_status reset_load_sequence(reset_session *session, int32_t sequence, const char *path);
 
+/* (0.9) reset_save_sequence into the caller's memory: the same bytes the
+ * file would hold (a safetensors image, docs/sequence-file.md), for an
+ * application that keeps states in its own store, sends them to another
+ * process, or cannot afford the file's fsync (llama.cpp's
+ * llama_state_seq_get_size / _get_data).  Follows the snprintf idiom: always
+ * sets *size to the bytes needed, and returns RESET_ERR_BUFFER_TOO_SMALL,
+ * writing nothing, when capacity is short (buffer may be NULL with capacity
+ * 0 to ask for the size).  The size holds until the sequence next changes.
+ * Errors: RESET_ERR_BUFFER_TOO_SMALL, RESET_ERR_OUT_OF_RANGE (sequence
+ * outside [0, sequences)), RESET_ERR_STATE (a session stopped by a device
+ * failure), RESET_ERR_INVALID_ARGUMENT (session or size NULL, or buffer
+ * NULL with capacity above 0), RESET_ERR_INVALID_HANDLE,
+ * RESET_ERR_OUT_OF_MEMORY, RESET_ERR_BACKEND (the device failed while its
+ * KV cache was read; the buffer's contents are then unspecified).  The
+ * session is unchanged whatever the outcome. */
+RESET_API reset_status reset_save_sequence_to_memory(const reset_session *session, int32_t sequence, void *buffer,
+                                                     size_t capacity, size_t *size);
+
+/* (0.9) reset_load_sequence from `size` bytes at `data` (what
+ * reset_save_sequence_to_memory wrote, or a sequence file's contents),
+ * which are only read during the call and need no alignment.  The same
+ * checks, outcome and errors as reset_load_sequence, except that there is
+ * no file (no RESET_ERR_IO) and messages name the bytes '<memory>'. */
+RESET_API reset_status reset_load_sequence_from_memory(reset_session *session, int32_t sequence, const void *data,
+                                                       size_t size);
+
 /* (0.6) The tokens of sequence `sequence`'s context, in order: every prompt
  * token and every generated token that entered the context
  * (reset_session_length of them; an end-of-generation id or a stop token
@@ -591,6 +617,15 @@ RESET_API int32_t reset_session_max_context(const reset_session *session);
  * bytes), all reserved at reset_session_create; 0 on the CPU backend or for
  * a bad handle.  The model's weights are reported by reset_model_get_info. */
 RESET_API uint64_t reset_session_device_bytes(const reset_session *session);
+
+/* (0.9) The options the session was created with, max_context resolved
+ * (never 0; reset_session_max_context), the rest as given: the KV cache
+ * type, sequences, top_logprobs and the CUDA backend's settings of a
+ * session an application did not create itself.  out->struct_size must be
+ * set (reset_session_options_init); only its first struct_size bytes are
+ * written.  Errors: RESET_ERR_INVALID_ARGUMENT (out NULL, a bad
+ * struct_size), RESET_ERR_INVALID_HANDLE. */
+RESET_API reset_status reset_session_get_options(const reset_session *session, reset_session_options *out);
 
 /* Replace the session's policy.  Every parameter is validated; the error
  * names the wrong one.  The ReSET step state and the penalties' token

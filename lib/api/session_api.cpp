@@ -10,6 +10,7 @@
 
 struct reset_session {
     std::unique_ptr<reset::Session> session;
+    reset_session_options options;  // as created, max_context resolved (reset_session_get_options)
 };
 
 namespace reset {
@@ -76,6 +77,8 @@ reset_status reset_session_create(reset_model *model, const reset_session_option
         session_options.top_logprobs = o.top_logprobs;
         auto handle = std::make_unique<reset_session>();
         handle->session = std::make_unique<Session>(std::move(loaded), session_options);
+        handle->options = o;
+        handle->options.max_context = context;
         HandleRegistry<reset_session>::instance().add(handle.get());
         *out_session = handle.release();
     });
@@ -131,6 +134,39 @@ reset_status reset_load_sequence(reset_session *session, int32_t sequence, const
         Session &s = session_of(session);
         require(path, "path");
         s.load_sequence(sequence, path);
+    });
+}
+
+reset_status reset_save_sequence_to_memory(const reset_session *session, int32_t sequence, void *buffer,
+                                          size_t capacity, size_t *size) {
+    if (size) *size = 0;
+    return api_call([&] {
+        const Session &s = session_of(session);
+        require(size, "size");
+        if (!buffer && capacity > 0) fail(RESET_ERR_INVALID_ARGUMENT, "buffer is NULL with capacity ", capacity);
+        *size = s.save_sequence_to_memory(sequence, static_cast<uint8_t *>(buffer), capacity);
+        if (*size > capacity)
+            fail(RESET_ERR_BUFFER_TOO_SMALL, "sequence ", sequence, "'s state takes ", *size, " bytes; the buffer holds ",
+                 capacity);
+    });
+}
+
+reset_status reset_load_sequence_from_memory(reset_session *session, int32_t sequence, const void *data, size_t size) {
+    return api_call([&] {
+        Session &s = session_of(session);
+        require(data, "data");
+        s.load_sequence_from_memory(sequence, static_cast<const uint8_t *>(data), size);
+    });
+}
+
+reset_status reset_session_get_options(const reset_session *session, reset_session_options *out) {
+    return api_call([&] {
+        const reset_session_options o = checked_handle(session, "session")->options;
+        require(out, "out");
+        check_caller_struct<reset_session_options>(out->struct_size, "out", "reset_session_options_init");
+        const uint32_t size = out->struct_size;
+        std::memcpy(out, &o, std::min<size_t>(size, sizeof o));  // a newer caller's tail is left alone
+        out->struct_size = size;
     });
 }
 

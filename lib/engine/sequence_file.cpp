@@ -34,6 +34,8 @@ using json = nlohmann::json;
 namespace {
 
 constexpr const char *kFormatName = "libreset.sequence";
+// What messages call a sequence given in memory (reset_load_sequence_from_memory) where they name a file.
+constexpr const char *kMemoryName = "<memory>";
 
 const char *weights_name(reset_weights weights) {
     switch (weights) {
@@ -143,8 +145,22 @@ struct PlannedTensor {
     Dtype dtype;
     std::vector<int64_t> shape;
     size_t bytes;
-    const void *data;
-    int32_t fill_layer = -1;  // >= 0: the layer reader fills the K/V buffers before this tensor is written
+    const void *data;     // null for a layer's keys and values, which the layer reader fills
+    int32_t layer = -1;   // >= 0: layer `layer`'s keys (values false) or values (true), in that order
+    bool values = false;
+};
+
+// A sequence's file planned before a byte is written: its size is known, so a
+// caller's buffer can be checked first (write_sequence_memory).
+struct SequenceImage {
+    std::string header;  // the 8-byte length and the JSON header, padded
+    std::vector<PlannedTensor> tensors;
+    size_t layer_bytes = 0;  // one layer's keys (or values)
+    size_t size() const {
+        size_t total = header.size();
+        for (const PlannedTensor &t : tensors) total += t.bytes;
+        return total;
+    }
 };
 
 // ---------------------------------------------------------------------------
@@ -261,8 +277,9 @@ SequenceFileIdentity sequence_file_identity(const LoadedModel &model, reset_kv_c
     return id;
 }
 
-void write_sequence_file(const std::string &path, const SequenceFileIdentity &identity, const char *backend,
-                         const SequenceRecord &r, const LayerReader &read_layer) {
+namespace {
+
+SequenceImage plan_image(const SequenceFileIdentity &identity, const char *backend, const SequenceRecord &r) {
     const int64_t length = int64_t(r.tokens.size());
     const rule::StepState &state = r.sampler.carried.state;
     json metadata = {
@@ -297,12 +314,14 @@ void write_sequence_file(const std::string &path, const SequenceFileIdentity &id
         {"stream.seen_regular", r.stream.seen_regular ? "1" : "0"},
     };
     const size_t kv_element = dtype_size(kv_dtype(identity.kv_cache));
+    SequenceImage image;
     const size_t layer_bytes = size_t(identity.kv_heads) * size_t(length) * size_t(identity.head_dim) * kv_element;
-    std::vector<uint8_t> keys(layer_bytes), values(layer_bytes);  // one layer at a time
+    image.layer_bytes = layer_bytes;
     const auto f32 = [](const std::vector<float> &v) { return std::vector<int64_t>{int64_t(v.size())}; };
     const auto i32 = [](const std::vector<int32_t> &v) { return std::vector<int64_t>{int64_t(v.size())}; };
     const SequenceSampler::Saved &sampler = r.sampler;
-    std::vector<PlannedTensor> plan = {
+    std::vector<PlannedTensor> &plan = image.tensors;
+    plan = {
         {"tokens", Dtype::I32, i32(r.tokens), r.tokens.size() * 4, r.tokens.data()},
         {"logits", Dtype::F32, f32(r.logits), r.logits.size() * 4, r.logits.data()},
         {"sampler.ring", Dtype::F32, f32(sampler.carried.ring), sampler.carried.ring.size() * 4,
@@ -314,9 +333,8 @@ void write_sequence_file(const std::string &path, const SequenceFileIdentity &id
     const std::vector<int64_t> layer_shape = {identity.kv_heads, length, identity.head_dim};
     for (int32_t layer = 0; layer < identity.layers; ++layer) {
         const std::string prefix = "layers." + std::to_string(layer) + ".";
-        plan.push_back({prefix + "keys", kv_dtype(identity.kv_cache), layer_shape, layer_bytes, keys.data(),
-                        length > 0 ? layer : -1});
-        plan.push_back({prefix + "values", kv_dtype(identity.kv_cache), layer_shape, layer_bytes, values.data()});
+        plan.push_back({prefix + "keys", kv_dtype(identity.kv_cache), layer_shape, layer_bytes, nullptr, layer, false});
+        plan.push_back({prefix + "values", kv_dtype(identity.kv_cache), layer_shape, layer_bytes, nullptr, layer, true});
     }
     plan.push_back({"held", Dtype::U8, {int64_t(r.held.size())}, r.held.size(), r.held.data()});
     plan.push_back({"stream.pending", Dtype::U8, {int64_t(r.stream.pending.size())}, r.stream.pending.size(),
@@ -332,22 +350,52 @@ void write_sequence_file(const std::string &path, const SequenceFileIdentity &id
     std::string header_text = header.dump();
     // Spaces pad the header so the data starts 8-byte aligned, as the safetensors writers do.
     header_text.append((8 - header_text.size() % 8) % 8, ' ');
-    uint8_t header_length[8];
-    for (int i = 0; i < 8; ++i) header_length[i] = uint8_t(uint64_t(header_text.size()) >> (8 * i));
+    image.header.resize(8);
+    for (int i = 0; i < 8; ++i) image.header[size_t(i)] = char(uint8_t(uint64_t(header_text.size()) >> (8 * i)));
+    image.header += header_text;
+    return image;
+}
 
+}  // namespace
+
+void write_sequence_file(const std::string &path, const SequenceFileIdentity &identity, const char *backend,
+                         const SequenceRecord &record, const LayerReader &read_layer) {
+    const SequenceImage image = plan_image(identity, backend, record);
+    std::vector<uint8_t> keys(image.layer_bytes), values(image.layer_bytes);  // one layer at a time
     PendingFile file(path);
-    file.write(header_length, 8);
-    file.write(header_text.data(), header_text.size());
-    for (const PlannedTensor &t : plan) {
-        if (t.fill_layer >= 0) read_layer(t.fill_layer, keys.data(), values.data());
-        file.write(t.data, t.bytes);
+    file.write(image.header.data(), image.header.size());
+    for (const PlannedTensor &t : image.tensors) {
+        if (t.layer < 0) {
+            file.write(t.data, t.bytes);
+            continue;
+        }
+        if (!t.values && t.bytes > 0) read_layer(t.layer, keys.data(), values.data());
+        file.write(t.values ? values.data() : keys.data(), t.bytes);
     }
     file.commit();
 }
 
-SequenceFile read_sequence_file(const std::string &path, const SequenceFileIdentity &id, int32_t max_context) {
-    SequenceFile file;
-    file.store = TensorStore::open_file(path);  // RESET_ERR_IO, or RESET_ERR_FORMAT for a malformed safetensors file
+size_t write_sequence_memory(const SequenceFileIdentity &identity, const char *backend, const SequenceRecord &record,
+                             const LayerReader &read_layer, uint8_t *buffer, size_t capacity) {
+    const SequenceImage image = plan_image(identity, backend, record);
+    const size_t size = image.size();
+    if (!buffer || capacity < size) return size;
+    uint8_t *out = buffer;
+    std::memcpy(out, image.header.data(), image.header.size());
+    out += image.header.size();
+    for (const PlannedTensor &t : image.tensors) {
+        // A layer's values follow its keys, so the reader fills both in place.
+        if (t.layer >= 0 && !t.values && t.bytes > 0) read_layer(t.layer, out, out + t.bytes);
+        else if (t.layer < 0 && t.bytes > 0) std::memcpy(out, t.data, t.bytes);
+        out += t.bytes;
+    }
+    return size;
+}
+
+namespace {
+
+// Check an opened image (file.store) and fill the rest of `file` from it; `path` names it in messages.
+void check_image(SequenceFile &file, const std::string &path, const SequenceFileIdentity &id, int32_t max_context) {
     const Reader in(path, file.store);
     if (in.text("format") != kFormatName)
         in.malformed("its metadata \"format\" is \"" + in.text("format") + "\", not \"" + kFormatName + "\"");
@@ -440,6 +488,22 @@ SequenceFile read_sequence_file(const std::string &path, const SequenceFileIdent
     if (file.store.tensors().size() != expected)
         in.malformed("it holds " + std::to_string(file.store.tensors().size()) + " tensors, not the " +
                      std::to_string(expected) + " of a sequence of this model");
+}
+
+}  // namespace
+
+SequenceFile read_sequence_file(const std::string &path, const SequenceFileIdentity &id, int32_t max_context) {
+    SequenceFile file;
+    file.store = TensorStore::open_file(path);  // RESET_ERR_IO, or RESET_ERR_FORMAT for a malformed safetensors file
+    check_image(file, path, id, max_context);
+    return file;
+}
+
+SequenceFile read_sequence_memory(const uint8_t *bytes, size_t size, const SequenceFileIdentity &id,
+                                  int32_t max_context) {
+    SequenceFile file;
+    file.store = TensorStore::open_memory(bytes, size, kMemoryName);  // RESET_ERR_FORMAT for a malformed image
+    check_image(file, kMemoryName, id, max_context);
     return file;
 }
 

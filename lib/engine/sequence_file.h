@@ -64,9 +64,15 @@ using LayerReader = std::function<void(int32_t layer, uint8_t *keys, uint8_t *va
 void write_sequence_file(const std::string &path, const SequenceFileIdentity &identity, const char *backend,
                          const SequenceRecord &record, const LayerReader &read_layer);
 
+// The same bytes into a caller's buffer (reset_save_sequence_to_memory):
+// returns the file's size and writes it only when buffer is not null and
+// capacity holds it (the contents are then unspecified if read_layer throws).
+size_t write_sequence_memory(const SequenceFileIdentity &identity, const char *backend, const SequenceRecord &record,
+                             const LayerReader &read_layer, uint8_t *buffer, size_t capacity);
+
 // An opened file whose every field has been checked.
 struct SequenceFile {
-    TensorStore store;            // keeps the mapping the views below point into
+    TensorStore store;            // keeps the mapping the views below point into (a file's)
     SequenceRecord record;
     std::vector<const uint8_t *> keys, values;  // per layer, as LayerReader fills them
 };
@@ -77,5 +83,10 @@ struct SequenceFile {
 // format), RESET_ERR_SHAPE (another model, weights format or cache type),
 // RESET_ERR_CONTEXT_OVERFLOW (longer than max_context).
 SequenceFile read_sequence_file(const std::string &path, const SequenceFileIdentity &identity, int32_t max_context);
+// The same checks on a file's bytes in the caller's memory, which the views
+// point into (RESET_ERR_FORMAT and the rest as above; messages name it
+// '<memory>').
+SequenceFile read_sequence_memory(const uint8_t *bytes, size_t size, const SequenceFileIdentity &identity,
+                                  int32_t max_context);
 
 }  // namespace reset

@@ -259,9 +259,7 @@ void Session::replace_sequence(int32_t index, Sequence &&state) {
     rederive_sharing();
 }
 
-void Session::save_sequence(int32_t index, const std::string &path) const {
-    check_sequence(index);
-    throw_if_broken();
+SequenceRecord Session::sequence_record(int32_t index) const {
     const Sequence &sequence = sequences_[size_t(index)];
     SequenceRecord record;
     record.tokens.resize(size_t(sequence.length));
@@ -278,20 +276,46 @@ void Session::save_sequence(int32_t index, const std::string &path) const {
     record.sampler = sequence.sampler.saved();
     if (sequence.stream) record.stream = sequence.stream->state();
     record.held = sequence.held;
+    return record;
+}
+
+LayerReader Session::layer_reader(int32_t index) const {
     // Reading the device's cache changes nothing there: a failure leaves the session working.
-    const LayerReader read_layer = [&](int32_t layer, uint8_t *keys, uint8_t *values) {
-        if (device_) device_->read_kv(index, layer, sequence.length, keys, values);
-        else cache_->export_layer(layer, index, sequence.length, keys, values);
+    return [this, index](int32_t layer, uint8_t *keys, uint8_t *values) {
+        const int32_t length = sequences_[size_t(index)].length;
+        if (device_) device_->read_kv(index, layer, length, keys, values);
+        else cache_->export_layer(layer, index, length, keys, values);
     };
-    write_sequence_file(path, sequence_file_identity(*model_, kv_cache_), device_ ? "cuda" : "cpu", record,
-                        read_layer);
+}
+
+void Session::save_sequence(int32_t index, const std::string &path) const {
+    check_sequence(index);
+    throw_if_broken();
+    write_sequence_file(path, sequence_file_identity(*model_, kv_cache_), device_ ? "cuda" : "cpu",
+                        sequence_record(index), layer_reader(index));
+}
+
+size_t Session::save_sequence_to_memory(int32_t index, uint8_t *buffer, size_t capacity) const {
+    check_sequence(index);
+    throw_if_broken();
+    return write_sequence_memory(sequence_file_identity(*model_, kv_cache_), device_ ? "cuda" : "cpu",
+                                 sequence_record(index), layer_reader(index), buffer, capacity);
 }
 
 void Session::load_sequence(int32_t index, const std::string &path) {
     check_sequence(index);
     throw_if_broken();
+    install_sequence(index, read_sequence_file(path, sequence_file_identity(*model_, kv_cache_), max_context_));
+}
+
+void Session::load_sequence_from_memory(int32_t index, const uint8_t *bytes, size_t size) {
+    check_sequence(index);
+    throw_if_broken();
+    install_sequence(index, read_sequence_memory(bytes, size, sequence_file_identity(*model_, kv_cache_), max_context_));
+}
+
+void Session::install_sequence(int32_t index, SequenceFile file) {
     // Everything is checked and everything that allocates is built before the sequence changes.
-    SequenceFile file = read_sequence_file(path, sequence_file_identity(*model_, kv_cache_), max_context_);
     SequenceRecord &record = file.record;
     const Sequence &target = sequences_[size_t(index)];
     Sequence state;

@@ -13,6 +13,7 @@
 #include "engine/cpu_engine.h"
 #include "engine/device_engine.h"
 #include "engine/loaded_model.h"
+#include "engine/sequence_file.h"
 #include "engine/stop_conditions.h"
 #include "sampling/sampler.h"
 #include "text/tokenizer.h"
@@ -55,6 +56,11 @@ public:
     // copy_sequence copies) to and from a file (engine/sequence_file.h).
     void save_sequence(int32_t sequence, const std::string &path) const;
     void load_sequence(int32_t sequence, const std::string &path);
+    // The same bytes in memory (reset_save_sequence_to_memory /
+    // reset_load_sequence_from_memory): returns the size, writing only when
+    // buffer is not null and capacity holds it.
+    size_t save_sequence_to_memory(int32_t sequence, uint8_t *buffer, size_t capacity) const;
+    void load_sequence_from_memory(int32_t sequence, const uint8_t *bytes, size_t size);
     // The tokens of a sequence's context, in order (reset_session_tokens).
     const SharedTokens &tokens(int32_t sequence) const;
     void copy_logits(int32_t sequence, float *out, size_t capacity) const;
@@ -120,6 +126,11 @@ private:
     // Sequence `index` becomes `state` (a copy's or a file's, built whole beforehand, with no step's
     // text or top_logprobs); then sharing is re-derived.
     void replace_sequence(int32_t index, Sequence &&state);
+    // What save_sequence writes of sequence `index` besides its KV cache, and what reads its cache.
+    SequenceRecord sequence_record(int32_t index) const;
+    LayerReader layer_reader(int32_t index) const;
+    // A checked file's (or image's) sequence becomes sequence `index`.
+    void install_sequence(int32_t index, SequenceFile file);
     // After a cut or a copy: whether sequences share their computation again
     // (lockstep_) and whether any holds a prompt (has_logits_).
     void rederive_sharing();

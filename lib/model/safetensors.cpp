@@ -120,8 +120,11 @@ std::string TensorView::describe() const {
 
 void TensorStore::add_file(const std::string &path) {
     auto file = std::make_shared<MappedFile>(path);
-    const uint8_t *bytes = file->data();
-    const size_t size = file->size();
+    add_image(file->data(), file->size(), path);
+    files_.push_back(std::move(file));
+}
+
+void TensorStore::add_image(const uint8_t *bytes, size_t size, const std::string &path) {
     if (size < 8) fail(RESET_ERR_FORMAT, "'", path, "' is truncated: ", size, " bytes, too short for a safetensors header");
     uint64_t header_len = 0;
     for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | bytes[i];
@@ -198,12 +201,17 @@ void TensorStore::add_file(const std::string &path) {
         if (ranges[i].begin < ranges[i - 1].end && ranges[i].end > ranges[i].begin)
             fail(RESET_ERR_FORMAT, "'", path, "': tensors '", ranges[i - 1].name, "' and '", ranges[i].name,
                  "' overlap in the file");
-    files_.push_back(std::move(file));
 }
 
 TensorStore TensorStore::open_file(const std::string &path) {
     TensorStore store;
     store.add_file(path);
+    return store;
+}
+
+TensorStore TensorStore::open_memory(const uint8_t *bytes, size_t size, const std::string &name) {
+    TensorStore store;
+    store.add_image(bytes, size, name);
     return store;
 }
 

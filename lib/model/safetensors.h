@@ -36,7 +36,7 @@ struct TensorView {
     std::string name;
     Dtype dtype = Dtype::U8;
     std::vector<int64_t> shape;
-    const uint8_t *data = nullptr;  // inside a MappedFile
+    const uint8_t *data = nullptr;  // inside a MappedFile (or the caller's image: open_memory)
     size_t nbytes = 0;
     std::string file;               // for messages
     int64_t numel() const;
@@ -51,6 +51,10 @@ public:
     static TensorStore open_directory(const std::string &directory);
     // Open one .safetensors file.
     static TensorStore open_file(const std::string &path);
+    // Read a safetensors image the caller holds in memory: the views point
+    // into `bytes`, which must outlive the store.  `name` stands for the
+    // file in messages.
+    static TensorStore open_memory(const uint8_t *bytes, size_t size, const std::string &name);
 
     const TensorView *find(const std::string &name) const;
     // The tensor or RESET_ERR_SHAPE naming what is missing.
@@ -60,6 +64,8 @@ public:
 
 private:
     void add_file(const std::string &path);
+    // Parse and check one safetensors image; `name` is its file's path in messages.
+    void add_image(const uint8_t *bytes, size_t size, const std::string &name);
     std::vector<std::shared_ptr<MappedFile>> files_;
     std::map<std::string, TensorView> tensors_;
     std::map<std::string, std::string> metadata_;

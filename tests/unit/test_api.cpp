@@ -784,6 +784,65 @@ TEST_CASE("bad options and struct sizes are invalid arguments naming the field")
     CHECK(reset_model_load("/nonexistent", nullptr, nullptr) == RESET_ERR_INVALID_ARGUMENT);
 }
 
+TEST_CASE("reset_session_get_options gives the options a session was created with, max_context resolved") {
+    TinyShape shape;
+    ModelGuard m{load(write_tiny_model(shape, 8, "get-options"))};
+    reset_model_info info;
+    reset_model_info_init(&info);
+    REQUIRE(reset_model_get_info(m.model, &info) == RESET_OK);
+    reset_session_options options;
+    reset_session_options_init(&options);
+    options.sequences = 3;
+    options.kv_cache = RESET_KV_CACHE_FP8;
+    options.eager = 1;
+    options.prefill_gemm_tokens = -1;
+    options.programmatic_launch = -1;
+    options.top_logprobs = 5;
+    SessionGuard s;
+    REQUIRE(reset_session_create(m.model, &options, &s.session) == RESET_OK);
+    reset_session_options got;
+    reset_session_options_init(&got);
+    REQUIRE(reset_session_get_options(s.session, &got) == RESET_OK);
+    CHECK(got.struct_size == sizeof got);
+    CHECK(got.max_context == std::min(info.max_position_embeddings, 4096));  // 0 resolved
+    CHECK(got.max_context == reset_session_max_context(s.session));
+    CHECK(got.sequences == 3);
+    CHECK(got.kv_cache == RESET_KV_CACHE_FP8);
+    CHECK(got.eager == 1);
+    CHECK(got.prefill_gemm_tokens == -1);
+    CHECK(got.programmatic_launch == -1);
+    CHECK(got.top_logprobs == 5);
+
+    // An older caller's struct (before top_logprobs): its part is written, nothing past it.
+    reset_session_options old;
+    std::memset(&old, 0x5a, sizeof old);
+    old.struct_size = offsetof(reset_session_options, top_logprobs);
+    REQUIRE(reset_session_get_options(s.session, &old) == RESET_OK);
+    CHECK(old.struct_size == offsetof(reset_session_options, top_logprobs));
+    CHECK(old.kv_cache == RESET_KV_CACHE_FP8);
+    CHECK(old.top_logprobs == 0x5a5a5a5a);
+
+    got.struct_size = 3;
+    CHECK(reset_session_get_options(s.session, &got) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(last_error().find("struct_size") != std::string::npos);
+    CHECK(reset_session_get_options(s.session, nullptr) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(reset_session_get_options(nullptr, &got) == RESET_ERR_INVALID_ARGUMENT);
+    reset_session *freed = nullptr;
+    REQUIRE(reset_session_create(m.model, nullptr, &freed) == RESET_OK);
+    reset_session_free(freed);
+    reset_session_options_init(&got);
+    CHECK(reset_session_get_options(freed, &got) == RESET_ERR_INVALID_HANDLE);
+    // Given max_context is kept as it was given.
+    reset_session_options_init(&options);
+    options.max_context = 17;
+    SessionGuard t;
+    REQUIRE(reset_session_create(m.model, &options, &t.session) == RESET_OK);
+    REQUIRE(reset_session_get_options(t.session, &got) == RESET_OK);
+    CHECK(got.max_context == 17);
+    CHECK(got.kv_cache == RESET_KV_CACHE_BF16);
+    CHECK(got.sequences == 1);
+}
+
 namespace {
 // The last-position logits of a fixed prompt on a W4A16 model loaded with these options.
 std::vector<float> w4a16_logits(const std::string &dir, reset_model_options options) {

@@ -493,3 +493,85 @@ TEST_CASE("reset_load_sequence refuses foreign and broken files and changes noth
         CHECK(reset_load_sequence(b.session, 1, with_bytes("stream.pending", "\xe4\xb8").c_str()) == RESET_OK);
     }
 }
+
+TEST_CASE("a sequence saved to memory is its file's bytes, and loads from memory as from the file") {
+    ModelGuard m{load_chat_model()};
+    const std::string dir = temp_directory("sequence-memory");
+    SessionGuard a{session_with_history(m.model, 2)};
+    const std::string path = dir + "/s.safetensors";
+    REQUIRE(reset_save_sequence(a.session, 0, path.c_str()) == RESET_OK);
+    const std::string file_bytes = read_file(path);
+
+    // The size first, as for every buffer the library fills.
+    size_t size = 1;
+    CHECK(reset_save_sequence_to_memory(a.session, 0, nullptr, 0, &size) == RESET_ERR_BUFFER_TOO_SMALL);
+    CHECK(size == file_bytes.size());
+    // One byte short: nothing written (the poison stays), the size reported again.
+    std::vector<uint8_t> buffer(file_bytes.size() + 9, 0xa5);
+    size = 0;
+    CHECK(reset_save_sequence_to_memory(a.session, 0, buffer.data(), file_bytes.size() - 1, &size) ==
+          RESET_ERR_BUFFER_TOO_SMALL);
+    CHECK(size == file_bytes.size());
+    CHECK(std::count(buffer.begin(), buffer.end(), uint8_t(0xa5)) == std::ptrdiff_t(buffer.size()));
+    // At an odd address (no alignment is asked for), with room to spare: the file's bytes and nothing past them.
+    uint8_t *odd = buffer.data() + 1;
+    size = 0;
+    REQUIRE(reset_save_sequence_to_memory(a.session, 0, odd, buffer.size() - 1, &size) == RESET_OK);
+    REQUIRE(size == file_bytes.size());
+    CHECK(std::string(reinterpret_cast<const char *>(odd), size) == file_bytes);
+    CHECK(buffer[0] == 0xa5);
+    CHECK(std::count(odd + size, buffer.data() + buffer.size(), uint8_t(0xa5)) == 8);
+
+    // Loaded from the odd address into a new session, it continues as the same bytes loaded from the file do.
+    SessionGuard from_file{reset_session_for(m.model, 2, kSeed)}, from_memory{reset_session_for(m.model, 2, kSeed)};
+    for (int32_t s = 0; s < 2; ++s) {
+        REQUIRE(reset_load_sequence(from_file.session, s, path.c_str()) == RESET_OK);
+        REQUIRE(reset_load_sequence_from_memory(from_memory.session, s, odd, size) == RESET_OK);
+    }
+    CHECK(tokens_of(from_memory.session, 1) == tokens_of(a.session, 0));
+    CHECK(logits_of(from_memory.session, 1) == logits_of(a.session, 0));
+    check_same_steps(decode(from_memory.session, 2, 12), decode(from_file.session, 2, 12));
+
+    SUBCASE("bad arguments") {
+        CHECK(reset_save_sequence_to_memory(a.session, 0, buffer.data(), buffer.size(), nullptr) ==
+              RESET_ERR_INVALID_ARGUMENT);
+        CHECK(reset_save_sequence_to_memory(a.session, 0, nullptr, 16, &size) == RESET_ERR_INVALID_ARGUMENT);
+        CHECK(last_error().find("buffer is NULL with capacity 16") != std::string::npos);
+        CHECK(reset_save_sequence_to_memory(a.session, 2, buffer.data(), buffer.size(), &size) ==
+              RESET_ERR_OUT_OF_RANGE);
+        CHECK(size == 0);
+        CHECK(reset_save_sequence_to_memory(nullptr, 0, buffer.data(), buffer.size(), &size) ==
+              RESET_ERR_INVALID_ARGUMENT);
+        CHECK(reset_load_sequence_from_memory(a.session, 0, nullptr, 16) == RESET_ERR_INVALID_ARGUMENT);
+        CHECK(reset_load_sequence_from_memory(a.session, -1, odd, size) == RESET_ERR_OUT_OF_RANGE);
+        reset_session *freed = create_session(m.model, 1, 16);
+        reset_session_free(freed);
+        CHECK(reset_save_sequence_to_memory(freed, 0, nullptr, 0, &size) == RESET_ERR_INVALID_HANDLE);
+        CHECK(reset_load_sequence_from_memory(freed, 0, file_bytes.data(), file_bytes.size()) ==
+              RESET_ERR_INVALID_HANDLE);
+    }
+    SUBCASE("broken bytes are refused, naming the memory, and change nothing") {
+        const std::vector<int32_t> before = tokens_of(a.session, 1);
+        const std::vector<float> before_logits = logits_of(a.session, 1);
+        auto refused = [&](const std::string &bytes, reset_status want, const std::string &message) {
+            CHECK(reset_load_sequence_from_memory(a.session, 1, bytes.data(), bytes.size()) == want);
+            const std::string error = last_error();
+            CAPTURE(error);
+            CHECK(error.find(message) != std::string::npos);
+            CHECK(error.find("'<memory>'") != std::string::npos);
+            CHECK(tokens_of(a.session, 1) == before);
+            CHECK(logits_of(a.session, 1) == before_logits);
+        };
+        refused("", RESET_ERR_FORMAT, "truncated");
+        refused(file_bytes.substr(0, file_bytes.size() - 1), RESET_ERR_FORMAT, "truncated");
+        Parsed newer(file_bytes);
+        newer.set_meta("format_version", "2");
+        refused(newer.bytes(), RESET_ERR_UNSUPPORTED, "format version 2");
+        Parsed foreign(file_bytes);
+        foreign.set_meta("kv_cache", "fp8");
+        refused(foreign.bytes(), RESET_ERR_SHAPE, "KV cache of fp8; this session has bf16");
+        SessionGuard shorter{create_session(m.model, 1, kPromptLength + 5)};
+        CHECK(reset_load_sequence_from_memory(shorter.session, 0, file_bytes.data(), file_bytes.size()) ==
+              RESET_ERR_CONTEXT_OVERFLOW);
+    }
+}
