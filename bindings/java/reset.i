@@ -163,7 +163,8 @@ static int reset_java_messages(JNIEnv *jenv, jobjectArray array, reset_chat_mess
 
 /* Seeds and byte counts: a Java long holds the same 64 bits. */
 %apply int64_t { uint64_t };
-%apply unsigned long *OUTPUT { size_t *n_ids, size_t *text_len, size_t *out_length };
+/* size: the bytes reset_save_sequence_to_memory (0.9) needs. */
+%apply unsigned long *OUTPUT { size_t *n_ids, size_t *text_len, size_t *out_length, size_t *size };
 %apply int *OUTPUT { int32_t *out_id, int32_t *out_token, int32_t *n_active };
 
 /* ---------------------------------------------------------------- statuses */
@@ -233,6 +234,49 @@ RESET_HANDLE(reset_logit_bias)
 %apply (const char *STRING, size_t LENGTH) { (const char *text, size_t text_len) };
 /* A caller's buffer the call writes into (the snprintf idiom). */
 %apply (char *STRING, size_t LENGTH) { (char *buffer, size_t capacity) };
+
+/* A sequence's state in memory (0.9), as byte[].  reset_save_sequence_to_memory
+ * writes into C memory of the array's length (a null array asks the size),
+ * copied into the array only when the call succeeds: nothing is copied in
+ * first, and no array is pinned while the library reads the KV cache.
+ * reset_load_sequence_from_memory reads the array's elements, released
+ * without copying back.  An empty array crosses as a pointer to nothing
+ * read, never as the NULL data the library refuses (INVALID_ARGUMENT): zero
+ * bytes are judged as any state too short to be one (FORMAT).  A null array
+ * is NULL data (Session refuses it before). */
+%typemap(jni) (void *buffer, size_t capacity), (const void *data, size_t size) "jbyteArray"
+%typemap(jtype) (void *buffer, size_t capacity), (const void *data, size_t size) "byte[]"
+%typemap(jstype) (void *buffer, size_t capacity), (const void *data, size_t size) "byte[]"
+%typemap(javain) (void *buffer, size_t capacity), (const void *data, size_t size) "$javainput"
+%typemap(in) (void *buffer, size_t capacity) %{
+  $1 = NULL;
+  $2 = 0;
+  if ($input) {
+    $2 = (size_t)(*jenv)->GetArrayLength(jenv, $input);
+    $1 = calloc($2 ? $2 : 1, 1); /* zeroed: bytes past the state never carry old heap contents into Java */
+    if (!$1) {
+      SWIG_JavaThrowException(jenv, SWIG_JavaOutOfMemoryError, "no memory for a sequence's state");
+      return $null;
+    }
+  }
+%}
+/* On success the state fits the array (Session sizes it as the library asked). */
+%typemap(argout) (void *buffer, size_t capacity) %{
+  if ($1 && result == RESET_OK && $2) (*jenv)->SetByteArrayRegion(jenv, $input, 0, (jsize)$2, (const jbyte *)$1);
+%}
+%typemap(freearg) (void *buffer, size_t capacity) %{ free($1); %}
+%typemap(in) (const void *data, size_t size) %{
+  $1 = NULL;
+  $2 = 0;
+  if ($input) {
+    $2 = (size_t)(*jenv)->GetArrayLength(jenv, $input);
+    $1 = $2 ? ($1_ltype)(*jenv)->GetByteArrayElements(jenv, $input, NULL) : ($1_ltype)"";
+    if (!$1) return $null;
+  }
+%}
+%typemap(freearg) (const void *data, size_t size) %{
+  if ($1 && $2) (*jenv)->ReleaseByteArrayElements(jenv, $input, (jbyte *)$1, JNI_ABORT);
+%}
 
 /* Fixed char arrays of the info structs: read-only, up to their NUL. */
 %typemap(jni) char [ANY] "jbyteArray"

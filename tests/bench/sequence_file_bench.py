@@ -15,9 +15,13 @@ and the median reported:
   load     sequence 1 cut back to nothing, then reset_load_sequence(1, FILE): the file mapped,
            checked, and its rows written to the device.  The file was just written, so it is read
            from the page cache: a cold read from disk is bounded by the disk instead;
-  prefill  sequence 1 cut back to nothing, then the same n ids prefilled into it.
+  prefill  sequence 1 cut back to nothing, then the same n ids prefilled into it;
+  save_memory, load_memory (0.9)  the same through memory: reset_save_sequence_to_memory into a
+           buffer this script allocates once (the size asked first, outside the clock), and
+           reset_load_sequence_from_memory from it (no file, no mapping, no fsync);
+  read     the file read into memory by Python (a reference for what the page cache gives).
 Host wall clock around each call.  After the loads, sequence 1's tokens and logits must equal
-sequence 0's bit for bit.  Then the file is opened with the `safetensors` package (not libreset):
+sequence 0's bit for bit, and the bytes saved to memory must be the file's.  Then the file is opened with the `safetensors` package (not libreset):
 its metadata, every tensor's dtype and shape, and the tokens must be as docs/sequence-file.md says.
 One JSON line per case, to --out (default stdout), with the device and the library version.
 """
@@ -30,8 +34,24 @@ import random
 import statistics
 import sys
 
+import ctypes
+
 import reset
+from reset._lib import check, lib
 from copy_sequence_bench import device_name, timed  # this directory: the same device line and clock
+
+
+def memory_buffer(session):
+    """A bytearray sized for sequence 0's state, and a call that saves the state into it
+    (reset_save_sequence_to_memory through the binding's ctypes handle)."""
+    size = ctypes.c_size_t(0)
+    lib.reset_save_sequence_to_memory(session.handle, 0, None, 0, ctypes.byref(size))
+    image = bytearray(size.value)
+    array = (ctypes.c_char * len(image)).from_buffer(image)
+
+    def fill():
+        check(lib.reset_save_sequence_to_memory(session.handle, 0, array, len(image), ctypes.byref(size)))
+    return image, fill
 
 
 def check_with_safetensors(path, info, ids, kv):
@@ -90,7 +110,8 @@ def main():
             session.prefill(ids[:1])
             session.truncate_sequence(1, 0)
             session.prefill_sequence(0, ids[1:])
-            saves, loads, prefills = [], [], []
+            saves, loads, prefills, memory_saves, memory_loads, reads = [], [], [], [], [], []
+            image = None
             for i in range(args.repeats + 1):
                 t_save = timed(lambda: session.save_sequence(0, path))
                 session.truncate_sequence(1, 0)
@@ -98,17 +119,30 @@ def main():
                 session.truncate_sequence(1, 0)
                 t_prefill = timed(lambda: session.prefill_sequence(1, ids))
                 session.truncate_sequence(1, 0)
+                if image is None:  # the buffer allocated once, outside the clock (Session.save_sequence_bytes
+                    image, fill = memory_buffer(session)  # allocates and zeroes its own on every call)
+                t_memory_save = timed(fill)
+                session.truncate_sequence(1, 0)
+                t_memory_load = timed(lambda: session.load_sequence_bytes(1, image))
+                t_read = timed(lambda: open(path, "rb").read())
+                session.truncate_sequence(1, 0)
                 session.load_sequence(1, path)  # the state the checks below read
                 if i:
                     saves.append(t_save)
                     loads.append(t_load)
                     prefills.append(t_prefill)
+                    memory_saves.append(t_memory_save)
+                    memory_loads.append(t_memory_load)
+                    reads.append(t_read)
+            with open(path, "rb") as f:
+                same_bytes = bytes(image) == f.read()
             same_tokens = session.tokens(1) == session.tokens(0)
             z0, z1 = session.logits(0), session.logits(1)
             same_logits = array.array("f", z0).tobytes() == array.array("f", z1).tobytes()
             size = os.path.getsize(path)
             checked = check_with_safetensors(path, info, ids, kv)
-            save, load, prefill = (statistics.median(x) for x in (saves, loads, prefills))
+            save, load, prefill, memory_save, memory_load, read = (
+                statistics.median(x) for x in (saves, loads, prefills, memory_saves, memory_loads, reads))
             record = {
                 "bench": "sequence_file", "device": device_name(), "library": reset.VERSION,
                 "backend": args.backend, "model": os.path.basename(os.path.normpath(args.model)),
@@ -117,12 +151,17 @@ def main():
                 "prefill_ms": round(prefill * 1e3, 3),
                 "save_gb_per_s": round(size / save / 1e9, 2), "load_gb_per_s": round(size / load / 1e9, 2),
                 "prefill_over_load": round(prefill / load, 1),
-                "same_tokens": same_tokens, "same_logits_bits": same_logits, **checked,
+                "save_memory_ms": round(memory_save * 1e3, 3), "load_memory_ms": round(memory_load * 1e3, 3),
+                "read_ms": round(read * 1e3, 3),
+                "save_memory_gb_per_s": round(size / memory_save / 1e9, 2),
+                "load_memory_gb_per_s": round(size / memory_load / 1e9, 2),
+                "same_tokens": same_tokens, "same_logits_bits": same_logits, "memory_is_file": same_bytes, **checked,
             }
             print(json.dumps(record), file=out, flush=True)
             os.remove(path)
-            if not (same_tokens and same_logits):
-                print("sequence_file_bench: a loaded sequence differs from its source", file=sys.stderr)
+            if not (same_tokens and same_logits and same_bytes):
+                print("sequence_file_bench: a loaded sequence differs from its source, or memory from the file",
+                      file=sys.stderr)
                 return 1
     return 0
 

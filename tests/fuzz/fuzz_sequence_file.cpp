@@ -1,6 +1,10 @@
-// fuzz_sequence_file.cpp — reset_load_sequence on a fuzzed sequence file
-// (docs/sequence-file.md), loaded into a session of the chat fixture
-// (tests/fixtures/chat-model), then decoded, saved and loaded again.
+// fuzz_sequence_file.cpp — a fuzzed sequence file (docs/sequence-file.md)
+// loaded into a session of the chat fixture (tests/fixtures/chat-model) by
+// reset_load_sequence_from_memory, straight from the input (at an odd
+// address: the loader asks for no alignment), then decoded, saved to a file
+// and loaded again from it: both readers and both writers, and no file
+// written or flushed for a refused input (session 35 wrote each input to a
+// file and flushed two saves per accepted one: 11 inputs a second).
 //
 // Input: one byte of options (bits 0-1: the KV cache, BF16, FP8 or FP32;
 // bit 2: the target sequence, 0 or 1; bits 3-7: max_context 8 + 4 × them),
@@ -11,14 +15,13 @@
 //
 // Checked, as reset.h promises:
 //   - the load answers RESET_OK or one of the statuses reset.h lists for a
-//     file (FORMAT, UNSUPPORTED, SHAPE, CONTEXT_OVERFLOW, OUT_OF_MEMORY), with
-//     a message, never INTERNAL; IO only for what is not a readable file,
-//     which every input is;
+//     file's bytes (FORMAT, UNSUPPORTED, SHAPE, CONTEXT_OVERFLOW,
+//     OUT_OF_MEMORY), with a message, never INTERNAL;
 //   - a refused load leaves both sequences as they were: tokens and logits
 //     bit for bit, and the same draws;
 //   - an accepted one holds the file's tokens, and its state is one the
-//     library reproduces: saved again and loaded into a new session, it
-//     saves to the same bytes;
+//     library reproduces: saved to a file and loaded from it into a new
+//     session, it saves to memory as the same bytes as that file;
 //   - decoding it succeeds, or fails only as a crafted state may make it
 //     (RESET_ERR_BACKEND for logits a NaN key or value turned bad,
 //     RESET_ERR_STATE for a sequence that has ended or has no logits,
@@ -125,9 +128,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const int32_t target = (options >> 2) & 1;
     const int32_t max_context = 8 + 4 * (options >> 3);
     static const std::string directory = reset_fuzz::write_directory({});
-    const std::string path = directory + "/input.safetensors", again = directory + "/again.safetensors";
-    reset_fuzz::write_directory({{"input.safetensors", std::string_view(reinterpret_cast<const char *>(data) + 1,
-                                                                         size - 1)}});
+    const std::string path = directory + "/saved.safetensors";
 
     // Both sequences hold something first, so a refused load has something to leave alone.
     SessionPtr session = make_session(kv, max_context), twin = make_session(kv, max_context);
@@ -137,8 +138,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const int32_t more = 20;
         ok_or_listed_error(reset_prefill_sequence(s, 1, &more, 1), "reset_prefill_sequence", {});
     }
-    const reset_status loaded = reset_load_sequence(session.get(), target, path.c_str());
-    if (!ok_or_listed_error(loaded, "reset_load_sequence",
+    const reset_status loaded = reset_load_sequence_from_memory(session.get(), target, data + 1, size - 1);
+    if (!ok_or_listed_error(loaded, "reset_load_sequence_from_memory",
                             {RESET_ERR_FORMAT, RESET_ERR_UNSUPPORTED, RESET_ERR_SHAPE, RESET_ERR_CONTEXT_OVERFLOW,
                              RESET_ERR_OUT_OF_MEMORY})) {
         for (int32_t s = 0; s < 2; ++s) {
@@ -165,10 +166,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     // What was accepted is a state the library reproduces.
     ok_or_listed_error(reset_save_sequence(session.get(), target, path.c_str()), "reset_save_sequence", {});
     SessionPtr other = make_session(kv, max_context);
-    ok_or_listed_error(reset_load_sequence(other.get(), 1 - target, path.c_str()), "reset_load_sequence (again)", {});
-    ok_or_listed_error(reset_save_sequence(other.get(), 1 - target, again.c_str()), "reset_save_sequence (again)", {});
-    expect(reset_fuzz::read_file(path) == reset_fuzz::read_file(again),
-           "a sequence saved, loaded and saved again gave another file");
+    ok_or_listed_error(reset_load_sequence(other.get(), 1 - target, path.c_str()), "reset_load_sequence", {});
+    size_t again_size = 0;
+    expect(reset_save_sequence_to_memory(other.get(), 1 - target, nullptr, 0, &again_size) ==
+                   RESET_ERR_BUFFER_TOO_SMALL && again_size > 0,
+           "asking a sequence's size in memory did not give it");
+    std::string again(again_size, '\0');
+    ok_or_listed_error(reset_save_sequence_to_memory(other.get(), 1 - target, again.data(), again.size(), &again_size),
+                       "reset_save_sequence_to_memory", {});
+    expect(reset_fuzz::read_file(path) == again, "a sequence saved, loaded and saved again gave other bytes");
     expect(tokens_of(other.get(), 1 - target) == held, "a sequence loaded again holds other tokens");
     decode(session.get(), 4);
     // Whatever the decode did, the session still works after a reset.

@@ -52,9 +52,11 @@
 //     ends and lacks logits with it, and counts its generated tokens toward
 //     max_tokens from its source's count;
 //   - sequence files (0.8, reset_save_sequence then reset_load_sequence from
-//     the logits operation's shape byte, 48..63): refused exactly when a
-//     sequence is out of range; a sequence loaded from another's file is the
-//     twin's copy of it (reset_copy_sequence) bit for bit from then on;
+//     the logits operation's shape byte, 48..55; 0.9, the same through
+//     memory, reset_save_sequence_to_memory and _from_memory, 56..63):
+//     refused exactly when a sequence is out of range; a sequence loaded
+//     from another's saved state is the twin's copy of it
+//     (reset_copy_sequence) bit for bit from then on;
 //   - the logit bias (0.6, reset_set_logit_bias from the get-policy
 //     operation's byte, 64..127): refused exactly when a token is outside
 //     the vocabulary or listed twice, a bias is NaN, +inf or outside
@@ -403,19 +405,35 @@ void copy(Bytes &in, int32_t from, reset_session *main, reset_session *twin, Sha
     expect(tokens_of(to) == tokens_of(from), "a copy does not hold its source's tokens");
 }
 
-// (0.8) Sequence `from` of the main session saved to a file and loaded into `to`: the twin is given
-// reset_copy_sequence(from, to), which reset.h makes the same state, so the twin comparison after
-// every operation holds a loaded sequence to a copy bit for bit (logits, draws, text, lengths).
-void save_and_load(Bytes &in, int32_t from, reset_session *main, reset_session *twin, Shadow &shadow) {
+// (0.8) Sequence `from` of the main session saved to a file (0.9: or to memory) and loaded into `to`:
+// the twin is given reset_copy_sequence(from, to), which reset.h makes the same state, so the twin
+// comparison after every operation holds a loaded sequence to a copy bit for bit (logits, draws,
+// text, lengths).
+void save_and_load(Bytes &in, int32_t from, bool in_memory, reset_session *main, reset_session *twin,
+                   Shadow &shadow) {
     const int32_t n = int32_t(shadow.lengths.size());
     const int32_t to = read_sequence(in);
     static const std::string path = reset_fuzz::write_directory({}) + "/sequence.safetensors";
-    const reset_status saved = reset_save_sequence(main, from, path.c_str());
-    const bool save_ok = ok_or_listed_error(saved, "reset_save_sequence", {RESET_ERR_OUT_OF_RANGE});
-    expect(save_ok == (from >= 0 && from < n), "reset_save_sequence of sequence " + std::to_string(from) + ": " +
-                                                   reset_status_name(saved));
+    std::string image;
+    reset_status saved;
+    if (in_memory) {
+        size_t size = 0;
+        saved = reset_save_sequence_to_memory(main, from, nullptr, 0, &size);
+        if (saved == RESET_ERR_BUFFER_TOO_SMALL) {
+            image.assign(size, '\0');
+            saved = reset_save_sequence_to_memory(main, from, image.data(), image.size(), &size);
+            expect(size == image.size(), "reset_save_sequence_to_memory wrote another size than it asked for");
+        }
+    } else {
+        saved = reset_save_sequence(main, from, path.c_str());
+    }
+    const char *save_name = in_memory ? "reset_save_sequence_to_memory" : "reset_save_sequence";
+    const bool save_ok = ok_or_listed_error(saved, save_name, {RESET_ERR_OUT_OF_RANGE});
+    expect(save_ok == (from >= 0 && from < n),
+           std::string(save_name) + " of sequence " + std::to_string(from) + ": " + reset_status_name(saved));
     if (!save_ok) return;
-    const reset_status loaded = reset_load_sequence(main, to, path.c_str());
+    const reset_status loaded = in_memory ? reset_load_sequence_from_memory(main, to, image.data(), image.size())
+                                          : reset_load_sequence(main, to, path.c_str());
     const bool load_ok = ok_or_listed_error(loaded, "reset_load_sequence", {RESET_ERR_OUT_OF_RANGE});
     expect(load_ok == (to >= 0 && to < n), "reset_load_sequence into sequence " + std::to_string(to) + ": " +
                                                reset_status_name(loaded));
@@ -701,8 +719,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 break;
             }
             if (shape_byte >= 48) {  // (0.8) the next quarter down, likewise
-                name = "reset_save_sequence / reset_load_sequence";
-                save_and_load(in, sequence, main.get(), twin.get(), shadow);
+                const bool in_memory = shape_byte >= 56;  // (0.9)
+                name = in_memory ? "reset_save_sequence_to_memory / _from_memory"
+                                 : "reset_save_sequence / reset_load_sequence";
+                save_and_load(in, sequence, in_memory, main.get(), twin.get(), shadow);
                 break;
             }
             name = "reset_session_logits";

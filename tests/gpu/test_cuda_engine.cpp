@@ -1339,14 +1339,20 @@ void test_copy_sequence(const std::string &dir) {
 
 int g_files_compared = 0;  // test_sequence_file: engine pairs compared after loading each other's files
 
-// A safetensors file's bytes after its header (the tensors), or "" if it cannot be read.
-std::string file_payload(const std::string &path) {
+// A file's bytes, or "" if it cannot be read.
+std::string file_bytes(const std::string &path) {
     std::FILE *f = std::fopen(path.c_str(), "rb");
     if (!f) return "";
     std::string bytes;
     char buffer[1 << 16];
     for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) bytes.append(buffer, n);
     std::fclose(f);
+    return bytes;
+}
+
+// A safetensors file's bytes after its header (the tensors), or "" if it cannot be read.
+std::string file_payload(const std::string &path) {
+    const std::string bytes = file_bytes(path);
     if (bytes.size() < 8) return "";
     uint64_t header = 0;
     for (int i = 7; i >= 0; --i) header = (header << 8) | uint8_t(bytes[size_t(i)]);
@@ -1356,7 +1362,8 @@ std::string file_payload(const std::string &path) {
 // reset_save_sequence / reset_load_sequence (0.8) on the CUDA backend and across backends, for the
 // BF16 and the FP8 cache.  The engines first diverge as in test_copy_sequence (greedy, with the
 // penalties); then each saves sequence 0, and a new CUDA session loading the CUDA file holds the saving
-// sequence's tokens and logits exactly.  Then each engine takes the *other's* file while the other
+// sequence's tokens and logits exactly, as it does loading the same state saved to memory (0.9), whose
+// bytes are the file's.  Then each engine takes the *other's* file while the other
 // copies its own sequence 0 to the same place: sequence 1 holds the CUDA state on both (the CPU
 // session reads the device's bytes), sequence 2 the CPU state on both (the device reads K/V the CPU
 // encoded: BF16 bits, E4M3 bytes with their sign).  Each pair then shares its past K/V and its logits
@@ -1406,6 +1413,23 @@ void test_sequence_file(const std::string &dir) {
             ok(reset_load_sequence(c, 1, gpu_file.c_str()), "reset_load_sequence cuda -> cuda");
             EXPECT(tokens_of(c, 1) == tokens_of(b, 0) && logits(c, 1, vocab) == gpu_logits,
                    "%s (%s): a CUDA file loaded on CUDA lost its tokens or logits", dir.c_str(), kv_name);
+            // (0.9) The same state through memory: the file's bytes exactly (the K/V rows read straight
+            // into the caller's buffer), and loaded from them, the same tokens and logits.
+            size_t size = 0;
+            EXPECT(reset_save_sequence_to_memory(b, 0, nullptr, 0, &size) == RESET_ERR_BUFFER_TOO_SMALL,
+                   "%s (%s): asking the size in memory", dir.c_str(), kv_name);
+            std::string image(size, '\0');
+            ok(reset_save_sequence_to_memory(b, 0, image.data(), image.size(), &size), "reset_save_sequence_to_memory");
+            EXPECT(image == file_bytes(gpu_file) && !image.empty(),
+                   "%s (%s): the CUDA state in memory is not its file's bytes", dir.c_str(), kv_name);
+            ok(reset_load_sequence_from_memory(c, 2, image.data(), image.size()), "reset_load_sequence_from_memory");
+            EXPECT(tokens_of(c, 2) == tokens_of(b, 0) && logits(c, 2, vocab) == gpu_logits,
+                   "%s (%s): a CUDA state loaded from memory lost its tokens or logits", dir.c_str(), kv_name);
+            const std::string memory_again = std::string(tmp) + "/memory-again.safetensors";
+            ok(reset_save_sequence(c, 2, memory_again.c_str()), "reset_save_sequence (loaded from memory)");
+            EXPECT(file_bytes(memory_again) == image, "%s (%s): a state loaded from memory saves to other bytes",
+                   dir.c_str(), kv_name);
+            std::remove(memory_again.c_str());
             reset_session_free(c);
             // Sequence 1: the CUDA state on both engines; sequence 2: the CPU state on both.
             ok(reset_load_sequence(a, 1, gpu_file.c_str()), "reset_load_sequence cuda -> cpu");

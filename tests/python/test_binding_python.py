@@ -113,14 +113,18 @@ def test_a_library_of_another_abi_major_is_refused_clearly():
 
 def test_a_library_older_than_the_bindings_minor_is_refused_clearly():
     # A pure function of the version number: reloading the module against an old library is not needed.
-    assert (_lib.ABI_MAJOR, _lib.ABI_MINOR) == (0, 8)
+    assert (_lib.ABI_MAJOR, _lib.ABI_MINOR) == (0, 9)
     _lib.check_abi(_lib.lib.reset_version())
-    for newer_or_same in (800, 801, 899, 900, 9900):
+    for newer_or_same in (900, 901, 999, 1000, 9900):
         _lib.check_abi(newer_or_same)
     with pytest.raises(ImportError) as error:
-        _lib.check_abi(700)  # 0.7 has no reset_save_sequence and no reset_load_sequence
-    assert str(error.value) == ("libreset 0.7.0 is older than these bindings need (0.8 or newer): "
+        _lib.check_abi(800)  # 0.8 has no reset_save_sequence_to_memory, reset_load_sequence_from_memory, get_options
+    assert str(error.value) == ("libreset 0.8.0 is older than these bindings need (0.9 or newer): "
                                 "it lacks functions or fields they use")
+    with pytest.raises(ImportError, match="libreset 0.8.99 is older"):
+        _lib.check_abi(899)
+    with pytest.raises(ImportError, match="libreset 0.7.0 is older"):
+        _lib.check_abi(700)
     with pytest.raises(ImportError, match="libreset 0.6.0 is older"):
         _lib.check_abi(600)
     with pytest.raises(ImportError, match="libreset 0.5.0 is older"):
@@ -1306,6 +1310,151 @@ def test_load_refusals_raise_the_librarys_error_and_leave_the_sequence_as_it_was
         # Every refusal left both sequences as they were, bit for bit, and they draw on as the twin's.
         assert [session.tokens(0), session.tokens(1)] == before and same_bits(session.logits(), logits)
         assert decode_both(session) == decode_both(twin)
+
+
+# --- a sequence's state in memory and the session's options (0.9) -------------------------------------
+
+def test_a_sequences_bytes_are_its_file_and_load_into_a_new_session_to_draw_on_as_before(tmp_path):
+    with chat_model() as model, two_sequence_session(model) as session:
+        session.prefill(STOP_PROMPT)
+        first = decode_both(session)
+        assert first[0] != first[1], first
+        tokens, logits = [session.tokens(0), session.tokens(1)], session.logits()
+        states = []
+        for sequence in (0, 1):
+            state = session.save_sequence_bytes(sequence)
+            path = tmp_path / f"sequence-{sequence}.safetensors"
+            session.save_sequence(sequence, path)
+            # The bytes the file holds, byte for byte; filled in place, so a bytearray.
+            assert isinstance(state, bytearray) and len(state) > 8
+            assert state == path.read_bytes(), sequence
+            states.append(state)
+        assert states[0] != states[1]
+        # Asking again changes nothing, in the saving session or in the bytes.
+        assert session.save_sequence_bytes(0) == states[0]
+        with two_sequence_session(model) as restored:
+            restored.load_sequence_bytes(0, bytes(states[0]))
+            restored.load_sequence_bytes(1, states[1])
+            # Each sequence holds what was saved, bit for bit, and the saving session is left as it was.
+            assert tokens == [STOP_PROMPT + first[0], STOP_PROMPT + first[1]]
+            assert [restored.tokens(0), restored.tokens(1)] == tokens
+            assert (restored.length(0), restored.length(1)) == (len(tokens[0]), len(tokens[1]))
+            assert same_bits(restored.logits(), logits) and same_bits(session.logits(), logits)
+            # The restored session's bytes are the saved ones: the whole state came across.
+            assert [restored.save_sequence_bytes(0), restored.save_sequence_bytes(1)] == states
+            # Same seed, same sequence indices, and the saved counts of draws: both sequences draw on, sampled,
+            # exactly as the saving session's do.
+            assert decode_both(restored) == decode_both(session)
+
+
+def test_any_bytes_like_state_loads_into_another_sequence_which_continues_as_the_saved_one():
+    with chat_model() as model, two_sequence_session(model) as session:
+        session.prefill(STOP_PROMPT)
+        first = decode_both(session)
+        assert first[0] != first[1], first
+        source, logits = session.tokens(0), session.logits(0)
+        state = session.save_sequence_bytes(0)
+        frozen = bytes(state)
+        shifted = b"\x00" * 3 + frozen  # a view that starts 3 bytes in: the pointer must honour the offset
+        forms = {"bytes": frozen, "bytearray": bytearray(frozen), "memoryview of bytes": memoryview(shifted)[3:],
+                 "memoryview of bytearray": memoryview(bytearray(shifted))[3:],
+                 "numpy": np.frombuffer(shifted, dtype=np.uint8)[3:],
+                 "non-contiguous": np.repeat(np.frombuffer(frozen, dtype=np.uint8), 2)[::2]}
+        for name, data in forms.items():
+            # Sequence 1 goes its own way first: cut back to the prompt and given other tokens.
+            session.truncate_sequence(1, len(STOP_PROMPT))
+            session.prefill_sequence(1, [20, 21])
+            assert session.tokens(1) == STOP_PROMPT + [20, 21] and not np.array_equal(session.logits(1), logits)
+            session.load_sequence_bytes(1, data)
+            assert session.tokens(1) == session.tokens(0) == source, name
+            assert same_bits(session.logits(1), logits) and same_bits(session.logits(0), logits), name
+        assert bytes(state) == frozen  # only read
+        # top_k = 1 draws the argmax whatever the key: the loaded sequence continues exactly as the saved one does.
+        session.set_policy(kind="fixed", temperature=1.5, seed=5, top_k=1)
+        drawn = decode_both(session)
+        assert drawn[0] == drawn[1], drawn
+        assert session.tokens(0) == session.tokens(1) == source + drawn[0]
+        assert same_bits(session.logits(0), session.logits(1))
+
+
+def test_bad_bytes_raise_the_librarys_error_and_leave_the_sequences_as_they_were(tmp_path):
+    with chat_model() as model, two_sequence_session(model) as session, two_sequence_session(model) as twin:
+        for s in (session, twin):
+            s.prefill(STOP_PROMPT)
+            decode_both(s, 3)
+        data = bytes(session.save_sequence_bytes(0))
+        with model.session(max_context=512, sequences=2, kv_cache="fp32") as fp32:
+            fp32.prefill(STOP_PROMPT)
+            other_cache = fp32.save_sequence_bytes(0)
+            with pytest.raises(reset.ResetError) as error:  # the other way round too
+                fp32.load_sequence_bytes(1, data)
+            assert (error.value.status, error.value.name) == (6, "RESET_ERR_SHAPE"), error.value
+        with model.session(max_context=len(STOP_PROMPT) + 2) as short:  # the saved sequence holds 3 more
+            with pytest.raises(reset.ResetError) as error:
+                short.load_sequence_bytes(0, data)
+            assert (error.value.status, error.value.name) == (8, "RESET_ERR_CONTEXT_OVERFLOW"), error.value
+        (header_len,) = struct.unpack("<Q", data[:8])
+        before, logits = [session.tokens(0), session.tokens(1)], session.logits()
+        assert before[0] != before[1], before
+        shape, fmt, out_of_range = (6, "RESET_ERR_SHAPE"), (4, "RESET_ERR_FORMAT"), (7, "RESET_ERR_OUT_OF_RANGE")
+        # Cut in the length (nothing at all included), in the header, and before the last byte of the tensors.
+        refusals = [(fmt, 1, data[:size], "truncated") for size in (0, 4, 8 + header_len // 2, len(data) - 1)]
+        refusals += [(fmt, 1, bytearray(data[:-1]), "'<memory>'"),
+                     (fmt, 1, (MODEL / "reference.safetensors").read_bytes(), "not a valid libreset sequence file"),
+                     (shape, 1, other_cache, "KV cache")]
+        # A sequence outside the session's (or outside int32: ctypes would wrap 2**32 + 1 to 1).
+        refusals += [(out_of_range, sequence, data, "") for sequence in (2, -1, 2**31, 2**32 + 1)]
+        for (status, name), sequence, bad, message in refusals:
+            with pytest.raises(reset.ResetError) as error:
+                session.load_sequence_bytes(sequence, bad)
+            assert (error.value.status, error.value.name) == (status, name), (len(bad), error.value)
+            assert message in error.value.message, error.value
+        for sequence in (2, -1, 2**32):
+            with pytest.raises(reset.ResetError) as error:
+                session.save_sequence_bytes(sequence)
+            assert (error.value.status, error.value.name) == out_of_range, error.value
+        # Not bytes-like: refused here, before any pointer is made of it.
+        for bad in (data.decode("latin-1"), list(data[:16]), None):
+            with pytest.raises(TypeError, match="bytes-like"):
+                session.load_sequence_bytes(1, bad)
+        # Every refusal left both sequences as they were, bit for bit, and they draw on as the twin's.
+        assert [session.tokens(0), session.tokens(1)] == before and same_bits(session.logits(), logits)
+        assert bytes(session.save_sequence_bytes(0)) == data
+        assert decode_both(session) == decode_both(twin)
+
+
+def test_options_are_what_the_session_was_created_with_max_context_resolved():
+    with reset.Model(MODEL, weights="bf16", backend="cpu") as model, chat_model() as chat:
+        defaults = {"sequences": 1, "kv_cache": "bf16", "eager": False, "prefill_gemm_tokens": 0,
+                    "programmatic_launch": True, "top_logprobs": 0}
+        # max_context 0 is min(the model's maximum, 4096): 512 for the tied fixture, 4096 for the chat one.
+        assert model.info()["max_position_embeddings"] == 512
+        for m, resolved in ((model, 512), (chat, 4096)):
+            with m.session() as session:
+                assert session.options() == {"max_context": resolved, **defaults}
+                assert session.max_context == resolved
+        given = {"max_context": 32, "sequences": 3, "kv_cache": "fp8", "eager": True, "prefill_gemm_tokens": -1,
+                 "programmatic_launch": False, "top_logprobs": 5}
+        with model.session(**given) as session:
+            assert session.options() == given
+            # Nothing a session does changes them.
+            session.prefill(fixture_i32("input_ids")[:4])
+            session.step()
+            session.set_policy(kind="fixed", temperature=1.0, seed=1)
+            session.reset()
+            assert session.options() == given
+            # As Model.session's keywords, they make a session like this one.
+            with model.session(**session.options()) as again:
+                assert again.options() == given
+        others = {"max_context": 512, "sequences": 8, "kv_cache": "fp32", "eager": False, "prefill_gemm_tokens": 300,
+                  "programmatic_launch": True, "top_logprobs": 20}
+        with model.session(**others) as session:
+            assert session.options() == others
+        session = model.session(max_context=16, sequences=2)
+        assert session.options()["sequences"] == 2
+        session.close()
+        with pytest.raises(ValueError, match="session is closed"):
+            session.options()
 
 
 # --- the standalone policy's logit bias (0.7) ------------------------------------------------------

@@ -51,10 +51,11 @@ import (
 // Step.TopLogprobs, 0.5 Session.SetStop, Session.HeldText, Step.EndReason and
 // Step.StopIndex, 0.6 Session.Truncate, Session.TruncateSequence,
 // Session.Tokens and Session.SetLogitBias, 0.7 Session.CopySequence and
-// Policy.SetLogitBias, 0.8 Session.SaveSequence and Session.LoadSequence).
+// Policy.SetLogitBias, 0.8 Session.SaveSequence and Session.LoadSequence, 0.9
+// Session.SaveSequenceBytes, Session.LoadSequenceBytes and Session.Options).
 const (
 	ABIMajor = 0
-	ABIMinor = 8
+	ABIMinor = 9
 )
 
 // SWIG gives reset.h's RESET_VERSION_MAJOR as a typed constant, and ABIMajor

@@ -253,24 +253,28 @@ func TestAnotherABIMajorIsRefusedClearly(t *testing.T) {
 }
 
 func TestAnOlderMinorIsRefusedClearly(t *testing.T) {
-	if ABIMajor != 0 || ABIMinor != 8 {
+	if ABIMajor != 0 || ABIMinor != 9 {
 		t.Fatalf("ABI %d.%d: update this test with the bindings", ABIMajor, ABIMinor)
 	}
 	if err := ensureABI(); err != nil {
 		t.Fatalf("the loaded library %s: %v", Version(), err)
 	}
-	for _, v := range []uint32{800, 801, 899, 900, 9900} {
+	for _, v := range []uint32{900, 901, 999, 1000, 9900} {
 		if err := CheckABI(v); err != nil {
 			t.Fatalf("CheckABI(%d): %v", v, err)
 		}
 	}
 	var e *Error
-	err := CheckABI(700) // 0.7 has no reset_save_sequence or reset_load_sequence
-	want := "libreset 0.7.0 is older than these bindings need (0.8 or newer): it lacks functions or fields they use"
+	// 0.8 has no reset_save_sequence_to_memory, reset_load_sequence_from_memory or reset_session_get_options.
+	err := CheckABI(800)
+	want := "libreset 0.8.0 is older than these bindings need (0.9 or newer): it lacks functions or fields they use"
 	if !errors.As(err, &e) || e.Status != StatusUnsupported || e.Message != want {
 		t.Fatalf("got %v", err)
 	}
-	for _, v := range []uint32{600, 500, 400, 300, 200, 100} {
+	if err := CheckABI(899); err == nil || !strings.Contains(err.Error(), "libreset 0.8.99 is older") {
+		t.Fatalf("CheckABI(899): got %v", err)
+	}
+	for _, v := range []uint32{700, 600, 500, 400, 300, 200, 100} {
 		prefix := "libreset 0." + strconv.Itoa(int(v/100)) + ".0 is older"
 		if err := CheckABI(v); err == nil || !strings.Contains(err.Error(), prefix) {
 			t.Fatalf("CheckABI(%d): got %v", v, err)
@@ -1984,6 +1988,190 @@ func TestABadLoadIsRefusedAndChangesNothing(t *testing.T) {
 	}
 	if err := s.LoadSequence(0, good); err == nil {
 		t.Error("LoadSequence of a closed session succeeded")
+	}
+}
+
+// ------------------------------------------------------------------ a sequence's state in memory (0.9)
+
+// Each sequence of a session, saved to bytes after a prompt and sampled draws, is the bytes SaveSequence
+// writes to its file, and the save changes nothing.  The bytes of sequence 0, loaded into the other sequence
+// of the same session, give it sequence 0's tokens and logits bit for bit; each sequence's bytes, loaded into
+// the same sequence of a new session with the same policy, give it the saved tokens and logits, and the new
+// session then draws from all tokens exactly what the saved one draws, ending with its tokens and logits.
+func TestASequenceSavedToBytesIsItsFileAndLoadsAsTheFileDoes(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	const sampled = 10
+	dir := t.TempDir()
+
+	saved := copySession(t, m, 0)
+	defer saved.Close()
+	tokens, logits, states := make([][]int32, 2), make([][]float32, 2), make([][]byte, 2)
+	for i := range states {
+		tokens[i], logits[i] = heldBy(t, saved, i)
+		state, err := saved.SaveSequenceBytes(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		holds(t, saved, i, tokens[i], logits[i], "after SaveSequenceBytes")
+		path := filepath.Join(dir, "sequence"+strconv.Itoa(i)+".safetensors")
+		if err := saved.SaveSequence(i, path); err != nil {
+			t.Fatal(err)
+		}
+		file, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(state, file) {
+			t.Fatalf("sequence %d: SaveSequenceBytes gave %d bytes, unlike the %d of its file", i, len(state), len(file))
+		}
+		states[i] = state
+	}
+	if reflect.DeepEqual(tokens[0], tokens[1]) || reflect.DeepEqual(states[0], states[1]) {
+		t.Fatalf("both sequences hold %v: loading one's bytes for the other could not be told apart", tokens[0])
+	}
+
+	other := copySession(t, m, 0)
+	defer other.Close()
+	if err := other.LoadSequenceBytes(1, states[0]); err != nil {
+		t.Fatal(err)
+	}
+	holds(t, other, 1, tokens[0], logits[0], "after LoadSequenceBytes(1) of sequence 0's bytes")
+
+	want := drawn(t, saved, sampled)
+	loaded := truncateSession(t, m)
+	defer loaded.Close()
+	if err := loaded.SetPolicy(copyPolicy(0)); err != nil {
+		t.Fatal(err)
+	}
+	for i, state := range states {
+		if err := loaded.LoadSequenceBytes(i, state); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range states {
+		holds(t, loaded, i, tokens[i], logits[i], "after LoadSequenceBytes into a new session")
+	}
+	if got := drawn(t, loaded, sampled); !reflect.DeepEqual(got, want) {
+		t.Fatalf("drawing from all tokens, the new session drew %v, the saved one %v", got, want)
+	}
+	for i := range states {
+		tokens, logits := heldBy(t, saved, i)
+		holds(t, loaded, i, tokens, logits, "after the draws, beside the saved session")
+	}
+}
+
+// Bytes that are no sequence's state are refused with StatusFormat, naming the memory: a truncated state and
+// an empty slice (nil or not), which is the library's refusal, not a panic or a NULL the library would take
+// for a bad argument.  The bytes of an FP32 cache's sequence are StatusShape in a BF16 session, and a sequence
+// the session lacks is StatusOutOfRange for both calls.  Every refusal leaves the sequences exactly as they
+// were, and the same load then succeeds.  A closed session refuses both calls.
+func TestBadSequenceBytesAreRefusedAndChangeNothing(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	expect := func(what string, err error, status Status, message string) {
+		t.Helper()
+		var e *Error
+		if !errors.As(err, &e) || e.Status != status || !strings.Contains(e.Message, message) {
+			t.Fatalf("%s: got %v, want %s: ...%s...", what, err, statusName(status), message)
+		}
+	}
+
+	s := copySession(t, m, 0)
+	defer s.Close()
+	good, err := s.SaveSequenceBytes(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp32 := fp32Session(t, m)
+	defer fp32.Close()
+	if err := fp32.Prefill(context.Background(), truncatePrompt); err != nil {
+		t.Fatal(err)
+	}
+	fp32State, err := fp32.SaveSequenceBytes(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, logits := make([][]int32, 2), make([][]float32, 2)
+	for i := range tokens {
+		tokens[i], logits[i] = heldBy(t, s, i)
+	}
+	if reflect.DeepEqual(tokens[0], tokens[1]) {
+		t.Fatalf("both sequences hold %v: a load of sequence 0's bytes into 1 could not be told apart", tokens[0])
+	}
+
+	expect("LoadSequenceBytes of half a state", s.LoadSequenceBytes(1, good[:len(good)/2]), StatusFormat, "'<memory>'")
+	expect("LoadSequenceBytes of all but a byte", s.LoadSequenceBytes(1, good[:len(good)-1]), StatusFormat,
+		"truncated")
+	expect("LoadSequenceBytes of an empty slice", s.LoadSequenceBytes(1, []byte{}), StatusFormat, "'<memory>'")
+	expect("LoadSequenceBytes of a nil slice", s.LoadSequenceBytes(1, nil), StatusFormat, "'<memory>'")
+	expect("LoadSequenceBytes of an FP32 cache's state", s.LoadSequenceBytes(1, fp32State), StatusShape,
+		"a KV cache of fp32; this session has bf16")
+	for _, bad := range []int{2, -1} {
+		outside := "sequence " + strconv.Itoa(bad) + " is outside [0, 2)"
+		expect("LoadSequenceBytes("+strconv.Itoa(bad)+")", s.LoadSequenceBytes(bad, good), StatusOutOfRange, outside)
+		state, err := s.SaveSequenceBytes(bad)
+		expect("SaveSequenceBytes("+strconv.Itoa(bad)+")", err, StatusOutOfRange, outside)
+		if state != nil {
+			t.Fatalf("SaveSequenceBytes(%d) refused, but gave %d bytes", bad, len(state))
+		}
+	}
+	for i := range tokens {
+		holds(t, s, i, tokens[i], logits[i], "after the refused loads and saves")
+	}
+
+	if err := s.LoadSequenceBytes(1, good); err != nil {
+		t.Fatal(err)
+	}
+	holds(t, s, 1, tokens[0], logits[0], "after LoadSequenceBytes(1) of sequence 0's bytes")
+	drawn(t, s, 1)
+	s.Close()
+	if _, err := s.SaveSequenceBytes(0); err == nil {
+		t.Error("SaveSequenceBytes of a closed session succeeded")
+	}
+	if err := s.LoadSequenceBytes(0, good); err == nil {
+		t.Error("LoadSequenceBytes of a closed session succeeded")
+	}
+}
+
+// Options reads back what each session was created with, MaxContext 0 resolved to min(model maximum, 4096)
+// (the golden fixture's max_position_embeddings is 512, as MaxContext says), and a session opened with what it
+// read back reads back the same.  A closed session refuses the call.
+func TestOptionsAreWhatTheSessionWasCreatedWith(t *testing.T) {
+	m := fixture(t)
+	defer m.Close()
+	for _, c := range []struct{ asked, want SessionOptions }{
+		{DefaultSessionOptions(), SessionOptions{MaxContext: 512, Sequences: 1, KVCache: KVCacheBF16}},
+		{SessionOptions{Sequences: 3, KVCache: KVCacheFP8, TopLogprobs: 5},
+			SessionOptions{MaxContext: 512, Sequences: 3, KVCache: KVCacheFP8, TopLogprobs: 5}},
+		{SessionOptions{MaxContext: 48, Sequences: 2, KVCache: KVCacheFP32, TopLogprobs: 20},
+			SessionOptions{MaxContext: 48, Sequences: 2, KVCache: KVCacheFP32, TopLogprobs: 20}},
+	} {
+		s, err := m.NewSessionWith(c.asked)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Options()
+		if err != nil || got != c.want {
+			s.Close()
+			t.Fatalf("a session opened with %+v: Options() = %+v (%v), want %+v", c.asked, got, err, c.want)
+		}
+		if n := s.MaxContext(); got.MaxContext != n {
+			t.Errorf("Options().MaxContext is %d, MaxContext() %d", got.MaxContext, n)
+		}
+		again, err := m.NewSessionWith(got)
+		if err != nil {
+			s.Close()
+			t.Fatal(err)
+		}
+		if read, err := again.Options(); err != nil || read != c.want {
+			t.Errorf("a session opened with what Options() gave: Options() = %+v (%v), want %+v", read, err, c.want)
+		}
+		again.Close()
+		s.Close()
+		if _, err := s.Options(); err == nil {
+			t.Error("Options of a closed session succeeded")
+		}
 	}
 }
 

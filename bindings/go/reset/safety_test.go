@@ -316,6 +316,14 @@ func TestIntsOutsideInt32AreRefused(t *testing.T) {
 	if _, err := os.Stat(unsaved); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("SaveSequence(1<<32) left %s (%v)", unsaved, err)
 	}
+	// Sequence 0's state, which a wrapped index would save again or load into it again (0.9).
+	state, err := s.SaveSequenceBytes(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.SaveSequenceBytes(wrap)
+	expect("SaveSequenceBytes", err, StatusOutOfRange, "sequence")
+	expect("LoadSequenceBytes", s.LoadSequenceBytes(wrap, state), StatusOutOfRange, "sequence")
 	if n := s.Len(0); n != 3 {
 		t.Errorf("Len(0) = %d after the refused cuts, copies, saves and loads, want 3", n)
 	}

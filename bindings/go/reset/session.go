@@ -42,9 +42,10 @@ const (
 	KVCacheFP32 KVCache = 2
 )
 
-// SessionOptions are the reset_session_options a caller sets;
-// DefaultSessionOptions gives the library's defaults (the zero value asks for
-// 0 sequences, which NewSessionWith refuses).
+// SessionOptions are the reset_session_options a caller sets, and what
+// Session.Options reads back (0.9); DefaultSessionOptions gives the library's
+// defaults (the zero value asks for 0 sequences, which NewSessionWith
+// refuses).
 type SessionOptions struct {
 	MaxContext int // tokens per sequence; 0 = min(model maximum, 4096)
 	Sequences  int // parallel sequences 1..8 sharing one prompt
@@ -142,6 +143,24 @@ func (s *Session) Policy() (PolicyParams, error) {
 		return PolicyParams{}, err
 	}
 	return policyFromC(c), nil
+}
+
+// Options (0.9) are the options the session was created with
+// (reset_session_get_options): MaxContext resolved (never 0; the
+// MaxContext method's value), the rest as given, so NewSessionWith of what
+// it returns opens a session like this one.  The CUDA backend's settings of
+// reset_session_options are not among SessionOptions' fields.
+func (s *Session) Options() (SessionOptions, error) {
+	c := native.NewReset_session_options()
+	defer native.DeleteReset_session_options(c)
+	// The struct_size init writes tells the library how much of it to fill.
+	native.Reset_session_options_init(c)
+	err := callKeeping(s, func() native.Enum_SS_reset_status { return native.Reset_session_get_options(s.raw, c) })
+	if err != nil {
+		return SessionOptions{}, err
+	}
+	return SessionOptions{MaxContext: c.GetMax_context(), Sequences: c.GetSequences(),
+		KVCache: KVCache(c.GetKv_cache()), TopLogprobs: c.GetTop_logprobs()}, nil
 }
 
 // Cancel stops the running (or next) Prefill/Step with StatusCancelled.  Any goroutine.
@@ -375,6 +394,53 @@ func (s *Session) LoadSequence(sequence int, path string) error {
 		return err
 	}
 	return callKeeping(s, func() native.Enum_SS_reset_status { return native.Reset_load_sequence(s.raw, sequence, path) })
+}
+
+// SaveSequenceBytes (0.9) is SaveSequence into memory
+// (reset_save_sequence_to_memory; llama.cpp's llama_state_seq_get_data): the
+// bytes SaveSequence would write to its file, for an application that keeps
+// states in its own store, sends them to another process, or cannot afford
+// the file's fsync.  LoadSequenceBytes gives them to a sequence of this or
+// another session of the same model.  The library is asked for the size
+// first, then fills a slice of that length.  The session is unchanged
+// whatever the outcome.  Errors: StatusOutOfRange (sequence outside [0,
+// sequences)), StatusState (a session stopped by a device failure).
+func (s *Session) SaveSequenceBytes(sequence int) ([]byte, error) {
+	if err := checkInt32(StatusOutOfRange, "sequence", sequence); err != nil {
+		return nil, err
+	}
+	// reset.h's idiom: the first call, with no room, asks the size; the second fills that many bytes (the
+	// size holds until the sequence changes, which nothing here does).
+	var state []byte
+	for {
+		var n int
+		err := callKeeping(s, func() native.Enum_SS_reset_status {
+			return native.Reset_save_sequence_to_memory(s.raw, sequence, state, &n)
+		})
+		if e, ok := err.(*Error); ok && e.Status == StatusBufferTooSmall && n > len(state) {
+			state = make([]byte, n)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return state[:n], nil
+	}
+}
+
+// LoadSequenceBytes (0.9) is LoadSequence from memory
+// (reset_load_sequence_from_memory; llama.cpp's llama_state_seq_set_data):
+// data is what SaveSequenceBytes returned, or a sequence file's contents,
+// read during the call only.  The same checks, outcome and errors as
+// LoadSequence, except that there is no file (no StatusIO) and messages name
+// the bytes '<memory>'; an empty or truncated slice is StatusFormat.
+func (s *Session) LoadSequenceBytes(sequence int, data []byte) error {
+	if err := checkInt32(StatusOutOfRange, "sequence", sequence); err != nil {
+		return err
+	}
+	return callKeeping(s, func() native.Enum_SS_reset_status {
+		return native.Reset_load_sequence_from_memory(s.raw, sequence, data)
+	})
 }
 
 // Tokens (0.6) are the ids of a sequence's context, in order, copied

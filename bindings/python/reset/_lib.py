@@ -17,16 +17,17 @@ try:
 except ImportError:  # numpy is optional: id lists are checked element by element without it
     _np = None
 
-# The libreset these bindings were written for: any 0.M with M >= 8 (minors only append functions and
+# The libreset these bindings were written for: any 0.M with M >= 9 (minors only append functions and
 # struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to reset_step and
 # reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context, 0.4
 # top_logprobs to reset_session_options and top_logprob_count / top_logprobs to reset_step, 0.5
 # reset_stop_options (with ignore_eos) / reset_set_stop, reset_session_held_text, the end reasons STOP
 # and LENGTH and stop_index to reset_step, 0.6 reset_truncate / reset_truncate_sequence,
 # reset_session_tokens and reset_logit_bias / reset_set_logit_bias, 0.7 reset_copy_sequence and
-# reset_policy_set_logit_bias, 0.8 reset_save_sequence / reset_load_sequence).
+# reset_policy_set_logit_bias, 0.8 reset_save_sequence / reset_load_sequence, 0.9
+# reset_save_sequence_to_memory / reset_load_sequence_from_memory and reset_session_get_options).
 ABI_MAJOR = 0
-ABI_MINOR = 8
+ABI_MINOR = 9
 
 
 class ResetError(Exception):
@@ -216,6 +217,35 @@ def c_string(data, what):
     return data
 
 
+def byte_buffer(data, what="data"):
+    """(keep_alive, pointer, size) for a bytes-like object passed to C as `const void *` and its size, without a
+    copy where ctypes allows one: bytes are passed as they are, a writable buffer (bytearray, a writable
+    memoryview, a NumPy array, an mmap) through ctypes' from_buffer, a read-only one other than bytes (a
+    memoryview of bytes, say) as a NumPy view when numpy is installed; only a read-only buffer without numpy and a
+    non-contiguous one are copied.  Any element format counts as its bytes.  The pointer is never NULL, an empty
+    buffer included.  Anything that is not bytes-like (a str, a list) raises TypeError."""
+    if isinstance(data, bytes):
+        return data, data, len(data)
+    try:
+        view = memoryview(data)
+    except TypeError:
+        raise TypeError(f"{what} must be a bytes-like object (bytes, bytearray, memoryview), not "
+                        f"{type(data).__name__}") from None
+    if view.nbytes == 0:
+        return b"", b"", 0
+    if not view.c_contiguous:
+        copy = view.tobytes()
+        return copy, copy, len(copy)
+    if not view.readonly:
+        array = (ctypes.c_char * view.nbytes).from_buffer(view)
+        return array, array, view.nbytes
+    if _np is not None:
+        array = _np.frombuffer(view.cast("B"), dtype=_np.uint8)
+        return array, array.ctypes.data, view.nbytes
+    copy = view.tobytes()
+    return copy, copy, len(copy)
+
+
 def declare(name, restype, argtypes):
     function = getattr(lib, name)
     function.restype = restype
@@ -351,6 +381,11 @@ declare("reset_truncate_sequence", ctypes.c_int, [c_session_p, ctypes.c_int32, c
 declare("reset_copy_sequence", ctypes.c_int, [c_session_p, ctypes.c_int32, ctypes.c_int32])
 declare("reset_save_sequence", ctypes.c_int, [c_session_p, ctypes.c_int32, ctypes.c_char_p])
 declare("reset_load_sequence", ctypes.c_int, [c_session_p, ctypes.c_int32, ctypes.c_char_p])
+declare("reset_save_sequence_to_memory", ctypes.c_int,
+        [c_session_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)])
+declare("reset_load_sequence_from_memory", ctypes.c_int,
+        [c_session_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_size_t])
+declare("reset_session_get_options", ctypes.c_int, [c_session_p, ctypes.POINTER(SessionOptions)])
 declare("reset_session_tokens", ctypes.c_int,
         [c_session_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t,
          ctypes.POINTER(ctypes.c_size_t)])

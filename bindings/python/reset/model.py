@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from ._lib import (ACTIVATIONS, BACKENDS, END_REASONS, POLICIES, RESET_ERR_OUT_OF_RANGE, WEIGHTS, ModelInfo,
                    ModelOptions, OwnedHandle, PolicyParams, SessionOptions, Step, StopOptions, INT32_MAX, INT32_MIN,
-                   c_path, c_string, check, int32, enum_name, int32_array, lib, logit_bias_entries, policy_params)
+                   byte_buffer, c_path, c_string, check, int32, enum_name, int32_array, lib, logit_bias_entries,
+                   policy_params)
 from .tokenizer import _read_ids  # the snprintf idiom of reset.h for id arrays
 from .tokenizer import _text_bytes  # str as UTF-8, bytes as they are (the library checks them)
 
@@ -319,6 +320,57 @@ class Session(OwnedHandle):
         str, bytes or os.PathLike (a NUL in it raises ValueError)."""
         index = int32(sequence, "sequence", RESET_ERR_OUT_OF_RANGE)
         check(lib.reset_load_sequence(self.handle, index, c_path(path)))
+
+    def save_sequence_bytes(self, sequence):
+        """`sequence`'s state as the bytes save_sequence() would write to its file (0.9;
+        reset_save_sequence_to_memory), as llama.cpp's llama_state_seq_get_data: for an application that keeps
+        states in its own store or sends them to another process, without a file and its fsync.  The same
+        safetensors image, holding the same state (the policy, the stop conditions and the logit bias are the
+        session's and are not in it); load_sequence_bytes() or load_sequence() of a file holding it gives it back.
+        Returned as a bytearray, filled in place: the state can take a gigabyte (the KV cache of a long context),
+        and bytes would be a second copy of it (bytes(state) makes one where an immutable object is needed).  A
+        sequence outside [0, sequences) raises ResetError RESET_ERR_OUT_OF_RANGE; the session is unchanged
+        whatever the outcome."""
+        index = int32(sequence, "sequence", RESET_ERR_OUT_OF_RANGE)
+        size = ctypes.c_size_t(0)
+        state = bytearray()
+        status = lib.reset_save_sequence_to_memory(self.handle, index, None, 0, ctypes.byref(size))  # the size
+        while status == 11:  # RESET_ERR_BUFFER_TOO_SMALL: size is what the state takes now
+            state = bytearray(size.value)
+            array = (ctypes.c_char * len(state)).from_buffer(state)  # filled in place: no copy
+            status = lib.reset_save_sequence_to_memory(self.handle, index, array, len(state), ctypes.byref(size))
+            del array  # while a ctypes array exports the bytearray, it cannot be resized
+        check(status)
+        del state[size.value:]
+        return state
+
+    def load_sequence_bytes(self, sequence, data):
+        """Make `sequence` the sequence whose state save_sequence_bytes() gave (0.9;
+        reset_load_sequence_from_memory), or that a sequence file holds, read into memory: load_sequence() without
+        the file.  `data` is any bytes-like object (bytes, bytearray, memoryview, a NumPy array, an mmap), only read
+        during the call; it is passed without a copy where ctypes allows (see _lib.byte_buffer), and needs no
+        alignment.  The same checks, outcome and errors as load_sequence(), except that there is no file (no
+        RESET_ERR_IO) and messages name the bytes '<memory>': bytes that are not a libreset sequence file, are cut
+        short or malformed raise ResetError RESET_ERR_FORMAT, another model, weights format or kv_cache
+        RESET_ERR_SHAPE, a sequence longer than max_context RESET_ERR_CONTEXT_OVERFLOW, a sequence outside
+        [0, sequences) RESET_ERR_OUT_OF_RANGE, and every sequence is left as it was.  Anything not bytes-like (a str,
+        a list) raises TypeError."""
+        index = int32(sequence, "sequence", RESET_ERR_OUT_OF_RANGE)
+        _keep, pointer, size = byte_buffer(data, "data")
+        check(lib.reset_load_sequence_from_memory(self.handle, index, pointer, size))
+
+    def options(self):
+        """The options the session was created with, as the keywords of Model.session (0.9;
+        reset_session_get_options): max_context resolved (never 0: as the max_context attribute), kv_cache by
+        name ("unknown-N" for a value a newer library adds), eager and programmatic_launch as booleans, the
+        rest as given.  model.session(**session.options()) makes a session like this one."""
+        o = SessionOptions()
+        lib.reset_session_options_init_sized(ctypes.byref(o), ctypes.sizeof(o))
+        check(lib.reset_session_get_options(self.handle, ctypes.byref(o)))
+        return {"max_context": o.max_context, "sequences": o.sequences,
+                "kv_cache": enum_name(self.KV_CACHE, o.kv_cache), "eager": bool(o.eager),
+                "prefill_gemm_tokens": o.prefill_gemm_tokens,
+                "programmatic_launch": o.programmatic_launch != -1, "top_logprobs": o.top_logprobs}
 
     def tokens(self, sequence=0):
         """The ids of `sequence`'s context in order, as a list of ints (0.6; reset_session_tokens): every prompt

@@ -20,7 +20,9 @@
  *    when the call returns, and the library's own static strings (version,
  *    status name, last error) are copied into Go strings: no C string
  *    outlives a call.
- *  - Id and logit arrays cross as []int32 / []float32 with their length.
+ *  - Id and logit arrays cross as []int32 / []float32 with their length,
+ *    and a sequence's state in memory (0.9) as a []byte, lent for the call
+ *    as a text buffer is.
  *  - Counts and ids a call writes (size_t *n_ids, int32_t *out_token, ...)
  *    cross as *int / *int32; the call writes a C temporary first, so a nil
  *    Go pointer is allowed where the header allows NULL, and a
@@ -86,6 +88,23 @@ RESET_GO_HANDLE(reset_logit_bias)
   $2 = (size_t)$input.len;
 %}
 
+/* A sequence's state in memory (0.9), as []byte: reset_save_sequence_to_memory
+ * writes into the caller's slice (the snprintf idiom; an empty one asks the
+ * size), reset_load_sequence_from_memory reads one for the duration of the
+ * call.  An empty slice may have no array at all (nil), and the library
+ * refuses NULL data (INVALID_ARGUMENT): zero bytes cross as a pointer to
+ * nothing read instead, so that the library judges them as it judges any
+ * state too short to be one (FORMAT). */
+%typemap(gotype) (void *buffer, size_t capacity), (const void *data, size_t size) "[]byte"
+%typemap(in) (void *buffer, size_t capacity) %{
+  $1 = ($1_ltype)$input.array;
+  $2 = (size_t)$input.len;
+%}
+%typemap(in) (const void *data, size_t size) %{
+  $1 = ($1_ltype)($input.len ? (void *)$input.array : (void *)"");
+  $2 = (size_t)$input.len;
+%}
+
 /* Fixed char arrays of the info structs: read-only, up to their NUL (a
  * full array has none, so strlen could run past it). */
 %typemap(out, fragment="AllocateString") char [ANY] %{
@@ -137,7 +156,8 @@ RESET_GO_ARRAY(float, float32)
 RESET_GO_OUT(size_t, int, intgo)
 RESET_GO_OUT(int32_t, int32, int32_t)
 
-%apply size_t *OUT { size_t *n_ids, size_t *text_len, size_t *out_length };
+/* size: the bytes reset_save_sequence_to_memory (0.9) needs. */
+%apply size_t *OUT { size_t *n_ids, size_t *text_len, size_t *out_length, size_t *size };
 %apply int32_t *OUT { int32_t *out_id, int32_t *out_token, int32_t *n_active };
 
 /* ---------------------------------------------------------------- structs */

@@ -38,8 +38,9 @@ pub const ABI_MAJOR: u32 = sys::RESET_VERSION_MAJOR;
 /// top_logprobs to reset_session_options and reset_step, 0.5 reset_stop_options / reset_set_stop,
 /// reset_session_held_text, the end reasons STOP and LENGTH and stop_index to reset_step, 0.6 reset_truncate /
 /// reset_truncate_sequence, reset_session_tokens and reset_logit_bias / reset_set_logit_bias, 0.7
-/// reset_copy_sequence and reset_policy_set_logit_bias, 0.8 reset_save_sequence / reset_load_sequence).
-pub const ABI_MINOR: u32 = 8;
+/// reset_copy_sequence and reset_policy_set_logit_bias, 0.8 reset_save_sequence / reset_load_sequence, 0.9
+/// reset_save_sequence_to_memory / reset_load_sequence_from_memory and reset_session_get_options).
+pub const ABI_MINOR: u32 = 9;
 
 // A header older than ABI_MINOR lacks fields these bindings set: fail the build, not a call.
 const _: () = assert!(sys::RESET_VERSION_MINOR >= ABI_MINOR, "reset.h is older than these bindings need");
@@ -237,8 +238,24 @@ pub enum KvCache {
     Fp32 = 2,
 }
 
-/// The reset_session_options callers set; `Default` gives the library's defaults.
-#[derive(Clone, Debug)]
+impl KvCache {
+    /// From the value the library wrote (reset_session_get_options).
+    fn from_raw(raw: sys::reset_kv_cache) -> Result<KvCache> {
+        match raw {
+            sys::reset_kv_cache_RESET_KV_CACHE_BF16 => Ok(KvCache::Bf16),
+            sys::reset_kv_cache_RESET_KV_CACHE_FP8 => Ok(KvCache::Fp8),
+            sys::reset_kv_cache_RESET_KV_CACHE_FP32 => Ok(KvCache::Fp32),
+            // A newer library's type: guessing one of ours would make a session of it another cache.
+            other => {
+                let message = format!("KV cache type {other} is unknown to these bindings");
+                Err(Error::local(Error::UNSUPPORTED, message))
+            }
+        }
+    }
+}
+
+/// The reset_session_options callers set; `Default` gives the library's defaults, [`Session::options`] a session's.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionOptions {
     /// Tokens per sequence; 0 = min(model maximum, 4096).
     pub max_context: i32,
@@ -896,6 +913,63 @@ impl<'m> Session<'m> {
     pub fn load_sequence(&mut self, sequence: i32, path: impl AsRef<Path>) -> Result<()> {
         let path = c_path(path.as_ref())?;
         check(unsafe { sys::reset_load_sequence(self.raw(), sequence, path.as_ptr()) })
+    }
+
+    /// 0.9: `sequence`'s state as the bytes [`save_sequence`](Session::save_sequence) would write to its file
+    /// (reset_save_sequence_to_memory), as llama.cpp's llama_state_seq_get_data: for an application that keeps states
+    /// in its own store or sends them to another process, without a file and its fsync.  The same safetensors image,
+    /// holding the same state (the policy, the stop conditions and the logit bias are the session's and are not in
+    /// it); [`load_sequence_from_slice`](Session::load_sequence_from_slice), or
+    /// [`load_sequence`](Session::load_sequence) of a file holding them, gives it back.  The size is asked first and
+    /// the vector allocated once and filled in place.  A sequence outside `0..sequences` is `Error::OUT_OF_RANGE`; the
+    /// session is unchanged whatever the outcome.
+    pub fn save_sequence_to_vec(&self, sequence: i32) -> Result<Vec<u8>> {
+        let mut size = 0usize;
+        let mut status =
+            unsafe { sys::reset_save_sequence_to_memory(self.raw(), sequence, ptr::null_mut(), 0, &mut size) };
+        let mut state: Vec<u8> = Vec::new();
+        while status == sys::reset_status_RESET_ERR_BUFFER_TOO_SMALL {
+            // size is what the state takes now.  Left uninitialised: the library writes every byte it reports.
+            state = Vec::with_capacity(size);
+            let capacity = state.capacity();
+            status = unsafe {
+                sys::reset_save_sequence_to_memory(self.raw(), sequence, state.as_mut_ptr().cast(), capacity, &mut size)
+            };
+        }
+        check(status)?;
+        assert!(size <= state.capacity(), "reset_save_sequence_to_memory wrote past its buffer");
+        // Safety: on success the library wrote `size` bytes, within the capacity it was given.
+        unsafe { state.set_len(size) };
+        Ok(state)
+    }
+
+    /// 0.9: make `sequence` the sequence whose state [`save_sequence_to_vec`](Session::save_sequence_to_vec) gave
+    /// (reset_load_sequence_from_memory), or that a sequence file holds, read into memory:
+    /// [`load_sequence`](Session::load_sequence) without the file.  `data` is only read during the call and needs no
+    /// alignment.  The same checks, outcome and errors as [`load_sequence`](Session::load_sequence), except that there
+    /// is no file (no `Error::IO`) and messages name the bytes `'<memory>'`: bytes that are not a libreset sequence
+    /// file, are cut short or malformed are `Error::FORMAT`, another model, weights format or KV cache type
+    /// `Error::SHAPE`, a sequence longer than max_context `Error::CONTEXT_OVERFLOW`, a sequence outside
+    /// `0..sequences` `Error::OUT_OF_RANGE`, and every sequence is left as it was.
+    pub fn load_sequence_from_slice(&mut self, sequence: i32, data: &[u8]) -> Result<()> {
+        // An empty slice's pointer is dangling but never NULL: the library reads none of it and answers FORMAT.
+        check(unsafe { sys::reset_load_sequence_from_memory(self.raw(), sequence, data.as_ptr().cast(), data.len()) })
+    }
+
+    /// 0.9: the options the session was created with (reset_session_get_options): max_context resolved (never 0:
+    /// as [`max_context`](Session::max_context) gives it), the rest as given, so
+    /// [`Model::session_with`] of them makes a session like this one.  A KV cache type a newer library adds is
+    /// `Error::UNSUPPORTED`.
+    pub fn options(&self) -> Result<SessionOptions> {
+        let mut raw: sys::reset_session_options = unsafe { std::mem::zeroed() };
+        unsafe { sys::reset_session_options_init_sized(&mut raw, size_of::<sys::reset_session_options>()) };
+        check(unsafe { sys::reset_session_get_options(self.raw(), &mut raw) })?;
+        Ok(SessionOptions {
+            max_context: raw.max_context,
+            sequences: raw.sequences,
+            kv_cache: KvCache::from_raw(raw.kv_cache)?,
+            top_logprobs: raw.top_logprobs,
+        })
     }
 
     /// 0.6: the ids of `sequence`'s context in order (reset_session_tokens): every prompt token and every generated

@@ -126,17 +126,20 @@ fn another_abi_major_is_refused_clearly() {
 
 #[test]
 fn an_older_minor_is_refused_clearly() {
-    assert_eq!((reset::ABI_MAJOR, reset::ABI_MINOR), (0, 8));
-    for newer_or_same in [800, 801, 899, 900, 9900] {
+    assert_eq!((reset::ABI_MAJOR, reset::ABI_MINOR), (0, 9));
+    for newer_or_same in [900, 901, 999, 1000, 9900] {
         assert!(reset::check_abi(newer_or_same).is_ok(), "{newer_or_same}");
     }
-    let error = reset::check_abi(700).unwrap_err(); // 0.7 has no reset_save_sequence and no reset_load_sequence
+    // 0.8 has no reset_save_sequence_to_memory, reset_load_sequence_from_memory or reset_session_get_options.
+    let error = reset::check_abi(800).unwrap_err();
     assert_eq!(error.status, Error::UNSUPPORTED);
     assert_eq!(
         error.message,
-        "libreset 0.7.0 is older than these bindings need (0.8 or newer): it lacks functions or fields they use"
+        "libreset 0.8.0 is older than these bindings need (0.9 or newer): it lacks functions or fields they use"
     );
-    for older in [600, 500, 400, 300, 200, 100] {
+    let error = reset::check_abi(899).unwrap_err();
+    assert!(error.message.starts_with("libreset 0.8.99 is older"), "{error}");
+    for older in [700, 600, 500, 400, 300, 200, 100] {
         let error = reset::check_abi(older).unwrap_err();
         assert!(error.message.starts_with(&format!("libreset 0.{}.0 is older", older / 100)), "{error}");
     }
@@ -1432,6 +1435,159 @@ fn a_sequence_file_of_another_kv_cache_type_is_refused_with_shape_and_changes_no
     assert!(error.message.contains("a KV cache of bf16; this session has fp32"), "{error}");
     fp32.load_sequence(0, &fp32_file).unwrap();
     assert_eq!(fp32.len(0), (STOP_PROMPT.len() + 3) as i32);
+}
+
+// ------------------------------------------------------------------ a sequence's state in memory and the options (0.9)
+
+#[test]
+fn a_sequences_bytes_are_its_file_and_load_into_a_new_session_to_draw_on_as_before() {
+    let dir = Scratch::new("bytes");
+    let model = chat_model();
+    let mut session = two_sequence_session(&model);
+    session.prefill(&STOP_PROMPT).unwrap();
+    let first = decode_both(&mut session, TRUNCATE_STEPS);
+    assert_ne!(first[0], first[1]);
+    let saved = state_of(&session);
+    let states: Vec<Vec<u8>> = (0..2)
+        .map(|sequence| {
+            let state = session.save_sequence_to_vec(sequence).unwrap();
+            let path = dir.0.join(format!("sequence-{sequence}.safetensors"));
+            session.save_sequence(sequence, &path).unwrap();
+            // The bytes the file holds, byte for byte.
+            assert!(state.len() > 8);
+            assert!(state == std::fs::read(&path).unwrap(), "sequence {sequence}: the bytes are not the file's");
+            state
+        })
+        .collect();
+    assert_ne!(states[0], states[1]);
+    // Asking again changes nothing, in the saving session or in the bytes.
+    assert!(session.save_sequence_to_vec(0).unwrap() == states[0]);
+    let mut restored = two_sequence_session(&model);
+    restored.load_sequence_from_slice(0, &states[0]).unwrap();
+    restored.load_sequence_from_slice(1, &states[1]).unwrap();
+    // Each sequence holds what was saved, bit for bit, and the saving session is left as it was.
+    assert_eq!(state_of(&restored), saved);
+    assert_eq!(state_of(&session), saved);
+    for s in 0..2 {
+        assert_eq!(saved[s].0, [&STOP_PROMPT[..], &first[s]].concat(), "{s}");
+        assert_eq!(restored.len(s as i32), saved[s].0.len() as i32);
+        // The restored session's bytes are the saved ones: the whole state came across.
+        assert!(restored.save_sequence_to_vec(s as i32).unwrap() == states[s], "{s}");
+    }
+    // Same seed, same sequence indices, and the saved counts of draws: both sequences draw on, sampled, exactly as
+    // the saving session's do.
+    assert_eq!(decode_both(&mut restored, TRUNCATE_STEPS), decode_both(&mut session, TRUNCATE_STEPS));
+}
+
+#[test]
+fn a_state_loaded_from_any_slice_into_another_sequence_continues_as_the_saved_one() {
+    let model = chat_model();
+    let mut session = two_sequence_session(&model);
+    session.prefill(&STOP_PROMPT).unwrap();
+    let first = decode_both(&mut session, TRUNCATE_STEPS);
+    assert_ne!(first[0], first[1]);
+    let (source, logits) = (session.tokens(0).unwrap(), bits(&session.logits(0).unwrap()));
+    let state = session.save_sequence_to_vec(0).unwrap();
+    // The bytes as they came, and 3 bytes into another buffer: they need no alignment, and the offset must be kept.
+    let shifted = [&[0u8; 3][..], &state[..]].concat();
+    for data in [&state[..], &shifted[3..]] {
+        // Sequence 1 goes its own way first: cut back to the prompt and given other tokens.
+        session.truncate_sequence(1, STOP_PROMPT.len() as i32).unwrap();
+        session.prefill_sequence(1, &[20, 21]).unwrap();
+        assert_eq!(session.tokens(1).unwrap(), [&STOP_PROMPT[..], &[20, 21]].concat());
+        assert_ne!(bits(&session.logits(1).unwrap()), logits);
+        session.load_sequence_from_slice(1, data).unwrap();
+        // The target holds the saved tokens and logits, bit for bit; the saved sequence is left as it was.
+        assert_eq!(state_of(&session), [(source.clone(), logits.clone()), (source.clone(), logits.clone())]);
+    }
+    // top_k = 1 draws the argmax whatever the key: the loaded sequence continues exactly as the saved one does.
+    let policy =
+        PolicyParams { kind: PolicyKind::Fixed, temperature: 1.5, seed: 5, top_k: 1, ..PolicyParams::greedy() };
+    session.set_policy(&policy).unwrap();
+    let drawn = decode_both(&mut session, TRUNCATE_STEPS);
+    assert_eq!(drawn[0], drawn[1]);
+    let [zero, one] = state_of(&session);
+    assert_eq!(zero, one);
+    assert_eq!(zero.0, [&source[..], &drawn[0]].concat());
+}
+
+#[test]
+fn bad_bytes_are_the_librarys_errors_and_leave_the_sequences_as_they_were() {
+    let model = chat_model();
+    let (mut session, mut twin) = (two_sequence_session(&model), two_sequence_session(&model));
+    for s in [&mut session, &mut twin] {
+        s.prefill(&STOP_PROMPT).unwrap();
+        decode_both(s, 3);
+    }
+    let data = session.save_sequence_to_vec(0).unwrap();
+    let mut fp32 = two_sequence_session_with(&model, KvCache::Fp32);
+    fp32.prefill(&STOP_PROMPT).unwrap();
+    let other_cache = fp32.save_sequence_to_vec(0).unwrap();
+    // The other way round too: a BF16 cache's bytes do not load into an FP32 cache.
+    let error = fp32.load_sequence_from_slice(1, &data).unwrap_err();
+    assert_eq!((error.status, error.name.as_str()), (Error::SHAPE, "RESET_ERR_SHAPE"), "{error}");
+    let mut short = model.session(STOP_PROMPT.len() as i32 + 2, 1).unwrap(); // the saved sequence holds 3 more
+    let error = short.load_sequence_from_slice(0, &data).unwrap_err();
+    assert_eq!((error.status, error.name.as_str()), (Error::CONTEXT_OVERFLOW, "RESET_ERR_CONTEXT_OVERFLOW"), "{error}");
+    let header_len = u64::from_le_bytes(data[..8].try_into().unwrap()) as usize;
+    // A safetensors file, but no libreset sequence file.
+    let not_a_sequence = std::fs::read(source().join("tests/fixtures/models/qwen3-tied/reference.safetensors"));
+    let not_a_sequence = not_a_sequence.unwrap();
+    let before = state_of(&session);
+    assert_ne!(before[0].0, before[1].0);
+    let (shape, format) = (Error::SHAPE, Error::FORMAT);
+    // Cut in the length (nothing at all included), in the header, and before the last byte of the tensors.
+    let mut refusals: Vec<(u32, i32, &[u8], &str)> = [0, 4, 8 + header_len / 2, data.len() - 1]
+        .iter()
+        .map(|&size| (format, 1, &data[..size], "truncated"))
+        .collect();
+    refusals.push((format, 1, &data[..data.len() - 1], "'<memory>'"));
+    refusals.push((format, 1, &not_a_sequence, "not a valid libreset sequence file"));
+    refusals.push((shape, 1, &other_cache, "a KV cache of fp32; this session has bf16"));
+    refusals.extend([2, -1, i32::MAX, i32::MIN].map(|sequence| (Error::OUT_OF_RANGE, sequence, &data[..], "")));
+    for (status, sequence, bad, message) in refusals {
+        let error = session.load_sequence_from_slice(sequence, bad).unwrap_err();
+        assert_eq!(error.status, status, "{} bytes, sequence {sequence}: {error}", bad.len());
+        assert!(error.message.contains(message), "{error}");
+    }
+    for sequence in [2, -1, i32::MAX, i32::MIN] {
+        let error = session.save_sequence_to_vec(sequence).unwrap_err();
+        assert_eq!((error.status, error.name.as_str()), (Error::OUT_OF_RANGE, "RESET_ERR_OUT_OF_RANGE"), "{error}");
+    }
+    // Every refusal left both sequences as they were, bit for bit, and they draw on as the twin's.
+    assert_eq!(state_of(&session), before);
+    assert!(session.save_sequence_to_vec(0).unwrap() == data);
+    assert_eq!(decode_both(&mut session, TRUNCATE_STEPS), decode_both(&mut twin, TRUNCATE_STEPS));
+}
+
+#[test]
+fn options_are_what_the_session_was_created_with_max_context_resolved() {
+    let (tied, chat) = (model(), chat_model());
+    // max_context 0 is min(the model's maximum, 4096): 512 for the tied fixture (its maximum), 4096 for the chat one.
+    for (model, resolved) in [(&tied, 512), (&chat, 4096)] {
+        let session = model.session(0, 1).unwrap();
+        let want = SessionOptions { max_context: resolved, ..SessionOptions::default() };
+        assert_eq!(session.options().unwrap(), want);
+        assert_eq!(session.max_context(), resolved);
+    }
+    let given = SessionOptions { max_context: 32, sequences: 3, kv_cache: KvCache::Fp8, top_logprobs: 5 };
+    let mut session = tied.session_with(&given).unwrap();
+    assert_eq!(session.options().unwrap(), given);
+    // Nothing a session does changes them.
+    session.prefill(&[3, 4, 5]).unwrap();
+    session.step().unwrap();
+    session.set_policy(&PolicyParams { kind: PolicyKind::Fixed, temperature: 1.0, seed: 1, ..PolicyParams::greedy() })
+        .unwrap();
+    session.reset().unwrap();
+    assert_eq!(session.options().unwrap(), given);
+    // Given to session_with, they make a session like this one.
+    assert_eq!(tied.session_with(&session.options().unwrap()).unwrap().options().unwrap(), given);
+    for options in [
+        SessionOptions { max_context: 512, sequences: 8, kv_cache: KvCache::Fp32, top_logprobs: 20 },
+        SessionOptions { max_context: 1, sequences: 2, kv_cache: KvCache::Bf16, top_logprobs: 0 },
+    ] {
+        assert_eq!(tied.session_with(&options).unwrap().options().unwrap(), options);
+    }
 }
 
 // ------------------------------------------------------------------ the standalone policy's logit bias (0.7)

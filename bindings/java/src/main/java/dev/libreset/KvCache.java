@@ -1,13 +1,10 @@
 package dev.libreset;
 
 /**
- * How a session stores its KV cache (reset_kv_cache), chosen with {@link SessionOptions#kvCache}.  Both
- * backends round keys and values to it as they are written, so a CPU session computes with the same cache
- * values a CUDA session reads.  A sequence file ({@link Session#saveSequence}) loads only into a session
- * with the same type.
- *
- * <p>Unlike {@link Backend} or {@link Weights} it has no UNKNOWN: the library never reports a session's
- * cache type back, so no value of a newer libreset can reach this binding.
+ * How a session stores its KV cache (reset_kv_cache), chosen with {@link SessionOptions#kvCache(KvCache)} and
+ * read back with {@link Session#options()}.  Both backends round keys and values to it as they are written, so
+ * a CPU session computes with the same cache values a CUDA session reads.  A sequence file
+ * ({@link Session#saveSequence}) loads only into a session with the same type.
  */
 public enum KvCache {
     /** BF16 keys and values (round to nearest even): the library's default. */
@@ -21,7 +18,10 @@ public enum KvCache {
      * The CPU backend only: FP32, unrounded (the reference without cache rounding).  A CUDA model refuses
      * it with {@link Status#UNSUPPORTED}.
      */
-    FP32(reset_kv_cache.RESET_KV_CACHE_FP32);
+    FP32(reset_kv_cache.RESET_KV_CACHE_FP32),
+    /** (0.9) A value this binding does not know, which a newer libreset of the same ABI major may report
+     *  ({@link Session#options()}); passed to the library it is refused (RESET_ERR_INVALID_ARGUMENT). */
+    UNKNOWN(-1);
 
     private final int code;
 
@@ -32,5 +32,12 @@ public enum KvCache {
     /** The C enum's value. */
     public int code() {
         return code;
+    }
+
+    static KvCache of(int code) {
+        for (KvCache value : values()) {
+            if (value.code == code) return value;
+        }
+        return UNKNOWN;
     }
 }

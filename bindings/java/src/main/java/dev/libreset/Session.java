@@ -8,6 +8,7 @@ import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
+import java.util.Objects;
 
 /**
  * A decoding session: KV cache and sampler state on a {@link Model}.
@@ -25,6 +26,13 @@ import java.util.NoSuchElementException;
  * while another closes the session.
  */
 public final class Session implements AutoCloseable {
+    /**
+     * The most bytes {@link #saveSequenceToBytes} returns: the JVM refuses arrays within a few elements of
+     * {@link Integer#MAX_VALUE} ("Requested array size exceeds VM limit"), and the JDK's own growable arrays
+     * stop 8 short of it.
+     */
+    static final int MAX_STATE_BYTES = Integer.MAX_VALUE - 8;
+
     private final Model model; // keeps the model reachable while the session is
     private final int sequences;
     private final Cleaner.Cleanable cleanable;
@@ -86,6 +94,25 @@ public final class Session implements AutoCloseable {
             return PolicyParams.fromNative(p);
         } finally {
             p.delete();
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
+     * (0.9) The options this session was created with (reset_session_get_options): maxContext resolved (never
+     * 0; {@link #maxContext()}), the rest as given, so {@link Model#newSession(SessionOptions)} of what this
+     * returns opens a session like this one.  The CUDA backend's settings of reset_session_options are not
+     * among {@link SessionOptions}'.
+     */
+    public SessionOptions options() throws ResetException {
+        reset_session_options o = new reset_session_options();
+        try {
+            // init sets struct_size, which bounds what the library writes.
+            ResetNative.reset_session_options_init(o);
+            ResetNative.reset_session_get_options(handle(), o);
+            return SessionOptions.fromNative(o);
+        } finally {
+            o.delete();
             Reference.reachabilityFence(this);
         }
     }
@@ -353,6 +380,78 @@ public final class Session implements AutoCloseable {
         byte[] utf8Path = Text.utf8(path);
         try {
             ResetNative.reset_load_sequence(handle(), sequence, utf8Path);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
+     * (0.9) {@link #saveSequence} into memory (reset_save_sequence_to_memory; llama.cpp's
+     * llama_state_seq_get_data): the bytes {@link #saveSequence} would write to its file, for an application
+     * that keeps states in its own store, sends them to another process, or cannot afford the file's fsync.
+     * {@link #loadSequenceFromBytes} gives them to a sequence of this or another session of the same model.
+     * The library is asked for the size first, then fills an array of that length.  The session is unchanged
+     * whatever the outcome.
+     *
+     * @return a new array holding the state
+     * @throws ResetException OUT_OF_RANGE (sequence outside [0, sequences)), STATE (a session stopped by a
+     *     device failure), UNSUPPORTED (a state of more bytes than a Java array holds, {@code
+     *     Integer.MAX_VALUE - 8}: {@link #saveSequence} writes it to a file instead)
+     */
+    public byte[] saveSequenceToBytes(int sequence) throws ResetException {
+        long[] size = new long[1];
+        try {
+            // reset.h's idiom: the first call, with no room (null), asks the size; the second fills that many
+            // bytes (the size holds until the sequence changes, which nothing here does).
+            byte[] state = null;
+            while (true) {
+                try {
+                    ResetNative.reset_save_sequence_to_memory(handle(), sequence, state, size);
+                    if (state == null) return new byte[0];
+                    return size[0] == state.length ? state : Arrays.copyOf(state, stateLength(sequence, size[0]));
+                } catch (ResetException e) {
+                    if (e.getStatus() != Status.BUFFER_TOO_SMALL || state != null && size[0] <= state.length) throw e;
+                    state = new byte[stateLength(sequence, size[0])];
+                }
+            }
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
+     * The length of an array holding a sequence's state of {@code size} bytes (size_t, so a negative long is
+     * above 2^63).
+     *
+     * @throws ResetException UNSUPPORTED when no Java array holds that many bytes
+     */
+    static int stateLength(int sequence, long size) throws ResetException {
+        if (size < 0 || size > MAX_STATE_BYTES) {
+            throw new ResetException(Status.UNSUPPORTED, "sequence " + sequence + "'s state takes "
+                    + Long.toUnsignedString(size) + " bytes, more than a Java array holds (" + MAX_STATE_BYTES
+                    + "): save it to a file with saveSequence");
+        }
+        return (int) size;
+    }
+
+    /**
+     * (0.9) {@link #loadSequence} from memory (reset_load_sequence_from_memory; llama.cpp's
+     * llama_state_seq_set_data): {@code data} is what {@link #saveSequenceToBytes} returned, or a sequence
+     * file's contents, read during the call only.  The same checks, outcome and errors as
+     * {@link #loadSequence}, except that there is no file (no IO) and messages name the bytes
+     * {@code '<memory>'}; an empty or truncated array is FORMAT.  On an error the session's sequences are
+     * unchanged.
+     *
+     * @throws ResetException FORMAT (not a libreset sequence's state, or a malformed or truncated one),
+     *     UNSUPPORTED (a newer format), SHAPE (another model, weights format or KV cache type; the message
+     *     gives both), CONTEXT_OVERFLOW (longer than {@link #maxContext}), OUT_OF_RANGE (sequence outside [0,
+     *     sequences)), STATE (a session stopped by a device failure)
+     * @throws NullPointerException for null data
+     */
+    public void loadSequenceFromBytes(int sequence, byte[] data) throws ResetException {
+        Objects.requireNonNull(data, "data");
+        try {
+            ResetNative.reset_load_sequence_from_memory(handle(), sequence, data);
         } finally {
             Reference.reachabilityFence(this);
         }

@@ -112,6 +112,8 @@ class ResetTest {
         assertEquals(PolicyKind.UNKNOWN, PolicyKind.of(99));
         assertEquals(ChatTemplate.UNKNOWN, ChatTemplate.of(99));
         assertEquals(EndReason.UNKNOWN, EndReason.of(99));
+        assertEquals(KvCache.UNKNOWN, KvCache.of(99));
+        assertEquals(KvCache.FP8, KvCache.of(KvCache.FP8.code()));
         assertEquals(EndReason.LENGTH, EndReason.of(EndReason.LENGTH.code()));
         assertEquals(Weights.BF16, Weights.of(Weights.BF16.code()));
         ResetException weights = assertThrows(ResetException.class,
@@ -125,6 +127,9 @@ class ResetTest {
             ResetException kind = assertThrows(ResetException.class,
                     () -> session.setPolicy(PolicyParams.greedy().kind(PolicyKind.UNKNOWN)));
             assertEquals(Status.INVALID_ARGUMENT, kind.getStatus());
+            ResetException kvCache = assertThrows(ResetException.class,
+                    () -> model.newSession(new SessionOptions().kvCache(KvCache.UNKNOWN)));
+            assertEquals(Status.INVALID_ARGUMENT, kvCache.getStatus());
             ResetException template = assertThrows(ResetException.class, () -> tokenizer.chatFormat(
                     List.of(ChatMessage.user("hi")), new ChatOptions().template(ChatTemplate.UNKNOWN)));
             assertEquals(Status.INVALID_ARGUMENT, template.getStatus());
@@ -254,14 +259,16 @@ class ResetTest {
     @Test
     void anOlderMinorIsRefusedClearly() throws Exception {
         assertEquals(0, Reset.abiMajor());
-        assertEquals(8, Reset.abiMinor());
-        for (long newerOrSame : new long[] {800, 801, 899, 900, 9900}) Reset.checkAbi(newerOrSame);
-        // 0.7 has no reset_save_sequence or reset_load_sequence.
-        ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(700));
+        assertEquals(9, Reset.abiMinor());
+        for (long newerOrSame : new long[] {900, 901, 999, 1000, 9900}) Reset.checkAbi(newerOrSame);
+        // 0.8 has no reset_save_sequence_to_memory, reset_load_sequence_from_memory or reset_session_get_options.
+        ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(800));
         assertEquals(Status.UNSUPPORTED, e.getStatus());
-        assertEquals("libreset 0.7.0 is older than these bindings need (0.8 or newer): "
+        assertEquals("libreset 0.8.0 is older than these bindings need (0.9 or newer): "
                 + "it lacks functions or fields they use", e.getReason());
-        for (long version : new long[] {600, 500, 400, 300, 200, 100}) {
+        ResetException latest = assertThrows(ResetException.class, () -> Reset.checkAbi(899));
+        assertTrue(latest.getReason().startsWith("libreset 0.8.99 is older"), latest.getMessage());
+        for (long version : new long[] {700, 600, 500, 400, 300, 200, 100}) {
             ResetException older = assertThrows(ResetException.class, () -> Reset.checkAbi(version));
             assertTrue(older.getReason().startsWith("libreset 0." + version / 100 + ".0 is older"), older.getMessage());
         }
@@ -1391,6 +1398,146 @@ class ResetTest {
         }
     }
 
+    // ---------------------------------------------------------------- a sequence's state in memory (0.9)
+
+    /**
+     * Each sequence of a session, saved to bytes after a prompt and sampled draws, is the bytes saveSequence
+     * writes to its file, and the save changes nothing.  The bytes of sequence 0, loaded into the other
+     * sequence of another session, give it sequence 0's tokens and logits bit for bit; each sequence's bytes,
+     * loaded into the same sequence of a new session with the same policy, give it the saved tokens and
+     * logits, and the new session then draws from all tokens exactly what the saved one draws, ending with its
+     * tokens and logits.
+     */
+    @Test
+    void aSequenceSavedToBytesIsItsFileAndLoadsAsTheFileDoes(@TempDir Path dir) throws Exception {
+        final int sampled = 10;
+        try (Model model = chatOneThread(); Session saved = copySession(model, 0);
+                Session other = copySession(model, 0); Session loaded = truncateSession(model)) {
+            int[][] tokens = {saved.tokens(0), saved.tokens(1)};
+            float[][] logits = {saved.logits(0), saved.logits(1)};
+            byte[][] states = new byte[2][];
+            for (int i = 0; i < 2; i++) {
+                states[i] = saved.saveSequenceToBytes(i);
+                assertHolds(saved, i, tokens[i], logits[i], "after saveSequenceToBytes");
+                Path path = dir.resolve("sequence" + i + ".safetensors");
+                saved.saveSequence(i, path.toString());
+                assertArrayEquals(Files.readAllBytes(path), states[i], "sequence " + i + "'s bytes and its file");
+            }
+            assertFalse(Arrays.equals(tokens[0], tokens[1]) || Arrays.equals(states[0], states[1]),
+                    "both sequences hold " + Arrays.toString(tokens[0])
+                    + ": loading one's bytes for the other could not be told apart");
+
+            other.loadSequenceFromBytes(1, states[0]);
+            assertHolds(other, 1, tokens[0], logits[0], "after loadSequenceFromBytes(1) of sequence 0's bytes");
+
+            int[][] want = drawn(saved, 2, sampled);
+            loaded.setPolicy(copyPolicy(0));
+            for (int i = 0; i < 2; i++) loaded.loadSequenceFromBytes(i, states[i]);
+            for (int i = 0; i < 2; i++) {
+                assertHolds(loaded, i, tokens[i], logits[i], "after loadSequenceFromBytes into a new session");
+            }
+            int[][] got = drawn(loaded, 2, sampled);
+            assertTrue(Arrays.deepEquals(want, got), "drawing from all tokens, the new session drew "
+                    + Arrays.deepToString(got) + ", the saved one " + Arrays.deepToString(want));
+            for (int i = 0; i < 2; i++) {
+                assertHolds(loaded, i, saved.tokens(i), saved.logits(i), "after the draws, beside the saved session");
+            }
+        }
+    }
+
+    /**
+     * Bytes that are no sequence's state are refused with FORMAT, naming the memory: a truncated state and an
+     * empty array (the library's refusal, not the NULL data it would take for a bad argument).  The bytes of
+     * an FP32 cache's sequence are SHAPE in a BF16 session, and a sequence the session lacks is OUT_OF_RANGE
+     * for both calls.  Every refusal leaves the sequences exactly as they were, and the same load then
+     * succeeds.  Null data is refused before C, naming it.
+     */
+    @Test
+    void badSequenceBytesAreRefusedAndChangeNothing() throws Exception {
+        try (Model model = chatOneThread(); Session session = copySession(model, 0);
+                Session fp32 = model.newSession(new SessionOptions().maxContext(256).kvCache(KvCache.FP32))) {
+            byte[] good = session.saveSequenceToBytes(0);
+            fp32.prefill(TRUNCATE_PROMPT);
+            byte[] fp32State = fp32.saveSequenceToBytes(0);
+            int[][] tokens = {session.tokens(0), session.tokens(1)};
+            float[][] logits = {session.logits(0), session.logits(1)};
+            assertFalse(Arrays.equals(tokens[0], tokens[1]), "both sequences hold " + Arrays.toString(tokens[0])
+                    + ": a load of sequence 0's bytes into 1 could not be told apart");
+
+            assertStatus(Status.FORMAT, "'<memory>'",
+                    () -> session.loadSequenceFromBytes(1, Arrays.copyOf(good, good.length / 2)));
+            assertStatus(Status.FORMAT, "truncated",
+                    () -> session.loadSequenceFromBytes(1, Arrays.copyOf(good, good.length - 1)));
+            assertStatus(Status.FORMAT, "'<memory>'", () -> session.loadSequenceFromBytes(1, new byte[0]));
+            assertStatus(Status.SHAPE, "a KV cache of fp32; this session has bf16",
+                    () -> session.loadSequenceFromBytes(1, fp32State));
+            for (int bad : new int[] {2, -1}) {
+                String outside = "sequence " + bad + " is outside [0, 2)";
+                assertStatus(Status.OUT_OF_RANGE, outside, () -> session.loadSequenceFromBytes(bad, good));
+                assertStatus(Status.OUT_OF_RANGE, outside, () -> session.saveSequenceToBytes(bad));
+            }
+            NullPointerException none = assertThrows(NullPointerException.class,
+                    () -> session.loadSequenceFromBytes(1, null));
+            assertEquals("data", none.getMessage());
+            for (int i = 0; i < 2; i++) {
+                assertHolds(session, i, tokens[i], logits[i], "after the refused loads and saves");
+            }
+
+            session.loadSequenceFromBytes(1, good);
+            assertHolds(session, 1, tokens[0], logits[0], "after loadSequenceFromBytes(1) of sequence 0's bytes");
+            drawn(session, 2, 1);
+        }
+    }
+
+    /**
+     * A state longer than the largest Java array is refused with UNSUPPORTED, naming its size, rather than
+     * failing in the JVM (no test session holds gigabytes, so the check is exercised on its own); the largest
+     * that fits passes, as does a size_t above 2^63 not.
+     */
+    @Test
+    void aStateLongerThanAJavaArrayIsRefusedClearly() throws Exception {
+        assertEquals(Session.MAX_STATE_BYTES, Session.stateLength(0, Session.MAX_STATE_BYTES));
+        assertEquals(0, Session.stateLength(0, 0));
+        long tooLong = Session.MAX_STATE_BYTES + 1L;
+        assertStatus(Status.UNSUPPORTED, "sequence 1's state takes " + tooLong + " bytes, more than a Java array holds",
+                () -> Session.stateLength(1, tooLong));
+        assertStatus(Status.UNSUPPORTED, "state takes 18446744073709551615 bytes", () -> Session.stateLength(0, -1));
+    }
+
+    /**
+     * options() reads back what each session was created with, maxContext 0 resolved to min(model maximum,
+     * 4096) (the golden fixture's max_position_embeddings is 512, as maxContext() says), and a session opened
+     * with what it read back reads back the same.
+     */
+    @Test
+    void optionsAreWhatTheSessionWasCreatedWith() throws Exception {
+        Object[][] cases = {
+            {new SessionOptions(), new int[] {512, 1, 0}, KvCache.BF16},
+            {new SessionOptions().sequences(3).kvCache(KvCache.FP8).topLogprobs(5), new int[] {512, 3, 5}, KvCache.FP8},
+            {new SessionOptions().maxContext(48).sequences(2).kvCache(KvCache.FP32).topLogprobs(20),
+                new int[] {48, 2, 20}, KvCache.FP32},
+        };
+        try (Model model = goldenOneThread()) {
+            for (Object[] c : cases) {
+                int[] want = (int[]) c[1];
+                KvCache wantCache = (KvCache) c[2];
+                try (Session session = model.newSession((SessionOptions) c[0])) {
+                    SessionOptions got = session.options();
+                    int[] read = {got.maxContext(), got.sequences(), got.topLogprobs()};
+                    assertArrayEquals(want, read, "maxContext, sequences, topLogprobs read back");
+                    assertEquals(wantCache, got.kvCache());
+                    assertEquals(session.maxContext(), got.maxContext());
+                    try (Session again = model.newSession(got)) {
+                        SessionOptions twice = again.options();
+                        assertArrayEquals(want, new int[] {twice.maxContext(), twice.sequences(), twice.topLogprobs()},
+                                "read back from a session opened with what options() gave");
+                        assertEquals(wantCache, twice.kvCache());
+                    }
+                }
+            }
+        }
+    }
+
     // ---------------------------------------------------------------- KV cache types
 
     /**
@@ -1427,7 +1574,7 @@ class ResetTest {
     private static void assertRoundedAs(Model model, Session session, KvCache kvCache, int[] prompt)
             throws ResetException {
         Map<KvCache, float[]> logits = new EnumMap<>(KvCache.class);
-        for (KvCache other : KvCache.values()) {
+        for (KvCache other : new KvCache[] {KvCache.BF16, KvCache.FP8, KvCache.FP32}) {
             if (other == kvCache) continue;
             try (Session o = cacheSession(model, other, prompt)) {
                 logits.put(other, o.logits(0));
@@ -1789,6 +1936,9 @@ class ResetTest {
         assertThrows(IllegalStateException.class, () -> session.copySequence(0, 0));
         assertThrows(IllegalStateException.class, () -> session.saveSequence(0, "/nonexistent/sequence"));
         assertThrows(IllegalStateException.class, () -> session.loadSequence(0, "/nonexistent/sequence"));
+        assertThrows(IllegalStateException.class, () -> session.saveSequenceToBytes(0));
+        assertThrows(IllegalStateException.class, () -> session.loadSequenceFromBytes(0, new byte[16]));
+        assertThrows(IllegalStateException.class, session::options);
         assertThrows(IllegalStateException.class, () -> owned.encode("x"));
         assertThrows(IllegalStateException.class, model::tokenizer);
         model.close();
