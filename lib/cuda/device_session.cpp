@@ -39,6 +39,7 @@
 #endif
 
 #include "cuda/device_model.h"
+#include "cuda/staged_copy.h"
 #include "engine/device_engine.h"
 #include "kernels/attention_decode.h"
 #include "kernels/bf16_gemv.h"
@@ -57,6 +58,7 @@
 #include "kernels/step_trace.h"
 #include "kernels/top_logprobs.h"
 #include "rules/top_logprobs.h"
+#include "util/threads.h"
 
 namespace reset {
 
@@ -64,6 +66,11 @@ namespace {
 
 constexpr int kMaxRows = 8;  // rows of one GEMV launch: sequences of a step, positions of a prefill chunk
 constexpr int32_t kPrefillStage = kDevicePrefillTokens;  // prompt ids staged to the device per transfer
+// A sequence's K/V move through two page-locked halves of 4 MB (cuda/staged_copy.h): a layer of a
+// 1k Qwen3-8B sequence (4 MB in BF16) is one half, an 8k one eight, whose host copies overlap the
+// device's.  Up to 8 threads copy on the host: the memory system, not more cores, bounds them.
+constexpr size_t kKvStagingHalfBytes = size_t(4) << 20;
+constexpr int kKvStagingThreads = 8;
 constexpr int kGemmRows = kPrefillStage;  // rows of one GEMM prefill chunk (within one stage)
 // Default prefill_gemm_tokens: below this many rows a chunk runs through the GEMV.
 // Measured on the H100 with the Qwen3-8B shape (docs/cuda-engine.md): a GEMM chunk
@@ -227,12 +234,19 @@ public:
     void copy_sequence(int32_t from, int32_t to, int32_t length) override;
     void copy_logits(int32_t sequence, float *out) override;
     void read_kv(int32_t sequence, int32_t layer, int32_t length, void *keys, void *values) override {
-        transfer_kv(sequence, layer, length, keys, values, cudaMemcpyDeviceToHost);
+        use_device(dm_.device);
+        std::vector<CopySegment> segments;
+        add_kv_segments(sequence, layer, length, keys, values, segments);
+        kv_copier_.download(segments, stream_, "KV download");
     }
-    void write_kv(int32_t sequence, int32_t layer, int32_t length, const void *keys, const void *values) override {
-        // The upload only reads the host buffers.
-        transfer_kv(sequence, layer, length, const_cast<void *>(keys), const_cast<void *>(values),
-                    cudaMemcpyHostToDevice);
+    void write_kv(int32_t sequence, int32_t length, const std::vector<const uint8_t *> &keys,
+                  const std::vector<const uint8_t *> &values) override {
+        use_device(dm_.device);
+        std::vector<CopySegment> segments;
+        for (int32_t layer = 0; layer < config_.n_layers; ++layer)  // the upload only reads the host bytes
+            add_kv_segments(sequence, layer, length, const_cast<uint8_t *>(keys[size_t(layer)]),
+                            const_cast<uint8_t *>(values[size_t(layer)]), segments);
+        kv_copier_.upload(segments, stream_, "KV upload");
     }
     void write_logits(int32_t sequence, const float *logits) override;
     void step(const std::vector<SequenceSampler *> &samplers, const std::vector<uint8_t> &active,
@@ -263,9 +277,10 @@ private:
         return b;
     }
     KvCacheLayerView cache_view(int32_t layer) const;
-    // One layer's K and V of a sequence between the cache and host buffers in a sequence file's
-    // layout (DeviceSession::read_kv / write_kv), by `kind`.
-    void transfer_kv(int32_t sequence, int32_t layer, int32_t length, void *keys, void *values, cudaMemcpyKind kind);
+    // The contiguous runs between one layer's K and V of a sequence in the cache and host buffers in
+    // a sequence file's layout (DeviceSession::read_kv / write_kv): one per KV head and part.
+    void add_kv_segments(int32_t sequence, int32_t layer, int32_t length, void *keys, void *values,
+                         std::vector<CopySegment> &segments) const;
     void ensure_ring_capacity(int32_t window);
     // Capture and instantiate the step graph, if the session uses one and has none: at creation,
     // after the rings grew, so that a decode step does not (reset.h: nothing allocated mid-generation).
@@ -419,6 +434,9 @@ private:
     PinnedBuffer host_in_, host_out_, host_rings_;  // what the graph's range copies read and write (mapped)
     DeviceBuffer prefill_in_;
     PinnedBuffer host_prefill_;
+    // A sequence's K/V to and from host memory (reset_save_sequence, reset_load_sequence):
+    // page-locked halves reserved on first use.
+    StagedCopier kv_copier_;
 };
 
 CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &options,
@@ -426,7 +444,8 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
     : dm_(*model.device), config_(model.config), sequences_(options.sequences),
       capacity_(options.capacity),
       kv_type_(options.kv_cache == RESET_KV_CACHE_FP8 ? KvCacheType::kFp8E4M3 : KvCacheType::kBFloat16),
-      use_graph_(options.cuda_graph), top_logprobs_(options.top_logprobs) {
+      use_graph_(options.cuda_graph), top_logprobs_(options.top_logprobs),
+      kv_copier_(kKvStagingHalfBytes, std::min(openmp_threads(model.threads), kKvStagingThreads)) {
     if (sequences_ < 1 || sequences_ > kMaxRows) fail(RESET_ERR_INVALID_ARGUMENT, "sequences ", sequences_);
     if (top_logprobs_ < 0 || top_logprobs_ > std::min(rule::kMaxTopLogprobs, config_.vocab_size))
         fail(RESET_ERR_INVALID_ARGUMENT, "top_logprobs ", top_logprobs_);
@@ -946,25 +965,19 @@ void CudaSession::copy_logits(int32_t sequence, float *out) {
 
 // A sequence file's layer (engine/sequence_file.h) is [kv_head][position][head_dim] for positions
 // [0, length): the cache's [slot][kv_head][position][head_dim] with the capacity's pitch dropped.
-void CudaSession::transfer_kv(int32_t sequence, int32_t layer, int32_t length, void *keys, void *values,
-                              cudaMemcpyKind kind) {
-    use_device(dm_.device);
+void CudaSession::add_kv_segments(int32_t sequence, int32_t layer, int32_t length, void *keys, void *values,
+                                  std::vector<CopySegment> &segments) const {
     const ModelConfig &c = config_;
     const size_t element = size_t(kv_cache_element_bytes(kv_type_));
-    const size_t head_bytes = size_t(capacity_) * size_t(c.head_dim) * element;
-    const size_t width = size_t(length) * size_t(c.head_dim) * element;
+    const size_t head_bytes = size_t(capacity_) * size_t(c.head_dim) * element;  // the cache's pitch
+    const size_t width = size_t(length) * size_t(c.head_dim) * element;          // the file's
     const KvCacheLayerView v = cache_view(layer);
-    void *device[2] = {static_cast<uint8_t *>(v.keys) + size_t(sequence) * c.n_kv_heads * head_bytes,
-                       static_cast<uint8_t *>(v.values) + size_t(sequence) * c.n_kv_heads * head_bytes};
-    void *host[2] = {keys, values};
-    const bool download = kind == cudaMemcpyDeviceToHost;
-    for (int i = 0; i < 2; ++i)
-        cuda_check(download ? cudaMemcpy2DAsync(host[i], width, device[i], head_bytes, width, size_t(c.n_kv_heads),
-                                                kind, stream_)
-                            : cudaMemcpy2DAsync(device[i], head_bytes, host[i], width, width, size_t(c.n_kv_heads),
-                                                kind, stream_),
-                   download ? "KV download" : "KV upload");
-    sync(download ? "KV download" : "KV upload");
+    uint8_t *device[2] = {static_cast<uint8_t *>(v.keys) + size_t(sequence) * c.n_kv_heads * head_bytes,
+                          static_cast<uint8_t *>(v.values) + size_t(sequence) * c.n_kv_heads * head_bytes};
+    uint8_t *host[2] = {static_cast<uint8_t *>(keys), static_cast<uint8_t *>(values)};
+    for (int part = 0; part < 2; ++part)
+        for (int32_t head = 0; head < c.n_kv_heads; ++head)
+            segments.push_back({host[part] + size_t(head) * width, device[part] + size_t(head) * head_bytes, width});
 }
 
 void CudaSession::write_logits(int32_t sequence, const float *logits) {

@@ -73,11 +73,14 @@ public:
     virtual void copy_sequence(int32_t from, int32_t to, int32_t length) = 0;
     // The current logits of a sequence (vocab_size floats).
     virtual void copy_logits(int32_t sequence, float *out) = 0;
-    // One layer's K and V of a sequence as a sequence file holds them
-    // (engine/sequence_file.h): positions [0, length) as [kv_head][position]
-    // [head_dim] in the cache's element encoding, from or into host memory.
+    // K and V of a sequence as a sequence file holds them (engine/sequence_file.h):
+    // positions [0, length) as [kv_head][position][head_dim] in the cache's element
+    // encoding, in host memory.  read_kv gives one layer's (the file is written a layer
+    // at a time); write_kv takes every layer's (keys[l], values[l]), so the copies of
+    // one layer overlap the next's.
     virtual void read_kv(int32_t sequence, int32_t layer, int32_t length, void *keys, void *values) = 0;
-    virtual void write_kv(int32_t sequence, int32_t layer, int32_t length, const void *keys, const void *values) = 0;
+    virtual void write_kv(int32_t sequence, int32_t length, const std::vector<const uint8_t *> &keys,
+                          const std::vector<const uint8_t *> &values) = 0;
     // Make `logits` (vocab_size floats) the sequence's current logits.
     virtual void write_logits(int32_t sequence, const float *logits) = 0;
     // One decode step: every sequence s with active[s] samples a token from its

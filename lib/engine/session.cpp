@@ -338,8 +338,7 @@ void Session::install_sequence(int32_t index, SequenceFile file) {
     if (device_) {
         // A failed upload leaves the sequence's rows unknown: the session stops until a reset.
         breaking_on_failure([&] {
-            for (int32_t layer = 0; length > 0 && layer < model_->config.n_layers; ++layer)
-                device_->write_kv(index, layer, length, file.keys[size_t(layer)], file.values[size_t(layer)]);
+            if (length > 0) device_->write_kv(index, length, file.keys, file.values);
             if (record.has_logits) device_->write_logits(index, record.logits.data());
         });
     } else {
