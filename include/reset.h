@@ -515,6 +515,11 @@ RESET_API reset_status reset_copy_sequence(reset_session *session, int32_t from,
  * BF16, 1.2 GB at 8k), plus the vocabulary's logits (0.6 MB).  It is
  * written to a new file beside `path`, flushed to disk and renamed onto
  * `path`, so a failing save leaves whatever `path` held as it was.
+ * On the CUDA backend a session's first save or load (this function, its
+ * memory form, or their load counterparts) reserves 8 MB of page-locked
+ * host memory through which the KV cache moves (0.9), kept until the
+ * session is freed; where the system refuses it, the copies are slower,
+ * not failed.
  * Errors: RESET_ERR_IO (the file cannot be written; the message names it
  * and the system's reason), RESET_ERR_OUT_OF_RANGE (sequence outside [0,
  * sequences)), RESET_ERR_STATE (a session stopped by a device failure),

@@ -146,8 +146,8 @@ reset_status reset_save_sequence_to_memory(const reset_session *session, int32_t
         if (!buffer && capacity > 0) fail(RESET_ERR_INVALID_ARGUMENT, "buffer is NULL with capacity ", capacity);
         *size = s.save_sequence_to_memory(sequence, static_cast<uint8_t *>(buffer), capacity);
         if (*size > capacity)
-            fail(RESET_ERR_BUFFER_TOO_SMALL, "sequence ", sequence, "'s state takes ", *size, " bytes; the buffer holds ",
-                 capacity);
+            fail(RESET_ERR_BUFFER_TOO_SMALL, "sequence ", sequence, "'s state takes ", *size,
+                 " bytes; the buffer holds ", capacity);
     });
 }
 

@@ -333,8 +333,9 @@ SequenceImage plan_image(const SequenceFileIdentity &identity, const char *backe
     const std::vector<int64_t> layer_shape = {identity.kv_heads, length, identity.head_dim};
     for (int32_t layer = 0; layer < identity.layers; ++layer) {
         const std::string prefix = "layers." + std::to_string(layer) + ".";
-        plan.push_back({prefix + "keys", kv_dtype(identity.kv_cache), layer_shape, layer_bytes, nullptr, layer, false});
-        plan.push_back({prefix + "values", kv_dtype(identity.kv_cache), layer_shape, layer_bytes, nullptr, layer, true});
+        const Dtype dtype = kv_dtype(identity.kv_cache);
+        plan.push_back({prefix + "keys", dtype, layer_shape, layer_bytes, nullptr, layer, false});
+        plan.push_back({prefix + "values", dtype, layer_shape, layer_bytes, nullptr, layer, true});
     }
     plan.push_back({"held", Dtype::U8, {int64_t(r.held.size())}, r.held.size(), r.held.data()});
     plan.push_back({"stream.pending", Dtype::U8, {int64_t(r.stream.pending.size())}, r.stream.pending.size(),

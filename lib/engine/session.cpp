@@ -311,7 +311,8 @@ void Session::load_sequence(int32_t index, const std::string &path) {
 void Session::load_sequence_from_memory(int32_t index, const uint8_t *bytes, size_t size) {
     check_sequence(index);
     throw_if_broken();
-    install_sequence(index, read_sequence_memory(bytes, size, sequence_file_identity(*model_, kv_cache_), max_context_));
+    install_sequence(index,
+                     read_sequence_memory(bytes, size, sequence_file_identity(*model_, kv_cache_), max_context_));
 }
 
 void Session::install_sequence(int32_t index, SequenceFile file) {

@@ -381,8 +381,8 @@ func (s *Session) SaveSequence(sequence int, path string) error {
 // (as after CopySequence).  This session's policy, stop conditions and logit
 // bias apply from the next Step.  The file must come from the same model,
 // loaded with the same weights format, and from a session with the same KV
-// cache type (this package's sessions all use the library's default, BF16);
-// the backend may differ.  On an error the session's sequences are unchanged:
+// cache type (SessionOptions.KVCache; Options tells a session's); the
+// backend may differ.  On an error the session's sequences are unchanged:
 // StatusIO (missing or unreadable), StatusFormat (not a libreset sequence
 // file, or a malformed or truncated one), StatusUnsupported (a newer file
 // format), StatusShape (another model, weights format or KV cache type; the

@@ -365,8 +365,8 @@ public final class Session implements AutoCloseable {
      * (reset_load_sequence): it forgets what it held and continues as the saved sequence would have, except
      * that its draws are keyed by its own index (as after {@link #copySequence}).  This session's policy, stop
      * conditions and logit bias apply from the next step.  The file must come from the same model, loaded with
-     * the same weights format, and from a session with the same KV cache type (this binding's sessions all use
-     * the library's default, BF16); the backend may differ.  On an error the session's sequences are unchanged.
+     * the same weights format, and from a session with the same KV cache type ({@link SessionOptions#kvCache(KvCache)},
+     * {@link #options} tells a session's); the backend may differ.  On an error the session's sequences are unchanged.
      *
      * @param path the file's path, as UTF-8
      * @throws ResetException IO (missing or unreadable), FORMAT (not a libreset sequence file, or a malformed
