@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cuda/staged_copy.h"
 #include "engine/device_engine.h"
+#include "util/threads.h"
 
 namespace reset {
 
@@ -148,13 +150,22 @@ struct HostLayer {
 
 class Uploader {
 public:
-    explicit Uploader(DeviceModel &model) : m_(model) {}
+    Uploader(DeviceModel &model, int threads) : m_(model), copier_(kUploadHalfBytes, threads) {}
 
+    // Device memory for `n` bytes at `data`, which are copied there by the next flush().
     const void *bytes(const void *data, size_t n, const std::string &what) {
         if (n == 0) return nullptr;
-        m_.buffers.push_back(DeviceBuffer::from(static_cast<const uint8_t *>(data), n, what));
+        m_.buffers.emplace_back(n, what);
         m_.bytes += n;
+        pending_.push_back({const_cast<void *>(data), m_.buffers.back().as(), n});  // only read
         return m_.buffers.back().as();
+    }
+    // Copy what bytes() reserved since the last flush (its host data may then be freed).  On the
+    // legacy stream, after the buffers' zeroing; through page-locked staging (cuda/staged_copy.h),
+    // which session 36 measured at 3× the driver's pageable copies for a sequence's K/V.
+    void flush() {
+        copier_.upload(pending_, nullptr, "weight upload");
+        pending_.clear();
     }
     template <typename T>
     const T *vector(const std::vector<T> &v, const std::string &what) {
@@ -193,7 +204,11 @@ public:
     }
 
 private:
+    // Halves of 16 MB: a Qwen3-8B NVFP4 layer (~150 MB) is ten of them.
+    static constexpr size_t kUploadHalfBytes = size_t(16) << 20;
     DeviceModel &m_;
+    StagedCopier copier_;
+    std::vector<CopySegment> pending_;
 };
 
 }  // namespace
@@ -239,7 +254,7 @@ std::shared_ptr<DeviceModel> upload_model(const LoadedModel &model, int32_t devi
     }
     if (!error.empty()) fail(error_status, error);
 
-    Uploader up(*m);
+    Uploader up(*m, std::min(openmp_threads(model.threads), 8));  // 8 copy threads saturate the host's memory
     m->embed = static_cast<const uint16_t *>(
         up.bytes(w.embed.data, size_t(w.embed.rows * w.embed.cols) * sizeof(uint16_t), "embeddings"));
     for (size_t l = 0; l < w.layers.size(); ++l) {
@@ -255,6 +270,7 @@ std::shared_ptr<DeviceModel> upload_model(const LoadedModel &model, int32_t devi
         d.gate_up = up.linear(host[l].gate_up, name + " gate/up");
         d.down = up.linear(host[l].down, name + " down_proj");
         m->layers.push_back(std::move(d));
+        up.flush();
         host[l] = HostLayer();  // free the repacked host copy as we go
     }
     m->final_norm = up.vector(w.final_norm, "final norm");
@@ -268,11 +284,14 @@ std::shared_ptr<DeviceModel> upload_model(const LoadedModel &model, int32_t devi
         m->lm_head.parts.push_back(part);
         m->lm_head.out_features = w.lm_head.out_features;
     } else {
-        m->lm_head = up.linear(prepare_group({&w.lm_head}, false, decode), "lm_head");
+        const HostLinear lm_head = prepare_group({&w.lm_head}, false, decode);  // alive until the flush
+        m->lm_head = up.linear(lm_head, "lm_head");
+        up.flush();
     }
-    // cudaMemset and pageable cudaMemcpy may return before the device has finished them, and
-    // they run on the legacy stream, which a session's non-blocking stream does not wait for:
-    // wait here, so no kernel can read a weight that has not landed.
+    up.flush();
+    // cudaMemset may return before the device has finished it, and it runs on the legacy stream,
+    // which a session's non-blocking stream does not wait for: wait here, so no kernel can read a
+    // weight that has not landed.
     cuda_check(cudaDeviceSynchronize(), "weight upload");
     return m;
 }
