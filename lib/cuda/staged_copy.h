@@ -1,7 +1,8 @@
 // staged_copy.h — large copies between pageable host memory and the device
 // through page-locked staging: what moves a sequence's KV cache to and from
 // a file or a caller's buffer (reset_save_sequence, reset_load_sequence and
-// their memory forms).
+// their memory forms), and a model's weights to the device at load
+// (cuda/device_model.cpp, whose copier lives only as long as the load).
 //
 // Why: cudaMemcpyAsync from pageable memory is staged by the driver through
 // its own small page-locked buffers, one CPU thread copying: session 36 run 1
