@@ -8,8 +8,7 @@
 
 namespace reset {
 
-StagedCopier::StagedCopier(size_t half_bytes, int threads)
-    : half_bytes_(std::max<size_t>(half_bytes, 1)), threads_(std::max(threads, 1)) {}
+StagedCopier::StagedCopier(size_t half_bytes, int threads) : half_bytes_(half_bytes), threads_(std::max(threads, 1)) {}
 
 StagedCopier::~StagedCopier() {
     for (cudaEvent_t event : done_)
@@ -20,6 +19,7 @@ StagedCopier::~StagedCopier() {
 bool StagedCopier::reserve() {
     if (tried_) return staging_ != nullptr;
     tried_ = true;
+    if (half_bytes_ == 0) return false;  // asked for no staging
     // Reserved on first use, not with the session: a session that never saves or loads a
     // sequence pins nothing.  A refusal (a locked-memory limit) costs speed, not the copy.
     if (cudaHostAlloc(&staging_, 2 * half_bytes_, cudaHostAllocDefault) != cudaSuccess) {

@@ -29,7 +29,8 @@ struct CopySegment {
 
 class StagedCopier {
 public:
-    // half_bytes: each half of the staging buffer; threads: host copy threads (>= 1).
+    // half_bytes: each half of the staging buffer (0: none, every copy the driver's pageable
+    // one, as when the system refuses page-locked memory); threads: host copy threads (>= 1).
     StagedCopier(size_t half_bytes, int threads);
     ~StagedCopier();
     StagedCopier(const StagedCopier &) = delete;

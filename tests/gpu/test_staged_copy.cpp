@@ -1,7 +1,9 @@
 // test_staged_copy.cpp — StagedCopier (lib/cuda/staged_copy.h): segments of
 // random sizes (empty ones, ones longer than a half, many within one) at
 // random places, uploaded from pageable memory and downloaded back, for
-// halves of 1 byte, 1000 bytes, 64 KB and 4 MB and 1, 3 and 8 host threads.
+// halves of 1 byte, 1000 bytes, 64 KB and 4 MB and 1, 3 and 8 host threads,
+// and without staging (half 0: the path taken when page-locked memory is
+// refused).
 // The device's bytes must be the host's (read back with a plain cudaMemcpy,
 // not the code under test), the downloaded bytes the device's, and no byte
 // outside a segment written on either side (poisoned beforehand).  Fresh
@@ -104,10 +106,11 @@ void round_trip(size_t half, int threads, size_t count, size_t longest) {
 
 int main(int argc, char **argv) {
     if (!start("test_staged_copy", argc, argv)) return 0;
-    for (size_t half : {size_t(1), size_t(1000), size_t(64) << 10, size_t(4) << 20})
+    for (size_t half : {size_t(0), size_t(1), size_t(1000), size_t(64) << 10, size_t(4) << 20})
         for (int threads : {1, 3, 8}) {
-            if (half == 1 && threads != 3) continue;  // a byte per half: one case is enough (slow)
-            const size_t longest = half == 1 ? 300 : 3 * half + 17;  // segments spanning several halves
+            if (half <= 1 && threads != 3) continue;  // no staging, or a byte per half: one case is enough
+            // Segments spanning several halves (without staging, as long as the 64 KB case's).
+            const size_t longest = half == 1 ? 300 : half == 0 ? 196625 : 3 * half + 17;
             const size_t count = half == 1 ? 20 : std::min<size_t>(64, (16 << 20) / (longest + 64));
             round_trip(half, threads, count, longest);
             round_trip(half, threads, 0, 1);  // nothing to copy
