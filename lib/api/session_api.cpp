@@ -10,7 +10,7 @@
 
 struct reset_session {
     std::unique_ptr<reset::Session> session;
-    reset_session_options options;  // as created, max_context resolved (reset_session_get_options)
+    reset_session_options options;  // as given (reset_session_get_options resolves max_context from the session)
 };
 
 namespace reset {
@@ -78,7 +78,6 @@ reset_status reset_session_create(reset_model *model, const reset_session_option
         auto handle = std::make_unique<reset_session>();
         handle->session = std::make_unique<Session>(std::move(loaded), session_options);
         handle->options = o;
-        handle->options.max_context = context;
         HandleRegistry<reset_session>::instance().add(handle.get());
         *out_session = handle.release();
     });
@@ -161,7 +160,9 @@ reset_status reset_load_sequence_from_memory(reset_session *session, int32_t seq
 
 reset_status reset_session_get_options(const reset_session *session, reset_session_options *out) {
     return api_call([&] {
-        const reset_session_options o = checked_handle(session, "session")->options;
+        const reset_session *live = checked_handle(session, "session");
+        reset_session_options o = live->options;
+        o.max_context = live->session->max_context();  // 0 given: resolved at creation
         require(out, "out");
         check_caller_struct<reset_session_options>(out->struct_size, "out", "reset_session_options_init");
         const uint32_t size = out->struct_size;

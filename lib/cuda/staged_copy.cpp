@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "cuda/device_buffer.h"
 
 namespace reset {
 
@@ -13,30 +12,32 @@ StagedCopier::StagedCopier(size_t half_bytes, int threads) : half_bytes_(half_by
 StagedCopier::~StagedCopier() {
     for (cudaEvent_t event : done_)
         if (event) cudaEventDestroy(event);
-    if (staging_) cudaFreeHost(staging_);
 }
 
 bool StagedCopier::reserve() {
-    if (tried_) return staging_ != nullptr;
+    if (tried_) return staging_.bytes() > 0;
     tried_ = true;
     if (half_bytes_ == 0) return false;  // asked for no staging
     // Reserved on first use, not with the session: a session that never saves or loads a
     // sequence pins nothing.  A refusal (a locked-memory limit) costs speed, not the copy.
-    if (cudaHostAlloc(&staging_, 2 * half_bytes_, cudaHostAllocDefault) != cudaSuccess) {
+    try {
+        for (cudaEvent_t &event : done_) cuda_check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "event");
+        staging_ = PinnedBuffer(2 * half_bytes_, "the staging of host copies");
+    } catch (const Error &) {
         cudaGetLastError();
-        staging_ = nullptr;
+        staging_ = PinnedBuffer();
         return false;
     }
-    for (cudaEvent_t &event : done_) {
-        if (cudaEventCreateWithFlags(&event, cudaEventDisableTiming) != cudaSuccess) {
-            cudaGetLastError();
-            event = nullptr;
-            cudaFreeHost(staging_);
-            staging_ = nullptr;
-            return false;
-        }
-    }
     return true;
+}
+
+void StagedCopier::copy_directly(const std::vector<CopySegment> &segments, cudaStream_t stream, bool upload,
+                                 const char *what) const {
+    for (const CopySegment &s : segments)
+        cuda_check(upload ? cudaMemcpyAsync(s.device, s.host, s.bytes, cudaMemcpyHostToDevice, stream)
+                          : cudaMemcpyAsync(s.host, s.device, s.bytes, cudaMemcpyDeviceToHost, stream),
+                   what);
+    cuda_check(cudaStreamSynchronize(stream), what);
 }
 
 std::vector<std::vector<StagedCopier::Piece>> StagedCopier::plan(const std::vector<CopySegment> &segments) const {
@@ -80,38 +81,26 @@ void StagedCopier::host_copy(const std::vector<Piece> &pieces, uint8_t *half, bo
 }
 
 void StagedCopier::upload(const std::vector<CopySegment> &segments, cudaStream_t stream, const char *what) {
-    if (!reserve()) {
-        for (const CopySegment &s : segments)
-            cuda_check(cudaMemcpyAsync(s.device, s.host, s.bytes, cudaMemcpyHostToDevice, stream), what);
-        cuda_check(cudaStreamSynchronize(stream), what);
-        return;
-    }
+    if (!reserve()) return copy_directly(segments, stream, true, what);
     const std::vector<std::vector<Piece>> halves = plan(segments);
     for (size_t c = 0; c < halves.size(); ++c) {
-        uint8_t *half = static_cast<uint8_t *>(staging_) + (c % 2) * half_bytes_;
         // The half's last device copies (two halves ago, or an earlier call's) have finished;
         // an event never recorded counts as finished.
         cuda_check(cudaEventSynchronize(done_[c % 2]), what);
-        host_copy(halves[c], half, true);  // while the device copies the other half
+        host_copy(halves[c], half(c), true);  // while the device copies the other half
         for (const Piece &p : halves[c])
-            cuda_check(cudaMemcpyAsync(p.device, half + p.offset, p.bytes, cudaMemcpyHostToDevice, stream), what);
+            cuda_check(cudaMemcpyAsync(p.device, half(c) + p.offset, p.bytes, cudaMemcpyHostToDevice, stream), what);
         cuda_check(cudaEventRecord(done_[c % 2], stream), what);
     }
     cuda_check(cudaStreamSynchronize(stream), what);
 }
 
 void StagedCopier::download(const std::vector<CopySegment> &segments, cudaStream_t stream, const char *what) {
-    if (!reserve()) {
-        for (const CopySegment &s : segments)
-            cuda_check(cudaMemcpyAsync(s.host, s.device, s.bytes, cudaMemcpyDeviceToHost, stream), what);
-        cuda_check(cudaStreamSynchronize(stream), what);
-        return;
-    }
+    if (!reserve()) return copy_directly(segments, stream, false, what);
     const std::vector<std::vector<Piece>> halves = plan(segments);
     const auto enqueue = [&](size_t c) {
-        uint8_t *half = static_cast<uint8_t *>(staging_) + (c % 2) * half_bytes_;
         for (const Piece &p : halves[c])
-            cuda_check(cudaMemcpyAsync(half + p.offset, p.device, p.bytes, cudaMemcpyDeviceToHost, stream), what);
+            cuda_check(cudaMemcpyAsync(half(c) + p.offset, p.device, p.bytes, cudaMemcpyDeviceToHost, stream), what);
         cuda_check(cudaEventRecord(done_[c % 2], stream), what);
     };
     // An earlier call that failed part-way may have left copies into the halves in flight.
@@ -122,7 +111,7 @@ void StagedCopier::download(const std::vector<CopySegment> &segments, cudaStream
         // contents, half c - 1, were copied out in the last iteration).
         if (c + 1 < halves.size()) enqueue(c + 1);
         cuda_check(cudaEventSynchronize(done_[c % 2]), what);
-        host_copy(halves[c], static_cast<uint8_t *>(staging_) + (c % 2) * half_bytes_, false);
+        host_copy(halves[c], half(c), false);
     }
 }
 

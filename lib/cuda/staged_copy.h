@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "cuda/device_buffer.h"
+
 namespace reset {
 
 // A contiguous run of bytes on each side.
@@ -54,13 +56,17 @@ private:
     // The segments cut into halves' worth of pieces, in order.
     std::vector<std::vector<Piece>> plan(const std::vector<CopySegment> &segments) const;
     bool reserve();
+    uint8_t *half(size_t c) const { return staging_.as<uint8_t>() + (c % 2) * half_bytes_; }
     // The pieces' host bytes to or from `half`, on `threads_` threads.
     void host_copy(const std::vector<Piece> &pieces, uint8_t *half, bool to_half) const;
+    // Without staging: each segment the driver's pageable copy, then wait.
+    void copy_directly(const std::vector<CopySegment> &segments, cudaStream_t stream, bool upload,
+                       const char *what) const;
 
     size_t half_bytes_;
     int threads_;
     bool tried_ = false;
-    void *staging_ = nullptr;  // 2 × half_bytes_ page-locked, or null
+    PinnedBuffer staging_;  // 2 × half_bytes_, or empty
     cudaEvent_t done_[2] = {nullptr, nullptr};  // a half's device copies have finished
 };
 

@@ -1865,25 +1865,34 @@ func TestASavedSequenceLoadsIntoANewSessionAndContinuesAsItWould(t *testing.T) {
 	if reflect.DeepEqual(tokens[0], tokens[1]) {
 		t.Fatalf("both sequences hold %v: loading one file for the other could not be told apart", tokens[0])
 	}
-	want := drawn(t, saved, sampled)
+	loadsAndContinues(t, m, saved, sampled, tokens, logits, "LoadSequence",
+		func(s *Session, i int) error { return s.LoadSequence(i, paths[i]) })
+}
 
+// loadsAndContinues gives each of saved's sequences (tokens[i], logits[i]) to the same sequence of a new
+// session with the same policy by load, which must then hold them bit for bit, draw from all tokens exactly
+// what saved draws, and end with saved's tokens and logits.
+func loadsAndContinues(t *testing.T, m *Model, saved *Session, sampled int, tokens [][]int32, logits [][]float32,
+	name string, load func(s *Session, i int) error) {
+	t.Helper()
+	want := drawn(t, saved, sampled)
 	loaded := truncateSession(t, m)
 	defer loaded.Close()
 	if err := loaded.SetPolicy(copyPolicy(0)); err != nil {
 		t.Fatal(err)
 	}
-	for i, path := range paths {
-		if err := loaded.LoadSequence(i, path); err != nil {
+	for i := range tokens {
+		if err := load(loaded, i); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for i := range paths {
-		holds(t, loaded, i, tokens[i], logits[i], "after LoadSequence into a new session")
+	for i := range tokens {
+		holds(t, loaded, i, tokens[i], logits[i], "after "+name+" into a new session")
 	}
 	if got := drawn(t, loaded, sampled); !reflect.DeepEqual(got, want) {
 		t.Fatalf("drawing from all tokens, the new session drew %v, the saved one %v", got, want)
 	}
-	for i := range paths {
+	for i := range tokens {
 		tokens, logits := heldBy(t, saved, i)
 		holds(t, loaded, i, tokens, logits, "after the draws, beside the saved session")
 	}
@@ -2038,27 +2047,8 @@ func TestASequenceSavedToBytesIsItsFileAndLoadsAsTheFileDoes(t *testing.T) {
 	}
 	holds(t, other, 1, tokens[0], logits[0], "after LoadSequenceBytes(1) of sequence 0's bytes")
 
-	want := drawn(t, saved, sampled)
-	loaded := truncateSession(t, m)
-	defer loaded.Close()
-	if err := loaded.SetPolicy(copyPolicy(0)); err != nil {
-		t.Fatal(err)
-	}
-	for i, state := range states {
-		if err := loaded.LoadSequenceBytes(i, state); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := range states {
-		holds(t, loaded, i, tokens[i], logits[i], "after LoadSequenceBytes into a new session")
-	}
-	if got := drawn(t, loaded, sampled); !reflect.DeepEqual(got, want) {
-		t.Fatalf("drawing from all tokens, the new session drew %v, the saved one %v", got, want)
-	}
-	for i := range states {
-		tokens, logits := heldBy(t, saved, i)
-		holds(t, loaded, i, tokens, logits, "after the draws, beside the saved session")
-	}
+	loadsAndContinues(t, m, saved, sampled, tokens, logits, "LoadSequenceBytes",
+		func(s *Session, i int) error { return s.LoadSequenceBytes(i, states[i]) })
 }
 
 // Bytes that are no sequence's state are refused with StatusFormat, naming the memory: a truncated state and

@@ -1237,6 +1237,19 @@ fn bits(logits: &[f32]) -> Vec<u32> {
 }
 
 /// Both sequences' tokens and logits (as bits).
+// Sequence 1 holds what sequence 0 saved (`source`): top_k = 1 draws the argmax whatever the key, so the two
+// continue exactly alike, their tokens `source` and then the same draws.
+fn continues_as_the_saved_one(session: &mut Session<'_>, source: &[i32]) {
+    let policy =
+        PolicyParams { kind: PolicyKind::Fixed, temperature: 1.5, seed: 5, top_k: 1, ..PolicyParams::greedy() };
+    session.set_policy(&policy).unwrap();
+    let drawn = decode_both(session, TRUNCATE_STEPS);
+    assert_eq!(drawn[0], drawn[1]);
+    let [zero, one] = state_of(session);
+    assert_eq!(zero, one);
+    assert_eq!(zero.0, [source, &drawn[0]].concat());
+}
+
 fn state_of(session: &Session<'_>) -> [(Vec<i32>, Vec<u32>); 2] {
     [0, 1].map(|s| (session.tokens(s).unwrap(), bits(&session.logits(s).unwrap())))
 }
@@ -1293,15 +1306,7 @@ fn a_sequence_loaded_into_another_holds_the_saved_tokens_and_logits_and_continue
     // The target holds the saved tokens and logits, bit for bit; the saved sequence is left as it was.
     assert_eq!(state_of(&session), [(source.clone(), logits.clone()), (source.clone(), logits)]);
     assert_eq!((session.len(0), session.len(1)), (source.len() as i32, source.len() as i32));
-    // top_k = 1 draws the argmax whatever the key: the loaded sequence continues exactly as the saved one does.
-    let policy =
-        PolicyParams { kind: PolicyKind::Fixed, temperature: 1.5, seed: 5, top_k: 1, ..PolicyParams::greedy() };
-    session.set_policy(&policy).unwrap();
-    let drawn = decode_both(&mut session, TRUNCATE_STEPS);
-    assert_eq!(drawn[0], drawn[1]);
-    let [zero, one] = state_of(&session);
-    assert_eq!(zero, one);
-    assert_eq!(zero.0, [&source[..], &drawn[0]].concat());
+    continues_as_the_saved_one(&mut session, &source);
 }
 
 #[test]
@@ -1500,15 +1505,7 @@ fn a_state_loaded_from_any_slice_into_another_sequence_continues_as_the_saved_on
         // The target holds the saved tokens and logits, bit for bit; the saved sequence is left as it was.
         assert_eq!(state_of(&session), [(source.clone(), logits.clone()), (source.clone(), logits.clone())]);
     }
-    // top_k = 1 draws the argmax whatever the key: the loaded sequence continues exactly as the saved one does.
-    let policy =
-        PolicyParams { kind: PolicyKind::Fixed, temperature: 1.5, seed: 5, top_k: 1, ..PolicyParams::greedy() };
-    session.set_policy(&policy).unwrap();
-    let drawn = decode_both(&mut session, TRUNCATE_STEPS);
-    assert_eq!(drawn[0], drawn[1]);
-    let [zero, one] = state_of(&session);
-    assert_eq!(zero, one);
-    assert_eq!(zero.0, [&source[..], &drawn[0]].concat());
+    continues_as_the_saved_one(&mut session, &source);
 }
 
 #[test]

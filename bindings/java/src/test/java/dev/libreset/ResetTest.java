@@ -1329,19 +1329,34 @@ class ResetTest {
                 paths[i] = dir.resolve("sequence" + i + ".safetensors").toString();
                 saved.saveSequence(i, paths[i]);
             }
-            int[][] want = drawn(saved, 2, sampled);
+            assertLoadsAndContinues(saved, loaded, sampled, tokens, logits, "loadSequence",
+                    i -> loaded.loadSequence(i, paths[i]));
+        }
+    }
 
-            loaded.setPolicy(copyPolicy(0));
-            for (int i = 0; i < 2; i++) loaded.loadSequence(i, paths[i]);
-            for (int i = 0; i < 2; i++) {
-                assertHolds(loaded, i, tokens[i], logits[i], "after loadSequence into a new session");
-            }
-            int[][] got = drawn(loaded, 2, sampled);
-            assertTrue(Arrays.deepEquals(want, got), "drawing from all tokens, the new session drew "
-                    + Arrays.deepToString(got) + ", the saved one " + Arrays.deepToString(want));
-            for (int i = 0; i < 2; i++) {
-                assertHolds(loaded, i, saved.tokens(i), saved.logits(i), "after the draws, beside the saved session");
-            }
+    /** How a test gives saved sequence i to the new session. */
+    private interface SequenceLoad {
+        void load(int sequence) throws ResetException;
+    }
+
+    /**
+     * Each of saved's two sequences (tokens[i], logits[i]) given to the same sequence of `loaded`, a new
+     * session, with saved's policy, by load: it holds them bit for bit, draws from all tokens exactly what
+     * saved draws, and ends with saved's tokens and logits.
+     */
+    private static void assertLoadsAndContinues(Session saved, Session loaded, int sampled, int[][] tokens,
+            float[][] logits, String name, SequenceLoad load) throws ResetException {
+        int[][] want = drawn(saved, 2, sampled);
+        loaded.setPolicy(copyPolicy(0));
+        for (int i = 0; i < 2; i++) load.load(i);
+        for (int i = 0; i < 2; i++) {
+            assertHolds(loaded, i, tokens[i], logits[i], "after " + name + " into a new session");
+        }
+        int[][] got = drawn(loaded, 2, sampled);
+        assertTrue(Arrays.deepEquals(want, got), "drawing from all tokens, the new session drew "
+                + Arrays.deepToString(got) + ", the saved one " + Arrays.deepToString(want));
+        for (int i = 0; i < 2; i++) {
+            assertHolds(loaded, i, saved.tokens(i), saved.logits(i), "after the draws, beside the saved session");
         }
     }
 
@@ -1430,18 +1445,8 @@ class ResetTest {
             other.loadSequenceFromBytes(1, states[0]);
             assertHolds(other, 1, tokens[0], logits[0], "after loadSequenceFromBytes(1) of sequence 0's bytes");
 
-            int[][] want = drawn(saved, 2, sampled);
-            loaded.setPolicy(copyPolicy(0));
-            for (int i = 0; i < 2; i++) loaded.loadSequenceFromBytes(i, states[i]);
-            for (int i = 0; i < 2; i++) {
-                assertHolds(loaded, i, tokens[i], logits[i], "after loadSequenceFromBytes into a new session");
-            }
-            int[][] got = drawn(loaded, 2, sampled);
-            assertTrue(Arrays.deepEquals(want, got), "drawing from all tokens, the new session drew "
-                    + Arrays.deepToString(got) + ", the saved one " + Arrays.deepToString(want));
-            for (int i = 0; i < 2; i++) {
-                assertHolds(loaded, i, saved.tokens(i), saved.logits(i), "after the draws, beside the saved session");
-            }
+            assertLoadsAndContinues(saved, loaded, sampled, tokens, logits, "loadSequenceFromBytes",
+                    i -> loaded.loadSequenceFromBytes(i, states[i]));
         }
     }
 
