@@ -224,8 +224,8 @@ void load_modelopt_linear(const TensorStore &store, Linear &linear) {
     expect_shape(scale, {n, k / nvfp4::kBlock});
     linear.format = LinearFormat::NVFP4;
     linear.padded_in = k;
-    linear.codes.assign(weight.data, weight.data + weight.nbytes);
-    linear.scales.assign(scale.data, scale.data + scale.nbytes);
+    linear.codes.borrow(weight.data, weight.nbytes);
+    linear.scales.borrow(scale.data, scale.nbytes);
     for (uint8_t s : linear.scales)
         if ((s & 0x7f) == 0x7f) fail(RESET_ERR_FORMAT, "tensor '", scale.name, "' holds a NaN block scale");
     linear.tensor_scale = scalar_f32(store.get(p + ".weight_scale_2"));
@@ -240,8 +240,8 @@ void release_host_weights(ModelWeights &w) {
         m.data = nullptr;
     };
     auto release = [&](Linear &l) {
-        std::vector<uint8_t>().swap(l.codes);
-        std::vector<uint8_t>().swap(l.scales);
+        l.codes.release();
+        l.scales.release();
         release_dense(l.dense);
     };
     for (LayerWeights &layer : w.layers)
@@ -267,8 +267,8 @@ void nvfp4_quantize_matrix(const std::vector<float> &values, int64_t rows, int64
     out.padded_in = padded;
     out.tensor_scale = tensor_scale;
     out.input_scale = 0.0f;
-    out.codes.assign(static_cast<size_t>(rows * padded / 2), 0);
-    out.scales.assign(static_cast<size_t>(rows * padded / nvfp4::kBlock), 0);
+    uint8_t *const codes = out.codes.own(static_cast<size_t>(rows * padded / 2));
+    uint8_t *const scales = out.scales.own(static_cast<size_t>(rows * padded / nvfp4::kBlock));
 #pragma omp parallel for schedule(static) num_threads(openmp_threads(threads))
     for (int64_t r = 0; r < rows; ++r) {
         // Zero padding along K is exact: padded elements quantize to 0 and add nothing.
@@ -276,9 +276,9 @@ void nvfp4_quantize_matrix(const std::vector<float> &values, int64_t rows, int64
         std::copy(values.begin() + r * cols, values.begin() + (r + 1) * cols, row.begin());
         uint8_t block_codes[nvfp4::kBlock];
         for (int64_t b = 0; b < padded / nvfp4::kBlock; ++b) {
-            out.scales[r * (padded / nvfp4::kBlock) + b] =
+            scales[r * (padded / nvfp4::kBlock) + b] =
                 nvfp4::quantize_block(row.data() + b * nvfp4::kBlock, tensor_scale, block_codes);
-            uint8_t *dst = out.codes.data() + r * (padded / 2) + b * (nvfp4::kBlock / 2);
+            uint8_t *dst = codes + r * (padded / 2) + b * (nvfp4::kBlock / 2);
             for (int i = 0; i < nvfp4::kBlock / 2; ++i)
                 dst[i] = static_cast<uint8_t>(block_codes[2 * i] | (block_codes[2 * i + 1] << 4));
         }
@@ -439,7 +439,7 @@ ModelWeights load_weights(const ModelConfig &config, const TensorStore &store, c
     auto add_linear = [&](const Linear &l) {
         params += static_cast<uint64_t>(l.out_features * l.in_features) + l.bias.size();
         bytes += l.weight_bytes();
-        owned += l.codes.size() + l.scales.size() + l.dense.owned.size() * 2 + l.bias.size() * 4;
+        owned += l.codes.owned_bytes() + l.scales.owned_bytes() + l.dense.owned.size() * 2 + l.bias.size() * 4;
     };
     for (const auto &layer : w.layers) {
         for (const auto *norm : {&layer.input_norm, &layer.post_attention_norm, &layer.q_norm, &layer.k_norm}) {

@@ -1,8 +1,8 @@
 // weights.h — a model's weights as the CPU reference engine holds them.
 //
 // Linears are BF16 or NVFP4.  BF16 data points into the mapped checkpoint when
-// the file already holds BF16 (no copy); anything converted or quantized is
-// owned here.
+// the file already holds BF16, and so do a ModelOpt export's NVFP4 codes and
+// scales (no copy); anything converted or quantized is owned here.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +26,56 @@ struct Bf16Matrix {
     std::vector<uint16_t> owned;
 };
 
+// Bytes of a weight: in the mapped checkpoint (a ModelOpt export's codes and scales, read in
+// place as BF16 weights are) or owned (quantized at load).  Until session 37 the exported
+// bytes were copied, an 8B model's 4.4 GB on one thread before its upload.  Reads like a
+// vector of const bytes; a copy of owned bytes points at its own.
+struct WeightBytes {
+    WeightBytes() = default;
+    WeightBytes(const WeightBytes &other) { *this = other; }
+    WeightBytes &operator=(const WeightBytes &other) {
+        if (this == &other) return *this;
+        owned_ = other.owned_;
+        data_ = other.is_owned() ? owned_.data() : other.data_;
+        size_ = other.size_;
+        return *this;
+    }
+    WeightBytes(WeightBytes &&) = default;  // the vector's buffer moves with it: data_ stays valid
+    WeightBytes &operator=(WeightBytes &&) = default;
+
+    // `n` bytes at `data`, which must outlive this (the model's TensorStore holds the mapping).
+    void borrow(const uint8_t *data, size_t n) {
+        std::vector<uint8_t>().swap(owned_);
+        data_ = data;
+        size_ = n;
+    }
+    // `n` zero bytes of its own, to be written through the pointer returned.
+    uint8_t *own(size_t n) {
+        owned_.assign(n, 0);
+        data_ = owned_.data();
+        size_ = n;
+        return owned_.data();
+    }
+    void release() {
+        std::vector<uint8_t>().swap(owned_);
+        data_ = nullptr;
+        size_ = 0;
+    }
+    bool is_owned() const { return !owned_.empty() && data_ == owned_.data(); }
+    size_t owned_bytes() const { return is_owned() ? size_ : 0; }
+    const uint8_t *data() const { return data_; }
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    const uint8_t *begin() const { return data_; }
+    const uint8_t *end() const { return data_ + size_; }
+    uint8_t operator[](size_t i) const { return data_[i]; }
+
+private:
+    const uint8_t *data_ = nullptr;
+    size_t size_ = 0;
+    std::vector<uint8_t> owned_;
+};
+
 enum class LinearFormat { BF16, NVFP4 };
 
 struct Linear {
@@ -35,8 +85,8 @@ struct Linear {
     Bf16Matrix dense;                 // BF16 format
     // NVFP4 format (ModelOpt layout), K padded with zeros to a multiple of 16.
     int64_t padded_in = 0;
-    std::vector<uint8_t> codes;       // [out][padded_in / 2]
-    std::vector<uint8_t> scales;      // [out][padded_in / 16], E4M3
+    WeightBytes codes;                // [out][padded_in / 2]
+    WeightBytes scales;               // [out][padded_in / 16], E4M3
     float tensor_scale = 0.0f;
     float input_scale = 0.0f;         // calibrated (ModelOpt) or 0 = dynamic
     std::vector<float> bias;          // empty if none

@@ -15,16 +15,30 @@
 // them out: complete UTF-8 only.  Ctrl-C cancels the generation through
 // reset_session_cancel from a watcher thread (the signal handler itself only
 // write()s to a pipe, which is async-signal-safe); Ctrl-D quits.
+//
+// /session save DIR keeps the conversation (DIR/conversation.json,
+// conversation_file.cpp) and the model's state for it (DIR/sequence.safetensors,
+// reset_save_sequence: the KV cache of every token the session holds), and
+// /session load DIR, or --session DIR at start, continues it: the state makes
+// the next message prefill only itself, as if the REPL had never stopped.  The
+// state is only ever a cache of the conversation: turn() keeps of whatever the
+// session holds the tokens its prompt shares, so a state that is missing, from
+// another model, or older than its conversation costs a prefill, never a
+// wrong answer.  With --session the conversation is saved there on leaving,
+// an error that ends the REPL included.
 #include <editline/readline.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
+
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -111,12 +125,17 @@ public:
     // Returns false when the user asked to quit.
     bool command(const std::string &line);
     void turn(const std::string &user_text);
+    // /session save and load; --session (cmd_chat) uses them too.  Both fail with a CliError.
+    void save_session(const std::string &directory);
+    void load_session(const std::string &directory);
+    void set_session_directory(const std::string &directory) { session_directory_ = directory; }
 
 private:
     void emit(const std::string &text, float temperature);
     void print_stats() const;
     void print_help() const;
     void save(const std::string &path) const;
+    void session_command(const std::string &rest);
     void set_policy(const std::string &text);
     void start_generation();
     std::vector<int32_t> fitting_prompt(const std::string &user_text, size_t *from);
@@ -131,6 +150,7 @@ private:
     size_t kept_from_ = 0;          // history_[kept_from_..] (and the system prompt) are what the model sees
     int32_t max_context_;           // tokens the session can hold
     std::string system_;
+    std::string session_directory_;  // --session's: where /session saves without a name, and cmd_chat on leaving
     bool thinking_ = true, fold_ = false, colour_temperature_ = false;
     const bool colour_, interactive_;
     long max_tokens_;
@@ -188,7 +208,11 @@ void Chat::print_help() const {
         "                       distribution of the last answer\n"
         "  /retry               the last answer again, drawn with the next seed (the same answer if greedy)\n"
         "  /reset               forget the conversation\n"
-        "  /save FILE           write the transcript\n"
+        "  /save FILE           write the transcript (Markdown, for reading)\n"
+        "  /session save [DIR]  keep the conversation and the model's state for it in DIR (--session's when\n"
+        "                       none is named), to continue later\n"
+        "  /session load [DIR]  continue a conversation kept that way: the next message prefills only itself\n"
+        "  /session             the directory --session named\n"
         "  /quit, Ctrl-D        leave;  Ctrl-C stops the answer being written\n");
 }
 
@@ -299,6 +323,8 @@ bool Chat::command(const std::string &line) {
         } else if (name == "/save") {
             if (rest.empty()) usage_error("/save FILE");
             save(rest);
+        } else if (name == "/session") {
+            session_command(rest);
         } else {
             std::printf("unknown command %s (/help lists them)\n", name.c_str());
         }
@@ -319,6 +345,79 @@ void Chat::save(const std::string &path) const {
     out.close();
     if (!out) std::printf("cannot write %s\n", path.c_str());
     else std::printf("saved %zu messages to %s\n", history_.size(), path.c_str());
+}
+
+// Inside a session directory.
+const char *const kConversationFile = "conversation.json";
+const char *const kStateFile = "sequence.safetensors";
+
+void Chat::session_command(const std::string &rest) {
+    const size_t space = rest.find(' ');
+    const std::string verb = rest.substr(0, space);
+    std::string directory = space == std::string::npos ? "" : rest.substr(rest.find_first_not_of(' ', space));
+    if (rest.empty()) {
+        if (session_directory_.empty())
+            std::printf("no session directory (reset chat --session DIR); /session save DIR keeps this one\n");
+        else
+            std::printf("session directory: %s (saved there on leaving)\n", session_directory_.c_str());
+        return;
+    }
+    if (verb != "save" && verb != "load") usage_error("/session save [DIR] | /session load [DIR]");
+    if (directory.empty()) directory = session_directory_;
+    if (directory.empty()) usage_error("/session " + verb + " DIR (no --session directory to default to)");
+    if (verb == "save") save_session(directory);
+    else load_session(directory);
+}
+
+void Chat::save_session(const std::string &directory) {
+    std::error_code error;
+    std::filesystem::create_directories(directory, error);
+    if (error) fail("cannot create " + directory + ": " + error.message());
+    // The state first, then the conversation, whose rename makes the save whole.  A state that
+    // cannot be saved (a session stopped by a device failure, a full disk) is left out: the
+    // conversation is what must not be lost, and without the state it is prefilled when continued.
+    const std::string state = directory + "/" + kStateFile;
+    const int32_t held = reset_session_length(session_.handle, 0);
+    std::string what_state;
+    if (reset_save_sequence(session_.handle, 0, state.c_str()) == RESET_OK) {
+        what_state = "the model's state (" + std::to_string(held) + " tokens)";
+    } else {
+        what_state = std::string("not the model's state (") + reset_last_error() +
+                     "): continuing it prefills the conversation again";
+        std::remove(state.c_str());  // an older state would only cost its loading
+    }
+    write_conversation(directory + "/" + kConversationFile, {history_, kept_from_, thinking_});
+    std::printf("saved %zu messages and %s to %s\n", history_.size(), what_state.c_str(), directory.c_str());
+}
+
+void Chat::load_session(const std::string &directory) {
+    SavedConversation saved = read_conversation(directory + "/" + kConversationFile);
+    const std::string state = directory + "/" + kStateFile;
+    struct stat info;
+    std::string what_state;
+    bool state_loaded = false;
+    if (stat(state.c_str(), &info) != 0) {
+        what_state = "no model state: the next message prefills the conversation";
+    } else if (reset_load_sequence(session_.handle, 0, state.c_str()) == RESET_OK) {
+        state_loaded = true;
+        what_state = "the model's state (" + std::to_string(reset_session_length(session_.handle, 0)) + " tokens)";
+    } else {
+        // Another model or weights format, another --kv-cache, a longer state than --context, a
+        // damaged file: the library says which.
+        what_state = std::string("not the model's state (") + reset_last_error() +
+                     "): the next message prefills the conversation";
+    }
+    if (!state_loaded)
+        check(reset_session_reset(session_.handle), "reset");  // nothing of the previous conversation stays
+    history_ = std::move(saved.messages);
+    kept_from_ = saved.kept_from;
+    thinking_ = saved.thinking;
+    // The loaded conversation's system prompt is its own; one that has no messages yet takes
+    // --system's at its first message, as a new conversation does.
+    if (!history_.empty()) system_ = history_.front().role == "system" ? history_.front().content : "";
+    stats_ = TurnStats();
+    std::printf("loaded %zu messages (thinking %s) and %s from %s\n", history_.size(), thinking_ ? "on" : "off",
+                what_state.c_str(), directory.c_str());
 }
 
 void Chat::print_stats() const {
@@ -446,7 +545,15 @@ void Chat::turn(const std::string &user_text) {
         kept_from_ = 1;
     }
     size_t from = kept_from_;
-    const std::vector<int32_t> ids = fitting_prompt(user_text, &from);
+    std::vector<int32_t> ids;
+    try {
+        ids = fitting_prompt(user_text, &from);
+    } catch (const CliError &e) {
+        // The conversation rendered before, so what fails is the new message (text that is not
+        // UTF-8): it is refused and the REPL goes on, as a shell refuses a bad line.
+        std::printf("[message not sent: %s]\n", e.what());
+        return;
+    }
 
     stats_ = TurnStats();
     const sig_atomic_t interrupts_at_start = g_interrupts;
@@ -497,6 +604,18 @@ void Chat::turn(const std::string &user_text) {
     history_.push_back({"user", user_text});
 
     std::string answer, note;
+    // The answer joins the history however the turn ends, an error included, so the history keeps
+    // its user/assistant pairs and --session's save on leaving loses nothing.
+    struct KeepAnswer {
+        std::vector<Message> &history;
+        const std::string &answer;
+        ~KeepAnswer() {
+            try {
+                history.push_back({"assistant", answer});
+            } catch (...) {  // out of memory: the history loses this answer rather than the process ending
+            }
+        }
+    } keep_answer{history_, answer};
     const std::string context_full = "[the context of " + std::to_string(max_context_) +
                                      " tokens is full; the next message leaves out the oldest ones to make room]";
     // A cancel or a full context ends the answer with a note; any other error ends the command.
@@ -545,7 +664,6 @@ void Chat::turn(const std::string &user_text) {
                     colour_ ? kPlain : "");
     std::printf("\n%s%s", note.c_str(), note.empty() ? "" : "\n");
     std::fflush(stdout);
-    history_.push_back({"assistant", answer});
 }
 
 // Reads one message: a line, or several when lines end in '\' or a """
@@ -609,7 +727,7 @@ int cmd_chat(int argc, char **argv) {
                                      auto v = kModelValued;
                                      v.insert(kSamplingValued.begin(), kSamplingValued.end());
                                      v.insert(kStopValued.begin(), kStopValued.end());
-                                     v.insert({"policy", "max-tokens", "think-budget", "system"});
+                                     v.insert({"policy", "max-tokens", "think-budget", "system", "session"});
                                      return v;
                                  }());
     if (args.has("help")) {
@@ -619,8 +737,10 @@ int cmd_chat(int argc, char **argv) {
             "                  [--presence-penalty X] [--frequency-penalty X] [--repetition-penalty R]\n"
             "                  [--stop TEXT]... [--stop-id N]... [--logit-bias ID:BIAS]...\n"
             "                  [--weights auto|bf16|nvfp4|w4a4] [--backend auto|cpu|cuda] [--context N]\n"
-            "                  [--kv-cache bf16|fp8|fp32]\n"
+            "                  [--kv-cache bf16|fp8|fp32] [--session DIR]\n"
             "With no MODEL_DIR: $RESET_MODEL, else models/default.  Reads a pipe too: one message per line.\n"
+            "--session DIR continues the conversation kept in DIR, if there is one (/session save), and keeps it\n"
+            "there on leaving, with the model's state for it, so that continuing prefills only the next message.\n"
             "--stop TEXT ends an answer where its text first contains TEXT (not shown, nor kept in the history;\n"
             "llama.cpp's --reverse-prompt, vLLM's stop); --stop-id N ends it on token N.  --logit-bias ID:BIAS adds\n"
             "BIAS (in [-100, 100], or -inf: never drawn) to token ID's logit before every draw (generate --help).\n"
@@ -635,6 +755,13 @@ int cmd_chat(int argc, char **argv) {
     const std::string path = model_path_or_default(args, 0);
     Model model(path, args);
     Chat chat(model, args);
+    const std::string session_directory = args.get("session", "");
+    if (args.has("session")) {
+        if (session_directory.empty()) usage_error("--session needs a directory");
+        chat.set_session_directory(session_directory);
+        struct stat info;
+        if (stat((session_directory + "/" + kConversationFile).c_str(), &info) == 0) chat.load_session(session_directory);
+    }
     const bool interactive = isatty(0) && isatty(1);
     const bool colour = colour_enabled(1);
     if (interactive) {
@@ -643,15 +770,28 @@ int cmd_chat(int argc, char **argv) {
                     model.info.n_layers, weights_name(model.info.weights), backend_name(model.info.backend));
     }
     std::string message;
-    while (read_message(interactive, colour, &message)) {
-        if (message.empty()) continue;
-        if (message[0] == '/') {
-            if (!chat.command(message)) break;
-            continue;
+    try {
+        while (read_message(interactive, colour, &message)) {
+            if (message.empty()) continue;
+            if (message[0] == '/') {
+                if (!chat.command(message)) break;
+                continue;
+            }
+            chat.turn(message);
         }
-        chat.turn(message);
+    } catch (...) {
+        // The error ends the REPL (main prints it); the conversation so far is kept first.
+        if (!session_directory.empty()) {
+            try {
+                chat.save_session(session_directory);
+            } catch (const std::exception &e) {
+                std::fprintf(stderr, "reset chat: %s\n", e.what());
+            }
+        }
+        throw;
     }
     if (interactive) std::printf("\n");
+    if (!session_directory.empty()) chat.save_session(session_directory);
     return 0;
 }
 

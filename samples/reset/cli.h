@@ -155,6 +155,19 @@ struct Message {
     std::string role;
     std::string content;
 };
+// A conversation as `reset chat` keeps it (/session save, --session; conversation_file.cpp
+// gives the JSON): a system prompt first when there is one, then user and assistant messages in
+// turn.  messages[kept_from..] (and the system prompt) are what the model sees; older exchanges
+// were left out to fit the context.  `thinking` is /think's setting, which the template renders.
+struct SavedConversation {
+    std::vector<Message> messages;
+    size_t kept_from = 0;
+    bool thinking = true;
+};
+// Both fail (CliError) with the reason: a file that cannot be written or read, is not JSON or not
+// such a conversation, or comes from a newer reset.  Writing replaces the file only once it is whole.
+void write_conversation(const std::string &path, const SavedConversation &conversation);
+SavedConversation read_conversation(const std::string &path);
 // The conversation rendered by the tokenizer's chat template.
 std::string chat_render(const reset_tokenizer *tokenizer, const std::vector<Message> &messages, bool thinking,
                         bool generation_prompt = true);

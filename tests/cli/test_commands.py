@@ -464,6 +464,137 @@ rc, out, err = run("chat", CHAT, "--context", "16", stdin="What is 2+3? " * 10 +
 check("a message that cannot fit even alone is refused, not a crash",
       rc == 0 and "does not fit the context even without the earlier ones" in out, out + err)
 
+# --- chat sessions: /session save | load and --session (the conversation and the model's state) ---
+# A conversation continued from its directory must be the one that never stopped: the same answer to
+# the next message, and the same prefill, the loaded state holding all the rest.  Under a sampled
+# policy too.  Lines of the two runs that say "saved"/"loaded" are the only difference.
+def session_dir(name):
+    path = os.path.join(TMP, name)
+    shutil.rmtree(path, ignore_errors=True)
+    return path
+def without_session_lines(text):  # and without the timings, which differ from run to run
+    text = re.sub(r" in [0-9.]+ s \([0-9.]+ tokens/s\)", "", text)
+    return "".join(l for l in text.splitlines(True) if not l.startswith(("saved ", "loaded ")))
+three = "What is 2+3?\nAnd 4+4?\n/stats\nAnd 5+5?\n/stats\n"
+first_two, last = "What is 2+3?\nAnd 4+4?\n/stats\n", "And 5+5?\n/stats\n"
+for policy, how in (("greedy", "--session"), ("fixed 1.0 seed=3", "/session save and load")):
+    flags = [CHAT, "--max-tokens", "20", "--policy", policy]
+    rc, whole, err = run("chat", *flags, stdin=three)
+    directory = session_dir("chat-" + policy.split()[0])
+    if how == "--session":
+        rc2, before, err2 = run("chat", *flags, "--session", directory, stdin=first_two)
+        rc3, after, err3 = run("chat", *flags, "--session", directory, stdin=last)
+    else:
+        rc2, before, err2 = run("chat", *flags, stdin=first_two + f"/session save {directory}\n")
+        rc3, after, err3 = run("chat", *flags, stdin=f"/session load {directory}\n" + last)
+    prefills = re.findall(r"prefill: (\d+) tokens in .*, (\d+) more kept", after)
+    check(f"chat continued from a saved session ({policy}, {how}) is the conversation that never stopped",
+          rc == rc2 == rc3 == 0 and without_session_lines(before) + without_session_lines(after)
+          == without_session_lines(whole)
+          and re.search(r"^loaded 4 messages \(thinking on\) and the model's state \(\d+ tokens\) from ", after, re.M)
+          and len(prefills) == 1 and int(prefills[0][1]) > int(prefills[0][0]),
+          whole + "\n---\n" + before + after + err2 + err3)
+    if how == "--session":
+        check("--session saves the conversation on leaving", "saved 6 messages and the model's state" in after
+              and json.load(open(os.path.join(directory, "conversation.json"), encoding="utf-8"))["messages"][4]
+              == {"role": "user", "content": "And 5+5?"}, after)
+
+# What the model no longer sees stays left out: continued, a conversation that outgrew --context
+# (above) is where the one that never stopped is.
+directory = session_dir("chat-long")
+flags = [CHAT, "--context", "120", "--max-tokens", "20"]
+rc, whole, _ = run("chat", *flags, stdin="What is 2+3?\nAnd 4+4?\nAnd 5+5?\nAnd 6+6?\n/context\n")
+rc2, _, _ = run("chat", *flags, "--session", directory, stdin="What is 2+3?\nAnd 4+4?\nAnd 5+5?\n")
+rc3, after, err = run("chat", *flags, "--session", directory, stdin="And 6+6?\n/context\n")
+context_lines = [re.findall(r"^context: .*", text, re.M) for text in (whole, after)]
+check("a continued conversation leaves out what the one that never stopped leaves out",
+      rc == rc2 == rc3 == 0 and len(context_lines[0]) == 1 and context_lines[0] == context_lines[1]
+      and "no longer seen by the model" in context_lines[1][0], whole + after + err)
+# kept_from as the file gives it, not recomputed: here everything would fit, yet the first exchange
+# stays left out, before the next message and after it.
+directory = session_dir("chat-kept")
+os.makedirs(directory)
+with open(os.path.join(directory, "conversation.json"), "w", encoding="utf-8") as f:
+    json.dump({"format": "libreset-chat", "version": 1, "thinking": True, "kept_from": 2, "messages": [
+        {"role": "user", "content": "What is 2+3?"}, {"role": "assistant", "content": "5"},
+        {"role": "user", "content": "And 4+4?"}, {"role": "assistant", "content": "8"}]}, f)
+rc, out, err = run("chat", CHAT, "--max-tokens", "5", stdin=f"/session load {directory}\n/context\nAnd 5+5?\n/context\n")
+check("a loaded conversation keeps its kept_from",
+      rc == 0 and out.count("messages in the conversation, the oldest 2 no longer seen by the model") == 2
+      and "4 messages in" in out and "6 messages in" in out, out + err)
+
+# The state is a cache: without it, or from another weights format, the conversation still continues,
+# prefilled whole (nothing kept), with the same greedy answer as from the state.
+directory = os.path.join(TMP, "chat-greedy")
+flags = [CHAT, "--max-tokens", "20", "--policy", "greedy"]
+rc, from_state, _ = run("chat", *flags, stdin=f"/session load {directory}\nAnd 6+6?\n")
+rc2, other_weights, err2 = run("chat", *flags, "--weights", "nvfp4", stdin=f"/session load {directory}\nAnd 6+6?\n/stats\n")
+os.remove(os.path.join(directory, "sequence.safetensors"))
+rc3, no_state, err3 = run("chat", *flags, stdin=f"/session load {directory}\nAnd 6+6?\n/stats\n")
+check("a session without its state continues, prefilled whole, with the same answer",
+      rc == rc3 == 0 and "loaded 6 messages (thinking on) and no model state" in no_state
+      and without_session_lines(no_state).split("\nprefill")[0] == without_session_lines(from_state).rstrip("\n")
+      and re.search(r"prefill: \d+ tokens in .*, 0 more kept", no_state), from_state + no_state + err3)
+check("a state from another weights format is refused, and the conversation continues",
+      rc2 == 0 and "and not the model's state (" in other_weights and "weights" in other_weights
+      and re.search(r"prefill: \d+ tokens in .*, 0 more kept", other_weights), other_weights + err2)
+
+# Every message comes back byte for byte, whatever it holds (the Markdown of /save cannot tell a
+# message's own "### user" line from the next message): loaded and saved again, the file is the same.
+directory, again = session_dir("chat-text"), session_dir("chat-text-again")
+tricky = '"""\n### user\n\nnot a new message \\ "quoted" \u00e9 \u2211 \U0001F642\n\ttab\n"""\n'
+rc, out, err = run("chat", CHAT, "--max-tokens", "5", "--system", "Be brief.\n### assistant",
+                   stdin=tricky + f"/session save {directory}\n")
+rc2, out2, err2 = run("chat", CHAT, stdin=f"/session load {directory}\n/session save {again}\n")
+saved = json.load(open(os.path.join(directory, "conversation.json"), encoding="utf-8")) if rc == 0 else {}
+check("a saved conversation keeps each message exactly, and loads back to the same file",
+      rc == rc2 == 0 and saved.get("messages", [{}])[:2] == [
+          {"role": "system", "content": "Be brief.\n### assistant"},
+          {"role": "user", "content": '### user\n\nnot a new message \\ "quoted" \u00e9 \u2211 \U0001F642\n\ttab'}]
+      and saved.get("kept_from") == 1 and os.path.exists(os.path.join(again, "conversation.json"))
+      and open(os.path.join(directory, "conversation.json"), "rb").read()
+      == open(os.path.join(again, "conversation.json"), "rb").read(), out + err + out2 + err2)
+
+rc, out, err = run("chat", CHAT, stdin="/session\n/session save\n/session keep x\n")
+check("/session without --session: says so; save needs a directory; an unknown verb is refused",
+      rc == 0 and "no session directory" in out and "no --session directory to default to" in out
+      and "/session save [DIR] | /session load [DIR]" in out, out + err)
+p = subprocess.run([BINARY, "chat", CHAT, "--max-tokens", "3", "--policy", "greedy"],
+                   input=b"bad \xff byte\nWhat is 2+3?\n", capture_output=True, timeout=120, env=dict(os.environ, NO_COLOR="1"))
+check("a message that is not UTF-8 is refused, and the REPL goes on",
+      p.returncode == 0 and b"[message not sent: " in p.stdout and b"not valid UTF-8" in p.stdout
+      and len(p.stdout.split(b"]\n", 1)[-1].strip()) > 0, repr(p.stdout) + repr(p.stderr))
+
+# A broken conversation.json: /session load says what is wrong and the REPL goes on; --session,
+# which names it at start, fails with that one line.
+good = {"format": "libreset-chat", "version": 1, "thinking": True, "kept_from": 0,
+        "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}
+broken = [
+    ("not JSON", b"{\"format\": ", "bad JSON"),
+    ("another format", json.dumps(dict(good, format="other")).encode(), "no \"format\": \"libreset-chat\""),
+    ("a newer version", json.dumps(dict(good, version=2)).encode(), "saved by a newer reset"),
+    ("no messages", json.dumps({k: v for k, v in good.items() if k != "messages"}).encode(), "\"messages\" is not"),
+    ("an unknown role", json.dumps(dict(good, messages=[{"role": "tool", "content": "x"}])).encode(), "the role 'tool'"),
+    ("two user messages in a row", json.dumps(dict(good, messages=[good["messages"][0]] * 2)).encode(),
+     "where 'assistant' belongs"),
+    ("a system prompt later", json.dumps(dict(good, messages=good["messages"] + [{"role": "system", "content": "s"}]))
+     .encode(), "a system prompt after the first message"),
+    ("kept_from on an answer", json.dumps(dict(good, kept_from=1)).encode(), "is not the start of an exchange"),
+    ("kept_from negative", json.dumps(dict(good, kept_from=-1)).encode(), "\"kept_from\" is not a count"),
+    ("content not UTF-8", json.dumps(good).encode().replace(b"hello", b"hel\xfflo"), "bad JSON"),
+]
+for name, content, needle in broken:
+    directory = session_dir("chat-broken")
+    os.makedirs(directory)
+    with open(os.path.join(directory, "conversation.json"), "wb") as f:
+        f.write(content)
+    rc, out, err = run("chat", CHAT, "--max-tokens", "3", stdin=f"/session load {directory}\nWhat is 2+3?\n/context\n")
+    check(f"/session load of a conversation with {name}: the reason, and the REPL goes on",
+          rc == 0 and needle in out and "2 messages in the conversation" in out, out + err)
+    check_error(f"--session with a conversation with {name}", ["chat", CHAT, "--session", directory], 1, needle)
+check_error("--session with a directory that is a file", ["chat", CHAT, "--session", os.path.join(CHAT, "config.json")],
+            1, "cannot create")
+
 # --think-budget appends "</think>" after N reasoning tokens.  Greedy decoding is deterministic,
 # so the closed reasoning must be the first part of the unlimited one, and shorter.
 def reasoning(text):

@@ -216,8 +216,8 @@ TEST_CASE("release_host_weights frees the quantized host copies and keeps the mo
     CHECK(w.embed.data == nullptr);
     for (const auto &layer : w.layers)
         for (const Linear *l : {&layer.q, &layer.k, &layer.v, &layer.o, &layer.gate, &layer.up, &layer.down}) {
-            CHECK(l->codes.capacity() == 0);
-            CHECK(l->scales.capacity() == 0);
+            CHECK((l->codes.empty() && l->codes.data() == nullptr && l->codes.owned_bytes() == 0));
+            CHECK((l->scales.empty() && l->scales.data() == nullptr && l->scales.owned_bytes() == 0));
             CHECK(l->format == LinearFormat::NVFP4);
         }
     CHECK(w.layers[0].q.tensor_scale == tensor_scale);
@@ -251,6 +251,58 @@ TEST_CASE("golden: the quantizer is bit-exact against the reference script") {
         }
         CHECK(checked == 7 * model->config.n_layers);
     }
+}
+
+// Session 37: the exported codes and scales are read in place, as BF16 weights are, not copied
+// (an 8B model's 4.4 GB); the model's host memory counts only what it owns.
+TEST_CASE("a ModelOpt export's codes and scales are the mapped checkpoint's bytes, not a copy") {
+    const std::string dir = kFixtures + "modelopt-qwen3";
+    REQUIRE(file_exists(dir + "/config.json"));
+    reset_model_options options;
+    reset_model_options_init(&options);
+    options.backend = RESET_BACKEND_CPU;
+    const auto model = load_model(dir, options);
+    const ModelWeights &w = model->weights;
+    uint64_t owned = w.embed.owned.size() * 2 + w.final_norm.size() * 4;
+    for (const auto &layer : w.layers) {
+        for (const auto *norm : {&layer.input_norm, &layer.post_attention_norm, &layer.q_norm, &layer.k_norm})
+            owned += norm->size() * 4;
+        for (const Linear *l : {&layer.q, &layer.k, &layer.v, &layer.o, &layer.gate, &layer.up, &layer.down}) {
+            CAPTURE(l->name);
+            const TensorView &codes = model->store.get(l->name + ".weight");
+            const TensorView &scales = model->store.get(l->name + ".weight_scale");
+            CHECK(l->codes.data() == codes.data);
+            CHECK(l->codes.size() == codes.nbytes);
+            CHECK(l->scales.data() == scales.data);
+            CHECK(l->scales.size() == scales.nbytes);
+            CHECK(l->codes.owned_bytes() == 0);
+            owned += l->bias.size() * 4 + l->dense.owned.size() * 2;
+        }
+    }
+    if (w.lm_head.format == LinearFormat::BF16 && w.lm_head.dense.data != w.embed.data)
+        owned += w.lm_head.dense.owned.size() * 2 + w.lm_head.bias.size() * 4;
+    CHECK(w.owned_bytes == owned);
+}
+
+TEST_CASE("WeightBytes: a copy of owned bytes points at its own, a copy of mapped ones at the mapping") {
+    const uint8_t mapped[3] = {7, 8, 9};
+    WeightBytes borrowed;
+    borrowed.borrow(mapped, 3);
+    WeightBytes owned;
+    uint8_t *writable = owned.own(2);
+    writable[0] = 5;
+    writable[1] = 6;
+    const WeightBytes borrowed_copy = borrowed, owned_copy = owned;
+    CHECK(borrowed_copy.data() == mapped);
+    CHECK(borrowed_copy.owned_bytes() == 0);
+    CHECK(owned_copy.data() != owned.data());
+    CHECK(owned_copy.owned_bytes() == 2);
+    CHECK((owned_copy[0] == 5 && owned_copy[1] == 6));
+    WeightBytes moved = std::move(owned);
+    CHECK(moved.data() == writable);  // a move keeps the buffer
+    moved.release();
+    CHECK((moved.data() == nullptr && moved.empty() && moved.owned_bytes() == 0));
+    CHECK(std::vector<uint8_t>(borrowed.begin(), borrowed.end()) == std::vector<uint8_t>{7, 8, 9});
 }
 
 TEST_CASE("golden: a ModelOpt export loads to ModelOpt's own dequantized weights and fake-quant logits") {
