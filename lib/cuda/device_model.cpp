@@ -7,6 +7,7 @@
 
 #include "cuda/staged_copy.h"
 #include "engine/device_engine.h"
+#include "util/load_trace.h"
 #include "util/threads.h"
 
 namespace reset {
@@ -155,7 +156,10 @@ public:
     // Device memory for `n` bytes at `data`, which are copied there by the next flush().
     const void *bytes(const void *data, size_t n, const std::string &what) {
         if (n == 0) return nullptr;
+        PhaseClock clock;
         m_.buffers.emplace_back(n, what);
+        allocation_seconds_ += clock.split();
+        uploaded_bytes_ += n;
         m_.bytes += n;
         pending_.push_back({const_cast<void *>(data), m_.buffers.back().as(), n});  // only read
         return m_.buffers.back().as();
@@ -164,8 +168,16 @@ public:
     // legacy stream, after the buffers' zeroing; through page-locked staging (cuda/staged_copy.h),
     // which session 36 measured at 3× the driver's pageable copies for a sequence's K/V.
     void flush() {
+        PhaseClock clock;
         copier_.upload(pending_, nullptr, "weight upload");
         pending_.clear();
+        upload_seconds_ += clock.split();
+    }
+    // RESET_LOAD_TRACE: the device allocations (cudaMalloc and the zeroing) and the copies.
+    void trace() const {
+        load_trace("device allocation %.3f s; upload %.3f s, %.2f GB (%.1f GB/s)", allocation_seconds_,
+                   upload_seconds_, double(uploaded_bytes_) * 1e-9,
+                   upload_seconds_ > 0 ? double(uploaded_bytes_) * 1e-9 / upload_seconds_ : 0.0);
     }
     template <typename T>
     const T *vector(const std::vector<T> &v, const std::string &what) {
@@ -209,6 +221,8 @@ private:
     DeviceModel &m_;
     StagedCopier copier_;
     std::vector<CopySegment> pending_;
+    double allocation_seconds_ = 0, upload_seconds_ = 0;
+    uint64_t uploaded_bytes_ = 0;
 };
 
 }  // namespace
@@ -233,6 +247,7 @@ std::shared_ptr<DeviceModel> upload_model(const LoadedModel &model, int32_t devi
     const Nvfp4GemvDecode decode = nvfp4_gemv_device_decode();
 
     // Repack every layer on all cores (a few seconds for an 8B model), then upload.
+    PhaseClock clock;
     std::vector<HostLayer> host(w.layers.size());
     std::string error;
     reset_status error_status = RESET_OK;
@@ -253,6 +268,7 @@ std::shared_ptr<DeviceModel> upload_model(const LoadedModel &model, int32_t devi
         }
     }
     if (!error.empty()) fail(error_status, error);
+    load_trace("repack into the GEMV layout %.3f s", clock.split());
 
     Uploader up(*m, std::min(openmp_threads(model.threads), 8));  // 8 copy threads saturate the host's memory
     m->embed = static_cast<const uint16_t *>(
@@ -293,6 +309,9 @@ std::shared_ptr<DeviceModel> upload_model(const LoadedModel &model, int32_t devi
     // which a session's non-blocking stream does not wait for: wait here, so no kernel can read a
     // weight that has not landed.
     cuda_check(cudaDeviceSynchronize(), "weight upload");
+    const double upload_total = clock.split();
+    up.trace();
+    load_trace("allocation and upload in all %.3f s", upload_total);
     return m;
 }
 
