@@ -111,4 +111,17 @@ int64_t nvfp4_gemv_tile_row(const Nvfp4GemvLayout &layout, int64_t tile, int til
 void nvfp4_gemv_repack(const Nvfp4GemvLayout &layout, const uint8_t *codes, const uint8_t *scales,
                        uint8_t *out_codes, uint8_t *out_scales);
 
+// The rows of a weight that several linears make together (q, k and v; gate and up), each its
+// own ModelOpt codes [rows][cols/2] and scales [rows][cols/16]: repacked in place, without
+// first copying them end to end.
+struct Nvfp4RepackPart {
+    const uint8_t *codes;
+    const uint8_t *scales;
+    int64_t rows;
+};
+// As above, the layout's rows being the parts' in order (their rows must add up to layout.rows;
+// RESET_ERR_SHAPE otherwise).
+void nvfp4_gemv_repack(const Nvfp4GemvLayout &layout, const Nvfp4RepackPart *parts, size_t n_parts,
+                       uint8_t *out_codes, uint8_t *out_scales);
+
 }  // namespace reset

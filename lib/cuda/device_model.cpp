@@ -86,22 +86,16 @@ HostPart nvfp4_part(const std::vector<const Linear *> &group, bool gate_up, Nvfp
     p.tensor_scale = group[0]->tensor_scale;
     p.input_scale = group[0]->input_scale;
     int64_t rows = 0;
-    for (const Linear *l : group) rows += l->out_features;
-    std::vector<uint8_t> codes, scales;
-    const uint8_t *codes_ptr = group[0]->codes.data(), *scales_ptr = group[0]->scales.data();
-    if (group.size() > 1) {
-        for (const Linear *l : group) {
-            codes.insert(codes.end(), l->codes.begin(), l->codes.end());
-            scales.insert(scales.end(), l->scales.begin(), l->scales.end());
-        }
-        codes_ptr = codes.data();
-        scales_ptr = scales.data();
+    std::vector<Nvfp4RepackPart> parts;  // the group's rows where the loader holds them, no copy
+    for (const Linear *l : group) {
+        rows += l->out_features;
+        parts.push_back({l->codes.data(), l->scales.data(), l->out_features});
     }
     p.layout = nvfp4_gemv_layout(rows, p.padded_in, gate_up, decode);
     p.out_features = p.layout.outputs();
     p.codes.resize(p.layout.code_bytes());
     p.scales.resize(p.layout.scale_bytes());
-    nvfp4_gemv_repack(p.layout, codes_ptr, scales_ptr, p.codes.data(), p.scales.data());
+    nvfp4_gemv_repack(p.layout, parts.data(), parts.size(), p.codes.data(), p.scales.data());
     p.bias = concatenated_bias(group);
     return p;
 }
