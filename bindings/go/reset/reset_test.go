@@ -2126,7 +2126,8 @@ func TestBadSequenceBytesAreRefusedAndChangeNothing(t *testing.T) {
 
 // Options reads back what each session was created with, MaxContext 0 resolved to min(model maximum, 4096)
 // (the golden fixture's max_position_embeddings is 512, as MaxContext says), and a session opened with what it
-// read back reads back the same.  A closed session refuses the call.
+// read back reads back the same.  A closed session refuses the call.  The CUDA backend's settings, which the CPU
+// backend ignores, are read back as given too, and a PrefillGemmTokens below -1 is the library's refusal.
 func TestOptionsAreWhatTheSessionWasCreatedWith(t *testing.T) {
 	m := fixture(t)
 	defer m.Close()
@@ -2136,6 +2137,11 @@ func TestOptionsAreWhatTheSessionWasCreatedWith(t *testing.T) {
 			SessionOptions{MaxContext: 512, Sequences: 3, KVCache: KVCacheFP8, TopLogprobs: 5}},
 		{SessionOptions{MaxContext: 48, Sequences: 2, KVCache: KVCacheFP32, TopLogprobs: 20},
 			SessionOptions{MaxContext: 48, Sequences: 2, KVCache: KVCacheFP32, TopLogprobs: 20}},
+		{SessionOptions{Sequences: 1, Eager: true, PrefillGemmTokens: 64, DisableProgrammaticLaunch: true},
+			SessionOptions{MaxContext: 512, Sequences: 1, Eager: true, PrefillGemmTokens: 64,
+				DisableProgrammaticLaunch: true}},
+		{SessionOptions{MaxContext: 16, Sequences: 1, PrefillGemmTokens: -1}, // -1: never the GEMM path
+			SessionOptions{MaxContext: 16, Sequences: 1, PrefillGemmTokens: -1}},
 	} {
 		s, err := m.NewSessionWith(c.asked)
 		if err != nil {
@@ -2162,6 +2168,11 @@ func TestOptionsAreWhatTheSessionWasCreatedWith(t *testing.T) {
 		if _, err := s.Options(); err == nil {
 			t.Error("Options of a closed session succeeded")
 		}
+	}
+	s, err := m.NewSessionWith(SessionOptions{Sequences: 1, PrefillGemmTokens: -2})
+	want := "prefill_gemm_tokens = -2" // the library's message: the value reached it as given
+	if !isStatus(err, StatusInvalidArgument) || !strings.Contains(err.Error(), want) || s != nil {
+		t.Fatalf("PrefillGemmTokens -2: got %v, %v, want %s: ...%s...", s, err, statusName(StatusInvalidArgument), want)
 	}
 }
 

@@ -292,6 +292,8 @@ func TestIntsOutsideInt32AreRefused(t *testing.T) {
 	expect("NewSessionWith TopLogprobs", err, StatusInvalidArgument, "TopLogprobs")
 	_, err = m.NewSessionWith(SessionOptions{Sequences: 1, KVCache: wrap + KVCacheFP8}) // not FP8
 	expect("NewSessionWith KVCache", err, StatusInvalidArgument, "KVCache")
+	_, err = m.NewSessionWith(SessionOptions{Sequences: 1, PrefillGemmTokens: wrap + 64}) // not 64
+	expect("NewSessionWith PrefillGemmTokens", err, StatusInvalidArgument, "PrefillGemmTokens")
 	expect("SetStop MaxTokens", s.SetStop(StopOptions{MaxTokens: wrap + 4}), StatusInvalidArgument, "MaxTokens")
 	_, err = s.Logits(wrap)
 	expect("Logits", err, StatusOutOfRange, "sequence")

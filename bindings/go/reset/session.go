@@ -56,10 +56,32 @@ type SessionOptions struct {
 	// TopLogprobs (0.4): how many of the most likely tokens each step reports
 	// in Step.TopLogprobs, 0..20 (OpenAI's top_logprobs, vLLM's logprobs); 0 = none.
 	TopLogprobs int
+	// The CUDA backend's settings; the CPU backend takes them and ignores them.
+	// Each zero value is the library's default.
+
+	// Eager launches each kernel of a decode step one by one instead of
+	// replaying the step's CUDA graph: slower, for comparison and debugging.
+	Eager bool
+	// PrefillGemmTokens (NVFP4 models): prompt chunks of at least this many
+	// tokens (up to 256 per chunk) are prefilled through the GEMM path
+	// (weights dequantized to FP16 a slice at a time, then cuBLAS with FP32
+	// accumulation); shorter chunks run through the decode GEMV, 8 tokens per
+	// pass.  0 = the measured crossover (docs/cuda-engine.md); -1 = never (GEMV
+	// path only); below -1 is StatusInvalidArgument.  Both paths multiply the
+	// same values; they differ in FP32 summation order.
+	PrefillGemmTokens int
+	// DisableProgrammaticLaunch turns off programmatic dependent launch (GPUs
+	// from sm_90 on), which places each kernel of a step on the GPU while the
+	// one before it finishes and hides most of the per-kernel launch ramp:
+	// plain stream order instead, for comparison, with the same results.
+	// false (reset.h's programmatic_launch 0) keeps it on where the GPU
+	// supports it; true is programmatic_launch -1.
+	DisableProgrammaticLaunch bool
 }
 
 // DefaultSessionOptions are reset_session_options_init's: min(model maximum,
-// 4096) tokens, one sequence, a BF16 KV cache, no top logprobs.
+// 4096) tokens, one sequence, a BF16 KV cache, no top logprobs, and the CUDA
+// backend's graph replay, measured GEMM crossover and programmatic launch.
 func DefaultSessionOptions() SessionOptions { return SessionOptions{Sequences: 1} }
 
 // NewSession opens a session (reset_session_create); maxContext 0 means min(model, 4096).
@@ -72,13 +94,15 @@ func (m *Model) NewSession(maxContext, sequences int) (*Session, error) {
 }
 
 // NewSessionWith opens a session with these options (reset_session_create); a
-// TopLogprobs outside 0..20 or a KVCache that is none of the constants is
-// StatusInvalidArgument, and KVCacheFP32 on a CUDA model StatusUnsupported.
+// TopLogprobs outside 0..20, a KVCache that is none of the constants or a
+// PrefillGemmTokens below -1 is StatusInvalidArgument, and KVCacheFP32 on a
+// CUDA model StatusUnsupported.
 func (m *Model) NewSessionWith(options SessionOptions) (*Session, error) {
 	if err := firstError(checkInt32(StatusInvalidArgument, "SessionOptions.MaxContext", options.MaxContext),
 		checkInt32(StatusInvalidArgument, "SessionOptions.Sequences", options.Sequences),
 		checkInt32(StatusInvalidArgument, "SessionOptions.KVCache", int(options.KVCache)),
-		checkInt32(StatusInvalidArgument, "SessionOptions.TopLogprobs", options.TopLogprobs)); err != nil {
+		checkInt32(StatusInvalidArgument, "SessionOptions.TopLogprobs", options.TopLogprobs),
+		checkInt32(StatusInvalidArgument, "SessionOptions.PrefillGemmTokens", options.PrefillGemmTokens)); err != nil {
 		return nil, err
 	}
 	sequences := options.Sequences
@@ -91,6 +115,12 @@ func (m *Model) NewSessionWith(options SessionOptions) (*Session, error) {
 	// library unchanged, and its refusal names the value.
 	opts.SetKv_cache(native.Enum_SS_reset_kv_cache(options.KVCache))
 	opts.SetTop_logprobs(options.TopLogprobs)
+	opts.SetEager(flag(options.Eager))
+	// Passed as it is too: the library refuses a value below -1 and names it.
+	opts.SetPrefill_gemm_tokens(options.PrefillGemmTokens)
+	if options.DisableProgrammaticLaunch {
+		opts.SetProgrammatic_launch(-1) // reset.h's "off"; init's 0 is "on where the GPU supports it"
+	}
 	var raw uintptr
 	if err := callKeeping(m, func() native.Enum_SS_reset_status { return native.Reset_session_create(m.raw, opts, &raw) }); err != nil {
 		return nil, err
@@ -148,8 +178,7 @@ func (s *Session) Policy() (PolicyParams, error) {
 // Options (0.9) are the options the session was created with
 // (reset_session_get_options): MaxContext resolved (never 0; the
 // MaxContext method's value), the rest as given, so NewSessionWith of what
-// it returns opens a session like this one.  The CUDA backend's settings of
-// reset_session_options are not among SessionOptions' fields.
+// it returns opens a session like this one.
 func (s *Session) Options() (SessionOptions, error) {
 	c := native.NewReset_session_options()
 	defer native.DeleteReset_session_options(c)
@@ -160,7 +189,9 @@ func (s *Session) Options() (SessionOptions, error) {
 		return SessionOptions{}, err
 	}
 	return SessionOptions{MaxContext: c.GetMax_context(), Sequences: c.GetSequences(),
-		KVCache: KVCache(c.GetKv_cache()), TopLogprobs: c.GetTop_logprobs()}, nil
+		KVCache: KVCache(c.GetKv_cache()), TopLogprobs: c.GetTop_logprobs(),
+		Eager: c.GetEager() != 0, PrefillGemmTokens: c.GetPrefill_gemm_tokens(),
+		DisableProgrammaticLaunch: c.GetProgrammatic_launch() != 0}, nil
 }
 
 // Cancel stops the running (or next) Prefill/Step with StatusCancelled.  Any goroutine.

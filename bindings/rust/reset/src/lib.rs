@@ -269,11 +269,33 @@ pub struct SessionOptions {
     /// 0.4: how many of the most likely tokens each step reports in [`Step::top_logprobs`], 0..=20
     /// (OpenAI's top_logprobs, vLLM's logprobs); 0 = none.
     pub top_logprobs: i32,
+    /// CUDA backend (the CPU backend ignores it): launch each kernel of a decode step one by one instead of
+    /// replaying the step's CUDA graph (slower; for comparison and debugging).  `false` by default.
+    pub eager: bool,
+    /// CUDA backend, NVFP4 models (the CPU backend ignores it): prompt chunks of at least this many tokens (up to
+    /// 256 per chunk) are prefilled through the GEMM path (weights dequantized to FP16 a slice at a time, then
+    /// cuBLAS with FP32 accumulation); shorter chunks run through the decode GEMV, 8 tokens per pass.  0 = the
+    /// measured crossover (docs/cuda-engine.md), the default; -1 = never (GEMV path only); below -1 is
+    /// `Error::INVALID_ARGUMENT`.  Both paths multiply the same values; they differ in FP32 summation order.
+    pub prefill_gemm_tokens: i32,
+    /// CUDA backend (the CPU backend ignores it): programmatic dependent launch (GPUs from sm_90 on), which places
+    /// each kernel of a step on the GPU while the one before it finishes and hides most of the per-kernel launch
+    /// ramp.  Same results either way.  `true` by default: on where the GPU supports it; `false` is plain stream
+    /// order, for comparison.
+    pub programmatic_launch: bool,
 }
 
 impl Default for SessionOptions {
     fn default() -> Self {
-        SessionOptions { max_context: 0, sequences: 1, kv_cache: KvCache::Bf16, top_logprobs: 0 }
+        SessionOptions {
+            max_context: 0,
+            sequences: 1,
+            kv_cache: KvCache::Bf16,
+            top_logprobs: 0,
+            eager: false,
+            prefill_gemm_tokens: 0,
+            programmatic_launch: true,
+        }
     }
 }
 
@@ -335,8 +357,9 @@ impl Model {
         self.session_with(&SessionOptions { max_context, sequences, ..SessionOptions::default() })
     }
 
-    /// A session with these options (reset_session_create); a `top_logprobs` outside 0..=20 is
-    /// `Error::INVALID_ARGUMENT`, and [`KvCache::Fp32`] on the CUDA backend `Error::UNSUPPORTED`.
+    /// A session with these options (reset_session_create); a `top_logprobs` outside 0..=20 or a
+    /// `prefill_gemm_tokens` below -1 is `Error::INVALID_ARGUMENT`, and [`KvCache::Fp32`] on the CUDA backend
+    /// `Error::UNSUPPORTED`.
     pub fn session_with(&self, session_options: &SessionOptions) -> Result<Session<'_>> {
         let mut options: sys::reset_session_options = unsafe { std::mem::zeroed() };
         unsafe { sys::reset_session_options_init_sized(&mut options, size_of::<sys::reset_session_options>()) };
@@ -344,6 +367,11 @@ impl Model {
         options.sequences = session_options.sequences;
         options.kv_cache = session_options.kv_cache as sys::reset_kv_cache;
         options.top_logprobs = session_options.top_logprobs;
+        options.eager = session_options.eager as i32;
+        // Not checked here: the library refuses a value below -1 and names it.
+        options.prefill_gemm_tokens = session_options.prefill_gemm_tokens;
+        // reset.h: 0 = on where the GPU supports it, -1 = off.
+        options.programmatic_launch = if session_options.programmatic_launch { 0 } else { -1 };
         let mut raw = ptr::null_mut();
         check(unsafe { sys::reset_session_create(self.raw.as_ptr(), &options, &mut raw) })?;
         // Owned before anything else can fail: an early return must free it.
@@ -969,6 +997,9 @@ impl<'m> Session<'m> {
             sequences: raw.sequences,
             kv_cache: KvCache::from_raw(raw.kv_cache)?,
             top_logprobs: raw.top_logprobs,
+            eager: raw.eager != 0,
+            prefill_gemm_tokens: raw.prefill_gemm_tokens,
+            programmatic_launch: raw.programmatic_launch == 0,
         })
     }
 

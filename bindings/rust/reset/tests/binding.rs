@@ -402,7 +402,7 @@ fn a_sequence_that_has_ended_reports_no_top_logprobs() {
     // the prompt too, whose tokens' logits lead once multiplied, so it goes on.
     let model = model();
     let eos = model.info().unwrap().eos_ids[0];
-    let options = SessionOptions { max_context: 64, sequences: 2, kv_cache: KvCache::Bf16, top_logprobs: 5 };
+    let options = SessionOptions { max_context: 64, sequences: 2, top_logprobs: 5, ..SessionOptions::default() };
     let mut session = model.session_with(&options).unwrap();
     session.set_policy(&PolicyParams { repetition_penalty: 0.1, ..PolicyParams::greedy() }).unwrap();
     session.prefill(&[eos]).unwrap();
@@ -1563,11 +1563,30 @@ fn options_are_what_the_session_was_created_with_max_context_resolved() {
     // max_context 0 is min(the model's maximum, 4096): 512 for the tied fixture (its maximum), 4096 for the chat one.
     for (model, resolved) in [(&tied, 512), (&chat, 4096)] {
         let session = model.session(0, 1).unwrap();
-        let want = SessionOptions { max_context: resolved, ..SessionOptions::default() };
+        // The rest are reset.h's defaults, which SessionOptions::default() must be.
+        let want = SessionOptions {
+            max_context: resolved,
+            sequences: 1,
+            kv_cache: KvCache::Bf16,
+            top_logprobs: 0,
+            eager: false,
+            prefill_gemm_tokens: 0,
+            programmatic_launch: true,
+        };
         assert_eq!(session.options().unwrap(), want);
         assert_eq!(session.max_context(), resolved);
     }
-    let given = SessionOptions { max_context: 32, sequences: 3, kv_cache: KvCache::Fp8, top_logprobs: 5 };
+    // The CUDA backend's settings, none of them its default, are read back as given though the CPU backend
+    // ignores them.
+    let given = SessionOptions {
+        max_context: 32,
+        sequences: 3,
+        kv_cache: KvCache::Fp8,
+        top_logprobs: 5,
+        eager: true,
+        prefill_gemm_tokens: 64,
+        programmatic_launch: false,
+    };
     let mut session = tied.session_with(&given).unwrap();
     assert_eq!(session.options().unwrap(), given);
     // Nothing a session does changes them.
@@ -1580,11 +1599,24 @@ fn options_are_what_the_session_was_created_with_max_context_resolved() {
     // Given to session_with, they make a session like this one.
     assert_eq!(tied.session_with(&session.options().unwrap()).unwrap().options().unwrap(), given);
     for options in [
-        SessionOptions { max_context: 512, sequences: 8, kv_cache: KvCache::Fp32, top_logprobs: 20 },
-        SessionOptions { max_context: 1, sequences: 2, kv_cache: KvCache::Bf16, top_logprobs: 0 },
+        SessionOptions {
+            max_context: 512,
+            sequences: 8,
+            kv_cache: KvCache::Fp32,
+            top_logprobs: 20,
+            eager: true,
+            ..SessionOptions::default()
+        },
+        // -1: never the GEMM path.
+        SessionOptions { max_context: 1, sequences: 2, prefill_gemm_tokens: -1, ..SessionOptions::default() },
     ] {
         assert_eq!(tied.session_with(&options).unwrap().options().unwrap(), options);
     }
+    // Below -1 reaches the library as given, and its refusal names the value.
+    let options = SessionOptions { prefill_gemm_tokens: -2, ..SessionOptions::default() };
+    let error = tied.session_with(&options).err().expect("a prefill_gemm_tokens of -2 was taken");
+    assert_eq!(error.status, Error::INVALID_ARGUMENT, "{error}");
+    assert!(error.message.contains("prefill_gemm_tokens = -2"), "{error}");
 }
 
 // ------------------------------------------------------------------ the standalone policy's logit bias (0.7)
