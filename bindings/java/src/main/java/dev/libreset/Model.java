@@ -121,8 +121,8 @@ public final class Model implements AutoCloseable {
     /**
      * Opens a session with these options (reset_session_create).
      *
-     * @throws ResetException INVALID_ARGUMENT for an option out of its range (a topLogprobs outside 0..20),
-     *     UNSUPPORTED for {@link KvCache#FP32} on a CUDA model
+     * @throws ResetException INVALID_ARGUMENT for an option out of its range (a topLogprobs outside 0..20, a
+     *     prefillGemmTokens below -1), UNSUPPORTED for {@link KvCache#FP32} on a CUDA model
      */
     public Session newSession(SessionOptions options) throws ResetException {
         return new Session(this, options);

@@ -101,8 +101,7 @@ public final class Session implements AutoCloseable {
     /**
      * (0.9) The options this session was created with (reset_session_get_options): maxContext resolved (never
      * 0; {@link #maxContext()}), the rest as given, so {@link Model#newSession(SessionOptions)} of what this
-     * returns opens a session like this one.  The CUDA backend's settings of reset_session_options are not
-     * among {@link SessionOptions}'.
+     * returns opens a session like this one.
      */
     public SessionOptions options() throws ResetException {
         reset_session_options o = new reset_session_options();

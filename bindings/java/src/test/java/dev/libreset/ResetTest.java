@@ -1512,35 +1512,50 @@ class ResetTest {
     /**
      * options() reads back what each session was created with, maxContext 0 resolved to min(model maximum,
      * 4096) (the golden fixture's max_position_embeddings is 512, as maxContext() says), and a session opened
-     * with what it read back reads back the same.
+     * with what it read back reads back the same.  The CUDA backend's settings, which the CPU backend ignores,
+     * are read back as given too, and a prefillGemmTokens below -1 reaches the library, which refuses it.
      */
     @Test
     void optionsAreWhatTheSessionWasCreatedWith() throws Exception {
         Object[][] cases = {
-            {new SessionOptions(), new int[] {512, 1, 0}, KvCache.BF16},
-            {new SessionOptions().sequences(3).kvCache(KvCache.FP8).topLogprobs(5), new int[] {512, 3, 5}, KvCache.FP8},
+            // reset.h's defaults, which new SessionOptions() must be.
+            {new SessionOptions(), List.of(512, 1, KvCache.BF16, 0, false, 0, true)},
+            {new SessionOptions().sequences(3).kvCache(KvCache.FP8).topLogprobs(5),
+                List.of(512, 3, KvCache.FP8, 5, false, 0, true)},
             {new SessionOptions().maxContext(48).sequences(2).kvCache(KvCache.FP32).topLogprobs(20),
-                new int[] {48, 2, 20}, KvCache.FP32},
+                List.of(48, 2, KvCache.FP32, 20, false, 0, true)},
+            // None of them its default.
+            {new SessionOptions().eager(true).prefillGemmTokens(64).programmaticLaunch(false),
+                List.of(512, 1, KvCache.BF16, 0, true, 64, false)},
+            {new SessionOptions().maxContext(16).prefillGemmTokens(-1), // -1: never the GEMM path
+                List.of(16, 1, KvCache.BF16, 0, false, -1, true)},
         };
         try (Model model = goldenOneThread()) {
             for (Object[] c : cases) {
-                int[] want = (int[]) c[1];
-                KvCache wantCache = (KvCache) c[2];
+                Object want = c[1];
                 try (Session session = model.newSession((SessionOptions) c[0])) {
                     SessionOptions got = session.options();
-                    int[] read = {got.maxContext(), got.sequences(), got.topLogprobs()};
-                    assertArrayEquals(want, read, "maxContext, sequences, topLogprobs read back");
-                    assertEquals(wantCache, got.kvCache());
+                    assertEquals(want, fields(got), FIELDS + " read back");
                     assertEquals(session.maxContext(), got.maxContext());
                     try (Session again = model.newSession(got)) {
-                        SessionOptions twice = again.options();
-                        assertArrayEquals(want, new int[] {twice.maxContext(), twice.sequences(), twice.topLogprobs()},
-                                "read back from a session opened with what options() gave");
-                        assertEquals(wantCache, twice.kvCache());
+                        assertEquals(want, fields(again.options()),
+                                FIELDS + " read back from a session opened with what options() gave");
                     }
                 }
             }
+            // Passed as it is: the library's refusal names the value.
+            assertStatus(Status.INVALID_ARGUMENT, "prefill_gemm_tokens = -2",
+                    () -> model.newSession(new SessionOptions().prefillGemmTokens(-2)).close());
         }
+    }
+
+    private static final String FIELDS =
+            "maxContext, sequences, kvCache, topLogprobs, eager, prefillGemmTokens, programmaticLaunch";
+
+    /** The values of FIELDS, to compare as one. */
+    private static List<Object> fields(SessionOptions o) {
+        return List.of(o.maxContext(), o.sequences(), o.kvCache(), o.topLogprobs(), o.eager(),
+                o.prefillGemmTokens(), o.programmaticLaunch());
     }
 
     // ---------------------------------------------------------------- KV cache types
