@@ -756,18 +756,18 @@ int cmd_chat(int argc, char **argv) {
     Model model(path, args);
     Chat chat(model, args);
     const std::string session_directory = args.get("session", "");
-    if (args.has("session")) {
-        if (session_directory.empty()) usage_error("--session needs a directory");
-        chat.set_session_directory(session_directory);
-        struct stat info;
-        if (stat((session_directory + "/" + kConversationFile).c_str(), &info) == 0) chat.load_session(session_directory);
-    }
+    if (args.has("session") && session_directory.empty()) usage_error("--session needs a directory");
     const bool interactive = isatty(0) && isatty(1);
     const bool colour = colour_enabled(1);
     if (interactive) {
         std::printf("%slibreset %s%s  %s, %d layers, %s on %s.  /help for commands, Ctrl-D to quit.\n",
                     colour ? kBold : "", reset_version_string(), colour ? kPlain : "", model.info.architecture,
                     model.info.n_layers, weights_name(model.info.weights), backend_name(model.info.backend));
+    }
+    if (!session_directory.empty()) {
+        chat.set_session_directory(session_directory);
+        struct stat info;
+        if (stat((session_directory + "/" + kConversationFile).c_str(), &info) == 0) chat.load_session(session_directory);
     }
     std::string message;
     try {

@@ -592,6 +592,7 @@ for name, content, needle in broken:
     check(f"/session load of a conversation with {name}: the reason, and the REPL goes on",
           rc == 0 and needle in out and "2 messages in the conversation" in out, out + err)
     check_error(f"--session with a conversation with {name}", ["chat", CHAT, "--session", directory], 1, needle)
+check_error("--session with an empty directory name", ["chat", CHAT, "--session", ""], 2, "--session needs a directory")
 check_error("--session with a directory that is a file", ["chat", CHAT, "--session", os.path.join(CHAT, "config.json")],
             1, "cannot create")
 
