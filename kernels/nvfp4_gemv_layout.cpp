@@ -97,9 +97,8 @@ void nvfp4_gemv_repack(const Nvfp4GemvLayout &layout, const Nvfp4RepackPart *par
         if (row < 0 || k >= layout.cols) return 0;
         return nvfp4::packed_code(row_codes[size_t(row)], static_cast<int>(k));
     };
-    // Supers past K in a tile's last quad keep zero codes and 1.0 scales: exact zeros.
-    std::fill(out_codes, out_codes + layout.code_bytes(), uint8_t{0});
-    std::fill(out_scales, out_scales + layout.scale_bytes(), nvfp4::kE4M3One);
+    // Every output byte is written once below (the caller's buffers need no clearing: an 8B
+    // model's 5.5 GB were zeroed twice before session 37).
     const int64_t full_supers = layout.cols / 64;  // supers whose 64 k are all inside K
     for (int64_t tile = 0; tile < layout.row_tiles; ++tile) {
         int64_t row_of[16];
@@ -108,11 +107,18 @@ void nvfp4_gemv_repack(const Nvfp4GemvLayout &layout, const Nvfp4RepackPart *par
             row_of[r] = nvfp4_gemv_tile_row(layout, tile, r);
             all_rows &= row_of[r] >= 0;
         }
-        for (int64_t s = 0; s < layout.k_supers; ++s) {
+        for (int64_t s = 0; s < layout.k_quads() * 4; ++s) {
             uint8_t *code_run = out_codes + nvfp4_gemv_code_offset(layout, tile, s);
             // Scales: one 8-byte word per lane per 4 supers (a quad); byte 2 * (s % 4) + h is
             // the scale of row g + 8h in the lane's block 4s + t.
             uint8_t *scale_word = out_scales + nvfp4_gemv_scale_offset(layout, tile, s / 4) + 2 * (s % 4);
+            if (s >= layout.k_supers) {
+                // Supers past K in a tile's last quad: zero codes and 1.0 scales, exact zeros.
+                std::fill(code_run, code_run + 512, uint8_t{0});
+                for (int lane = 0; lane < 32; ++lane)
+                    scale_word[lane * 8] = scale_word[lane * 8 + 1] = nvfp4::kE4M3One;
+                continue;
+            }
             if (all_rows && s < full_supers) {
                 // Every weight of the super is inside the matrix: bytes straight from the rows.
                 for (int lane = 0; lane < 32; ++lane) {
@@ -151,8 +157,10 @@ void nvfp4_gemv_repack(const Nvfp4GemvLayout &layout, const Nvfp4RepackPart *par
                 }
                 for (int h = 0; h < 2; ++h) {
                     const int64_t row = row_of[g + 8 * h], block = 4 * s + t;
-                    if (row >= 0 && block < scale_stride)
-                        scale_word[lane * 8 + h] = check_scale(row_scales[size_t(row)][block], row, block);
+                    // Padding rows and blocks past K: scale 1.0 over zero codes.
+                    scale_word[lane * 8 + h] = row >= 0 && block < scale_stride
+                                                   ? check_scale(row_scales[size_t(row)][block], row, block)
+                                                   : nvfp4::kE4M3One;
                 }
             }
         }

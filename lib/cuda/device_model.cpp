@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <utility>
+#include <vector>
 
 #include "cuda/staged_copy.h"
 #include "engine/device_engine.h"
@@ -31,12 +34,34 @@ uint64_t device_model_bytes(const DeviceModel &model) { return model.bytes; }
 
 namespace {
 
+// Memory a vector leaves unwritten on resize: the repack writes every byte of its output
+// (kernels/nvfp4_gemv_layout.h), so zeroing an 8B model's 5.5 GB first was a wasted pass.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+    template <typename U>
+    struct rebind {
+        using other = UninitializedAllocator<U>;
+    };
+    UninitializedAllocator() = default;
+    template <typename U>
+    UninitializedAllocator(const UninitializedAllocator<U> &) noexcept {}
+    template <typename U>
+    void construct(U *p) noexcept {
+        ::new (static_cast<void *>(p)) U;  // default-initialized: left as it is
+    }
+    template <typename U, typename... Args>
+    void construct(U *p, Args &&...args) {
+        ::new (static_cast<void *>(p)) U(std::forward<Args>(args)...);
+    }
+};
+using RepackedBytes = std::vector<uint8_t, UninitializedAllocator<uint8_t>>;
+
 // A linear group's parts as host data, ready to upload (built in parallel).
 struct HostPart {
     bool nvfp4 = false;
     int64_t out_features = 0, in_features = 0, column = 0, padded_in = 0;
     Nvfp4GemvLayout layout;
-    std::vector<uint8_t> codes, scales;  // repacked
+    RepackedBytes codes, scales;  // repacked
     float tensor_scale = 0.0f, input_scale = 0.0f;
     std::vector<uint16_t> bf16;          // concatenated rows (empty when `borrowed` is used)
     const uint16_t *borrowed = nullptr;  // a single BF16 part: the loader's rows, no copy
@@ -173,8 +198,8 @@ public:
                    upload_seconds_, double(uploaded_bytes_) * 1e-9,
                    upload_seconds_ > 0 ? double(uploaded_bytes_) * 1e-9 / upload_seconds_ : 0.0);
     }
-    template <typename T>
-    const T *vector(const std::vector<T> &v, const std::string &what) {
+    template <typename T, typename Allocator>
+    const T *vector(const std::vector<T, Allocator> &v, const std::string &what) {
         return static_cast<const T *>(bytes(v.data(), v.size() * sizeof(T), what));
     }
 
