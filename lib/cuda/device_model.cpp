@@ -265,7 +265,7 @@ std::shared_ptr<DeviceModel> upload_model(const LoadedModel &model, int32_t devi
     m->w4a4 = model.weights_format == RESET_WEIGHTS_NVFP4_W4A4;
     const Nvfp4GemvDecode decode = nvfp4_gemv_device_decode();
 
-    // Repack every layer on all cores (a few seconds for an 8B model), then upload.
+    // Repack every layer on all cores (0.33-0.47 s for Qwen3-8B on the H100 machine's host, session 37), then upload.
     PhaseClock clock;
     std::vector<HostLayer> host(w.layers.size());
     std::string error;
