@@ -169,9 +169,7 @@ void nvfp4_gemv_repack(const Nvfp4GemvLayout &layout, const Nvfp4RepackPart *par
 
 void nvfp4_gemv_repack(const Nvfp4GemvLayout &layout, const uint8_t *codes, const uint8_t *scales,
                        uint8_t *out_codes, uint8_t *out_scales) {
-    require(codes, "nvfp4 gemv repack: codes");
-    require(scales, "nvfp4 gemv repack: scales");
-    const Nvfp4RepackPart whole{codes, scales, layout.rows};
+    const Nvfp4RepackPart whole{codes, scales, layout.rows};  // checked there, as every part is
     nvfp4_gemv_repack(layout, &whole, 1, out_codes, out_scales);
 }
 

@@ -178,7 +178,6 @@ public:
         PhaseClock clock;
         m_.buffers.emplace_back(n, what);
         allocation_seconds_ += clock.split();
-        uploaded_bytes_ += n;
         m_.bytes += n;
         pending_.push_back({const_cast<void *>(data), m_.buffers.back().as(), n});  // only read
         return m_.buffers.back().as();
@@ -192,11 +191,12 @@ public:
         pending_.clear();
         upload_seconds_ += clock.split();
     }
-    // RESET_LOAD_TRACE: the device allocations (cudaMalloc and the zeroing) and the copies.
+    // RESET_LOAD_TRACE: the device allocations (cudaMalloc and the zeroing) and the copies (every
+    // byte the model holds on the device went through bytes()).
     void trace() const {
         load_trace("device allocation %.3f s; upload %.3f s, %.2f GB (%.1f GB/s)", allocation_seconds_,
-                   upload_seconds_, double(uploaded_bytes_) * 1e-9,
-                   upload_seconds_ > 0 ? double(uploaded_bytes_) * 1e-9 / upload_seconds_ : 0.0);
+                   upload_seconds_, double(m_.bytes) * 1e-9,
+                   upload_seconds_ > 0 ? double(m_.bytes) * 1e-9 / upload_seconds_ : 0.0);
     }
     template <typename T, typename Allocator>
     const T *vector(const std::vector<T, Allocator> &v, const std::string &what) {
@@ -241,7 +241,6 @@ private:
     StagedCopier copier_;
     std::vector<CopySegment> pending_;
     double allocation_seconds_ = 0, upload_seconds_ = 0;
-    uint64_t uploaded_bytes_ = 0;
 };
 
 }  // namespace

@@ -31,8 +31,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -393,10 +391,10 @@ void Chat::save_session(const std::string &directory) {
 void Chat::load_session(const std::string &directory) {
     SavedConversation saved = read_conversation(directory + "/" + kConversationFile);
     const std::string state = directory + "/" + kStateFile;
-    struct stat info;
     std::string what_state;
     bool state_loaded = false;
-    if (stat(state.c_str(), &info) != 0) {
+    std::error_code error;  // an unreadable directory reads as no state
+    if (!std::filesystem::exists(state, error)) {
         what_state = "no model state: the next message prefills the conversation";
     } else if (reset_load_sequence(session_.handle, 0, state.c_str()) == RESET_OK) {
         state_loaded = true;
@@ -766,8 +764,9 @@ int cmd_chat(int argc, char **argv) {
     }
     if (!session_directory.empty()) {
         chat.set_session_directory(session_directory);
-        struct stat info;
-        if (stat((session_directory + "/" + kConversationFile).c_str(), &info) == 0) chat.load_session(session_directory);
+        std::error_code error;
+        if (std::filesystem::exists(session_directory + "/" + kConversationFile, error))
+            chat.load_session(session_directory);
     }
     std::string message;
     try {

@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "json_read.h"
 
 namespace cli {
 
@@ -50,13 +51,6 @@ std::string check_shape(const SavedConversation &c) {
     return "";
 }
 
-// The parser's message quotes what it last read, which can be the very bytes that are not
-// UTF-8: those become U+FFFD, so the message itself is printable.
-std::string printable(const std::string &text) {
-    return nlohmann::json::parse(nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
-        .get<std::string>();
-}
-
 }  // namespace
 
 void write_conversation(const std::string &path, const SavedConversation &conversation) {
@@ -65,10 +59,10 @@ void write_conversation(const std::string &path, const SavedConversation &conver
     nlohmann::ordered_json messages = nlohmann::ordered_json::array();
     for (const Message &m : conversation.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
     const nlohmann::ordered_json object = {{"format", kFormat},
-                                   {"version", kVersion},
-                                   {"thinking", conversation.thinking},
-                                   {"kept_from", conversation.kept_from},
-                                   {"messages", messages}};
+                                           {"version", kVersion},
+                                           {"thinking", conversation.thinking},
+                                           {"kept_from", conversation.kept_from},
+                                           {"messages", messages}};
     std::string text;
     try {
         // Every message entered the model through the tokenizer, which refuses text that is not
@@ -108,19 +102,9 @@ SavedConversation read_conversation(const std::string &path) {
     if (in.bad()) fail("cannot read " + path);
 
     const std::string where = path + " is not a saved conversation: ";
-    nlohmann::json object;
-    try {
-        // Nesting is limited, as for the datasets (json_lines.cpp): a deep array would otherwise
-        // recurse until the stack ends.  The parser refuses text that is not UTF-8.
-        object = nlohmann::json::parse(bytes.str(), [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json &) {
-            if (depth > 8 && (event == nlohmann::json::parse_event_t::object_start ||
-                              event == nlohmann::json::parse_event_t::array_start))
-                fail(where + "nested deeper than 8");
-            return true;
-        });
-    } catch (const nlohmann::json::exception &e) {
-        fail(where + "bad JSON: " + printable(e.what()));
-    }
+    // Nested at most 8 deep: an object, its messages, a message (a deep array would otherwise recurse
+    // until the stack ends).
+    const nlohmann::json object = parse_json_text(bytes.str(), path + " is not a saved conversation", 8);
     if (!object.is_object()) fail(where + "not a JSON object");
     // A member, or null when it is missing (operator[] would add it).
     const nlohmann::json missing;

@@ -7,25 +7,29 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "json_read.h"
 
 namespace cli {
 
-std::map<std::string, std::string> parse_json_object(const std::string &line, const std::string &where) {
+nlohmann::json parse_json_text(const std::string &text, const std::string &where, int max_depth) {
     // Nesting is limited: dump() of a member nested 200,000 deep overflows the stack (a segmentation
     // fault, measured; the hand-written reader's recursion crashed on the same line).
-    constexpr int kMaxDepth = 64;
     const auto limit_depth = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json &) {
-        if (depth > kMaxDepth && (event == nlohmann::json::parse_event_t::object_start ||
+        if (depth > max_depth && (event == nlohmann::json::parse_event_t::object_start ||
                                   event == nlohmann::json::parse_event_t::array_start))
-            fail(where + ": bad JSON: nested deeper than " + std::to_string(kMaxDepth));
+            fail(where + ": bad JSON: nested deeper than " + std::to_string(max_depth));
         return true;
     };
-    nlohmann::json object;
     try {
-        object = nlohmann::json::parse(line, limit_depth);
+        return nlohmann::json::parse(text, limit_depth);
     } catch (const nlohmann::json::exception &e) {  // parse_error, or out_of_range for a number like 1e999
-        fail(where + ": bad JSON: " + e.what());
+        // The reason quotes what the parser last read: bytes that are not UTF-8 become U+FFFD.
+        fail(where + ": bad JSON: " + nlohmann::json::parse(json_string(e.what())).get<std::string>());
     }
+}
+
+std::map<std::string, std::string> parse_json_object(const std::string &line, const std::string &where) {
+    const nlohmann::json object = parse_json_text(line, where, 64);
     if (!object.is_object()) fail(where + ": not a JSON object");
     std::map<std::string, std::string> members;
     for (const auto &[key, value] : object.items())
