@@ -9,6 +9,12 @@
 // streaming bandwidth is measured in the same run and every case is
 // reported as a fraction of it.  Output: a table on stdout and JSON
 // (--json FILE) that tests/bench/report.py turns into markdown.
+//
+// --warm-l2 measures the opposite case, for the analysis only: one copy of
+// each weight that fits 60% of the L2, so after the first launch every launch
+// reads it from the L2 (impl names end in "_warm_l2").  It tells how fast the
+// kernel itself goes when the DRAM is out of the way: the rate a weight
+// prefetched into the L2 ahead of a launch could at best be consumed at.
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -198,6 +204,10 @@ struct Result {
 
 int copies_for(double bytes, double l2) { return std::max(2, static_cast<int>(4.0 * l2 / bytes) + 1); }
 
+// --warm-l2: shapes of at most this fraction of the L2 run from one copy (the rest is
+// left for activations, outputs and the other partition's copies of hot lines).
+constexpr double kWarmL2Fraction = 0.6;
+
 // A layer's MLP as the decode step runs it: gate_up (SiLU·up and its row
 // maxima into act, FP32) then down (reading act, adding into x), as two
 // launches chained by programmatic dependent launch, and as one
@@ -297,14 +307,20 @@ void bench_mlp_pairs(cudaStream_t stream, double l2, double stream_gbps, const s
 int main(int argc, char **argv) {
     std::string json_path, commit = "unknown", only;
     std::vector<int> token_counts = {1, 2, 4, 8};
-    bool baselines = true;
+    bool baselines = true, warm_l2 = false;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
         else if (!std::strcmp(argv[i], "--commit") && i + 1 < argc) commit = argv[++i];
         else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];  // substring of shape names
         else if (!std::strcmp(argv[i], "--m") && i + 1 < argc) token_counts = {std::atoi(argv[++i])};  // one M (profiling)
         else if (!std::strcmp(argv[i], "--nvfp4-only")) baselines = false;  // skip cuBLAS / cuBLASLt
+        else if (!std::strcmp(argv[i], "--warm-l2")) warm_l2 = true;        // weights served from the L2 (header)
+        else {
+            std::fprintf(stderr, "nvfp4_gemv_bench: unknown argument %s\n", argv[i]);
+            return 2;
+        }
     }
+    if (warm_l2) baselines = false;  // the baselines rotate copies: only the NVFP4 kernel is measured warm
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
         // A benchmark that measured nothing must not look like a success to `reset bench gemv` or a script.
@@ -360,7 +376,13 @@ int main(int argc, char **argv) {
             const reset::Nvfp4GemvLayout layout =
                 reset::nvfp4_gemv_layout(n, k, gate_up, reset::nvfp4_gemv_device_decode());
             const double bytes = static_cast<double>(n) * k * 0.5625;
-            const int copies = copies_for(bytes, l2);
+            if (warm_l2 && bytes > kWarmL2Fraction * l2) {
+                std::printf("%-30s --warm-l2: %.1f MB does not fit %.0f%% of the L2, skipped\n", shape.name.c_str(),
+                            bytes / 1e6, 100 * kWarmL2Fraction);
+                continue;
+            }
+            const int copies = warm_l2 ? 1 : copies_for(bytes, l2);
+            const std::string suffix = warm_l2 ? "_warm_l2" : "";
             std::vector<void *> codes(copies), scales(copies), ws(copies);
             const size_t ws_bytes = reset::nvfp4_gemv_workspace_bytes(layout);
             for (int c = 0; c < copies; ++c) {
@@ -401,9 +423,9 @@ int main(int argc, char **argv) {
                     }
                 }
                 CUDA_OK(cudaFree(sink));
-                results.push_back({shape.name, shape.model, shape.role, "read_same_bytes", n, k, 1, best_plain, bytes, 0});
+                results.push_back({shape.name, shape.model, shape.role, "read_same_bytes" + suffix, n, k, 1, best_plain, bytes, 0});
                 if (prop.major >= 9)
-                    results.push_back({shape.name, shape.model, shape.role, "read_same_bytes_chained", n, k, 1,
+                    results.push_back({shape.name, shape.model, shape.role, "read_same_bytes_chained" + suffix, n, k, 1,
                                        best_chained, bytes, 0});
                 std::printf("%-30s read of the same bytes %8.2f us %5.1f%%   chained %8.2f us %5.1f%%\n",
                             shape.name.c_str(), best_plain, 100.0 * bytes / best_plain / 1e3 / stream_gbps,
@@ -456,14 +478,14 @@ int main(int argc, char **argv) {
                     prepare(reset::Nvfp4ActivationMode::kW4A4);
                     gemv(i, row_scale);
                 });
-                results.push_back({shape.name, shape.model, shape.role, "nvfp4_w4a16", n, k, m, w4a16, bytes, splits});
+                results.push_back({shape.name, shape.model, shape.role, "nvfp4_w4a16" + suffix, n, k, m, w4a16, bytes, splits});
                 if (prop.major >= 9)
-                    results.push_back({shape.name, shape.model, shape.role, "nvfp4_w4a16_chained", n, k, m,
+                    results.push_back({shape.name, shape.model, shape.role, "nvfp4_w4a16_chained" + suffix, n, k, m,
                                        w4a16_chained, bytes, splits});
                 results.push_back(
-                    {shape.name, shape.model, shape.role, "nvfp4_w4a4_gemv", n, k, m, w4a4_gemv, bytes, splits});
+                    {shape.name, shape.model, shape.role, "nvfp4_w4a4_gemv" + suffix, n, k, m, w4a4_gemv, bytes, splits});
                 results.push_back(
-                    {shape.name, shape.model, shape.role, "nvfp4_w4a4_with_quantize", n, k, m, w4a4, bytes, splits});
+                    {shape.name, shape.model, shape.role, "nvfp4_w4a4_with_quantize" + suffix, n, k, m, w4a4, bytes, splits});
                 std::printf("%-30s M=%d  W4A16 %8.2f us %6.0f GB/s %5.1f%%   chained %8.2f us %5.1f%%   W4A4 gemv %8.2f  "
                             "+quant %8.2f us  (runs per tile %d)\n",
                             shape.name.c_str(), m, w4a16, bytes / w4a16 / 1e3, 100.0 * bytes / w4a16 / 1e3 / stream_gbps,
@@ -577,7 +599,7 @@ int main(int argc, char **argv) {
         }
     }
 
-    bench_mlp_pairs(stream, l2, stream_gbps, token_counts, only, results);
+    if (!warm_l2) bench_mlp_pairs(stream, l2, stream_gbps, token_counts, only, results);
 
     if (!json_path.empty()) {
         FILE *f = std::fopen(json_path.c_str(), "w");
