@@ -271,23 +271,6 @@ __device__ __forceinline__ void epilogue(const GemvParams &p, int64_t tile, int 
     }
 }
 
-// Dependent MMA chains per warp and tile: every mma.m16n8k16 of a tile adds
-// into its accumulator, so with one accumulator each MMA waits for the one
-// before (~16 per quad in a row).  With two, the even supers of each quad go
-// to one and the odd supers to the other, and the tile's sum is their sum at
-// the end: half the chain, 4 more registers, the FP32 sum in another (still
-// fixed) order.  -DRESET_NVFP4_GEMV_MMA_CHAINS=1 builds the single chain.
-#ifndef RESET_NVFP4_GEMV_MMA_CHAINS
-#define RESET_NVFP4_GEMV_MMA_CHAINS 2
-#endif
-constexpr int kMmaChains = RESET_NVFP4_GEMV_MMA_CHAINS;
-static_assert(kMmaChains == 1 || kMmaChains == 2, "RESET_NVFP4_GEMV_MMA_CHAINS is 1 or 2");
-
-// The accumulator super u of a quad adds into.
-__device__ __forceinline__ float (&chain_of(int u, float (&acc)[4], float (&odd)[4]))[4] {
-    return kMmaChains == 2 && (u & 1) ? odd : acc;
-}
-
 // The weights of one quad (4 supers) of a warp's tile.
 struct QuadWeights {
     uint4 codes[4];
@@ -304,12 +287,9 @@ __device__ __forceinline__ void load_full_quad(const uint4 *codes, const uint2 *
 
 // The products of one quad; x points at the lane's activations of its first
 // super (the next supers follow 64 elements apart).  X is __half, or float
-// for unprepared FP32 input (with the row scale's inverse).  Even supers
-// accumulate into acc, odd ones into odd (tile_quads adds them at the end):
-// two chains of dependent MMAs instead of one (kMmaChains).
+// for unprepared FP32 input (with the row scale's inverse).
 template <bool kVectorX, typename X>
-__device__ __forceinline__ void compute_full_quad(const QuadWeights &w, const X *x, float inverse, float (&acc)[4],
-                                                  float (&odd)[4]) {
+__device__ __forceinline__ void compute_full_quad(const QuadWeights &w, const X *x, float inverse, float (&acc)[4]) {
     if constexpr (kXAhead == 4) {
         uint4 xv[4][2];
 #pragma unroll
@@ -318,7 +298,7 @@ __device__ __forceinline__ void compute_full_quad(const QuadWeights &w, const X 
         for (int u = 0; u < 4; ++u) {
             uint32_t sg, sg8;
             decode_scales(w.scales, u, sg, sg8);
-            super_step(w.codes[u], sg, sg8, xv[u], chain_of(u, acc, odd));
+            super_step(w.codes[u], sg, sg8, xv[u], acc);
         }
     } else {
         uint4 xv[2][2];
@@ -328,7 +308,7 @@ __device__ __forceinline__ void compute_full_quad(const QuadWeights &w, const X 
             if (u < 3) load_x<kVectorX>(x + 64 * (u + 1), inverse, xv[(u + 1) & 1]);
             uint32_t sg, sg8;
             decode_scales(w.scales, u, sg, sg8);
-            super_step(w.codes[u], sg, sg8, xv[u & 1], chain_of(u, acc, odd));
+            super_step(w.codes[u], sg, sg8, xv[u & 1], acc);
         }
     }
 }
@@ -338,7 +318,7 @@ __device__ __forceinline__ void compute_full_quad(const QuadWeights &w, const X 
 // (K is a multiple of 16, so a lane's 16 columns are all in or all out).
 template <bool kVectorX, typename X>
 __device__ __forceinline__ void tail_quad(const GemvParams &p, int64_t quad, const uint4 *codes, const uint2 *scales,
-                                          const X *x, float inverse, int t, float (&acc)[4], float (&odd)[4]) {
+                                          const X *x, float inverse, int t, float (&acc)[4]) {
     QuadWeights w;
     load_full_quad(codes, scales, w);
     uint4 xv[4][2];
@@ -351,7 +331,7 @@ __device__ __forceinline__ void tail_quad(const GemvParams &p, int64_t quad, con
     for (int u = 0; u < 4; ++u) {
         uint32_t sg, sg8;
         decode_scales(w.scales, u, sg, sg8);
-        super_step(w.codes[u], sg, sg8, xv[u], chain_of(u, acc, odd));
+        super_step(w.codes[u], sg, sg8, xv[u], acc);
     }
 }
 
@@ -378,7 +358,6 @@ __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_
     const int x_step = 256 * step;
     const int full_end = min(q_end, p.full_quads);
     const int full = q_first < full_end ? (full_end - q_first + step - 1) / step : 0;
-    float odd[4] = {};  // the second MMA chain (kMmaChains)
     if (kPipelined && full > 0 && !loaded) load_full_quad(codes, scales, w);
 #pragma unroll 1
     for (int i = 0; i < full; ++i) {
@@ -390,7 +369,7 @@ __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_
         } else if (i != 0 || !loaded) {
             load_full_quad(codes, scales, w);
         }
-        compute_full_quad<kVectorX>(w, x, inverse, acc, odd);
+        compute_full_quad<kVectorX>(w, x, inverse, acc);
         // After the last full quad nothing was loaded: w is dead then (the tail loads its own).
         if constexpr (kPipelined) w = next;
         codes += code_step;
@@ -398,10 +377,7 @@ __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_
         x += x_step;
     }
     const int tail = q_first + full * step;
-    if (tail < q_end) tail_quad<kVectorX>(p, tail, codes, scales, x, inverse, t, acc, odd);
-    if constexpr (kMmaChains == 2)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) acc[i] += odd[i];
+    if (tail < q_end) tail_quad<kVectorX>(p, tail, codes, scales, x, inverse, t, acc);
 }
 
 // The quads one warp multiplies.  Quad indices are 32-bit (the host checks
