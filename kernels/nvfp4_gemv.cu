@@ -285,27 +285,6 @@ __device__ __forceinline__ void load_full_quad(const uint4 *codes, const uint2 *
     w.scales = cuda::load_stream_8(scales);
 }
 
-// -DRESET_NVFP4_GEMV_PREFETCH_X=0 builds the pipelined loop without it (A/B runs).
-#ifndef RESET_NVFP4_GEMV_PREFETCH_X
-#define RESET_NVFP4_GEMV_PREFETCH_X 1
-#endif
-constexpr bool kPrefetchX = RESET_NVFP4_GEMV_PREFETCH_X != 0;
-
-// Asks the L1 for the lane's activations of the quad at x (its 4 supers), so
-// that the quad's first products find them there.  Why: with the weights one
-// quad ahead (the pipelined loop), a quad's first MMA waited for its
-// activations instead, an L2 round trip per quad (x is read once per CTA: a
-// tile's K slices read disjoint ranges) — 24% of the stall samples of the
-// Qwen3-8B down GEMV served from the L2, 16% of o's (Nsight Compute, H100,
-// docs/history/gemv-sessions.md session 38).  A prefetch takes no register
-// (holding the next quad's activations would take 32 FP16 or 64 FP32 more)
-// and is issued after the next quad's weight loads, which it must not delay.
-template <typename X>
-__device__ __forceinline__ void prefetch_x_l1(const X *x) {
-#pragma unroll
-    for (int u = 0; u < 4; ++u) asm volatile("prefetch.global.L1 [%0];" ::"l"(x + 64 * u));
-}
-
 // The products of one quad; x points at the lane's activations of its first
 // super (the next supers follow 64 elements apart).  X is __half, or float
 // for unprepared FP32 input (with the row scale's inverse).
@@ -386,10 +365,7 @@ __device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_
         // pipelined, the next quad's loads come before this one's products.
         QuadWeights next;
         if constexpr (kPipelined) {
-            if (i + 1 < full) {
-                load_full_quad(codes + code_step, scales + scale_step, next);
-                if constexpr (kPrefetchX) prefetch_x_l1(x + x_step);
-            }
+            if (i + 1 < full) load_full_quad(codes + code_step, scales + scale_step, next);
         } else if (i != 0 || !loaded) {
             load_full_quad(codes, scales, w);
         }
