@@ -25,7 +25,8 @@
 // session holds the tokens its prompt shares, so a state that is missing, from
 // another model, or older than its conversation costs a prefill, never a
 // wrong answer.  With --session the conversation is saved there on leaving,
-// an error that ends the REPL included.
+// an error that ends the REPL included.  At a terminal, loading also shows the
+// last exchange and fills the line editor's history with the user messages.
 #include <editline/readline.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -33,6 +34,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -132,6 +134,7 @@ private:
     void emit(const std::string &text, float temperature);
     void print_stats() const;
     void print_help() const;
+    void recall_loaded_conversation() const;
     void save(const std::string &path) const;
     void session_command(const std::string &rest);
     void set_policy(const std::string &text);
@@ -209,7 +212,8 @@ void Chat::print_help() const {
         "  /save FILE           write the transcript (Markdown, for reading)\n"
         "  /session save [DIR]  keep the conversation and the model's state for it in DIR (--session's when\n"
         "                       none is named), to continue later\n"
-        "  /session load [DIR]  continue a conversation kept that way: the next message prefills only itself\n"
+        "  /session load [DIR]  continue a conversation kept that way: the next message prefills only itself;\n"
+        "                       at a terminal its last exchange is shown and Up recalls its messages\n"
         "  /session             the directory --session named\n"
         "  /quit, Ctrl-D        leave;  Ctrl-C stops the answer being written\n");
 }
@@ -416,6 +420,49 @@ void Chat::load_session(const std::string &directory) {
     stats_ = TurnStats();
     std::printf("loaded %zu messages (thinking %s) and %s from %s\n", history_.size(), thinking_ ? "on" : "off",
                 what_state.c_str(), directory.c_str());
+    if (interactive_) recall_loaded_conversation();
+}
+
+// At a terminal, a loaded conversation picks up where it stopped: the line
+// editor's history becomes its user messages (Up recalls them, as in the
+// process that wrote it), and its last exchange is shown, the answer without
+// its reasoning and cut to its last lines.  Not through a pipe, whose output
+// a program reads.
+void Chat::recall_loaded_conversation() const {
+    clear_history();
+    for (const Message &m : history_)
+        if (m.role == "user") add_history(m.content.c_str());
+    size_t user = history_.size();
+    while (user > 0 && history_[user - 1].role != "user") --user;
+    if (user == 0) return;
+    const std::string &question = history_[user - 1].content;
+    std::string answer = user < history_.size() ? history_[user].content : "";
+    // The reasoning is left out where it ended; an answer cut short inside it (no "</think>" while
+    // thinking was on, the template having opened the block) is all reasoning, shown as such.
+    const size_t think_end = answer.rfind("</think>"), think_start = answer.find("<think>");
+    const bool reasoning = think_end != std::string::npos;
+    const bool unfinished = !reasoning && (thinking_ || think_start != std::string::npos);
+    if (reasoning) answer.erase(0, think_end + std::strlen("</think>"));
+    else if (think_start != std::string::npos) answer.erase(0, think_start + std::strlen("<think>"));
+    while (!answer.empty() && std::isspace(static_cast<unsigned char>(answer.front()))) answer.erase(0, 1);
+    // The last kShownLines lines: a long answer's end is where the conversation stopped.
+    constexpr size_t kShownLines = 12;
+    size_t cut = answer.size(), lines = 0;
+    while (cut > 0 && lines < kShownLines) {
+        cut = answer.rfind('\n', cut - 1);
+        if (cut == std::string::npos) {
+            cut = 0;
+            break;
+        }
+        ++lines;
+    }
+    const bool shortened = cut > 0;
+    if (shortened) answer.erase(0, cut + 1);
+    std::printf("%slast exchange:%s\n> %s\n%s%s%s%s", colour_ ? kDim : "", colour_ ? kPlain : "", question.c_str(),
+                reasoning ? "(reasoning left out)\n" : unfinished ? "(stopped in its reasoning)\n" : "",
+                shortened ? "...\n" : "", answer.c_str(),
+                answer.empty() || answer.back() == '\n' ? "" : "\n");
+    std::fflush(stdout);
 }
 
 void Chat::print_stats() const {

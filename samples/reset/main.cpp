@@ -45,7 +45,8 @@ int main(int argc, char **argv) {
         if (!std::strcmp(command, "eval")) return cli::cmd_eval(argc, argv);
         if (!std::strcmp(command, "calibrate")) return cli::cmd_calibrate(argc, argv);
         if (!std::strcmp(command, "score")) return cli::cmd_score(argc, argv);
-        std::fprintf(stderr, "reset: unknown command '%s' (chat, generate, tokenize, info, bench, eval, calibrate)\n",
+        std::fprintf(stderr,
+                     "reset: unknown command '%s' (chat, generate, tokenize, info, bench, eval, calibrate, score)\n",
                      command);
         return 2;
     } catch (const cli::CliError &e) {

@@ -316,8 +316,13 @@ int main(int argc, char **argv) {
         else if (!std::strcmp(argv[i], "--nvfp4-only")) baselines = false;  // skip cuBLAS / cuBLASLt
         else if (!std::strcmp(argv[i], "--warm-l2")) warm_l2 = true;        // weights served from the L2 (header)
         else {
-            std::fprintf(stderr, "nvfp4_gemv_bench: unknown argument %s\n", argv[i]);
-            return 2;
+            const bool help = !std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h");
+            std::fprintf(help ? stdout : stderr,
+                         "%s%susage: nvfp4_gemv_bench [--json FILE] [--commit TEXT] [--only SHAPE] [--m M] "
+                         "[--nvfp4-only] [--warm-l2]\n",
+                         help ? "" : "nvfp4_gemv_bench: unknown argument, or an option without its value: ",
+                         help ? "" : (std::string(argv[i]) + "\n").c_str());
+            return help ? 0 : 2;
         }
     }
     if (warm_l2) baselines = false;  // the baselines rotate copies: only the NVFP4 kernel is measured warm

@@ -679,7 +679,9 @@ check_error("an unknown preset, before the model loads", ["generate", CHAT, "hi"
 check_error("--top-k below 0 (generate)", ["generate", CHAT, "hi", "--top-k", "-3"], 2, "--top-k must be an integer")
 check_error("model without tokenizer", ["generate", NO_TOKENIZER, "hi", "--backend", "cpu"], 1, "no tokenizer")
 check_error("unknown option", ["info", CHAT, "--frobnicate"], 2, "unknown option --frobnicate")
-check_error("unknown command", ["dance"], 2, "unknown command 'dance'")
+# The message names every command of the usage text (score was missing until session 38).
+check_error("unknown command", ["dance"], 2,
+            "unknown command 'dance' (chat, generate, tokenize, info, bench, eval, calibrate, score)")
 check_error("bad weight format", ["info", CHAT, "--weights", "fp8"], 2, "unknown weight format 'fp8'")
 check_error("bad lm_head format", ["info", CHAT, "--lm-head", "fp8"], 2, "unknown lm_head format 'fp8'")
 check_error("an NVFP4 lm_head with BF16 weights", ["info", CHAT, "--lm-head", "nvfp4"], 1,

@@ -7,9 +7,12 @@ Checks: the banner and prompt, a streamed answer, /policy (valid and not, the
 repetition penalty shown by /policy alone),
 /stats (with the answer's mean log-probability), /think, /save, /reset,
 Ctrl-C in the middle of a long generation (the REPL survives and answers the
-next prompt), and Ctrl-D (exit 0).
+next prompt), and Ctrl-D (exit 0); then a conversation kept with --session and
+continued in a new process: its last exchange shown, its messages in the line
+editor's history (Up recalls them).
 Each check fails with what the terminal showed.
 """
+import json
 import math
 import os
 import pty
@@ -170,6 +173,43 @@ def main():
     code = term.wait_exit()
     assert code == 0, f"Ctrl-D exit code {code}"
     print("ok: Ctrl-D quits with 0")
+
+    # --session at a terminal: the process that continues a conversation shows where it stopped
+    # (the last question, the answer's end without its reasoning) and puts the conversation's
+    # messages in the line editor's history, so Up recalls them as in the process that wrote it.
+    directory = os.path.join(tempfile.mkdtemp(prefix="reset-repl-session-"), "talk")
+    argv = [binary, "chat", model, "--max-tokens", "12", "--threads", "1", "--session", directory]
+    term = Terminal(argv)
+    term.expect(r"/help for commands.*\n> $", what="banner of the first --session process")
+    for question in ("What is 2+3?", "And 4+4?"):
+        term.send(question + "\r")
+        term.expect(PROMPT, what=f"the answer to {question}")
+    term.send("\x04")
+    assert term.wait_exit() == 0, "the first --session process did not exit with 0"
+    with open(os.path.join(directory, "conversation.json"), encoding="utf-8") as f:
+        last_answer = json.load(f)["messages"][-1]["content"]
+    shown_answer = last_answer.rsplit("</think>", 1)[-1].strip().splitlines()[-1]
+
+    term = Terminal(argv)
+    recap = term.expect(r"loaded 4 messages[\s\S]*\n> $", what="the loaded conversation and the prompt")
+    assert re.search(r"last exchange:\r?\n> And 4\+4\?\r?\n", recap), f"no last exchange: {recap!r}"
+    # The fixture thinks (thinking is on): an answer of 12 tokens either closed its reasoning or not.
+    assert ("(reasoning left out)" in recap) == ("</think>" in last_answer), recap
+    assert ("(stopped in its reasoning)" in recap) == ("</think>" not in last_answer), recap
+    assert shown_answer in recap.replace("\r", ""), f"the answer's end {shown_answer!r} not shown: {recap!r}"
+    term.send("\x1b[A")  # Up: the last message of the loaded conversation
+    term.expect(r"> And 4\+4\?$", what="Up recalling the loaded conversation's last message")
+    term.send("\x1b[A")
+    term.expect(r"What is 2\+3\?$", what="Up again recalling the first message")
+    term.send("\r")  # sends the recalled message: the conversation goes on
+    term.expect(PROMPT, what="an answer to the recalled message")
+    term.send("\x04")
+    assert term.wait_exit() == 0, "the second --session process did not exit with 0"
+    with open(os.path.join(directory, "conversation.json"), encoding="utf-8") as f:
+        messages = json.load(f)["messages"]
+    assert [m["content"] for m in messages if m["role"] == "user"] == ["What is 2+3?", "And 4+4?", "What is 2+3?"], \
+        messages
+    print("ok: --session at a terminal shows the last exchange, and Up recalls the loaded messages")
 
 
 if __name__ == "__main__":
