@@ -68,11 +68,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <numeric>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "gpu_test_util.h"
 #include "reset.h"
@@ -1470,6 +1475,75 @@ void test_sequence_file(const std::string &dir) {
 
 }  // namespace
 
+// The CUDA backend repacks a ModelOpt export's NVFP4 weights on a thread of
+// its own while it uploads the layers before (lib/cuda/device_model.cpp,
+// session 38).  A block scale the GEMV cannot decode (negative: the loader's
+// scan refuses only NaN) must fail that load with RESET_ERR_FORMAT naming it,
+// in the first layer (the first wait) and in the last (after layers were
+// uploaded), leave no model and nothing running, and the intact checkpoint
+// must then load and decode as before.  ModelOpt exports only.
+void test_repack_error(const std::string &dir) {
+    if (!std::filesystem::exists(dir + "/hf_quant_config.json")) return;
+    std::ifstream in(dir + "/model.safetensors", std::ios::binary);
+    const std::string checkpoint((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    uint64_t header_size = 0;
+    for (int i = 0; i < 8 && checkpoint.size() >= 8; ++i)
+        header_size |= uint64_t(uint8_t(checkpoint[size_t(i)])) << (8 * i);
+    const auto header = nlohmann::json::parse(checkpoint.substr(8, size_t(header_size)));
+    int layers = 0;
+    while (header.contains("model.layers." + std::to_string(layers) + ".self_attn.q_proj.weight_scale")) ++layers;
+    EXPECT(layers > 0, "%s: no layer's q_proj.weight_scale in a ModelOpt export", dir.c_str());
+    if (layers == 0) return;
+    const std::string first = "model.layers.0.self_attn.q_proj.weight_scale",
+                      last = "model.layers." + std::to_string(layers - 1) + ".mlp.down_proj.weight_scale";
+    std::printf("test_repack_error: %s (%d layers)\n", dir.c_str(), layers);
+    for (const std::string &name : {first, last}) {
+        char pattern[] = "/tmp/reset-gpu-repack-error-XXXXXX";
+        const char *tmp = mkdtemp(pattern);
+        EXPECT(tmp != nullptr, "mkdtemp failed");
+        if (!tmp) return;
+        for (const auto &entry : std::filesystem::directory_iterator(dir))
+            if (entry.path().filename() != "model.safetensors")
+                std::filesystem::copy(entry.path(), std::string(tmp) + "/" + entry.path().filename().string(),
+                                      std::filesystem::copy_options::recursive);
+        std::string broken = checkpoint;
+        const size_t end = header[name]["data_offsets"][1].get<size_t>();
+        broken[8 + size_t(header_size) + end - 1] = char(0xb8);  // E4M3 -1.0: finite, so only the repack sees it
+        std::ofstream(std::string(tmp) + "/model.safetensors", std::ios::binary) << broken;
+        for (reset_weights weights : {RESET_WEIGHTS_AUTO, RESET_WEIGHTS_NVFP4_W4A4}) {
+            reset_model_options o;
+            reset_model_options_init(&o);
+            o.backend = RESET_BACKEND_CUDA;
+            o.weights = weights;
+            reset_model *m = nullptr;
+            const reset_status status = reset_model_load(tmp, &o, &m);
+            const std::string message = reset_last_error();
+            EXPECT(status == RESET_ERR_FORMAT && m == nullptr &&
+                       message.find("block scale code 184") != std::string::npos &&
+                       message.find("is negative or NaN") != std::string::npos,
+                   "%s with a negative scale in %s: status %d, model %p, message '%s'", dir.c_str(), name.c_str(),
+                   int(status), static_cast<void *>(m), message.c_str());
+            if (m) reset_model_free(m);
+        }
+        std::filesystem::remove_all(tmp);
+    }
+    // The intact checkpoint, after the failed loads: it loads and decodes.
+    reset_model *m = load(dir, RESET_WEIGHTS_AUTO, RESET_BACKEND_CUDA);
+    reset_session_options so;
+    reset_session_options_init(&so);
+    so.max_context = 64;
+    reset_session *s = nullptr;
+    ok(reset_session_create(m, &so, &s), "reset_session_create");
+    const int32_t prompt[3] = {1, 2, 3};
+    ok(reset_prefill(s, prompt, 3), "reset_prefill");
+    reset_step step;
+    reset_step_init(&step, 1);
+    EXPECT(reset_decode_step(s, &step, 1, nullptr) == RESET_OK, "%s: decoding after the failed loads: %s",
+           dir.c_str(), reset_last_error());
+    reset_session_free(s);
+    reset_model_free(m);
+}
+
 int main(int argc, char **argv) {
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
@@ -1502,6 +1576,7 @@ int main(int argc, char **argv) {
         if (wanted("test_logit_bias")) test_logit_bias(argv[i]);
         if (wanted("test_copy_sequence")) test_copy_sequence(argv[i]);
         if (wanted("test_sequence_file")) test_sequence_file(argv[i]);
+        if (wanted("test_repack_error")) test_repack_error(argv[i]);
     }
     if (wanted("test_sequence_file")) EXPECT(g_files_compared > 0, "reset_save_sequence / reset_load_sequence untested");
     std::printf("test_cuda_engine: %d engine pairs compared after loading each other's sequence files\n",
