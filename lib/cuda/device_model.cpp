@@ -3,14 +3,9 @@
 #include "cuda/device_model.h"
 
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <new>
-#include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -249,81 +244,6 @@ private:
     double allocation_seconds_ = 0, upload_seconds_ = 0;
 };
 
-// Repacks every layer into host[] on a thread of its own, with an OpenMP team
-// of `threads`, layers claimed in order; wait_for(l) returns once layer l is
-// ready.  A failure (a NaN scale, host memory) is kept and thrown by the next
-// wait_for; the destructor stops the layers not yet started and joins, so an
-// upload that fails part-way leaves no thread behind.
-class LayerRepacker {
-public:
-    LayerRepacker(const ModelWeights &w, Nvfp4GemvDecode decode, std::vector<HostLayer> &host, int threads)
-        : ready_(w.layers.size(), 0) {
-        worker_ = std::thread([this, &w, decode, &host, threads] { run(w, decode, host, threads); });
-    }
-    ~LayerRepacker() {
-        stop_ = true;
-        worker_.join();
-    }
-    LayerRepacker(const LayerRepacker &) = delete;
-    LayerRepacker &operator=(const LayerRepacker &) = delete;
-
-    void wait_for(size_t layer) {
-        std::unique_lock<std::mutex> lock(mutex_);
-        changed_.wait(lock, [&] { return ready_[layer] || status_ != RESET_OK; });
-        if (status_ != RESET_OK)
-            fail(status_, error_.empty() ? "repacking the weights into the GEMV layout failed (out of host memory?)"
-                                         : error_);
-    }
-
-private:
-    void run(const ModelWeights &w, Nvfp4GemvDecode decode, std::vector<HostLayer> &host, int threads) noexcept {
-        const long layers = long(w.layers.size());
-#pragma omp parallel for schedule(dynamic) num_threads(threads)
-        for (long l = 0; l < layers; ++l) {
-            if (stop_) continue;
-            reset_status status = RESET_OK;
-            std::string error;
-            try {
-                const LayerWeights &layer = w.layers[size_t(l)];
-                HostLayer &h = host[size_t(l)];
-                h.qkv = prepare_group({&layer.q, &layer.k, &layer.v}, false, decode);
-                h.o = prepare_group({&layer.o}, false, decode);
-                h.gate_up = prepare_group({&layer.gate, &layer.up}, true, decode);
-                h.down = prepare_group({&layer.down}, false, decode);
-            } catch (const Error &e) {
-                status = e.status();
-                try {
-                    error = e.what();
-                } catch (...) {  // no memory for the message: wait_for says what failed
-                }
-            } catch (const std::bad_alloc &) {
-                status = RESET_ERR_OUT_OF_MEMORY;
-            } catch (...) {  // nothing else is thrown here; none may end the host process
-                status = RESET_ERR_INTERNAL;
-            }
-            {
-                std::lock_guard<std::mutex> lock(mutex_);
-                if (status == RESET_OK) {
-                    ready_[size_t(l)] = 1;
-                } else if (status_ == RESET_OK) {
-                    status_ = status;
-                    error_ = std::move(error);
-                }
-            }
-            if (status != RESET_OK) stop_ = true;
-            changed_.notify_all();
-        }
-    }
-
-    std::thread worker_;
-    std::atomic<bool> stop_{false};
-    std::mutex mutex_;
-    std::condition_variable changed_;
-    std::vector<char> ready_;  // per layer, under mutex_
-    reset_status status_ = RESET_OK;
-    std::string error_;
-};
-
 }  // namespace
 
 std::shared_ptr<DeviceModel> upload_model(const LoadedModel &model, int32_t device) {
@@ -345,22 +265,50 @@ std::shared_ptr<DeviceModel> upload_model(const LoadedModel &model, int32_t devi
     m->w4a4 = model.weights_format == RESET_WEIGHTS_NVFP4_W4A4;
     const Nvfp4GemvDecode decode = nvfp4_gemv_device_decode();
 
-    // The repack (all cores, a layer per core at a time: 0.33-0.47 s for Qwen3-8B on the H100
-    // machine's host, session 37) runs on its own thread while this one uploads: layer l goes
-    // to the device once it is repacked, as later layers repack, and its host copy is freed.
-    // Before session 38 every layer was repacked first, then uploaded (0.18-0.20 s more).
+    // Repack every layer on all cores (0.33-0.47 s for Qwen3-8B on the H100 machine's host, session 37), then upload.
+    // Repacking on a thread of its own while the layers before upload did not pay (session 38 run 6: the two share
+    // the host's memory bandwidth, the upload fell from 24-27 to 15-16 GB/s, the load took as long).
     PhaseClock clock;
     std::vector<HostLayer> host(w.layers.size());
-    LayerRepacker repacker(w, decode, host, openmp_threads(model.threads));
+    std::string error;
+    reset_status error_status = RESET_OK;
+    // Nothing may leave an OpenMP loop (it would end the host process): a repack error (a
+    // negative block scale) or host memory running out fails the load instead, with the first
+    // error's status.
+    const auto record_error = [&](reset_status status, const char *message) {
+#pragma omp critical
+        if (error_status == RESET_OK) {
+            error_status = status;
+            try {
+                error = message;
+            } catch (...) {  // no memory for the message: the status says enough
+            }
+        }
+    };
+#pragma omp parallel for schedule(dynamic)
+    for (size_t l = 0; l < w.layers.size(); ++l) {
+        try {
+            const LayerWeights &layer = w.layers[l];
+            host[l].qkv = prepare_group({&layer.q, &layer.k, &layer.v}, false, decode);
+            host[l].o = prepare_group({&layer.o}, false, decode);
+            host[l].gate_up = prepare_group({&layer.gate, &layer.up}, true, decode);
+            host[l].down = prepare_group({&layer.down}, false, decode);
+        } catch (const Error &e) {
+            record_error(e.status(), e.what());
+        } catch (const std::bad_alloc &) {
+            record_error(RESET_ERR_OUT_OF_MEMORY, "out of host memory repacking the weights into the GEMV layout");
+        } catch (...) {
+            record_error(RESET_ERR_INTERNAL, "an unexpected exception repacking the weights into the GEMV layout");
+        }
+    }
+    if (error_status != RESET_OK)
+        fail(error_status, error.empty() ? "repacking the weights into the GEMV layout failed" : error);
+    load_trace("repack into the GEMV layout %.3f s", clock.split());
 
     Uploader up(*m, std::min(openmp_threads(model.threads), 8));  // 8 copy threads saturate the host's memory
     m->embed = static_cast<const uint16_t *>(
         up.bytes(w.embed.data, size_t(w.embed.rows * w.embed.cols) * sizeof(uint16_t), "embeddings"));
-    double waited_seconds = 0;
     for (size_t l = 0; l < w.layers.size(); ++l) {
-        PhaseClock wait;
-        repacker.wait_for(l);  // throws the repack's error, if any
-        waited_seconds += wait.split();
         const LayerWeights &layer = w.layers[l];
         const std::string name = "layer " + std::to_string(l);
         DeviceLayer d;
@@ -376,8 +324,6 @@ std::shared_ptr<DeviceModel> upload_model(const LoadedModel &model, int32_t devi
         up.flush();
         host[l] = HostLayer();  // free the repacked host copy as we go
     }
-    load_trace("layers repacked and uploaded %.3f s (%.3f s of it waiting for the repack)", clock.split(),
-               waited_seconds);
     m->final_norm = up.vector(w.final_norm, "final norm");
     m->inv_freq = up.vector(model.rope_inv_freq, "RoPE frequencies");
     if (w.lm_head.format == LinearFormat::BF16 && w.lm_head.dense.data == w.embed.data && w.lm_head.bias.empty()) {

@@ -1475,13 +1475,13 @@ void test_sequence_file(const std::string &dir) {
 
 }  // namespace
 
-// The CUDA backend repacks a ModelOpt export's NVFP4 weights on a thread of
-// its own while it uploads the layers before (lib/cuda/device_model.cpp,
-// session 38).  A block scale the GEMV cannot decode (negative: the loader's
-// scan refuses only NaN) must fail that load with RESET_ERR_FORMAT naming it,
-// in the first layer (the first wait) and in the last (after layers were
-// uploaded), leave no model and nothing running, and the intact checkpoint
-// must then load and decode as before.  ModelOpt exports only.
+// The CUDA backend repacks a ModelOpt export's NVFP4 weights into the GEMV
+// layout in an OpenMP loop over the layers (lib/cuda/device_model.cpp), which
+// no exception may leave.  A block scale the GEMV cannot decode (negative:
+// the loader's scan refuses only NaN) must fail that load with
+// RESET_ERR_FORMAT naming it, in the first layer and in the last, leave no
+// model, and the intact checkpoint must then load and decode as before.
+// ModelOpt exports only.
 void test_repack_error(const std::string &dir) {
     if (!std::filesystem::exists(dir + "/hf_quant_config.json")) return;
     std::ifstream in(dir + "/model.safetensors", std::ios::binary);
