@@ -277,15 +277,19 @@ void nvfp4_quantize_matrix(const std::vector<float> &values, int64_t rows, int64
     out.input_scale = 0.0f;
     uint8_t *const codes = out.codes.own(static_cast<size_t>(rows * padded / 2));
     uint8_t *const scales = out.scales.own(static_cast<size_t>(rows * padded / nvfp4::kBlock));
+    // Nothing in the loop allocates: no exception can leave it (one would end the host process).
 #pragma omp parallel for schedule(static) num_threads(openmp_threads(threads))
     for (int64_t r = 0; r < rows; ++r) {
-        // Zero padding along K is exact: padded elements quantize to 0 and add nothing.
-        std::vector<float> row(static_cast<size_t>(padded), 0.0f);
-        std::copy(values.begin() + r * cols, values.begin() + (r + 1) * cols, row.begin());
+        const float *row = values.data() + r * cols;
         uint8_t block_codes[nvfp4::kBlock];
         for (int64_t b = 0; b < padded / nvfp4::kBlock; ++b) {
-            scales[r * (padded / nvfp4::kBlock) + b] =
-                nvfp4::quantize_block(row.data() + b * nvfp4::kBlock, tensor_scale, block_codes);
+            // Zero padding along K is exact: padded elements quantize to 0 and add nothing.
+            float block[nvfp4::kBlock];
+            for (int i = 0; i < nvfp4::kBlock; ++i) {
+                const int64_t k = b * nvfp4::kBlock + i;
+                block[i] = k < cols ? row[k] : 0.0f;
+            }
+            scales[r * (padded / nvfp4::kBlock) + b] = nvfp4::quantize_block(block, tensor_scale, block_codes);
             uint8_t *dst = codes + r * (padded / 2) + b * (nvfp4::kBlock / 2);
             for (int i = 0; i < nvfp4::kBlock / 2; ++i)
                 dst[i] = static_cast<uint8_t>(block_codes[2 * i] | (block_codes[2 * i + 1] << 4));
