@@ -22,3 +22,68 @@ go vet ./reset ./cmd/...
 go vet -unsafeptr=false ./internal/native
 go test -count=1 ./reset
 go run ./cmd/generate "$source/tests/fixtures/models/qwen3-tied" >/dev/null
+
+# The sample's stop-condition flags (Session.SetStop), against its own plain run: greedy decoding
+# repeats itself, so a run with stop conditions must print the plain run's first steps and then end.
+gen=$build/go-bin/generate
+go build -o "$gen" ./cmd/generate
+fail() { echo "FAIL: $*"; exit 1; }
+fixture=$source/tests/fixtures/models/qwen3-tied
+step_re='^ *-?[0-9]+ +[-+0-9.eEInfNa]+ ".*"$'
+plain=$("$gen" "$fixture")
+plain_steps=$(grep -E "$step_re" <<<"$plain" || true)
+plain_ids=$(awk '{print $1}' <<<"$plain_steps")
+plain_count=$(grep -c . <<<"$plain_steps" || true)
+plain_end=$(tail -n 1 <<<"$plain")
+case $plain_end in
+  "end: limit") [ "$plain_count" -eq 32 ] || fail "plain run: $plain_count steps before 'end: limit', not 32" ;;
+  "end: end of generation") ;;
+  *) fail "plain run ends with '$plain_end'" ;;
+esac
+[ "$(grep -c . <<<"$plain")" -eq $((plain_count + 1)) ] || fail "plain run: lines besides the steps and the end line"
+[ "$plain_count" -ge 6 ] || fail "plain run: only $plain_count steps, too few for the checks below"
+
+# -max-tokens 5: the plain run's first 5 steps, then end: length.
+out=$("$gen" -max-tokens 5 "$fixture")
+[ "$(grep -cE "$step_re" <<<"$out")" -eq 5 ] || fail "-max-tokens 5 printed $(grep -cE "$step_re" <<<"$out") steps"
+[ "$(head -n 5 <<<"$out" | awk '{print $1}')" = "$(head -n 5 <<<"$plain_ids")" ] || fail "-max-tokens 5: other tokens"
+[ "$(tail -n 1 <<<"$out")" = "end: length" ] || fail "-max-tokens 5 ends with '$(tail -n 1 <<<"$out")'"
+[ "$(grep -c . <<<"$out")" -eq 6 ] || fail "-max-tokens 5: $(grep -c . <<<"$out") lines, not 6"
+
+# -stop-id of the plain run's 3rd token: the run ends where that token first comes (step 3 or before).
+id3=$(sed -n 3p <<<"$plain_ids")
+k=$(grep -nxm1 -- "$id3" <<<"$plain_ids" | cut -d: -f1)
+out=$("$gen" -stop-id "$id3" "$fixture")
+[ "$(grep -E "$step_re" <<<"$out" | awk '{print $1}')" = "$(head -n "$k" <<<"$plain_ids")" ] \
+  || fail "-stop-id $id3 did not end at step $k: $out"
+[ "$(tail -n 1 <<<"$out")" = "end: stop (id $id3)" ] || fail "-stop-id $id3 ends with '$(tail -n 1 <<<"$out")'"
+# With a -max-tokens above that step, the stop id still comes first.
+out=$("$gen" -max-tokens 5 -stop-id "$id3" "$fixture")
+[ "$(tail -n 1 <<<"$out")" = "end: stop (id $id3)" ] \
+  || fail "-max-tokens 5 -stop-id $id3 ends with '$(tail -n 1 <<<"$out")'"
+
+# -stop on the chat model (it has a tokenizer): the text of its plain run's 3rd step as the second
+# stop string ends the run (end: stop (string 1)) at the first step whose text completes it.
+chat=$source/tests/fixtures/chat-model
+plain=$("$gen" "$chat")
+texts=$(grep -E "$step_re" <<<"$plain" | sed -E 's/^ *-?[0-9]+ +[^ ]+ "(.*)"$/\1/')
+stop=$(sed -n 3p <<<"$texts")
+[ -n "$stop" ] || fail "chat plain run: the 3rd step has no text"
+[[ $stop != *\\* ]] || fail "chat plain run: the 3rd step's text '$stop' is escaped (%q)"
+k=0 seen=""
+while IFS= read -r t; do
+  k=$((k + 1)) seen+=$t
+  [[ $seen == *"$stop"* ]] && break
+done <<<"$texts"
+out=$("$gen" -stop "no such text here" -stop "$stop" "$chat")
+[ "$(grep -E "$step_re" <<<"$out" | awk '{print $1}')" = "$(grep -E "$step_re" <<<"$plain" | head -n "$k" | awk '{print $1}')" ] \
+  || fail "-stop '$stop' did not end at step $k: $out"
+[ "$(tail -n 1 <<<"$out")" = "end: stop (string 1)" ] || fail "-stop '$stop' ends with '$(tail -n 1 <<<"$out")'"
+
+# Bad values: a message and a non-zero exit, before the model is read.
+for bad in "-max-tokens x" "-max-tokens -1" "-stop-id y" "-stop-id -2"; do
+  # shellcheck disable=SC2086  # the option and its value are two words
+  if err=$("$gen" $bad "$fixture" 2>&1); then fail "generate $bad exited 0"; fi
+  grep -q -- "${bad%% *}" <<<"$err" || fail "generate $bad: no message naming the flag: $err"
+done
+echo "sample flags: ok"

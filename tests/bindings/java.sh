@@ -29,7 +29,71 @@ java -Xms64m -Xmx64m -XX:+AlwaysPreTouch -Djava.library.path="$out:$build" \
      --disable-banner --details=tree --fail-if-no-tests
 
 # The sample finds libreset through the system property instead.
-text=$(java -cp "$out/libreset.jar:$out/sample-classes" -Dreset.library="$build/libreset.so" \
-            -Djava.library.path="$out" dev.libreset.sample.Generate "$source/tests/fixtures/chat-model")
+sample() {
+  java -cp "$out/libreset.jar:$out/sample-classes" -Dreset.library="$build/libreset.so" \
+       -Djava.library.path="$out" dev.libreset.sample.Generate "$@"
+}
+fail() { echo "FAIL: $*"; exit 1; }
+chat=$source/tests/fixtures/chat-model
+plain=$(sample "$chat")
+# The text, then a line saying how the sequence ended.
+end=$(tail -n 1 <<<"$plain") text=${plain%$'\n'*}
+case $end in "end: limit" | "end: end of generation") ;; *) fail "the sample ends with '$end'" ;; esac
 if [ -z "${text//[[:space:]]/}" ]; then echo "FAIL: the sample generated no text"; exit 1; fi
 echo "sample: ${text:0:60}..."
+
+# The sample's stop-condition options (Session.setStop), against its own plain runs: the seeded
+# sampler draws the same tokens with them, so a run must print the plain run's beginning and end.
+fixture=$source/tests/fixtures/models/qwen3-tied   # no tokenizer: one line per step
+step_re='^ *-?[0-9]+ +[-0-9.]+ T=[0-9.]+$'
+plain=$(sample "$fixture")
+plain_steps=$(grep -E "$step_re" <<<"$plain" || true)
+plain_ids=$(awk '{print $1}' <<<"$plain_steps")
+plain_count=$(grep -c . <<<"$plain_steps" || true)
+plain_end=$(tail -n 1 <<<"$plain")
+case $plain_end in
+  "end: limit") [ "$plain_count" -eq 32 ] || fail "plain run: $plain_count steps before 'end: limit', not 32" ;;
+  "end: end of generation") ;;
+  *) fail "plain run ends with '$plain_end'" ;;
+esac
+[ "$(grep -c . <<<"$plain")" -eq $((plain_count + 1)) ] || fail "plain run: lines besides the steps and the end line"
+[ "$plain_count" -ge 6 ] || fail "plain run: only $plain_count steps, too few for the checks below"
+
+# -max-tokens 5: the plain run's first 5 steps, then end: length.
+got=$(sample -max-tokens 5 "$fixture")
+[ "$(grep -cE "$step_re" <<<"$got")" -eq 5 ] || fail "-max-tokens 5 printed $(grep -cE "$step_re" <<<"$got") steps"
+[ "$(head -n 5 <<<"$got")" = "$(head -n 5 <<<"$plain_steps")" ] || fail "-max-tokens 5: other steps"
+[ "$(tail -n 1 <<<"$got")" = "end: length" ] || fail "-max-tokens 5 ends with '$(tail -n 1 <<<"$got")'"
+[ "$(grep -c . <<<"$got")" -eq 6 ] || fail "-max-tokens 5: $(grep -c . <<<"$got") lines, not 6"
+
+# -stop-id of the plain run's 3rd token: the run ends where that token first comes (step 3 or before).
+id3=$(sed -n 3p <<<"$plain_ids")
+k=$(grep -nxm1 -- "$id3" <<<"$plain_ids" | cut -d: -f1)
+got=$(sample -max-tokens=5 -stop-id "$id3" "$fixture")
+[ "$(grep -E "$step_re" <<<"$got")" = "$(head -n "$k" <<<"$plain_steps")" ] \
+  || fail "-stop-id $id3 did not end at step $k: $got"
+[ "$(tail -n 1 <<<"$got")" = "end: stop (id $id3)" ] || fail "-stop-id $id3 ends with '$(tail -n 1 <<<"$got")'"
+
+# -stop on the chat model: a piece of its plain text as the second stop string ends the text just
+# before the piece's first occurrence (end: stop (string 1)).
+stop=${text:8:6}
+[ -n "${stop//[[:space:]]/}" ] || fail "the chat model's plain text is too short for the -stop check"
+got=$(sample -stop "no such text here" -stop "$stop" "$chat")
+[ "$(tail -n 1 <<<"$got")" = "end: stop (string 1)" ] || fail "-stop '$stop' ends with '$(tail -n 1 <<<"$got")'"
+[ "${got%$'\n'*}" = "${text%%"$stop"*}" ] || fail "-stop '$stop' printed '${got%$'\n'*}'"
+
+# User errors: a message and a non-zero exit, never a stack trace.
+for bad in "-max-tokens x" "-max-tokens -1" "-stop-id y" "-stop-id -2" "-bogus 1" "-max-tokens"; do
+  # shellcheck disable=SC2086  # the option and its value are two words
+  if err=$(sample $bad "$fixture" 2>&1); then fail "Generate $bad exited 0"; fi
+  grep -q -- "${bad%% *}" <<<"$err" || fail "Generate $bad: no message naming the option: $err"
+  if grep -qE 'Exception|^\s+at ' <<<"$err"; then fail "Generate $bad: a stack trace: $err"; fi
+done
+# Conditions the library refuses: its message, no stack trace.
+for bad in "-stop-id 99999999 $fixture" "-stop x $fixture"; do
+  # shellcheck disable=SC2086
+  if err=$(sample $bad 2>&1); then fail "Generate $bad exited 0"; fi
+  grep -q RESET_ERR <<<"$err" || fail "Generate $bad: no library message: $err"
+  if grep -qE 'Exception|^\s+at ' <<<"$err"; then fail "Generate $bad: a stack trace: $err"; fi
+done
+echo "sample options: ok"
