@@ -27,21 +27,12 @@ go run ./cmd/generate "$source/tests/fixtures/models/qwen3-tied" >/dev/null
 # repeats itself, so a run with stop conditions must print the plain run's first steps and then end.
 gen=$build/go-bin/generate
 go build -o "$gen" ./cmd/generate
-fail() { echo "FAIL: $*"; exit 1; }
+# shellcheck source=tests/bindings/sample_checks.sh
+source "$source/tests/bindings/sample_checks.sh"
 fixture=$source/tests/fixtures/models/qwen3-tied
 step_re='^ *-?[0-9]+ +[-+0-9.eEInfNa]+ ".*"$'
 plain=$("$gen" "$fixture")
-plain_steps=$(grep -E "$step_re" <<<"$plain" || true)
-plain_ids=$(awk '{print $1}' <<<"$plain_steps")
-plain_count=$(grep -c . <<<"$plain_steps" || true)
-plain_end=$(tail -n 1 <<<"$plain")
-case $plain_end in
-  "end: limit") [ "$plain_count" -eq 32 ] || fail "plain run: $plain_count steps before 'end: limit', not 32" ;;
-  "end: end of generation") ;;
-  *) fail "plain run ends with '$plain_end'" ;;
-esac
-[ "$(grep -c . <<<"$plain")" -eq $((plain_count + 1)) ] || fail "plain run: lines besides the steps and the end line"
-[ "$plain_count" -ge 6 ] || fail "plain run: only $plain_count steps, too few for the checks below"
+read_plain_run "$plain" "$step_re"
 
 # -max-tokens 5: the plain run's first 5 steps, then end: length.
 out=$("$gen" -max-tokens 5 "$fixture")
