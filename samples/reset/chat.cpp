@@ -135,6 +135,7 @@ private:
     void print_stats() const;
     void print_help() const;
     void recall_loaded_conversation() const;
+    std::string state_agreement() const;
     void save(const std::string &path) const;
     void session_command(const std::string &rest);
     void set_policy(const std::string &text);
@@ -392,6 +393,34 @@ void Chat::save_session(const std::string &directory) {
     std::printf("saved %zu messages and %s to %s\n", history_.size(), what_state.c_str(), directory.c_str());
 }
 
+// Whether a loaded state holds its conversation: it must begin with the
+// prompt of the conversation's last turn (the messages from kept_from_ up to
+// the last user message, rendered as that turn rendered them).  A state saved
+// with another version of the conversation (a file edited by hand, another
+// chat template) still loads, and turn() keeps what it shares; this says so
+// at load, where the user can see why the next message is slow.  Empty when
+// the state matches, or when there is nothing to compare.
+std::string Chat::state_agreement() const {
+    size_t last_user = history_.size();
+    while (last_user > kept_from_ && history_[last_user - 1].role != "user") --last_user;
+    if (last_user == kept_from_) return "";
+    std::vector<Message> messages;
+    if (!history_.empty() && history_.front().role == "system") messages.push_back(history_.front());
+    messages.insert(messages.end(), history_.begin() + long(kept_from_), history_.begin() + long(last_user));
+    std::vector<int32_t> prompt;
+    try {
+        prompt = tokenize(tokenizer_, chat_render(tokenizer_, messages, thinking_), RESET_TOKENIZE_PARSE_SPECIAL);
+    } catch (const CliError &) {
+        return "";  // the next message's rendering reports it
+    }
+    const std::vector<int32_t> held = session_tokens(session_.handle, 0);
+    size_t agree = 0;
+    while (agree < held.size() && agree < prompt.size() && held[agree] == prompt[agree]) ++agree;
+    if (agree == prompt.size()) return "";
+    return ", which holds only the first " + std::to_string(agree) + " of the " + std::to_string(prompt.size()) +
+           " tokens of the conversation's last prompt: the next message prefills the rest";
+}
+
 void Chat::load_session(const std::string &directory) {
     SavedConversation saved = read_conversation(directory + "/" + kConversationFile);
     const std::string state = directory + "/" + kStateFile;
@@ -418,6 +447,7 @@ void Chat::load_session(const std::string &directory) {
     // --system's at its first message, as a new conversation does.
     if (!history_.empty()) system_ = history_.front().role == "system" ? history_.front().content : "";
     stats_ = TurnStats();
+    if (state_loaded) what_state += state_agreement();
     std::printf("loaded %zu messages (thinking %s) and %s from %s\n", history_.size(), thinking_ ? "on" : "off",
                 what_state.c_str(), directory.c_str());
     if (interactive_) recall_loaded_conversation();

@@ -499,6 +499,29 @@ for policy, how in (("greedy", "--session"), ("fixed 1.0 seed=3", "/session save
               and json.load(open(os.path.join(directory, "conversation.json"), encoding="utf-8"))["messages"][4]
               == {"role": "user", "content": "And 5+5?"}, after)
 
+# A state saved with another version of the conversation (here its first question edited by hand)
+# still loads; the load says how much of the conversation's last prompt it holds, and the next
+# message keeps exactly that much and prefills the rest.
+edited = session_dir("chat-edited")
+shutil.copytree(os.path.join(TMP, "chat-greedy"), edited)
+with open(os.path.join(edited, "conversation.json"), encoding="utf-8") as f:
+    conversation = json.load(f)
+assert conversation["messages"][0] == {"role": "user", "content": "What is 2+3?"}, conversation
+conversation["messages"][0]["content"] = "What is 7+3?"
+with open(os.path.join(edited, "conversation.json"), "w", encoding="utf-8") as f:
+    json.dump(conversation, f)
+flags = [CHAT, "--max-tokens", "20", "--policy", "greedy"]
+rc, out, err = run("chat", *flags, stdin=f"/session load {edited}\nAnd 6+6?\n/stats\n")
+agreement = re.search(r"which holds only the first (\d+) of the (\d+) tokens of the conversation's last prompt: "
+                      r"the next message prefills the rest from ", out)
+kept = re.findall(r"prefill: \d+ tokens in .*, (\d+) more kept", out)
+check("a state that holds another version of its conversation says how much it holds, and that much is kept",
+      rc == 0 and agreement and 0 < int(agreement[1]) < int(agreement[2]) and kept == [agreement[1]], out + err)
+rc, out, err = run("chat", *flags, stdin=f"/session load {os.path.join(TMP, 'chat-greedy')}\n")
+check("a state that holds its conversation loads without that note",
+      rc == 0 and "loaded 6 messages (thinking on) and the model's state (" in out and "holds only" not in out,
+      out + err)
+
 # What the model no longer sees stays left out: continued, a conversation that outgrew --context
 # (above) is where the one that never stopped is.
 directory = session_dir("chat-long")
