@@ -467,14 +467,16 @@ void Chat::recall_loaded_conversation() const {
     if (user == 0) return;
     const std::string &question = history_[user - 1].content;
     std::string answer = user < history_.size() ? history_[user].content : "";
-    // The reasoning is left out where it ended; an answer cut short inside it (no "</think>" while
-    // thinking was on, the template having opened the block) is all reasoning, shown as such.
+    // The reasoning is left out where it ended; an answer cut short inside it ("<think>" and no
+    // "</think>") is all reasoning, shown as such.  (A model whose template opens the block itself
+    // has no "<think>" in its answers: cut short, its reasoning shows as the answer.)
     const size_t think_end = answer.rfind("</think>"), think_start = answer.find("<think>");
     const bool reasoning = think_end != std::string::npos;
-    const bool unfinished = !reasoning && (thinking_ || think_start != std::string::npos);
+    const bool unfinished = !reasoning && think_start != std::string::npos;
     if (reasoning) answer.erase(0, think_end + std::strlen("</think>"));
-    else if (think_start != std::string::npos) answer.erase(0, think_start + std::strlen("<think>"));
+    else if (unfinished) answer.erase(0, think_start + std::strlen("<think>"));
     while (!answer.empty() && std::isspace(static_cast<unsigned char>(answer.front()))) answer.erase(0, 1);
+    while (!answer.empty() && std::isspace(static_cast<unsigned char>(answer.back()))) answer.pop_back();
     // The last kShownLines lines: a long answer's end is where the conversation stopped.
     constexpr size_t kShownLines = 12;
     size_t cut = answer.size(), lines = 0;
@@ -490,8 +492,7 @@ void Chat::recall_loaded_conversation() const {
     if (shortened) answer.erase(0, cut + 1);
     std::printf("%slast exchange:%s\n> %s\n%s%s%s%s", colour_ ? kDim : "", colour_ ? kPlain : "", question.c_str(),
                 reasoning ? "(reasoning left out)\n" : unfinished ? "(stopped in its reasoning)\n" : "",
-                shortened ? "...\n" : "", answer.c_str(),
-                answer.empty() || answer.back() == '\n' ? "" : "\n");
+                shortened ? "...\n" : "", answer.c_str(), answer.empty() ? "" : "\n");
     std::fflush(stdout);
 }
 

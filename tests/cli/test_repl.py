@@ -211,9 +211,10 @@ def main():
     term = Terminal(argv)
     recap = term.expect(r"loaded 4 messages[\s\S]*\n> $", what="the loaded conversation and the prompt")
     assert re.search(r"last exchange:\r?\n> And 4\+4\?\r?\n", recap), f"no last exchange: {recap!r}"
-    # The fixture thinks (thinking is on): an answer of 12 tokens either closed its reasoning or not.
+    # Reasoning that ended is left out; an answer cut short inside it is labelled as reasoning.
     assert ("(reasoning left out)" in recap) == ("</think>" in last_answer), recap
-    assert ("(stopped in its reasoning)" in recap) == ("</think>" not in last_answer), recap
+    assert ("(stopped in its reasoning)" in recap) == ("<think>" in last_answer and "</think>" not in last_answer), \
+        recap
     assert shown_answer in recap.replace("\r", ""), f"the answer's end {shown_answer!r} not shown: {recap!r}"
     term.keys("\x1b[A")  # Up: the last message of the loaded conversation
     term.expect(r"> And 4\+4\?$", what="Up recalling the loaded conversation's last message")
@@ -227,6 +228,26 @@ def main():
     assert [m["content"] for m in messages if m["role"] == "user"] == ["What is 2+3?", "And 4+4?", "What is 2+3?"], \
         messages
     print("ok: --session at a terminal shows the last exchange, and Up recalls the loaded messages")
+
+    # The recap's rules on written conversations (no state: they load all the same): reasoning that
+    # ended is left out, an answer cut short inside its reasoning is labelled so, a long answer is
+    # shown by its last 12 lines.
+    long_answer = "\n".join(f"line {i}" for i in range(1, 21))
+    for answer, shown, hidden in (
+            ("<think>\nWe add.\n</think>\n\nThe answer is 5.", r"\(reasoning left out\)\r?\nThe answer is 5\.\r?\n", "We add"),
+            ("<think>\nWe add the tw", r"\(stopped in its reasoning\)\r?\nWe add the tw\r?\n", "<think>"),
+            (long_answer, r"\.\.\.\r?\nline 9\r?\n(line \d+\r?\n){10}line 20\r?\n", "line 8\r")):
+        directory = os.path.join(tempfile.mkdtemp(prefix="reset-repl-recap-"), "talk")
+        os.makedirs(directory)
+        with open(os.path.join(directory, "conversation.json"), "w", encoding="utf-8") as f:
+            json.dump({"format": "libreset-chat", "version": 1, "thinking": True, "kept_from": 0, "messages": [
+                {"role": "user", "content": "What is 2+3?"}, {"role": "assistant", "content": answer}]}, f)
+        term = Terminal([binary, "chat", model, "--threads", "1", "--session", directory])
+        recap = term.expect(r"last exchange:[\s\S]*\n> $", what="the recap of a written conversation")
+        assert re.search(r"last exchange:\r?\n> What is 2\+3\?\r?\n" + shown + r"> $", recap), recap
+        assert hidden not in recap, f"{hidden!r} shown: {recap!r}"
+        assert term.quit() == 0, "a --session process on a written conversation did not exit with 0"
+    print("ok: the recap leaves finished reasoning out, labels unfinished reasoning, shows a long answer's end")
 
 
 if __name__ == "__main__":
