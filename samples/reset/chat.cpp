@@ -136,6 +136,7 @@ private:
     void print_help() const;
     void recall_loaded_conversation() const;
     std::string state_agreement() const;
+    std::vector<int32_t> prompt_ids(size_t from, size_t end, const std::string *user_text) const;
     void save(const std::string &path) const;
     void session_command(const std::string &rest);
     void set_policy(const std::string &text);
@@ -404,12 +405,9 @@ std::string Chat::state_agreement() const {
     size_t last_user = history_.size();
     while (last_user > kept_from_ && history_[last_user - 1].role != "user") --last_user;
     if (last_user == kept_from_) return "";
-    std::vector<Message> messages;
-    if (!history_.empty() && history_.front().role == "system") messages.push_back(history_.front());
-    messages.insert(messages.end(), history_.begin() + long(kept_from_), history_.begin() + long(last_user));
     std::vector<int32_t> prompt;
     try {
-        prompt = tokenize(tokenizer_, chat_render(tokenizer_, messages, thinking_), RESET_TOKENIZE_PARSE_SPECIAL);
+        prompt = prompt_ids(kept_from_, last_user, nullptr);
     } catch (const CliError &) {
         return "";  // the next message's rendering reports it
     }
@@ -572,19 +570,24 @@ void Chat::emit(const std::string &text, float temperature) {
 // the oldest exchange the model still sees (a user message and the answer to
 // it) is left out; *from receives the index in history_ of the first message
 // kept.  The caller commits it once the prompt is in the session.
+// The tokens of the prompt the model sees for history_[from, end), then
+// user_text as a new message when given: the system prompt first (it is never
+// left out), rendered by the chat template for the next answer.
+std::vector<int32_t> Chat::prompt_ids(size_t from, size_t end, const std::string *user_text) const {
+    std::vector<Message> messages;
+    if (!history_.empty() && history_.front().role == "system") messages.push_back(history_.front());
+    messages.insert(messages.end(), history_.begin() + long(from), history_.begin() + long(end));
+    if (user_text) messages.push_back({"user", *user_text});
+    return tokenize(tokenizer_, chat_render(tokenizer_, messages, thinking_), RESET_TOKENIZE_PARSE_SPECIAL);
+}
+
 std::vector<int32_t> Chat::fitting_prompt(const std::string &user_text, size_t *from) {
     const size_t capacity = size_t(std::max(max_context_, 1));
     // Room for the answer: what /max allows (up to half the context), else a quarter of it.
     const size_t room = max_tokens_ > 0 ? std::min(size_t(max_tokens_), capacity / 2) : capacity / 4;
-    const bool has_system = !history_.empty() && history_.front().role == "system";
     *from = kept_from_;
     while (true) {
-        std::vector<Message> messages;
-        if (has_system) messages.push_back(history_.front());
-        messages.insert(messages.end(), history_.begin() + long(*from), history_.end());
-        messages.push_back({"user", user_text});
-        std::vector<int32_t> ids =
-            tokenize(tokenizer_, chat_render(tokenizer_, messages, thinking_), RESET_TOKENIZE_PARSE_SPECIAL);
+        std::vector<int32_t> ids = prompt_ids(*from, history_.size(), &user_text);
         if (ids.size() + room <= capacity || *from == history_.size()) return ids;
         size_t n = 1;
         while (*from + n < history_.size() && history_[*from + n].role != "user") ++n;

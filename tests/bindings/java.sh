@@ -48,22 +48,14 @@ echo "sample: ${text:0:60}..."
 fixture=$source/tests/fixtures/models/qwen3-tied   # no tokenizer: one line per step
 step_re='^ *-?[0-9]+ +[-0-9.]+ T=[0-9.]+$'
 plain=$(sample "$fixture")
-read_plain_run "$plain" "$step_re"
+read_plain_run "$plain" "$step_re" '{print}'  # whole step lines: id, entropy and temperature
 
 # -max-tokens 5: the plain run's first 5 steps, then end: length.
-got=$(sample -max-tokens 5 "$fixture")
-[ "$(grep -cE "$step_re" <<<"$got")" -eq 5 ] || fail "-max-tokens 5 printed $(grep -cE "$step_re" <<<"$got") steps"
-[ "$(head -n 5 <<<"$got")" = "$(head -n 5 <<<"$plain_steps")" ] || fail "-max-tokens 5: other steps"
-[ "$(tail -n 1 <<<"$got")" = "end: length" ] || fail "-max-tokens 5 ends with '$(tail -n 1 <<<"$got")'"
-[ "$(grep -c . <<<"$got")" -eq 6 ] || fail "-max-tokens 5: $(grep -c . <<<"$got") lines, not 6"
+check_max_tokens "$(sample -max-tokens 5 "$fixture")"
 
 # -stop-id of the plain run's 3rd token: the run ends where that token first comes (step 3 or before).
 id3=$(sed -n 3p <<<"$plain_ids")
-k=$(grep -nxm1 -- "$id3" <<<"$plain_ids" | cut -d: -f1)
-got=$(sample -max-tokens=5 -stop-id "$id3" "$fixture")
-[ "$(grep -E "$step_re" <<<"$got")" = "$(head -n "$k" <<<"$plain_steps")" ] \
-  || fail "-stop-id $id3 did not end at step $k: $got"
-[ "$(tail -n 1 <<<"$got")" = "end: stop (id $id3)" ] || fail "-stop-id $id3 ends with '$(tail -n 1 <<<"$got")'"
+check_stop_id "$(sample -max-tokens=5 -stop-id "$id3" "$fixture")" "$id3"
 
 # -stop on the chat model: a piece of its plain text as the second stop string ends the text just
 # before the piece's first occurrence (end: stop (string 1)).

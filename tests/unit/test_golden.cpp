@@ -9,7 +9,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -18,6 +17,7 @@
 #include "reset.h"
 #include "rules/nvfp4.h"
 #include "test_support.h"
+#include "tests/patched_checkpoint.h"
 #include "util/files.h"
 
 using namespace reset;
@@ -290,30 +290,17 @@ TEST_CASE("a ModelOpt export's codes and scales are the mapped checkpoint's byte
 // with the sign), and say where.
 TEST_CASE("a ModelOpt export with a NaN block scale is refused, naming the tensor and the byte") {
     const std::string source = kFixtures + "modelopt-qwen3";
-    const std::string checkpoint = read_text_file(source + "/model.safetensors");
-    const uint64_t header_size = [&] {
-        uint64_t n = 0;
-        for (int i = 0; i < 8; ++i) n |= uint64_t(uint8_t(checkpoint[size_t(i)])) << (8 * i);
-        return n;
-    }();
-    const auto header = nlohmann::json::parse(checkpoint.substr(8, size_t(header_size)));
     const std::string name = "model.layers.1.mlp.up_proj.weight_scale";
-    REQUIRE(header.contains(name));
-    const size_t end = header[name]["data_offsets"][1].get<size_t>(), begin = header[name]["data_offsets"][0].get<size_t>();
     for (const char nan : {char(0x7f), char(0xff)}) {
         const std::string dir = test_support::temp_directory("modelopt-nan-scale");
-        for (const char *file : {"config.json", "generation_config.json", "hf_quant_config.json"})
-            test_support::write_file(dir + "/" + file, read_text_file(source + "/" + file));
-        std::string broken = checkpoint;
-        broken[8 + size_t(header_size) + end - 1] = nan;
-        test_support::write_file(dir + "/model.safetensors", broken);
+        const uint64_t bytes = test_support::copy_checkpoint_with_last_byte(source, dir, name, nan);
         reset_model_options options;
         reset_model_options_init(&options);
         options.backend = RESET_BACKEND_CPU;
         reset_model *model = nullptr;
         CHECK(reset_model_load(dir.c_str(), &options, &model) == RESET_ERR_FORMAT);
         CHECK(model == nullptr);
-        CHECK(test_support::last_error().find("tensor '" + name + "' holds a NaN block scale (byte " + std::to_string(end - begin - 1) +
+        CHECK(test_support::last_error().find("tensor '" + name + "' holds a NaN block scale (byte " + std::to_string(bytes - 1) +
                                 ")") != std::string::npos);
     }
 }
