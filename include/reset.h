@@ -74,9 +74,9 @@ extern "C" {
  * versions only append functions and struct fields (CHANGELOG.md lists
  * them), so a program built against 0.N runs on any 0.M with M >= N. */
 #define RESET_VERSION_MAJOR 0
-#define RESET_VERSION_MINOR 9
+#define RESET_VERSION_MINOR 10
 #define RESET_VERSION_PATCH 0
-#define RESET_VERSION_STRING "0.9.0"
+#define RESET_VERSION_STRING "0.10.0"
 #define RESET_VERSION_NUMBER (RESET_VERSION_MAJOR * 10000 + RESET_VERSION_MINOR * 100 + RESET_VERSION_PATCH)
 
 /* The version of the library actually loaded, as RESET_VERSION_NUMBER.
@@ -126,7 +126,7 @@ typedef struct reset_model reset_model;
 /* How the linear layers (attention q/k/v/o and MLP gate/up/down) are held. */
 typedef enum reset_weights {
     RESET_WEIGHTS_AUTO = 0,         /* as the checkpoint is: BF16 for a BF16/F16/F32 checkpoint,
-                                       NVFP4 W4A16 for a ModelOpt NVFP4 checkpoint */
+                                       NVFP4 W4A16 for an NVFP4 one (reset_checkpoint_format) */
     RESET_WEIGHTS_BF16 = 1,         /* BF16 (F16/F32 checkpoints are rounded to BF16 on load) */
     RESET_WEIGHTS_NVFP4_W4A16 = 2,  /* NVFP4 weights, activations kept in high precision */
     RESET_WEIGHTS_NVFP4_W4A4 = 3    /* NVFP4 weights and activations quantized per 16 on the fly */
@@ -168,7 +168,8 @@ typedef struct reset_model_options {
     reset_backend backend;    /* default RESET_BACKEND_AUTO */
     int32_t quantize_lm_head; /* 1: an NVFP4 lm_head too: a BF16 lm_head (or the tied embeddings)
                                  is quantized on load, from a BF16 checkpoint loaded as NVFP4 or
-                                 from a ModelOpt export that kept it in BF16 (the default there).
+                                 from an NVFP4 checkpoint that kept it in BF16 (the default of
+                                 ModelOpt and llm-compressor).
                                  ~3.5x fewer lm_head bytes per step, at NVFP4's error on the
                                  logits. Needs NVFP4 weights: with BF16 ones the load fails with
                                  RESET_ERR_INVALID_ARGUMENT. Default 0 (BF16) */
@@ -188,7 +189,10 @@ RESET_API void reset_model_options_init_sized(reset_model_options *options, size
 /* Load a model from a Hugging Face directory: config.json,
  * model.safetensors or model.safetensors.index.json with its shards,
  * optionally generation_config.json, hf_quant_config.json and a tokenizer.
- * Supported model_type values: "qwen3", "qwen2", "llama".
+ * Supported model_type values: "qwen3", "qwen2", "llama".  Checkpoints are
+ * BF16/F16/F32, or NVFP4 as reset_checkpoint_format lists; any other
+ * quantization (another quant_method, format or scheme) is refused with
+ * RESET_ERR_UNSUPPORTED naming it, never loaded approximately.
  *
  * Safetensors files are mapped, not copied; every header is validated
  * (size, JSON, offsets inside the file and not overlapping, dtype and shape
@@ -209,6 +213,18 @@ RESET_API reset_status reset_model_load(const char *path, const reset_model_opti
  * sessions is a misuse: the model is kept until its last session is freed,
  * so nothing crashes. */
 RESET_API void reset_model_free(reset_model *model);
+
+/* Where a model's NVFP4 weights come from (reset_model_info.checkpoint_format, 0.10). */
+typedef enum reset_checkpoint_format {
+    RESET_CHECKPOINT_UNQUANTIZED = 0,      /* BF16/F16/F32 tensors: BF16, or NVFP4 quantized on load */
+    RESET_CHECKPOINT_MODELOPT = 1,         /* an NVIDIA ModelOpt NVFP4 export (hf_quant_config.json, or
+                                              quantization_config with quant_method "modelopt") */
+    RESET_CHECKPOINT_COMPRESSED_TENSORS = 2 /* saved by llm-compressor (schemes NVFP4, NVFP4A16):
+                                              quant_method "compressed-tensors", format
+                                              "nvfp4-pack-quantized"; tensors weight_packed,
+                                              weight_scale and the reciprocal weight_global_scale
+                                              (and input_global_scale, W4A4's calibrated scale) */
+} reset_checkpoint_format;
 
 typedef struct reset_model_info {
     uint32_t struct_size;
@@ -235,6 +251,7 @@ typedef struct reset_model_info {
     int32_t n_eos;               /* end-of-generation ids from generation_config.json / config.json */
     int32_t eos_ids[8];
     int32_t bos_id;              /* -1 if none */
+    reset_checkpoint_format checkpoint_format; /* (0.10) the checkpoint's NVFP4 format, or UNQUANTIZED */
 } reset_model_info;
 
 RESET_API void reset_model_info_init(reset_model_info *info);

@@ -93,7 +93,7 @@ reset_status reset_model_get_info(const reset_model *model, reset_model_info *in
         out.weights = m.weights_format;
         out.backend = m.backend;
         out.lm_head_nvfp4 = m.weights.lm_head.format == LinearFormat::NVFP4;
-        out.from_modelopt = m.weights.from_modelopt;
+        out.from_modelopt = m.weights.checkpoint_format == CheckpointFormat::ModelOpt;
         bool dynamic = false;
         if (m.weights_format == RESET_WEIGHTS_NVFP4_W4A4)
             for (const auto &layer : m.weights.layers)
@@ -108,6 +108,11 @@ reset_status reset_model_get_info(const reset_model *model, reset_model_info *in
         out.n_eos = static_cast<int32_t>(std::min<size_t>(c.eos_ids.size(), 8));
         for (int32_t i = 0; i < out.n_eos; ++i) out.eos_ids[i] = c.eos_ids[size_t(i)];
         out.bos_id = c.bos_id;
+        switch (m.weights.checkpoint_format) {
+            case CheckpointFormat::Unquantized: out.checkpoint_format = RESET_CHECKPOINT_UNQUANTIZED; break;
+            case CheckpointFormat::ModelOpt: out.checkpoint_format = RESET_CHECKPOINT_MODELOPT; break;
+            case CheckpointFormat::CompressedTensors: out.checkpoint_format = RESET_CHECKPOINT_COMPRESSED_TENSORS; break;
+        }
         std::memcpy(reinterpret_cast<char *>(info) + sizeof(uint32_t), reinterpret_cast<const char *>(&out) + sizeof(uint32_t),
                     size - sizeof(uint32_t));
     });

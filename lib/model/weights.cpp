@@ -1,6 +1,7 @@
 // weights.cpp — turning a checkpoint into the weights the engine runs:
 // BF16 as stored, NVFP4 quantized on load (round-to-nearest, nvfp4.md), or
-// NVFP4 taken as exported by NVIDIA ModelOpt.
+// NVFP4 taken as a checkpoint holds it: exported by NVIDIA ModelOpt, or saved
+// by llm-compressor in compressed-tensors' "nvfp4-pack-quantized" format.
 #include "model/weights.h"
 
 #include <fnmatch.h>
@@ -113,13 +114,13 @@ Bf16Matrix bf16_matrix(const TensorView &t, int64_t rows, int64_t cols) {
 }
 
 // ---------------------------------------------------------------------------
-// ModelOpt export description
+// What the checkpoint says about its quantization
 // ---------------------------------------------------------------------------
 
-struct ModelOptConfig {
-    bool present = false;
-    std::vector<std::string> excluded;  // glob patterns over module names
-    std::string kv_cache_algo;
+struct CheckpointQuantization {
+    CheckpointFormat format = CheckpointFormat::Unquantized;
+    bool present() const { return format != CheckpointFormat::Unquantized; }
+    std::vector<std::string> excluded;  // ModelOpt: glob patterns over module names
 };
 
 std::vector<std::string> string_list(const json &value, const std::string &where) {
@@ -145,8 +146,74 @@ void check_quant_algo(const json &q, const std::string &where) {
     }
 }
 
-ModelOptConfig read_modelopt_config(const std::string &directory) {
-    ModelOptConfig out;
+// A compressed-tensors quantization argument ("weights" or "input_activations" of a config
+// group) must be NVFP4 as llm-compressor writes it: 4-bit float, one E4M3 scale per 16 elements
+// under one FP32 global scale ("tensor_group"), symmetric.
+void check_nvfp4_args(const json &args, const std::string &where) {
+    if (!args.is_object()) fail(RESET_ERR_FORMAT, where, " is not an object");
+    const auto value = [&](const char *key) { return args.contains(key) ? args[key] : json(); };
+    const auto refuse = [&](const char *key, const std::string &expected) {
+        fail(RESET_ERR_UNSUPPORTED, where, ": ", key, " ", value(key).dump(), " is not supported (NVFP4 needs ",
+             expected, ")");
+    };
+    if (value("num_bits") != json(4)) refuse("num_bits", "4");
+    if (value("type") != json("float")) refuse("type", "\"float\"");
+    if (value("group_size") != json(16)) refuse("group_size", "16");
+    if (value("strategy") != json("tensor_group")) refuse("strategy", "\"tensor_group\"");
+    if (args.contains("symmetric") && value("symmetric") != json(true)) refuse("symmetric", "true");
+    const json scale_dtype = value("scale_dtype");
+    if (!scale_dtype.is_null() && scale_dtype != json("torch.float8_e4m3fn")) refuse("scale_dtype", "\"torch.float8_e4m3fn\"");
+}
+
+// config.json's quantization_config with quant_method "compressed-tensors" (llm-compressor).
+void check_compressed_tensors_config(const json &q, const std::string &where) {
+    const auto refuse = [&](const std::string &what) {
+        fail(RESET_ERR_UNSUPPORTED, where, ": ", what,
+             " (libreset loads compressed-tensors checkpoints in the \"nvfp4-pack-quantized\" format, as "
+             "llm-compressor's NVFP4 and NVFP4A16 schemes save them)");
+    };
+    const auto present = [&](const char *key) {
+        auto it = q.find(key);
+        return it != q.end() && !it->is_null() && !(it->is_object() && it->empty()) && !(it->is_array() && it->empty());
+    };
+    std::vector<std::string> formats;
+    if (auto it = q.find("format"); it != q.end() && !it->is_null()) {
+        if (!it->is_string()) fail(RESET_ERR_FORMAT, where, ": quantization_config.format is not a string");
+        if (*it != "mixed-precision") formats.push_back(it->get<std::string>());
+    }
+    if (auto status = q.find("quantization_status"); status != q.end() && *status != json("compressed"))
+        refuse("quantization_status " + status->dump() + " means the weights are not stored compressed");
+    if (present("sparsity_config")) refuse("a sparsity_config (sparse weights) is not supported");
+    if (present("transform_config")) refuse("a transform_config (rotated weights, e.g. QuIP or SpinQuant) is not supported");
+    auto groups = q.find("config_groups");
+    if (groups == q.end() || !groups->is_object() || groups->empty())
+        fail(RESET_ERR_FORMAT, where, ": quantization_config has no config_groups");
+    for (const auto &[name, group] : groups->items()) {
+        const std::string at = where + ": config_groups." + name;
+        if (!group.is_object()) fail(RESET_ERR_FORMAT, at, " is not an object");
+        if (auto format = group.find("format"); format != group.end() && !format->is_null()) {
+            if (!format->is_string()) fail(RESET_ERR_FORMAT, at, ".format is not a string");
+            formats.push_back(format->get<std::string>());
+        }
+        auto weights = group.find("weights");
+        if (weights == group.end() || weights->is_null()) refuse("config group '" + name + "' quantizes no weights");
+        check_nvfp4_args(*weights, at + ".weights");
+        if (weights->contains("dynamic") && (*weights)["dynamic"] != json(false))
+            refuse("config group '" + name + "' has dynamic weights");
+        // Input activations: none (NVFP4A16) or NVFP4 with a calibrated global scale ("dynamic": "local",
+        // llm-compressor's NVFP4) or a dynamic one (true); either way W4A4 quantizes them per 16.
+        if (auto input = group.find("input_activations"); input != group.end() && !input->is_null())
+            check_nvfp4_args(*input, at + ".input_activations");
+        if (auto output = group.find("output_activations"); output != group.end() && !output->is_null())
+            refuse("config group '" + name + "' quantizes output activations");
+    }
+    if (formats.empty()) fail(RESET_ERR_FORMAT, where, ": quantization_config names no format");
+    for (const std::string &format : formats)
+        if (format != "nvfp4-pack-quantized") refuse("format \"" + format + "\" is not supported");
+}
+
+CheckpointQuantization read_checkpoint_quantization(const std::string &directory) {
+    CheckpointQuantization out;
     const std::string hf_quant = join_path(directory, "hf_quant_config.json");
     const std::string config_path = join_path(directory, "config.json");
     if (file_exists(hf_quant)) {
@@ -161,11 +228,10 @@ ModelOptConfig read_modelopt_config(const std::string &directory) {
             fail(RESET_ERR_FORMAT, "'", hf_quant, "' has no \"quantization\" object");
         check_quant_algo(*q, hf_quant);
         if (q->contains("exclude_modules")) out.excluded = string_list((*q)["exclude_modules"], hf_quant);
-        if (auto kv = q->find("kv_cache_quant_algo"); kv != q->end() && kv->is_string()) out.kv_cache_algo = kv->get<std::string>();
-        out.present = true;
+        out.format = CheckpointFormat::ModelOpt;
         return out;
     }
-    // Newer exports: config.json -> quantization_config with quant_method "modelopt".
+    // Newer ModelOpt exports and llm-compressor: config.json -> quantization_config.
     json config;
     try {
         config = json::parse(read_text_file(config_path));
@@ -176,22 +242,27 @@ ModelOptConfig read_modelopt_config(const std::string &directory) {
     if (q == config.end() || !q->is_object()) return out;
     auto method = q->find("quant_method");
     const std::string method_name = method != q->end() && method->is_string() ? method->get<std::string>() : "";
+    if (method_name == "compressed-tensors") {
+        check_compressed_tensors_config(*q, config_path);
+        out.format = CheckpointFormat::CompressedTensors;
+        return out;
+    }
     if (method_name != "modelopt")
         fail(RESET_ERR_UNSUPPORTED, config_path, ": quantization_config with quant_method \"", method_name,
-             "\" is not supported (only NVIDIA ModelOpt NVFP4 exports are)");
+             "\" is not supported (libreset loads NVFP4 checkpoints exported by NVIDIA ModelOpt or saved by "
+             "llm-compressor as compressed-tensors)");
     check_quant_algo(*q, config_path);
     if (q->contains("ignore")) out.excluded = string_list((*q)["ignore"], config_path);
     if (q->contains("exclude_modules")) {
         auto more = string_list((*q)["exclude_modules"], config_path);
         out.excluded.insert(out.excluded.end(), more.begin(), more.end());
     }
-    if (auto kv = q->find("kv_cache_quant_algo"); kv != q->end() && kv->is_string()) out.kv_cache_algo = kv->get<std::string>();
-    out.present = true;
+    out.format = CheckpointFormat::ModelOpt;
     return out;
 }
 
-bool is_excluded(const ModelOptConfig &modelopt, const std::string &module) {
-    for (const auto &pattern : modelopt.excluded)
+bool is_excluded(const CheckpointQuantization &quantization, const std::string &module) {
+    for (const auto &pattern : quantization.excluded)
         if (pattern == module || fnmatch(pattern.c_str(), module.c_str(), 0) == 0) return true;
     return false;
 }
@@ -205,18 +276,28 @@ float scalar_f32(const TensorView &t) {
     return v;
 }
 
+// compressed-tensors stores the reciprocal of the tensor scale (a "global scale", 6 · 448 / amax):
+// w = e2m1 · (s / global_scale).  We multiply by its reciprocal, one rounding instead of
+// compressed-tensors' division, so a decoded weight may differ from its decompressor's by 1 ulp.
+float reciprocal_global_scale(const TensorView &t) {
+    const float global_scale = scalar_f32(t);
+    const float scale = 1.0f / global_scale;
+    if (!(global_scale > 0.0f) || !std::isfinite(scale) || scale == 0.0f)
+        fail(RESET_ERR_FORMAT, "tensor '", t.name, "' holds ", global_scale, ", not a global scale with a finite reciprocal");
+    return scale;
+}
+
 int64_t round_up_16(int64_t k) { return (k + nvfp4::kBlock - 1) / nvfp4::kBlock * nvfp4::kBlock; }
 
-// One linear of a ModelOpt export, already NVFP4.
-void load_modelopt_linear(const TensorStore &store, Linear &linear, int32_t threads) {
+// One linear already NVFP4 in the checkpoint: its packed codes (U8 [N, K/2], element 2j in the low
+// nibble) and E4M3 block scales ([N, K/16], row-major), which ModelOpt and compressed-tensors lay
+// out alike; the scalar scales are left to the caller.
+void load_packed_linear(const TensorStore &store, Linear &linear, const std::string &codes_name, int32_t threads) {
     const std::string &p = linear.name;
     const int64_t n = linear.out_features, k = linear.in_features;
-    if (store.find(p + ".pre_quant_scale"))
-        fail(RESET_ERR_UNSUPPORTED, "'", p, ".pre_quant_scale' (AWQ-style activation smoothing) is not supported; "
-             "export the checkpoint without it");
     if (k % nvfp4::kBlock != 0)
-        fail(RESET_ERR_UNSUPPORTED, "'", p, "': in_features ", k, " is not a multiple of 16 in an NVFP4 export");
-    const TensorView &weight = store.get(p + ".weight");
+        fail(RESET_ERR_UNSUPPORTED, "'", p, "': in_features ", k, " is not a multiple of 16 in an NVFP4 checkpoint");
+    const TensorView &weight = store.get(codes_name);
     if (weight.dtype != Dtype::U8) fail(RESET_ERR_SHAPE, "tensor '", weight.name, "' is ", weight.describe(), "; expected packed NVFP4 (U8)");
     expect_shape(weight, {n, k / 2});
     const TensorView &scale = store.get(p + ".weight_scale");
@@ -236,8 +317,51 @@ void load_modelopt_linear(const TensorStore &store, Linear &linear, int32_t thre
         if ((scales[i] & 0x7f) == 0x7f && i < first_nan) first_nan = i;
     if (first_nan < count)
         fail(RESET_ERR_FORMAT, "tensor '", scale.name, "' holds a NaN block scale (byte ", first_nan, ")");
+}
+
+// One linear of a ModelOpt export, already NVFP4.
+void load_modelopt_linear(const TensorStore &store, Linear &linear, int32_t threads) {
+    const std::string &p = linear.name;
+    if (store.find(p + ".pre_quant_scale"))
+        fail(RESET_ERR_UNSUPPORTED, "'", p, ".pre_quant_scale' (AWQ-style activation smoothing) is not supported; "
+             "export the checkpoint without it");
+    load_packed_linear(store, linear, p + ".weight", threads);
     linear.tensor_scale = scalar_f32(store.get(p + ".weight_scale_2"));
     if (const TensorView *input = store.find(p + ".input_scale")) linear.input_scale = scalar_f32(*input);
+}
+
+// One linear of a compressed-tensors checkpoint, already NVFP4 (weight_packed).
+void load_compressed_tensors_linear(const TensorStore &store, Linear &linear, int32_t threads) {
+    const std::string &p = linear.name;
+    if (store.find(p + ".weight_zero_point"))
+        fail(RESET_ERR_UNSUPPORTED, "'", p, ".weight_zero_point': asymmetric NVFP4 is not supported");
+    load_packed_linear(store, linear, p + ".weight_packed", threads);
+    linear.tensor_scale = reciprocal_global_scale(store.get(p + ".weight_global_scale"));
+    // Absent with NVFP4A16 (no input quantization) or dynamic input scales: W4A4 then takes each
+    // row's own amax, as it does for a checkpoint quantized on load.
+    if (const TensorView *input = store.find(p + ".input_global_scale")) linear.input_scale = reciprocal_global_scale(*input);
+}
+
+// A linear the checkpoint holds in NVFP4 (true), or false where it kept it in floats
+// (excluded from quantization: it stays BF16).
+bool is_packed_in_checkpoint(const TensorStore &store, const CheckpointQuantization &quantization,
+                             const std::string &name) {
+    if (quantization.format == CheckpointFormat::CompressedTensors) {
+        if (store.find(name + ".weight_packed")) return true;
+    } else if (const TensorView *weight = store.find(name + ".weight"); weight && !is_float_dtype(weight->dtype)) {
+        return true;
+    }
+    const TensorView &weight = store.get(name + ".weight");
+    if (!is_float_dtype(weight.dtype))
+        fail(RESET_ERR_SHAPE, "tensor '", weight.name, "' is ", weight.describe(),
+             "; expected BF16, F16 or F32 (compressed-tensors stores NVFP4 codes as '", name, ".weight_packed')");
+    return false;
+}
+
+void load_checkpoint_linear(const TensorStore &store, const CheckpointQuantization &quantization, Linear &linear,
+                            int32_t threads) {
+    if (quantization.format == CheckpointFormat::CompressedTensors) load_compressed_tensors_linear(store, linear, threads);
+    else load_modelopt_linear(store, linear, threads);
 }
 
 }  // namespace
@@ -309,7 +433,7 @@ struct LinearSpec {
 // Load a group of siblings that read the same input (q/k/v, gate/up, or one
 // linear alone), in the requested format.
 void load_linear_group(const TensorStore &store, const std::vector<LinearSpec> &group, bool quantize,
-                       const ModelOptConfig &modelopt, ModelWeights &weights, int32_t threads) {
+                       const CheckpointQuantization &quantization, ModelWeights &weights, int32_t threads) {
     for (const auto &spec : group) {
         Linear &l = *spec.linear;
         l.name = spec.name;
@@ -319,20 +443,19 @@ void load_linear_group(const TensorStore &store, const std::vector<LinearSpec> &
         else if (store.find(spec.name + ".bias"))
             fail(RESET_ERR_SHAPE, "tensor '", spec.name, ".bias' is present but config.json declares no bias there");
     }
-    if (modelopt.present) {
+    if (quantization.present()) {
         for (const auto &spec : group) {
             Linear &l = *spec.linear;
-            const TensorView &weight = store.get(spec.name + ".weight");
-            if (is_float_dtype(weight.dtype)) {
+            if (!is_packed_in_checkpoint(store, quantization, spec.name)) {
                 // Excluded from quantization by the exporter (or never quantized): stays BF16.
-                l.dense = bf16_matrix(weight, spec.out, spec.in);
+                l.dense = bf16_matrix(store.get(spec.name + ".weight"), spec.out, spec.in);
                 l.format = LinearFormat::BF16;
                 ++weights.n_bf16_linears;
             } else {
-                if (is_excluded(modelopt, spec.name))
+                if (is_excluded(quantization, spec.name))
                     fail(RESET_ERR_FORMAT, "'", spec.name, "' is excluded from quantization by the config but stored as ",
-                         weight.describe());
-                load_modelopt_linear(store, l, threads);
+                         store.get(spec.name + ".weight").describe());
+                load_checkpoint_linear(store, quantization, l, threads);
             }
         }
         return;
@@ -365,10 +488,11 @@ void load_linear_group(const TensorStore &store, const std::vector<LinearSpec> &
 
 ModelWeights load_weights(const ModelConfig &config, const TensorStore &store, const std::string &directory,
                           LoadOptions &options) {
-    const ModelOptConfig modelopt = read_modelopt_config(directory);
-    if (modelopt.present) {
+    const CheckpointQuantization quantization = read_checkpoint_quantization(directory);
+    if (quantization.present()) {
         if (options.weights == RESET_WEIGHTS_BF16)
-            fail(RESET_ERR_UNSUPPORTED, "'", directory, "' is an NVFP4 ModelOpt checkpoint; load it with "
+            fail(RESET_ERR_UNSUPPORTED, "'", directory, "' is an NVFP4 ",
+                 quantization.format == CheckpointFormat::ModelOpt ? "ModelOpt" : "compressed-tensors", " checkpoint; load it with "
                  "RESET_WEIGHTS_NVFP4_W4A16, RESET_WEIGHTS_NVFP4_W4A4 or RESET_WEIGHTS_AUTO, not BF16");
         if (options.weights == RESET_WEIGHTS_AUTO) options.weights = RESET_WEIGHTS_NVFP4_W4A16;
     } else if (options.weights == RESET_WEIGHTS_AUTO) {
@@ -385,7 +509,7 @@ ModelWeights load_weights(const ModelConfig &config, const TensorStore &store, c
     const int64_t inter = config.intermediate_size;
 
     ModelWeights w;
-    w.from_modelopt = modelopt.present;
+    w.checkpoint_format = quantization.format;
     w.embed = bf16_matrix(store.get("model.embed_tokens.weight"), vocab, hidden);
     w.final_norm = vector_tensor(store, "model.norm.weight", hidden);
     // The last layer first: a config claiming more layers than the checkpoint holds is RESET_ERR_SHAPE
@@ -409,23 +533,25 @@ ModelWeights load_weights(const ModelConfig &config, const TensorStore &store, c
                           {{&layer.q, p + "self_attn.q_proj", q_out, hidden, config.attention_bias},
                            {&layer.k, p + "self_attn.k_proj", kv_out, hidden, config.attention_bias},
                            {&layer.v, p + "self_attn.v_proj", kv_out, hidden, config.attention_bias}},
-                          quantize, modelopt, w, options.threads);
+                          quantize, quantization, w, options.threads);
         load_linear_group(store, {{&layer.o, p + "self_attn.o_proj", hidden, q_out, config.output_bias}}, quantize,
-                          modelopt, w, options.threads);
+                          quantization, w, options.threads);
         load_linear_group(store,
                           {{&layer.gate, p + "mlp.gate_proj", inter, hidden, false},
                            {&layer.up, p + "mlp.up_proj", inter, hidden, false}},
-                          quantize, modelopt, w, options.threads);
-        load_linear_group(store, {{&layer.down, p + "mlp.down_proj", hidden, inter, false}}, quantize, modelopt, w, options.threads);
+                          quantize, quantization, w, options.threads);
+        load_linear_group(store, {{&layer.down, p + "mlp.down_proj", hidden, inter, false}}, quantize, quantization, w, options.threads);
     }
 
     Linear &head = w.lm_head;
     head.name = "lm_head";
     head.out_features = vocab;
     head.in_features = hidden;
-    const TensorView *head_tensor = config.tie_word_embeddings ? nullptr : &store.get("lm_head.weight");
-    if (head_tensor && modelopt.present && !is_float_dtype(head_tensor->dtype)) {
-        load_modelopt_linear(store, head, options.threads);
+    const bool head_packed =
+        !config.tie_word_embeddings && quantization.present() && is_packed_in_checkpoint(store, quantization, "lm_head");
+    const TensorView *head_tensor = config.tie_word_embeddings || head_packed ? nullptr : &store.get("lm_head.weight");
+    if (head_packed) {
+        load_checkpoint_linear(store, quantization, head, options.threads);
     } else if (options.quantize_lm_head) {
         // A BF16 checkpoint quantized on load, or a ModelOpt export that kept
         // its lm_head (or tied embeddings) in BF16, as ModelOpt does by default.
@@ -470,7 +596,7 @@ ModelWeights load_weights(const ModelConfig &config, const TensorStore &store, c
     w.n_parameters = params;
     w.weight_bytes = bytes;
     w.owned_bytes = owned;
-    if (modelopt.present || quantize) {
+    if (quantization.present() || quantize) {
         if (head.format == LinearFormat::BF16) ++w.n_bf16_linears;  // lm_head counts as a linear here
     }
     return w;

@@ -1,8 +1,8 @@
 // weights.h — a model's weights as the CPU reference engine holds them.
 //
 // Linears are BF16 or NVFP4.  BF16 data points into the mapped checkpoint when
-// the file already holds BF16, and so do a ModelOpt export's NVFP4 codes and
-// scales (no copy); anything converted or quantized is owned here.
+// the file already holds BF16, and so do an NVFP4 checkpoint's codes and
+// scales (ModelOpt or compressed-tensors; no copy); anything converted or quantized is owned here.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +26,7 @@ struct Bf16Matrix {
     std::vector<uint16_t> owned;
 };
 
-// Bytes of a weight: in the mapped checkpoint (a ModelOpt export's codes and scales, read in
+// Bytes of a weight: in the mapped checkpoint (an NVFP4 checkpoint's codes and scales, read in
 // place as BF16 weights are) or owned (quantized at load).  Until session 37 the exported
 // bytes were copied, an 8B model's 4.4 GB on one thread before its upload.  Reads like a
 // vector of const bytes; a copy of owned bytes points at its own.
@@ -83,16 +83,24 @@ struct Linear {
     int64_t out_features = 0, in_features = 0;
     LinearFormat format = LinearFormat::BF16;
     Bf16Matrix dense;                 // BF16 format
-    // NVFP4 format (ModelOpt layout), K padded with zeros to a multiple of 16.
+    // NVFP4 format (ModelOpt layout, which compressed-tensors shares), K padded with zeros to a
+    // multiple of 16.
     int64_t padded_in = 0;
     WeightBytes codes;                // [out][padded_in / 2]
     WeightBytes scales;               // [out][padded_in / 16], E4M3
     float tensor_scale = 0.0f;
-    float input_scale = 0.0f;         // calibrated (ModelOpt) or 0 = dynamic
+    float input_scale = 0.0f;         // calibrated (by the checkpoint's quantizer) or 0 = dynamic
     std::vector<float> bias;          // empty if none
 
     Nvfp4Weight nvfp4_view() const;
     uint64_t weight_bytes() const;
+};
+
+// The quantized checkpoint formats the loader reads (README, "Weight formats").
+enum class CheckpointFormat {
+    Unquantized,        // BF16/F16/F32 tensors (quantized on load when NVFP4 is asked for)
+    ModelOpt,           // NVIDIA ModelOpt NVFP4 export: weight, weight_scale, weight_scale_2, input_scale
+    CompressedTensors,  // llm-compressor's "nvfp4-pack-quantized": weight_packed, weight_scale, *_global_scale
 };
 
 struct LayerWeights {
@@ -106,7 +114,8 @@ struct ModelWeights {
     std::vector<LayerWeights> layers;
     std::vector<float> final_norm;
     Linear lm_head;    // BF16 (possibly sharing embed's data when tied) or NVFP4
-    bool from_modelopt = false;
+    // Where the NVFP4 codes came from: quantized on load (or BF16), or a checkpoint's own.
+    CheckpointFormat checkpoint_format = CheckpointFormat::Unquantized;
     int32_t n_bf16_linears = 0;     // in an NVFP4 model: linears left in BF16 (excluded modules)
     uint64_t n_parameters = 0;
     uint64_t weight_bytes = 0;

@@ -295,7 +295,9 @@ int cmd_info(int argc, char **argv) {
                 i.max_position_embeddings);
     std::printf("parameters    %.3f M\n", double(i.n_parameters) / 1e6);
     std::printf("weights       %s%s%s, lm_head %s, %d linears kept in BF16\n", weights_name(i.weights),
-                i.from_modelopt ? " (ModelOpt checkpoint)" : "",
+                i.checkpoint_format == RESET_CHECKPOINT_MODELOPT             ? " (ModelOpt checkpoint)"
+                : i.checkpoint_format == RESET_CHECKPOINT_COMPRESSED_TENSORS ? " (compressed-tensors checkpoint)"
+                                                                             : "",
                 i.weights == RESET_WEIGHTS_NVFP4_W4A4 ? (i.dynamic_input_scale ? ", dynamic input scale" : ", calibrated input scale") : "",
                 i.lm_head_nvfp4 ? "nvfp4" : "bf16", i.n_bf16_linears);
     std::printf("bytes         %.2f MB of weights, %.2f MB host, %.2f MB device\n", double(i.weight_bytes) / 1e6,

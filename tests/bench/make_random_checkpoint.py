@@ -2,17 +2,21 @@
 """make_random_checkpoint.py -- a random-weight checkpoint at a real model's shape, for benchmarks.
 
 Writes a Hugging Face directory (config.json, generation_config.json, model.safetensors and,
-for NVFP4, hf_quant_config.json) in one of two real formats:
-  bf16    every weight BF16, as a downloaded checkpoint;
-  nvfp4   a ModelOpt NVFP4 export: linears as U8 codes [N, K/2] + F8_E4M3 block scales
-          [N, K/16] + F32 weight_scale_2 and input_scale; embeddings, norms, lm_head BF16.
+for ModelOpt NVFP4, hf_quant_config.json) in one of three real formats:
+  bf16       every weight BF16, as a downloaded checkpoint;
+  nvfp4      a ModelOpt NVFP4 export: linears as U8 codes [N, K/2] + F8_E4M3 block scales
+             [N, K/16] + F32 weight_scale_2 and input_scale; embeddings, norms, lm_head BF16;
+  ct-nvfp4   the same codes and scales as llm-compressor saves them (compressed-tensors,
+             "nvfp4-pack-quantized", scheme NVFP4): weight_packed, weight_scale, and the
+             reciprocal scales weight_global_scale = 200 and input_global_scale = 250, whose
+             reciprocals are nvfp4's 0.005 and 0.004 to the bit, so both formats make one model.
 Values are random but realistic in range (never zeros): BF16 weights of magnitude
 2^-7..2^-6 with random signs, FP4 codes uniform over all 16 values, block scales
 uniform in [0.5, 4), norm weights near 1.  Built with numpy in chunks (an 8B model
 in well under a minute), no transformers needed.
 
     python3 tests/bench/make_random_checkpoint.py SHAPE FORMAT OUT_DIR
-    SHAPE: qwen3-8b | qwen3-32b | r1-distill-qwen-7b | tiny     FORMAT: bf16 | nvfp4
+    SHAPE: qwen3-8b | qwen3-32b | r1-distill-qwen-7b | tiny     FORMAT: bf16 | nvfp4 | ct-nvfp4
 Shapes from ../shared/docs/models.md.
 """
 
@@ -82,10 +86,16 @@ def tensors(shape, fmt):
                 for at in range(0, n * k // 16, step):
                     # E4M3 bytes 0x30..0x47: 0.5 .. 3.75, positive
                     yield rng.integers(0x30, 0x48, size=min(step, n * k // 16 - at), dtype=np.uint8).tobytes()
-            out.append((name + ".weight", "U8", [n, k // 2], codes, n * k // 2))
-            out.append((name + ".weight_scale", "F8_E4M3", [n, k // 16], scales, n * k // 16))
-            scalar(name + ".weight_scale_2", 0.005)
-            scalar(name + ".input_scale", 0.004)
+            if fmt == "ct-nvfp4":
+                out.append((name + ".weight_packed", "U8", [n, k // 2], codes, n * k // 2))
+                out.append((name + ".weight_scale", "F8_E4M3", [n, k // 16], scales, n * k // 16))
+                out.append((name + ".weight_global_scale", "F32", [1], lambda: iter([struct.pack("<f", 200.0)]), 4))
+                out.append((name + ".input_global_scale", "F32", [1], lambda: iter([struct.pack("<f", 250.0)]), 4))
+            else:
+                out.append((name + ".weight", "U8", [n, k // 2], codes, n * k // 2))
+                out.append((name + ".weight_scale", "F8_E4M3", [n, k // 16], scales, n * k // 16))
+                scalar(name + ".weight_scale_2", 0.005)
+                scalar(name + ".input_scale", 0.004)
         if bias:
             bf16(name + ".bias", [n])
 
@@ -122,6 +132,18 @@ def main():
         "rms_norm_eps": 1e-6, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
         "bos_token_id": s["vocab"] - 3, "eos_token_id": s["vocab"] - 2, "attention_bias": s["bias"],
     }
+    if fmt == "ct-nvfp4":
+        nvfp4 = {"num_bits": 4, "type": "float", "symmetric": True, "group_size": 16, "strategy": "tensor_group",
+                 "block_structure": None, "actorder": None, "scale_dtype": "torch.float8_e4m3fn", "zp_dtype": None,
+                 "observer_kwargs": {}}
+        config["quantization_config"] = {
+            "config_groups": {"group_0": {
+                "targets": ["Linear"], "format": "nvfp4-pack-quantized", "output_activations": None,
+                "weights": dict(nvfp4, dynamic=False, observer="memoryless_minmax"),
+                "input_activations": dict(nvfp4, dynamic="local", observer="static_minmax")}},
+            "format": "nvfp4-pack-quantized", "global_compression_ratio": None, "ignore": ["lm_head"],
+            "kv_cache_scheme": None, "quant_method": "compressed-tensors", "quantization_status": "compressed",
+            "sparsity_config": {}, "transform_config": {}, "version": "0.19.0"}
     with open(os.path.join(out_dir, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
     with open(os.path.join(out_dir, "generation_config.json"), "w") as f:

@@ -8,8 +8,9 @@ newline before the next such line.
   corpus/model_load/   tiny Hugging Face model directories: Qwen3 BF16 (tied),
                        Qwen2 with biases in two shards, Llama with llama3 RoPE
                        scaling, Qwen3 ModelOpt NVFP4 (hf_quant_config.json, and
-                       quantization_config in config.json), one with a tokenizer,
-                       three with an "options" file (load and session options),
+                       quantization_config in config.json), Qwen3 compressed-tensors
+                       NVFP4 (llm-compressor's format), one with a tokenizer,
+                       four with an "options" file (load and session options),
                        one with the embedded model's sentencepiece tokenizer
   corpus/tokenizer_load/  tokenizer.json + tokenizer_config.json cut down from the
                        real Qwen3 and Llama 3 files in ../shared/data/tokenizers
@@ -95,6 +96,31 @@ def nvfp4(out, inp):
             "input_scale": ("F32", (), struct.pack("<f", 0.05))}
 
 
+def compressed_tensors_nvfp4(out, inp, rng):
+    """The same linear as llm-compressor saves it (compressed-tensors, "nvfp4-pack-quantized"): the codes as
+    weight_packed, the reciprocal scales as [1]-shaped global scales.  Its own generator, so that adding
+    this seed left every other seed's bytes as they were."""
+    codes = rng.integers(0, 256, (out, inp // 2), dtype=np.uint8)
+    scales = (rng.integers(6, 9, (out, inp // 16)) << 3 | rng.integers(0, 8, (out, inp // 16))).astype(np.uint8)
+    return {"weight_packed": ("U8", (out, inp // 2), codes.tobytes()),
+            "weight_scale": ("F8_E4M3", (out, inp // 16), scales.tobytes()),
+            "weight_global_scale": ("F32", (1,), struct.pack("<f", 100.0)),
+            "input_global_scale": ("F32", (1,), struct.pack("<f", 20.0))}
+
+
+# llm-compressor's quantization_config for its NVFP4 scheme (as in tests/fixtures/models/ct-nvfp4-qwen3).
+COMPRESSED_TENSORS_NVFP4 = {
+    "config_groups": {"group_0": {
+        "targets": ["Linear"], "format": "nvfp4-pack-quantized", "output_activations": None,
+        "weights": {"num_bits": 4, "type": "float", "symmetric": True, "group_size": 16, "strategy": "tensor_group",
+                    "dynamic": False, "scale_dtype": "torch.float8_e4m3fn"},
+        "input_activations": {"num_bits": 4, "type": "float", "symmetric": True, "group_size": 16,
+                              "strategy": "tensor_group", "dynamic": "local", "scale_dtype": "torch.float8_e4m3fn"}}},
+    "format": "nvfp4-pack-quantized", "ignore": ["lm_head"], "kv_cache_scheme": None,
+    "quant_method": "compressed-tensors", "quantization_status": "compressed", "sparsity_config": {},
+    "transform_config": {}}
+
+
 def config(model_type, vocab, hidden=32, heads=2, kv_heads=1, head_dim=16, inter=48, layers=1, **extra):
     c = {"architectures": [{"qwen3": "Qwen3ForCausalLM", "qwen2": "Qwen2ForCausalLM",
                             "llama": "LlamaForCausalLM"}[model_type]],
@@ -107,8 +133,9 @@ def config(model_type, vocab, hidden=32, heads=2, kv_heads=1, head_dim=16, inter
     return json.dumps(c, indent=1).encode()
 
 
-def model_tensors(c, quantized=False):
-    """The tensors of the model config c describes (a dict parsed from config())."""
+def model_tensors(c, quantized=False, compressed_tensors_rng=None):
+    """The tensors of the model config c describes (a dict parsed from config()); NVFP4 linears as ModelOpt
+    exports them (quantized) or as compressed-tensors saves them (compressed_tensors_rng given)."""
     hidden, heads, kv, hd = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"]
     inter, vocab = c["intermediate_size"], c["vocab_size"]
     t = {"model.embed_tokens.weight": dense((vocab, hidden)), "model.norm.weight": ones(hidden)}
@@ -122,7 +149,10 @@ def model_tensors(c, quantized=False):
                    "self_attn.v_proj": (kv * hd, hidden), "self_attn.o_proj": (hidden, heads * hd),
                    "mlp.gate_proj": (inter, hidden), "mlp.up_proj": (inter, hidden), "mlp.down_proj": (hidden, inter)}
         for name, (out, inp) in linears.items():
-            if quantized:
+            if compressed_tensors_rng is not None:
+                for suffix, tensor in compressed_tensors_nvfp4(out, inp, compressed_tensors_rng).items():
+                    t[p + name + "." + suffix] = tensor
+            elif quantized:
                 for suffix, tensor in nvfp4(out, inp).items():
                     t[p + name + "." + suffix] = tensor
             else:
@@ -194,6 +224,12 @@ def model_seeds(tokenizer_files):
     seeds["qwen3_with_sentencepiece"] = {"config.json": c, "generation_config.json": GENERATION,
                                          "model.safetensors": safetensors(model_tensors(json.loads(c))),
                                          **embedded_tokenizer_files()}
+
+    c = config("qwen3", 40, quantization_config=COMPRESSED_TENSORS_NVFP4)
+    tensors = model_tensors(json.loads(c), compressed_tensors_rng=np.random.default_rng(20261127))
+    seeds["qwen3_compressed_tensors"] = {"config.json": c, "model.safetensors": safetensors(tensors)}
+    seeds["qwen3_compressed_tensors_as_w4a4_options"] = {**seeds["qwen3_compressed_tensors"],
+                                                         "options": bytes([3, 1, 12, 1, 1]) + prompt}
     return seeds
 
 

@@ -9,6 +9,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -334,7 +336,7 @@ TEST_CASE("golden: a ModelOpt export loads to ModelOpt's own dequantized weights
     reset_model_options options;
     reset_model_options_init(&options);
     const auto model = load_model(dir, options);
-    CHECK(model->weights.from_modelopt);
+    CHECK(model->weights.checkpoint_format == CheckpointFormat::ModelOpt);
     CHECK(model->weights_format == RESET_WEIGHTS_NVFP4_W4A16);
     int checked = 0;
     size_t fake_quant_code_differences = 0, elements = 0;
@@ -397,6 +399,233 @@ TEST_CASE("golden: a ModelOpt export loads to ModelOpt's own dequantized weights
         CAPTURE(t);
         CHECK(relative_l2(logits.data(), fake_logits.data() + t * vocab, vocab) <= gap + 1e-3);
     }
+}
+
+// A checkpoint saved by llm-compressor (compressed-tensors, "nvfp4-pack-quantized", scheme NVFP4:
+// calibrated input global scales), made by tests/fixtures/make_compressed_tensors_fixture.py with
+// llm-compressor and compressed-tensors themselves.
+TEST_CASE("golden: a compressed-tensors checkpoint loads to its own dequantized weights and fake-quant logits") {
+    const std::string dir = kFixtures + "ct-nvfp4-qwen3";
+    REQUIRE_MESSAGE(file_exists(dir + "/reference.safetensors"),
+                    "compressed-tensors fixture missing: run tests/fixtures/make_compressed_tensors_fixture.py");
+    const TensorStore ref = TensorStore::open_file(dir + "/reference.safetensors");
+    reset_model_options options;
+    reset_model_options_init(&options);
+    options.backend = RESET_BACKEND_CPU;
+    const auto model = load_model(dir, options);
+    CHECK(model->weights.checkpoint_format == CheckpointFormat::CompressedTensors);
+    CHECK(model->weights_format == RESET_WEIGHTS_NVFP4_W4A16);
+    CHECK(model->weights.lm_head.format == LinearFormat::BF16);  // ignore: ["lm_head"]
+    int checked = 0;
+    for (const auto &layer : model->weights.layers) {
+        for (const Linear *l : {&layer.q, &layer.k, &layer.v, &layer.o, &layer.gate, &layer.up, &layer.down}) {
+            CAPTURE(l->name);
+            REQUIRE(l->format == LinearFormat::NVFP4);
+            // Read in place from the mapping, as ModelOpt's codes are.
+            CHECK(l->codes.data() == model->store.get(l->name + ".weight_packed").data);
+            CHECK(l->codes.owned_bytes() == 0);
+            // The reciprocals of the stored global scales (6 · 448 / amax).
+            const float global_scale = floats_of(model->store.get(l->name + ".weight_global_scale"))[0];
+            CHECK(l->tensor_scale == 1.0f / global_scale);
+            CHECK(l->input_scale == 1.0f / floats_of(model->store.get(l->name + ".input_global_scale"))[0]);
+            // compressed-tensors' own dequantization, e2m1 · f32(f32(s) / global_scale).  Ours multiplies
+            // by the rounded reciprocal: three roundings of half an ulp at most between the two
+            // (s / g; 1 / g and the product), so within 1.5 ulp, checked as 2 ulp (2^-22 relative).
+            const std::vector<float> theirs = floats_of(ref.get("dequant." + l->name));
+            REQUIRE(theirs.size() == size_t(l->out_features * l->in_features));
+            size_t beyond_two_ulp = 0, nonzero = 0;
+            for (int64_t n = 0; n < l->out_features; ++n)
+                for (int64_t k = 0; k < l->in_features; ++k) {
+                    const uint8_t code = nvfp4::packed_code(l->codes.data() + n * l->padded_in / 2, int(k));
+                    const float scale = nvfp4::e4m3_to_float(l->scales[size_t(n * l->padded_in / 16 + k / 16)]);
+                    const float ours = nvfp4::dequantize_element(code, scale, l->tensor_scale);
+                    const float expected = theirs[size_t(n * l->in_features + k)];
+                    if (std::fabs(ours - expected) > std::fabs(expected) * 0x1p-22f) ++beyond_two_ulp;
+                    nonzero += expected != 0.0f;
+                }
+            CHECK(beyond_two_ulp == 0);
+            CHECK(nonzero > theirs.size() / 2);  // a real weight, not zeros
+            ++checked;
+        }
+    }
+    CHECK(checked == 7 * model->config.n_layers);
+
+    const auto ids = ints_of(ref.get("input_ids"));
+    // FP32 transformers forward on those weights, activations exact: FP32 reordering only, 1e-3.
+    check_logits(dir, RESET_WEIGHTS_NVFP4_W4A16, ids, floats_of(ref.get("logits_w4a16")), 1e-3);
+    // W4A4 against compressed-tensors' own fake quantization of weights and inputs (the model
+    // llm-compressor calibrated, before it was saved).
+    check_logits(dir, RESET_WEIGHTS_NVFP4_W4A4, ids, floats_of(ref.get("logits_fakequant")), 1e-3);
+}
+
+namespace {
+
+// The compressed-tensors fixture copied to a new directory with its config's quantization_config
+// edited and its tensors filtered and added to.
+std::string edited_compressed_tensors(const std::string &tag, const std::function<void(nlohmann::json &)> &edit_config,
+                                      const std::function<bool(const std::string &)> &keep_tensor = nullptr,
+                                      const std::vector<test_support::RawTensor> &extra = {}) {
+    const std::string source = kFixtures + "ct-nvfp4-qwen3";
+    nlohmann::json config = nlohmann::json::parse(read_text_file(source + "/config.json"));
+    edit_config(config["quantization_config"]);
+    const TensorStore store = TensorStore::open_file(source + "/model.safetensors");
+    std::vector<test_support::RawTensor> tensors;
+    for (const auto &[name, view] : store.tensors())
+        if (!keep_tensor || keep_tensor(name))
+            tensors.push_back({name, dtype_name(view.dtype), view.shape,
+                               std::string(reinterpret_cast<const char *>(view.data), view.nbytes)});
+    tensors.insert(tensors.end(), extra.begin(), extra.end());
+    const std::string dir = test_support::temp_directory(tag);
+    test_support::write_file(dir + "/config.json", config.dump(1));
+    test_support::write_file(dir + "/generation_config.json", read_text_file(source + "/generation_config.json"));
+    test_support::write_file(dir + "/model.safetensors", test_support::safetensors_bytes(tensors));
+    return dir;
+}
+
+std::string f32_bytes(float value) {
+    std::string bytes(4, '\0');
+    std::memcpy(bytes.data(), &value, 4);
+    return bytes;
+}
+
+reset_checkpoint_format checkpoint_format_of(const std::string &dir) {
+    reset_model_options options;
+    reset_model_options_init(&options);
+    options.backend = RESET_BACKEND_CPU;
+    reset_model *model = nullptr;
+    REQUIRE(reset_model_load(dir.c_str(), &options, &model) == RESET_OK);
+    reset_model_info info;
+    reset_model_info_init(&info);
+    REQUIRE(reset_model_get_info(model, &info) == RESET_OK);
+    reset_model_free(model);
+    CHECK(info.from_modelopt == (info.checkpoint_format == RESET_CHECKPOINT_MODELOPT));
+    return info.checkpoint_format;
+}
+
+}  // namespace
+
+TEST_CASE("reset_model_info.checkpoint_format names where the NVFP4 codes came from") {
+    REQUIRE(have_fixtures());
+    CHECK(checkpoint_format_of(kFixtures + "qwen3-tied") == RESET_CHECKPOINT_UNQUANTIZED);
+    CHECK(checkpoint_format_of(kFixtures + "modelopt-qwen3") == RESET_CHECKPOINT_MODELOPT);
+    CHECK(checkpoint_format_of(kFixtures + "ct-nvfp4-qwen3") == RESET_CHECKPOINT_COMPRESSED_TENSORS);
+    // A caller built against 0.9's header passes a struct without the field: nothing is written past it.
+    reset_model *model = nullptr;
+    REQUIRE(reset_model_load((kFixtures + "ct-nvfp4-qwen3").c_str(), nullptr, &model) == RESET_OK);
+    reset_model_info info;
+    std::memset(&info, 0x5a, sizeof info);
+    reset_model_info_init_sized(&info, offsetof(reset_model_info, checkpoint_format));
+    REQUIRE(reset_model_get_info(model, &info) == RESET_OK);
+    CHECK(int(info.checkpoint_format) == 0x5a5a5a5a);
+    CHECK(info.n_layers == 2);
+    reset_model_free(model);
+}
+
+// llm-compressor's NVFP4A16 scheme: no input_activations and no input_global_scale.  W4A16 is the
+// same model; W4A4 quantizes activations with each row's own scale, as for a checkpoint quantized
+// on load.
+TEST_CASE("a compressed-tensors checkpoint without input scales (NVFP4A16) loads, W4A4 with dynamic scales") {
+    const std::string full = kFixtures + "ct-nvfp4-qwen3";
+    const std::string dir = edited_compressed_tensors(
+        "ct-nvfp4a16", [](nlohmann::json &q) { q["config_groups"]["group_0"]["input_activations"] = nullptr; },
+        [](const std::string &name) { return name.find("input_global_scale") == std::string::npos; });
+    const TensorStore ref = TensorStore::open_file(full + "/reference.safetensors");
+    const auto ids = ints_of(ref.get("input_ids"));
+    check_logits(dir, RESET_WEIGHTS_NVFP4_W4A16, ids, floats_of(ref.get("logits_w4a16")), 1e-3);
+    Loaded m(dir, RESET_WEIGHTS_NVFP4_W4A4);
+    reset_model_info info;
+    reset_model_info_init(&info);
+    REQUIRE(reset_model_get_info(m.model, &info) == RESET_OK);
+    CHECK(info.dynamic_input_scale == 1);
+    CHECK(info.checkpoint_format == RESET_CHECKPOINT_COMPRESSED_TENSORS);
+    Loaded calibrated(full, RESET_WEIGHTS_NVFP4_W4A4);
+    REQUIRE(reset_model_get_info(calibrated.model, &info) == RESET_OK);
+    CHECK(info.dynamic_input_scale == 0);
+}
+
+TEST_CASE("compressed-tensors features that are not supported are refused, not loaded wrongly") {
+    using Edit = std::function<void(nlohmann::json &)>;
+    struct Case {
+        const char *what;
+        Edit edit;
+        const char *message;
+    };
+    const Case cases[] = {
+        {"int4 weights", [](nlohmann::json &q) { q["format"] = "pack-quantized"; q["config_groups"]["group_0"]["format"] = "pack-quantized"; },
+         "format \"pack-quantized\" is not supported"},
+        {"8-bit weights", [](nlohmann::json &q) { q["config_groups"]["group_0"]["weights"]["num_bits"] = 8; },
+         "weights: num_bits 8 is not supported"},
+        {"integer weights", [](nlohmann::json &q) { q["config_groups"]["group_0"]["weights"]["type"] = "int"; },
+         "weights: type \"int\" is not supported"},
+        {"MXFP4 groups of 32", [](nlohmann::json &q) { q["config_groups"]["group_0"]["weights"]["group_size"] = 32; },
+         "group_size 32 is not supported"},
+        {"a per-group strategy", [](nlohmann::json &q) { q["config_groups"]["group_0"]["weights"]["strategy"] = "group"; },
+         "strategy \"group\" is not supported"},
+        {"asymmetric weights", [](nlohmann::json &q) { q["config_groups"]["group_0"]["weights"]["symmetric"] = false; },
+         "symmetric false is not supported"},
+        {"8-bit input activations",
+         [](nlohmann::json &q) { q["config_groups"]["group_0"]["input_activations"]["num_bits"] = 8; },
+         "input_activations: num_bits 8 is not supported"},
+        {"quantized outputs",
+         [](nlohmann::json &q) { q["config_groups"]["group_0"]["output_activations"] = q["config_groups"]["group_0"]["weights"]; },
+         "quantizes output activations"},
+        {"weights not stored compressed", [](nlohmann::json &q) { q["quantization_status"] = "frozen"; },
+         "quantization_status \"frozen\""},
+        {"rotations", [](nlohmann::json &q) { q["transform_config"] = {{"config_groups", {{"u", {{"type", "hadamard"}}}}}}; },
+         "transform_config"},
+        {"sparse weights", [](nlohmann::json &q) { q["sparsity_config"] = {{"format", "sparse-24-bitmask"}}; },
+         "sparsity_config"},
+        {"no config groups", [](nlohmann::json &q) { q.erase("config_groups"); }, "no config_groups"},
+        {"no format", [](nlohmann::json &q) { q.erase("format"); q["config_groups"]["group_0"].erase("format"); },
+         "names no format"},
+        {"another quant_method", [](nlohmann::json &q) { q["quant_method"] = "awq"; }, "quant_method \"awq\" is not supported"},
+    };
+    for (const Case &c : cases) {
+        CAPTURE(std::string(c.what));
+        const std::string dir = edited_compressed_tensors("ct-refused", c.edit);
+        reset_model *model = nullptr;
+        const reset_status status = reset_model_load(dir.c_str(), nullptr, &model);
+        CHECK((status == RESET_ERR_UNSUPPORTED || status == RESET_ERR_FORMAT));
+        CHECK(model == nullptr);
+        CHECK(test_support::last_error().find(c.message) != std::string::npos);
+        CHECK(test_support::last_error().find("config.json") != std::string::npos);
+    }
+
+    const auto keep_all = [](nlohmann::json &) {};
+    const std::string down = "model.layers.1.mlp.down_proj";
+    reset_model *model = nullptr;
+    // A zero point (asymmetric codes) on one linear.
+    std::string dir = edited_compressed_tensors("ct-zero-point", keep_all, nullptr,
+                                                {{down + ".weight_zero_point", "F8_E4M3", {64, 8}, std::string(512, '\0')}});
+    CHECK(reset_model_load(dir.c_str(), nullptr, &model) == RESET_ERR_UNSUPPORTED);
+    CHECK(test_support::last_error().find(down + ".weight_zero_point") != std::string::npos);
+    // A global scale without a finite reciprocal.
+    for (const float bad : {0.0f, 1e-40f, -2.0f, NAN}) {
+        CAPTURE(bad);
+        dir = edited_compressed_tensors(
+            "ct-bad-global-scale", keep_all, [&](const std::string &name) { return name != down + ".weight_global_scale"; },
+            {{down + ".weight_global_scale", "F32", {1}, f32_bytes(bad)}});
+        CHECK(reset_model_load(dir.c_str(), nullptr, &model) == RESET_ERR_FORMAT);
+        CHECK(test_support::last_error().find(down + ".weight_global_scale") != std::string::npos);
+    }
+    // A missing global scale is named.
+    dir = edited_compressed_tensors("ct-no-global-scale", keep_all,
+                                    [&](const std::string &name) { return name != down + ".weight_global_scale"; });
+    CHECK(reset_model_load(dir.c_str(), nullptr, &model) == RESET_ERR_SHAPE);
+    CHECK(test_support::last_error().find(down + ".weight_global_scale") != std::string::npos);
+    // Codes stored under the dense name are not compressed-tensors' layout.
+    dir = edited_compressed_tensors("ct-codes-as-weight", keep_all,
+                                    [&](const std::string &name) { return name != down + ".weight_packed"; },
+                                    {{down + ".weight", "U8", {64, 64}, std::string(64 * 64, '\x11')}});
+    CHECK(reset_model_load(dir.c_str(), nullptr, &model) == RESET_ERR_SHAPE);
+    CHECK(test_support::last_error().find(down + ".weight_packed") != std::string::npos);
+    // Loading it as BF16 would be a silent dequantization.
+    reset_model_options options;
+    reset_model_options_init(&options);
+    options.weights = RESET_WEIGHTS_BF16;
+    CHECK(reset_model_load((kFixtures + "ct-nvfp4-qwen3").c_str(), &options, &model) == RESET_ERR_UNSUPPORTED);
+    CHECK(test_support::last_error().find("compressed-tensors") != std::string::npos);
+    CHECK(model == nullptr);
 }
 
 TEST_CASE("ModelOpt features that are not supported are refused, not loaded wrongly") {
