@@ -1,5 +1,6 @@
 // model_api.cpp — the C ABI of models: load, free, describe.
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 
@@ -66,8 +67,9 @@ void reset_model_info_init_sized(reset_model_info *info, size_t struct_size) {
     write_defaults(info, struct_size, defaults);
 }
 
+// Programs built before 0.10 call this: their struct ends before checkpoint_format.
 void (reset_model_info_init)(reset_model_info *info) {
-    reset_model_info_init_sized(info, sizeof *info);
+    reset_model_info_init_sized(info, offsetof(reset_model_info, checkpoint_format));
 }
 
 reset_status reset_model_get_info(const reset_model *model, reset_model_info *info) {

@@ -16,7 +16,8 @@ fi
 # The engine's own HF models (head_dim 64/128), the golden fixtures whose head
 # dimension the kernels serve (16, 32; qwen3-tied's 24 is not), and the embedded model.
 dirs=("$models"/engine-* tests/fixtures/models/llama3-scaled tests/fixtures/models/qwen2-bias-sharded
-      tests/fixtures/models/modelopt-qwen3 tests/fixtures/models/ct-nvfp4-qwen3 tests/fixtures/chat-model
+      tests/fixtures/models/modelopt-qwen3 tests/fixtures/models/ct-nvfp4-qwen3
+      tests/fixtures/models/ct-nvfp4a16-head-qwen3 tests/fixtures/chat-model
       models/reset-arith-4m "$@")
 echo "== test_cuda_engine ${dirs[*]}"
 build-bundle/bin/gpu_test_cuda_engine "${dirs[@]}" > "$out/test_cuda_engine.log" 2>&1 || status=1

@@ -89,6 +89,21 @@ def test_quantize_lm_head_reaches_the_library():
     assert "quantize_lm_head" in str(failure.value)
 
 
+def test_info_names_the_checkpoint_format():
+    # 0.10: where the NVFP4 weights come from, one fixture of each reset_checkpoint_format, as they load by default.
+    expected = {"qwen3-tied": ("unquantized", "bf16"), "modelopt-qwen3": ("modelopt", "nvfp4-w4a16"),
+                "ct-nvfp4-qwen3": ("compressed-tensors", "nvfp4-w4a16")}
+    for name, (checkpoint_format, weights) in expected.items():
+        with reset.Model(FIXTURES / name, backend="cpu") as model:
+            info = model.info()
+            assert (info["checkpoint_format"], info["weights"]) == (checkpoint_format, weights), name
+            assert info["from_modelopt"] == (checkpoint_format == "modelopt"), name
+    # An unquantized checkpoint quantized on load is still one: the field names the checkpoint, not the weights.
+    with reset.Model(MODEL, weights="nvfp4-w4a16", backend="cpu") as model:
+        assert model.info()["checkpoint_format"] == "unquantized"
+    assert _lib.enum_name(_lib.CHECKPOINT_FORMATS, 3) == "unknown-3"  # a format a newer library adds
+
+
 def test_cuda_backend_without_a_device_is_status_backend():
     if os.path.exists("/dev/nvidia0"):
         pytest.skip("a GPU is present: tests/gpu/test_cuda_engine covers the CUDA backend")
@@ -113,16 +128,18 @@ def test_a_library_of_another_abi_major_is_refused_clearly():
 
 def test_a_library_older_than_the_bindings_minor_is_refused_clearly():
     # A pure function of the version number: reloading the module against an old library is not needed.
-    assert (_lib.ABI_MAJOR, _lib.ABI_MINOR) == (0, 9)
+    assert (_lib.ABI_MAJOR, _lib.ABI_MINOR) == (0, 10)
     _lib.check_abi(_lib.lib.reset_version())
-    for newer_or_same in (900, 901, 999, 1000, 9900):
+    for newer_or_same in (1000, 1001, 1099, 1100, 9900):
         _lib.check_abi(newer_or_same)
     with pytest.raises(ImportError) as error:
-        _lib.check_abi(800)  # 0.8 has no reset_save_sequence_to_memory, reset_load_sequence_from_memory, get_options
-    assert str(error.value) == ("libreset 0.8.0 is older than these bindings need (0.9 or newer): "
+        _lib.check_abi(900)  # 0.9's reset_model_info has no checkpoint_format
+    assert str(error.value) == ("libreset 0.9.0 is older than these bindings need (0.10 or newer): "
                                 "it lacks functions or fields they use")
-    with pytest.raises(ImportError, match="libreset 0.8.99 is older"):
-        _lib.check_abi(899)
+    with pytest.raises(ImportError, match="libreset 0.9.99 is older"):
+        _lib.check_abi(999)
+    with pytest.raises(ImportError, match="libreset 0.8.0 is older"):
+        _lib.check_abi(800)
     with pytest.raises(ImportError, match="libreset 0.7.0 is older"):
         _lib.check_abi(700)
     with pytest.raises(ImportError, match="libreset 0.6.0 is older"):

@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -52,10 +53,11 @@ import (
 // Step.StopIndex, 0.6 Session.Truncate, Session.TruncateSequence,
 // Session.Tokens and Session.SetLogitBias, 0.7 Session.CopySequence and
 // Policy.SetLogitBias, 0.8 Session.SaveSequence and Session.LoadSequence, 0.9
-// Session.SaveSequenceBytes, Session.LoadSequenceBytes and Session.Options).
+// Session.SaveSequenceBytes, Session.LoadSequenceBytes and Session.Options,
+// 0.10 ModelInfo.CheckpointFormat).
 const (
 	ABIMajor = 0
-	ABIMinor = 9
+	ABIMinor = 10
 )
 
 // SWIG gives reset.h's RESET_VERSION_MAJOR as a typed constant, and ABIMajor
@@ -203,6 +205,9 @@ func headerValues() []headerValue {
 		{"BackendAuto", int(BackendAuto), int(native.RESET_BACKEND_AUTO)},
 		{"BackendCPU", int(BackendCPU), int(native.RESET_BACKEND_CPU)},
 		{"BackendCUDA", int(BackendCUDA), int(native.RESET_BACKEND_CUDA)},
+		{"CheckpointUnquantized", int(CheckpointUnquantized), int(native.RESET_CHECKPOINT_UNQUANTIZED)},
+		{"CheckpointModelOpt", int(CheckpointModelOpt), int(native.RESET_CHECKPOINT_MODELOPT)},
+		{"CheckpointCompressedTensors", int(CheckpointCompressedTensors), int(native.RESET_CHECKPOINT_COMPRESSED_TENSORS)},
 		{"KVCacheBF16", int(KVCacheBF16), int(native.RESET_KV_CACHE_BF16)},
 		{"KVCacheFP8", int(KVCacheFP8), int(native.RESET_KV_CACHE_FP8)},
 		{"KVCacheFP32", int(KVCacheFP32), int(native.RESET_KV_CACHE_FP32)},
@@ -226,7 +231,7 @@ var (
 // checkHeader refuses to run when a constant of this package disagrees with
 // the reset.h it was built against: the library would read another weight
 // format, backend, KV cache type or policy than the caller asked for, and the
-// caller another end reason than the library wrote.
+// caller another end reason or checkpoint format than the library wrote.
 func checkHeader() error {
 	headerOnce.Do(func() {
 		for _, v := range headerValues() {
@@ -271,6 +276,34 @@ const (
 	BackendCPU  Backend = 1
 	BackendCUDA Backend = 2
 )
+
+// CheckpointFormat is reset_checkpoint_format (0.10): where a model's NVFP4
+// weights come from.  A newer libreset of the same ABI major may report a
+// value without a constant here; it is kept as its number.
+type CheckpointFormat int
+
+const (
+	// BF16/F16/F32 tensors: held in BF16, or quantized to NVFP4 on load.
+	CheckpointUnquantized CheckpointFormat = 0
+	// An NVIDIA ModelOpt NVFP4 export.
+	CheckpointModelOpt CheckpointFormat = 1
+	// An llm-compressor NVFP4 export (compressed-tensors "nvfp4-pack-quantized").
+	CheckpointCompressedTensors CheckpointFormat = 2
+)
+
+// String names the format ("unquantized", "modelopt", "compressed-tensors"),
+// or CheckpointFormat(N) for one this package does not know.
+func (f CheckpointFormat) String() string {
+	switch f {
+	case CheckpointUnquantized:
+		return "unquantized"
+	case CheckpointModelOpt:
+		return "modelopt"
+	case CheckpointCompressedTensors:
+		return "compressed-tensors"
+	}
+	return "CheckpointFormat(" + strconv.Itoa(int(f)) + ")"
+}
 
 // ModelOptions are reset_model_options; the zero value is the library's defaults.
 type ModelOptions struct {
@@ -337,6 +370,59 @@ func (m *Model) VocabSize() (int, error) {
 	native.Reset_model_info_init(info)
 	err := callKeeping(m, func() native.Enum_SS_reset_status { return native.Reset_model_get_info(m.raw, info) })
 	return info.GetVocab_size(), err
+}
+
+// ModelInfo is reset_model_info: what a loaded model is (Model.Info).
+type ModelInfo struct {
+	Architecture          string // model_type: "qwen3", "qwen2" or "llama"
+	Layers                int
+	HiddenSize            int
+	IntermediateSize      int
+	Heads                 int
+	KVHeads               int
+	HeadDim               int
+	VocabSize             int
+	MaxPositionEmbeddings int
+	TiedEmbeddings        bool    // lm_head shares embed_tokens
+	Weights               Weights // the resolved format, never WeightsAuto
+	Backend               Backend // the resolved backend, never BackendAuto
+	LMHeadNVFP4           bool
+	Parameters            uint64
+	WeightBytes           uint64 // bytes of weights as the backend holds them
+	HostBytes             uint64 // host memory the model owns (mapped files not counted)
+	DeviceBytes           uint64 // device memory the model owns
+	EOSIDs                []int32
+	BOSID                 int32 // -1 if none
+	// CheckpointFormat (0.10) is the checkpoint's NVFP4 format, or
+	// CheckpointUnquantized: the checkpoint's, not the weights' (a BF16
+	// checkpoint loaded as NVFP4 is still unquantized).
+	CheckpointFormat CheckpointFormat
+}
+
+// Info describes the model (reset_model_get_info).
+func (m *Model) Info() (ModelInfo, error) {
+	info := native.NewReset_model_info()
+	defer native.DeleteReset_model_info(info)
+	native.Reset_model_info_init(info)
+	err := callKeeping(m, func() native.Enum_SS_reset_status { return native.Reset_model_get_info(m.raw, info) })
+	if err != nil {
+		return ModelInfo{}, err
+	}
+	eos := make([]int32, 0, 8)
+	for i := 0; i < info.GetN_eos() && i < 8; i++ {
+		eos = append(eos, int32(info.Eos_id(i)))
+	}
+	return ModelInfo{
+		Architecture: info.GetArchitecture(), Layers: info.GetN_layers(), HiddenSize: info.GetHidden_size(),
+		IntermediateSize: info.GetIntermediate_size(), Heads: info.GetN_heads(), KVHeads: info.GetN_kv_heads(),
+		HeadDim: info.GetHead_dim(), VocabSize: info.GetVocab_size(),
+		MaxPositionEmbeddings: info.GetMax_position_embeddings(), TiedEmbeddings: info.GetTied_embeddings() != 0,
+		Weights: Weights(info.GetWeights()), Backend: Backend(info.GetBackend()),
+		LMHeadNVFP4: info.GetLm_head_nvfp4() != 0, Parameters: info.GetN_parameters(),
+		WeightBytes: info.GetWeight_bytes(), HostBytes: info.GetHost_bytes(), DeviceBytes: info.GetDevice_bytes(),
+		EOSIDs: eos, BOSID: int32(info.GetBos_id()),
+		CheckpointFormat: CheckpointFormat(info.GetCheckpoint_format()),
+	}, nil
 }
 
 // Tokenizer is the tokenizer the model directory carries, or nil.  It belongs

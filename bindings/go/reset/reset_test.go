@@ -242,6 +242,51 @@ func TestMissingModelIsStatusIO(t *testing.T) {
 	}
 }
 
+// Info names where a model's NVFP4 weights come from (0.10): one fixture of each reset_checkpoint_format,
+// loaded as it loads by default.  The format is the checkpoint's, not the weights': qwen3-tied loaded as NVFP4
+// is still unquantized.
+func TestInfoNamesTheCheckpointFormat(t *testing.T) {
+	cases := []struct {
+		fixture string
+		options ModelOptions
+		format  CheckpointFormat
+		name    string
+		weights Weights
+	}{
+		{"qwen3-tied", ModelOptions{Backend: BackendCPU}, CheckpointUnquantized, "unquantized", WeightsBF16},
+		{"qwen3-tied", ModelOptions{Backend: BackendCPU, Weights: WeightsNVFP4W4A16}, CheckpointUnquantized,
+			"unquantized", WeightsNVFP4W4A16},
+		{"modelopt-qwen3", ModelOptions{Backend: BackendCPU}, CheckpointModelOpt, "modelopt", WeightsNVFP4W4A16},
+		{"ct-nvfp4-qwen3", ModelOptions{Backend: BackendCPU}, CheckpointCompressedTensors, "compressed-tensors",
+			WeightsNVFP4W4A16},
+	}
+	for _, c := range cases {
+		m, err := Load(filepath.Join(source(), "tests/fixtures/models", c.fixture), c.options)
+		if err != nil {
+			t.Fatalf("%s: %v", c.fixture, err)
+		}
+		info, err := m.Info()
+		vocab, vocabErr := m.VocabSize()
+		m.Close()
+		if err != nil || vocabErr != nil {
+			t.Fatalf("%s: %v, %v", c.fixture, err, vocabErr)
+		}
+		if info.CheckpointFormat != c.format || info.CheckpointFormat.String() != c.name || info.Weights != c.weights {
+			t.Errorf("%s (weights %d): checkpoint format %v (%d), weights %d; want %s (%d), weights %d", c.fixture,
+				c.options.Weights, info.CheckpointFormat, int(info.CheckpointFormat), info.Weights, c.name,
+				int(c.format), c.weights)
+		}
+		if info.Architecture != "qwen3" || info.Backend != BackendCPU || info.VocabSize != vocab || info.Layers <= 0 ||
+			info.Parameters == 0 || len(info.EOSIDs) == 0 {
+			t.Errorf("%s: %+v", c.fixture, info)
+		}
+	}
+	// A format a newer library adds is kept as its number.
+	if got := CheckpointFormat(3).String(); got != "CheckpointFormat(3)" {
+		t.Errorf("CheckpointFormat(3).String() = %q", got)
+	}
+}
+
 func TestAnotherABIMajorIsRefusedClearly(t *testing.T) {
 	if CheckABI(ABIMajor*10000+ABIMinor*100+99) != nil {
 		t.Fatal("own major refused")
@@ -253,28 +298,28 @@ func TestAnotherABIMajorIsRefusedClearly(t *testing.T) {
 }
 
 func TestAnOlderMinorIsRefusedClearly(t *testing.T) {
-	if ABIMajor != 0 || ABIMinor != 9 {
+	if ABIMajor != 0 || ABIMinor != 10 {
 		t.Fatalf("ABI %d.%d: update this test with the bindings", ABIMajor, ABIMinor)
 	}
 	if err := ensureABI(); err != nil {
 		t.Fatalf("the loaded library %s: %v", Version(), err)
 	}
-	for _, v := range []uint32{900, 901, 999, 1000, 9900} {
+	for _, v := range []uint32{1000, 1001, 1099, 1100, 9900} {
 		if err := CheckABI(v); err != nil {
 			t.Fatalf("CheckABI(%d): %v", v, err)
 		}
 	}
 	var e *Error
-	// 0.8 has no reset_save_sequence_to_memory, reset_load_sequence_from_memory or reset_session_get_options.
-	err := CheckABI(800)
-	want := "libreset 0.8.0 is older than these bindings need (0.9 or newer): it lacks functions or fields they use"
+	// 0.9's reset_model_info has no checkpoint_format.
+	err := CheckABI(900)
+	want := "libreset 0.9.0 is older than these bindings need (0.10 or newer): it lacks functions or fields they use"
 	if !errors.As(err, &e) || e.Status != StatusUnsupported || e.Message != want {
 		t.Fatalf("got %v", err)
 	}
-	if err := CheckABI(899); err == nil || !strings.Contains(err.Error(), "libreset 0.8.99 is older") {
-		t.Fatalf("CheckABI(899): got %v", err)
+	if err := CheckABI(999); err == nil || !strings.Contains(err.Error(), "libreset 0.9.99 is older") {
+		t.Fatalf("CheckABI(999): got %v", err)
 	}
-	for _, v := range []uint32{700, 600, 500, 400, 300, 200, 100} {
+	for _, v := range []uint32{800, 700, 600, 500, 400, 300, 200, 100} {
 		prefix := "libreset 0." + strconv.Itoa(int(v/100)) + ".0 is older"
 		if err := CheckABI(v); err == nil || !strings.Contains(err.Error(), prefix) {
 			t.Fatalf("CheckABI(%d): got %v", v, err)

@@ -17,7 +17,7 @@ try:
 except ImportError:  # numpy is optional: id lists are checked element by element without it
     _np = None
 
-# The libreset these bindings were written for: any 0.M with M >= 9 (minors only append functions and
+# The libreset these bindings were written for: any 0.M with M >= 10 (minors only append functions and
 # struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to reset_step and
 # reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context, 0.4
 # top_logprobs to reset_session_options and top_logprob_count / top_logprobs to reset_step, 0.5
@@ -25,9 +25,10 @@ except ImportError:  # numpy is optional: id lists are checked element by elemen
 # and LENGTH and stop_index to reset_step, 0.6 reset_truncate / reset_truncate_sequence,
 # reset_session_tokens and reset_logit_bias / reset_set_logit_bias, 0.7 reset_copy_sequence and
 # reset_policy_set_logit_bias, 0.8 reset_save_sequence / reset_load_sequence, 0.9
-# reset_save_sequence_to_memory / reset_load_sequence_from_memory and reset_session_get_options).
+# reset_save_sequence_to_memory / reset_load_sequence_from_memory and reset_session_get_options, 0.10
+# checkpoint_format to reset_model_info).
 ABI_MAJOR = 0
-ABI_MINOR = 9
+ABI_MINOR = 10
 
 
 class ResetError(Exception):
@@ -276,7 +277,7 @@ class ModelInfo(ctypes.Structure):
                 ("n_bf16_linears", ctypes.c_int32), ("n_parameters", ctypes.c_uint64),
                 ("weight_bytes", ctypes.c_uint64), ("host_bytes", ctypes.c_uint64),
                 ("device_bytes", ctypes.c_uint64), ("n_eos", ctypes.c_int32), ("eos_ids", ctypes.c_int32 * 8),
-                ("bos_id", ctypes.c_int32)]
+                ("bos_id", ctypes.c_int32), ("checkpoint_format", ctypes.c_int)]
 
 
 class PolicyParams(ctypes.Structure):
@@ -344,6 +345,8 @@ def logit_bias_entries(bias):
 
 WEIGHTS = {"auto": 0, "bf16": 1, "nvfp4-w4a16": 2, "nvfp4-w4a4": 3}
 BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
+# reset_checkpoint_format (0.10): where a model's NVFP4 weights come from, as Model.info() names it.
+CHECKPOINT_FORMATS = {"unquantized": 0, "modelopt": 1, "compressed-tensors": 2}
 # reset_activations ("fp32": the CPU backend's unrounded W4A16 reference).
 ACTIVATIONS = {"fp16": 0, "fp32": 1}
 POLICIES = {"greedy": 0, "fixed": 1, "reset": 2, "entropy": 3}

@@ -10,10 +10,10 @@ import operator
 from collections import namedtuple
 from dataclasses import dataclass, field
 
-from ._lib import (ACTIVATIONS, BACKENDS, END_REASONS, POLICIES, RESET_ERR_OUT_OF_RANGE, WEIGHTS, ModelInfo,
-                   ModelOptions, OwnedHandle, PolicyParams, SessionOptions, Step, StopOptions, INT32_MAX, INT32_MIN,
-                   byte_buffer, c_path, c_string, check, int32, enum_name, int32_array, lib, logit_bias_entries,
-                   policy_params)
+from ._lib import (ACTIVATIONS, BACKENDS, CHECKPOINT_FORMATS, END_REASONS, POLICIES, RESET_ERR_OUT_OF_RANGE, WEIGHTS,
+                   ModelInfo, ModelOptions, OwnedHandle, PolicyParams, SessionOptions, Step, StopOptions, INT32_MAX,
+                   INT32_MIN, byte_buffer, c_path, c_string, check, int32, enum_name, int32_array, lib,
+                   logit_bias_entries, policy_params)
 from .tokenizer import _read_ids  # the snprintf idiom of reset.h for id arrays
 from .tokenizer import _text_bytes  # str as UTF-8, bytes as they are (the library checks them)
 
@@ -95,7 +95,10 @@ class Model(OwnedHandle):
         self._handle = handle
 
     def info(self):
-        """The model summary as a dict (architecture, sizes, weight format, bytes, backend)."""
+        """The model summary as a dict (architecture, sizes, weight format, bytes, backend), with the reset_model_info
+        fields by name: "weights" and "backend" are names as Model() takes them, "checkpoint_format" (0.10) the
+        checkpoint's NVFP4 format, "unquantized" (BF16/F16/F32 tensors), "modelopt" (an NVIDIA ModelOpt export) or
+        "compressed-tensors" (llm-compressor's nvfp4-pack-quantized); "unknown-N" for a value a newer library adds."""
         info = ModelInfo()
         lib.reset_model_info_init_sized(ctypes.byref(info), ctypes.sizeof(info))
         check(lib.reset_model_get_info(self.handle, ctypes.byref(info)))
@@ -104,6 +107,7 @@ class Model(OwnedHandle):
         out["eos_ids"] = list(info.eos_ids)[:info.n_eos]
         out["weights"] = enum_name(WEIGHTS, info.weights)
         out["backend"] = enum_name(BACKENDS, info.backend)
+        out["checkpoint_format"] = enum_name(CHECKPOINT_FORMATS, info.checkpoint_format)
         return out
 
     def session(self, max_context=0, sequences=1, kv_cache="bf16", eager=False, prefill_gemm_tokens=0,

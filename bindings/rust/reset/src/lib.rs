@@ -39,8 +39,9 @@ pub const ABI_MAJOR: u32 = sys::RESET_VERSION_MAJOR;
 /// reset_session_held_text, the end reasons STOP and LENGTH and stop_index to reset_step, 0.6 reset_truncate /
 /// reset_truncate_sequence, reset_session_tokens and reset_logit_bias / reset_set_logit_bias, 0.7
 /// reset_copy_sequence and reset_policy_set_logit_bias, 0.8 reset_save_sequence / reset_load_sequence, 0.9
-/// reset_save_sequence_to_memory / reset_load_sequence_from_memory and reset_session_get_options).
-pub const ABI_MINOR: u32 = 9;
+/// reset_save_sequence_to_memory / reset_load_sequence_from_memory and reset_session_get_options, 0.10
+/// checkpoint_format to reset_model_info).
+pub const ABI_MINOR: u32 = 10;
 
 // A header older than ABI_MINOR lacks fields these bindings set: fail the build, not a call.
 const _: () = assert!(sys::RESET_VERSION_MINOR >= ABI_MINOR, "reset.h is older than these bindings need");
@@ -299,6 +300,30 @@ impl Default for SessionOptions {
     }
 }
 
+/// 0.10: where a model's NVFP4 weights come from (reset_checkpoint_format): [`ModelInfo::checkpoint_format`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckpointFormat {
+    /// BF16/F16/F32 tensors: held in BF16, or quantized to NVFP4 on load.
+    Unquantized,
+    /// An NVIDIA ModelOpt NVFP4 export.
+    ModelOpt,
+    /// An llm-compressor NVFP4 export (compressed-tensors "nvfp4-pack-quantized").
+    CompressedTensors,
+    /// A format a newer library of the same ABI major reports, by its number (reading it must not fail).
+    Unknown(u32),
+}
+
+impl CheckpointFormat {
+    fn from_raw(raw: sys::reset_checkpoint_format) -> CheckpointFormat {
+        match raw {
+            sys::reset_checkpoint_format_RESET_CHECKPOINT_UNQUANTIZED => CheckpointFormat::Unquantized,
+            sys::reset_checkpoint_format_RESET_CHECKPOINT_MODELOPT => CheckpointFormat::ModelOpt,
+            sys::reset_checkpoint_format_RESET_CHECKPOINT_COMPRESSED_TENSORS => CheckpointFormat::CompressedTensors,
+            other => CheckpointFormat::Unknown(other),
+        }
+    }
+}
+
 /// A subset of reset_model_info that callers need most.
 #[derive(Clone, Debug)]
 pub struct ModelInfo {
@@ -308,6 +333,9 @@ pub struct ModelInfo {
     pub eos_ids: Vec<i32>,
     pub bos_id: i32,
     pub n_parameters: u64,
+    /// 0.10: the checkpoint's NVFP4 format, or [`CheckpointFormat::Unquantized`]: the checkpoint's, not the
+    /// weights' (a BF16 checkpoint loaded as NVFP4 is still unquantized).
+    pub checkpoint_format: CheckpointFormat,
 }
 
 /// A loaded model: immutable, shareable by any number of sessions and threads.
@@ -349,6 +377,7 @@ impl Model {
             eos_ids: info.eos_ids[..info.n_eos.clamp(0, 8) as usize].to_vec(),
             bos_id: info.bos_id,
             n_parameters: info.n_parameters,
+            checkpoint_format: CheckpointFormat::from_raw(info.checkpoint_format),
         })
     }
 
@@ -1254,5 +1283,23 @@ unsafe impl Sync for TokenizerRef<'_> {}
 impl Tokenize for TokenizerRef<'_> {
     fn raw_tokenizer(&self) -> *const sys::reset_tokenizer {
         self.raw.as_ptr()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checkpoint_formats_map_from_the_headers_values_and_an_unknown_one_keeps_its_number() {
+        let known = [
+            (sys::reset_checkpoint_format_RESET_CHECKPOINT_UNQUANTIZED, CheckpointFormat::Unquantized),
+            (sys::reset_checkpoint_format_RESET_CHECKPOINT_MODELOPT, CheckpointFormat::ModelOpt),
+            (sys::reset_checkpoint_format_RESET_CHECKPOINT_COMPRESSED_TENSORS, CheckpointFormat::CompressedTensors),
+        ];
+        for (raw, format) in known {
+            assert_eq!(CheckpointFormat::from_raw(raw), format, "{raw}");
+        }
+        assert_eq!(CheckpointFormat::from_raw(3), CheckpointFormat::Unknown(3)); // a format a newer library adds
     }
 }

@@ -1,8 +1,8 @@
 //! The Rust part of the cross-language binding tests (tests/bindings/rust.sh runs them).
 //! RESET_SOURCE_DIR: the source tree; RESET_BINDING_IDS: where the C test wrote prompt.txt and expected.txt.
 use reset::{
-    Backend, EndReason, Error, KvCache, Message, Model, ModelOptions, PolicyKind, PolicyParams, Session, SessionOptions,
-    Step, StopOptions, Tokenize, Tokenizer, Weights,
+    Backend, CheckpointFormat, EndReason, Error, KvCache, Message, Model, ModelOptions, PolicyKind, PolicyParams,
+    Session, SessionOptions, Step, StopOptions, Tokenize, Tokenizer, Weights,
 };
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -117,6 +117,26 @@ fn missing_model_is_status_io() {
     assert_eq!(error.name, "RESET_ERR_IO");
 }
 
+/// 0.10: info() names where a model's NVFP4 weights come from, one fixture of each reset_checkpoint_format, loaded as
+/// it loads by default.  The format is the checkpoint's, not the weights': qwen3-tied loaded as NVFP4 is still
+/// unquantized.
+#[test]
+fn info_names_the_checkpoint_format() {
+    let cases = [
+        ("qwen3-tied", Weights::Auto, CheckpointFormat::Unquantized),
+        ("qwen3-tied", Weights::Nvfp4W4A16, CheckpointFormat::Unquantized),
+        ("modelopt-qwen3", Weights::Auto, CheckpointFormat::ModelOpt),
+        ("ct-nvfp4-qwen3", Weights::Auto, CheckpointFormat::CompressedTensors),
+    ];
+    for (fixture, weights, format) in cases {
+        let options = ModelOptions { weights, backend: Backend::Cpu, threads: 1, ..ModelOptions::default() };
+        let model = Model::load(source().join("tests/fixtures/models").join(fixture), &options).expect(fixture);
+        let info = model.info().unwrap();
+        assert_eq!(info.checkpoint_format, format, "{fixture} ({weights:?})");
+        assert_eq!(info.architecture, "qwen3", "{fixture}");
+    }
+}
+
 #[test]
 fn another_abi_major_is_refused_clearly() {
     assert!(reset::check_abi(reset::ABI_MAJOR * 10000 + reset::ABI_MINOR * 100 + 99).is_ok());
@@ -126,20 +146,20 @@ fn another_abi_major_is_refused_clearly() {
 
 #[test]
 fn an_older_minor_is_refused_clearly() {
-    assert_eq!((reset::ABI_MAJOR, reset::ABI_MINOR), (0, 9));
-    for newer_or_same in [900, 901, 999, 1000, 9900] {
+    assert_eq!((reset::ABI_MAJOR, reset::ABI_MINOR), (0, 10));
+    for newer_or_same in [1000, 1001, 1099, 1100, 9900] {
         assert!(reset::check_abi(newer_or_same).is_ok(), "{newer_or_same}");
     }
-    // 0.8 has no reset_save_sequence_to_memory, reset_load_sequence_from_memory or reset_session_get_options.
-    let error = reset::check_abi(800).unwrap_err();
+    // 0.9's reset_model_info has no checkpoint_format.
+    let error = reset::check_abi(900).unwrap_err();
     assert_eq!(error.status, Error::UNSUPPORTED);
     assert_eq!(
         error.message,
-        "libreset 0.8.0 is older than these bindings need (0.9 or newer): it lacks functions or fields they use"
+        "libreset 0.9.0 is older than these bindings need (0.10 or newer): it lacks functions or fields they use"
     );
-    let error = reset::check_abi(899).unwrap_err();
-    assert!(error.message.starts_with("libreset 0.8.99 is older"), "{error}");
-    for older in [700, 600, 500, 400, 300, 200, 100] {
+    let error = reset::check_abi(999).unwrap_err();
+    assert!(error.message.starts_with("libreset 0.9.99 is older"), "{error}");
+    for older in [800, 700, 600, 500, 400, 300, 200, 100] {
         let error = reset::check_abi(older).unwrap_err();
         assert!(error.message.starts_with(&format!("libreset 0.{}.0 is older", older / 100)), "{error}");
     }

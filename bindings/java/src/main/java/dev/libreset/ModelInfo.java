@@ -1,6 +1,10 @@
 package dev.libreset;
 
-/** What reset_model_get_info says about a loaded model (shapes, resolved formats, memory). */
+/**
+ * What reset_model_get_info says about a loaded model (shapes, resolved formats, memory).
+ * {@code checkpointFormat} (0.10) is where its NVFP4 weights come from: the checkpoint's format, not the
+ * weights' (a BF16 checkpoint loaded as NVFP4 is {@link CheckpointFormat#UNQUANTIZED}).
+ */
 public record ModelInfo(
         String architecture,
         int layers,
@@ -20,4 +24,5 @@ public record ModelInfo(
         long hostBytes,
         long deviceBytes,
         int[] eosIds,
-        int bosId) {}
+        int bosId,
+        CheckpointFormat checkpointFormat) {}

@@ -113,6 +113,8 @@ class ResetTest {
         assertEquals(ChatTemplate.UNKNOWN, ChatTemplate.of(99));
         assertEquals(EndReason.UNKNOWN, EndReason.of(99));
         assertEquals(KvCache.UNKNOWN, KvCache.of(99));
+        assertEquals(CheckpointFormat.UNKNOWN, CheckpointFormat.of(99));
+        assertEquals(CheckpointFormat.MODELOPT, CheckpointFormat.of(CheckpointFormat.MODELOPT.code()));
         assertEquals(KvCache.FP8, KvCache.of(KvCache.FP8.code()));
         assertEquals(EndReason.LENGTH, EndReason.of(EndReason.LENGTH.code()));
         assertEquals(Weights.BF16, Weights.of(Weights.BF16.code()));
@@ -256,19 +258,46 @@ class ResetTest {
         assertTrue(Reset.versionString().startsWith(Reset.version() / 10000 + "."), Reset.versionString());
     }
 
+    /**
+     * 0.10: info() names where a model's NVFP4 weights come from, one fixture of each reset_checkpoint_format, loaded
+     * as it loads by default.  The format is the checkpoint's, not the weights': qwen3-tied loaded as NVFP4 is still
+     * unquantized.
+     */
+    @Test
+    void infoNamesTheCheckpointFormat() throws Exception {
+        Map<String, CheckpointFormat> expected = Map.of(
+                "qwen3-tied", CheckpointFormat.UNQUANTIZED,
+                "modelopt-qwen3", CheckpointFormat.MODELOPT,
+                "ct-nvfp4-qwen3", CheckpointFormat.COMPRESSED_TENSORS);
+        for (Map.Entry<String, CheckpointFormat> entry : expected.entrySet()) {
+            String path = SOURCE.resolve("tests/fixtures/models").resolve(entry.getKey()).toString();
+            try (Model model = Model.load(path, new ModelOptions().backend(Backend.CPU).threads(1))) {
+                ModelInfo info = model.info();
+                assertEquals(entry.getValue(), info.checkpointFormat(), entry.getKey());
+                Weights weights = entry.getValue() == CheckpointFormat.UNQUANTIZED ? Weights.BF16 : Weights.NVFP4_W4A16;
+                assertEquals(weights, info.weights(), entry.getKey());
+                assertEquals("qwen3", info.architecture(), entry.getKey());
+            }
+        }
+        try (Model model = Model.load(GOLDEN,
+                new ModelOptions().weights(Weights.NVFP4_W4A16).backend(Backend.CPU).threads(1))) {
+            assertEquals(CheckpointFormat.UNQUANTIZED, model.info().checkpointFormat());
+        }
+    }
+
     @Test
     void anOlderMinorIsRefusedClearly() throws Exception {
         assertEquals(0, Reset.abiMajor());
-        assertEquals(9, Reset.abiMinor());
-        for (long newerOrSame : new long[] {900, 901, 999, 1000, 9900}) Reset.checkAbi(newerOrSame);
-        // 0.8 has no reset_save_sequence_to_memory, reset_load_sequence_from_memory or reset_session_get_options.
-        ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(800));
+        assertEquals(10, Reset.abiMinor());
+        for (long newerOrSame : new long[] {1000, 1001, 1099, 1100, 9900}) Reset.checkAbi(newerOrSame);
+        // 0.9's reset_model_info has no checkpoint_format.
+        ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(900));
         assertEquals(Status.UNSUPPORTED, e.getStatus());
-        assertEquals("libreset 0.8.0 is older than these bindings need (0.9 or newer): "
+        assertEquals("libreset 0.9.0 is older than these bindings need (0.10 or newer): "
                 + "it lacks functions or fields they use", e.getReason());
-        ResetException latest = assertThrows(ResetException.class, () -> Reset.checkAbi(899));
-        assertTrue(latest.getReason().startsWith("libreset 0.8.99 is older"), latest.getMessage());
-        for (long version : new long[] {700, 600, 500, 400, 300, 200, 100}) {
+        ResetException latest = assertThrows(ResetException.class, () -> Reset.checkAbi(999));
+        assertTrue(latest.getReason().startsWith("libreset 0.9.99 is older"), latest.getMessage());
+        for (long version : new long[] {800, 700, 600, 500, 400, 300, 200, 100}) {
             ResetException older = assertThrows(ResetException.class, () -> Reset.checkAbi(version));
             assertTrue(older.getReason().startsWith("libreset 0." + version / 100 + ".0 is older"), older.getMessage());
         }
