@@ -65,6 +65,15 @@ check("--lm-head nvfp4 quantizes the lm_head too", rc == 0 and "lm_head nvfp4, 0
       out + err)
 rc, out, err = run("info", NO_TOKENIZER, "--weights", "nvfp4", "--backend", "cpu")
 check("the lm_head stays BF16 by default", rc == 0 and "lm_head bf16, 1 linears kept in BF16" in out, out + err)
+for fixture, producer in (("modelopt-qwen3", "ModelOpt"), ("ct-nvfp4-qwen3", "compressed-tensors"),
+                          ("ct-nvfp4a16-head-qwen3", "compressed-tensors")):
+    rc, out, err = run("info", os.path.join(SOURCE, "tests/fixtures/models", fixture), "--backend", "cpu")
+    check(f"info names the NVFP4 checkpoint's producer ({fixture})",
+          rc == 0 and f"weights       nvfp4 (w4a16) ({producer} checkpoint), lm_head " in out, out + err)
+check("an NVFP4 lm_head read from the checkpoint",
+      "lm_head nvfp4, 0 linears kept in BF16" in out, out)
+rc, out, err = run("info", NO_TOKENIZER, "--weights", "nvfp4", "--backend", "cpu")
+check("a BF16 checkpoint quantized on load names no producer", rc == 0 and "checkpoint)" not in out, out + err)
 
 rc, out, err = run("tokenize", CHAT, "--special", "<|im_start|>user\nWhat is 2+3?<|im_end|>")
 ids = [int(x) for x in out.split()]
