@@ -252,6 +252,9 @@ typedef struct reset_model_info {
     int32_t eos_ids[8];
     int32_t bos_id;              /* -1 if none */
     reset_checkpoint_format checkpoint_format; /* (0.10) the checkpoint's NVFP4 format, or UNQUANTIZED */
+    int32_t kv_cache_scales;     /* (0.10) 1 if the checkpoint carries calibrated FP8 KV-cache scales
+                                    (llm-compressor's kv_cache_scheme, ModelOpt's FP8 KV cache): an
+                                    RESET_KV_CACHE_FP8 cache stores e4m3(x / scale) with them; 0: scale 1 */
 } reset_model_info;
 
 RESET_API void reset_model_info_init(reset_model_info *info);
@@ -337,9 +340,11 @@ typedef struct reset_session reset_session;
    storage, rounded). */
 typedef enum reset_kv_cache {
     RESET_KV_CACHE_BF16 = 0, /* BF16 keys and values (round to nearest even) */
-    RESET_KV_CACHE_FP8 = 1,  /* FP8 E4M3 (round to nearest even, saturating at +-448, scale 1):
-                                half the bytes of BF16, so long contexts decode faster and fit in
-                                less memory */
+    RESET_KV_CACHE_FP8 = 1,  /* FP8 E4M3 of x / scale (round to nearest even, saturating at
+                                +-448), read as stored * scale: the scale is the checkpoint's
+                                calibrated one per layer, K and V (reset_model_info.kv_cache_scales),
+                                else 1.  Half the bytes of BF16, so long contexts decode faster and
+                                fit in less memory */
     RESET_KV_CACHE_FP32 = 2  /* CPU backend only: FP32, unrounded (the reference without cache
                                 rounding); the CUDA backend answers RESET_ERR_UNSUPPORTED */
 } reset_kv_cache;

@@ -115,6 +115,7 @@ reset_status reset_model_get_info(const reset_model *model, reset_model_info *in
             case CheckpointFormat::ModelOpt: out.checkpoint_format = RESET_CHECKPOINT_MODELOPT; break;
             case CheckpointFormat::CompressedTensors: out.checkpoint_format = RESET_CHECKPOINT_COMPRESSED_TENSORS; break;
         }
+        out.kv_cache_scales = m.weights.kv_cache_scales;
         std::memcpy(reinterpret_cast<char *>(info) + sizeof(uint32_t), reinterpret_cast<const char *>(&out) + sizeof(uint32_t),
                     size - sizeof(uint32_t));
     });

@@ -320,6 +320,8 @@ std::shared_ptr<DeviceModel> upload_model(const LoadedModel &model, int32_t devi
         d.o = up.linear(host[l].o, name + " o_proj");
         d.gate_up = up.linear(host[l].gate_up, name + " gate/up");
         d.down = up.linear(host[l].down, name + " down_proj");
+        d.k_cache_scale = layer.k_cache_scale;
+        d.v_cache_scale = layer.v_cache_scale;
         m->layers.push_back(std::move(d));
         up.flush();
         host[l] = HostLayer();  // free the repacked host copy as we go

@@ -51,6 +51,7 @@ struct DeviceLayer {
     const float *input_norm = nullptr, *post_attention_norm = nullptr;
     const float *q_norm = nullptr, *k_norm = nullptr;  // null without qk_norm
     DeviceLinear qkv, o, gate_up, down;
+    float k_cache_scale = 1.0f, v_cache_scale = 1.0f;  // an FP8 cache's (LayerWeights)
 };
 
 struct DeviceModel {

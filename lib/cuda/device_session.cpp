@@ -626,6 +626,10 @@ KvCacheLayerView CudaSession::cache_view(int32_t layer) const {
     v.n_kv_heads = config_.n_kv_heads;
     v.head_dim = config_.head_dim;
     v.type = kv_type_;
+    if (kv_type_ == KvCacheType::kFp8E4M3) {  // the checkpoint's calibrated scales, else 1
+        v.k_scale = dm_.layers[size_t(layer)].k_cache_scale;
+        v.v_scale = dm_.layers[size_t(layer)].v_cache_scale;
+    }
     return v;
 }
 

@@ -26,9 +26,22 @@ namespace reset {
 // The KV cache
 // ---------------------------------------------------------------------------
 
-KvCache::KvCache(const ModelConfig &config, int32_t sequences, int32_t capacity, reset_kv_cache type)
+std::vector<KvCacheScale> kv_cache_scales(const ModelWeights &weights) {
+    std::vector<KvCacheScale> scales;
+    for (const LayerWeights &layer : weights.layers) scales.push_back({layer.k_cache_scale, layer.v_cache_scale});
+    return scales;
+}
+
+KvCache::KvCache(const ModelConfig &config, int32_t sequences, int32_t capacity, reset_kv_cache type,
+                 std::vector<KvCacheScale> fp8_scales)
     : layers_(config.n_layers), sequences_(sequences), capacity_(capacity),
-      kv_dim_(config.n_kv_heads * config.head_dim), head_dim_(config.head_dim), type_(type) {
+      kv_dim_(config.n_kv_heads * config.head_dim), head_dim_(config.head_dim), type_(type),
+      scales_(size_t(config.n_layers)) {
+    if (type == RESET_KV_CACHE_FP8 && !fp8_scales.empty()) {
+        if (fp8_scales.size() != scales_.size())
+            fail(RESET_ERR_INTERNAL, "KvCache: ", fp8_scales.size(), " FP8 scales for ", layers_, " layers");
+        scales_ = std::move(fp8_scales);
+    }
     const uint64_t elements = uint64_t(layers_) * uint64_t(sequences_) * uint64_t(capacity_) * uint64_t(kv_dim_);
     try {
         keys_.assign(elements, 0.0f);
@@ -63,7 +76,7 @@ namespace {
 
 // What the cache keeps of x: the value the CUDA backend's append kernel stores
 // (qk_norm_rope_kv_append.cu: __float2bfloat16_rn, or FP8 E4M3 round-to-nearest-even
-// with saturation to +-448 at scale 1; FP32 keeps x).
+// of x / scale with saturation to +-448, read back as stored · scale; FP32 keeps x).
 float round_to_bf16(float x) { return bf16_to_float(float_to_bf16(x)); }
 
 float round_to_fp8(float x) {
@@ -89,9 +102,14 @@ void KvCache::store(int32_t layer, int32_t sequence, int32_t position, const flo
     case RESET_KV_CACHE_BF16:
         store_rounded(k, v, kv_dim_, keys_out, values_out, round_to_bf16);
         break;
-    case RESET_KV_CACHE_FP8:
-        store_rounded(k, v, kv_dim_, keys_out, values_out, round_to_fp8);
+    case RESET_KV_CACHE_FP8: {
+        const KvCacheScale s = scales_[size_t(layer)];
+        for (int32_t i = 0; i < kv_dim_; ++i) {
+            keys_out[i] = round_to_fp8(k[i] / s.k) * s.k;
+            values_out[i] = round_to_fp8(v[i] / s.v) * s.v;
+        }
         break;
+    }
     default:
         store_rounded(k, v, kv_dim_, keys_out, values_out, [](float x) { return x; });
     }
@@ -110,26 +128,29 @@ size_t KvCache::kv_element_bytes() const {
 
 namespace {
 
-// A cached value in its type's encoding (the value is already rounded to the type).
-void encode_element(reset_kv_cache type, float x, uint8_t *out) {
+// A cached value in its type's encoding (the value is already rounded to the type).  FP8: the
+// byte of x / scale, the one the append kernel stored (x is e4m3 · scale rounded to FP32, and
+// dividing it by the scale lands within an FP32 ulp of the E4M3 value, which rounds back to it).
+void encode_element(reset_kv_cache type, float x, float scale, uint8_t *out) {
     if (type == RESET_KV_CACHE_BF16) {
         const uint16_t bits = float_to_bf16(x);
         std::memcpy(out, &bits, 2);
     } else if (type == RESET_KV_CACHE_FP8) {
         // The sign bit even of a zero: the append kernel's conversion keeps it (a tiny negative K is 0x80).
+        x /= scale;
         *out = x != x ? uint8_t(0x7f) : uint8_t((std::signbit(x) ? 0x80 : 0) | nvfp4::float_to_e4m3(std::fabs(x)));
     } else {
         std::memcpy(out, &x, 4);
     }
 }
 
-float decode_element(reset_kv_cache type, const uint8_t *in) {
+float decode_element(reset_kv_cache type, float scale, const uint8_t *in) {
     if (type == RESET_KV_CACHE_BF16) {
         uint16_t bits;
         std::memcpy(&bits, in, 2);
         return bf16_to_float(bits);
     }
-    if (type == RESET_KV_CACHE_FP8) return nvfp4::e4m3_to_float(*in);
+    if (type == RESET_KV_CACHE_FP8) return nvfp4::e4m3_to_float(*in) * scale;
     float x;
     std::memcpy(&x, in, 4);
     return x;
@@ -149,8 +170,8 @@ void KvCache::export_layer(int32_t layer, int32_t sequence, int32_t length, uint
         const float *k = keys(layer, sequence, position), *v = values(layer, sequence, position);
         for (int32_t i = 0; i < kv_dim_; ++i) {
             const size_t at = file_offset(i, position, length);
-            encode_element(type_, k[i], keys_out + at);
-            encode_element(type_, v[i], values_out + at);
+            encode_element(type_, k[i], scales_[size_t(layer)].k, keys_out + at);
+            encode_element(type_, v[i], scales_[size_t(layer)].v, values_out + at);
         }
     }
 }
@@ -161,8 +182,8 @@ void KvCache::import_layer(int32_t layer, int32_t sequence, int32_t length, cons
         float *k = mutable_keys(layer, sequence, position), *v = mutable_values(layer, sequence, position);
         for (int32_t i = 0; i < kv_dim_; ++i) {
             const size_t at = file_offset(i, position, length);
-            k[i] = decode_element(type_, keys_in + at);
-            v[i] = decode_element(type_, values_in + at);
+            k[i] = decode_element(type_, scales_[size_t(layer)].k, keys_in + at);
+            v[i] = decode_element(type_, scales_[size_t(layer)].v, values_in + at);
         }
     }
 }

@@ -11,13 +11,24 @@
 
 namespace reset {
 
+// One layer's FP8 KV-cache scales (LayerWeights::k_cache_scale, v_cache_scale).
+struct KvCacheScale {
+    float k = 1.0f, v = 1.0f;
+};
+
+// The model's, a layer each (1 where the checkpoint has no calibrated scales).
+std::vector<KvCacheScale> kv_cache_scales(const ModelWeights &weights);
+
 // K and V of every layer, sequence and position, in FP32 storage holding values
 // rounded to the session's cache type (BF16 or FP8 E4M3, as the CUDA backend
-// stores them; FP32: unrounded).
+// stores them; FP32: unrounded).  FP8 holds e4m3(x / scale) · scale with the
+// layer's scale (kernels/attention_decode.h's KvCacheLayerView::k_scale).
 class KvCache {
 public:
+    // fp8_scales: one per layer, or empty for 1 everywhere; FP8 caches only.
     KvCache(const ModelConfig &config, int32_t sequences, int32_t capacity,
-            reset_kv_cache type = RESET_KV_CACHE_FP32);  // throws RESET_ERR_OUT_OF_MEMORY
+            reset_kv_cache type = RESET_KV_CACHE_FP32,
+            std::vector<KvCacheScale> fp8_scales = {});  // throws RESET_ERR_OUT_OF_MEMORY
     // Write one position's K and V (n_kv_heads * head_dim each), rounded to the cache type.
     void store(int32_t layer, int32_t sequence, int32_t position, const float *k, const float *v);
     const float *keys(int32_t layer, int32_t sequence, int32_t position) const;
@@ -44,6 +55,7 @@ private:
     float *mutable_values(int32_t layer, int32_t sequence, int32_t position);
     int32_t layers_, sequences_, capacity_, kv_dim_, head_dim_;
     reset_kv_cache type_;
+    std::vector<KvCacheScale> scales_;  // a layer each; all 1 unless FP8 with calibrated scales
     std::vector<float> keys_, values_;
 };
 

@@ -271,6 +271,13 @@ SequenceFileIdentity sequence_file_identity(const LoadedModel &model, reset_kv_c
         for (size_t row : {size_t(0), rows / 2, rows - 1}) hash.add(embed->data + row * row_bytes, row_bytes);
     }
     hash.add(model.weights.final_norm.data(), model.weights.final_norm.size() * sizeof(float));
+    // An FP8 cache's bytes mean e4m3 · scale: with the checkpoint's calibrated scales they are another
+    // cache (a model without them hashes as before).
+    if (kv_cache == RESET_KV_CACHE_FP8 && model.weights.kv_cache_scales)
+        for (const LayerWeights &layer : model.weights.layers) {
+            hash.add_value(layer.k_cache_scale);
+            hash.add_value(layer.v_cache_scale);
+        }
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash.hash));
     id.fingerprint = hex;

@@ -63,7 +63,8 @@ Session::Session(std::shared_ptr<LoadedModel> model, const SessionOptions &optio
         device.top_logprobs = top_logprobs_;
         device_ = create_device_session(*model_, device, delimiters);
     } else {
-        cache_ = std::make_unique<KvCache>(model_->config, options.sequences, options.max_context, options.kv_cache);
+        cache_ = std::make_unique<KvCache>(model_->config, options.sequences, options.max_context, options.kv_cache,
+                                           kv_cache_scales(model_->weights));
         scratch_ = std::make_unique<ForwardScratch>(model_->config, options.max_context);
     }
     if (model_->tokenizer) tokenizer_vocab_ = tokenizer_of(model_->tokenizer).vocab_size();

@@ -364,6 +364,29 @@ void load_checkpoint_linear(const TensorStore &store, const CheckpointQuantizati
     else load_modelopt_linear(store, linear, threads);
 }
 
+// One layer's calibrated FP8 KV-cache scale for K or V ("k" or "v"), if the checkpoint has one:
+// llm-compressor's kv_cache_scheme writes self_attn.k_scale, ModelOpt's FP8 KV cache
+// self_attn.k_proj.k_scale (the names vLLM reads).  Both mean x = stored · scale.
+const TensorView *find_kv_cache_scale(const TensorStore &store, const std::string &layer_prefix, const char *kv) {
+    const std::string name = std::string(kv) + "_scale";
+    if (const TensorView *t = store.find(layer_prefix + "self_attn." + name)) return t;
+    return store.find(layer_prefix + "self_attn." + kv + "_proj." + name);
+}
+
+// Reads a layer's KV-cache scales into it; false where it has neither.
+bool load_kv_cache_scales(const TensorStore &store, const std::string &layer_prefix, LayerWeights &layer) {
+    const TensorView *k = find_kv_cache_scale(store, layer_prefix, "k"), *v = find_kv_cache_scale(store, layer_prefix, "v");
+    if (!k && !v) return false;
+    if (!k || !v)
+        fail(RESET_ERR_FORMAT, "tensor '", (k ? k : v)->name, "' is a calibrated KV-cache scale but the layer has no ",
+             k ? "V" : "K", " scale beside it");
+    for (const auto &[tensor, out] : {std::pair{k, &layer.k_cache_scale}, std::pair{v, &layer.v_cache_scale}}) {
+        *out = scalar_f32(*tensor);
+        if (!(*out > 0.0f)) fail(RESET_ERR_FORMAT, "tensor '", tensor->name, "' holds ", *out, ", not a positive KV-cache scale");
+    }
+    return true;
+}
+
 }  // namespace
 
 void release_host_weights(ModelWeights &w) {
@@ -541,6 +564,14 @@ ModelWeights load_weights(const ModelConfig &config, const TensorStore &store, c
                            {&layer.up, p + "mlp.up_proj", inter, hidden, false}},
                           quantize, quantization, w, options.threads);
         load_linear_group(store, {{&layer.down, p + "mlp.down_proj", hidden, inter, false}}, quantize, quantization, w, options.threads);
+        // Calibrated FP8 KV-cache scales come with quantized checkpoints only; every layer or none.
+        if (quantization.present()) {
+            const bool scaled = load_kv_cache_scales(store, p, layer);
+            if (i == 0) w.kv_cache_scales = scaled;
+            else if (scaled != w.kv_cache_scales)
+                fail(RESET_ERR_FORMAT, "layer ", i, scaled ? " has" : " has no", " calibrated KV-cache scales (",
+                     p, "self_attn.k_scale) but layer 0", scaled ? " has none" : " has them");
+        }
     }
 
     Linear &head = w.lm_head;

@@ -107,6 +107,9 @@ struct LayerWeights {
     std::vector<float> input_norm, post_attention_norm;
     std::vector<float> q_norm, k_norm;  // qwen3 only
     Linear q, k, v, o, gate, up, down;
+    // The checkpoint's calibrated FP8 KV-cache scales (an FP8 cache stores e4m3(x / scale) and reads
+    // stored · scale); 1 where it has none, vLLM's default for an uncalibrated "fp8" cache.
+    float k_cache_scale = 1.0f, v_cache_scale = 1.0f;
 };
 
 struct ModelWeights {
@@ -116,6 +119,7 @@ struct ModelWeights {
     Linear lm_head;    // BF16 (possibly sharing embed's data when tied) or NVFP4
     // Where the NVFP4 codes came from: quantized on load (or BF16), or a checkpoint's own.
     CheckpointFormat checkpoint_format = CheckpointFormat::Unquantized;
+    bool kv_cache_scales = false;   // the layers' k/v_cache_scale come from the checkpoint
     int32_t n_bf16_linears = 0;     // in an NVFP4 model: linears left in BF16 (excluded modules)
     uint64_t n_parameters = 0;
     uint64_t weight_bytes = 0;

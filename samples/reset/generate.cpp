@@ -300,6 +300,7 @@ int cmd_info(int argc, char **argv) {
                                                                              : "",
                 i.weights == RESET_WEIGHTS_NVFP4_W4A4 ? (i.dynamic_input_scale ? ", dynamic input scale" : ", calibrated input scale") : "",
                 i.lm_head_nvfp4 ? "nvfp4" : "bf16", i.n_bf16_linears);
+    if (i.kv_cache_scales) std::printf("kv cache      calibrated FP8 scales from the checkpoint (an FP8 cache uses them)\n");
     std::printf("bytes         %.2f MB of weights, %.2f MB host, %.2f MB device\n", double(i.weight_bytes) / 1e6,
                 double(i.host_bytes) / 1e6, double(i.device_bytes) / 1e6);
     std::printf("backend       %s\n", backend_name(i.backend));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/loaded_model.h"
+#include "engine/sequence_file.h"
 #include "model/safetensors.h"
 #include "reset.h"
 #include "rules/nvfp4.h"
@@ -55,7 +56,8 @@ double relative_l2(const float *a, const float *b, size_t n) {
 struct Loaded {
     reset_model *model = nullptr;
     reset_session *session = nullptr;
-    Loaded(const std::string &dir, reset_weights weights, bool quantize_lm_head = false) {
+    Loaded(const std::string &dir, reset_weights weights, bool quantize_lm_head = false,
+           reset_kv_cache kv_cache = RESET_KV_CACHE_FP32) {
         reset_model_options options;
         reset_model_options_init(&options);
         options.weights = weights;
@@ -66,10 +68,11 @@ struct Loaded {
         const reset_status status = reset_model_load(dir.c_str(), &options, &model);
         INFO(reset_last_error());
         REQUIRE(status == RESET_OK);
-        // The fixtures are transformers in FP32, KV cache included: compare the FP32 cache.
+        // The fixtures are transformers in FP32, KV cache included: compare the FP32 cache (unless a
+        // reference quantized its cache too).
         reset_session_options session_options;
         reset_session_options_init(&session_options);
-        session_options.kv_cache = RESET_KV_CACHE_FP32;
+        session_options.kv_cache = kv_cache;
         REQUIRE(reset_session_create(model, &session_options, &session) == RESET_OK);
     }
     ~Loaded() {
@@ -79,18 +82,23 @@ struct Loaded {
 };
 
 // Feed the prompt one token at a time and compare the logits at every position.
-void check_logits(const std::string &dir, reset_weights weights, const std::vector<int32_t> &ids,
-                  const std::vector<float> &reference, double tolerance, bool quantize_lm_head = false) {
-    Loaded m(dir, weights, quantize_lm_head);
+// Returns the largest error.
+double check_logits(const std::string &dir, reset_weights weights, const std::vector<int32_t> &ids,
+                    const std::vector<float> &reference, double tolerance, bool quantize_lm_head = false,
+                    reset_kv_cache kv_cache = RESET_KV_CACHE_FP32) {
+    Loaded m(dir, weights, quantize_lm_head, kv_cache);
     const size_t vocab = reference.size() / ids.size();
     std::vector<float> logits(vocab);
+    double largest = 0.0;
     for (size_t t = 0; t < ids.size(); ++t) {
         REQUIRE(reset_prefill(m.session, &ids[t], 1) == RESET_OK);
         REQUIRE(reset_session_logits(m.session, 0, logits.data(), vocab) == RESET_OK);
         const double error = relative_l2(logits.data(), reference.data() + t * vocab, vocab);
         CAPTURE(t);
         CHECK(error <= tolerance);
+        largest = std::max(largest, error);
     }
+    return largest;
 }
 
 // Greedy continuation, token for token.  The reference does not stop at EOS;
@@ -479,7 +487,8 @@ TEST_CASE("golden: a compressed-tensors checkpoint loads to its own dequantized 
 
 // Scheme NVFP4A16 (weights only: no input_activations, no input_global_scale) with nothing ignored:
 // the lm_head is NVFP4 in the file too.  W4A4 then quantizes activations with each row's own scale,
-// as for a checkpoint quantized on load.
+// as for a checkpoint quantized on load.  And an FP8 kv_cache_scheme: per-layer calibrated scales
+// (self_attn.k_scale, v_scale) that an FP8 cache divides by before rounding.
 TEST_CASE("golden: a compressed-tensors NVFP4A16 checkpoint with an NVFP4 lm_head") {
     const std::string dir = kFixtures + "ct-nvfp4a16-head-qwen3";
     TensorStore ref;
@@ -487,8 +496,21 @@ TEST_CASE("golden: a compressed-tensors NVFP4A16 checkpoint with an NVFP4 lm_hea
     CHECK(model->weights.lm_head.format == LinearFormat::NVFP4);
     CHECK(model->weights.n_bf16_linears == 0);
     CHECK(check_compressed_tensors_weights(*model, ref) == 7 * model->config.n_layers + 1);
+    CHECK(model->weights.kv_cache_scales);
+    for (size_t l = 0; l < model->weights.layers.size(); ++l) {
+        const std::string p = "model.layers." + std::to_string(l) + ".self_attn.";
+        CHECK(model->weights.layers[l].k_cache_scale == floats_of(model->store.get(p + "k_scale"))[0]);
+        CHECK(model->weights.layers[l].v_cache_scale == floats_of(model->store.get(p + "v_scale"))[0]);
+    }
     const auto ids = ints_of(ref.get("input_ids"));
+    // Without cache rounding: the weights alone (FP32 reordering, 1e-3 as above).
     check_logits(dir, RESET_WEIGHTS_NVFP4_W4A16, ids, floats_of(ref.get("logits_w4a16")), 1e-3);
+    // With the FP8 cache: compressed-tensors' own fake quantization of the cached keys and values
+    // with its scales.  Measured at most 5.8e-7 (FP32 reordering: E4M3 rounding of x / scale is the
+    // same on both sides), so 1e-5; with scale 1 the cache's small values fall into E4M3's
+    // subnormals and the logits land 0.04-0.09 away (session 39).
+    const std::vector<float> fake = floats_of(ref.get("logits_fakequant"));
+    check_logits(dir, RESET_WEIGHTS_NVFP4_W4A16, ids, fake, 1e-5, false, RESET_KV_CACHE_FP8);
     Loaded m(dir, RESET_WEIGHTS_NVFP4_W4A4);
     reset_model_info info;
     reset_model_info_init(&info);
@@ -644,6 +666,119 @@ TEST_CASE("compressed-tensors features that are not supported are refused, not l
     CHECK(reset_model_load((kFixtures + "ct-nvfp4-qwen3").c_str(), &options, &model) == RESET_ERR_UNSUPPORTED);
     CHECK(test_support::last_error().find("compressed-tensors") != std::string::npos);
     CHECK(model == nullptr);
+}
+
+// Calibrated FP8 KV-cache scales under both names vLLM reads: llm-compressor's self_attn.k_scale /
+// v_scale (the NVFP4A16 fixture has them) and ModelOpt's self_attn.k_proj.k_scale / v_proj.v_scale;
+// every layer has both or none, each finite and positive.
+TEST_CASE("KV-cache scales: ModelOpt's names are read; a partial or bad set is refused") {
+    const auto scale_tensor = [](const std::string &name, float value, std::vector<int64_t> shape) {
+        return test_support::RawTensor{name, "F32", std::move(shape), f32_bytes(value)};
+    };
+    // ModelOpt: scalar tensors beside k_proj and v_proj.
+    const std::string source = kFixtures + "modelopt-qwen3";
+    const TensorStore store = TensorStore::open_file(source + "/model.safetensors");
+    std::vector<test_support::RawTensor> tensors;
+    for (const auto &[name, view] : store.tensors())
+        tensors.push_back({name, dtype_name(view.dtype), view.shape,
+                           std::string(reinterpret_cast<const char *>(view.data), view.nbytes)});
+    for (int l = 0; l < 2; ++l) {
+        const std::string p = "model.layers." + std::to_string(l) + ".self_attn.";
+        tensors.push_back(scale_tensor(p + "k_proj.k_scale", 0.25f + float(l), {}));
+        tensors.push_back(scale_tensor(p + "v_proj.v_scale", 0.5f + float(l), {}));
+    }
+    const std::string dir = test_support::temp_directory("modelopt-kv-scales");
+    for (const char *file : {"config.json", "hf_quant_config.json", "generation_config.json"})
+        test_support::write_file(dir + "/" + file, read_text_file(source + "/" + file));
+    test_support::write_file(dir + "/model.safetensors", test_support::safetensors_bytes(tensors));
+    {
+        reset_model_options options;
+        reset_model_options_init(&options);
+        options.backend = RESET_BACKEND_CPU;
+        const auto model = load_model(dir, options);
+        CHECK(model->weights.kv_cache_scales);
+        CHECK(model->weights.layers[1].k_cache_scale == 1.25f);
+        CHECK(model->weights.layers[1].v_cache_scale == 1.5f);
+    }
+    CHECK(checkpoint_format_of(dir) == RESET_CHECKPOINT_MODELOPT);
+    reset_model *model = nullptr;
+    REQUIRE(reset_model_load((kFixtures + "modelopt-qwen3").c_str(), nullptr, &model) == RESET_OK);
+    reset_model_info info;
+    reset_model_info_init_sized(&info, sizeof info);
+    REQUIRE(reset_model_get_info(model, &info) == RESET_OK);
+    CHECK(info.kv_cache_scales == 0);
+    reset_model_free(model);
+
+    // compressed-tensors: a partial or bad set.
+    const auto keep_all = [](nlohmann::json &) {};
+    const std::string k0 = "model.layers.0.self_attn.k_scale", v0 = "model.layers.0.self_attn.v_scale";
+    struct Case {
+        const char *what;
+        std::vector<test_support::RawTensor> extra;
+        const char *message;
+    };
+    const Case cases[] = {
+        {"K without V", {scale_tensor(k0, 0.5f, {1})}, "has no V scale beside it"},
+        {"layer 0 only", {scale_tensor(k0, 0.5f, {1}), scale_tensor(v0, 0.5f, {1})},
+         "layer 1 has no calibrated KV-cache scales"},
+        {"a zero scale", {scale_tensor(k0, 0.0f, {1}), scale_tensor(v0, 0.5f, {1})}, "not a positive KV-cache scale"},
+        {"an infinite scale", {scale_tensor(k0, INFINITY, {1}), scale_tensor(v0, 0.5f, {1})}, "not a finite"},
+        {"two values", {{k0, "F32", {2}, f32_bytes(0.5f) + f32_bytes(0.5f)}, scale_tensor(v0, 0.5f, {1})},
+         "expected a scalar F32"},
+    };
+    for (const Case &c : cases) {
+        CAPTURE(std::string(c.what));
+        const std::string bad = edited_compressed_tensors("ct-kv-scales", keep_all, nullptr, c.extra);
+        const reset_status status = reset_model_load(bad.c_str(), nullptr, &model);
+        CHECK((status == RESET_ERR_FORMAT || status == RESET_ERR_SHAPE));
+        CHECK(model == nullptr);
+        CHECK(test_support::last_error().find(c.message) != std::string::npos);
+    }
+}
+
+// A sequence saved from an FP8 cache with calibrated scales holds E4M3 bytes of x / scale: it loads
+// back to the same logits, bit for bit, and only into a model with the same scales (the identity's
+// fingerprint covers them for FP8 caches; a BF16 cache's does not change).
+TEST_CASE("KV-cache scales: an FP8 sequence saved and loaded again; the fingerprint covers the scales") {
+    const std::string dir = kFixtures + "ct-nvfp4a16-head-qwen3";
+    const auto ids = ints_of(TensorStore::open_file(dir + "/reference.safetensors").get("input_ids"));
+    Loaded saved(dir, RESET_WEIGHTS_NVFP4_W4A16, false, RESET_KV_CACHE_FP8);
+    REQUIRE(reset_prefill(saved.session, ids.data(), ids.size()) == RESET_OK);
+    size_t size = 0;
+    REQUIRE(reset_save_sequence_to_memory(saved.session, 0, nullptr, 0, &size) == RESET_ERR_BUFFER_TOO_SMALL);
+    std::vector<uint8_t> image(size);
+    REQUIRE(reset_save_sequence_to_memory(saved.session, 0, image.data(), image.size(), &size) == RESET_OK);
+    Loaded loaded(dir, RESET_WEIGHTS_NVFP4_W4A16, false, RESET_KV_CACHE_FP8);
+    REQUIRE(reset_load_sequence_from_memory(loaded.session, 0, image.data(), size) == RESET_OK);
+    const int32_t next = 7;
+    std::vector<float> a(512), b(512);
+    REQUIRE(reset_prefill(saved.session, &next, 1) == RESET_OK);
+    REQUIRE(reset_prefill(loaded.session, &next, 1) == RESET_OK);
+    REQUIRE(reset_session_logits(saved.session, 0, a.data(), a.size()) == RESET_OK);
+    REQUIRE(reset_session_logits(loaded.session, 0, b.data(), b.size()) == RESET_OK);
+    CHECK(a == b);
+
+    // The same weights without the scales (the fixture's K/V scale tensors dropped).
+    const auto load = [](const std::string &path) {
+        reset_model_options options;
+        reset_model_options_init(&options);
+        options.backend = RESET_BACKEND_CPU;
+        return load_model(path, options);
+    };
+    const std::string source = kFixtures + "ct-nvfp4-qwen3";
+    const auto with_scales = load(edited_compressed_tensors(
+        "ct-kv-scaled", [](nlohmann::json &) {}, nullptr,
+        {{"model.layers.0.self_attn.k_scale", "F32", {1}, f32_bytes(0.5f)},
+         {"model.layers.0.self_attn.v_scale", "F32", {1}, f32_bytes(0.25f)},
+         {"model.layers.1.self_attn.k_scale", "F32", {1}, f32_bytes(0.5f)},
+         {"model.layers.1.self_attn.v_scale", "F32", {1}, f32_bytes(0.25f)}}));
+    const auto without = load(source);
+    CHECK(with_scales->weights.kv_cache_scales);
+    CHECK_FALSE(without->weights.kv_cache_scales);
+    CHECK(sequence_file_identity(*with_scales, RESET_KV_CACHE_FP8).fingerprint !=
+          sequence_file_identity(*without, RESET_KV_CACHE_FP8).fingerprint);
+    CHECK(sequence_file_identity(*with_scales, RESET_KV_CACHE_BF16).fingerprint ==
+          sequence_file_identity(*without, RESET_KV_CACHE_BF16).fingerprint);
 }
 
 TEST_CASE("ModelOpt features that are not supported are refused, not loaded wrongly") {

@@ -76,3 +76,46 @@ TEST_CASE("KV cache: copy_sequence copies the stored (rounded) values") {
                 CHECK(cache.keys(layer, 1, position)[i] != k[size_t(i)]);  // rounded, not the input
             }
 }
+
+// A checkpoint's calibrated FP8 scales (LayerWeights::k_cache_scale, v_cache_scale): the cache keeps
+// e4m3(x / scale) · scale, per layer and for K and V apart, as the append kernel stores e4m3(x / scale)
+// and attention reads stored · scale; a sequence file holds the E4M3 bytes, which read back exactly.
+TEST_CASE("KV cache: FP8 with calibrated scales rounds x / scale, per layer, and its file bytes round-trip") {
+    const std::vector<KvCacheScale> scales = {{1.0f, 1.0f}, {0.0078125f, 0.3f}};  // layer 1: K 2^-7, V 0.3
+    KvCache cache(tiny_config(), 2, 4, RESET_KV_CACHE_FP8, scales);
+    // 3 / 2^-7 = 384 (an E4M3 value); 4 / 2^-7 = 512 saturates at 448 -> 3.5; 2^-10 / 2^-7 = 1/8 is
+    // normal now (scale 1: a subnormal tie to 0); 1.0625 / 2^-7 = 136 ties between 128 and 144 -> 128.
+    const std::vector<float> k = {3.0f, 4.0f, 0x1p-10f, 1.0625f, -3.0f, 0.0f, -0x1p-12f, 1.0f};
+    const std::vector<float> v = {0.3f, 0.6f, 134.4f, 200.0f, 0.0f, -0.3f, 0.03f, 1.0f};
+    cache.store(1, 1, 2, k.data(), v.data());
+    const float *keys = cache.keys(1, 1, 2), *values = cache.values(1, 1, 2);
+    CHECK(keys[0] == 3.0f);
+    CHECK(keys[1] == 3.5f);
+    CHECK(keys[2] == 0x1p-10f);
+    CHECK(keys[3] == 1.0f);
+    CHECK(keys[4] == -3.0f);
+    CHECK(keys[6] == -0x1p-12f);  // 2^-12 / 2^-7 = 2^-5: normal
+    CHECK(values[0] == 1.0f * 0.3f);   // 0.3 / 0.3 = 1
+    CHECK(values[2] == 448.0f * 0.3f); // 134.4 / 0.3 = 448
+    CHECK(values[3] == 448.0f * 0.3f); // saturated
+    // Layer 0 at scale 1 is the cache as before.
+    cache.store(0, 1, 2, k.data(), v.data());
+    CHECK(cache.keys(0, 1, 2)[1] == 4.0f);
+    CHECK(cache.keys(0, 1, 2)[2] == 0.0f);
+
+    // The file holds the bytes of x / scale; importing them gives the same floats back.
+    std::vector<uint8_t> key_bytes(8 * 3), value_bytes(8 * 3);
+    cache.export_layer(1, 1, 3, key_bytes.data(), value_bytes.data());
+    CHECK(key_bytes[2 * 8 + 0] == 0x7c);  // 384 = 1.5 · 2^8: exponent 15, mantissa 4
+    CHECK(value_bytes[2 * 8 + 2] == 0x7e); // 448
+    KvCache other(tiny_config(), 2, 4, RESET_KV_CACHE_FP8, scales);
+    other.import_layer(1, 0, 3, key_bytes.data(), value_bytes.data());
+    for (int i = 0; i < 8; ++i) {
+        CHECK(other.keys(1, 0, 2)[i] == keys[i]);
+        CHECK(other.values(1, 0, 2)[i] == values[i]);
+    }
+    // Other cache types ignore the scales.
+    KvCache bf16(tiny_config(), 2, 4, RESET_KV_CACHE_BF16, scales);
+    bf16.store(1, 0, 0, k.data(), v.data());
+    CHECK(bf16.keys(1, 0, 0)[1] == 4.0f);
+}
