@@ -90,17 +90,21 @@ def test_quantize_lm_head_reaches_the_library():
 
 
 def test_info_names_the_checkpoint_format():
-    # 0.10: where the NVFP4 weights come from, one fixture of each reset_checkpoint_format, as they load by default.
-    expected = {"qwen3-tied": ("unquantized", "bf16"), "modelopt-qwen3": ("modelopt", "nvfp4-w4a16"),
-                "ct-nvfp4-qwen3": ("compressed-tensors", "nvfp4-w4a16")}
-    for name, (checkpoint_format, weights) in expected.items():
+    # 0.10: where the NVFP4 weights come from, one fixture of each reset_checkpoint_format, as they load by default,
+    # and whether the checkpoint carries calibrated FP8 KV-cache scales (only ct-nvfp4a16-head-qwen3's K/V scales).
+    expected = {"qwen3-tied": ("unquantized", "bf16", False), "modelopt-qwen3": ("modelopt", "nvfp4-w4a16", False),
+                "ct-nvfp4-qwen3": ("compressed-tensors", "nvfp4-w4a16", False),
+                "ct-nvfp4a16-head-qwen3": ("compressed-tensors", "nvfp4-w4a16", True)}
+    for name, (checkpoint_format, weights, kv_cache_scales) in expected.items():
         with reset.Model(FIXTURES / name, backend="cpu") as model:
             info = model.info()
             assert (info["checkpoint_format"], info["weights"]) == (checkpoint_format, weights), name
             assert info["from_modelopt"] == (checkpoint_format == "modelopt"), name
+            assert info["kv_cache_scales"] is kv_cache_scales, name
     # An unquantized checkpoint quantized on load is still one: the field names the checkpoint, not the weights.
     with reset.Model(MODEL, weights="nvfp4-w4a16", backend="cpu") as model:
         assert model.info()["checkpoint_format"] == "unquantized"
+        assert model.info()["kv_cache_scales"] is False
     assert _lib.enum_name(_lib.CHECKPOINT_FORMATS, 3) == "unknown-3"  # a format a newer library adds
 
 

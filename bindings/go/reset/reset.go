@@ -54,7 +54,7 @@ import (
 // Session.Tokens and Session.SetLogitBias, 0.7 Session.CopySequence and
 // Policy.SetLogitBias, 0.8 Session.SaveSequence and Session.LoadSequence, 0.9
 // Session.SaveSequenceBytes, Session.LoadSequenceBytes and Session.Options,
-// 0.10 ModelInfo.CheckpointFormat).
+// 0.10 ModelInfo.CheckpointFormat and ModelInfo.KVCacheScales).
 const (
 	ABIMajor = 0
 	ABIMinor = 10
@@ -397,6 +397,10 @@ type ModelInfo struct {
 	// CheckpointUnquantized: the checkpoint's, not the weights' (a BF16
 	// checkpoint loaded as NVFP4 is still unquantized).
 	CheckpointFormat CheckpointFormat
+	// KVCacheScales (0.10): the checkpoint carries calibrated FP8 KV-cache
+	// scales (llm-compressor's kv_cache_scheme, ModelOpt's FP8 KV cache),
+	// with which a KVCacheFP8 cache stores e4m3(x / scale); false: scale 1.
+	KVCacheScales bool
 }
 
 // Info describes the model (reset_model_get_info).
@@ -422,6 +426,7 @@ func (m *Model) Info() (ModelInfo, error) {
 		WeightBytes: info.GetWeight_bytes(), HostBytes: info.GetHost_bytes(), DeviceBytes: info.GetDevice_bytes(),
 		EOSIDs: eos, BOSID: int32(info.GetBos_id()),
 		CheckpointFormat: CheckpointFormat(info.GetCheckpoint_format()),
+		KVCacheScales:    info.GetKv_cache_scales() != 0,
 	}, nil
 }
 

@@ -244,7 +244,7 @@ func TestMissingModelIsStatusIO(t *testing.T) {
 
 // Info names where a model's NVFP4 weights come from (0.10): one fixture of each reset_checkpoint_format,
 // loaded as it loads by default.  The format is the checkpoint's, not the weights': qwen3-tied loaded as NVFP4
-// is still unquantized.
+// is still unquantized.  KVCacheScales: only ct-nvfp4a16-head-qwen3 carries calibrated FP8 K/V scales.
 func TestInfoNamesTheCheckpointFormat(t *testing.T) {
 	cases := []struct {
 		fixture string
@@ -252,13 +252,17 @@ func TestInfoNamesTheCheckpointFormat(t *testing.T) {
 		format  CheckpointFormat
 		name    string
 		weights Weights
+		scales  bool
 	}{
-		{"qwen3-tied", ModelOptions{Backend: BackendCPU}, CheckpointUnquantized, "unquantized", WeightsBF16},
+		{"qwen3-tied", ModelOptions{Backend: BackendCPU}, CheckpointUnquantized, "unquantized", WeightsBF16, false},
 		{"qwen3-tied", ModelOptions{Backend: BackendCPU, Weights: WeightsNVFP4W4A16}, CheckpointUnquantized,
-			"unquantized", WeightsNVFP4W4A16},
-		{"modelopt-qwen3", ModelOptions{Backend: BackendCPU}, CheckpointModelOpt, "modelopt", WeightsNVFP4W4A16},
+			"unquantized", WeightsNVFP4W4A16, false},
+		{"modelopt-qwen3", ModelOptions{Backend: BackendCPU}, CheckpointModelOpt, "modelopt", WeightsNVFP4W4A16,
+			false},
 		{"ct-nvfp4-qwen3", ModelOptions{Backend: BackendCPU}, CheckpointCompressedTensors, "compressed-tensors",
-			WeightsNVFP4W4A16},
+			WeightsNVFP4W4A16, false},
+		{"ct-nvfp4a16-head-qwen3", ModelOptions{Backend: BackendCPU}, CheckpointCompressedTensors,
+			"compressed-tensors", WeightsNVFP4W4A16, true},
 	}
 	for _, c := range cases {
 		m, err := Load(filepath.Join(source(), "tests/fixtures/models", c.fixture), c.options)
@@ -275,6 +279,10 @@ func TestInfoNamesTheCheckpointFormat(t *testing.T) {
 			t.Errorf("%s (weights %d): checkpoint format %v (%d), weights %d; want %s (%d), weights %d", c.fixture,
 				c.options.Weights, info.CheckpointFormat, int(info.CheckpointFormat), info.Weights, c.name,
 				int(c.format), c.weights)
+		}
+		if info.KVCacheScales != c.scales {
+			t.Errorf("%s (weights %d): KVCacheScales %v, want %v", c.fixture, c.options.Weights, info.KVCacheScales,
+				c.scales)
 		}
 		if info.Architecture != "qwen3" || info.Backend != BackendCPU || info.VocabSize != vocab || info.Layers <= 0 ||
 			info.Parameters == 0 || len(info.EOSIDs) == 0 {

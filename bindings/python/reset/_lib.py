@@ -26,7 +26,7 @@ except ImportError:  # numpy is optional: id lists are checked element by elemen
 # reset_session_tokens and reset_logit_bias / reset_set_logit_bias, 0.7 reset_copy_sequence and
 # reset_policy_set_logit_bias, 0.8 reset_save_sequence / reset_load_sequence, 0.9
 # reset_save_sequence_to_memory / reset_load_sequence_from_memory and reset_session_get_options, 0.10
-# checkpoint_format to reset_model_info).
+# checkpoint_format and kv_cache_scales to reset_model_info).
 ABI_MAJOR = 0
 ABI_MINOR = 10
 
@@ -277,7 +277,8 @@ class ModelInfo(ctypes.Structure):
                 ("n_bf16_linears", ctypes.c_int32), ("n_parameters", ctypes.c_uint64),
                 ("weight_bytes", ctypes.c_uint64), ("host_bytes", ctypes.c_uint64),
                 ("device_bytes", ctypes.c_uint64), ("n_eos", ctypes.c_int32), ("eos_ids", ctypes.c_int32 * 8),
-                ("bos_id", ctypes.c_int32), ("checkpoint_format", ctypes.c_int)]
+                ("bos_id", ctypes.c_int32), ("checkpoint_format", ctypes.c_int),
+                ("kv_cache_scales", ctypes.c_int32)]
 
 
 class PolicyParams(ctypes.Structure):

@@ -98,7 +98,10 @@ class Model(OwnedHandle):
         """The model summary as a dict (architecture, sizes, weight format, bytes, backend), with the reset_model_info
         fields by name: "weights" and "backend" are names as Model() takes them, "checkpoint_format" (0.10) the
         checkpoint's NVFP4 format, "unquantized" (BF16/F16/F32 tensors), "modelopt" (an NVIDIA ModelOpt export) or
-        "compressed-tensors" (llm-compressor's nvfp4-pack-quantized); "unknown-N" for a value a newer library adds."""
+        "compressed-tensors" (llm-compressor's nvfp4-pack-quantized); "unknown-N" for a value a newer library adds;
+        "kv_cache_scales" (0.10) a bool: True if the checkpoint carries calibrated FP8 KV-cache scales (llm-compressor's
+        kv_cache_scheme, ModelOpt's FP8 KV cache), which a kv_cache="fp8" session stores e4m3(x / scale) with, False if
+        it uses scale 1."""
         info = ModelInfo()
         lib.reset_model_info_init_sized(ctypes.byref(info), ctypes.sizeof(info))
         check(lib.reset_model_get_info(self.handle, ctypes.byref(info)))
@@ -108,6 +111,7 @@ class Model(OwnedHandle):
         out["weights"] = enum_name(WEIGHTS, info.weights)
         out["backend"] = enum_name(BACKENDS, info.backend)
         out["checkpoint_format"] = enum_name(CHECKPOINT_FORMATS, info.checkpoint_format)
+        out["kv_cache_scales"] = bool(info.kv_cache_scales)
         return out
 
     def session(self, max_context=0, sequences=1, kv_cache="bf16", eager=False, prefill_gemm_tokens=0,

@@ -40,7 +40,7 @@ pub const ABI_MAJOR: u32 = sys::RESET_VERSION_MAJOR;
 /// reset_truncate_sequence, reset_session_tokens and reset_logit_bias / reset_set_logit_bias, 0.7
 /// reset_copy_sequence and reset_policy_set_logit_bias, 0.8 reset_save_sequence / reset_load_sequence, 0.9
 /// reset_save_sequence_to_memory / reset_load_sequence_from_memory and reset_session_get_options, 0.10
-/// checkpoint_format to reset_model_info).
+/// checkpoint_format and kv_cache_scales to reset_model_info).
 pub const ABI_MINOR: u32 = 10;
 
 // A header older than ABI_MINOR lacks fields these bindings set: fail the build, not a call.
@@ -336,6 +336,9 @@ pub struct ModelInfo {
     /// 0.10: the checkpoint's NVFP4 format, or [`CheckpointFormat::Unquantized`]: the checkpoint's, not the
     /// weights' (a BF16 checkpoint loaded as NVFP4 is still unquantized).
     pub checkpoint_format: CheckpointFormat,
+    /// 0.10: the checkpoint carries calibrated FP8 KV-cache scales (llm-compressor's kv_cache_scheme, ModelOpt's FP8
+    /// KV cache), with which a [`KvCache::Fp8`] cache stores e4m3(x / scale); false: scale 1.
+    pub kv_cache_scales: bool,
 }
 
 /// A loaded model: immutable, shareable by any number of sessions and threads.
@@ -378,6 +381,7 @@ impl Model {
             bos_id: info.bos_id,
             n_parameters: info.n_parameters,
             checkpoint_format: CheckpointFormat::from_raw(info.checkpoint_format),
+            kv_cache_scales: info.kv_cache_scales != 0,
         })
     }
 

@@ -119,20 +119,22 @@ fn missing_model_is_status_io() {
 
 /// 0.10: info() names where a model's NVFP4 weights come from, one fixture of each reset_checkpoint_format, loaded as
 /// it loads by default.  The format is the checkpoint's, not the weights': qwen3-tied loaded as NVFP4 is still
-/// unquantized.
+/// unquantized.  kv_cache_scales: only ct-nvfp4a16-head-qwen3 carries calibrated FP8 K/V scales.
 #[test]
 fn info_names_the_checkpoint_format() {
     let cases = [
-        ("qwen3-tied", Weights::Auto, CheckpointFormat::Unquantized),
-        ("qwen3-tied", Weights::Nvfp4W4A16, CheckpointFormat::Unquantized),
-        ("modelopt-qwen3", Weights::Auto, CheckpointFormat::ModelOpt),
-        ("ct-nvfp4-qwen3", Weights::Auto, CheckpointFormat::CompressedTensors),
+        ("qwen3-tied", Weights::Auto, CheckpointFormat::Unquantized, false),
+        ("qwen3-tied", Weights::Nvfp4W4A16, CheckpointFormat::Unquantized, false),
+        ("modelopt-qwen3", Weights::Auto, CheckpointFormat::ModelOpt, false),
+        ("ct-nvfp4-qwen3", Weights::Auto, CheckpointFormat::CompressedTensors, false),
+        ("ct-nvfp4a16-head-qwen3", Weights::Auto, CheckpointFormat::CompressedTensors, true),
     ];
-    for (fixture, weights, format) in cases {
+    for (fixture, weights, format, kv_cache_scales) in cases {
         let options = ModelOptions { weights, backend: Backend::Cpu, threads: 1, ..ModelOptions::default() };
         let model = Model::load(source().join("tests/fixtures/models").join(fixture), &options).expect(fixture);
         let info = model.info().unwrap();
         assert_eq!(info.checkpoint_format, format, "{fixture} ({weights:?})");
+        assert_eq!(info.kv_cache_scales, kv_cache_scales, "{fixture} ({weights:?})");
         assert_eq!(info.architecture, "qwen3", "{fixture}");
     }
 }

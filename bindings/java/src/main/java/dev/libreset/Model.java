@@ -83,7 +83,8 @@ public final class Model implements AutoCloseable {
                     info.getVocab_size(), info.getMax_position_embeddings(), info.getTied_embeddings() != 0,
                     Weights.of(info.getWeights()), Backend.of(info.getBackend()), info.getLm_head_nvfp4() != 0,
                     info.getN_parameters(), info.getWeight_bytes(), info.getHost_bytes(), info.getDevice_bytes(),
-                    eos, info.getBos_id(), CheckpointFormat.of(info.getCheckpoint_format()));
+                    eos, info.getBos_id(), CheckpointFormat.of(info.getCheckpoint_format()),
+                    info.getKv_cache_scales() != 0);
         } finally {
             info.delete();
             Reference.reachabilityFence(this); // see Handles

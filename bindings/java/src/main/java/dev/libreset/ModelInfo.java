@@ -4,6 +4,9 @@ package dev.libreset;
  * What reset_model_get_info says about a loaded model (shapes, resolved formats, memory).
  * {@code checkpointFormat} (0.10) is where its NVFP4 weights come from: the checkpoint's format, not the
  * weights' (a BF16 checkpoint loaded as NVFP4 is {@link CheckpointFormat#UNQUANTIZED}).
+ * {@code kvCacheScales} (0.10) is whether the checkpoint carries calibrated FP8 KV-cache scales (llm-compressor's
+ * kv_cache_scheme, ModelOpt's FP8 KV cache), with which a {@link KvCache#FP8} cache stores e4m3(x / scale); false:
+ * scale 1.
  */
 public record ModelInfo(
         String architecture,
@@ -25,4 +28,5 @@ public record ModelInfo(
         long deviceBytes,
         int[] eosIds,
         int bosId,
-        CheckpointFormat checkpointFormat) {}
+        CheckpointFormat checkpointFormat,
+        boolean kvCacheScales) {}

@@ -10,8 +10,8 @@ public final class Reset {
      * reset_session_held_text and stop_index to reset_step, 0.6 reset_truncate, reset_truncate_sequence,
      * reset_session_tokens and reset_set_logit_bias, 0.7 reset_copy_sequence and reset_policy_set_logit_bias,
      * 0.8 reset_save_sequence and reset_load_sequence, 0.9 reset_save_sequence_to_memory,
-     * reset_load_sequence_from_memory and reset_session_get_options, 0.10 checkpoint_format to
-     * reset_model_info).
+     * reset_load_sequence_from_memory and reset_session_get_options, 0.10 checkpoint_format and
+     * kv_cache_scales to reset_model_info).
      */
     private static final int ABI_MINOR = 10;
 

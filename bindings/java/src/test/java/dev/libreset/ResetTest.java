@@ -261,14 +261,15 @@ class ResetTest {
     /**
      * 0.10: info() names where a model's NVFP4 weights come from, one fixture of each reset_checkpoint_format, loaded
      * as it loads by default.  The format is the checkpoint's, not the weights': qwen3-tied loaded as NVFP4 is still
-     * unquantized.
+     * unquantized.  kvCacheScales: only ct-nvfp4a16-head-qwen3 carries calibrated FP8 K/V scales.
      */
     @Test
     void infoNamesTheCheckpointFormat() throws Exception {
         Map<String, CheckpointFormat> expected = Map.of(
                 "qwen3-tied", CheckpointFormat.UNQUANTIZED,
                 "modelopt-qwen3", CheckpointFormat.MODELOPT,
-                "ct-nvfp4-qwen3", CheckpointFormat.COMPRESSED_TENSORS);
+                "ct-nvfp4-qwen3", CheckpointFormat.COMPRESSED_TENSORS,
+                "ct-nvfp4a16-head-qwen3", CheckpointFormat.COMPRESSED_TENSORS);
         for (Map.Entry<String, CheckpointFormat> entry : expected.entrySet()) {
             String path = SOURCE.resolve("tests/fixtures/models").resolve(entry.getKey()).toString();
             try (Model model = Model.load(path, new ModelOptions().backend(Backend.CPU).threads(1))) {
@@ -277,11 +278,13 @@ class ResetTest {
                 Weights weights = entry.getValue() == CheckpointFormat.UNQUANTIZED ? Weights.BF16 : Weights.NVFP4_W4A16;
                 assertEquals(weights, info.weights(), entry.getKey());
                 assertEquals("qwen3", info.architecture(), entry.getKey());
+                assertEquals(entry.getKey().equals("ct-nvfp4a16-head-qwen3"), info.kvCacheScales(), entry.getKey());
             }
         }
         try (Model model = Model.load(GOLDEN,
                 new ModelOptions().weights(Weights.NVFP4_W4A16).backend(Backend.CPU).threads(1))) {
             assertEquals(CheckpointFormat.UNQUANTIZED, model.info().checkpointFormat());
+            assertFalse(model.info().kvCacheScales());
         }
     }
 
