@@ -172,9 +172,14 @@ void check_compressed_tensors_config(const json &q, const std::string &where) {
              " (libreset loads compressed-tensors checkpoints in the \"nvfp4-pack-quantized\" format, as "
              "llm-compressor's NVFP4 and NVFP4A16 schemes save them)");
     };
-    const auto present = [&](const char *key) {
+    // A sparsity or transform config that changes nothing: absent, null, {}, a "dense" sparsity
+    // format, or transforms without config groups.
+    const auto changes_weights = [&](const char *key, const char *inert_key, const json &inert_value) {
         auto it = q.find(key);
-        return it != q.end() && !it->is_null() && !(it->is_object() && it->empty()) && !(it->is_array() && it->empty());
+        if (it == q.end() || it->is_null() || (it->is_object() && it->empty())) return false;
+        if (!it->is_object()) return true;
+        auto inner = it->find(inert_key);
+        return inner == it->end() || !(*inner == inert_value || (inner->is_object() && inner->empty()));
     };
     std::vector<std::string> formats;
     if (auto it = q.find("format"); it != q.end() && !it->is_null()) {
@@ -183,8 +188,9 @@ void check_compressed_tensors_config(const json &q, const std::string &where) {
     }
     if (auto status = q.find("quantization_status"); status != q.end() && *status != json("compressed"))
         refuse("quantization_status " + status->dump() + " means the weights are not stored compressed");
-    if (present("sparsity_config")) refuse("a sparsity_config (sparse weights) is not supported");
-    if (present("transform_config")) refuse("a transform_config (rotated weights, e.g. QuIP or SpinQuant) is not supported");
+    if (changes_weights("sparsity_config", "format", "dense")) refuse("a sparsity_config (sparse weights) is not supported");
+    if (changes_weights("transform_config", "config_groups", json::object()))
+        refuse("a transform_config (rotated weights, e.g. QuIP or SpinQuant) is not supported");
     auto groups = q.find("config_groups");
     if (groups == q.end() || !groups->is_object() || groups->empty())
         fail(RESET_ERR_FORMAT, where, ": quantization_config has no config_groups");

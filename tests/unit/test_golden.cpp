@@ -637,6 +637,18 @@ TEST_CASE("compressed-tensors features that are not supported are refused, not l
     const auto keep_all = [](nlohmann::json &) {};
     const std::string down = "model.layers.1.mlp.down_proj";
     reset_model *model = nullptr;
+    // Configs that change nothing load: a "dense" sparsity format, transforms without groups.
+    for (const auto &edit : std::vector<std::function<void(nlohmann::json &)>>{
+             [](nlohmann::json &q) { q["sparsity_config"] = {{"format", "dense"}, {"global_sparsity", 0.0}}; },
+             [](nlohmann::json &q) { q["transform_config"] = {{"config_groups", nlohmann::json::object()}}; },
+             [](nlohmann::json &q) { q["sparsity_config"] = nullptr; q.erase("transform_config"); }}) {
+        const std::string dir = edited_compressed_tensors("ct-inert", edit);
+        const reset_status status = reset_model_load(dir.c_str(), nullptr, &model);
+        INFO(test_support::last_error());
+        CHECK(status == RESET_OK);
+        reset_model_free(model);
+        model = nullptr;
+    }
     // A zero point (asymmetric codes) on one linear.
     std::string dir = edited_compressed_tensors("ct-zero-point", keep_all, nullptr,
                                                 {{down + ".weight_zero_point", "F8_E4M3", {64, 8}, std::string(512, '\0')}});
