@@ -69,8 +69,8 @@ def tensors(shape, fmt):
                 yield fill(min(step, count - at)).tobytes()
         out.append((name, "BF16", list(dims), gen, count * 2))
 
-    def scalar(name, value):
-        out.append((name, "F32", [], lambda v=value: iter([struct.pack("<f", v)]), 4))
+    def scalar(name, value, dims=()):
+        out.append((name, "F32", list(dims), lambda v=value: iter([struct.pack("<f", v)]), 4))
 
     def linear(name, n, k, bias):
         if fmt == "bf16":
@@ -86,14 +86,14 @@ def tensors(shape, fmt):
                 for at in range(0, n * k // 16, step):
                     # E4M3 bytes 0x30..0x47: 0.5 .. 3.75, positive
                     yield rng.integers(0x30, 0x48, size=min(step, n * k // 16 - at), dtype=np.uint8).tobytes()
-            if fmt == "ct-nvfp4":
-                out.append((name + ".weight_packed", "U8", [n, k // 2], codes, n * k // 2))
-                out.append((name + ".weight_scale", "F8_E4M3", [n, k // 16], scales, n * k // 16))
-                out.append((name + ".weight_global_scale", "F32", [1], lambda: iter([struct.pack("<f", 200.0)]), 4))
-                out.append((name + ".input_global_scale", "F32", [1], lambda: iter([struct.pack("<f", 250.0)]), 4))
+            compressed_tensors = fmt == "ct-nvfp4"
+            out.append((name + (".weight_packed" if compressed_tensors else ".weight"), "U8", [n, k // 2], codes,
+                        n * k // 2))
+            out.append((name + ".weight_scale", "F8_E4M3", [n, k // 16], scales, n * k // 16))
+            if compressed_tensors:
+                scalar(name + ".weight_global_scale", 200.0, [1])
+                scalar(name + ".input_global_scale", 250.0, [1])
             else:
-                out.append((name + ".weight", "U8", [n, k // 2], codes, n * k // 2))
-                out.append((name + ".weight_scale", "F8_E4M3", [n, k // 16], scales, n * k // 16))
                 scalar(name + ".weight_scale_2", 0.005)
                 scalar(name + ".input_scale", 0.004)
         if bias:

@@ -86,26 +86,22 @@ def ones(n):
     return ("BF16", (n,), bf16(1.0 + 0.1 * RNG.standard_normal(n)))
 
 
-def nvfp4(out, inp):
-    """A ModelOpt NVFP4 linear: E2M1 codes, E4M3 block scales (exponents 6..8: 0.125..2), FP32 scales."""
-    codes = RNG.integers(0, 256, (out, inp // 2), dtype=np.uint8)
-    scales = (RNG.integers(6, 9, (out, inp // 16)) << 3 | RNG.integers(0, 8, (out, inp // 16))).astype(np.uint8)
+def nvfp4(out, inp, rng=RNG, compressed_tensors=False):
+    """A ModelOpt NVFP4 linear: E2M1 codes, E4M3 block scales (exponents 6..8: 0.125..2), FP32 scales.  With
+    compressed_tensors, the linear as llm-compressor saves it ("nvfp4-pack-quantized"): the codes as
+    weight_packed, the reciprocal scales as [1]-shaped global scales (its seeds draw from a generator of their
+    own, so that adding them left every other seed's bytes as they were)."""
+    codes = rng.integers(0, 256, (out, inp // 2), dtype=np.uint8)
+    scales = (rng.integers(6, 9, (out, inp // 16)) << 3 | rng.integers(0, 8, (out, inp // 16))).astype(np.uint8)
+    if compressed_tensors:
+        return {"weight_packed": ("U8", (out, inp // 2), codes.tobytes()),
+                "weight_scale": ("F8_E4M3", (out, inp // 16), scales.tobytes()),
+                "weight_global_scale": ("F32", (1,), struct.pack("<f", 100.0)),
+                "input_global_scale": ("F32", (1,), struct.pack("<f", 20.0))}
     return {"weight": ("U8", (out, inp // 2), codes.tobytes()),
             "weight_scale": ("F8_E4M3", (out, inp // 16), scales.tobytes()),
             "weight_scale_2": ("F32", (), struct.pack("<f", 0.01)),
             "input_scale": ("F32", (), struct.pack("<f", 0.05))}
-
-
-def compressed_tensors_nvfp4(out, inp, rng):
-    """The same linear as llm-compressor saves it (compressed-tensors, "nvfp4-pack-quantized"): the codes as
-    weight_packed, the reciprocal scales as [1]-shaped global scales.  Its own generator, so that adding
-    this seed left every other seed's bytes as they were."""
-    codes = rng.integers(0, 256, (out, inp // 2), dtype=np.uint8)
-    scales = (rng.integers(6, 9, (out, inp // 16)) << 3 | rng.integers(0, 8, (out, inp // 16))).astype(np.uint8)
-    return {"weight_packed": ("U8", (out, inp // 2), codes.tobytes()),
-            "weight_scale": ("F8_E4M3", (out, inp // 16), scales.tobytes()),
-            "weight_global_scale": ("F32", (1,), struct.pack("<f", 100.0)),
-            "input_global_scale": ("F32", (1,), struct.pack("<f", 20.0))}
 
 
 # llm-compressor's quantization_config for its NVFP4 scheme (as in tests/fixtures/models/ct-nvfp4-qwen3).
@@ -150,7 +146,7 @@ def model_tensors(c, quantized=False, compressed_tensors_rng=None):
                    "mlp.gate_proj": (inter, hidden), "mlp.up_proj": (inter, hidden), "mlp.down_proj": (hidden, inter)}
         for name, (out, inp) in linears.items():
             if compressed_tensors_rng is not None:
-                for suffix, tensor in compressed_tensors_nvfp4(out, inp, compressed_tensors_rng).items():
+                for suffix, tensor in nvfp4(out, inp, compressed_tensors_rng, compressed_tensors=True).items():
                     t[p + name + "." + suffix] = tensor
             elif quantized:
                 for suffix, tensor in nvfp4(out, inp).items():

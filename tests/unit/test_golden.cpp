@@ -82,24 +82,28 @@ struct Loaded {
     }
 };
 
+// A model loaded on the CPU backend with the default options, as the engine holds it.
+std::shared_ptr<LoadedModel> cpu_model(const std::string &dir) {
+    reset_model_options options;
+    reset_model_options_init(&options);
+    options.backend = RESET_BACKEND_CPU;
+    return load_model(dir, options);
+}
+
 // Feed the prompt one token at a time and compare the logits at every position.
-// Returns the largest error.
-double check_logits(const std::string &dir, reset_weights weights, const std::vector<int32_t> &ids,
-                    const std::vector<float> &reference, double tolerance, bool quantize_lm_head = false,
-                    reset_kv_cache kv_cache = RESET_KV_CACHE_FP32) {
+void check_logits(const std::string &dir, reset_weights weights, const std::vector<int32_t> &ids,
+                  const std::vector<float> &reference, double tolerance, bool quantize_lm_head = false,
+                  reset_kv_cache kv_cache = RESET_KV_CACHE_FP32) {
     Loaded m(dir, weights, quantize_lm_head, kv_cache);
     const size_t vocab = reference.size() / ids.size();
     std::vector<float> logits(vocab);
-    double largest = 0.0;
     for (size_t t = 0; t < ids.size(); ++t) {
         REQUIRE(reset_prefill(m.session, &ids[t], 1) == RESET_OK);
         REQUIRE(reset_session_logits(m.session, 0, logits.data(), vocab) == RESET_OK);
         const double error = relative_l2(logits.data(), reference.data() + t * vocab, vocab);
         CAPTURE(t);
         CHECK(error <= tolerance);
-        largest = std::max(largest, error);
     }
-    return largest;
 }
 
 // Greedy continuation, token for token.  The reference does not stop at EOS;
@@ -270,10 +274,7 @@ TEST_CASE("golden: the quantizer is bit-exact against the reference script") {
 TEST_CASE("a ModelOpt export's codes and scales are the mapped checkpoint's bytes, not a copy") {
     const std::string dir = kFixtures + "modelopt-qwen3";
     REQUIRE(file_exists(dir + "/config.json"));
-    reset_model_options options;
-    reset_model_options_init(&options);
-    options.backend = RESET_BACKEND_CPU;
-    const auto model = load_model(dir, options);
+    const auto model = cpu_model(dir);
     const ModelWeights &w = model->weights;
     uint64_t owned = w.embed.owned.size() * 2 + w.final_norm.size() * 4;
     for (const auto &layer : w.layers) {
@@ -456,10 +457,7 @@ std::shared_ptr<LoadedModel> load_compressed_tensors_fixture(const std::string &
     REQUIRE_MESSAGE(file_exists(dir + "/reference.safetensors"),
                     "compressed-tensors fixture missing: run tests/fixtures/make_compressed_tensors_fixture.py");
     ref = TensorStore::open_file(dir + "/reference.safetensors");
-    reset_model_options options;
-    reset_model_options_init(&options);
-    options.backend = RESET_BACKEND_CPU;
-    auto model = load_model(dir, options);
+    auto model = cpu_model(dir);
     CHECK(model->weights.checkpoint_format == CheckpointFormat::CompressedTensors);
     return model;
 }
@@ -523,14 +521,16 @@ TEST_CASE("golden: a compressed-tensors NVFP4A16 checkpoint with an NVFP4 lm_hea
 
 namespace {
 
-// The compressed-tensors fixture copied to a new directory with its config's quantization_config
-// edited and its tensors filtered and added to.
-std::string edited_compressed_tensors(const std::string &tag, const std::function<void(nlohmann::json &)> &edit_config,
-                                      const std::function<bool(const std::string &)> &keep_tensor = nullptr,
-                                      const std::vector<test_support::RawTensor> &extra = {}) {
-    const std::string source = kFixtures + "ct-nvfp4-qwen3";
+using QuantizationConfigEdit = std::function<void(nlohmann::json &)>;
+
+// A fixture checkpoint copied to a new directory: its config.json (with its quantization_config
+// edited), generation_config.json and hf_quant_config.json where it has them, and its tensors
+// filtered and added to.
+std::string edited_fixture(const std::string &source, const std::string &tag, const QuantizationConfigEdit &edit_config,
+                           const std::function<bool(const std::string &)> &keep_tensor,
+                           const std::vector<test_support::RawTensor> &extra) {
     nlohmann::json config = nlohmann::json::parse(read_text_file(source + "/config.json"));
-    edit_config(config["quantization_config"]);
+    if (edit_config) edit_config(config["quantization_config"]);
     const TensorStore store = TensorStore::open_file(source + "/model.safetensors");
     std::vector<test_support::RawTensor> tensors;
     for (const auto &[name, view] : store.tensors())
@@ -539,10 +539,18 @@ std::string edited_compressed_tensors(const std::string &tag, const std::functio
                                std::string(reinterpret_cast<const char *>(view.data), view.nbytes)});
     tensors.insert(tensors.end(), extra.begin(), extra.end());
     const std::string dir = test_support::temp_directory(tag);
-    test_support::write_file(dir + "/config.json", config.dump(1));
-    test_support::write_file(dir + "/generation_config.json", read_text_file(source + "/generation_config.json"));
+    test_support::write_file(dir + "/config.json", edit_config ? config.dump(1) : read_text_file(source + "/config.json"));
+    for (const char *file : {"generation_config.json", "hf_quant_config.json"})
+        if (file_exists(source + "/" + file)) test_support::write_file(dir + "/" + file, read_text_file(source + "/" + file));
     test_support::write_file(dir + "/model.safetensors", test_support::safetensors_bytes(tensors));
     return dir;
+}
+
+// The compressed-tensors fixture, edited so.
+std::string edited_compressed_tensors(const std::string &tag, const QuantizationConfigEdit &edit_config,
+                                      const std::function<bool(const std::string &)> &keep_tensor = nullptr,
+                                      const std::vector<test_support::RawTensor> &extra = {}) {
+    return edited_fixture(kFixtures + "ct-nvfp4-qwen3", tag, edit_config, keep_tensor, extra);
 }
 
 std::string f32_bytes(float value) {
@@ -691,26 +699,15 @@ TEST_CASE("KV-cache scales: ModelOpt's names are read; a partial or bad set is r
         return test_support::RawTensor{name, "F32", std::move(shape), f32_bytes(value)};
     };
     // ModelOpt: scalar tensors beside k_proj and v_proj.
-    const std::string source = kFixtures + "modelopt-qwen3";
-    const TensorStore store = TensorStore::open_file(source + "/model.safetensors");
-    std::vector<test_support::RawTensor> tensors;
-    for (const auto &[name, view] : store.tensors())
-        tensors.push_back({name, dtype_name(view.dtype), view.shape,
-                           std::string(reinterpret_cast<const char *>(view.data), view.nbytes)});
+    std::vector<test_support::RawTensor> scales;
     for (int l = 0; l < 2; ++l) {
         const std::string p = "model.layers." + std::to_string(l) + ".self_attn.";
-        tensors.push_back(scale_tensor(p + "k_proj.k_scale", 0.25f + float(l), {}));
-        tensors.push_back(scale_tensor(p + "v_proj.v_scale", 0.5f + float(l), {}));
+        scales.push_back(scale_tensor(p + "k_proj.k_scale", 0.25f + float(l), {}));
+        scales.push_back(scale_tensor(p + "v_proj.v_scale", 0.5f + float(l), {}));
     }
-    const std::string dir = test_support::temp_directory("modelopt-kv-scales");
-    for (const char *file : {"config.json", "hf_quant_config.json", "generation_config.json"})
-        test_support::write_file(dir + "/" + file, read_text_file(source + "/" + file));
-    test_support::write_file(dir + "/model.safetensors", test_support::safetensors_bytes(tensors));
+    const std::string dir = edited_fixture(kFixtures + "modelopt-qwen3", "modelopt-kv-scales", nullptr, nullptr, scales);
     {
-        reset_model_options options;
-        reset_model_options_init(&options);
-        options.backend = RESET_BACKEND_CPU;
-        const auto model = load_model(dir, options);
+        const auto model = cpu_model(dir);
         CHECK(model->weights.kv_cache_scales);
         CHECK(model->weights.layers[1].k_cache_scale == 1.25f);
         CHECK(model->weights.layers[1].v_cache_scale == 1.5f);
@@ -774,20 +771,14 @@ TEST_CASE("KV-cache scales: an FP8 sequence saved and loaded again; the fingerpr
     CHECK(a == b);
 
     // The same weights without the scales (the fixture's K/V scale tensors dropped).
-    const auto load = [](const std::string &path) {
-        reset_model_options options;
-        reset_model_options_init(&options);
-        options.backend = RESET_BACKEND_CPU;
-        return load_model(path, options);
-    };
     const std::string source = kFixtures + "ct-nvfp4-qwen3";
-    const auto with_scales = load(edited_compressed_tensors(
+    const auto with_scales = cpu_model(edited_compressed_tensors(
         "ct-kv-scaled", [](nlohmann::json &) {}, nullptr,
         {{"model.layers.0.self_attn.k_scale", "F32", {1}, f32_bytes(0.5f)},
          {"model.layers.0.self_attn.v_scale", "F32", {1}, f32_bytes(0.25f)},
          {"model.layers.1.self_attn.k_scale", "F32", {1}, f32_bytes(0.5f)},
          {"model.layers.1.self_attn.v_scale", "F32", {1}, f32_bytes(0.25f)}}));
-    const auto without = load(source);
+    const auto without = cpu_model(source);
     CHECK(with_scales->weights.kv_cache_scales);
     CHECK_FALSE(without->weights.kv_cache_scales);
     CHECK(sequence_file_identity(*with_scales, RESET_KV_CACHE_FP8).fingerprint !=
@@ -800,16 +791,9 @@ TEST_CASE("ModelOpt features that are not supported are refused, not loaded wron
     const std::string source = kFixtures + "modelopt-qwen3";
     REQUIRE(file_exists(source + "/model.safetensors"));
     // The real export, plus an AWQ-style pre_quant_scale on one linear.
-    const TensorStore store = TensorStore::open_file(source + "/model.safetensors");
-    std::vector<test_support::RawTensor> tensors;
-    for (const auto &[name, view] : store.tensors())
-        tensors.push_back({name, dtype_name(view.dtype), view.shape,
-                           std::string(reinterpret_cast<const char *>(view.data), view.nbytes)});
-    tensors.push_back({"model.layers.1.mlp.down_proj.pre_quant_scale", "BF16", {128}, std::string(256, '\x3f')});
-    const std::string dir = test_support::temp_directory("awq");
-    for (const char *file : {"config.json", "hf_quant_config.json", "generation_config.json"})
-        test_support::write_file(dir + "/" + file, read_text_file(source + "/" + file));
-    test_support::write_file(dir + "/model.safetensors", test_support::safetensors_bytes(tensors));
+    const std::string dir = edited_fixture(
+        source, "awq", nullptr, nullptr,
+        {{"model.layers.1.mlp.down_proj.pre_quant_scale", "BF16", {128}, std::string(256, '\x3f')}});
     reset_model *model = nullptr;
     CHECK(reset_model_load(dir.c_str(), nullptr, &model) == RESET_ERR_UNSUPPORTED);
     CHECK(std::string(reset_last_error()).find("pre_quant_scale") != std::string::npos);
