@@ -5,7 +5,8 @@ set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 packages=(build-essential cmake pkg-config python3 python3-pip valgrind swig golang-go bindgen cargo default-jdk junit5
-          nlohmann-json3-dev doctest-dev libpcre2-dev libsentencepiece-dev libicu-dev libedit-dev)
+          nlohmann-json3-dev doctest-dev libpcre2-dev libsentencepiece-dev libicu-dev libedit-dev
+          libcpp-httplib-dev)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

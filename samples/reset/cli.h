@@ -242,6 +242,7 @@ int cmd_bench(int argc, char **argv, const char *argv0);
 int cmd_eval(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_score(int argc, char **argv);
+int cmd_serve(int argc, char **argv);  // serve.cpp
 
 // Answer scoring (reset-algorithm.md, "Evaluation protocol"): exposed for
 // `reset eval` and its tests.

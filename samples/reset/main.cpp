@@ -12,6 +12,7 @@ static const char kUsage[] =
     "\n"
     "  chat [MODEL_DIR]            talk to a model (streaming, /help inside); stdin may be a pipe\n"
     "  generate MODEL_DIR PROMPT   one answer to stdout; --jsonl FILE writes per-token signals\n"
+    "  serve [MODEL_DIR]           an OpenAI-compatible HTTP server (/v1/chat/completions, /v1/completions)\n"
     "  tokenize MODEL_DIR TEXT     token ids (and --pieces: their texts)\n"
     "  info MODEL_DIR              architecture, sizes, weight format, bytes, backend, tokenizer\n"
     "  bench decode MODEL_DIR      prefill and decode tokens/s on this backend\n"
@@ -45,8 +46,9 @@ int main(int argc, char **argv) {
         if (!std::strcmp(command, "eval")) return cli::cmd_eval(argc, argv);
         if (!std::strcmp(command, "calibrate")) return cli::cmd_calibrate(argc, argv);
         if (!std::strcmp(command, "score")) return cli::cmd_score(argc, argv);
+        if (!std::strcmp(command, "serve")) return cli::cmd_serve(argc, argv);
         std::fprintf(stderr,
-                     "reset: unknown command '%s' (chat, generate, tokenize, info, bench, eval, calibrate, score)\n",
+                     "reset: unknown command '%s' (chat, generate, serve, tokenize, info, bench, eval, calibrate, score)\n",
                      command);
         return 2;
     } catch (const cli::CliError &e) {

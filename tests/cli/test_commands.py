@@ -713,7 +713,7 @@ check_error("model without tokenizer", ["generate", NO_TOKENIZER, "hi", "--backe
 check_error("unknown option", ["info", CHAT, "--frobnicate"], 2, "unknown option --frobnicate")
 # The message names every command of the usage text (score was missing until session 38).
 check_error("unknown command", ["dance"], 2,
-            "unknown command 'dance' (chat, generate, tokenize, info, bench, eval, calibrate, score)")
+            "unknown command 'dance' (chat, generate, serve, tokenize, info, bench, eval, calibrate, score)")
 check_error("bad weight format", ["info", CHAT, "--weights", "fp8"], 2, "unknown weight format 'fp8'")
 check_error("bad lm_head format", ["info", CHAT, "--lm-head", "fp8"], 2, "unknown lm_head format 'fp8'")
 check_error("an NVFP4 lm_head with BF16 weights", ["info", CHAT, "--lm-head", "nvfp4"], 1,

@@ -1,0 +1,572 @@
+// serve.cpp — `reset serve`: an OpenAI-compatible HTTP server over one model
+// (serve.h says what it speaks).  cpp-httplib (Debian's libcpp-httplib-dev)
+// serves HTTP; every request is read and checked on its connection's thread,
+// and the model serves one generation at a time, in the order they came.
+#include <httplib.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <ctime>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "serve.h"
+
+namespace cli {
+
+namespace serve {
+namespace {
+
+// --- the model's one session ----------------------------------------------------------------------
+
+// Requests take turns on the model in the order they arrived (a std::mutex promises no order).
+class TurnQueue {
+public:
+    class Turn {
+    public:
+        explicit Turn(TurnQueue &queue) : queue_(queue) {
+            std::unique_lock<std::mutex> lock(queue_.mutex_);
+            const uint64_t ticket = queue_.next_++;
+            queue_.ready_.wait(lock, [&] { return queue_.serving_ == ticket; });
+        }
+        ~Turn() {
+            std::lock_guard<std::mutex> lock(queue_.mutex_);
+            ++queue_.serving_;
+            queue_.ready_.notify_all();
+        }
+
+    private:
+        TurnQueue &queue_;
+    };
+
+private:
+    std::mutex mutex_;
+    std::condition_variable ready_;
+    uint64_t next_ = 0, serving_ = 0;
+};
+
+// What serving one request came to.
+struct Outcome {
+    size_t cached_tokens = 0;  // prompt tokens the session already held (not prefilled again)
+    double prefill_seconds = 0, decode_seconds = 0;
+    bool client_gone = false;  // the stream's reader went away: generation stopped there
+};
+
+// A session's shape: its parallel sequences and whether its steps report top_logprobs.  Both are
+// fixed when a session is created, so a request of another shape gets a new session (and the
+// prompt cache starts over): a session for every shape at once would hold their KV caches at once.
+struct Shape {
+    int sequences;
+    int top_logprobs;
+    bool operator==(const Shape &o) const { return sequences == o.sequences && top_logprobs == o.top_logprobs; }
+};
+
+class Engine {
+public:
+    Engine(reset_model *model, reset_session_options options) : model_(model), options_(options) {}
+    ~Engine() { reset_session_free(session_); }
+
+    // The session of `shape`, made now: at start, to reserve the largest one the server may need.
+    reset_session *session_for(Shape shape) {
+        if (session_ && shape_ == shape) return session_;
+        {
+            std::lock_guard<std::mutex> lock(session_mutex_);
+            reset_session_free(session_);
+            session_ = nullptr;
+        }
+        reset_session_options options = options_;
+        options.sequences = shape.sequences;
+        options.top_logprobs = shape.top_logprobs;
+        reset_session *created = nullptr;
+        const reset_status status = reset_session_create(model_, &options, &created);
+        if (status != RESET_OK) throw library_error(status, "cannot create a session");
+        std::lock_guard<std::mutex> lock(session_mutex_);
+        session_ = created;
+        shape_ = shape;
+        return session_;
+    }
+
+    // Serve one request: prefill what the session does not already hold of its prompt, then decode
+    // until every sample has ended; each step's output goes to `emit`, which returns false when
+    // the client has gone (the generation stops there).  Throws ApiError.
+    Outcome run(const GenerationRequest &request, const std::function<bool(const SampleStep &)> &emit) {
+        TurnQueue::Turn turn(queue_);
+        if (stopping_) throw ApiError(503, "the server is shutting down");
+        try {
+            return generate(request, emit);
+        } catch (const ApiError &e) {
+            // A device failure leaves a session refusing work until it is reset (reset.h): start
+            // the next request on a new one.
+            if (e.http_status == 500) drop_session();
+            throw;
+        } catch (const std::bad_alloc &) {
+            drop_session();
+            throw ApiError(503, "out of host memory");
+        } catch (const std::exception &e) {  // a CliError from a helper: nothing may leave as another type
+            drop_session();
+            throw ApiError(500, e.what());
+        }
+    }
+
+    // At shutdown: the running generation stops at its next step, and no other starts.
+    void stop() {
+        stopping_ = true;
+        std::lock_guard<std::mutex> lock(session_mutex_);
+        if (session_) reset_session_cancel(session_);
+    }
+
+private:
+    reset_model *model_;
+    reset_session_options options_;
+    reset_session *session_ = nullptr;
+    Shape shape_{0, 0};
+    std::mutex session_mutex_;  // session_ as stop() sees it, from the signal thread
+    TurnQueue queue_;
+    std::atomic<bool> stopping_{false};
+
+    void drop_session() {
+        std::lock_guard<std::mutex> lock(session_mutex_);
+        reset_session_free(session_);
+        session_ = nullptr;
+    }
+
+    static void check_call(reset_status status, const char *what) {
+        if (status != RESET_OK) throw library_error(status, what);
+    }
+
+    // Keep the longest prefix of the prompt that every sequence already holds, as llama.cpp's server
+    // does (a chat's next turn prefills only the new messages).  At least the prompt's last token is
+    // prefilled again, for its logits, and every sequence is cut, so its sampler starts over: an
+    // answer depends on the request and its seed alone, not on what the session held before.
+    size_t reuse_prefix(reset_session *session, int sequences, const std::vector<int32_t> &prompt) {
+        size_t keep = prompt.size() - 1;
+        size_t shortest = SIZE_MAX;
+        for (int s = 0; s < sequences; ++s) {
+            const std::vector<int32_t> held = session_tokens(session, s);
+            size_t common = 0;
+            while (common < held.size() && common < prompt.size() && held[common] == prompt[common]) ++common;
+            keep = std::min(keep, common);
+            shortest = std::min(shortest, held.size());
+        }
+        if (keep > 0 && keep == shortest) --keep;  // a sequence holding exactly `keep` would not be cut
+        check_call(keep == 0 ? reset_session_reset(session) : reset_truncate(session, int32_t(keep)), "prompt cache");
+        return keep;
+    }
+
+    Outcome generate(const GenerationRequest &request, const std::function<bool(const SampleStep &)> &emit) {
+        reset_session *session =
+            session_for({request.n, request.top_logprobs > 0 ? RESET_MAX_TOP_LOGPROBS : 0});
+        Outcome outcome;
+        outcome.cached_tokens = reuse_prefix(session, request.n, request.prompt);
+
+        reset_policy_params policy = request.policy.params;
+        policy.reset_state = 1;
+        check_call(reset_set_policy(session, &policy), "sampling");
+        std::vector<const char *> stop_strings;
+        for (const std::string &s : request.stop) stop_strings.push_back(s.c_str());
+        reset_stop_options stop;
+        reset_stop_options_init(&stop);
+        stop.strings = stop_strings.data();
+        stop.string_count = stop_strings.size();
+        stop.ids = request.stop_ids.data();
+        stop.id_count = request.stop_ids.size();
+        stop.max_tokens = request.max_tokens;
+        stop.ignore_eos = request.ignore_eos ? 1 : 0;
+        check_call(reset_set_stop(session, &stop), "stop");
+        check_call(reset_set_logit_bias(session, request.logit_bias.data(), request.logit_bias.size()), "logit_bias");
+
+        const double start = now_seconds();
+        check_call(reset_prefill(session, request.prompt.data() + outcome.cached_tokens,
+                                 request.prompt.size() - outcome.cached_tokens),
+                   "prefill");
+        outcome.prefill_seconds = now_seconds() - start;
+
+        std::vector<reset_step> steps(size_t(request.n));
+        std::vector<bool> ended(size_t(request.n), false);
+        int active = request.n;
+        while (active > 0) {
+            reset_step_init(steps.data(), steps.size());
+            int32_t still_active = 0;
+            const reset_status status = reset_decode_step(session, steps.data(), steps.size(), &still_active);
+            if (status == RESET_ERR_CONTEXT_OVERFLOW) {
+                // Not reached (max_tokens keeps the answer inside the context), but if it were: the
+                // answers end at the context, with the text a stop string held back.
+                for (int i = 0; i < request.n; ++i) {
+                    if (ended[size_t(i)]) continue;
+                    SampleStep last;
+                    last.index = i;
+                    const char *held = nullptr;
+                    size_t held_len = 0;
+                    if (reset_session_held_text(session, i, &held, &held_len) == RESET_OK) last.text.assign(held, held_len);
+                    last.finish = "length";
+                    if (!emit(last)) outcome.client_gone = true;
+                }
+                break;
+            }
+            check_call(status, "decode");
+            for (int i = 0; i < request.n; ++i) {
+                const reset_step &step = steps[size_t(i)];
+                if (ended[size_t(i)] || step.token < 0) continue;
+                SampleStep out;
+                out.index = i;
+                out.token = step.token;
+                out.text.assign(step.text, step.text_len);
+                out.logprob = step.logprob;
+                // The session reports RESET_MAX_TOP_LOGPROBS (its shape); the request asked for its own.
+                out.top.assign(step.top_logprobs,
+                               step.top_logprobs + std::min(step.top_logprob_count, int32_t(request.top_logprobs)));
+                if (step.end_of_generation) {
+                    ended[size_t(i)] = true;
+                    --active;
+                    out.finish = step.end_reason == RESET_END_LENGTH ? "length" : "stop";
+                    // The end-of-generation token's own text is not part of the answer (vLLM skips
+                    // special tokens); text a stop string held back before it is.  A stop id's text
+                    // stays unless it is a special token's, as the library and vLLM report it.
+                    if (step.end_reason == RESET_END_EOS) {
+                        const std::string own = token_text(reset_model_tokenizer(model_), step.token);
+                        if (out.text.size() >= own.size() &&
+                            out.text.compare(out.text.size() - own.size(), own.size(), own) == 0)
+                            out.text.resize(out.text.size() - own.size());
+                    }
+                }
+                if (!emit(out)) outcome.client_gone = true;
+            }
+            if (outcome.client_gone) break;
+            if (still_active == 0) break;
+        }
+        outcome.decode_seconds = now_seconds() - start - outcome.prefill_seconds;
+        return outcome;
+    }
+};
+
+// --- HTTP ------------------------------------------------------------------------------------------
+
+// "libreset-0.10.0": the library's version, which with the model decides the answers.
+std::string fingerprint() {
+    const std::string version = reset_version_string();
+    return "libreset-" + version.substr(0, version.find(' '));
+}
+
+std::string dump(const Json &json) { return json.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+void send_json(httplib::Response &res, int status, const Json &body) {
+    res.status = status;
+    res.set_content(dump(body), "application/json");
+}
+
+void send_error(httplib::Response &res, const ApiError &e) { send_json(res, e.http_status, e.body()); }
+
+class Server {
+public:
+    Server(Engine &engine, const ServedModel &served, std::string api_key)
+        : engine_(engine), served_(served), api_key_(std::move(api_key)), created_(long(std::time(nullptr))) {
+        http_.set_payload_max_length(size_t(32) << 20);
+        // A stream writes one small event per token: sent at once, not held for the last one's
+        // acknowledgement (Nagle's algorithm against a client's delayed ACK).
+        http_.set_tcp_nodelay(true);
+        http_.Get("/health", [](const httplib::Request &, httplib::Response &res) {
+            send_json(res, 200, {{"status", "ok"}});
+        });
+        http_.Get("/v1/models", [this](const httplib::Request &req, httplib::Response &res) {
+            if (!authorised(req, res)) return;
+            send_json(res, 200, {{"object", "list"}, {"data", Json::array({model_card()})}});
+        });
+        http_.Get(R"(/v1/models/(.+))", [this](const httplib::Request &req, httplib::Response &res) {
+            if (!authorised(req, res)) return;
+            if (req.matches[1] != served_.name)
+                return send_error(res, ApiError(404, "the model `" + std::string(req.matches[1]) + "` does not exist",
+                                                "model", "model_not_found"));
+            send_json(res, 200, model_card());
+        });
+        http_.Post("/v1/chat/completions",
+                   [this](const httplib::Request &req, httplib::Response &res) { complete(req, res, true); });
+        http_.Post("/v1/completions",
+                   [this](const httplib::Request &req, httplib::Response &res) { complete(req, res, false); });
+        for (auto [path, respond] : {std::make_pair("/tokenize", &tokenize_response),
+                                     std::make_pair("/detokenize", &detokenize_response)}) {
+            http_.Post(path, [this, respond = respond](const httplib::Request &req, httplib::Response &res) {
+                if (!authorised(req, res)) return;
+                try {
+                    send_json(res, 200, respond(served_, req.body));
+                } catch (const ApiError &e) {
+                    send_error(res, e);
+                }
+            });
+        }
+        // Anything else: the API's error object rather than an empty page.
+        http_.set_error_handler([](const httplib::Request &req, httplib::Response &res) {
+            if (!res.body.empty()) return;
+            const std::string what = res.status == 404   ? "no such endpoint: " + req.method + " " + req.path
+                                     : res.status == 413 ? "the request body is too large (32 MiB at most)"
+                                                         : "the request was refused (HTTP " +
+                                                               std::to_string(res.status) + ")";
+            send_json(res, res.status, ApiError(res.status, what).body());
+        });
+        http_.set_exception_handler([](const httplib::Request &, httplib::Response &res, std::exception_ptr ep) {
+            std::string what = "internal error";
+            try {
+                std::rethrow_exception(ep);
+            } catch (const std::exception &e) {
+                what += std::string(": ") + e.what();
+            } catch (...) {
+            }
+            send_error(res, ApiError(500, what));
+        });
+    }
+
+    // Bind (port 0: any free port); returns the port.
+    int bind(const std::string &host, int port) {
+        const int bound = port == 0 ? http_.bind_to_any_port(host) : http_.bind_to_port(host, port) ? port : -1;
+        if (bound < 0)
+            fail("cannot listen on " + host + ":" + std::to_string(port) +
+                 " (the port is in use, or the address is not this machine's)");
+        return bound;
+    }
+    void listen() { http_.listen_after_bind(); }
+    void stop() { http_.stop(); }
+
+private:
+    Engine &engine_;
+    const ServedModel &served_;
+    std::string api_key_;
+    long created_;
+    httplib::Server http_;
+
+    Json model_card() const {
+        return {{"id", served_.name}, {"object", "model"}, {"created", created_}, {"owned_by", "libreset"},
+                {"max_model_len", served_.max_context}};
+    }
+
+    bool authorised(const httplib::Request &req, httplib::Response &res) const {
+        if (api_key_.empty()) return true;
+        const std::string given = req.get_header_value("Authorization");
+        const std::string expected = "Bearer " + api_key_;
+        // Compared in full whatever the first difference, so the time says nothing of the key.
+        unsigned char difference = given.size() == expected.size() ? 0 : 1;
+        for (size_t i = 0; i < given.size() && i < expected.size(); ++i) difference |= given[i] ^ expected[i];
+        if (difference == 0) return true;
+        send_error(res, ApiError(401, "a valid API key is required (Authorization: Bearer KEY)", "",
+                                 "invalid_api_key"));
+        return false;
+    }
+
+    void log(const GenerationRequest &request, const Outcome &outcome, const std::vector<ChoiceBuilder> &choices,
+             const char *note = "") const {
+        size_t tokens = 0;
+        for (const ChoiceBuilder &c : choices) tokens += size_t(c.tokens());
+        std::fprintf(stderr, "reset serve: %s n=%d: %zu prompt tokens (%zu cached), %zu generated, %.1f tokens/s%s\n",
+                     request.chat ? "chat" : "completion", request.n, request.prompt.size(), outcome.cached_tokens,
+                     tokens, outcome.decode_seconds > 0 ? double(tokens) / outcome.decode_seconds : 0.0, note);
+    }
+
+    void complete(const httplib::Request &req, httplib::Response &res, bool chat) {
+        if (!authorised(req, res)) return;
+        // The request as a shared object: a stream's provider runs after this handler returns.
+        std::shared_ptr<GenerationRequest> request;
+        try {
+            request = std::make_shared<GenerationRequest>(read_request(served_, req.body, chat));
+        } catch (const ApiError &e) {
+            return send_error(res, e);
+        }
+        if (request->stream) return stream(res, request);
+
+        std::vector<ChoiceBuilder> choices;
+        for (int i = 0; i < request->n; ++i) choices.emplace_back(served_, *request, i);
+        Outcome outcome;
+        try {
+            outcome = engine_.run(*request, [&](const SampleStep &step) {
+                choices[size_t(step.index)].add(step);
+                return true;
+            });
+        } catch (const ApiError &e) {
+            return send_error(res, e);
+        }
+        log(*request, outcome, choices);
+        Json body = {{"id", new_response_id(chat)},
+                     {"object", chat ? "chat.completion" : "text_completion"},
+                     {"created", long(std::time(nullptr))},
+                     {"model", served_.name},
+                     {"system_fingerprint", fingerprint()},
+                     {"choices", Json::array()}};
+        size_t generated = 0;
+        for (const ChoiceBuilder &c : choices) {
+            body["choices"].push_back(c.choice());
+            generated += size_t(c.tokens());
+        }
+        body["usage"] = usage_json(request->prompt.size(), outcome.cached_tokens, generated);
+        send_json(res, 200, body);
+    }
+
+    // Server-sent events as OpenAI streams them: chunks of deltas, a last chunk per choice with its
+    // finish_reason, the usage if asked for, then "data: [DONE]".  A failure after the first
+    // chunk can no longer change the HTTP status: it is sent as an event with the error object.
+    void stream(httplib::Response &res, std::shared_ptr<GenerationRequest> request) {
+        const bool chat = request->chat;
+        const std::string id = new_response_id(chat);
+        const long created = long(std::time(nullptr));
+        res.set_header("Cache-Control", "no-cache");
+        res.set_chunked_content_provider("text/event-stream", [this, request, id, created, chat](
+                                                                  size_t, httplib::DataSink &sink) {
+            auto send = [&](const Json &payload) {
+                const std::string event = "data: " + dump(payload) + "\n\n";
+                return sink.write(event.data(), event.size());
+            };
+            auto chunk = [&](Json choices) {
+                Json c = {{"id", id},
+                          {"object", chat ? "chat.completion.chunk" : "text_completion"},
+                          {"created", created},
+                          {"model", served_.name},
+                          {"system_fingerprint", fingerprint()},
+                          {"choices", std::move(choices)}};
+                if (request->include_usage) c["usage"] = nullptr;
+                return c;
+            };
+            std::vector<ChoiceBuilder> choices;
+            for (int i = 0; i < request->n; ++i) choices.emplace_back(served_, *request, i);
+            bool open = true;
+            for (const ChoiceBuilder &c : choices)
+                if (chat || !request->echo_text.empty()) open = open && send(chunk(Json::array({c.start_chunk()})));
+            Outcome outcome;
+            try {
+                if (open)
+                    outcome = engine_.run(*request, [&](const SampleStep &step) {
+                        const Json part = choices[size_t(step.index)].add(step);
+                        return part.is_null() || send(chunk(Json::array({part})));
+                    });
+                else
+                    outcome.client_gone = true;
+            } catch (const ApiError &e) {
+                send(e.body());
+                sink.done();
+                return true;
+            }
+            if (!outcome.client_gone && request->include_usage) {
+                size_t generated = 0;
+                for (const ChoiceBuilder &c : choices) generated += size_t(c.tokens());
+                Json last = chunk(Json::array());
+                last["usage"] = usage_json(request->prompt.size(), outcome.cached_tokens, generated);
+                send(last);
+            }
+            if (!outcome.client_gone) {
+                static const char kDone[] = "data: [DONE]\n\n";
+                sink.write(kDone, sizeof kDone - 1);
+            }
+            log(*request, outcome, choices, outcome.client_gone ? " (the client went away: stopped)" : "");
+            sink.done();
+            return true;
+        });
+    }
+};
+
+}  // namespace
+}  // namespace serve
+
+int cmd_serve(int argc, char **argv) {
+    using namespace serve;
+    std::set<std::string> valued = {"host", "port", "api-key", "served-model-name", "parallel", "reasoning-format",
+                                    "kv-cache"};
+    valued.insert(kModelValued.begin(), kModelValued.end());
+    const Args args = parse_args(argc, argv, 2, {"help"}, valued);
+    if (args.has("help") || args.positional.size() > 1) {
+        std::printf(
+            "usage: reset serve [MODEL_DIR] [--host ADDR] [--port N] [--api-key KEY] [--served-model-name NAME]\n"
+            "                   [--parallel N] [--reasoning-format split|none] [--context N] [--kv-cache bf16|fp8]\n"
+            "An OpenAI-compatible HTTP server (vLLM's and llama.cpp's dialect; docs/serve.md):\n"
+            "  POST /v1/chat/completions, /v1/completions (streamed with \"stream\": true), /tokenize, /detokenize;\n"
+            "  GET /v1/models, /health.\n"
+            "One generation runs at a time; others wait their turn.\n"
+            "  --host ADDR                default 127.0.0.1; 0.0.0.0 listens on every address\n"
+            "  --port N                   default 8080; 0 picks a free one (printed on stderr)\n"
+            "  --api-key KEY              (or RESET_API_KEY) all but /health need \"Authorization: Bearer KEY\"\n"
+            "  --served-model-name NAME   the API's model id (default: the directory's name)\n"
+            "  --parallel N               1..8 (default 1): the most samples (\"n\") per request\n"
+            "  --reasoning-format split   (default) <think>...</think> is returned as reasoning_content;\n"
+            "                   none      all of the text as content\n"
+            "  --context N                tokens per sequence, prompt and answer together (default: min(model\n"
+            "                             maximum, 4096))\n"
+            "Requests take OpenAI's fields (temperature, top_p, max_tokens, n, stop, seed, logprobs, ...), vLLM's\n"
+            "(top_k, min_p, repetition_penalty, stop_token_ids, ignore_eos, chat_template_kwargs.enable_thinking)\n"
+            "and \"policy\": libreset's sampler in reset's words (\"reset t_low=0.6 tau0=1.2\").  Fields a request\n"
+            "leaves out take the model's generation_config.json sampling.  Ctrl-C stops the server.\n");
+        return args.has("help") ? 0 : 2;
+    }
+    const std::string host = args.get("host", "127.0.0.1");
+    const int port = int(args.get_int("port", 8080, 0, 65535));
+    const int parallel = int(args.get_int("parallel", 1, 1, 8));
+    const std::string reasoning_format = args.get("reasoning-format", "split");
+    if (reasoning_format != "split" && reasoning_format != "none")
+        usage_error("--reasoning-format: split or none, not '" + reasoning_format + "'");
+    std::string api_key = args.get("api-key", "");
+    if (api_key.empty())
+        if (const char *env = std::getenv("RESET_API_KEY")) api_key = env;
+    const reset_kv_cache kv_cache = kv_cache_from_args(args);
+
+    const std::string path = model_path_or_default(args, 0);
+    Model model(path, args);
+    ServedModel served;
+    served.model = model.handle;
+    served.tokenizer = model.tokenizer();
+    served.vocab_size = model.info.vocab_size;
+    served.parallel = parallel;
+    served.split_reasoning = reasoning_format == "split";
+    std::string name = path;
+    while (name.size() > 1 && name.back() == '/') name.pop_back();
+    served.name = args.get("served-model-name", name.substr(name.find_last_of('/') + 1));
+
+    reset_session_options options;
+    reset_session_options_init(&options);
+    options.max_context = int32_t(args.get_int("context", 0, 0, 1 << 24));
+    options.kv_cache = kv_cache;
+    Engine engine(model.handle, options);
+    // The largest session a request may need is made now, so that memory runs out at start, not
+    // at a request; then the one most requests use.
+    reset_session *largest = nullptr;
+    try {
+        largest = engine.session_for({parallel, RESET_MAX_TOP_LOGPROBS});
+        served.max_context = reset_session_max_context(largest);
+        reset_policy_params_init(&served.sampling);
+        check(reset_session_get_policy(largest, &served.sampling), "the model's sampling");
+        served.sampling.preset = nullptr;
+        engine.session_for({1, 0});
+    } catch (const ApiError &e) {
+        fail(e.what());
+    }
+
+    // SIGINT and SIGTERM go to one thread, which stops the server: the running generation ends at
+    // its next step.  Blocked here, before the server's threads exist, so they inherit the mask.
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+    ::signal(SIGPIPE, SIG_IGN);  // a client that went away is a failed write, not the end of the server
+
+    Server server(engine, served, api_key);
+    const int bound = server.bind(host, port);
+    std::fprintf(stderr,
+                 "reset serve: %s on http://%s:%d/v1 (backend %s, context %d tokens, up to %d samples per "
+                 "request%s); Ctrl-C stops\n",
+                 served.name.c_str(), host.c_str(), bound, backend_name(model.info.backend), served.max_context,
+                 parallel, api_key.empty() ? "" : ", API key required");
+    std::atomic<bool> done{false};
+    std::thread signal_thread([&] {
+        int signal_number = 0;
+        sigwait(&stop_signals, &signal_number);
+        if (done) return;
+        std::fprintf(stderr, "reset serve: stopping\n");
+        engine.stop();
+        server.stop();
+    });
+    server.listen();
+    done = true;
+    pthread_kill(signal_thread.native_handle(), SIGTERM);  // wakes sigwait if no signal came
+    signal_thread.join();
+    return 0;
+}
+
+}  // namespace cli

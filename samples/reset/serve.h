@@ -1,0 +1,143 @@
+// serve.h — `reset serve`, an OpenAI-compatible HTTP server over one model:
+// what its files share.  serve_request.cpp reads a request's JSON into a
+// GenerationRequest and turns steps into the API's responses; serve.cpp runs
+// the HTTP server and the model (one session, one generation at a time).
+//
+// The API is OpenAI's chat completions and completions as vLLM and
+// llama.cpp's server speak them (their extensions included: top_k, min_p,
+// repetition_penalty, stop_token_ids, ignore_eos, chat_template_kwargs,
+// reasoning_content), plus libreset's own "policy" (the ReSET sampler).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli.h"
+
+namespace cli::serve {
+
+using Json = nlohmann::ordered_json;
+
+// A request the server refuses or cannot serve, as the OpenAI API reports it:
+// {"error": {"message", "type", "param", "code"}} with an HTTP status.
+struct ApiError : std::runtime_error {
+    int http_status;
+    std::string type;   // "invalid_request_error", "authentication_error", "server_error"
+    std::string param;  // the request field at fault ("" if none)
+    std::string code;   // "context_length_exceeded", "model_not_found", ... ("" if none)
+    ApiError(int status, const std::string &message, std::string param_ = "", std::string code_ = "");
+    Json body() const;
+};
+
+// A status from the library as the API error it means (400 for what the request got wrong, 503
+// for memory and cancellation at shutdown, 500 for the rest), with the library's message.
+ApiError library_error(reset_status status, const std::string &what);
+
+// What the server knows of its model, fixed at start.
+struct ServedModel {
+    std::string name;                  // the API's "model" (--served-model-name, else the directory's name)
+    const reset_model *model = nullptr;
+    const reset_tokenizer *tokenizer = nullptr;
+    int32_t vocab_size = 0;
+    int32_t max_context = 0;           // tokens per sequence, the prompt's and the answer's together
+    int parallel = 1;                  // the most samples (n) one request may ask for
+    reset_policy_params sampling{};    // a request's sampling where it names none (generation_config.json)
+    bool split_reasoning = true;       // <think>...</think> goes to reasoning_content (--reasoning-format)
+};
+
+// One request, read and checked: everything the model needs to serve it.
+struct GenerationRequest {
+    bool chat = true;                  // /v1/chat/completions (else /v1/completions)
+    std::vector<int32_t> prompt;
+    std::string echo_text;             // completions with echo: the prompt, put before each answer
+    bool reasoning_first = false;      // the answer begins with reasoning, <think> written or not (DeepSeek-R1)
+    int n = 1;
+    int32_t max_tokens = 0;            // at least 1; what the context leaves when the request names none
+    PolicySpec policy;
+    std::vector<std::string> stop;
+    std::vector<int32_t> stop_ids;
+    bool ignore_eos = false;
+    std::vector<reset_logit_bias> logit_bias;
+    bool logprobs = false;
+    int top_logprobs = 0;
+    bool stream = false;
+    bool include_usage = false;        // stream_options.include_usage: a last chunk with the usage
+};
+
+// Read a request body (chat: true for /v1/chat/completions).  Throws ApiError naming the field at
+// fault; sampling is checked by the library (reset_policy_create_for_model).
+GenerationRequest read_request(const ServedModel &served, const std::string &body, bool chat);
+
+// vLLM's /tokenize ({"prompt"} or {"messages"} as a chat request renders them; {"count",
+// "max_model_len", "tokens"}) and /detokenize ({"tokens"}; {"prompt"}).  Throw ApiError.
+Json tokenize_response(const ServedModel &served, const std::string &body);
+Json detokenize_response(const ServedModel &served, const std::string &body);
+
+// What one decode step gave one sample.
+struct SampleStep {
+    int index = 0;                     // the choice (the session's sequence)
+    int32_t token = -1;
+    std::string text;                  // complete UTF-8; the ending token's own text left out
+    float logprob = 0;
+    std::vector<reset_token_logprob> top;
+    const char *finish = nullptr;      // "stop" / "length" once the sample has ended, else null
+};
+
+// Splits a chat answer into its reasoning (inside <think>...</think>) and the answer after it, as
+// the text streams: a tag split across steps is held back until it is whole, and the newlines
+// Qwen3's template puts around the reasoning and before the answer are dropped, so the parts render
+// back into the same conversation.
+class ReasoningSplitter {
+public:
+    // split false: all text is answer.  reasoning_first: text before </think> is reasoning even
+    // when the answer does not open with <think> (the prompt opened it, or the model left it out).
+    ReasoningSplitter(bool split, bool reasoning_first);
+    void feed(std::string_view text, std::string *reasoning, std::string *content);
+    // The generation ended: what is still held back.
+    void finish(std::string *reasoning, std::string *content);
+
+private:
+    enum class State { Start, Reasoning, Content };
+    State state_;
+    std::string held_;
+    bool part_start_ = true;  // nothing of the current part has been given out yet
+    bool reasoning_first_;
+    void run(std::string *reasoning, std::string *content, bool final);
+};
+
+// One choice of a response as it is built: its text parts and its log-probabilities.
+class ChoiceBuilder {
+public:
+    ChoiceBuilder(const ServedModel &served, const GenerationRequest &request, int index);
+    // A stream's first chunk of this choice: chat's role, or completions' echoed prompt.
+    Json start_chunk() const;
+    // Adds a step (the last one releases what the splitter held); returns this choice's part of a
+    // stream chunk, or null when the step adds nothing to show.
+    Json add(const SampleStep &step);
+    // The whole choice, for a response that is not streamed.
+    Json choice() const;
+    bool finished() const { return finish_ != nullptr; }
+    int tokens() const { return tokens_; }
+
+private:
+    const ServedModel &served_;
+    const GenerationRequest &request_;
+    int index_;
+    ReasoningSplitter splitter_;
+    std::string content_, reasoning_;
+    Json logprobs_;      // chat: the "content" array; completions: tokens, token_logprobs, top_logprobs, text_offset
+    size_t text_offset_;  // completions: where the next token's text starts in the choice's text
+    const char *finish_ = nullptr;
+    int tokens_ = 0;
+};
+
+// The response's envelope fields.
+std::string new_response_id(bool chat);
+Json usage_json(size_t prompt_tokens, size_t cached_tokens, size_t completion_tokens);
+
+}  // namespace cli::serve

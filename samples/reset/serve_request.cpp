@@ -1,0 +1,608 @@
+// serve_request.cpp — `reset serve`: a request's JSON read into a GenerationRequest,
+// and steps turned into the OpenAI API's choices (serve.h).
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "serve.h"
+
+namespace cli::serve {
+
+ApiError::ApiError(int status, const std::string &message, std::string param_, std::string code_)
+    : std::runtime_error(message), http_status(status),
+      type(status == 401 ? "authentication_error" : status >= 500 ? "server_error" : "invalid_request_error"),
+      param(std::move(param_)), code(std::move(code_)) {}
+
+Json ApiError::body() const {
+    Json error = {{"message", what()}, {"type", type}, {"param", nullptr}, {"code", nullptr}};
+    if (!param.empty()) error["param"] = param;
+    if (!code.empty()) error["code"] = code;
+    return Json{{"error", error}};
+}
+
+ApiError library_error(reset_status status, const std::string &what) {
+    const std::string message = what + ": " + reset_last_error();
+    switch (status) {
+    case RESET_ERR_INVALID_ARGUMENT:
+    case RESET_ERR_OUT_OF_RANGE:
+    case RESET_ERR_BAD_UTF8:
+    case RESET_ERR_UNSUPPORTED: return ApiError(400, message);
+    case RESET_ERR_CONTEXT_OVERFLOW: return ApiError(400, message, "", "context_length_exceeded");
+    case RESET_ERR_OUT_OF_MEMORY: return ApiError(503, message);
+    case RESET_ERR_CANCELLED: return ApiError(503, what + ": the server is shutting down");
+    default: return ApiError(500, message);
+    }
+}
+
+namespace {
+
+// --- the request's fields, each checked for its type and range ---------------------------------
+
+// A field's value, or nullptr when it is absent or null (the API treats the two alike).
+const Json *field(const Json &body, const char *name) {
+    const auto it = body.find(name);
+    return it == body.end() || it->is_null() ? nullptr : &*it;
+}
+
+[[noreturn]] void bad_field(const char *name, const std::string &what) {
+    throw ApiError(400, std::string(name) + ": " + what, name);
+}
+
+bool bool_field(const Json &body, const char *name, bool fallback) {
+    const Json *v = field(body, name);
+    if (!v) return fallback;
+    if (!v->is_boolean()) bad_field(name, "must be true or false");
+    return v->get<bool>();
+}
+
+// An integer; 5.0 counts (some clients write every number as a float).
+int64_t int_field(const Json &body, const char *name, int64_t fallback, int64_t min, int64_t max) {
+    const Json *v = field(body, name);
+    if (!v) return fallback;
+    int64_t value = 0;
+    if (v->is_number_integer()) {
+        if (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(INT64_MAX)) bad_field(name, "is out of range");
+        value = v->get<int64_t>();
+    } else if (v->is_number_float() && std::isfinite(v->get<double>()) && v->get<double>() == std::floor(v->get<double>()) &&
+               std::fabs(v->get<double>()) < 9.0e18) {
+        value = int64_t(v->get<double>());
+    } else {
+        bad_field(name, "must be an integer");
+    }
+    if (value < min || value > max)
+        bad_field(name, "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "], not " +
+                            std::to_string(value));
+    return value;
+}
+
+bool number_field(const Json &body, const char *name, double *out) {
+    const Json *v = field(body, name);
+    if (!v) return false;
+    if (!v->is_number()) bad_field(name, "must be a number");
+    *out = v->get<double>();
+    return true;
+}
+
+// --- the prompt ------------------------------------------------------------------------------------
+
+// A message's content: a string, or OpenAI's array of parts, of which only text is served.
+std::string message_content(const Json &message, size_t index) {
+    const Json *content = field(message, "content");
+    const std::string where = "messages[" + std::to_string(index) + "].content";
+    if (!content) return "";
+    if (content->is_string()) return content->get<std::string>();
+    if (!content->is_array()) throw ApiError(400, where + ": must be a string or an array of parts", where);
+    std::string text;
+    for (const Json &part : *content) {
+        const Json *type = part.is_object() ? field(part, "type") : nullptr;
+        if (!type || !type->is_string() || *type != "text")
+            throw ApiError(400, where + ": only text parts are served (this model reads text alone)", where);
+        const Json *part_text = field(part, "text");
+        if (!part_text || !part_text->is_string()) throw ApiError(400, where + ": a text part needs its text", where);
+        text += part_text->get<std::string>();
+    }
+    return text;
+}
+
+// The chat messages as the model's template renders them, tokenized.
+void read_chat_prompt(const ServedModel &served, const Json &body, GenerationRequest &request) {
+    const Json *messages = field(body, "messages");
+    if (!messages || !messages->is_array() || messages->empty())
+        throw ApiError(400, "messages: a non-empty array of messages is required", "messages");
+    if (const Json *tools = field(body, "tools"); tools && !(tools->is_array() && tools->empty()))
+        throw ApiError(400, "tools: tool calling is not supported by this server", "tools");
+    if (const Json *choice = field(body, "tool_choice"); choice && *choice != "none" && *choice != "auto")
+        throw ApiError(400, "tool_choice: tool calling is not supported by this server", "tool_choice");
+    if (const Json *format = field(body, "response_format")) {
+        const Json *type = format->is_object() ? field(*format, "type") : nullptr;
+        if (!type || *type != "text")
+            throw ApiError(400, "response_format: only {\"type\": \"text\"} is served (no JSON mode or schemas)",
+                           "response_format");
+    }
+    bool thinking = true;
+    if (const Json *kwargs = field(body, "chat_template_kwargs")) {
+        if (!kwargs->is_object()) bad_field("chat_template_kwargs", "must be an object");
+        thinking = bool_field(*kwargs, "enable_thinking", true);
+    }
+    std::vector<Message> conversation;
+    for (size_t i = 0; i < messages->size(); ++i) {
+        const Json &m = (*messages)[i];
+        const std::string where = "messages[" + std::to_string(i) + "]";
+        if (!m.is_object()) throw ApiError(400, where + ": must be an object", where);
+        const Json *role = field(m, "role");
+        if (!role || !role->is_string()) throw ApiError(400, where + ".role: a role is required", where + ".role");
+        std::string name = role->get<std::string>();
+        if (name == "developer") name = "system";  // OpenAI's newer name for the system prompt
+        if (name != "system" && name != "user" && name != "assistant")
+            throw ApiError(400, where + ".role: '" + name + "' is not served (system, developer, user, assistant)",
+                           where + ".role");
+        if (const Json *calls = field(m, "tool_calls"); calls && !(calls->is_array() && calls->empty()))
+            throw ApiError(400, where + ".tool_calls: tool calling is not supported by this server", where);
+        std::string content = message_content(m, i);
+        // An earlier answer's reasoning, as this server returned it: the template decides whether
+        // the model sees it again (Qwen3's and DeepSeek-R1's drop it from history).
+        if (const Json *reasoning = field(m, "reasoning_content"); reasoning && name == "assistant") {
+            if (!reasoning->is_string()) throw ApiError(400, where + ".reasoning_content: must be a string", where);
+            content = "<think>\n" + reasoning->get<std::string>() + "\n</think>\n\n" + content;
+        }
+        conversation.push_back({name, content});
+    }
+    const std::string text = chat_render(served.tokenizer, conversation, thinking);
+    request.prompt = tokenize(served.tokenizer, text, RESET_TOKENIZE_PARSE_SPECIAL);
+    // DeepSeek-R1's models begin with their reasoning whether or not they write <think> (newer
+    // versions of the template put it in the prompt), as vLLM's deepseek_r1 reasoning parser assumes.
+    reset_tokenizer_info info;
+    reset_tokenizer_info_init(&info);
+    const bool deepseek = reset_tokenizer_get_info(served.tokenizer, &info) == RESET_OK &&
+                          info.chat_template == RESET_CHAT_TEMPLATE_DEEPSEEK_R1;
+    auto ends_with = [&](const char *tail) {
+        const size_t n = std::strlen(tail);
+        return text.size() >= n && text.compare(text.size() - n, n, tail) == 0;
+    };
+    request.reasoning_first = deepseek || ends_with("<think>\n") || ends_with("<think>");
+}
+
+// A completion's prompt: a string, or token ids (OpenAI allows a list of one of either).
+void read_completion_prompt(const ServedModel &served, const Json &body, GenerationRequest &request) {
+    const Json *prompt = field(body, "prompt");
+    if (!prompt) throw ApiError(400, "prompt: a prompt is required", "prompt");
+    const Json *one = prompt;
+    if (prompt->is_array() && prompt->size() == 1 && ((*prompt)[0].is_string() || (*prompt)[0].is_array()))
+        one = &(*prompt)[0];
+    else if (prompt->is_array() && !prompt->empty() && !(*prompt)[0].is_number_integer())
+        throw ApiError(400, "prompt: one prompt per request (a string or a list of token ids)", "prompt");
+    if (one->is_string()) {
+        request.echo_text = one->get<std::string>();
+        request.prompt = tokenize(served.tokenizer, request.echo_text,
+                                  RESET_TOKENIZE_PARSE_SPECIAL | RESET_TOKENIZE_ADD_BOS);
+    } else if (one->is_array()) {
+        for (const Json &id : *one) {
+            if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= served.vocab_size)
+                throw ApiError(400, "prompt: token ids must be integers in [0, " + std::to_string(served.vocab_size) +
+                                        ")", "prompt");
+            request.prompt.push_back(int32_t(id.get<int64_t>()));
+        }
+        size_t needed = 0;
+        reset_status status =
+            reset_detokenize(served.tokenizer, request.prompt.data(), request.prompt.size(), 0, nullptr, 0, &needed);
+        std::string text(needed, '\0');
+        if (status == RESET_ERR_BUFFER_TOO_SMALL)
+            status = reset_detokenize(served.tokenizer, request.prompt.data(), request.prompt.size(), 0, &text[0],
+                                      text.size(), &needed);
+        if (status != RESET_OK) throw library_error(status, "prompt");
+        text.resize(needed);
+        request.echo_text = text;
+    } else {
+        throw ApiError(400, "prompt: must be a string or a list of token ids", "prompt");
+    }
+    if (const Json *suffix = field(body, "suffix"); suffix && !(suffix->is_string() && suffix->get<std::string>().empty()))
+        throw ApiError(400, "suffix: insertion (fill-in-the-middle) is not supported", "suffix");
+}
+
+// --- sampling ----------------------------------------------------------------------------------------
+
+// The request's sampling: libreset's "policy" words if given, else the model's own sampling; then
+// OpenAI's and vLLM's fields override it.  A request without a seed draws from a fresh one, as
+// OpenAI's API does; the library checks the ranges (reset_policy_create_for_model).
+PolicySpec read_sampling(const ServedModel &served, const Json &body) {
+    PolicySpec spec;
+    spec.params = served.sampling;
+    spec.params.preset = nullptr;
+    spec.label = "model";
+    const Json *policy = field(body, "policy");
+    if (policy) {
+        if (!policy->is_string()) bad_field("policy", "must be a string such as \"reset t_low=0.6 tau0=1.2\"");
+        try {
+            spec = parse_policy(policy->get<std::string>());
+        } catch (const CliError &e) {
+            bad_field("policy", e.what());
+        }
+    }
+    double value = 0;
+    if (number_field(body, "temperature", &value)) {
+        if (spec.params.kind == RESET_POLICY_RESET || spec.params.kind == RESET_POLICY_ENTROPY)
+            bad_field("temperature", "the ReSET policy chooses the temperature (set t_high= and t_low= in policy)");
+        if (value < 0) bad_field("temperature", "must be >= 0");
+        spec.params.kind = value <= 1e-6 ? RESET_POLICY_GREEDY : RESET_POLICY_FIXED;
+        spec.params.temperature = float(value);
+    }
+    if (number_field(body, "top_p", &value)) spec.params.top_p = float(value);
+    if (field(body, "top_k")) {
+        const int64_t k = int_field(body, "top_k", 0, -1, 1 << 30);
+        spec.params.top_k = int32_t(k < 0 ? 0 : k);  // vLLM's -1 and OpenAI's absent: off
+    }
+    if (number_field(body, "min_p", &value)) spec.params.min_p = float(value);
+    if (number_field(body, "presence_penalty", &value)) spec.params.presence_penalty = float(value);
+    if (number_field(body, "frequency_penalty", &value)) spec.params.frequency_penalty = float(value);
+    if (number_field(body, "repetition_penalty", &value)) spec.params.repetition_penalty = float(value);
+    if (field(body, "seed")) {
+        spec.params.seed = uint64_t(int_field(body, "seed", 0, INT64_MIN, INT64_MAX));
+    } else if (!(policy && spec.label.find("seed=") != std::string::npos)) {
+        static thread_local std::mt19937_64 random{std::random_device{}()};
+        spec.params.seed = random() >> 1;
+    }
+    reset_policy *checked = nullptr;
+    const reset_status status = reset_policy_create_for_model(served.model, &spec.params, nullptr, &checked);
+    reset_policy_free(checked);
+    if (status != RESET_OK) throw ApiError(400, std::string("sampling: ") + reset_last_error());
+    return spec;
+}
+
+void read_stops(const ServedModel &served, const Json &body, GenerationRequest &request) {
+    if (const Json *stop = field(body, "stop")) {
+        std::vector<Json> items;
+        if (stop->is_string()) items.push_back(*stop);
+        else if (stop->is_array()) items.assign(stop->begin(), stop->end());
+        else bad_field("stop", "must be a string or an array of strings");
+        if (items.size() > RESET_MAX_STOP_STRINGS)
+            bad_field("stop", "at most " + std::to_string(RESET_MAX_STOP_STRINGS) + " stop strings");
+        for (const Json &item : items) {
+            if (!item.is_string() || item.get<std::string>().empty() ||
+                item.get<std::string>().size() > RESET_MAX_STOP_STRING_BYTES)
+                bad_field("stop", "each stop string must be 1 to " + std::to_string(RESET_MAX_STOP_STRING_BYTES) +
+                                      " bytes of text");
+            request.stop.push_back(item.get<std::string>());
+        }
+    }
+    if (const Json *ids = field(body, "stop_token_ids")) {
+        if (!ids->is_array() || ids->size() > RESET_MAX_STOP_IDS)
+            bad_field("stop_token_ids", "must be an array of at most " + std::to_string(RESET_MAX_STOP_IDS) + " ids");
+        for (const Json &id : *ids) {
+            if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= served.vocab_size)
+                bad_field("stop_token_ids", "ids must be in [0, " + std::to_string(served.vocab_size) + ")");
+            request.stop_ids.push_back(int32_t(id.get<int64_t>()));
+        }
+    }
+    request.ignore_eos = bool_field(body, "ignore_eos", false);
+}
+
+// OpenAI's logit_bias: {"token id": bias}, bias in [-100, 100].
+void read_logit_bias(const ServedModel &served, const Json &body, GenerationRequest &request) {
+    const Json *bias = field(body, "logit_bias");
+    if (!bias) return;
+    if (!bias->is_object()) bad_field("logit_bias", "must be an object of token ids and biases");
+    if (bias->size() > RESET_MAX_LOGIT_BIAS)
+        bad_field("logit_bias", "at most " + std::to_string(RESET_MAX_LOGIT_BIAS) + " tokens");
+    for (const auto &[key, value] : bias->items()) {
+        char *end = nullptr;
+        errno = 0;
+        const long id = std::strtol(key.c_str(), &end, 10);
+        if (key.empty() || *end != '\0' || errno != 0 || id < 0 || id >= served.vocab_size)
+            bad_field("logit_bias", "'" + key + "' is no token id in [0, " + std::to_string(served.vocab_size) + ")");
+        if (!value.is_number() || !(std::fabs(value.get<double>()) <= RESET_MAX_LOGIT_BIAS_VALUE))
+            bad_field("logit_bias", "the bias of token " + key + " must be a number in [-100, 100]");
+        for (const reset_logit_bias &entry : request.logit_bias)
+            if (entry.token == int32_t(id)) bad_field("logit_bias", "token " + std::to_string(id) + " is listed twice");
+        request.logit_bias.push_back({int32_t(id), float(value.get<double>())});
+    }
+}
+
+}  // namespace
+
+namespace {
+
+// The body as a JSON object naming this server's model or none.
+Json read_body(const ServedModel &served, const std::string &text) {
+    Json body;
+    try {
+        body = Json::parse(text);
+    } catch (const Json::exception &e) {
+        throw ApiError(400, std::string("the body is not valid JSON (") + e.what() + ")");
+    }
+    if (!body.is_object()) throw ApiError(400, "the body must be a JSON object");
+    if (const Json *model = field(body, "model"); model && (!model->is_string() || *model != served.name))
+        throw ApiError(404, "the model `" + (model->is_string() ? model->get<std::string>() : model->dump()) +
+                                "` does not exist: this server serves `" + served.name + "`",
+                       "model", "model_not_found");
+    return body;
+}
+
+}  // namespace
+
+Json tokenize_response(const ServedModel &served, const std::string &text) {
+    const Json body = read_body(served, text);
+    GenerationRequest request;
+    try {
+        if (field(body, "messages")) {
+            read_chat_prompt(served, body, request);
+        } else {
+            const Json *prompt = field(body, "prompt");
+            if (!prompt || !prompt->is_string()) throw ApiError(400, "prompt: a string, or messages", "prompt");
+            const bool special = bool_field(body, "add_special_tokens", true);
+            request.prompt = tokenize(served.tokenizer, prompt->get<std::string>(),
+                                      RESET_TOKENIZE_PARSE_SPECIAL | (special ? RESET_TOKENIZE_ADD_BOS : 0u));
+        }
+    } catch (const CliError &e) {
+        throw ApiError(400, e.what());
+    }
+    return {{"count", request.prompt.size()}, {"max_model_len", served.max_context}, {"tokens", request.prompt}};
+}
+
+Json detokenize_response(const ServedModel &served, const std::string &text) {
+    const Json body = read_body(served, text);
+    const Json *tokens = field(body, "tokens");
+    if (!tokens || !tokens->is_array()) throw ApiError(400, "tokens: an array of token ids is required", "tokens");
+    std::vector<int32_t> ids;
+    for (const Json &id : *tokens) {
+        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= served.vocab_size)
+            throw ApiError(400, "tokens: ids must be integers in [0, " + std::to_string(served.vocab_size) + ")",
+                           "tokens");
+        ids.push_back(int32_t(id.get<int64_t>()));
+    }
+    size_t needed = 0;
+    reset_status status = reset_detokenize(served.tokenizer, ids.data(), ids.size(), 0, nullptr, 0, &needed);
+    std::string out(needed, '\0');
+    if (status == RESET_ERR_BUFFER_TOO_SMALL)
+        status = reset_detokenize(served.tokenizer, ids.data(), ids.size(), 0, &out[0], out.size(), &needed);
+    if (status != RESET_OK) throw library_error(status, "detokenize");
+    out.resize(needed);
+    return {{"prompt", out}};
+}
+
+GenerationRequest read_request(const ServedModel &served, const std::string &text, bool chat) {
+    const Json body = read_body(served, text);
+    GenerationRequest request;
+    request.chat = chat;
+    try {
+        if (chat) read_chat_prompt(served, body, request);
+        else read_completion_prompt(served, body, request);
+    } catch (const CliError &e) {  // the template or the tokenizer refused the text
+        throw ApiError(400, e.what(), chat ? "messages" : "prompt");
+    }
+    if (request.prompt.empty()) throw ApiError(400, "the prompt is empty", chat ? "messages" : "prompt");
+
+    request.n = int(int_field(body, "n", 1, 1, 8));
+    if (request.n > served.parallel)
+        bad_field("n", "this server draws at most " + std::to_string(served.parallel) +
+                           " samples per request (reset serve --parallel N, up to 8)");
+    if (!chat && int_field(body, "best_of", request.n, 1, 8) != request.n)
+        bad_field("best_of", "must equal n (every sample drawn is returned)");
+
+    // The prompt and the answer share the context, as in vLLM: a prompt that leaves no room, or a
+    // max_tokens beyond what it leaves, is refused rather than cut short.
+    const size_t prompt_tokens = request.prompt.size();
+    const size_t context = size_t(served.max_context);
+    if (prompt_tokens >= context)
+        throw ApiError(400, "this model's maximum context length is " + std::to_string(context) +
+                                " tokens, and the prompt has " + std::to_string(prompt_tokens) +
+                                " (the answer needs at least one more)",
+                       chat ? "messages" : "prompt", "context_length_exceeded");
+    const char *max_name = chat && field(body, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+    const int64_t max_tokens = int_field(body, max_name, 0, 1, INT32_MAX);
+    if (max_tokens > int64_t(context - prompt_tokens))
+        throw ApiError(400, "this model's maximum context length is " + std::to_string(context) +
+                                " tokens; the prompt has " + std::to_string(prompt_tokens) + " and " + max_name +
+                                " asks for " + std::to_string(max_tokens) + " more",
+                       max_name, "context_length_exceeded");
+    request.max_tokens = int32_t(max_tokens > 0 ? max_tokens : int64_t(context - prompt_tokens));
+
+    request.policy = read_sampling(served, body);
+    read_stops(served, body, request);
+    read_logit_bias(served, body, request);
+    if (chat) {
+        request.logprobs = bool_field(body, "logprobs", false);
+        request.top_logprobs = int(int_field(body, "top_logprobs", 0, 0, RESET_MAX_TOP_LOGPROBS));
+        if (request.top_logprobs > 0 && !request.logprobs) bad_field("top_logprobs", "needs \"logprobs\": true");
+    } else {
+        request.logprobs = field(body, "logprobs") != nullptr;
+        request.top_logprobs = int(int_field(body, "logprobs", 0, 0, RESET_MAX_TOP_LOGPROBS));
+        if (bool_field(body, "echo", false)) {
+            if (request.logprobs)
+                bad_field("echo", "with logprobs would need the prompt's log-probabilities, which are not computed");
+        } else {
+            request.echo_text.clear();
+        }
+    }
+    request.stream = bool_field(body, "stream", false);
+    if (const Json *options = field(body, "stream_options")) {
+        if (!request.stream) bad_field("stream_options", "only with \"stream\": true");
+        if (!options->is_object()) bad_field("stream_options", "must be an object");
+        request.include_usage = bool_field(*options, "include_usage", false);
+    }
+    return request;
+}
+
+// --- reasoning and answer ---------------------------------------------------------------------------
+
+namespace {
+constexpr std::string_view kOpen = "<think>", kClose = "</think>";
+
+// The length of the longest end of `text` that begins `tag` (text that may yet become the tag).
+size_t partial_tag(const std::string &text, std::string_view tag) {
+    for (size_t n = std::min(text.size(), tag.size() - 1); n > 0; --n)
+        if (text.compare(text.size() - n, n, tag.substr(0, n)) == 0) return n;
+    return 0;
+}
+}  // namespace
+
+ReasoningSplitter::ReasoningSplitter(bool split, bool reasoning_first)
+    : state_(split ? State::Start : State::Content), part_start_(split), reasoning_first_(reasoning_first) {}
+
+void ReasoningSplitter::feed(std::string_view text, std::string *reasoning, std::string *content) {
+    held_.append(text);
+    run(reasoning, content, false);
+}
+
+void ReasoningSplitter::finish(std::string *reasoning, std::string *content) { run(reasoning, content, true); }
+
+void ReasoningSplitter::run(std::string *reasoning, std::string *content, bool final) {
+    for (;;) {
+        if (state_ == State::Start) {
+            // The answer opens with <think> (Qwen3 thinking), or begins with reasoning anyway
+            // (reasoning_first), or has none.
+            if (held_.compare(0, kOpen.size(), kOpen) == 0) {
+                held_.erase(0, kOpen.size());
+                state_ = State::Reasoning;
+                part_start_ = true;
+                continue;
+            }
+            if (!final && held_.size() < kOpen.size() && kOpen.compare(0, held_.size(), held_) == 0) return;
+            state_ = reasoning_first_ ? State::Reasoning : State::Content;
+            part_start_ = true;
+            continue;
+        }
+        if (part_start_) {  // the newlines the template puts after <think> and after </think>
+            const size_t text_start = held_.find_first_not_of('\n');
+            held_.erase(0, text_start == std::string::npos ? held_.size() : text_start);
+            if (held_.empty()) return;
+            part_start_ = false;
+        }
+        if (state_ == State::Content) {
+            content->append(held_);
+            held_.clear();
+            return;
+        }
+        const size_t close = held_.find(kClose);
+        if (close != std::string::npos) {
+            size_t end = close;
+            while (end > 0 && held_[end - 1] == '\n') --end;  // the template's newline before </think>
+            reasoning->append(held_, 0, end);
+            held_.erase(0, close + kClose.size());
+            state_ = State::Content;
+            part_start_ = true;
+            continue;
+        }
+        if (final) {
+            reasoning->append(held_);
+            held_.clear();
+            return;
+        }
+        // Hold back what may begin </think>, and the newlines that may come before it.
+        size_t keep = held_.size() - partial_tag(held_, kClose);
+        while (keep > 0 && held_[keep - 1] == '\n') --keep;
+        reasoning->append(held_, 0, keep);
+        held_.erase(0, keep);
+        return;
+    }
+}
+
+// --- choices -----------------------------------------------------------------------------------------
+
+namespace {
+
+// OpenAI's floor for a log-probability JSON cannot hold (-inf), as vLLM writes it.
+double finite_logprob(float logprob) { return std::isfinite(logprob) ? double(logprob) : -9999.0; }
+
+Json byte_list(const std::string &text) {
+    Json bytes = Json::array();
+    for (unsigned char c : text) bytes.push_back(int(c));
+    return bytes;
+}
+
+}  // namespace
+
+ChoiceBuilder::ChoiceBuilder(const ServedModel &served, const GenerationRequest &request, int index)
+    : served_(served), request_(request), index_(index),
+      splitter_(request.chat && served.split_reasoning, request.reasoning_first),
+      text_offset_(request.echo_text.size()) {
+    if (!request.logprobs) logprobs_ = nullptr;
+    else if (request.chat) logprobs_ = Json::array();
+    else logprobs_ = {{"tokens", Json::array()}, {"token_logprobs", Json::array()},
+                      {"top_logprobs", Json::array()}, {"text_offset", Json::array()}};
+}
+
+Json ChoiceBuilder::start_chunk() const {
+    if (request_.chat)
+        return {{"index", index_}, {"delta", {{"role", "assistant"}, {"content", ""}}}, {"logprobs", nullptr},
+                {"finish_reason", nullptr}};
+    return {{"index", index_}, {"text", request_.echo_text}, {"logprobs", nullptr}, {"finish_reason", nullptr}};
+}
+
+Json ChoiceBuilder::add(const SampleStep &step) {
+    std::string reasoning, content;
+    splitter_.feed(step.text, &reasoning, &content);
+    if (step.finish) {
+        splitter_.finish(&reasoning, &content);
+        finish_ = step.finish;
+    }
+    reasoning_ += reasoning;
+    content_ += content;
+    Json step_logprobs = nullptr;
+    if (step.token >= 0) {
+        ++tokens_;
+        if (request_.logprobs) {
+            // Each token's own text (raw, so a piece of a multi-byte character is its bytes).
+            const std::string text = token_text(served_.tokenizer, step.token);
+            if (request_.chat) {
+                Json top = Json::array();
+                for (const reset_token_logprob &t : step.top) {
+                    const std::string t_text = token_text(served_.tokenizer, t.token);
+                    top.push_back({{"token", t_text}, {"logprob", finite_logprob(t.logprob)},
+                                   {"bytes", byte_list(t_text)}});
+                }
+                Json entry = {{"token", text}, {"logprob", finite_logprob(step.logprob)}, {"bytes", byte_list(text)},
+                              {"top_logprobs", top}};
+                logprobs_.push_back(entry);
+                step_logprobs = {{"content", Json::array({entry})}};
+            } else {
+                Json top = Json::object();
+                for (const reset_token_logprob &t : step.top)
+                    top[token_text(served_.tokenizer, t.token)] = finite_logprob(t.logprob);
+                const Json top_entry = request_.top_logprobs > 0 ? top : Json(nullptr);
+                logprobs_["tokens"].push_back(text);
+                logprobs_["token_logprobs"].push_back(finite_logprob(step.logprob));
+                logprobs_["top_logprobs"].push_back(top_entry);
+                logprobs_["text_offset"].push_back(text_offset_);
+                step_logprobs = {{"tokens", {text}}, {"token_logprobs", {finite_logprob(step.logprob)}},
+                                 {"top_logprobs", {top_entry}}, {"text_offset", {text_offset_}}};
+                text_offset_ += text.size();
+            }
+        }
+    }
+    if (reasoning.empty() && content.empty() && step_logprobs.is_null() && !step.finish) return nullptr;
+    const Json finish = step.finish ? Json(step.finish) : Json(nullptr);
+    if (!request_.chat)
+        return {{"index", index_}, {"text", content}, {"logprobs", step_logprobs}, {"finish_reason", finish}};
+    Json delta = Json::object();
+    if (!reasoning.empty()) delta["reasoning_content"] = reasoning;
+    if (!content.empty()) delta["content"] = content;
+    return {{"index", index_}, {"delta", delta}, {"logprobs", step_logprobs}, {"finish_reason", finish}};
+}
+
+Json ChoiceBuilder::choice() const {
+    const Json finish = finish_ ? Json(finish_) : Json(nullptr);
+    if (!request_.chat)
+        return {{"index", index_}, {"text", request_.echo_text + content_}, {"logprobs", logprobs_},
+                {"finish_reason", finish}};
+    Json message = {{"role", "assistant"}, {"content", content_}};
+    if (served_.split_reasoning) message["reasoning_content"] = reasoning_.empty() ? Json(nullptr) : Json(reasoning_);
+    const Json logprobs = request_.logprobs ? Json{{"content", logprobs_}} : Json(nullptr);
+    return {{"index", index_}, {"message", message}, {"logprobs", logprobs}, {"finish_reason", finish}};
+}
+
+std::string new_response_id(bool chat) {
+    static thread_local std::mt19937_64 random{std::random_device{}()};
+    char hex[33];
+    std::snprintf(hex, sizeof hex, "%016llx%016llx", (unsigned long long)random(), (unsigned long long)random());
+    return std::string(chat ? "chatcmpl-" : "cmpl-") + hex;
+}
+
+Json usage_json(size_t prompt_tokens, size_t cached_tokens, size_t completion_tokens) {
+    return {{"prompt_tokens", prompt_tokens},
+            {"completion_tokens", completion_tokens},
+            {"total_tokens", prompt_tokens + completion_tokens},
+            {"prompt_tokens_details", {{"cached_tokens", cached_tokens}}}};
+}
+
+}  // namespace cli::serve

@@ -1,0 +1,518 @@
+#!/usr/bin/env python3
+"""`reset serve`, the OpenAI-compatible HTTP server, on the embedded default model.
+
+    test_serve.py RESET_BINARY SOURCE_DIR
+
+The server is driven by the `openai` Python package (OpenAI's own client, an
+independent implementation of the protocol) and by raw HTTP for what a client
+library hides (status codes, error bodies, the event stream, a client that
+goes away).  What the server returns is compared with `reset generate` on the
+same prompt: the server maps a protocol onto the library, so the library's
+own command is the reference for the text, and the client for the protocol.
+
+The default model (models/default, a 4.3M-parameter model trained to reason in
+<think>...</think> before a \\boxed{} answer) makes the reasoning split
+observable; the CPU backend keeps every run identical on any machine.
+"""
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import openai
+
+BINARY, SOURCE = sys.argv[1], sys.argv[2]
+MODEL = os.path.join(SOURCE, "models/default")
+TMP = tempfile.mkdtemp(prefix="reset-serve-")
+failures = []
+PROBLEM = ("Tom has 25 tickets. Tom ends up with 9 times as many tickets. Then Tom gives away 30 tickets. "
+           "How many tickets does Tom have now?")
+problem = [{"role": "user", "content": PROBLEM}]
+
+
+def check(name, condition, detail=""):
+    print(("ok: " if condition else "FAIL: ") + name)
+    if not condition:
+        failures.append(name)
+        print("   ", str(detail)[-1500:])
+
+
+class Server:
+    """A `reset serve` process on a free port; its stderr is collected line by line."""
+
+    def __init__(self, *args, model=MODEL):
+        self.proc = subprocess.Popen([BINARY, "serve", model, "--port", "0", "--backend", "cpu", *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     env=dict(os.environ, NO_COLOR="1"))
+        self.lines = []
+        self.port = None
+        ready = threading.Event()
+
+        def drain():
+            for line in self.proc.stderr:
+                self.lines.append(line.rstrip("\n"))
+                m = re.search(r"on http://127\.0\.0\.1:(\d+)/v1", line)
+                if m:
+                    self.port = int(m.group(1))
+                    ready.set()
+            ready.set()
+
+        self.reader = threading.Thread(target=drain, daemon=True)
+        self.reader.start()
+        ready.wait(60)
+        if self.port is None:
+            raise RuntimeError("the server did not start: " + "\n".join(self.lines))
+        self.client = openai.OpenAI(base_url=f"http://127.0.0.1:{self.port}/v1", api_key="unused", max_retries=0,
+                                    timeout=120)
+
+    def request(self, method, path, body=None, headers=None, raw=None):
+        """(status, parsed JSON body or text)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        conn.request(method, path, body=data, headers={"Content-Type": "application/json", **(headers or {})})
+        response = conn.getresponse()
+        text = response.read().decode("utf-8", "replace")
+        conn.close()
+        try:
+            return response.status, json.loads(text)
+        except ValueError:
+            return response.status, text
+
+    def events(self, path, body):
+        """The data lines of a streamed response, parsed (the last is the string '[DONE]')."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        conn.request("POST", path, body=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        text = response.read().decode()
+        conn.close()
+        out = []
+        for block in text.split("\n\n"):
+            if block.startswith("data: "):
+                payload = block[len("data: "):]
+                out.append(payload if payload == "[DONE]" else json.loads(payload))
+        return response.status, response.getheader("Content-Type"), out
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.reader.join(5)
+        return self.proc.returncode
+
+
+def generate(*args):
+    p = subprocess.run([BINARY, "generate", MODEL, "--backend", "cpu", *args], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p.stdout[:-1]  # generate ends the answer with a newline
+
+
+def split_reasoning(text):
+    """The raw answer as the server should split it (Qwen3's template's newlines dropped)."""
+    assert text.startswith("<think>"), text[:40]
+    reasoning, _, content = text[len("<think>"):].partition("</think>")
+    return reasoning.strip("\n"), content.lstrip("\n")
+
+
+def error_of(status, body, code, needle, param=None, error_code=None):
+    ok = (status == code and isinstance(body, dict) and "error" in body and needle in body["error"]["message"]
+          and body["error"]["type"] == ("invalid_request_error" if code < 500 and code != 401 else
+                                        "authentication_error" if code == 401 else "server_error"))
+    if param is not None:
+        ok = ok and body["error"]["param"] == param
+    if error_code is not None:
+        ok = ok and body["error"]["code"] == error_code
+    return ok
+
+
+server = Server("--parallel", "4", "--context", "512", "--served-model-name", "arith")
+client = server.client
+try:
+    # --- the model list and health ---------------------------------------------------------------------
+    status, body = server.request("GET", "/health")
+    check("/health answers ok", status == 200 and body == {"status": "ok"}, body)
+    models = client.models.list()
+    check("/v1/models lists the served name and the context", [m.id for m in models.data] == ["arith"]
+          and models.data[0].model_extra.get("max_model_len") == 512, models)
+    check("/v1/models/arith", client.models.retrieve("arith").id == "arith")
+
+    # --- a greedy chat answer: the library's text, split into reasoning and answer -----------------------
+    reference = generate(PROBLEM, "--policy", "greedy", "--max-tokens", "400")
+    want_reasoning, want_content = split_reasoning(reference)
+    answer = client.chat.completions.create(model="arith", messages=[{"role": "user", "content": PROBLEM}],
+                                            temperature=0, max_tokens=400)
+    choice = answer.choices[0]
+    check("greedy chat: the answer is reset generate's, after </think>",
+          choice.message.content == want_content and "\\boxed{" in want_content, (choice.message.content, reference))
+    check("greedy chat: the reasoning inside <think> is reasoning_content",
+          choice.message.model_extra.get("reasoning_content") == want_reasoning and len(want_reasoning) > 50,
+          choice.message)
+    check("greedy chat: finish_reason stop, usage counts", choice.finish_reason == "stop"
+          and answer.usage.prompt_tokens > 20 and answer.usage.completion_tokens > 50
+          and answer.usage.total_tokens == answer.usage.prompt_tokens + answer.usage.completion_tokens
+          and answer.object == "chat.completion" and answer.id.startswith("chatcmpl-")
+          and answer.model == "arith", answer)
+    prompt_tokens = answer.usage.prompt_tokens
+
+    # --- streamed: the same text in deltas, then usage, then [DONE] ---------------------------------------
+    stream = client.chat.completions.create(model="arith", messages=[{"role": "user", "content": PROBLEM}],
+                                            temperature=0, max_tokens=400, stream=True,
+                                            stream_options={"include_usage": True})
+    reasoning, content, finishes, usage, roles, chunks = "", "", [], None, [], 0
+    for chunk in stream:
+        chunks += 1
+        if chunk.usage is not None:
+            usage = chunk.usage
+        for c in chunk.choices:
+            if c.delta.role:
+                roles.append(c.delta.role)
+            content += c.delta.content or ""
+            reasoning += (c.delta.model_extra or {}).get("reasoning_content") or ""
+            if c.finish_reason:
+                finishes.append(c.finish_reason)
+    check("streamed chat: the deltas add up to the answer and its reasoning",
+          content == want_content and reasoning == want_reasoning, (content, reasoning))
+    check("streamed chat: one role, one finish_reason, the usage last",
+          roles == ["assistant"] and finishes == ["stop"] and usage is not None
+          and usage.completion_tokens == answer.usage.completion_tokens and chunks > 50, (roles, finishes, usage))
+    status, content_type, events = server.events("/v1/chat/completions", {
+        "messages": [{"role": "user", "content": PROBLEM}], "temperature": 0, "max_tokens": 3, "stream": True})
+    check("the event stream: text/event-stream, chat.completion.chunk objects, ends with [DONE]",
+          status == 200 and content_type.startswith("text/event-stream") and events[-1] == "[DONE]"
+          and all(e["object"] == "chat.completion.chunk" for e in events[:-1])
+          and events[-2]["choices"][0]["finish_reason"] == "length", events)
+
+    # --- thinking off, and the reasoning left in the text ----------------------------------------------------
+    off = client.chat.completions.create(model="arith", messages=[{"role": "user", "content": PROBLEM}],
+                                         temperature=0, max_tokens=40,
+                                         extra_body={"chat_template_kwargs": {"enable_thinking": False}})
+    check("enable_thinking false: the template's empty <think></think> is in the prompt, no reasoning comes back",
+          off.usage.prompt_tokens > prompt_tokens and off.choices[0].message.model_extra.get("reasoning_content")
+          is None and "<think>" not in off.choices[0].message.content, off)
+
+    # --- sampling: seeded answers repeat; the prompt cache does not change them ------------------------------
+    # top_p 1: the model's generation_config.json keeps 0.95, which on this confident model leaves one
+    # token at most steps.
+    def sampled(messages, seed, temperature=1.5, **extra):
+        if temperature is not None:
+            extra["temperature"] = temperature
+        return client.chat.completions.create(model="arith", messages=messages, seed=seed, top_p=1,
+                                              max_tokens=200, **extra)
+
+    # A request the model was not trained for, so that its tokens are uncertain and seeds matter (on
+    # its own problems it is all but certain, whatever the temperature).
+    first = [{"role": "user", "content": "Write a poem about the sea."}]
+    a = sampled(first, 7)
+    b = sampled(first, 7)
+    c = sampled(first, 8)
+    def choice_text(c):
+        return (c.message.model_extra.get("reasoning_content") or "") + c.message.content
+
+    def text_of(r):
+        return choice_text(r.choices[0])
+
+    check("the same seed gives the same answer", text_of(a) == text_of(b), (text_of(a), text_of(b)))
+    check("another seed gives another answer", text_of(a) != text_of(c))
+    check("the second identical request reuses the cached prompt (usage.prompt_tokens_details.cached_tokens)",
+          b.usage.prompt_tokens_details.cached_tokens == b.usage.prompt_tokens - 1, b.usage)
+    follow = first + [{"role": "assistant", "content": a.choices[0].message.content,
+                       "reasoning_content": a.choices[0].message.model_extra.get("reasoning_content")},
+                      {"role": "user", "content": "Tom has 6 pens. Tom gets 7 more pens. How many pens does Tom have?"}]
+    warm = sampled(follow, 11)
+    sampled([{"role": "system", "content": "x"}, {"role": "user", "content": "Ann has 3 cups."}], 1)
+    cold = sampled(follow, 11)
+    check("a conversation's next turn prefills only the new message",
+          warm.usage.prompt_tokens_details.cached_tokens > a.usage.prompt_tokens - 5
+          and cold.usage.prompt_tokens_details.cached_tokens < 5, (warm.usage, cold.usage))
+    check("an answer does not depend on what the session held before", text_of(warm) == text_of(cold))
+
+    # --- parallel samples ------------------------------------------------------------------------------------
+    three = sampled(first, 5, n=3)
+    texts = [choice_text(c) for c in sorted(three.choices, key=lambda c: c.index)]
+    again = [choice_text(c) for c in sorted(sampled(first, 5, n=3).choices, key=lambda c: c.index)]
+    check("n=3: three choices, drawn apart, the same again with the seed",
+          [c.index for c in three.choices] == [0, 1, 2] and len(set(texts)) >= 2 and texts == again, texts)
+    status, events = server.events("/v1/chat/completions", {
+        "messages": first, "temperature": 1.5, "top_p": 1, "seed": 5, "max_tokens": 200, "n": 3, "stream": True})[0::2]
+    streamed = ["", "", ""]
+    for e in events[:-1]:
+        for c in e["choices"]:
+            d = c["delta"]
+            streamed[c["index"]] += (d.get("reasoning_content") or "") + (d.get("content") or "")
+    check("n=3 streamed: each choice's deltas add up to its answer", streamed == texts, (streamed, texts))
+
+    # --- the ReSET policy --------------------------------------------------------------------------------------
+    reset_a = sampled(first, 3, None, extra_body={"policy": "reset t_low=0.6 tau0=1.2"})
+    reset_b = sampled(first, 3, None, extra_body={"policy": "reset t_low=0.6 tau0=1.2"})
+    reset_c = sampled(first, 4, None, extra_body={"policy": "reset t_low=0.6 tau0=1.2"})
+    check("policy: ReSET sampling, seeded, repeats", text_of(reset_a) == text_of(reset_b)
+          and text_of(reset_a) != text_of(reset_c), text_of(reset_a))
+
+    # --- completions: stops, lengths, ids, echo, logprobs, logit_bias -----------------------------------------
+    raw = "<|im_start|>user\n" + PROBLEM + "<|im_end|>\n<|im_start|>assistant\n"
+    full = client.completions.create(model="arith", prompt=raw, temperature=0, max_tokens=300)
+    full_text = full.choices[0].text
+    check("a greedy completion is the chat answer's raw text", full_text == reference and
+          full.choices[0].finish_reason == "stop" and full.object == "text_completion", (full_text, reference))
+    cut = full_text.index(" = ", 40)
+    stopped = client.completions.create(model="arith", prompt=raw, temperature=0, max_tokens=300,
+                                        stop=[" = ", "never"])
+    check("stop: the text ends before the first stop string", stopped.choices[0].text == full_text[:cut]
+          and stopped.choices[0].finish_reason == "stop", stopped.choices[0].text)
+    short = client.completions.create(model="arith", prompt=raw, temperature=0, max_tokens=5)
+    check("max_tokens: five tokens, finish_reason length", short.usage.completion_tokens == 5
+          and short.choices[0].finish_reason == "length" and full_text.startswith(short.choices[0].text),
+          short)
+    ids = [int(x) for x in subprocess.run([BINARY, "tokenize", MODEL, "--special", raw], capture_output=True,
+                                          text=True).stdout.split()]
+    by_ids = client.completions.create(model="arith", prompt=ids, temperature=0, max_tokens=300)
+    check("a prompt of token ids", by_ids.choices[0].text == full_text and by_ids.usage.prompt_tokens == len(ids))
+    echoed = client.completions.create(model="arith", prompt=raw, temperature=0, max_tokens=5, echo=True)
+    check("echo puts the prompt before the answer", echoed.choices[0].text == raw + short.choices[0].text)
+    status, events = server.events("/v1/completions", {"prompt": raw, "temperature": 0, "max_tokens": 300,
+                                                       "stream": True})[0::2]
+    check("a streamed completion adds up to the same text",
+          "".join(c["text"] for e in events[:-1] for c in e["choices"]) == full_text and events[-1] == "[DONE]")
+
+    # Log-probabilities against reset generate's trace of the same greedy answer.
+    trace = subprocess.run([BINARY, "generate", MODEL, "--backend", "cpu", "--raw", raw, "--policy", "greedy",
+                            "--max-tokens", "8", "--jsonl", "-", "--top-logprobs", "3"],
+                           capture_output=True, text=True).stdout.splitlines()
+    trace = [json.loads(line) for line in trace]
+    lp = client.completions.create(model="arith", prompt=raw, temperature=0, max_tokens=8, logprobs=3).choices[0]
+    check("completions logprobs: each token's log-probability is the library's",
+          len(lp.logprobs.token_logprobs) == 8 and
+          all(abs(x - t["logprob"]) < 1e-6 for x, t in zip(lp.logprobs.token_logprobs, trace)),
+          (lp.logprobs.token_logprobs, [t["logprob"] for t in trace]))
+    check("completions logprobs: three alternatives per token, the chosen one first (greedy)",
+          all(len(top) == 3 and max(top.values()) == top[tok] for top, tok in
+              zip(lp.logprobs.top_logprobs, lp.logprobs.tokens)) and lp.logprobs.text_offset[0] == 0)
+    chat_lp = client.chat.completions.create(model="arith", messages=problem, temperature=0, max_tokens=8,
+                                             logprobs=True, top_logprobs=2).choices[0].logprobs.content
+    check("chat logprobs: token, logprob, bytes and top_logprobs per token, as the trace",
+          len(chat_lp) == 8 and all(abs(e.logprob - t["logprob"]) < 1e-6 and len(e.top_logprobs) == 2
+                                    and bytes(e.bytes).decode("utf-8", "replace") == e.token
+                                    and e.top_logprobs[0].logprob >= e.top_logprobs[1].logprob
+                                    for e, t in zip(chat_lp, trace)), chat_lp)
+    no_lp = client.chat.completions.create(model="arith", messages=problem, temperature=0, max_tokens=2)
+    check("no logprobs unless asked", no_lp.choices[0].logprobs is None)
+    first_piece = lp.logprobs.tokens[0]
+    tom = [int(x) for x in subprocess.run([BINARY, "tokenize", MODEL, "Tom"], capture_output=True,
+                                          text=True).stdout.split()]
+    assert len(tom) == 1, tom
+    forced_id = tom[0]
+    forced = client.completions.create(model="arith", prompt=raw, temperature=0, max_tokens=3,
+                                       logit_bias={str(forced_id): 100})
+    check("logit_bias +100 makes every greedy token that token",
+          forced.choices[0].text == "Tom" * 3 and first_piece != "Tom", forced.choices[0].text)
+
+    # --- vLLM's /tokenize and /detokenize --------------------------------------------------------------------
+    status, tokens = server.request("POST", "/tokenize", {"prompt": raw})
+    check("/tokenize: reset tokenize's ids, their count and the context",
+          status == 200 and tokens == {"count": len(ids), "max_model_len": 512, "tokens": ids}, tokens)
+    status, chat_tokens = server.request("POST", "/tokenize", {"messages": problem})
+    check("/tokenize of messages: the chat request's prompt",
+          status == 200 and chat_tokens["tokens"] == ids and chat_tokens["count"] == prompt_tokens, chat_tokens)
+    status, text = server.request("POST", "/detokenize", {"tokens": ids})
+    check("/detokenize gives the text back", status == 200 and text == {"prompt": raw}, text)
+    status, reply = server.request("POST", "/detokenize", {"tokens": [1, -2]})
+    check("/detokenize refuses an id outside the vocabulary", error_of(status, reply, 400, "ids must be", "tokens"),
+          reply)
+
+    # --- requests refused, each with OpenAI's error object ---------------------------------------------------
+    chat = "/v1/chat/completions"
+    msgs = [{"role": "user", "content": "hi"}]
+    cases = [
+        ("a body that is not JSON", chat, None, b"{not json", 400, "not valid JSON", None, None),
+        ("a body that is not UTF-8", chat, None, b'{"messages": [{"role": "user", "content": "\xff"}]}', 400,
+         "not valid JSON", None, None),
+        ("a body that is not an object", chat, [1, 2], None, 400, "JSON object", None, None),
+        ("no messages", chat, {"model": "arith"}, None, 400, "messages", "messages", None),
+        ("an unknown model", chat, {"model": "gpt-4", "messages": msgs}, None, 404, "does not exist", "model",
+         "model_not_found"),
+        ("a tool message", chat, {"messages": [{"role": "tool", "content": "x"}]}, None, 400, "not served", None,
+         None),
+        ("an image part", chat, {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {
+            "url": "http://x"}}]}]}, None, 400, "only text parts", None, None),
+        ("tools", chat, {"messages": msgs, "tools": [{"type": "function", "function": {"name": "f"}}]}, None, 400,
+         "tool calling", "tools", None),
+        ("a JSON schema", chat, {"messages": msgs, "response_format": {"type": "json_object"}}, None, 400,
+         "response_format", "response_format", None),
+        ("a temperature that is text", chat, {"messages": msgs, "temperature": "hot"}, None, 400,
+         "must be a number", "temperature", None),
+        ("top_p out of range (the library's check)", chat, {"messages": msgs, "top_p": 1.5}, None, 400, "top_p",
+         None, None),
+        ("n = 0", chat, {"messages": msgs, "n": 0}, None, 400, "must be in [1, 8]", "n", None),
+        ("n above --parallel", chat, {"messages": msgs, "n": 5}, None, 400, "at most 4 samples", "n", None),
+        ("a prompt longer than the context", chat, {"messages": [{"role": "user", "content": "7 " * 600}]}, None,
+         400, "maximum context length is 512", "messages", "context_length_exceeded"),
+        ("max_tokens beyond the context", chat, {"messages": msgs, "max_tokens": 600}, None, 400,
+         "maximum context length is 512", "max_tokens", "context_length_exceeded"),
+        ("max_tokens 0", chat, {"messages": msgs, "max_tokens": 0}, None, 400, "must be in", "max_tokens", None),
+        ("a logit_bias id outside the vocabulary", chat, {"messages": msgs, "logit_bias": {"768": 1}}, None, 400,
+         "no token id", "logit_bias", None),
+        ("a logit_bias above 100", chat, {"messages": msgs, "logit_bias": {"5": 200}}, None, 400, "[-100, 100]",
+         "logit_bias", None),
+        ("seventeen stop strings", chat, {"messages": msgs, "stop": [str(i) for i in range(17)]}, None, 400,
+         "at most 16", "stop", None),
+        ("top_logprobs without logprobs", chat, {"messages": msgs, "top_logprobs": 2}, None, 400,
+         "logprobs", "top_logprobs", None),
+        ("top_logprobs above 20", chat, {"messages": msgs, "logprobs": True, "top_logprobs": 21}, None, 400,
+         "must be in [0, 20]", "top_logprobs", None),
+        ("an unknown policy", chat, {"messages": msgs, "policy": "bogus"}, None, 400, "bogus", "policy", None),
+        ("a temperature with the ReSET policy", chat, {"messages": msgs, "policy": "reset", "temperature": 0.7},
+         None, 400, "chooses the temperature", "temperature", None),
+        ("stream_options without stream", chat, {"messages": msgs, "stream_options": {"include_usage": True}},
+         None, 400, "stream", "stream_options", None),
+        ("a prompt id outside the vocabulary", "/v1/completions", {"prompt": [1, 2, 9999]}, None, 400,
+         "token ids must be", "prompt", None),
+        ("two prompts in one request", "/v1/completions", {"prompt": ["a", "b"]}, None, 400, "one prompt", "prompt",
+         None),
+        ("best_of above n", "/v1/completions", {"prompt": "a", "best_of": 2}, None, 400, "must equal n", "best_of",
+         None),
+        ("echo with logprobs", "/v1/completions", {"prompt": "a", "echo": True, "logprobs": 1}, None, 400,
+         "prompt's log-probabilities", "echo", None),
+    ]
+    for name, path, body, raw_body, code, needle, param, error_code in cases:
+        status, reply = server.request("POST", path, body=body, raw=raw_body)
+        check(f"refused: {name} ({code})", error_of(status, reply, code, needle, param, error_code),
+              (status, reply))
+    status, reply = server.request("GET", "/v1/nothing")
+    check("an unknown endpoint is a 404 with an error object", error_of(status, reply, 404, "no such endpoint"),
+          (status, reply))
+    try:
+        client.chat.completions.create(model="arith", messages=msgs, max_tokens=600)
+        check("the openai client sees a refusal as BadRequestError", False)
+    except openai.BadRequestError as e:
+        check("the openai client sees a refusal as BadRequestError", e.code == "context_length_exceeded", e)
+    status, reply = server.request("GET", "/health")
+    check("the server still serves after every refusal", status == 200)
+
+    # --- requests at once take turns; a client that goes away stops its generation --------------------------
+    results = [None] * 3
+
+    def ask(i):
+        results[i] = client.chat.completions.create(model="arith", messages=problem, temperature=0,
+                                                    max_tokens=400).choices[0].message.content
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    check("three requests at once: each gets the whole answer", results == [want_content] * 3, results)
+
+    sock = socket.create_connection(("127.0.0.1", server.port))
+    request = json.dumps({"prompt": raw, "max_tokens": 400, "ignore_eos": True, "stream": True,
+                          "temperature": 0}).encode()
+    sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: " + str(len(request)).encode() + b"\r\n\r\n" + request)
+    sock.recv(200)
+    sock.close()
+    deadline = time.time() + 20
+    while time.time() < deadline and not any("went away" in l for l in server.lines):
+        time.sleep(0.05)
+    gone = [l for l in server.lines if "went away" in l]
+    generated = int(re.search(r"(\d+) generated", gone[0]).group(1)) if gone else -1
+    check("a stream whose client went away stops early (logged)", gone and 0 < generated < 400, server.lines[-3:])
+    check("and the server serves the next request",
+          client.chat.completions.create(model="arith", messages=problem, temperature=0,
+                                         max_tokens=400).choices[0].message.content == want_content)
+finally:
+    rc = server.stop()
+check("SIGTERM stops the server cleanly (exit 0, 'stopping' logged)",
+      rc == 0 and any("stopping" in l for l in server.lines), (rc, server.lines[-3:]))
+check("one log line per answered request",
+      sum(1 for l in server.lines if re.match(r"reset serve: (chat|completion) n=\d", l)) >= 30, server.lines)
+
+# --- options: an API key, the reasoning left in the text, DeepSeek-R1's template ---------------------------
+keyed = Server("--api-key", "s3cret")
+try:
+    status, reply = keyed.request("POST", "/v1/chat/completions", {"messages": [{"role": "user", "content": "a"}],
+                                                                   "max_tokens": 1})
+    check("--api-key: no key is a 401", error_of(status, reply, 401, "API key", None, "invalid_api_key"), reply)
+    status, reply = keyed.request("GET", "/v1/models", headers={"Authorization": "Bearer wrong"})
+    check("--api-key: a wrong key is a 401", status == 401)
+    status, reply = keyed.request("GET", "/v1/models", headers={"Authorization": "Bearer s3cret"})
+    check("--api-key: the key opens /v1", status == 200 and reply["data"][0]["id"] == "default", reply)
+    check("--api-key: /health needs none", keyed.request("GET", "/health")[0] == 200)
+finally:
+    keyed.stop()
+
+plain = Server("--reasoning-format", "none")
+try:
+    r = plain.client.chat.completions.create(model="default", messages=[{"role": "user", "content": PROBLEM}],
+                                             temperature=0, max_tokens=400)
+    check("--reasoning-format none: the whole text is the content", r.choices[0].message.content == reference
+          and "reasoning_content" not in r.choices[0].message.model_extra, r.choices[0].message)
+finally:
+    plain.stop()
+
+# The same weights with DeepSeek-R1's template: its models begin with their reasoning whether or not
+# they write <think> (vLLM's deepseek_r1 parser assumes the same), so an answer without </think> is
+# all reasoning.
+r1 = os.path.join(TMP, "r1")
+os.mkdir(r1)
+for f in ("config.json", "generation_config.json", "model.safetensors", "tokenizer.model"):
+    shutil.copy(os.path.join(MODEL, f), r1)
+config = json.load(open(os.path.join(MODEL, "tokenizer_config.json")))
+config["chat_template"] = json.load(open(os.path.join(SOURCE, "tests/text/templates/deepseek_r1_distill.json")))[
+    "chat_template"]
+json.dump(config, open(os.path.join(r1, "tokenizer_config.json"), "w"))
+deepseek = Server(model=r1)
+try:
+    r = deepseek.client.chat.completions.create(model="r1", messages=[{"role": "user", "content": PROBLEM}],
+                                                temperature=0, max_tokens=12)
+    raw_r1 = deepseek.client.completions.create(
+        model="r1", temperature=0, max_tokens=12,
+        prompt="<｜User｜>" + PROBLEM + "<｜Assistant｜>")
+    check("DeepSeek-R1's template: an answer without </think> is all reasoning",
+          r.choices[0].message.model_extra.get("reasoning_content") == raw_r1.choices[0].text.strip("\n")
+          and r.choices[0].message.content == "" and "</think>" not in raw_r1.choices[0].text
+          and r.usage.prompt_tokens == raw_r1.usage.prompt_tokens, (r, raw_r1))
+    close = [int(x) for x in subprocess.run([BINARY, "tokenize", r1, "--special", "</think>"], capture_output=True,
+                                            text=True).stdout.split()]
+    closed = deepseek.client.chat.completions.create(model="r1", messages=problem, temperature=0, max_tokens=3,
+                                                     logit_bias={str(close[0]): 100}).choices[0].message
+    check("DeepSeek-R1's template: </think> ends the reasoning, what follows is the answer",
+          len(close) == 1 and closed.model_extra.get("reasoning_content") is None
+          and closed.content == "</think></think>", closed)
+finally:
+    deepseek.stop()
+
+# --- the command line ---------------------------------------------------------------------------------------
+p = subprocess.run([BINARY, "serve", MODEL, "--parallel", "9"], capture_output=True, text=True, timeout=60)
+check("--parallel 9 is a usage error", p.returncode == 2 and "--parallel" in p.stderr, p.stderr)
+p = subprocess.run([BINARY, "serve", MODEL, "--reasoning-format", "xml"], capture_output=True, text=True, timeout=60)
+check("an unknown --reasoning-format is a usage error", p.returncode == 2 and "split or none" in p.stderr, p.stderr)
+holder = socket.socket()
+holder.bind(("127.0.0.1", 0))
+holder.listen(1)
+p = subprocess.run([BINARY, "serve", MODEL, "--backend", "cpu", "--port", str(holder.getsockname()[1])],
+                   capture_output=True, text=True, timeout=60)
+holder.close()
+check("a port in use is one line and exit 1", p.returncode == 1 and "cannot listen" in p.stderr.splitlines()[-1]
+      and p.stderr.splitlines()[-1].startswith("reset serve:"), p.stderr)
+p = subprocess.run([BINARY, "serve", os.path.join(SOURCE, "tests/fixtures/models/qwen3-tied"), "--backend", "cpu"],
+                   capture_output=True, text=True, timeout=60)
+check("a model without a tokenizer is not served (one line, exit 1)",
+      p.returncode == 1 and p.stderr.splitlines()[-1] == "reset serve: the model directory has no tokenizer "
+      "(tokenizer.json or tokenizer.model)", p.stderr)
+p = subprocess.run([BINARY, "serve", "--help"], capture_output=True, text=True, timeout=60)
+check("serve --help", p.returncode == 0 and "/v1/chat/completions" in p.stdout)
+
+shutil.rmtree(TMP, ignore_errors=True)
+print(f"{len(failures)} failures" if failures else "all passed")
+sys.exit(1 if failures else 0)
