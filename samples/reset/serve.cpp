@@ -54,6 +54,7 @@ private:
 struct Outcome {
     size_t cached_tokens = 0;  // prompt tokens the session already held (not prefilled again)
     double prefill_seconds = 0, decode_seconds = 0;
+    double emit_seconds = 0;   // of decode_seconds, the server's own: the steps' JSON and its writes
     bool client_gone = false;  // the stream's reader went away: generation stopped there
 };
 
@@ -234,7 +235,9 @@ private:
                             out.text.resize(out.text.size() - own.size());
                     }
                 }
+                const double emit_start = now_seconds();
                 if (!emit(out)) outcome.client_gone = true;
+                outcome.emit_seconds += now_seconds() - emit_start;
             }
             if (outcome.client_gone) break;
             if (still_active == 0) break;
@@ -359,9 +362,13 @@ private:
              const char *note = "") const {
         size_t tokens = 0;
         for (const ChoiceBuilder &c : choices) tokens += size_t(c.tokens());
-        std::fprintf(stderr, "reset serve: %s n=%d: %zu prompt tokens (%zu cached), %zu generated, %.1f tokens/s%s\n",
+        // The serving time per token is host time the GPU waits through: the next step starts after it.
+        std::fprintf(stderr,
+                     "reset serve: %s n=%d: %zu prompt tokens (%zu cached), %zu generated, %.1f tokens/s (%.1f us "
+                     "of serving per token)%s\n",
                      request.chat ? "chat" : "completion", request.n, request.prompt.size(), outcome.cached_tokens,
-                     tokens, outcome.decode_seconds > 0 ? double(tokens) / outcome.decode_seconds : 0.0, note);
+                     tokens, outcome.decode_seconds > 0 ? double(tokens) / outcome.decode_seconds : 0.0,
+                     tokens ? 1e6 * outcome.emit_seconds / double(tokens) : 0.0, note);
     }
 
     void complete(const httplib::Request &req, httplib::Response &res, bool chat) {
