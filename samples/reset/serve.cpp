@@ -154,7 +154,9 @@ private:
             keep = std::min(keep, common);
             shortest = std::min(shortest, held.size());
         }
-        if (keep > 0 && keep == shortest) --keep;  // a sequence holding exactly `keep` would not be cut
+        // A sequence holding exactly `keep` tokens would be left as it is, its sampler's last tokens
+        // and draw counter with it (reset.h); cut one more, so that every sequence starts over.
+        if (keep > 0 && keep == shortest) --keep;
         check_call(keep == 0 ? reset_session_reset(session) : reset_truncate(session, int32_t(keep)), "prompt cache");
         return keep;
     }
@@ -225,6 +227,10 @@ private:
                     ended[size_t(i)] = true;
                     --active;
                     out.finish = step.end_reason == RESET_END_LENGTH ? "length" : "stop";
+                    if (step.end_reason == RESET_END_STOP) {
+                        out.stop_string = step.stop_index;
+                        out.stop_id = step.stop_index < 0;
+                    }
                     // The end-of-generation token's own text is not part of the answer (vLLM skips
                     // special tokens); text a stop string held back before it is.  A stop id's text
                     // stays unless it is a special token's, as the library and vLLM report it.

@@ -86,6 +86,8 @@ struct SampleStep {
     float logprob = 0;
     std::vector<reset_token_logprob> top;
     const char *finish = nullptr;      // "stop" / "length" once the sample has ended, else null
+    int stop_string = -1;              // with "stop": the index of the stop string matched, else -1
+    bool stop_id = false;              // with "stop": a stop_token_ids entry (the token) ended it
 };
 
 // Splits a chat answer into its reasoning (inside <think>...</think>) and the answer after it, as
@@ -133,6 +135,7 @@ private:
     Json logprobs_;      // chat: the "content" array; completions: tokens, token_logprobs, top_logprobs, text_offset
     size_t text_offset_;  // completions: where the next token's text starts in the choice's text
     const char *finish_ = nullptr;
+    Json stop_reason_;  // vLLM's stop_reason: the stop string or stop id that ended it, else null
     int tokens_ = 0;
 };
 

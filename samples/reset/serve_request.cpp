@@ -535,6 +535,8 @@ Json ChoiceBuilder::add(const SampleStep &step) {
     if (step.finish) {
         splitter_.finish(&reasoning, &content);
         finish_ = step.finish;
+        if (step.stop_string >= 0) stop_reason_ = request_.stop[size_t(step.stop_string)];
+        else if (step.stop_id) stop_reason_ = step.token;
     }
     reasoning_ += reasoning;
     content_ += content;
@@ -572,23 +574,29 @@ Json ChoiceBuilder::add(const SampleStep &step) {
     }
     if (reasoning.empty() && content.empty() && step_logprobs.is_null() && !step.finish) return nullptr;
     const Json finish = step.finish ? Json(step.finish) : Json(nullptr);
-    if (!request_.chat)
-        return {{"index", index_}, {"text", content}, {"logprobs", step_logprobs}, {"finish_reason", finish}};
-    Json delta = Json::object();
-    if (!reasoning.empty()) delta["reasoning_content"] = reasoning;
-    if (!content.empty()) delta["content"] = content;
-    return {{"index", index_}, {"delta", delta}, {"logprobs", step_logprobs}, {"finish_reason", finish}};
+    Json part;
+    if (!request_.chat) {
+        part = {{"index", index_}, {"text", content}, {"logprobs", step_logprobs}, {"finish_reason", finish}};
+    } else {
+        Json delta = Json::object();
+        if (!reasoning.empty()) delta["reasoning_content"] = reasoning;
+        if (!content.empty()) delta["content"] = content;
+        part = {{"index", index_}, {"delta", delta}, {"logprobs", step_logprobs}, {"finish_reason", finish}};
+    }
+    if (step.finish) part["stop_reason"] = stop_reason_;
+    return part;
 }
 
 Json ChoiceBuilder::choice() const {
     const Json finish = finish_ ? Json(finish_) : Json(nullptr);
     if (!request_.chat)
         return {{"index", index_}, {"text", request_.echo_text + content_}, {"logprobs", logprobs_},
-                {"finish_reason", finish}};
+                {"finish_reason", finish}, {"stop_reason", stop_reason_}};
     Json message = {{"role", "assistant"}, {"content", content_}};
     if (served_.split_reasoning) message["reasoning_content"] = reasoning_.empty() ? Json(nullptr) : Json(reasoning_);
     const Json logprobs = request_.logprobs ? Json{{"content", logprobs_}} : Json(nullptr);
-    return {{"index", index_}, {"message", message}, {"logprobs", logprobs}, {"finish_reason", finish}};
+    return {{"index", index_}, {"message", message}, {"logprobs", logprobs}, {"finish_reason", finish},
+            {"stop_reason", stop_reason_}};
 }
 
 std::string new_response_id(bool chat) {

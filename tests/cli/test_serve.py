@@ -238,6 +238,22 @@ try:
           and cold.usage.prompt_tokens_details.cached_tokens < 5, (warm.usage, cold.usage))
     check("an answer does not depend on what the session held before", text_of(warm) == text_of(cold))
 
+    # A session left holding exactly the start of the next prompt (a one-token answer is not run through
+    # the model) is cut back too: its sampler starts over, as on a cold session.
+    def seeded_completion(prompt):
+        return client.completions.create(model="arith", prompt=prompt, temperature=1.5, top_p=1, seed=3,
+                                         max_tokens=30)
+
+    start = "Write a poem about the sea."
+    client.completions.create(model="arith", prompt=start, temperature=1.5, top_p=1, seed=9, max_tokens=1)
+    held_warm = seeded_completion(start + " And the moon.")
+    client.completions.create(model="arith", prompt="Ann", max_tokens=1)
+    held_cold = seeded_completion(start + " And the moon.")
+    check("a prompt that continues what the session held exactly: the same answer as cold",
+          held_warm.choices[0].text == held_cold.choices[0].text
+          and held_warm.usage.prompt_tokens_details.cached_tokens > held_cold.usage.prompt_tokens_details.cached_tokens,
+          (held_warm, held_cold))
+
     # --- parallel samples ------------------------------------------------------------------------------------
     three = sampled(first, 5, n=3)
     texts = [choice_text(c) for c in sorted(three.choices, key=lambda c: c.index)]
@@ -269,8 +285,10 @@ try:
     cut = full_text.index(" = ", 40)
     stopped = client.completions.create(model="arith", prompt=raw, temperature=0, max_tokens=300,
                                         stop=[" = ", "never"])
-    check("stop: the text ends before the first stop string", stopped.choices[0].text == full_text[:cut]
-          and stopped.choices[0].finish_reason == "stop", stopped.choices[0].text)
+    check("stop: the text ends before the first stop string, named by vLLM's stop_reason",
+          stopped.choices[0].text == full_text[:cut] and stopped.choices[0].finish_reason == "stop"
+          and stopped.choices[0].model_extra["stop_reason"] == " = ", stopped.choices[0])
+    check("an end-of-generation id is no stop_reason", full.choices[0].model_extra["stop_reason"] is None)
     short = client.completions.create(model="arith", prompt=raw, temperature=0, max_tokens=5)
     check("max_tokens: five tokens, finish_reason length", short.usage.completion_tokens == 5
           and short.choices[0].finish_reason == "length" and full_text.startswith(short.choices[0].text),
@@ -317,6 +335,13 @@ try:
                                        logit_bias={str(forced_id): 100})
     check("logit_bias +100 makes every greedy token that token",
           forced.choices[0].text == "Tom" * 3 and first_piece != "Tom", forced.choices[0].text)
+    status, events = server.events("/v1/completions", {"prompt": raw, "temperature": 0, "max_tokens": 3,
+                                                       "logit_bias": {str(forced_id): 100},
+                                                       "stop_token_ids": [forced_id], "stream": True})[0::2]
+    last = events[-2]["choices"][0]
+    check("stop_token_ids: the token ends the answer, its text kept (not special), stop_reason its id",
+          "".join(c["text"] for e in events[:-1] for c in e["choices"]) == "Tom" and last["finish_reason"] == "stop"
+          and last["stop_reason"] == forced_id, events)
 
     # --- vLLM's /tokenize and /detokenize --------------------------------------------------------------------
     status, tokens = server.request("POST", "/tokenize", {"prompt": raw})
