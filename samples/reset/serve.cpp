@@ -193,6 +193,8 @@ private:
         std::vector<bool> ended(size_t(request.n), false);
         int active = request.n;
         while (active > 0) {
+            // A stop that came while the session was being made found nothing to cancel.
+            if (stopping_) throw ApiError(503, "the server is shutting down");
             reset_step_init(steps.data(), steps.size());
             int32_t still_active = 0;
             const reset_status status = reset_decode_step(session, steps.data(), steps.size(), &still_active);
@@ -419,60 +421,69 @@ private:
     // finish_reason, the usage if asked for, then "data: [DONE]".  A failure after the first
     // chunk can no longer change the HTTP status: it is sent as an event with the error object.
     void stream(httplib::Response &res, std::shared_ptr<GenerationRequest> request) {
-        const bool chat = request->chat;
-        const std::string id = new_response_id(chat);
+        const std::string id = new_response_id(request->chat);
         const long created = long(std::time(nullptr));
         res.set_header("Cache-Control", "no-cache");
-        res.set_chunked_content_provider("text/event-stream", [this, request, id, created, chat](
-                                                                  size_t, httplib::DataSink &sink) {
-            auto send = [&](const Json &payload) {
-                const std::string event = "data: " + dump(payload) + "\n\n";
-                return sink.write(event.data(), event.size());
-            };
-            auto chunk = [&](Json choices) {
-                Json c = {{"id", id},
-                          {"object", chat ? "chat.completion.chunk" : "text_completion"},
-                          {"created", created},
-                          {"model", served_.name},
-                          {"system_fingerprint", fingerprint()},
-                          {"choices", std::move(choices)}};
-                if (request->include_usage) c["usage"] = nullptr;
-                return c;
-            };
-            std::vector<ChoiceBuilder> choices;
-            for (int i = 0; i < request->n; ++i) choices.emplace_back(served_, *request, i);
-            bool open = true;
-            for (const ChoiceBuilder &c : choices)
-                if (chat || !request->echo_text.empty()) open = open && send(chunk(Json::array({c.start_chunk()})));
-            Outcome outcome;
-            try {
-                if (open)
-                    outcome = engine_.run(*request, [&](const SampleStep &step) {
-                        const Json part = choices[size_t(step.index)].add(step);
-                        return part.is_null() || send(chunk(Json::array({part})));
-                    });
-                else
-                    outcome.client_gone = true;
-            } catch (const ApiError &e) {
-                send(e.body());
-                sink.done();
-                return true;
-            }
-            if (!outcome.client_gone && request->include_usage) {
-                size_t generated = 0;
-                for (const ChoiceBuilder &c : choices) generated += size_t(c.tokens());
-                Json last = chunk(Json::array());
-                last["usage"] = usage_json(request->prompt.size(), outcome.cached_tokens, generated);
-                send(last);
-            }
-            if (!outcome.client_gone) {
-                static const char kDone[] = "data: [DONE]\n\n";
-                sink.write(kDone, sizeof kDone - 1);
-            }
-            log(*request, outcome, choices, outcome.client_gone ? " (the client went away: stopped)" : "");
+        // The provider runs after this handler has returned, on the same thread.
+        res.set_chunked_content_provider("text/event-stream",
+                                         [this, request, id, created](size_t, httplib::DataSink &sink) {
+                                             try {
+                                                 stream_events(*request, id, created, sink);
+                                             } catch (...) {  // out of memory building an event: the stream
+                                                 sink.done();  // ends short, and nothing reaches httplib
+                                             }
+                                             return true;
+                                         });
+    }
+
+    void stream_events(const GenerationRequest &request, const std::string &id, long created,
+                       httplib::DataSink &sink) {
+        const bool chat = request.chat;
+        auto send = [&](const Json &payload) {
+            const std::string event = "data: " + dump(payload) + "\n\n";
+            return sink.write(event.data(), event.size());
+        };
+        auto chunk = [&](Json choices) {
+            Json c = {{"id", id},
+                      {"object", chat ? "chat.completion.chunk" : "text_completion"},
+                      {"created", created},
+                      {"model", served_.name},
+                      {"system_fingerprint", fingerprint()},
+                      {"choices", std::move(choices)}};
+            if (request.include_usage) c["usage"] = nullptr;
+            return c;
+        };
+        std::vector<ChoiceBuilder> choices;
+        for (int i = 0; i < request.n; ++i) choices.emplace_back(served_, request, i);
+        bool open = true;
+        for (const ChoiceBuilder &c : choices)
+            if (chat || !request.echo_text.empty()) open = open && send(chunk(Json::array({c.start_chunk()})));
+        Outcome outcome;
+        outcome.client_gone = !open;
+        try {
+            if (open)
+                outcome = engine_.run(request, [&](const SampleStep &step) {
+                    const Json part = choices[size_t(step.index)].add(step);
+                    return part.is_null() || send(chunk(Json::array({part})));
+                });
+        } catch (const ApiError &e) {
+            send(e.body());
             sink.done();
-            return true;
-        });
+            return;
+        }
+        if (!outcome.client_gone && request.include_usage) {
+            size_t generated = 0;
+            for (const ChoiceBuilder &c : choices) generated += size_t(c.tokens());
+            Json last = chunk(Json::array());
+            last["usage"] = usage_json(request.prompt.size(), outcome.cached_tokens, generated);
+            send(last);
+        }
+        if (!outcome.client_gone) {
+            static const char kDone[] = "data: [DONE]\n\n";
+            sink.write(kDone, sizeof kDone - 1);
+        }
+        log(request, outcome, choices, outcome.client_gone ? " (the client went away: stopped)" : "");
+        sink.done();
     }
 };
 

@@ -414,6 +414,9 @@ try:
         status, reply = server.request("POST", path, body=body, raw=raw_body)
         check(f"refused: {name} ({code})", error_of(status, reply, code, needle, param, error_code),
               (status, reply))
+    status, reply = server.request("POST", "/v1/completions", raw=b'{"prompt": "' + b"a" * (33 << 20) + b'"}')
+    check("a body over 32 MiB is a 413 with an error object", error_of(status, reply, 413, "too large"),
+          (status, str(reply)[:200]))
     status, reply = server.request("GET", "/v1/nothing")
     check("an unknown endpoint is a 404 with an error object", error_of(status, reply, 404, "no such endpoint"),
           (status, reply))
@@ -535,6 +538,11 @@ p = subprocess.run([BINARY, "serve", os.path.join(SOURCE, "tests/fixtures/models
 check("a model without a tokenizer is not served (one line, exit 1)",
       p.returncode == 1 and p.stderr.splitlines()[-1] == "reset serve: the model directory has no tokenizer "
       "(tokenizer.json or tokenizer.model)", p.stderr)
+p = subprocess.run([BINARY, "serve", MODEL, "--backend", "cpu", "--context", "100000"], capture_output=True, text=True,
+                   timeout=60)
+check("a session the model cannot hold is refused at start, not at a request",
+      p.returncode == 1 and p.stderr.splitlines()[-1].startswith("reset serve: cannot create a session: ")
+      and "max_context" in p.stderr, p.stderr)
 p = subprocess.run([BINARY, "serve", "--help"], capture_output=True, text=True, timeout=60)
 check("serve --help", p.returncode == 0 and "/v1/chat/completions" in p.stdout)
 
