@@ -161,6 +161,53 @@ private:
         return keep;
     }
 
+    // thinking_token_budget (one sample): once the reasoning has used the budget, the text a stop
+    // string held back goes out, then "</think>" is appended as prompt text and goes out as the
+    // answer's text, and the sample may use what is left of max_tokens (a prefill starts the
+    // library's count again).  False when the context cannot hold "</think>": the sample ends
+    // there ("length").
+    bool close_reasoning_at_budget(reset_session *session, const GenerationRequest &request,
+                                   ReasoningTracker &reasoning, const std::string &text, int32_t generated,
+                                   const std::function<bool(const SampleStep &)> &emit) {
+        reasoning.see(text);
+        if (!reasoning.thinking || reasoning.tokens < request.thinking_budget) return true;
+        SampleStep held;
+        const char *held_text = nullptr;
+        size_t held_len = 0;
+        check_call(reset_session_held_text(session, 0, &held_text, &held_len), "held text");
+        held.text.assign(held_text, held_len);
+        std::string appended;
+        std::vector<int32_t> appended_ids;
+        const reset_status closed = close_reasoning(session, reset_model_tokenizer(model_), reasoning.after_newline,
+                                                    &appended, &appended_ids);
+        if (closed == RESET_ERR_CONTEXT_OVERFLOW) {
+            held.finish = "length";
+            emit(held);
+            return false;
+        }
+        check_call(closed, "closing the reasoning");
+        reasoning.closed();
+        held.text += appended;
+        set_stop(session, request, request.max_tokens - generated);
+        emit(held);
+        return true;
+    }
+
+    // The request's stop conditions, ending the answer after max_tokens more tokens.
+    static void set_stop(reset_session *session, const GenerationRequest &request, int32_t max_tokens) {
+        std::vector<const char *> stop_strings;
+        for (const std::string &s : request.stop) stop_strings.push_back(s.c_str());
+        reset_stop_options stop;
+        reset_stop_options_init(&stop);
+        stop.strings = stop_strings.data();
+        stop.string_count = stop_strings.size();
+        stop.ids = request.stop_ids.data();
+        stop.id_count = request.stop_ids.size();
+        stop.max_tokens = max_tokens;
+        stop.ignore_eos = request.ignore_eos ? 1 : 0;
+        check_call(reset_set_stop(session, &stop), "stop");
+    }
+
     Outcome generate(const GenerationRequest &request, const std::function<bool(const SampleStep &)> &emit) {
         reset_session *session =
             session_for({request.n, request.top_logprobs > 0 ? RESET_MAX_TOP_LOGPROBS : 0});
@@ -170,17 +217,7 @@ private:
         reset_policy_params policy = request.policy.params;
         policy.reset_state = 1;
         check_call(reset_set_policy(session, &policy), "sampling");
-        std::vector<const char *> stop_strings;
-        for (const std::string &s : request.stop) stop_strings.push_back(s.c_str());
-        reset_stop_options stop;
-        reset_stop_options_init(&stop);
-        stop.strings = stop_strings.data();
-        stop.string_count = stop_strings.size();
-        stop.ids = request.stop_ids.data();
-        stop.id_count = request.stop_ids.size();
-        stop.max_tokens = request.max_tokens;
-        stop.ignore_eos = request.ignore_eos ? 1 : 0;
-        check_call(reset_set_stop(session, &stop), "stop");
+        set_stop(session, request, request.max_tokens);
         check_call(reset_set_logit_bias(session, request.logit_bias.data(), request.logit_bias.size()), "logit_bias");
 
         const double start = now_seconds();
@@ -192,6 +229,9 @@ private:
         std::vector<reset_step> steps(size_t(request.n));
         std::vector<bool> ended(size_t(request.n), false);
         int active = request.n;
+        ReasoningTracker reasoning;  // for thinking_token_budget (n = 1)
+        reasoning.thinking = request.reasoning_first;
+        int32_t generated = 0;
         while (active > 0) {
             // A stop that came while the session was being made found nothing to cancel.
             if (stopping_) throw ApiError(503, "the server is shutting down");
@@ -246,6 +286,12 @@ private:
                 const double emit_start = now_seconds();
                 if (!emit(out)) outcome.client_gone = true;
                 outcome.emit_seconds += now_seconds() - emit_start;
+                ++generated;
+                if (request.thinking_budget >= 0 && !step.end_of_generation && !outcome.client_gone &&
+                    !close_reasoning_at_budget(session, request, reasoning, out.text, generated, emit)) {
+                    --active;  // the context cannot hold "</think>": the answer ends there
+                    break;
+                }
             }
             if (outcome.client_gone) break;
             if (still_active == 0) break;
@@ -514,7 +560,8 @@ int cmd_serve(int argc, char **argv) {
             "  --context N                tokens per sequence, prompt and answer together (default: min(model\n"
             "                             maximum, 4096))\n"
             "Requests take OpenAI's fields (temperature, top_p, max_tokens, n, stop, seed, logprobs, ...), vLLM's\n"
-            "(top_k, min_p, repetition_penalty, stop_token_ids, ignore_eos, chat_template_kwargs.enable_thinking)\n"
+            "(top_k, min_p, repetition_penalty, stop_token_ids, ignore_eos, chat_template_kwargs.enable_thinking,\n"
+            "thinking_token_budget)\n"
             "and \"policy\": libreset's sampler in reset's words (\"reset t_low=0.6 tau0=1.2\").  Fields a request\n"
             "leaves out take the model's generation_config.json sampling.  Ctrl-C stops the server.\n");
         return args.has("help") ? 0 : 2;

@@ -67,6 +67,10 @@ struct GenerationRequest {
     int top_logprobs = 0;
     bool stream = false;
     bool include_usage = false;        // stream_options.include_usage: a last chunk with the usage
+    // vLLM's thinking_token_budget (-1: none): after that many reasoning tokens "</think>" is appended
+    // to the answer as prompt text (close_reasoning, as `reset generate --think-budget`), and the
+    // answer follows.  One sample per request (n = 1).
+    int32_t thinking_budget = -1;
 };
 
 // Read a request body (chat: true for /v1/chat/completions).  Throws ApiError naming the field at

@@ -414,6 +414,9 @@ GenerationRequest read_request(const ServedModel &served, const std::string &tex
             request.echo_text.clear();
         }
     }
+    request.thinking_budget = int32_t(int_field(body, "thinking_token_budget", -1, 0, INT32_MAX));
+    if (request.thinking_budget >= 0 && request.n > 1)
+        bad_field("thinking_token_budget", "is served for one sample per request (n = 1)");
     request.stream = bool_field(body, "stream", false);
     if (const Json *options = field(body, "stream_options")) {
         if (!request.stream) bad_field("stream_options", "only with \"stream\": true");

@@ -194,6 +194,27 @@ try:
           and all(e["object"] == "chat.completion.chunk" for e in events[:-1])
           and events[-2]["choices"][0]["finish_reason"] == "length", events)
 
+    # --- vLLM's thinking_token_budget: reset generate --think-budget's answer ------------------------------
+    budget_ref = split_reasoning(generate(PROBLEM, "--policy", "greedy", "--max-tokens", "120", "--think-budget", "12"))
+    budgeted = client.chat.completions.create(model="arith", messages=problem, temperature=0, max_tokens=120,
+                                              extra_body={"thinking_token_budget": 12})
+    m = budgeted.choices[0].message
+    check("thinking_token_budget: the reasoning closed after 12 tokens, then the answer, as reset generate's",
+          (m.model_extra.get("reasoning_content"), m.content) == budget_ref and len(budget_ref[1]) > 20
+          and budgeted.usage.completion_tokens == 120, (m, budget_ref))
+    stream = client.chat.completions.create(model="arith", messages=problem, temperature=0, max_tokens=120,
+                                            stream=True, extra_body={"thinking_token_budget": 12})
+    parts = ["", ""]
+    for chunk in stream:
+        for c in chunk.choices:
+            parts[0] += (c.delta.model_extra or {}).get("reasoning_content") or ""
+            parts[1] += c.delta.content or ""
+    check("thinking_token_budget streamed: the same parts", tuple(parts) == budget_ref, parts)
+    zero = client.chat.completions.create(model="arith", messages=problem, temperature=0, max_tokens=20,
+                                          extra_body={"thinking_token_budget": 0}).choices[0].message
+    check("thinking_token_budget 0: no reasoning at all", zero.model_extra.get("reasoning_content") is None
+          and "</think>" not in zero.content and zero.content, zero)
+
     # --- thinking off, and the reasoning left in the text ----------------------------------------------------
     off = client.chat.completions.create(model="arith", messages=[{"role": "user", "content": PROBLEM}],
                                          temperature=0, max_tokens=40,
@@ -392,6 +413,8 @@ try:
          "logit_bias", None),
         ("seventeen stop strings", chat, {"messages": msgs, "stop": [str(i) for i in range(17)]}, None, 400,
          "at most 16", "stop", None),
+        ("a thinking budget for two samples", chat, {"messages": msgs, "n": 2, "thinking_token_budget": 5}, None,
+         400, "one sample per request", "thinking_token_budget", None),
         ("top_logprobs without logprobs", chat, {"messages": msgs, "top_logprobs": 2}, None, 400,
          "logprobs", "top_logprobs", None),
         ("top_logprobs above 20", chat, {"messages": msgs, "logprobs": True, "top_logprobs": 21}, None, 400,
