@@ -36,6 +36,9 @@ newline before the next such line.
                        caches after sampled steps, a sequence cut back, an
                        empty one, one holding a stop string's text, one ended
                        (these need the library: RESET_LIBRARY=.../libreset.so)
+  corpus/serve_request/  `reset serve` request bodies (chat, completion,
+                       /tokenize, /detokenize) and reasoning-splitter texts;
+                       `make_seeds.py serve_request` writes these alone
 
 Random weights come from a fixed seed; run from the repository root:
     python3 tests/fuzz/make_seeds.py
@@ -43,6 +46,7 @@ Random weights come from a fixed seed; run from the repository root:
 
 import json
 import os
+import sys
 import struct
 
 import numpy as np
@@ -690,8 +694,47 @@ def write(directory, name, data):
         f.write(data)
 
 
+def serve_request_seeds():
+    """Request bodies for `reset serve` (byte 0: 0 chat, 1 completion, 2 /tokenize, 3 /detokenize,
+    4 the reasoning splitter: then a flags byte (1 split, 2 reasoning first), cut lengths up to a 0 byte,
+    then the text)."""
+    problem = "Tom has 25 tickets. Tom gets 9 more. How many tickets does Tom have now?"
+    chat = {"model": "arith", "messages": [{"role": "system", "content": "Be brief."},
+                                           {"role": "user", "content": problem}],
+            "temperature": 0.7, "top_p": 0.9, "top_k": 20, "min_p": 0.05, "seed": 3, "max_tokens": 64, "n": 2,
+            "stop": ["\n\n", "So"], "stop_token_ids": [3], "logit_bias": {"5": -100, "7": 2.5},
+            "logprobs": True, "top_logprobs": 3, "presence_penalty": 0.5, "frequency_penalty": 0.1,
+            "repetition_penalty": 1.1, "stream": True, "stream_options": {"include_usage": True}}
+    seeds = {
+        "chat": b"\x00" + json.dumps(chat).encode(),
+        "chat_minimal": b"\x00" + json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode(),
+        "chat_history": b"\x00" + json.dumps({"messages": [
+            {"role": "user", "content": problem},
+            {"role": "assistant", "content": "34", "reasoning_content": "25 + 9 = 34."},
+            {"role": "user", "content": [{"type": "text", "text": "And twice that?"}]}],
+            "chat_template_kwargs": {"enable_thinking": False}, "thinking_token_budget": 16,
+            "policy": "reset t_low=0.6 tau0=1.2", "max_completion_tokens": 100}).encode(),
+        "chat_refused": b"\x00" + json.dumps({"messages": [{"role": "tool", "content": "x"}],
+                                              "tools": [{"type": "function"}], "n": 9}).encode(),
+        "completion": b"\x01" + json.dumps({"prompt": problem, "max_tokens": 8, "echo": True, "best_of": 1,
+                                            "ignore_eos": True, "temperature": 0}).encode(),
+        "completion_ids": b"\x01" + json.dumps({"prompt": [[2, 10, 20, 30]], "logprobs": 5,
+                                                "suffix": ""}).encode(),
+        "tokenize": b"\x02" + json.dumps({"prompt": problem, "add_special_tokens": False}).encode(),
+        "tokenize_chat": b"\x02" + json.dumps({"messages": [{"role": "user", "content": problem}]}).encode(),
+        "detokenize": b"\x03" + json.dumps({"tokens": [2, 10, 20, 30, 700]}).encode(),
+        "split": b"\x04\x01\x03\x01\x07\x00<think>\nTom has 25.\n\nSo 34.\n</think>\n\nThe answer is 34.",
+        "split_first": b"\x04\x03\x02\x00Tom has 25.\n</think>\n\n34</thi",
+    }
+    return seeds
+
+
 def main():
     corpus = os.path.join(HERE, "corpus")
+    for name, data in serve_request_seeds().items():
+        write(os.path.join(corpus, "serve_request"), name, data)
+    if sys.argv[1:] == ["serve_request"]:  # those seeds alone (they need no model or library)
+        return
     qwen3 = shrunk_tokenizer("qwen3", 400)
     llama3 = shrunk_tokenizer("llama3", 400)
     qwen3_gen = json.dumps({"bos_token_id": 400, "eos_token_id": [401, 400]}).encode()
