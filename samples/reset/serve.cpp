@@ -247,7 +247,8 @@ private:
                     last.index = i;
                     const char *held = nullptr;
                     size_t held_len = 0;
-                    if (reset_session_held_text(session, i, &held, &held_len) == RESET_OK) last.text.assign(held, held_len);
+                    if (reset_session_held_text(session, i, &held, &held_len) == RESET_OK)
+                        last.text.assign(held, held_len);
                     last.finish = "length";
                     if (!emit(last)) outcome.client_gone = true;
                 }

@@ -1,6 +1,5 @@
 // serve_request.cpp — `reset serve`: a request's JSON read into a GenerationRequest,
 // and steps turned into the OpenAI API's choices (serve.h).
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -64,9 +63,9 @@ int64_t int_field(const Json &body, const char *name, int64_t fallback, int64_t 
     if (v->is_number_integer()) {
         if (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(INT64_MAX)) bad_field(name, "is out of range");
         value = v->get<int64_t>();
-    } else if (v->is_number_float() && std::isfinite(v->get<double>()) && v->get<double>() == std::floor(v->get<double>()) &&
-               std::fabs(v->get<double>()) < 9.0e18) {
-        value = int64_t(v->get<double>());
+    } else if (const double d = v->is_number_float() ? v->get<double>() : 0.5;
+               std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.0e18) {
+        value = int64_t(d);
     } else {
         bad_field(name, "must be an integer");
     }
@@ -196,7 +195,8 @@ void read_completion_prompt(const ServedModel &served, const Json &body, Generat
     } else {
         throw ApiError(400, "prompt: must be a string or a list of token ids", "prompt");
     }
-    if (const Json *suffix = field(body, "suffix"); suffix && !(suffix->is_string() && suffix->get<std::string>().empty()))
+    const Json *suffix = field(body, "suffix");
+    if (suffix && !(suffix->is_string() && suffix->get<std::string>().empty()))
         throw ApiError(400, "suffix: insertion (fill-in-the-middle) is not supported", "suffix");
 }
 

@@ -123,7 +123,8 @@ def main():
             base = {"prompt": ids, "max_tokens": args.tokens, "temperature": 0, "ignore_eos": True}
             cases = [("stream n=1", dict(base, stream=True)),
                      ("cached", dict(base, stream=True)),
-                     ("stream n=8", dict(base, stream=True, n=8, temperature=1.0, seed=1, prompt=[ids[0] + 1] + ids[1:])),
+                     ("stream n=8", dict(base, stream=True, n=8, temperature=1.0, seed=1,
+                                         prompt=[ids[0] + 1] + ids[1:])),
                      ("whole n=1", dict(base, prompt=[ids[0] + 2] + ids[1:])),
                      ("logprobs", dict(base, stream=True, logprobs=20, prompt=[ids[0] + 3] + ids[1:])),
                      ("stream n=1 after", dict(base, stream=True, prompt=[ids[0] + 4] + ids[1:]))]

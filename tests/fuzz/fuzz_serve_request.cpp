@@ -104,7 +104,8 @@ void check_splitter(std::string_view input) {
     const bool split = input[0] & 1, first = input[0] & 2;
     size_t at = 1;
     std::vector<size_t> cuts;
-    while (at < input.size() && input[at] != 0 && cuts.size() < 64) cuts.push_back(size_t(uint8_t(input[at++]) % 16 + 1));
+    while (at < input.size() && input[at] != 0 && cuts.size() < 64)
+        cuts.push_back(size_t(uint8_t(input[at++]) % 16 + 1));
     if (at < input.size()) ++at;
     const std::string_view text = input.substr(at);
     std::string whole_reasoning, whole_content, reasoning, content;
@@ -140,7 +141,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             const Json r = tokenize_response(s, body);
             expect(r["count"] == r["tokens"].size(), "/tokenize's count is not its tokens'");
             for (const Json &id : r["tokens"])
-                expect(id.get<int64_t>() >= 0 && id.get<int64_t>() < s.vocab_size, "/tokenize: an id outside the vocabulary");
+                expect(id.get<int64_t>() >= 0 && id.get<int64_t>() < s.vocab_size,
+                       "/tokenize: an id outside the vocabulary");
         } else if (mode == 3) {
             const Json r = detokenize_response(s, body);
             expect(reset_fuzz::valid_utf8(r["prompt"].get<std::string>()), "/detokenize: text that is not UTF-8");
