@@ -598,10 +598,7 @@ std::vector<int32_t> Chat::fitting_prompt(const std::string &user_text, size_t *
 // Text a stop string might have begun, held back by the library: shown and kept when the answer
 // ends otherwise (a cancel, a full context) or goes on after a prefill (the reasoning closed).
 void Chat::flush_held(std::string *answer) {
-    const char *held = nullptr;
-    size_t held_len = 0;
-    check(reset_session_held_text(session_.handle, 0, &held, &held_len), "the held text");
-    const std::string text(held, held_len);
+    const std::string text = held_text(session_.handle);
     *answer += text;
     emit(text, 0.0f);
 }

@@ -142,6 +142,7 @@ struct StopArgs {
     std::vector<std::string> strings;
     std::vector<int32_t> ids;
     bool ignore_eos = false;
+    StopArgs() = default;  // none (`reset serve` fills them from a request)
     explicit StopArgs(const Args &args);
     void set(reset_session *session, long max_tokens) const;
 };
@@ -173,6 +174,11 @@ std::string chat_render(const reset_tokenizer *tokenizer, const std::vector<Mess
                         bool generation_prompt = true);
 std::vector<int32_t> tokenize(const reset_tokenizer *tokenizer, const std::string &text, uint32_t flags);
 std::string token_text(const reset_tokenizer *tokenizer, int32_t id);
+// The text of ids (reset_detokenize with `flags`).
+std::string detokenize(const reset_tokenizer *tokenizer, const std::vector<int32_t> &ids, uint32_t flags = 0);
+// The text a stop string may begin that `sequence` holds back (reset_session_held_text): what a caller
+// that ends the answer itself, or appends to it, shows first.
+std::string held_text(const reset_session *session, int32_t sequence = 0);
 // The tokens a session's sequence holds (reset_session_tokens).
 std::vector<int32_t> session_tokens(const reset_session *session, int32_t sequence);
 

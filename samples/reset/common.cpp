@@ -491,6 +491,24 @@ std::vector<int32_t> session_tokens(const reset_session *session, int32_t sequen
     return ids;
 }
 
+std::string detokenize(const reset_tokenizer *tokenizer, const std::vector<int32_t> &ids, uint32_t flags) {
+    size_t needed = 0;
+    reset_status status = reset_detokenize(tokenizer, ids.data(), ids.size(), flags, nullptr, 0, &needed);
+    std::string text(needed, '\0');
+    if (status == RESET_ERR_BUFFER_TOO_SMALL)
+        status = reset_detokenize(tokenizer, ids.data(), ids.size(), flags, &text[0], text.size(), &needed);
+    check(status, "detokenize");
+    text.resize(needed);
+    return text;
+}
+
+std::string held_text(const reset_session *session, int32_t sequence) {
+    const char *held = nullptr;
+    size_t held_len = 0;
+    check(reset_session_held_text(session, sequence, &held, &held_len), "the held text");
+    return std::string(held, held_len);
+}
+
 std::string token_text(const reset_tokenizer *tokenizer, int32_t id) {
     char buffer[256];
     size_t n = 0;

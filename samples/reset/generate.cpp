@@ -176,10 +176,8 @@ int cmd_generate(int argc, char **argv) {
     // Text a stop string may begin is held back until it cannot; one that ends the answer here
     // prints it.  (The trace has only what the steps reported.)
     auto print_held_text = [&] {
-        const char *held = nullptr;
-        size_t held_len = 0;
-        check(reset_session_held_text(session.handle, 0, &held, &held_len), "the held text");
-        std::fwrite(held, 1, held_len, stdout);
+        const std::string held = held_text(session.handle);
+        std::fwrite(held.data(), 1, held.size(), stdout);
     };
     for (long n = 0; n < max_tokens; ++n) {
         reset_step step;

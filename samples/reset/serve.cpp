@@ -53,8 +53,8 @@ private:
 // What serving one request came to.
 struct Outcome {
     size_t cached_tokens = 0;  // prompt tokens the session already held (not prefilled again)
-    double prefill_seconds = 0, decode_seconds = 0;
-    double emit_seconds = 0;   // of decode_seconds, the server's own: the steps' JSON and its writes
+    double decode_seconds = 0;  // from the prefill's end to the last step
+    double emit_seconds = 0;    // of decode_seconds, the server's own: the steps' JSON and its writes
     bool client_gone = false;  // the stream's reader went away: generation stopped there
 };
 
@@ -172,10 +172,7 @@ private:
         reasoning.see(text);
         if (!reasoning.thinking || reasoning.tokens < request.thinking_budget) return true;
         SampleStep held;
-        const char *held_text = nullptr;
-        size_t held_len = 0;
-        check_call(reset_session_held_text(session, 0, &held_text, &held_len), "held text");
-        held.text.assign(held_text, held_len);
+        held.text = held_text(session);
         std::string appended;
         std::vector<int32_t> appended_ids;
         const reset_status closed = close_reasoning(session, reset_model_tokenizer(model_), reasoning.after_newline,
@@ -188,24 +185,9 @@ private:
         check_call(closed, "closing the reasoning");
         reasoning.closed();
         held.text += appended;
-        set_stop(session, request, request.max_tokens - generated);
+        request.stop.set(session, request.max_tokens - generated);
         emit(held);
         return true;
-    }
-
-    // The request's stop conditions, ending the answer after max_tokens more tokens.
-    static void set_stop(reset_session *session, const GenerationRequest &request, int32_t max_tokens) {
-        std::vector<const char *> stop_strings;
-        for (const std::string &s : request.stop) stop_strings.push_back(s.c_str());
-        reset_stop_options stop;
-        reset_stop_options_init(&stop);
-        stop.strings = stop_strings.data();
-        stop.string_count = stop_strings.size();
-        stop.ids = request.stop_ids.data();
-        stop.id_count = request.stop_ids.size();
-        stop.max_tokens = max_tokens;
-        stop.ignore_eos = request.ignore_eos ? 1 : 0;
-        check_call(reset_set_stop(session, &stop), "stop");
     }
 
     Outcome generate(const GenerationRequest &request, const std::function<bool(const SampleStep &)> &emit) {
@@ -217,22 +199,20 @@ private:
         reset_policy_params policy = request.policy.params;
         policy.reset_state = 1;
         check_call(reset_set_policy(session, &policy), "sampling");
-        set_stop(session, request, request.max_tokens);
+        request.stop.set(session, request.max_tokens);
         check_call(reset_set_logit_bias(session, request.logit_bias.data(), request.logit_bias.size()), "logit_bias");
 
-        const double start = now_seconds();
         check_call(reset_prefill(session, request.prompt.data() + outcome.cached_tokens,
                                  request.prompt.size() - outcome.cached_tokens),
                    "prefill");
-        outcome.prefill_seconds = now_seconds() - start;
 
+        const double decode_start = now_seconds();
         std::vector<reset_step> steps(size_t(request.n));
-        std::vector<bool> ended(size_t(request.n), false);
-        int active = request.n;
-        ReasoningTracker reasoning;  // for thinking_token_budget (n = 1)
+        std::vector<bool> ended(size_t(request.n), false);  // for a step that fails at the end of the context
+        ReasoningTracker reasoning;  // thinking_token_budget's count (n = 1)
         reasoning.thinking = request.reasoning_first;
-        int32_t generated = 0;
-        while (active > 0) {
+        int32_t generated = 0;       // the one sample's tokens, for the budget's max_tokens
+        for (bool done = false; !done;) {
             // A stop that came while the session was being made found nothing to cancel.
             if (stopping_) throw ApiError(503, "the server is shutting down");
             reset_step_init(steps.data(), steps.size());
@@ -245,10 +225,7 @@ private:
                     if (ended[size_t(i)]) continue;
                     SampleStep last;
                     last.index = i;
-                    const char *held = nullptr;
-                    size_t held_len = 0;
-                    if (reset_session_held_text(session, i, &held, &held_len) == RESET_OK)
-                        last.text.assign(held, held_len);
+                    last.text = held_text(session, i);
                     last.finish = "length";
                     if (!emit(last)) outcome.client_gone = true;
                 }
@@ -257,7 +234,7 @@ private:
             check_call(status, "decode");
             for (int i = 0; i < request.n; ++i) {
                 const reset_step &step = steps[size_t(i)];
-                if (ended[size_t(i)] || step.token < 0) continue;
+                if (step.token < 0) continue;  // ended in an earlier step
                 SampleStep out;
                 out.index = i;
                 out.token = step.token;
@@ -268,7 +245,6 @@ private:
                                step.top_logprobs + std::min(step.top_logprob_count, int32_t(request.top_logprobs)));
                 if (step.end_of_generation) {
                     ended[size_t(i)] = true;
-                    --active;
                     out.finish = step.end_reason == RESET_END_LENGTH ? "length" : "stop";
                     if (step.end_reason == RESET_END_STOP) {
                         out.stop_string = step.stop_index;
@@ -290,14 +266,13 @@ private:
                 ++generated;
                 if (request.thinking_budget >= 0 && !step.end_of_generation && !outcome.client_gone &&
                     !close_reasoning_at_budget(session, request, reasoning, out.text, generated, emit)) {
-                    --active;  // the context cannot hold "</think>": the answer ends there
+                    done = true;  // the context cannot hold "</think>": the answer ends there
                     break;
                 }
             }
-            if (outcome.client_gone) break;
-            if (still_active == 0) break;
+            done = done || outcome.client_gone || still_active == 0;
         }
-        outcome.decode_seconds = now_seconds() - start - outcome.prefill_seconds;
+        outcome.decode_seconds = now_seconds() - decode_start;
         return outcome;
     }
 };
@@ -596,15 +571,13 @@ int cmd_serve(int argc, char **argv) {
     options.kv_cache = kv_cache;
     Engine engine(model.handle, options);
     // The largest session a request may need is made now, so that memory runs out at start, not
-    // at a request; then the one most requests use.
-    reset_session *largest = nullptr;
+    // at a request (the first request of another shape replaces it).
     try {
-        largest = engine.session_for({parallel, RESET_MAX_TOP_LOGPROBS});
+        reset_session *largest = engine.session_for({parallel, RESET_MAX_TOP_LOGPROBS});
         served.max_context = reset_session_max_context(largest);
         reset_policy_params_init(&served.sampling);
         check(reset_session_get_policy(largest, &served.sampling), "the model's sampling");
         served.sampling.preset = nullptr;
-        engine.session_for({1, 0});
     } catch (const ApiError &e) {
         fail(e.what());
     }

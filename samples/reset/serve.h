@@ -59,9 +59,7 @@ struct GenerationRequest {
     int n = 1;
     int32_t max_tokens = 0;            // at least 1; what the context leaves when the request names none
     PolicySpec policy;
-    std::vector<std::string> stop;
-    std::vector<int32_t> stop_ids;
-    bool ignore_eos = false;
+    StopArgs stop;                     // stop strings, stop_token_ids, ignore_eos
     std::vector<reset_logit_bias> logit_bias;
     bool logprobs = false;
     int top_logprobs = 0;

@@ -75,6 +75,17 @@ int64_t int_field(const Json &body, const char *name, int64_t fallback, int64_t 
     return value;
 }
 
+// An array of token ids, each an integer inside the vocabulary.
+std::vector<int32_t> token_ids(const ServedModel &served, const Json &array, const char *name) {
+    std::vector<int32_t> ids;
+    for (const Json &id : array) {
+        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= served.vocab_size)
+            bad_field(name, "token ids must be integers in [0, " + std::to_string(served.vocab_size) + ")");
+        ids.push_back(int32_t(id.get<int64_t>()));
+    }
+    return ids;
+}
+
 bool number_field(const Json &body, const char *name, double *out) {
     const Json *v = field(body, name);
     if (!v) return false;
@@ -171,27 +182,15 @@ void read_completion_prompt(const ServedModel &served, const Json &body, Generat
         one = &(*prompt)[0];
     else if (prompt->is_array() && !prompt->empty() && !(*prompt)[0].is_number_integer())
         throw ApiError(400, "prompt: one prompt per request (a string or a list of token ids)", "prompt");
+    // echo: the prompt's text goes before each answer (ids are detokenized for it).
+    const bool echo = bool_field(body, "echo", false);
     if (one->is_string()) {
-        request.echo_text = one->get<std::string>();
-        request.prompt = tokenize(served.tokenizer, request.echo_text,
+        request.prompt = tokenize(served.tokenizer, one->get<std::string>(),
                                   RESET_TOKENIZE_PARSE_SPECIAL | RESET_TOKENIZE_ADD_BOS);
+        if (echo) request.echo_text = one->get<std::string>();
     } else if (one->is_array()) {
-        for (const Json &id : *one) {
-            if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= served.vocab_size)
-                throw ApiError(400, "prompt: token ids must be integers in [0, " + std::to_string(served.vocab_size) +
-                                        ")", "prompt");
-            request.prompt.push_back(int32_t(id.get<int64_t>()));
-        }
-        size_t needed = 0;
-        reset_status status =
-            reset_detokenize(served.tokenizer, request.prompt.data(), request.prompt.size(), 0, nullptr, 0, &needed);
-        std::string text(needed, '\0');
-        if (status == RESET_ERR_BUFFER_TOO_SMALL)
-            status = reset_detokenize(served.tokenizer, request.prompt.data(), request.prompt.size(), 0, &text[0],
-                                      text.size(), &needed);
-        if (status != RESET_OK) throw library_error(status, "prompt");
-        text.resize(needed);
-        request.echo_text = text;
+        request.prompt = token_ids(served, *one, "prompt");
+        if (echo) request.echo_text = detokenize(served.tokenizer, request.prompt);
     } else {
         throw ApiError(400, "prompt: must be a string or a list of token ids", "prompt");
     }
@@ -262,19 +261,15 @@ void read_stops(const ServedModel &served, const Json &body, GenerationRequest &
                 item.get<std::string>().size() > RESET_MAX_STOP_STRING_BYTES)
                 bad_field("stop", "each stop string must be 1 to " + std::to_string(RESET_MAX_STOP_STRING_BYTES) +
                                       " bytes of text");
-            request.stop.push_back(item.get<std::string>());
+            request.stop.strings.push_back(item.get<std::string>());
         }
     }
     if (const Json *ids = field(body, "stop_token_ids")) {
         if (!ids->is_array() || ids->size() > RESET_MAX_STOP_IDS)
             bad_field("stop_token_ids", "must be an array of at most " + std::to_string(RESET_MAX_STOP_IDS) + " ids");
-        for (const Json &id : *ids) {
-            if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= served.vocab_size)
-                bad_field("stop_token_ids", "ids must be in [0, " + std::to_string(served.vocab_size) + ")");
-            request.stop_ids.push_back(int32_t(id.get<int64_t>()));
-        }
+        request.stop.ids = token_ids(served, *ids, "stop_token_ids");
     }
-    request.ignore_eos = bool_field(body, "ignore_eos", false);
+    request.stop.ignore_eos = bool_field(body, "ignore_eos", false);
 }
 
 // OpenAI's logit_bias: {"token id": bias}, bias in [-100, 100].
@@ -343,21 +338,11 @@ Json detokenize_response(const ServedModel &served, const std::string &text) {
     const Json body = read_body(served, text);
     const Json *tokens = field(body, "tokens");
     if (!tokens || !tokens->is_array()) throw ApiError(400, "tokens: an array of token ids is required", "tokens");
-    std::vector<int32_t> ids;
-    for (const Json &id : *tokens) {
-        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= served.vocab_size)
-            throw ApiError(400, "tokens: ids must be integers in [0, " + std::to_string(served.vocab_size) + ")",
-                           "tokens");
-        ids.push_back(int32_t(id.get<int64_t>()));
+    try {
+        return {{"prompt", detokenize(served.tokenizer, token_ids(served, *tokens, "tokens"))}};
+    } catch (const CliError &e) {
+        throw ApiError(400, e.what());
     }
-    size_t needed = 0;
-    reset_status status = reset_detokenize(served.tokenizer, ids.data(), ids.size(), 0, nullptr, 0, &needed);
-    std::string out(needed, '\0');
-    if (status == RESET_ERR_BUFFER_TOO_SMALL)
-        status = reset_detokenize(served.tokenizer, ids.data(), ids.size(), 0, &out[0], out.size(), &needed);
-    if (status != RESET_OK) throw library_error(status, "detokenize");
-    out.resize(needed);
-    return {{"prompt", out}};
 }
 
 GenerationRequest read_request(const ServedModel &served, const std::string &text, bool chat) {
@@ -407,12 +392,8 @@ GenerationRequest read_request(const ServedModel &served, const std::string &tex
     } else {
         request.logprobs = field(body, "logprobs") != nullptr;
         request.top_logprobs = int(int_field(body, "logprobs", 0, 0, RESET_MAX_TOP_LOGPROBS));
-        if (bool_field(body, "echo", false)) {
-            if (request.logprobs)
-                bad_field("echo", "with logprobs would need the prompt's log-probabilities, which are not computed");
-        } else {
-            request.echo_text.clear();
-        }
+        if (request.logprobs && bool_field(body, "echo", false))
+            bad_field("echo", "with logprobs would need the prompt's log-probabilities, which are not computed");
     }
     request.thinking_budget = int32_t(int_field(body, "thinking_token_budget", -1, 0, INT32_MAX));
     if (request.thinking_budget >= 0 && request.n > 1)
@@ -538,7 +519,7 @@ Json ChoiceBuilder::add(const SampleStep &step) {
     if (step.finish) {
         splitter_.finish(&reasoning, &content);
         finish_ = step.finish;
-        if (step.stop_string >= 0) stop_reason_ = request_.stop[size_t(step.stop_string)];
+        if (step.stop_string >= 0) stop_reason_ = request_.stop.strings[size_t(step.stop_string)];
         else if (step.stop_id) stop_reason_ = step.token;
     }
     reasoning_ += reasoning;

@@ -75,12 +75,12 @@ void check_request(const ServedModel &s, const GenerationRequest &r) {
     expect(r.n >= 1 && r.n <= s.parallel, "n outside 1..parallel");
     expect(r.max_tokens >= 1 && r.prompt.size() + size_t(r.max_tokens) <= size_t(s.max_context),
            "max_tokens does not fit the context beside the prompt");
-    expect(r.stop.size() <= RESET_MAX_STOP_STRINGS, "too many stop strings");
-    for (const std::string &stop : r.stop)
+    expect(r.stop.strings.size() <= RESET_MAX_STOP_STRINGS, "too many stop strings");
+    for (const std::string &stop : r.stop.strings)
         expect(!stop.empty() && stop.size() <= RESET_MAX_STOP_STRING_BYTES && reset_fuzz::valid_utf8(stop),
                "a stop string the library would refuse");
-    expect(r.stop_ids.size() <= RESET_MAX_STOP_IDS, "too many stop ids");
-    for (int32_t id : r.stop_ids) expect(id >= 0 && id < s.vocab_size, "a stop id outside the vocabulary");
+    expect(r.stop.ids.size() <= RESET_MAX_STOP_IDS, "too many stop ids");
+    for (int32_t id : r.stop.ids) expect(id >= 0 && id < s.vocab_size, "a stop id outside the vocabulary");
     expect(r.logit_bias.size() <= RESET_MAX_LOGIT_BIAS, "too many logit biases");
     for (size_t i = 0; i < r.logit_bias.size(); ++i) {
         const reset_logit_bias &b = r.logit_bias[i];
