@@ -74,9 +74,9 @@ extern "C" {
  * versions only append functions and struct fields (CHANGELOG.md lists
  * them), so a program built against 0.N runs on any 0.M with M >= N. */
 #define RESET_VERSION_MAJOR 0
-#define RESET_VERSION_MINOR 10
+#define RESET_VERSION_MINOR 11
 #define RESET_VERSION_PATCH 0
-#define RESET_VERSION_STRING "0.10.0"
+#define RESET_VERSION_STRING "0.11.0"
 #define RESET_VERSION_NUMBER (RESET_VERSION_MAJOR * 10000 + RESET_VERSION_MINOR * 100 + RESET_VERSION_PATCH)
 
 /* The version of the library actually loaded, as RESET_VERSION_NUMBER.
@@ -1000,7 +1000,9 @@ RESET_API reset_status reset_tokenizer_step_delimiters(const reset_tokenizer *to
 /* One message of a conversation.  role: NUL-terminated ("system", "user",
  * "assistant", "tool"); content: content_len bytes of UTF-8.  An assistant
  * message may hold "<think>...</think>" reasoning; templates that drop
- * reasoning from history (Qwen3, DeepSeek-R1) do so as the official ones do. */
+ * reasoning from history (Qwen3, DeepSeek-R1) do so as the official ones do.
+ * A "tool" message's content is the tool's result.  An assistant message's
+ * tool calls go in reset_chat_options.tool_calls_json (0.11). */
 typedef struct reset_chat_message {
     const char *role;
     const char *content;
@@ -1012,6 +1014,28 @@ typedef struct reset_chat_options {
     reset_chat_template chat_template; /* default AUTO: the tokenizer's own, recognised */
     int32_t add_generation_prompt;     /* 1: end with the assistant's turn opening. Default 1 */
     int32_t enable_thinking;           /* Qwen3: 0 adds the empty "<think>\n\n</think>\n\n". Default 1 */
+    /* (0.11) Tool calling, as OpenAI's chat API and transformers'
+     * apply_chat_template(tools=...) take it.  Both are NUL-terminated UTF-8
+     * JSON; NULL (the default), "null" and "[]" mean none.
+     *   tools_json: OpenAI's "tools", an array of tool objects ({"type":
+     *     "function", "function": {"name", "description", "parameters"}});
+     *     the template shows each to the model as Python's json.dumps writes
+     *     it (transformers' tojson): key order kept, ", " and ": ".
+     *   tool_calls_json: NULL, or n_messages entries, each NULL or the
+     *     matching assistant message's OpenAI "tool_calls" array
+     *     ([{"id", "type": "function", "function": {"name", "arguments"}}],
+     *     or {"name", "arguments"} without the "function" wrapper);
+     *     "arguments" may be a JSON string (rendered as it is) or a value.
+     *     Other roles' entries must be NULL.  An OpenAI tool-call message's
+     *     null content is content_len 0.
+     * Qwen3's template renders both.  The others do not: DeepSeek-R1's shows
+     * no tools list and renders tool calls only for content None, which
+     * transformers 5 drops before rendering (its template then fails), and
+     * Llama 3's first release and PLAIN have neither; there tools or tool
+     * calls are RESET_ERR_UNSUPPORTED.  Tool results are "tool" messages,
+     * which every template but PLAIN renders. */
+    const char *tools_json;
+    const char *const *tool_calls_json;
 } reset_chat_options;
 
 RESET_API void reset_chat_options_init(reset_chat_options *options);
@@ -1028,9 +1052,11 @@ RESET_API void reset_chat_options_init_sized(reset_chat_options *options, size_t
  * RESET_TOKENIZE_PARSE_SPECIAL (it already holds BOS where the template has
  * one, so do not add RESET_TOKENIZE_ADD_BOS).  options may be NULL.
  * Same buffer rule as reset_detokenize.
- * Errors: RESET_ERR_UNSUPPORTED (unknown or missing template),
- * RESET_ERR_BAD_UTF8, RESET_ERR_INVALID_ARGUMENT (NULL role, messages NULL
- * with n_messages > 0, an unknown chat_template value),
+ * Errors: RESET_ERR_UNSUPPORTED (unknown or missing template; tools or
+ * tool calls the template does not render), RESET_ERR_BAD_UTF8,
+ * RESET_ERR_INVALID_ARGUMENT (NULL role, messages NULL with n_messages > 0,
+ * an unknown chat_template value; tools_json or a tool_calls_json entry that
+ * is not JSON of the shape above, with the offending part named),
  * RESET_ERR_INVALID_HANDLE, RESET_ERR_BUFFER_TOO_SMALL. */
 RESET_API reset_status reset_chat_format(const reset_tokenizer *tokenizer, const reset_chat_message *messages,
                                          size_t n_messages, const reset_chat_options *options, char *buffer,

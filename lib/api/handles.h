@@ -108,6 +108,11 @@ struct PointerFields<reset_stop_options> {
     static constexpr std::array offsets{offsetof(reset_stop_options, strings), offsetof(reset_stop_options, ids)};
 };
 template <>
+struct PointerFields<reset_chat_options> {
+    static constexpr std::array offsets{offsetof(reset_chat_options, tools_json),
+                                        offsetof(reset_chat_options, tool_calls_json)};
+};
+template <>
 struct PointerFields<reset_step> {
     static constexpr std::array offsets{offsetof(reset_step, text), offsetof(reset_step, top_logprobs)};
 };

@@ -145,8 +145,10 @@ void reset_chat_options_init_sized(reset_chat_options *options, size_t struct_si
     write_defaults(options, struct_size, defaults);
 }
 
+// The unsized init is what programs built before the macro existed call: they hold 0.10's
+// struct (no tool fields), so it writes that much only; newer programs reach the sized init.
 void (reset_chat_options_init)(reset_chat_options *options) {
-    reset_chat_options_init_sized(options, sizeof *options);
+    reset_chat_options_init_sized(options, offsetof(reset_chat_options, tools_json));
 }
 
 reset_status reset_chat_format(const reset_tokenizer *tokenizer, const reset_chat_message *messages,
@@ -169,8 +171,10 @@ reset_status reset_chat_format(const reset_tokenizer *tokenizer, const reset_cha
                 fail(RESET_ERR_INVALID_ARGUMENT, "messages[", i, "].content is NULL");
             list.push_back({messages[i].role,
                             std::string_view(messages[i].content_len ? messages[i].content : "", messages[i].content_len)});
+            if (o.tool_calls_json && o.tool_calls_json[i]) list.back().tool_calls_json = o.tool_calls_json[i];
         }
         ChatOptions chat;
+        if (o.tools_json) chat.tools_json = o.tools_json;
         chat.family = o.chat_template;
         chat.add_generation_prompt = o.add_generation_prompt != 0;
         chat.enable_thinking = o.enable_thinking != 0;

@@ -5,8 +5,11 @@
 #include "text/chat_template.h"
 
 #include <cstring>
+#include <memory>
 
 #include "api/errors.h"
+#include "text/json_lite.h"
+#include "text/python_json.h"
 #include "text/tokenizer.h"
 #include "text/utf8.h"
 
@@ -90,11 +93,100 @@ bool ends_with(std::string_view s, std::string_view p) {
 
 std::string &operator<<(std::string &out, std::string_view s) { return out.append(s.data(), s.size()); }
 
-// Qwen3's template without tools (a tools list is not part of this API).
+// --- Tools and tool calls ---------------------------------------------------------------------
+
+using json_lite::Value;
+
+// A member as a Python dict holds it: the last of a repeated key.
+const Value *find_last(const Value &object, std::string_view key) {
+    const Value *found = nullptr;
+    for (const auto &member : object.members)
+        if (member.first == key) found = &member.second;
+    return found;
+}
+
+// tools_json and every tool_calls_json, read once: arrays of objects (JSON null: none).
+struct ToolJson {
+    std::vector<std::unique_ptr<json_lite::Document>> documents;  // the trees' storage
+    const Value *tools = nullptr;                                 // null when there are none
+    std::vector<const Value *> calls;                             // per message; null when none
+
+    static const Value *read(std::vector<std::unique_ptr<json_lite::Document>> &documents, std::string_view text,
+                             const std::string &what) {
+        if (text.empty()) return nullptr;
+        try {
+            documents.push_back(std::make_unique<json_lite::Document>(std::string(text), what));
+        } catch (const Error &e) {
+            fail(RESET_ERR_INVALID_ARGUMENT, e.what());  // the caller's argument, not a file
+        }
+        const Value &root = documents.back()->root();
+        if (root.is_null()) return nullptr;
+        if (!root.is_array()) fail(RESET_ERR_INVALID_ARGUMENT, what, " is not a JSON array");
+        for (size_t i = 0; i < root.items.size(); ++i)
+            if (!root.items[i].is_object()) fail(RESET_ERR_INVALID_ARGUMENT, what, "[", i, "] is not a JSON object");
+        return root.items.empty() ? nullptr : &root;  // [] renders as none, as Jinja's `if tools` reads it
+    }
+
+    ToolJson(const std::vector<ChatMessage> &m, const ChatOptions &o) {
+        tools = read(documents, o.tools_json, "tools_json");
+        calls.resize(m.size());
+        for (size_t i = 0; i < m.size(); ++i) {
+            if (m[i].tool_calls_json.empty()) continue;
+            const std::string what = "tool_calls_json[" + std::to_string(i) + "]";
+            if (m[i].role != "assistant")
+                fail(RESET_ERR_INVALID_ARGUMENT, what, ": only assistant messages carry tool calls (messages[", i,
+                     "] is \"", m[i].role, "\")");
+            calls[i] = read(documents, m[i].tool_calls_json, what);
+        }
+    }
+    bool any_calls() const {
+        for (const Value *c : calls)
+            if (c) return true;
+        return false;
+    }
+};
+
+// A tool call's string field, which the template concatenates or prints as text.
+std::string_view string_field(const Value &object, std::string_view key, const std::string &what) {
+    const Value *v = find_last(object, key);
+    if (!v) fail(RESET_ERR_INVALID_ARGUMENT, what, " has no \"", key, "\"");
+    if (!v->is_string()) fail(RESET_ERR_INVALID_ARGUMENT, what, "'s \"", key, "\" is not a string");
+    return v->text;
+}
+
+// OpenAI's {"type", "function": {"name", "arguments"}}; transformers also takes {"name", "arguments"}.
+const Value &call_function(const Value &call, const std::string &what) {
+    const Value *function = find_last(call, "function");
+    if (!function) return call;
+    if (!function->is_object() || function->members.empty())
+        fail(RESET_ERR_INVALID_ARGUMENT, what, "'s \"function\" is not a non-empty JSON object");
+    return *function;
+}
+
+std::string call_name(size_t message, size_t index) {
+    return "tool_calls_json[" + std::to_string(message) + "][" + std::to_string(index) + "]";
+}
+
+// Qwen3's template (tools and tool calls included).
 std::string render_qwen3(const std::vector<ChatMessage> &m, const ChatOptions &o) {
+    const ToolJson tool_json(m, o);
     std::string out;
     const size_t n = m.size();
-    if (n > 0 && m[0].role == "system") out << "<|im_start|>system\n" << m[0].content << "<|im_end|>\n";
+    if (tool_json.tools) {
+        out << "<|im_start|>system\n";
+        if (n > 0 && m[0].role == "system") out << m[0].content << "\n\n";
+        out << "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+               "You are provided with function signatures within <tools></tools> XML tags:\n<tools>";
+        for (const Value &tool : tool_json.tools->items) {
+            out << "\n";
+            python_json::dump_to(out, tool);  // tool | tojson
+        }
+        out << "\n</tools>\n\nFor each function call, return a json object with function name and arguments "
+               "within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, "
+               "\"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n";
+    } else if (n > 0 && m[0].role == "system") {
+        out << "<|im_start|>system\n" << m[0].content << "<|im_end|>\n";
+    }
     // ns.last_query_index: the last user message that is not a wrapped tool
     // response, scanning from the end; len-1 when there is none.
     size_t last_query = n == 0 ? 0 : n - 1;
@@ -123,6 +215,22 @@ std::string render_qwen3(const std::vector<ChatMessage> &m, const ChatOptions &o
                     << strip_newlines_left(content);
             } else {
                 out << "<|im_start|>" << msg.role << "\n" << content;
+            }
+            if (const Value *calls = tool_json.calls[i]) {
+                for (size_t k = 0; k < calls->items.size(); ++k) {
+                    const std::string what = call_name(i, k);
+                    // {%- if (loop.first and content) or (not loop.first) %}{{- '\n' }}
+                    if (k > 0 || !content.empty()) out << "\n";
+                    const Value &function = call_function(calls->items[k], what);
+                    out << "<tool_call>\n{\"name\": \"" << string_field(function, "name", what)
+                        << "\", \"arguments\": ";
+                    const Value *arguments = find_last(function, "arguments");
+                    if (!arguments) fail(RESET_ERR_INVALID_ARGUMENT, what, " has no \"arguments\"");
+                    // A string is printed as it is (OpenAI's arguments are JSON text), anything else | tojson.
+                    if (arguments->is_string()) out << arguments->text;
+                    else python_json::dump_to(out, *arguments);
+                    out << "}\n</tool_call>";
+                }
             }
             out << "<|im_end|>\n";
         } else if (msg.role == "tool") {
@@ -160,7 +268,8 @@ std::string render_deepseek_r1(const std::vector<ChatMessage> &m, const ChatOpti
         if (msg.role == "system") system = msg.content;
     out << bos << system;
     bool is_tool = false, is_output_first = true;
-    for (const ChatMessage &msg : m) {
+    for (size_t i = 0; i < m.size(); ++i) {
+        const ChatMessage &msg = m[i];
         if (msg.role == "user") {
             is_tool = false;
             out << "<｜User｜>" << msg.content;
@@ -220,7 +329,9 @@ std::string render_chat(std::string_view template_text, std::string_view bos_tex
         if (msg.role.empty()) fail(RESET_ERR_INVALID_ARGUMENT, "a chat message has an empty role");
         utf8::require_valid(msg.role, "a chat message's role");
         utf8::require_valid(msg.content, "a chat message's content");
+        utf8::require_valid(msg.tool_calls_json, "a chat message's tool_calls_json");
     }
+    utf8::require_valid(options.tools_json, "tools_json");
     const ChatTemplateForm recognised = recognise_chat_template(template_text);
     ChatTemplateForm form = recognised;
     if (options.family != RESET_CHAT_TEMPLATE_AUTO) {
@@ -240,6 +351,15 @@ std::string render_chat(std::string_view template_text, std::string_view bos_tex
              " bytes) is not one libreset has verified, so it is not rendered by guess.", hint,
              " To render it as a known family, set reset_chat_options.chat_template to RESET_CHAT_TEMPLATE_QWEN3, "
              "_DEEPSEEK_R1, _LLAMA3 or _PLAIN (Python: chat_template='qwen3', 'deepseek-r1', 'llama3' or 'plain')");
+    }
+    if (form.family != RESET_CHAT_TEMPLATE_QWEN3) {
+        // DeepSeek-R1's template shows no tools list, and renders tool calls only for an assistant
+        // message whose content is None, a key transformers (5.x) drops before rendering, so the
+        // template then fails.  Llama 3's first release and plain text have neither.
+        const ToolJson tool_json(messages, options);  // malformed JSON is still named as such
+        if (tool_json.tools || tool_json.any_calls())
+            fail(RESET_ERR_UNSUPPORTED, "the ", chat_template_name(form.family),
+                 " chat template renders neither tools nor tool calls (Qwen3's does)");
     }
     switch (form.family) {
     case RESET_CHAT_TEMPLATE_QWEN3: return render_qwen3(messages, options);

@@ -21,6 +21,8 @@ class Tokenizer;
 
 struct ChatMessage {
     std::string_view role, content;
+    // An assistant message's tool calls: OpenAI's "tool_calls" JSON array; empty: none.
+    std::string_view tool_calls_json = {};
 };
 
 // A recognised template: its family and the variant details that differ
@@ -39,11 +41,14 @@ struct ChatOptions {
     reset_chat_template family = RESET_CHAT_TEMPLATE_AUTO;  // AUTO: recognise the tokenizer's template
     bool add_generation_prompt = true;
     bool enable_thinking = true;
+    // OpenAI's "tools" JSON array; empty: none.
+    std::string_view tools_json;
 };
 
 // Render.  Throws RESET_ERR_UNSUPPORTED for an unknown (or missing) template
-// under AUTO, RESET_ERR_BAD_UTF8 for invalid text, RESET_ERR_INVALID_ARGUMENT
-// for an empty role.
+// under AUTO and for tools or tool calls the template does not render,
+// RESET_ERR_BAD_UTF8 for invalid text, RESET_ERR_INVALID_ARGUMENT for an empty
+// role and for tools / tool calls that are not JSON of OpenAI's shape.
 std::string render_chat(const Tokenizer &tokenizer, const std::vector<ChatMessage> &messages,
                         const ChatOptions &options);
 // The same with the template text and BOS text given (for tests).

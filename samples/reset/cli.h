@@ -155,6 +155,7 @@ void set_logit_bias_from_args(reset_session *session, const Args &args);
 struct Message {
     std::string role;
     std::string content;
+    std::string tool_calls_json = {};  // an assistant message's OpenAI "tool_calls" array; "": none
 };
 // A conversation as `reset chat` keeps it (/session save, --session; conversation_file.cpp
 // gives the JSON): a system prompt first when there is one, then user and assistant messages in
@@ -170,8 +171,9 @@ struct SavedConversation {
 void write_conversation(const std::string &path, const SavedConversation &conversation);
 SavedConversation read_conversation(const std::string &path);
 // The conversation rendered by the tokenizer's chat template.
+// tools_json: OpenAI's "tools" array ("" for none; reset_chat_options.tools_json).
 std::string chat_render(const reset_tokenizer *tokenizer, const std::vector<Message> &messages, bool thinking,
-                        bool generation_prompt = true);
+                        bool generation_prompt = true, const std::string &tools_json = "");
 std::vector<int32_t> tokenize(const reset_tokenizer *tokenizer, const std::string &text, uint32_t flags);
 std::string token_text(const reset_tokenizer *tokenizer, int32_t id);
 // The text of ids (reset_detokenize with `flags`).

@@ -422,13 +422,21 @@ std::string describe_policy(const reset_policy_params &p) { return describe_kind
 // --- text ------------------------------------------------------------------
 
 std::string chat_render(const reset_tokenizer *tokenizer, const std::vector<Message> &messages, bool thinking,
-                        bool generation_prompt) {
+                        bool generation_prompt, const std::string &tools_json) {
     std::vector<reset_chat_message> raw;
-    for (const Message &m : messages) raw.push_back({m.role.c_str(), m.content.data(), m.content.size()});
+    std::vector<const char *> tool_calls;
+    bool any_calls = false;
+    for (const Message &m : messages) {
+        raw.push_back({m.role.c_str(), m.content.data(), m.content.size()});
+        tool_calls.push_back(m.tool_calls_json.empty() ? nullptr : m.tool_calls_json.c_str());
+        any_calls = any_calls || !m.tool_calls_json.empty();
+    }
     reset_chat_options options;
     reset_chat_options_init(&options);
     options.enable_thinking = thinking ? 1 : 0;
     options.add_generation_prompt = generation_prompt ? 1 : 0;
+    if (!tools_json.empty()) options.tools_json = tools_json.c_str();
+    if (any_calls) options.tool_calls_json = tool_calls.data();
     size_t needed = 0;
     reset_status status = reset_chat_format(tokenizer, raw.data(), raw.size(), &options, nullptr, 0, &needed);
     if (status != RESET_ERR_BUFFER_TOO_SMALL && status != RESET_OK) check(status, "chat template");

@@ -69,6 +69,10 @@ struct GenerationRequest {
     // to the answer as prompt text (close_reasoning, as `reset generate --think-budget`), and the
     // answer follows.  One sample per request (n = 1).
     int32_t thinking_budget = -1;
+    // Tool calling (chat with "tools", tool_choice "auto"): the answer's <tool_call>{...}</tool_call>
+    // blocks (Qwen3's Hermes format) come back as tool_calls, not text.
+    bool parse_tool_calls = false;
+    bool parallel_tool_calls = true;   // false: the first call only
 };
 
 // Read a request body (chat: true for /v1/chat/completions).  Throws ApiError naming the field at
@@ -114,6 +118,28 @@ private:
     void run(std::string *reasoning, std::string *content, bool final);
 };
 
+// Takes the tool calls out of an answer as it streams, as vLLM's Hermes parser reads Qwen3's:
+// each <tool_call>{"name": ..., "arguments": ...}</tool_call> becomes a call (OpenAI's
+// {"id", "type": "function", "function": {"name", "arguments": JSON text}}), a tag split across
+// steps is held back until it is whole, and the text between and after calls is dropped when it is
+// only whitespace.  A block that is not such JSON stays text; an unclosed one at the end is a call
+// if its JSON is whole (the model stopped before "</tool_call>"), else text.
+class ToolCallParser {
+public:
+    // Plain text is appended to *content, finished calls to *calls (a JSON array).
+    void feed(std::string_view text, std::string *content, Json *calls);
+    void finish(std::string *content, Json *calls);
+    int calls() const { return calls_; }
+
+private:
+    std::string held_;
+    std::string between_;  // text outside calls after the first: shown only if not all whitespace
+    bool in_call_ = false;
+    int calls_ = 0;
+    void run(std::string *content, Json *calls, bool final);
+    bool add_call(const std::string &body, Json *calls);
+};
+
 // One choice of a response as it is built: its text parts and its log-probabilities.
 class ChoiceBuilder {
 public:
@@ -133,7 +159,9 @@ private:
     const GenerationRequest &request_;
     int index_;
     ReasoningSplitter splitter_;
+    ToolCallParser tool_parser_;
     std::string content_, reasoning_;
+    Json tool_calls_ = Json::array();
     Json logprobs_;      // chat: the "content" array; completions: tokens, token_logprobs, top_logprobs, text_offset
     size_t text_offset_;  // completions: where the next token's text starts in the choice's text
     const char *finish_ = nullptr;

@@ -100,7 +100,7 @@ bool number_field(const Json &body, const char *name, double *out) {
 std::string message_content(const Json &message, size_t index) {
     const Json *content = field(message, "content");
     const std::string where = "messages[" + std::to_string(index) + "].content";
-    if (!content) return "";
+    if (!content || content->is_null()) return "";  // OpenAI's tool-call message has null content
     if (content->is_string()) return content->get<std::string>();
     if (!content->is_array()) throw ApiError(400, where + ": must be a string or an array of parts", where);
     std::string text;
@@ -120,10 +120,34 @@ void read_chat_prompt(const ServedModel &served, const Json &body, GenerationReq
     const Json *messages = field(body, "messages");
     if (!messages || !messages->is_array() || messages->empty())
         throw ApiError(400, "messages: a non-empty array of messages is required", "messages");
-    if (const Json *tools = field(body, "tools"); tools && !(tools->is_array() && tools->empty()))
-        throw ApiError(400, "tools: tool calling is not supported by this server", "tools");
-    if (const Json *choice = field(body, "tool_choice"); choice && *choice != "none" && *choice != "auto")
-        throw ApiError(400, "tool_choice: tool calling is not supported by this server", "tool_choice");
+    // Tools: shown to the model by its template (Qwen3's), its calls read back from the answer.
+    // tool_choice "none" leaves them out; a forced call ("required", a named function) would need
+    // decoding constrained to the call's JSON, which this server does not do.
+    std::string tools_json;
+    if (const Json *tools = field(body, "tools"); tools && !tools->is_null()) {
+        if (!tools->is_array()) bad_field("tools", "must be an array of tools");
+        for (size_t i = 0; i < tools->size(); ++i) {
+            const Json &tool = (*tools)[i];
+            const std::string where = "tools[" + std::to_string(i) + "]";
+            const Json *type = tool.is_object() ? field(tool, "type") : nullptr;
+            const Json *function = tool.is_object() ? field(tool, "function") : nullptr;
+            const Json *name = function && function->is_object() ? field(*function, "name") : nullptr;
+            if (!type || *type != "function" || !name || !name->is_string() || name->get<std::string>().empty())
+                throw ApiError(400, where + ": must be {\"type\": \"function\", \"function\": {\"name\": ...}}",
+                               "tools");
+        }
+        if (!tools->empty()) tools_json = tools->dump(-1, ' ', false, Json::error_handler_t::strict);
+    }
+    std::string tool_choice = "auto";
+    if (const Json *choice = field(body, "tool_choice"); choice && !choice->is_null()) {
+        if (!choice->is_string() || (*choice != "none" && *choice != "auto"))
+            throw ApiError(400, "tool_choice: \"auto\" and \"none\" are served (a forced call needs constrained "
+                                "decoding, which this server does not do)", "tool_choice");
+        tool_choice = choice->get<std::string>();
+    }
+    if (tool_choice == "none") tools_json.clear();
+    request.parse_tool_calls = !tools_json.empty();
+    request.parallel_tool_calls = bool_field(body, "parallel_tool_calls", true);
     if (const Json *format = field(body, "response_format")) {
         const Json *type = format->is_object() ? field(*format, "type") : nullptr;
         if (!type || *type != "text")
@@ -144,11 +168,15 @@ void read_chat_prompt(const ServedModel &served, const Json &body, GenerationReq
         if (!role || !role->is_string()) throw ApiError(400, where + ".role: a role is required", where + ".role");
         std::string name = role->get<std::string>();
         if (name == "developer") name = "system";  // OpenAI's newer name for the system prompt
-        if (name != "system" && name != "user" && name != "assistant")
-            throw ApiError(400, where + ".role: '" + name + "' is not served (system, developer, user, assistant)",
+        if (name != "system" && name != "user" && name != "assistant" && name != "tool")
+            throw ApiError(400, where + ".role: '" + name + "' is not served (system, developer, user, assistant, tool)",
                            where + ".role");
-        if (const Json *calls = field(m, "tool_calls"); calls && !(calls->is_array() && calls->empty()))
-            throw ApiError(400, where + ".tool_calls: tool calling is not supported by this server", where);
+        std::string calls_json;
+        if (const Json *calls = field(m, "tool_calls"); calls && !calls->is_null()) {
+            if (name != "assistant" || !calls->is_array())
+                throw ApiError(400, where + ".tool_calls: an assistant message's array of calls", where + ".tool_calls");
+            if (!calls->empty()) calls_json = calls->dump(-1, ' ', false, Json::error_handler_t::strict);
+        }
         std::string content = message_content(m, i);
         // An earlier answer's reasoning, as this server returned it: the template decides whether
         // the model sees it again (Qwen3's and DeepSeek-R1's drop it from history).
@@ -156,9 +184,15 @@ void read_chat_prompt(const ServedModel &served, const Json &body, GenerationReq
             if (!reasoning->is_string()) throw ApiError(400, where + ".reasoning_content: must be a string", where);
             content = "<think>\n" + reasoning->get<std::string>() + "\n</think>\n\n" + content;
         }
-        conversation.push_back({name, content});
+        conversation.push_back({name, content, calls_json});
     }
-    const std::string text = chat_render(served.tokenizer, conversation, thinking);
+    std::string text;
+    try {
+        text = chat_render(served.tokenizer, conversation, thinking, true, tools_json);
+    } catch (const CliError &e) {  // the template refused them, or a call's JSON is not OpenAI's shape
+        if (tools_json.empty()) throw;
+        throw ApiError(400, e.what(), "tools");
+    }
     request.prompt = tokenize(served.tokenizer, text, RESET_TOKENIZE_PARSE_SPECIAL);
     // DeepSeek-R1's models begin with their reasoning whether or not they write <think> (newer
     // versions of the template put it in the prompt), as vLLM's deepseek_r1 reasoning parser assumes.
@@ -481,6 +515,84 @@ void ReasoningSplitter::run(std::string *reasoning, std::string *content, bool f
     }
 }
 
+// --- tool calls ------------------------------------------------------------------------------------
+
+namespace {
+constexpr std::string_view kCallOpen = "<tool_call>", kCallClose = "</tool_call>";
+
+bool all_space(std::string_view text) {
+    return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
+std::string new_call_id() {
+    static thread_local std::mt19937_64 random{std::random_device{}()};
+    char hex[25];
+    std::snprintf(hex, sizeof hex, "%016llx%08llx", (unsigned long long)random(),
+                  (unsigned long long)(random() & 0xFFFFFFFFull));
+    return std::string("call_") + hex;
+}
+}  // namespace
+
+void ToolCallParser::feed(std::string_view text, std::string *content, Json *calls) {
+    held_.append(text);
+    run(content, calls, false);
+}
+
+void ToolCallParser::finish(std::string *content, Json *calls) { run(content, calls, true); }
+
+// {"name": "...", "arguments": ...} (the template's own words) as an OpenAI call; false if it is not.
+bool ToolCallParser::add_call(const std::string &body, Json *calls) {
+    const Json call = Json::parse(body, nullptr, false);
+    if (call.is_discarded() || !call.is_object()) return false;
+    const Json *name = field(call, "name");
+    const Json *arguments = field(call, "arguments");
+    if (!name || !name->is_string() || !arguments) return false;
+    // OpenAI's arguments are JSON text; the model wrote a JSON value.
+    calls->push_back({{"id", new_call_id()},
+                      {"type", "function"},
+                      {"function", {{"name", *name}, {"arguments", arguments->dump(-1, ' ', false,
+                                                                               Json::error_handler_t::replace)}}}});
+    ++calls_;
+    return true;
+}
+
+void ToolCallParser::run(std::string *content, Json *calls, bool final) {
+    for (;;) {
+        if (!in_call_) {
+            const size_t open = held_.find(kCallOpen);
+            // Text that may yet begin <tool_call> stays held.
+            const size_t usable = open != std::string::npos ? open
+                                  : final                   ? held_.size()
+                                                            : held_.size() - partial_tag(held_, kCallOpen);
+            std::string outside = held_.substr(0, usable);
+            held_.erase(0, usable);
+            if (calls_ == 0) {
+                content->append(outside);
+            } else {
+                between_ += outside;  // shown only if more than whitespace comes between or after calls
+                if (open != std::string::npos || final) {
+                    if (!all_space(between_)) content->append(between_);
+                    between_.clear();
+                }
+            }
+            if (open == std::string::npos) return;
+            held_.erase(0, kCallOpen.size());
+            in_call_ = true;
+            continue;
+        }
+        const size_t close = held_.find(kCallClose);
+        if (close == std::string::npos && !final) return;
+        const std::string body = held_.substr(0, close == std::string::npos ? held_.size() : close);
+        held_.erase(0, close == std::string::npos ? held_.size() : close + kCallClose.size());
+        in_call_ = false;
+        if (!add_call(body, calls)) {  // not a call after all: its text, as written
+            content->append(kCallOpen);
+            content->append(body);
+            if (close != std::string::npos) content->append(kCallClose);
+        }
+    }
+}
+
 // --- choices -----------------------------------------------------------------------------------------
 
 namespace {
@@ -522,6 +634,24 @@ Json ChoiceBuilder::add(const SampleStep &step) {
         if (step.stop_string >= 0) stop_reason_ = request_.stop.strings[size_t(step.stop_string)];
         else if (step.stop_id) stop_reason_ = step.token;
     }
+    Json calls = Json::array();
+    if (request_.parse_tool_calls) {
+        std::string text;
+        tool_parser_.feed(content, &text, &calls);
+        if (step.finish) tool_parser_.finish(&text, &calls);
+        content = std::move(text);
+        if (!request_.parallel_tool_calls) {  // the first call only: later ones are dropped
+            const size_t room = tool_calls_.empty() ? 1 : 0;
+            if (calls.size() > room) calls.erase(calls.begin() + std::ptrdiff_t(room), calls.end());
+        }
+        for (size_t k = 0; k < calls.size(); ++k) {
+            calls[k]["index"] = tool_calls_.size();  // a stream's delta names each call by its index
+            tool_calls_.push_back(calls[k]);
+            tool_calls_.back().erase("index");
+        }
+        // A call ended the answer: OpenAI's finish_reason says so (a length cut stays "length").
+        if (step.finish && !tool_calls_.empty() && std::string(step.finish) == "stop") finish_ = "tool_calls";
+    }
     reasoning_ += reasoning;
     content_ += content;
     Json step_logprobs = nullptr;
@@ -556,8 +686,9 @@ Json ChoiceBuilder::add(const SampleStep &step) {
             }
         }
     }
-    if (reasoning.empty() && content.empty() && step_logprobs.is_null() && !step.finish) return nullptr;
-    const Json finish = step.finish ? Json(step.finish) : Json(nullptr);
+    if (reasoning.empty() && content.empty() && calls.empty() && step_logprobs.is_null() && !step.finish)
+        return nullptr;
+    const Json finish = step.finish ? Json(finish_) : Json(nullptr);
     Json part;
     if (!request_.chat) {
         part = {{"index", index_}, {"text", content}, {"logprobs", step_logprobs}, {"finish_reason", finish}};
@@ -565,6 +696,7 @@ Json ChoiceBuilder::add(const SampleStep &step) {
         Json delta = Json::object();
         if (!reasoning.empty()) delta["reasoning_content"] = reasoning;
         if (!content.empty()) delta["content"] = content;
+        if (!calls.empty()) delta["tool_calls"] = calls;
         part = {{"index", index_}, {"delta", delta}, {"logprobs", step_logprobs}, {"finish_reason", finish}};
     }
     if (step.finish) part["stop_reason"] = stop_reason_;
@@ -578,6 +710,11 @@ Json ChoiceBuilder::choice() const {
                 {"finish_reason", finish}, {"stop_reason", stop_reason_}};
     Json message = {{"role", "assistant"}, {"content", content_}};
     if (served_.split_reasoning) message["reasoning_content"] = reasoning_.empty() ? Json(nullptr) : Json(reasoning_);
+    if (request_.parse_tool_calls) {
+        // As OpenAI returns a call: content null when the answer is only calls.
+        if (!tool_calls_.empty() && content_.empty()) message["content"] = nullptr;
+        message["tool_calls"] = tool_calls_;
+    }
     const Json logprobs = request_.logprobs ? Json{{"content", logprobs_}} : Json(nullptr);
     return {{"index", index_}, {"message", message}, {"logprobs", logprobs}, {"finish_reason", finish},
             {"stop_reason", stop_reason_}};

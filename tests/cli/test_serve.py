@@ -36,6 +36,10 @@ failures = []
 PROBLEM = ("Tom has 25 tickets. Tom ends up with 9 times as many tickets. Then Tom gives away 30 tickets. "
            "How many tickets does Tom have now?")
 problem = [{"role": "user", "content": PROBLEM}]
+TOOLS = [{"type": "function", "function": {
+    "name": "add", "description": "Add two numbers.",
+    "parameters": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number", "default": 1.0}},
+                   "required": ["a"]}}}]
 
 
 def check(name, condition, detail=""):
@@ -377,6 +381,54 @@ try:
     check("/detokenize refuses an id outside the vocabulary", error_of(status, reply, 400, "ids must be", "tokens"),
           reply)
 
+    # --- tool calling: the tools and calls in the prompt as transformers renders them -------------------------
+    # (the answers' calls are read by serve_request.cpp's parser, tested on known answers in
+    # tests/cli/test_serve_choices.cpp: this model was not trained to call tools.)
+    history = [{"role": "user", "content": "Add 2 and 3."},
+               {"role": "assistant", "content": None, "tool_calls": [
+                   {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": '{"a": 2, "b": 3}'}}]},
+               {"role": "tool", "tool_call_id": "call_1", "content": "5"},
+               {"role": "user", "content": PROBLEM}]
+    try:
+        import transformers  # noqa: F401 (the reference renderer)
+        sys.path.insert(0, os.path.join(SOURCE, "tests/text"))
+        import chat_reference
+        renderer = chat_reference.renderer(json.load(open(os.path.join(MODEL, "tokenizer_config.json"))))
+    except ImportError as e:
+        renderer = None
+        print(f"SKIP the tool prompts against transformers: {e}")
+    if renderer:
+        rendered = renderer.apply_chat_template([dict(m, content=m["content"] or "") for m in history], tools=TOOLS,
+                                                tokenize=False, add_generation_prompt=True)
+        status, by_server = server.request("POST", "/tokenize", {"messages": history, "tools": TOOLS})
+        status2, by_text = server.request("POST", "/tokenize", {"prompt": rendered, "add_special_tokens": False})
+        check("tools, a tool call and its result: the prompt is transformers' rendering of them",
+              status == 200 and status2 == 200 and by_server["tokens"] == by_text["tokens"]
+              and "<tools>" in rendered and "<tool_call>" in rendered and "<tool_response>" in rendered,
+              (by_server, by_text))
+        # The tools take ~420 of this tokenizer's tokens: a short question, and 60 tokens of answer.
+        short = [{"role": "user", "content": "Tom has 5 apples and buys 3 more. How many apples does Tom have?"}]
+        short_text = renderer.apply_chat_template(short, tools=TOOLS, tokenize=False, add_generation_prompt=True)
+        answer = client.chat.completions.create(model="arith", messages=short, tools=TOOLS, temperature=0,
+                                                max_tokens=60)
+        completion = client.completions.create(model="arith", prompt=short_text, temperature=0, max_tokens=60)
+        raw_text = completion.choices[0].text
+        if not raw_text.startswith("<think>"):  # so long a prompt is new to this model: it may not think
+            want = (None, raw_text)
+        elif "</think>" in raw_text:
+            want = split_reasoning(raw_text)
+        else:
+            want = (raw_text[len("<think>"):].lstrip("\n"), "")
+        message = answer.choices[0].message
+        check("a chat with tools whose answer calls none: the answer to transformers' prompt, no calls",
+              (message.model_extra.get("reasoning_content"), message.content) == want and not message.tool_calls
+              and answer.choices[0].finish_reason == completion.choices[0].finish_reason
+              and answer.usage.prompt_tokens == completion.usage.prompt_tokens > 400, (answer, completion))
+    status, no_tools = server.request("POST", "/tokenize", {"messages": problem, "tools": TOOLS,
+                                                            "tool_choice": "none"})
+    check("tool_choice none: the tools are left out of the prompt", status == 200 and no_tools == chat_tokens,
+          no_tools)
+
     # --- requests refused, each with OpenAI's error object ---------------------------------------------------
     chat = "/v1/chat/completions"
     msgs = [{"role": "user", "content": "hi"}]
@@ -388,12 +440,20 @@ try:
         ("no messages", chat, {"model": "arith"}, None, 400, "messages", "messages", None),
         ("an unknown model", chat, {"model": "gpt-4", "messages": msgs}, None, 404, "does not exist", "model",
          "model_not_found"),
-        ("a tool message", chat, {"messages": [{"role": "tool", "content": "x"}]}, None, 400, "not served", None,
-         None),
+        ("a function message (the API's older tool role)", chat, {"messages": [{"role": "function", "content": "x"}]},
+         None, 400, "not served", None, None),
         ("an image part", chat, {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {
             "url": "http://x"}}]}]}, None, 400, "only text parts", None, None),
-        ("tools", chat, {"messages": msgs, "tools": [{"type": "function", "function": {"name": "f"}}]}, None, 400,
-         "tool calling", "tools", None),
+        ("a forced tool call", chat, {"messages": msgs, "tools": TOOLS, "tool_choice": "required"}, None, 400,
+         "constrained decoding", "tool_choice", None),
+        ("a tool without a name", chat, {"messages": msgs, "tools": [{"type": "function", "function": {}}]}, None,
+         400, "must be {", "tools", None),
+        ("tool calls on a user message", chat, {"messages": [{"role": "user", "content": "x", "tool_calls": []}]},
+         None, 400, "an assistant message's array", "messages[0].tool_calls", None),
+        ("a tool call without arguments (the library's check)", chat, {"messages": [
+            {"role": "user", "content": "x"},
+            {"role": "assistant", "content": None, "tool_calls": [{"type": "function", "function": {"name": "f"}}]}]},
+         None, 400, 'has no "arguments"', "messages", None),
         ("a JSON schema", chat, {"messages": msgs, "response_format": {"type": "json_object"}}, None, 400,
          "response_format", "response_format", None),
         ("a temperature that is text", chat, {"messages": msgs, "temperature": "hot"}, None, 400,
@@ -540,6 +600,9 @@ try:
     check("DeepSeek-R1's template: </think> ends the reasoning, what follows is the answer",
           len(close) == 1 and closed.model_extra.get("reasoning_content") is None
           and closed.content == "</think></think>", closed)
+    status, reply = deepseek.request("POST", "/v1/chat/completions", {"messages": problem, "tools": TOOLS})
+    check("DeepSeek-R1's template: tools are refused, the template renders none",
+          error_of(status, reply, 400, "renders neither tools nor tool calls", "tools"), reply)
 finally:
     deepseek.stop()
 

@@ -15,7 +15,8 @@
 //   - /tokenize gives ids inside the vocabulary and their count; /detokenize valid UTF-8;
 //   - the reasoning splitter gives the same reasoning and answer however the text is cut into
 //     steps (the input's bytes name the cuts) as for the whole text at once, and never invents
-//     text: both parts together are at most the input's bytes.
+//     text: both parts together are at most the input's bytes; the tool-call parser, on the same
+//     text and cuts, likewise (its calls compared without their random ids).
 #include <string>
 
 #include "fuzz_support.h"
@@ -123,6 +124,28 @@ void check_splitter(std::string_view input) {
            "the reasoning splitter gives other parts when the text comes in pieces");
     expect(reasoning.size() + content.size() <= text.size(), "the reasoning splitter made up text");
     if (!split) expect(content == text && reasoning.empty(), "with no split, the answer is not the text");
+
+    // The tool-call parser on the same text and cuts: the same text and calls (ids aside) whole or in
+    // pieces, and no text made up (a call's name and arguments come from the text inside its tags).
+    auto parse_calls = [&](bool in_pieces, std::string *plain) {
+        ToolCallParser parser;
+        Json calls = Json::array();
+        size_t from = 0;
+        for (size_t i = 0; from < text.size(); ++i) {
+            const size_t n = !in_pieces || cuts.empty() ? text.size() : cuts[i % cuts.size()];
+            parser.feed(text.substr(from, n), plain, &calls);
+            from += n;
+        }
+        parser.finish(plain, &calls);
+        expect(parser.calls() == int(calls.size()), "the tool-call parser miscounts its calls");
+        for (Json &call : calls) call.erase("id");
+        return calls;
+    };
+    std::string whole_plain, piece_plain;
+    const Json whole_calls = parse_calls(false, &whole_plain), piece_calls = parse_calls(true, &piece_plain);
+    expect(whole_plain == piece_plain && whole_calls == piece_calls,
+           "the tool-call parser gives other text or calls when the text comes in pieces");
+    expect(whole_plain.size() <= text.size(), "the tool-call parser made up text");
 }
 
 }  // namespace

@@ -725,6 +725,17 @@ def serve_request_seeds():
         "detokenize": b"\x03" + json.dumps({"tokens": [2, 10, 20, 30, 700]}).encode(),
         "split": b"\x04\x01\x03\x01\x07\x00<think>\nTom has 25.\n\nSo 34.\n</think>\n\nThe answer is 34.",
         "split_first": b"\x04\x03\x02\x00Tom has 25.\n</think>\n\n34</thi",
+        "chat_tools": b"\x00" + json.dumps({"messages": [
+            {"role": "user", "content": "Add 2 and 3."},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": "{\"a\": 2, \"b\": 3}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "5"}],
+            "tools": [{"type": "function", "function": {"name": "add", "description": "Add.", "parameters": {
+                "type": "object", "properties": {"a": {"type": "number", "default": 1.5e-7}}}}}],
+            "tool_choice": "auto", "parallel_tool_calls": False, "max_tokens": 8}).encode(),
+        "tool_calls": b"\x04\x01\x05\x02\x0b\x00<think>\nAdd them.\n</think>\n\nSure.\n<tool_call>\n"
+                      b"{\"name\": \"add\", \"arguments\": {\"a\": 2, \"b\": 3}}\n</tool_call>\n<tool_call>\n"
+                      b"{\"name\": 1}\n</tool_call>\n<tool_call>\n{\"name\": \"f\", \"arguments\": []}",
     }
     return seeds
 

@@ -132,16 +132,16 @@ def test_a_library_of_another_abi_major_is_refused_clearly():
 
 def test_a_library_older_than_the_bindings_minor_is_refused_clearly():
     # A pure function of the version number: reloading the module against an old library is not needed.
-    assert (_lib.ABI_MAJOR, _lib.ABI_MINOR) == (0, 10)
+    assert (_lib.ABI_MAJOR, _lib.ABI_MINOR) == (0, 11)
     _lib.check_abi(_lib.lib.reset_version())
-    for newer_or_same in (1000, 1001, 1099, 1100, 9900):
+    for newer_or_same in (1100, 1101, 1199, 1200, 9900):
         _lib.check_abi(newer_or_same)
     with pytest.raises(ImportError) as error:
-        _lib.check_abi(900)  # 0.9's reset_model_info has no checkpoint_format
-    assert str(error.value) == ("libreset 0.9.0 is older than these bindings need (0.10 or newer): "
+        _lib.check_abi(1000)  # 0.10's reset_chat_options has no tools_json
+    assert str(error.value) == ("libreset 0.10.0 is older than these bindings need (0.11 or newer): "
                                 "it lacks functions or fields they use")
-    with pytest.raises(ImportError, match="libreset 0.9.99 is older"):
-        _lib.check_abi(999)
+    with pytest.raises(ImportError, match="libreset 0.10.99 is older"):
+        _lib.check_abi(1099)
     with pytest.raises(ImportError, match="libreset 0.8.0 is older"):
         _lib.check_abi(800)
     with pytest.raises(ImportError, match="libreset 0.7.0 is older"):

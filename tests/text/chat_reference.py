@@ -4,6 +4,9 @@ for every chat template libreset supports, writing chat_reference.json (the
 committed reference that tests/python/test_chat_template.py compares
 libreset's reset_chat_format against, byte for byte).
 
+A conversation with "templates" is rendered for those only (tools and tool
+calls: Qwen3's), with its "tools" passed as apply_chat_template(tools=...).
+
 Run on the GPU machine (it has transformers and jinja2; no network needed):
     python3 tests/text/chat_reference.py QWEN3_CONFIG LLAMA3_CONFIG > tests/text/chat_reference.json
 QWEN3_CONFIG / LLAMA3_CONFIG: the official tokenizer_config.json files (the
@@ -61,9 +64,12 @@ def main():
                                   "bos_token": token_text(config.get("bos_token"))}
         tok = renderer(config)
         for index, conversation in enumerate(conversations):
+            if name not in conversation.get("templates", configs):
+                continue
+            messages = conversation["messages"]
             for add_generation_prompt in (True, False):
                 for enable_thinking in (True, False):
-                    text = tok.apply_chat_template(conversation["messages"], tokenize=False,
+                    text = tok.apply_chat_template(messages, tools=conversation.get("tools"), tokenize=False,
                                                    add_generation_prompt=add_generation_prompt,
                                                    enable_thinking=enable_thinking)
                     out["cases"].append({"template": name, "conversation": index,

@@ -10,6 +10,7 @@
 #include "text/chat_template.h"
 #include "text/json_lite.h"
 #include "text/pretokenizer.h"
+#include "text/python_json.h"
 #include "text/tokenizer.h"
 #include "text/utf8.h"
 #include "test_support.h"
@@ -158,6 +159,67 @@ TEST_CASE("chat: unknown templates are refused with the override named; plain co
     CHECK(render_chat("", "", {{"user", "q"}, {"assistant", "<think>\nr\n</think>\n\na"}, {"user", "q2"}}, options) ==
           "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\na<|im_end|>\n<|im_start|>user\nq2<|im_end|>\n"
           "<|im_start|>assistant\n<think>\n\n</think>\n\n");
+}
+
+TEST_CASE("python_json: json.dumps(json.loads(text), ensure_ascii=False), byte for byte") {
+    // The expected text is Python 3.11's own output for this input:
+    //   python3 -c 'import json,sys; print(json.dumps(json.loads(sys.stdin.read()), ensure_ascii=False))'
+    // A repeated key keeps its first place and its last value; integers as written (-0 is 0, any
+    // size); other numbers as float repr; overflow as Infinity; control characters as \u00xx.
+    const std::string input =
+        R"({"a": 1, "b": [1E3, -0, -0.0, 1e400, -1e400, 0.1, 1e-5, 12345678901234567890123, 2.50, 1e16, )"
+        R"(1.0e15, 5e-324, 0.0001], "a": {"x\u0001\"\\": "Ã©\n\t/â¨"}, "c": {}, )"
+        R"("d": [], "e": [true, false, null]})";
+    const json_lite::Document doc(input, "test");
+    CHECK(python_json::dumps(doc.root()) ==
+          R"({"a": {"x\u0001\"\\": "Ã©\n\t/â¨"}, "b": [1000.0, 0, -0.0, Infinity, -Infinity, )"
+          R"(0.1, 1e-05, 12345678901234567890123, 2.5, 1e+16, 1000000000000000.0, 5e-324, 0.0001], "c": {}, )"
+          R"("d": [], "e": [true, false, null]})");
+    // repr's switch to exponents: decpt <= -4 or > 16 (repr(1e-4) = '0.0001', repr(1e16) = '1e+16').
+    CHECK(python_json::float_repr(1e-4) == "0.0001");
+    CHECK(python_json::float_repr(9.999e-5) == "9.999e-05");
+    CHECK(python_json::float_repr(1234567890123456.0) == "1234567890123456.0");
+    CHECK(python_json::float_repr(12345678901234567.0) == "1.2345678901234568e+16");
+    CHECK(python_json::float_repr(-1.5e300) == "-1.5e+300");
+    CHECK(python_json::float_repr(123.456) == "123.456");
+}
+
+TEST_CASE("chat: Qwen3 renders tools and tool calls; others refuse them; bad JSON is named") {
+    ChatOptions options;
+    options.family = RESET_CHAT_TEMPLATE_QWEN3;
+    options.tools_json = R"([{"type": "function", "function": {"name": "f", "parameters": {"b": 1, "a": 2.0}}}])";
+    std::vector<ChatMessage> messages{{"user", "q"},
+                                      {"assistant", "", R"([{"function": {"name": "f", "arguments": {"x": 1e-5}}}])"},
+                                      {"tool", "r"}};
+    const std::string text = render_chat("", "", messages, options);
+    CHECK(text.find("<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"f\", \"parameters\": "
+                    "{\"b\": 1, \"a\": 2.0}}}\n</tools>") != std::string::npos);
+    CHECK(text.find("<|im_start|>assistant\n<tool_call>\n{\"name\": \"f\", \"arguments\": {\"x\": 1e-05}}\n"
+                    "</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>\nr\n</tool_response><|im_end|>\n") !=
+          std::string::npos);
+    auto status_of = [&](const std::vector<ChatMessage> &m, const ChatOptions &o) {
+        try {
+            render_chat("", "", m, o);
+        } catch (const Error &e) {
+            return e.status();
+        }
+        return RESET_OK;
+    };
+    for (reset_chat_template other : {RESET_CHAT_TEMPLATE_DEEPSEEK_R1, RESET_CHAT_TEMPLATE_LLAMA3,
+                                      RESET_CHAT_TEMPLATE_PLAIN}) {
+        ChatOptions o = options;
+        o.family = other;
+        CHECK(status_of(messages, o) == RESET_ERR_UNSUPPORTED);
+        o.tools_json = "[]";
+        CHECK(status_of(messages, o) == RESET_ERR_UNSUPPORTED);  // the tool call
+        CHECK(status_of({{"user", "q"}}, o) == RESET_OK);
+    }
+    ChatOptions bad = options;
+    bad.tools_json = "[{]";
+    CHECK(status_of({{"user", "q"}}, bad) == RESET_ERR_INVALID_ARGUMENT);
+    bad.tools_json = "[{\"d\": \"\xFF\"}]";
+    CHECK(status_of({{"user", "q"}}, bad) == RESET_ERR_BAD_UTF8);
+    CHECK(status_of({{"user", "q", "[]"}}, options) == RESET_ERR_INVALID_ARGUMENT);  // a user's tool calls
 }
 
 namespace {

@@ -17,7 +17,7 @@ try:
 except ImportError:  # numpy is optional: id lists are checked element by element without it
     _np = None
 
-# The libreset these bindings were written for: any 0.M with M >= 10 (minors only append functions and
+# The libreset these bindings were written for: any 0.M with M >= 11 (minors only append functions and
 # struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to reset_step and
 # reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context, 0.4
 # top_logprobs to reset_session_options and top_logprob_count / top_logprobs to reset_step, 0.5
@@ -26,9 +26,10 @@ except ImportError:  # numpy is optional: id lists are checked element by elemen
 # reset_session_tokens and reset_logit_bias / reset_set_logit_bias, 0.7 reset_copy_sequence and
 # reset_policy_set_logit_bias, 0.8 reset_save_sequence / reset_load_sequence, 0.9
 # reset_save_sequence_to_memory / reset_load_sequence_from_memory and reset_session_get_options, 0.10
-# checkpoint_format and kv_cache_scales to reset_model_info).
+# checkpoint_format and kv_cache_scales to reset_model_info, 0.11 tools_json and tool_calls_json to
+# reset_chat_options).
 ABI_MAJOR = 0
-ABI_MINOR = 10
+ABI_MINOR = 11
 
 
 class ResetError(Exception):

@@ -11,6 +11,7 @@ close() (or at the end of a `with` block, or when garbage-collected).  A
 model's tokenizer (Model.tokenizer()) belongs to the model and keeps it alive.
 """
 import ctypes
+import json
 
 from ._lib import (RESET_ERR_OUT_OF_RANGE, OwnedHandle, c_path, c_string, check, enum_name, int32, int32_array,
                    lib)
@@ -36,7 +37,8 @@ class ChatMessage(ctypes.Structure):
 
 class ChatOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("chat_template", ctypes.c_int),
-                ("add_generation_prompt", ctypes.c_int32), ("enable_thinking", ctypes.c_int32)]
+                ("add_generation_prompt", ctypes.c_int32), ("enable_thinking", ctypes.c_int32),
+                ("tools_json", ctypes.c_char_p), ("tool_calls_json", ctypes.POINTER(ctypes.c_char_p))]
 
 
 def _declare(name, restype, argtypes):
@@ -64,6 +66,13 @@ _declare("reset_chat_options_init_sized", None, [ctypes.POINTER(ChatOptions), ct
 _declare("reset_chat_format", ctypes.c_int,
          [c_tokenizer_p, ctypes.POINTER(ChatMessage), ctypes.c_size_t, ctypes.POINTER(ChatOptions),
           ctypes.c_char_p, ctypes.c_size_t, _size_p])
+
+
+def _json_text(value, what):
+    """A tools / tool_calls value as the JSON text reset.h takes: lists and dicts as json.dumps writes
+    them (the template prints them as transformers' tojson does), a str as JSON text already."""
+    text = value if isinstance(value, (str, bytes)) else json.dumps(value, ensure_ascii=False)
+    return c_string(_text_bytes(text, what), what)
 
 
 def _text_bytes(text, what):
@@ -152,14 +161,19 @@ class _TokenizerCalls:
                 "chat_template": enum_name(CHAT_TEMPLATES, info.chat_template) if info.chat_template else None,
                 "has_chat_template": bool(info.has_chat_template)}
 
-    def chat_format(self, messages, add_generation_prompt=True, enable_thinking=True, chat_template="auto"):
+    def chat_format(self, messages, add_generation_prompt=True, enable_thinking=True, chat_template="auto",
+                    tools=None):
         """Render [{"role": ..., "content": ...}, ...] as the model's chat template does
         (byte-identical to transformers' apply_chat_template).  chat_template: "auto" (recognise
-        the tokenizer's), "qwen3", "deepseek-r1", "llama3" or "plain"."""
+        the tokenizer's), "qwen3", "deepseek-r1", "llama3" or "plain".  Tool calling as OpenAI's
+        chat API has it (Qwen3's template): tools, a list of tool dicts; an assistant message's
+        "tool_calls", a list of call dicts; content None is "" (an OpenAI tool-call message's)."""
         if chat_template not in CHAT_TEMPLATES:
             raise ValueError(f"chat_template must be one of {', '.join(CHAT_TEMPLATES)}; got {chat_template!r}")
         keep = []  # the bytes objects must outlive the call
         array = (ChatMessage * max(len(messages), 1))()
+        calls = (ctypes.c_char_p * max(len(messages), 1))()
+        any_calls = False
         for i, message in enumerate(messages):
             role = c_string(_text_bytes(message["role"], "role"), "role")  # role is NUL-terminated in C
             content = _text_bytes(message.get("content") or "", "content")
@@ -167,11 +181,20 @@ class _TokenizerCalls:
             array[i].role = role
             array[i].content = content
             array[i].content_len = len(content)
+            if message.get("tool_calls") is not None:
+                keep.append(_json_text(message["tool_calls"], "tool_calls"))
+                calls[i] = keep[-1]
+                any_calls = True
         options = ChatOptions()
         lib.reset_chat_options_init_sized(ctypes.byref(options), ctypes.sizeof(options))
         options.chat_template = CHAT_TEMPLATES[chat_template]
         options.add_generation_prompt = int(bool(add_generation_prompt))
         options.enable_thinking = int(bool(enable_thinking))
+        if tools is not None:
+            keep.append(_json_text(tools, "tools"))
+            options.tools_json = keep[-1]
+        if any_calls:
+            options.tool_calls_json = ctypes.cast(calls, ctypes.POINTER(ctypes.c_char_p))
         handle = self._tokenizer_handle()
         raw = _read_bytes(lambda buf, cap, size: lib.reset_chat_format(
             handle, array, len(messages), ctypes.byref(options), buf, cap, size))
@@ -225,9 +248,11 @@ def attach_to_model(model_class):
     def detokenize(self, ids, skip_special=False):
         return _ModelTokenizer(self).decode(ids, skip_special=skip_special)
 
-    def chat_format(self, messages, add_generation_prompt=True, enable_thinking=True, chat_template="auto"):
+    def chat_format(self, messages, add_generation_prompt=True, enable_thinking=True, chat_template="auto",
+                    tools=None):
         return _ModelTokenizer(self).chat_format(messages, add_generation_prompt=add_generation_prompt,
-                                                 enable_thinking=enable_thinking, chat_template=chat_template)
+                                                 enable_thinking=enable_thinking, chat_template=chat_template,
+                                                 tools=tools)
 
     model_class.tokenizer = tokenizer
     model_class.tokenize = tokenize
