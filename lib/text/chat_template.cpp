@@ -268,8 +268,7 @@ std::string render_deepseek_r1(const std::vector<ChatMessage> &m, const ChatOpti
         if (msg.role == "system") system = msg.content;
     out << bos << system;
     bool is_tool = false, is_output_first = true;
-    for (size_t i = 0; i < m.size(); ++i) {
-        const ChatMessage &msg = m[i];
+    for (const ChatMessage &msg : m) {
         if (msg.role == "user") {
             is_tool = false;
             out << "<｜User｜>" << msg.content;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <unordered_map>
 
 namespace reset::python_json {
 
@@ -112,22 +113,23 @@ void dump_to(std::string &out, const json_lite::Value &v) {
         out += ']';
         return;
     case Type::object: {
-        // A Python dict: a repeated key keeps its first place and its last value.
+        // A Python dict: a repeated key keeps its first place and its last value.  Each key's last
+        // member, found in one pass (a request may hold objects of many members).
+        std::unordered_map<std::string_view, size_t> last;
+        last.reserve(v.members.size());
+        for (size_t i = 0; i < v.members.size(); ++i) last[v.members[i].first] = i;
         out += '{';
         bool first = true;
         for (size_t i = 0; i < v.members.size(); ++i) {
             const std::string_view key = v.members[i].first;
-            bool seen = false;
-            for (size_t j = 0; j < i && !seen; ++j) seen = v.members[j].first == key;
-            if (seen) continue;
-            const json_lite::Value *last = &v.members[i].second;
-            for (size_t j = i + 1; j < v.members.size(); ++j)
-                if (v.members[j].first == key) last = &v.members[j].second;
+            const auto found = last.find(key);
+            if (found == last.end()) continue;  // written at its first place already
             if (!first) out += ", ";
             first = false;
             dump_string(out, key);
             out += ": ";
-            dump_to(out, *last);
+            dump_to(out, v.members[found->second].second);
+            last.erase(found);
         }
         out += '}';
         return;

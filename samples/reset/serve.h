@@ -122,8 +122,8 @@ private:
 // each <tool_call>{"name": ..., "arguments": ...}</tool_call> becomes a call (OpenAI's
 // {"id", "type": "function", "function": {"name", "arguments": JSON text}}), a tag split across
 // steps is held back until it is whole, and the text between and after calls is dropped when it is
-// only whitespace.  A block that is not such JSON stays text; an unclosed one at the end is a call
-// if its JSON is whole (the model stopped before "</tool_call>"), else text.
+// only whitespace.  A block that is not such JSON (or nests past 64 levels) stays text; an unclosed
+// one at the end is a call if its JSON is whole (the model stopped before "</tool_call>"), else text.
 class ToolCallParser {
 public:
     // Plain text is appended to *content, finished calls to *calls (a JSON array).

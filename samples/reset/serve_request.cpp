@@ -519,6 +519,7 @@ void ReasoningSplitter::run(std::string *reasoning, std::string *content, bool f
 
 namespace {
 constexpr std::string_view kCallOpen = "<tool_call>", kCallClose = "</tool_call>";
+constexpr int kMaxCallDepth = 64;
 
 bool all_space(std::string_view text) {
     return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
@@ -542,6 +543,13 @@ void ToolCallParser::finish(std::string *content, Json *calls) { run(content, ca
 
 // {"name": "...", "arguments": ...} (the template's own words) as an OpenAI call; false if it is not.
 bool ToolCallParser::add_call(const std::string &body, Json *calls) {
+    // The model writes what it likes: JSON nested deeper than any call's arguments stays text, so
+    // the recursive dump below cannot exhaust the stack (brackets counted, strings or not).
+    int depth = 0;
+    for (const char c : body) {
+        depth += (c == '[' || c == '{') - (c == ']' || c == '}');
+        if (depth > kMaxCallDepth) return false;
+    }
     const Json call = Json::parse(body, nullptr, false);
     if (call.is_discarded() || !call.is_object()) return false;
     const Json *name = field(call, "name");

@@ -70,6 +70,11 @@ TEST_CASE("tool calls: what is not a call stays text; an unclosed call at the en
     const Parsed cut_short = parse("<tool_call>\n{\"name\": \"f\", \"argu", 4);
     CHECK(cut_short.calls.empty());
     CHECK(cut_short.content == "<tool_call>\n{\"name\": \"f\", \"argu");
+    // JSON nested past 64 levels is not read as a call (the server's stack is not the model's to use).
+    const std::string deep = "{\"name\": \"f\", \"arguments\": " + std::string(70, '[') + std::string(70, ']') + "}";
+    CHECK(parse("<tool_call>" + deep + "</tool_call>", 0).calls.empty());
+    const std::string fits = "{\"name\": \"f\", \"arguments\": " + std::string(60, '[') + std::string(60, ']') + "}";
+    CHECK(parse("<tool_call>" + fits + "</tool_call>", 0).calls.size() == 1);
     // A tag that only begins at the end is text once the answer ends.
     CHECK(parse("x <tool_ca", 1).content == "x <tool_ca");
     CHECK(parse("x < y", 1).content == "x < y");
