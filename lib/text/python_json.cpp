@@ -38,14 +38,15 @@ void dump_string(std::string &out, std::string_view s) {
 }
 
 // json.loads makes an int of a literal without '.', 'e' or 'E' (written back
-// digit for digit, any size; "-0" is the int 0), a float of any other.
+// digit for digit, any size; "-0" is the int 0), a float of any other (the
+// double json_lite read with strtod).
 void dump_number(std::string &out, const json_lite::Value &v) {
     const std::string_view text = v.text;
     if (text.find_first_of(".eE") == std::string_view::npos) {
         out += text == "-0" ? std::string_view("0") : text;
         return;
     }
-    out += float_repr(std::strtod(std::string(text).c_str(), nullptr));
+    out += float_repr(v.number);
 }
 
 }  // namespace
@@ -64,7 +65,9 @@ std::string float_repr(double x) {
     std::string digits;
     for (size_t i = mantissa_start; i < e; ++i)
         if (sci[i] != '.') digits += sci[i];
-    const int exponent = std::atoi(std::string(sci.substr(e + 1)).c_str());
+    int exponent = 0;
+    const char *exponent_text = sci.data() + e + 1 + (sci[e + 1] == '+');  // from_chars takes '-', not '+'
+    std::from_chars(exponent_text, sci.data() + sci.size(), exponent);
     // Python's float_repr_style "short": the point sits decpt digits in;
     // exponent form when decpt <= -4 or decpt > 16.
     const int decpt = exponent + 1;

@@ -5,7 +5,7 @@
 // json.loads read.  Rendering byte-identical prompts needs the same text:
 // ", " and ": " separators, keys in first-seen order with a repeated key's
 // last value (a Python dict), non-ASCII kept, control characters as
-// \uXXXX, integers as written (-0 as 0), other numbers as Python's float
+// \u00xx, integers as written (-0 as 0), other numbers as Python's float
 // repr (shortest round trip; 1e-05, 1e+16, 1.0) and overflow as Infinity.
 #pragma once
 

@@ -1,6 +1,7 @@
 // serve_request.cpp — `reset serve`: a request's JSON read into a GenerationRequest,
 // and steps turned into the OpenAI API's choices (serve.h).
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 
@@ -525,12 +526,16 @@ bool all_space(std::string_view text) {
     return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
 }
 
-std::string new_call_id() {
+// `words` random 64-bit words in hex: the ids of responses and tool calls.
+std::string random_hex(int words) {
     static thread_local std::mt19937_64 random{std::random_device{}()};
-    char hex[25];
-    std::snprintf(hex, sizeof hex, "%016llx%08llx", (unsigned long long)random(),
-                  (unsigned long long)(random() & 0xFFFFFFFFull));
-    return std::string("call_") + hex;
+    std::string hex;
+    for (int i = 0; i < words; ++i) {
+        char word[17];
+        std::snprintf(word, sizeof word, "%016llx", (unsigned long long)random());
+        hex += word;
+    }
+    return hex;
 }
 }  // namespace
 
@@ -556,7 +561,7 @@ bool ToolCallParser::add_call(const std::string &body, Json *calls) {
     const Json *arguments = field(call, "arguments");
     if (!name || !name->is_string() || !arguments) return false;
     // OpenAI's arguments are JSON text; the model wrote a JSON value.
-    calls->push_back({{"id", new_call_id()},
+    calls->push_back({{"id", "call_" + random_hex(2)},
                       {"type", "function"},
                       {"function", {{"name", *name}, {"arguments", arguments->dump(-1, ' ', false,
                                                                                Json::error_handler_t::replace)}}}});
@@ -652,13 +657,12 @@ Json ChoiceBuilder::add(const SampleStep &step) {
             const size_t room = tool_calls_.empty() ? 1 : 0;
             if (calls.size() > room) calls.erase(calls.begin() + std::ptrdiff_t(room), calls.end());
         }
-        for (size_t k = 0; k < calls.size(); ++k) {
-            calls[k]["index"] = tool_calls_.size();  // a stream's delta names each call by its index
-            tool_calls_.push_back(calls[k]);
-            tool_calls_.back().erase("index");
+        for (Json &call : calls) {
+            tool_calls_.push_back(call);
+            call["index"] = tool_calls_.size() - 1;  // a stream's delta names each call by its index
         }
         // A call ended the answer: OpenAI's finish_reason says so (a length cut stays "length").
-        if (step.finish && !tool_calls_.empty() && std::string(step.finish) == "stop") finish_ = "tool_calls";
+        if (step.finish && !tool_calls_.empty() && std::strcmp(step.finish, "stop") == 0) finish_ = "tool_calls";
     }
     reasoning_ += reasoning;
     content_ += content;
@@ -728,12 +732,7 @@ Json ChoiceBuilder::choice() const {
             {"stop_reason", stop_reason_}};
 }
 
-std::string new_response_id(bool chat) {
-    static thread_local std::mt19937_64 random{std::random_device{}()};
-    char hex[33];
-    std::snprintf(hex, sizeof hex, "%016llx%016llx", (unsigned long long)random(), (unsigned long long)random());
-    return std::string(chat ? "chatcmpl-" : "cmpl-") + hex;
-}
+std::string new_response_id(bool chat) { return (chat ? "chatcmpl-" : "cmpl-") + random_hex(2); }
 
 Json usage_json(size_t prompt_tokens, size_t cached_tokens, size_t completion_tokens) {
     return {{"prompt_tokens", prompt_tokens},
