@@ -94,6 +94,10 @@ static void reset_java_free_messages(reset_chat_message *messages, size_t n) {
     free(messages);
 }
 
+/* The entry after the last of reset_chat_options.tool_calls_json as
+ * set_tool_calls (below) makes it. */
+static const char reset_java_tool_calls_end[] = "";
+
 /* A conversation from Java: byte[][] {role0, content0, role1, content1, ...}.
  * Copied into C memory because reset_chat_message only points at its text.
  * Returns 0 on success, -1 with a Java exception pending. */
@@ -385,6 +389,9 @@ RESET_ARRAY(float, jfloat, jfloatArray, float, Float)
 %ignore reset_model_info::eos_ids;
 %ignore reset_tokenizer_info::eos_ids;
 %ignore reset_chat_message;
+/* Copies the struct owns (0.11), set by set_tools and set_tool_calls below. */
+%ignore reset_chat_options::tools_json;
+%ignore reset_chat_options::tool_calls_json;
 /* Built by reset_java_logit_bias_new below (0.6): Java never holds a reset_logit_bias. */
 %ignore reset_logit_bias;
 %immutable reset_model_info::architecture;
@@ -499,6 +506,56 @@ enum reset_java_constants {
     for (size_t i = 0; i < $self->string_count; i++) free((char *)$self->strings[i]);
     free((void *)$self->strings);
     free((int32_t *)$self->ids);
+    free($self);
+  }
+}
+
+/* reset_chat_options (0.11) owns copies of its tools and of each message's
+ * tool calls, freed with it.  set_tool_calls(n_messages, i, json) sets
+ * message i's entry, making the array of n_messages entries (NULL each) on
+ * first use; a sentinel after the last entry (reset_java_tool_calls_end,
+ * above) tells the destructor where the array ends, since the struct keeps
+ * no count.  Both return 0, or -1 when
+ * memory runs out or i is not below the array's length (what was copied is
+ * still freed with the struct).  A JSON text holding a NUL is refused with an
+ * IllegalArgumentException naming it, as every NUL-terminated input is. */
+%extend reset_chat_options {
+  int set_tools(const char *tools_json) {
+    free((char *)$self->tools_json);
+    $self->tools_json = NULL;
+    if (!tools_json) return 0;
+    size_t n = strlen(tools_json) + 1;
+    char *copy = (char *)malloc(n);
+    if (!copy) return -1;
+    $self->tools_json = (const char *)memcpy(copy, tools_json, n);
+    return 0;
+  }
+  int set_tool_calls(size_t n_messages, size_t i, const char *tool_calls_json) {
+    const char **calls = (const char **)$self->tool_calls_json;
+    if (!calls) {
+      calls = (const char **)calloc(n_messages + 1, sizeof *calls);
+      if (!calls) return -1;
+      calls[n_messages] = reset_java_tool_calls_end;
+      $self->tool_calls_json = calls;
+    }
+    for (size_t k = 0; k <= i; k++) {
+      if (calls[k] == reset_java_tool_calls_end) return -1;
+    }
+    free((char *)calls[i]);
+    calls[i] = NULL;
+    if (!tool_calls_json) return 0;
+    size_t n = strlen(tool_calls_json) + 1;
+    char *copy = (char *)malloc(n);
+    if (!copy) return -1;
+    calls[i] = (const char *)memcpy(copy, tool_calls_json, n);
+    return 0;
+  }
+  ~reset_chat_options() {
+    free((char *)$self->tools_json);
+    if ($self->tool_calls_json) {
+      for (const char *const *c = $self->tool_calls_json; *c != reset_java_tool_calls_end; c++) free((char *)*c);
+      free((void *)$self->tool_calls_json);
+    }
     free($self);
   }
 }

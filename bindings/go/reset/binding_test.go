@@ -108,3 +108,27 @@ func TestLogitBiasCrossingTheBoundaryIsFreed(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// ChatFormat's tools and tool calls (0.11) are copied into C memory freed after the call, whether the
+// template renders them or refuses them (these: a tools list of a 16 KiB string, refused; a call whose
+// 16 KiB arguments string renders); a leak of either would grow RSS by 312 MiB here.
+func TestChatToolsCrossingTheBoundaryAreFreed(t *testing.T) {
+	m := chatModel(t)
+	defer m.Close()
+	tok := m.Tokenizer()
+	tools := `["` + strings.Repeat("t", 16<<10) + `"]`
+	messages := []Message{{Role: "user", Content: "hi"},
+		{Role: "assistant", ToolCalls: `[{"name": "f", "arguments": "` + strings.Repeat("a", 16<<10) + `"}]`}}
+	round := func() {
+		var e *Error
+		_, err := tok.ChatFormat(messages[:1], ChatOptions{Tools: tools})
+		if !errors.As(err, &e) || e.Status != StatusInvalidArgument || !strings.Contains(e.Message, "tools_json[0]") {
+			t.Fatalf("got %v", err)
+		}
+		if text, err := tok.ChatFormat(messages, ChatOptions{}); err != nil || len(text) < 16<<10 {
+			t.Fatalf("%d bytes, %v", len(text), err)
+		}
+	}
+	// 10,000 x 2 x 16 KiB: 312 MiB if they leaked
+	keepsRSSFlat(t, 500, 10000, 16384, round)
+}

@@ -16,9 +16,9 @@
 // forgotten one, but Close is the contract).  A Session keeps its Model
 // alive, and every method keeps its receiver alive until its C call has
 // returned.  Go strings and slices are lent to C for one call at most, and
-// what C keeps (chat messages, delimiter ids, a preset name) is a C copy;
-// every C string made for a call is freed before it returns, and every
-// string coming back is copied into Go memory.
+// what C keeps (chat messages, tools and tool calls, delimiter ids, a preset
+// name) is a C copy; every C string made for a call is freed before it
+// returns, and every string coming back is copied into Go memory.
 //
 // Threads (reset.h): a Model and a Tokenizer may be shared by goroutines.  A
 // Session and a Policy are used by one goroutine at a time; Cancel (and a
@@ -54,10 +54,11 @@ import (
 // Session.Tokens and Session.SetLogitBias, 0.7 Session.CopySequence and
 // Policy.SetLogitBias, 0.8 Session.SaveSequence and Session.LoadSequence, 0.9
 // Session.SaveSequenceBytes, Session.LoadSequenceBytes and Session.Options,
-// 0.10 ModelInfo.CheckpointFormat and ModelInfo.KVCacheScales).
+// 0.10 ModelInfo.CheckpointFormat and ModelInfo.KVCacheScales, 0.11
+// ChatOptions.Tools and Message.ToolCalls).
 const (
 	ABIMajor = 0
-	ABIMinor = 10
+	ABIMinor = 11
 )
 
 // SWIG gives reset.h's RESET_VERSION_MAJOR as a typed constant, and ABIMajor

@@ -306,28 +306,28 @@ func TestAnotherABIMajorIsRefusedClearly(t *testing.T) {
 }
 
 func TestAnOlderMinorIsRefusedClearly(t *testing.T) {
-	if ABIMajor != 0 || ABIMinor != 10 {
+	if ABIMajor != 0 || ABIMinor != 11 {
 		t.Fatalf("ABI %d.%d: update this test with the bindings", ABIMajor, ABIMinor)
 	}
 	if err := ensureABI(); err != nil {
 		t.Fatalf("the loaded library %s: %v", Version(), err)
 	}
-	for _, v := range []uint32{1000, 1001, 1099, 1100, 9900} {
+	for _, v := range []uint32{1100, 1101, 1199, 1200, 9900} {
 		if err := CheckABI(v); err != nil {
 			t.Fatalf("CheckABI(%d): %v", v, err)
 		}
 	}
 	var e *Error
-	// 0.9's reset_model_info has no checkpoint_format.
-	err := CheckABI(900)
-	want := "libreset 0.9.0 is older than these bindings need (0.10 or newer): it lacks functions or fields they use"
+	// 0.10's reset_chat_options has no tools_json.
+	err := CheckABI(1000)
+	want := "libreset 0.10.0 is older than these bindings need (0.11 or newer): it lacks functions or fields they use"
 	if !errors.As(err, &e) || e.Status != StatusUnsupported || e.Message != want {
 		t.Fatalf("got %v", err)
 	}
-	if err := CheckABI(999); err == nil || !strings.Contains(err.Error(), "libreset 0.9.99 is older") {
-		t.Fatalf("CheckABI(999): got %v", err)
+	if err := CheckABI(1099); err == nil || !strings.Contains(err.Error(), "libreset 0.10.99 is older") {
+		t.Fatalf("CheckABI(1099): got %v", err)
 	}
-	for _, v := range []uint32{800, 700, 600, 500, 400, 300, 200, 100} {
+	for _, v := range []uint32{900, 800, 700, 600, 500, 400, 300, 200, 100} {
 		prefix := "libreset 0." + strconv.Itoa(int(v/100)) + ".0 is older"
 		if err := CheckABI(v); err == nil || !strings.Contains(err.Error(), prefix) {
 			t.Fatalf("CheckABI(%d): got %v", v, err)
@@ -2558,7 +2558,7 @@ func TestTokenizeAndChatFormat(t *testing.T) {
 	if back, err := tok.Decode(got, false); err != nil || back != text {
 		t.Fatalf("%q %v", back, err)
 	}
-	prompt, err := tok.ChatFormat([]Message{{"user", "2+2?"}}, DefaultChat())
+	prompt, err := tok.ChatFormat([]Message{{Role: "user", Content: "2+2?"}}, DefaultChat())
 	if err != nil || prompt != "<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n" {
 		t.Fatalf("%q %v", prompt, err)
 	}

@@ -348,7 +348,7 @@ func TestIntsOutsideInt32AreRefused(t *testing.T) {
 	if tok == nil {
 		t.Fatal("reset-arith-4m has no tokenizer")
 	}
-	_, err = tok.ChatFormat([]Message{{"user", "2+2?"}}, ChatOptions{Template: wrap + 4})
+	_, err = tok.ChatFormat([]Message{{Role: "user", Content: "2+2?"}}, ChatOptions{Template: wrap + 4})
 	expect("ChatFormat Template", err, StatusInvalidArgument, "Template")
 }
 
@@ -377,10 +377,10 @@ func TestStringsWithANULAreRefused(t *testing.T) {
 
 	m = arith(t)
 	defer m.Close()
-	_, err = m.Tokenizer().ChatFormat([]Message{{"system", "Be brief."}, {"user\x00assistant", "2+2?"}}, DefaultChat())
+	_, err = m.Tokenizer().ChatFormat([]Message{{Role: "system", Content: "Be brief."}, {Role: "user\x00assistant", Content: "2+2?"}}, DefaultChat())
 	expect("ChatFormat role", err, "messages[1].Role")
 	// Content has its length, so a NUL in it is text, not an end.
-	if _, err := m.Tokenizer().ChatFormat([]Message{{"user", "2+2?\x00"}}, DefaultChat()); err != nil {
+	if _, err := m.Tokenizer().ChatFormat([]Message{{Role: "user", Content: "2+2?\x00"}}, DefaultChat()); err != nil {
 		t.Errorf("ChatFormat with a NUL in the content: %v", err)
 	}
 

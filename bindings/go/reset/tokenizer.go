@@ -91,27 +91,48 @@ func (t *Tokenizer) Decode(ids []int32, skipSpecial bool) (string, error) {
 }
 
 // Message is one chat message; Role is "system", "user", "assistant" or "tool".
-type Message struct{ Role, Content string }
+type Message struct {
+	Role, Content string
+	// ToolCalls (0.11) is an assistant message's OpenAI "tool_calls", as JSON
+	// text: [{"id", "type": "function", "function": {"name", "arguments"}}]
+	// ("arguments" a JSON string or a value).  "" (or "null", "[]") is none;
+	// an OpenAI tool-call message's null content is "".
+	ToolCalls string
+}
 
 // ChatOptions are reset_chat_options; Template 0 is the tokenizer's own, recognised.
 type ChatOptions struct {
 	Template            int
 	AddGenerationPrompt bool
 	EnableThinking      bool
+	// Tools (0.11) is OpenAI's "tools" as JSON text: [{"type": "function",
+	// "function": {"name", "description", "parameters"}}]; "" is none.  Qwen3's
+	// template shows them to the model; the others refuse tools and tool calls
+	// (StatusUnsupported).
+	Tools string
 }
 
 // DefaultChat adds the generation prompt with thinking on, as transformers does by default.
 func DefaultChat() ChatOptions { return ChatOptions{AddGenerationPrompt: true, EnableThinking: true} }
 
-// ChatFormat renders a conversation as the model's chat template does.
+// ChatFormat renders a conversation as the model's chat template does, tools
+// and tool calls included (byte-identical to transformers'
+// apply_chat_template(messages, tools=...)).
 func (t *Tokenizer) ChatFormat(messages []Message, options ChatOptions) (string, error) {
 	if err := checkInt32(StatusInvalidArgument, "ChatOptions.Template", options.Template); err != nil {
 		return "", err
 	}
-	for i, m := range messages { // a role crosses NUL-terminated; content has its length
-		if err := checkNoNUL(fmt.Sprintf("messages[%d].Role", i), m.Role); err != nil {
+	// A role and the tool JSON cross NUL-terminated; content has its length.
+	if err := checkNoNUL("ChatOptions.Tools", options.Tools); err != nil {
+		return "", err
+	}
+	anyToolCalls := false
+	for i, m := range messages {
+		if err := firstError(checkNoNUL(fmt.Sprintf("messages[%d].Role", i), m.Role),
+			checkNoNUL(fmt.Sprintf("messages[%d].ToolCalls", i), m.ToolCalls)); err != nil {
 			return "", err
 		}
+		anyToolCalls = anyToolCalls || m.ToolCalls != ""
 	}
 	// The messages point at their text, so they and copies of their strings
 	// live in C memory, freed before returning.
@@ -126,12 +147,32 @@ func (t *Tokenizer) ChatFormat(messages []Message, options ChatOptions) (string,
 			return "", newError(statusOutOfMemory, "no memory for a chat message")
 		}
 	}
+	var tools, toolCalls uintptr // C arrays of NUL-terminated copies; 0 is none
+	if options.Tools != "" {
+		if tools = native.Reset_go_texts_new(1); tools == 0 || native.Reset_go_texts_set(tools, 0, options.Tools) != 0 {
+			native.Reset_go_texts_free(tools, 1)
+			return "", newError(statusOutOfMemory, "no memory for the tools")
+		}
+		defer native.Reset_go_texts_free(tools, 1)
+	}
+	if anyToolCalls {
+		if toolCalls = native.Reset_go_texts_new(n); toolCalls == 0 {
+			return "", newError(statusOutOfMemory, "no memory for the tool calls")
+		}
+		defer native.Reset_go_texts_free(toolCalls, n)
+		for i, m := range messages {
+			if m.ToolCalls != "" && native.Reset_go_texts_set(toolCalls, int64(i), m.ToolCalls) != 0 {
+				return "", newError(statusOutOfMemory, "no memory for a message's tool calls")
+			}
+		}
+	}
 	opts := native.NewReset_chat_options()
 	defer native.DeleteReset_chat_options(opts)
 	native.Reset_chat_options_init(opts)
 	opts.SetChat_template(native.Enum_SS_reset_chat_template(options.Template))
 	opts.SetAdd_generation_prompt(flag(options.AddGenerationPrompt))
 	opts.SetEnable_thinking(flag(options.EnableThinking))
+	native.Reset_go_chat_options_set_tools(opts, tools, toolCalls)
 	return readText(t, func(b []byte, needed *int) native.Enum_SS_reset_status {
 		return native.Reset_chat_format(t.raw, raw, n, opts, b, needed)
 	})

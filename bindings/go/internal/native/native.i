@@ -32,8 +32,9 @@
  *    made the call.
  *  - Structs (options, params, steps, decisions, infos) are SWIG proxies
  *    over C memory, made with New* and freed with Delete* at a known point;
- *    structs that hold pointers (the chat messages, the steps' text, the
- *    policy's delimiter ids and preset, the stop strings and ids) keep them
+ *    structs that hold pointers (the chat messages and their tools, the
+ *    steps' text, the policy's delimiter ids and preset, the stop strings
+ *    and ids) keep them
  *    in C memory, because C memory must not keep pointing at Go memory after
  *    a call returns.
  *  - No callbacks: the progress callbacks of loading and calibration are not
@@ -47,7 +48,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "reset.h"
+typedef char *reset_go_text;
 %}
+typedef char *reset_go_text;
 
 /* The wrapper links against libreset; its header and library are found
  * through CGO_CFLAGS / CGO_LDFLAGS, or where the compiler looks. */
@@ -75,6 +78,9 @@ RESET_GO_HANDLE(reset_policy)
 RESET_GO_HANDLE(reset_chat_message)
 /* A logit bias (0.6; the policy's, 0.7) built in C memory by reset_go_logit_bias_new below. */
 RESET_GO_HANDLE(reset_logit_bias)
+/* Texts in C memory (0.11: the tools and tool calls of reset_chat_options),
+ * built by the reset_go_texts_* helpers below. */
+RESET_GO_HANDLE(reset_go_text)
 
 /* ---------------------------------------------------------------- text */
 
@@ -183,6 +189,9 @@ RESET_GO_OUT(int32_t, int32, int32_t)
 %ignore reset_policy_options::n_double_newline_ids;
 /* Set through reset_stop_options's add_string and set_ids below (0.5), so the
  * counts always match what the struct owns. */
+/* Pointers into C memory, set by reset_go_chat_options_set_tools (below). */
+%ignore reset_chat_options::tools_json;
+%ignore reset_chat_options::tool_calls_json;
 %ignore reset_stop_options::strings;
 %ignore reset_stop_options::string_count;
 %ignore reset_stop_options::ids;
@@ -371,6 +380,38 @@ void reset_go_messages_free(reset_chat_message *messages, size_t count) {
         free((char *)messages[i].content);
     }
     free(messages);
+}
+
+/* Tool calling (0.11): reset_chat_options points at the tools' JSON and at
+ * one tool-call JSON per message, all NUL-terminated and in C memory for the
+ * reason above.  An array of count texts, NULL each; NULL when memory runs
+ * out. */
+reset_go_text *reset_go_texts_new(size_t count) {
+    return (reset_go_text *)calloc(count ? count : 1, sizeof(reset_go_text));
+}
+/* Copies text (with its length) into entry i, NUL-terminated.  0, or -1 when
+ * memory runs out. */
+int reset_go_texts_set(reset_go_text *texts, size_t i, const char *text, size_t text_len) {
+    char *copy = (char *)malloc(text_len + 1);
+    if (!copy) return -1;
+    if (text_len) memcpy(copy, text, text_len);
+    copy[text_len] = 0;
+    free(texts[i]);
+    texts[i] = copy;
+    return 0;
+}
+void reset_go_texts_free(reset_go_text *texts, size_t count) {
+    if (!texts) return;
+    for (size_t i = 0; i < count; i++) free(texts[i]);
+    free(texts);
+}
+/* Points options at tools[0] (tools_json) and at tool_calls (tool_calls_json,
+ * one entry per message); either array may be NULL, meaning none.  The
+ * arrays must outlive every call that reads options. */
+void reset_go_chat_options_set_tools(reset_chat_options *options, const reset_go_text *tools,
+                                     const reset_go_text *tool_calls) {
+    options->tools_json = tools ? tools[0] : NULL;
+    options->tool_calls_json = (const char *const *)tool_calls;
 }
 
 /* The entries of reset_set_logit_bias (0.6) and reset_policy_set_logit_bias

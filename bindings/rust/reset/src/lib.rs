@@ -40,8 +40,9 @@ pub const ABI_MAJOR: u32 = sys::RESET_VERSION_MAJOR;
 /// reset_truncate_sequence, reset_session_tokens and reset_logit_bias / reset_set_logit_bias, 0.7
 /// reset_copy_sequence and reset_policy_set_logit_bias, 0.8 reset_save_sequence / reset_load_sequence, 0.9
 /// reset_save_sequence_to_memory / reset_load_sequence_from_memory and reset_session_get_options, 0.10
-/// checkpoint_format and kv_cache_scales to reset_model_info).
-pub const ABI_MINOR: u32 = 10;
+/// checkpoint_format and kv_cache_scales to reset_model_info, 0.11 tools_json and tool_calls_json to
+/// reset_chat_options).
+pub const ABI_MINOR: u32 = 11;
 
 // A header older than ABI_MINOR lacks fields these bindings set: fail the build, not a call.
 const _: () = assert!(sys::RESET_VERSION_MINOR >= ABI_MINOR, "reset.h is older than these bindings need");
@@ -1173,24 +1174,46 @@ impl Canceller {
 
 // ----------------------------------------------------------------- tokenizers
 
-/// One chat message: role ("system", "user", "assistant", "tool") and content.
+/// One chat message: role ("system", "user", "assistant", "tool"), content and (0.11) an assistant
+/// message's tool calls.
 #[derive(Clone, Debug)]
 pub struct Message<'a> {
     pub role: &'a str,
     pub content: &'a str,
+    /// OpenAI's "tool_calls" of an assistant message, as JSON text:
+    /// `[{"id", "type": "function", "function": {"name", "arguments"}}]` ("arguments" a JSON string or a
+    /// value).  None (or "null", "[]") is none; an OpenAI tool-call message's null content is "".
+    pub tool_calls: Option<&'a str>,
 }
 
-/// reset_chat_options: template family (0 = the tokenizer's own, recognised), generation prompt, thinking.
+impl<'a> Message<'a> {
+    /// A message without tool calls.
+    pub const fn new(role: &'a str, content: &'a str) -> Self {
+        Message { role, content, tool_calls: None }
+    }
+
+    /// An assistant message with its tool calls (JSON, see [`Message::tool_calls`]).
+    pub const fn with_tool_calls(role: &'a str, content: &'a str, tool_calls: &'a str) -> Self {
+        Message { role, content, tool_calls: Some(tool_calls) }
+    }
+}
+
+/// reset_chat_options: template family (0 = the tokenizer's own, recognised), generation prompt, thinking,
+/// and (0.11) the tools the model may call.
 #[derive(Clone, Debug)]
 pub struct ChatOptions {
     pub chat_template: u32,
     pub add_generation_prompt: bool,
     pub enable_thinking: bool,
+    /// OpenAI's "tools" as JSON text: `[{"type": "function", "function": {"name", "description",
+    /// "parameters"}}]`; None is none.  Qwen3's template shows them to the model; the others refuse tools
+    /// and tool calls (UNSUPPORTED).
+    pub tools: Option<String>,
 }
 
 impl Default for ChatOptions {
     fn default() -> Self {
-        ChatOptions { chat_template: 0, add_generation_prompt: true, enable_thinking: true }
+        ChatOptions { chat_template: 0, add_generation_prompt: true, enable_thinking: true, tools: None }
     }
 }
 
@@ -1218,7 +1241,8 @@ pub trait Tokenize {
         utf8(bytes)
     }
 
-    /// Render a conversation as the model's chat template does.
+    /// Render a conversation as the model's chat template does, tools and tool calls included
+    /// (byte-identical to transformers' `apply_chat_template(messages, tools=...)`).
     fn chat_format(&self, messages: &[Message<'_>], options: &ChatOptions) -> Result<String> {
         let roles = messages.iter().map(|m| c_string(m.role, "a role")).collect::<Result<Vec<_>>>()?;
         let raw: Vec<sys::reset_chat_message> = messages
@@ -1230,11 +1254,24 @@ pub trait Tokenize {
                 content_len: m.content.len(),
             })
             .collect();
+        // The tool JSON crosses NUL-terminated: one C string per message that has calls, and the array
+        // of pointers reset_chat_options holds (NULL where a message has none; no array when none has).
+        let tools = options.tools.as_deref().map(|t| c_string(t, "the tools")).transpose()?;
+        let calls = messages
+            .iter()
+            .map(|m| m.tool_calls.map(|c| c_string(c, "a message's tool calls")).transpose())
+            .collect::<Result<Vec<_>>>()?;
+        let call_pointers: Vec<*const c_char> =
+            calls.iter().map(|c| c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr())).collect();
         let mut raw_options: sys::reset_chat_options = unsafe { std::mem::zeroed() };
         unsafe { sys::reset_chat_options_init_sized(&mut raw_options, size_of::<sys::reset_chat_options>()) };
         raw_options.chat_template = options.chat_template as sys::reset_chat_template;
         raw_options.add_generation_prompt = options.add_generation_prompt as i32;
         raw_options.enable_thinking = options.enable_thinking as i32;
+        raw_options.tools_json = tools.as_ref().map_or(std::ptr::null(), |t| t.as_ptr());
+        if calls.iter().any(Option::is_some) {
+            raw_options.tool_calls_json = call_pointers.as_ptr();
+        }
         let bytes = read_buffer(|buffer: *mut u8, capacity, needed| unsafe {
             sys::reset_chat_format(self.raw_tokenizer(), raw.as_ptr(), raw.len(), &raw_options,
                                    buffer as *mut c_char, capacity, needed)

@@ -148,20 +148,20 @@ fn another_abi_major_is_refused_clearly() {
 
 #[test]
 fn an_older_minor_is_refused_clearly() {
-    assert_eq!((reset::ABI_MAJOR, reset::ABI_MINOR), (0, 10));
-    for newer_or_same in [1000, 1001, 1099, 1100, 9900] {
+    assert_eq!((reset::ABI_MAJOR, reset::ABI_MINOR), (0, 11));
+    for newer_or_same in [1100, 1101, 1199, 1200, 9900] {
         assert!(reset::check_abi(newer_or_same).is_ok(), "{newer_or_same}");
     }
-    // 0.9's reset_model_info has no checkpoint_format.
-    let error = reset::check_abi(900).unwrap_err();
+    // 0.10's reset_chat_options has no tools_json.
+    let error = reset::check_abi(1000).unwrap_err();
     assert_eq!(error.status, Error::UNSUPPORTED);
     assert_eq!(
         error.message,
-        "libreset 0.9.0 is older than these bindings need (0.10 or newer): it lacks functions or fields they use"
+        "libreset 0.10.0 is older than these bindings need (0.11 or newer): it lacks functions or fields they use"
     );
-    let error = reset::check_abi(999).unwrap_err();
-    assert!(error.message.starts_with("libreset 0.9.99 is older"), "{error}");
-    for older in [800, 700, 600, 500, 400, 300, 200, 100] {
+    let error = reset::check_abi(1099).unwrap_err();
+    assert!(error.message.starts_with("libreset 0.10.99 is older"), "{error}");
+    for older in [900, 800, 700, 600, 500, 400, 300, 200, 100] {
         let error = reset::check_abi(older).unwrap_err();
         assert!(error.message.starts_with(&format!("libreset 0.{}.0 is older", older / 100)), "{error}");
     }
@@ -1785,9 +1785,95 @@ fn tokenize_and_chat_format_with_the_qwen3_tokenizer() {
     let ids = tokenizer.encode("Hello, world! <|im_end|>", true).unwrap();
     assert_eq!(tokenizer.decode(&ids, false).unwrap(), "Hello, world! <|im_end|>");
     let prompt = tokenizer
-        .chat_format(&[Message { role: "user", content: "2+2?" }], &reset::ChatOptions::default())
+        .chat_format(&[Message::new("user", "2+2?")], &reset::ChatOptions::default())
         .unwrap();
     assert_eq!(prompt, "<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n");
+}
+
+/// The tool-calling cases of tests/text/chat_reference.json (transformers' rendering), as
+/// tests/bindings/tool_cases.py writes them for a test without a JSON reader: NUL-separated fields.
+fn tool_cases() -> Vec<Vec<String>> {
+    let ids = std::env::var("RESET_BINDING_IDS").expect("RESET_BINDING_IDS: run through ctest");
+    let dir = PathBuf::from(ids).join("tool-cases");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    files.iter().map(|f| std::fs::read_to_string(f).unwrap().split('\0').map(String::from).collect()).collect()
+}
+
+#[test]
+fn chat_format_renders_tools_as_transformers_does() {
+    let dir = source().join("../shared/data/tokenizers/qwen3");
+    if !dir.join("tokenizer.json").exists() {
+        eprintln!("SKIPPED: {} missing", dir.display());
+        return;
+    }
+    let tokenizer = Tokenizer::load(&dir).unwrap();
+    let cases = tool_cases();
+    assert_eq!(cases.len(), 16, "4 tool conversations x generation prompt x thinking");
+    for case in &cases {
+        let n: usize = case[3].parse().unwrap();
+        assert_eq!(case.len(), 4 + 3 * n + 1);
+        let messages: Vec<Message> = (0..n)
+            .map(|i| {
+                let (role, content, calls) = (&case[4 + 3 * i], &case[5 + 3 * i], &case[6 + 3 * i]);
+                if calls.is_empty() {
+                    Message::new(role, content)
+                } else {
+                    Message::with_tool_calls(role, content, calls)
+                }
+            })
+            .collect();
+        let options = reset::ChatOptions {
+            add_generation_prompt: case[0] == "1",
+            enable_thinking: case[1] == "1",
+            tools: (!case[2].is_empty()).then(|| case[2].clone()),
+            ..Default::default()
+        };
+        assert_eq!(tokenizer.chat_format(&messages, &options).unwrap(), case[4 + 3 * n], "{:?}", &case[..4]);
+    }
+}
+
+#[test]
+fn chat_format_refuses_bad_tools_clearly() {
+    let shared = source().join("../shared/data/tokenizers");
+    if !shared.join("qwen3/tokenizer.json").exists() || !shared.join("llama3/tokenizer.json").exists() {
+        eprintln!("SKIPPED: the qwen3 and llama3 tokenizers are missing under {}", shared.display());
+        return;
+    }
+    let qwen3 = Tokenizer::load(shared.join("qwen3")).unwrap();
+    let llama3 = Tokenizer::load(shared.join("llama3")).unwrap();
+    let tools = r#"[{"type": "function", "function": {"name": "get_weather"}}]"#;
+    let call = r#"[{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]"#;
+    let user = Message::new("user", "Weather in Paris?");
+    let with_tools = |t: &str| reset::ChatOptions { tools: Some(t.to_string()), ..Default::default() };
+    let plain = reset::ChatOptions::default();
+    let cases: [(&str, &Tokenizer, Vec<Message>, &reset::ChatOptions, u32, &str); 7] = [
+        ("tools where the template has none", &llama3, vec![user.clone()], &with_tools(tools), Error::UNSUPPORTED,
+         "tools"),
+        ("a call where the template has none", &llama3,
+         vec![user.clone(), Message::with_tool_calls("assistant", "", call)], &plain, Error::UNSUPPORTED, "tool"),
+        ("tools that are not JSON", &qwen3, vec![user.clone()], &with_tools(r#"[{"type": "function","#),
+         Error::INVALID_ARGUMENT, "tools_json"),
+        ("a call without arguments", &qwen3,
+         vec![user.clone(), Message::with_tool_calls("assistant", "", r#"[{"function": {"name": "f"}}]"#)], &plain,
+         Error::INVALID_ARGUMENT, r#"tool_calls_json[1][0] has no "arguments""#),
+        ("a call on a user message", &qwen3, vec![Message::with_tool_calls("user", "hi", call)], &plain,
+         Error::INVALID_ARGUMENT, "tool_calls_json[0]"),
+        ("a NUL in the tools", &qwen3, vec![user.clone()], &with_tools("[]\0"), Error::INVALID_ARGUMENT, "the tools"),
+        ("a NUL in a call", &qwen3, vec![user.clone(), Message::with_tool_calls("assistant", "", "[]\0")], &plain,
+         Error::INVALID_ARGUMENT, "tool calls"),
+    ];
+    for (name, tokenizer, messages, options, status, words) in cases {
+        let error = tokenizer.chat_format(&messages, options).unwrap_err();
+        assert!(error.status == status && error.message.contains(words), "{name}: {error}");
+    }
+    // "null" and "[]" are none.
+    let answer = Message::new("assistant", "ok");
+    let want = qwen3.chat_format(&[user.clone(), answer.clone()], &plain).unwrap();
+    for none in ["null", "[]"] {
+        let messages = [user.clone(), Message::with_tool_calls("assistant", "ok", none)];
+        assert_eq!(qwen3.chat_format(&messages, &with_tools(none)).unwrap(), want, "{none}");
+    }
 }
 
 fn rss_kib() -> i64 {

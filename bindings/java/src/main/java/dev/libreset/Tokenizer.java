@@ -140,10 +140,13 @@ public final class Tokenizer implements AutoCloseable {
 
     /**
      * Renders a conversation as the model's chat template does, byte-identical to transformers'
-     * apply_chat_template.  Tokenize the result with {@link #encode(String)} (special tokens parsed,
+     * apply_chat_template, tools ({@link ChatOptions#tools}) and tool calls ({@link ChatMessage#toolCalls})
+     * included.  Tokenize the result with {@link #encode(String)} (special tokens parsed,
      * no extra BOS).
      *
-     * @throws ResetException UNSUPPORTED for a template libreset does not recognise (set one in options)
+     * @throws ResetException UNSUPPORTED for a template libreset does not recognise (set one in options), or
+     *     for tools or tool calls where the template renders none (every template but Qwen3's);
+     *     INVALID_ARGUMENT for tools or tool calls that are not JSON of OpenAI's shape (the part named)
      */
     public String chatFormat(List<ChatMessage> messages, ChatOptions options) throws ResetException {
         byte[][] pairs = new byte[2 * messages.size()][];
@@ -151,9 +154,19 @@ public final class Tokenizer implements AutoCloseable {
             pairs[2 * i] = Text.utf8(messages.get(i).role());
             pairs[2 * i + 1] = Text.utf8(messages.get(i).content());
         }
+        byte[][] toolCalls = new byte[messages.size()][];
+        for (int i = 0; i < messages.size(); i++) {
+            String calls = messages.get(i).toolCalls();
+            if (calls != null) toolCalls[i] = Text.utf8(calls);
+        }
         long h = handle();
         reset_chat_options raw = options.toNative();
         try {
+            for (int i = 0; i < toolCalls.length; i++) {
+                if (toolCalls[i] != null && raw.set_tool_calls(toolCalls.length, i, toolCalls[i]) != 0) {
+                    throw new ResetException(Status.OUT_OF_MEMORY, "no memory for the tool calls of message " + i);
+                }
+            }
             return Text.string(Text.read((buffer, needed) -> ResetNative.reset_chat_format(h, pairs, raw, buffer, needed)));
         } finally {
             raw.delete();

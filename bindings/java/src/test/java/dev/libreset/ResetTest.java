@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -135,6 +136,94 @@ class ResetTest {
             ResetException template = assertThrows(ResetException.class, () -> tokenizer.chatFormat(
                     List.of(ChatMessage.user("hi")), new ChatOptions().template(ChatTemplate.UNKNOWN)));
             assertEquals(Status.INVALID_ARGUMENT, template.getStatus());
+        }
+    }
+
+    private static final Path SHARED_TOKENIZERS = SOURCE.resolve("../shared/data/tokenizers");
+
+    /**
+     * The tool-calling cases of tests/text/chat_reference.json (transformers' rendering), as
+     * tests/bindings/tool_cases.py writes them for a test without a JSON reader: NUL-separated fields.
+     */
+    private static List<String[]> toolCases() throws IOException {
+        String dir = System.getenv("RESET_BINDING_IDS");
+        assertNotNull(dir, "RESET_BINDING_IDS is unset (run through ctest)");
+        List<String[]> cases = new ArrayList<>();
+        try (var files = Files.list(Paths.get(dir, "tool-cases"))) {
+            for (Path file : files.sorted().toList()) {
+                cases.add(new String(Files.readAllBytes(file), StandardCharsets.UTF_8).split("\0", -1));
+            }
+        }
+        return cases;
+    }
+
+    @Test
+    void chatFormatRendersToolsAsTransformersDoes() throws Exception {
+        Path qwen3 = SHARED_TOKENIZERS.resolve("qwen3");
+        assumeTrue(Files.exists(qwen3.resolve("tokenizer.json")), "SKIPPED: no qwen3 tokenizer at " + qwen3);
+        List<String[]> cases = toolCases();
+        assertEquals(16, cases.size(), "4 tool conversations x generation prompt x thinking");
+        try (Tokenizer tokenizer = Tokenizer.load(qwen3.toString())) {
+            for (String[] c : cases) {
+                int n = Integer.parseInt(c[3]);
+                assertEquals(4 + 3 * n + 1, c.length);
+                List<ChatMessage> messages = new ArrayList<>();
+                for (int i = 0; i < n; i++) {
+                    String calls = c[6 + 3 * i];
+                    messages.add(new ChatMessage(c[4 + 3 * i], c[5 + 3 * i], calls.isEmpty() ? null : calls));
+                }
+                ChatOptions options = new ChatOptions().addGenerationPrompt(c[0].equals("1"))
+                        .enableThinking(c[1].equals("1")).tools(c[2].isEmpty() ? null : c[2]);
+                assertEquals(c[4 + 3 * n], tokenizer.chatFormat(messages, options),
+                        String.join(" ", Arrays.copyOf(c, 4)));
+            }
+        }
+    }
+
+    @Test
+    void chatFormatRefusesBadToolsClearly() throws Exception {
+        Path qwen3Dir = SHARED_TOKENIZERS.resolve("qwen3");
+        Path llama3Dir = SHARED_TOKENIZERS.resolve("llama3");
+        assumeTrue(Files.exists(qwen3Dir.resolve("tokenizer.json")) && Files.exists(llama3Dir.resolve("tokenizer.json")),
+                "SKIPPED: the qwen3 and llama3 tokenizers are missing under " + SHARED_TOKENIZERS);
+        String tools = "[{\"type\": \"function\", \"function\": {\"name\": \"get_weather\"}}]";
+        String call = "[{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", "
+                + "\"arguments\": {\"city\": \"Paris\"}}}]";
+        ChatMessage user = ChatMessage.user("Weather in Paris?");
+        try (Tokenizer qwen3 = Tokenizer.load(qwen3Dir.toString()); Tokenizer llama3 = Tokenizer.load(llama3Dir.toString())) {
+            Object[][] cases = {
+                {"tools where the template has none", llama3, List.of(user), tools, Status.UNSUPPORTED, "tools"},
+                {"a call where the template has none", llama3, List.of(user, ChatMessage.assistant("", call)), null,
+                 Status.UNSUPPORTED, "tool"},
+                {"tools that are not JSON", qwen3, List.of(user), "[{\"type\": \"function\",", Status.INVALID_ARGUMENT,
+                 "tools_json"},
+                {"a call without arguments", qwen3,
+                 List.of(user, ChatMessage.assistant("", "[{\"function\": {\"name\": \"f\"}}]")), null,
+                 Status.INVALID_ARGUMENT, "tool_calls_json[1][0] has no \"arguments\""},
+                {"a call on a user message", qwen3, List.of(new ChatMessage("user", "hi", call)), null,
+                 Status.INVALID_ARGUMENT, "tool_calls_json[0]"},
+            };
+            for (Object[] c : cases) {
+                @SuppressWarnings("unchecked")
+                List<ChatMessage> messages = (List<ChatMessage>) c[2];
+                ResetException e = assertThrows(ResetException.class, () -> ((Tokenizer) c[1]).chatFormat(
+                        messages, new ChatOptions().tools((String) c[3])), (String) c[0]);
+                assertEquals(c[4], e.getStatus(), c[0] + ": " + e.getMessage());
+                assertTrue(e.getReason().contains((String) c[5]), c[0] + ": " + e.getMessage());
+            }
+            // A NUL would end the JSON early in C: refused, naming the argument.
+            IllegalArgumentException nul = assertThrows(IllegalArgumentException.class,
+                    () -> qwen3.chatFormat(List.of(user), new ChatOptions().tools("[]\0")));
+            assertTrue(nul.getMessage().startsWith("tools_json holds a NUL"), nul.getMessage());
+            nul = assertThrows(IllegalArgumentException.class,
+                    () -> qwen3.chatFormat(List.of(user, ChatMessage.assistant("", "[]\0")), new ChatOptions()));
+            assertTrue(nul.getMessage().startsWith("tool_calls_json holds a NUL"), nul.getMessage());
+            // "null" and "[]" are none.
+            String want = qwen3.chatFormat(List.of(user, ChatMessage.assistant("ok")), new ChatOptions());
+            for (String none : new String[] {"null", "[]"}) {
+                assertEquals(want, qwen3.chatFormat(List.of(user, ChatMessage.assistant("ok", none)),
+                        new ChatOptions().tools(none)), none);
+            }
         }
     }
 
@@ -291,16 +380,16 @@ class ResetTest {
     @Test
     void anOlderMinorIsRefusedClearly() throws Exception {
         assertEquals(0, Reset.abiMajor());
-        assertEquals(10, Reset.abiMinor());
-        for (long newerOrSame : new long[] {1000, 1001, 1099, 1100, 9900}) Reset.checkAbi(newerOrSame);
-        // 0.9's reset_model_info has no checkpoint_format.
-        ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(900));
+        assertEquals(11, Reset.abiMinor());
+        for (long newerOrSame : new long[] {1100, 1101, 1199, 1200, 9900}) Reset.checkAbi(newerOrSame);
+        // 0.10's reset_chat_options has no tools_json.
+        ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(1000));
         assertEquals(Status.UNSUPPORTED, e.getStatus());
-        assertEquals("libreset 0.9.0 is older than these bindings need (0.10 or newer): "
+        assertEquals("libreset 0.10.0 is older than these bindings need (0.11 or newer): "
                 + "it lacks functions or fields they use", e.getReason());
-        ResetException latest = assertThrows(ResetException.class, () -> Reset.checkAbi(999));
-        assertTrue(latest.getReason().startsWith("libreset 0.9.99 is older"), latest.getMessage());
-        for (long version : new long[] {800, 700, 600, 500, 400, 300, 200, 100}) {
+        ResetException latest = assertThrows(ResetException.class, () -> Reset.checkAbi(1099));
+        assertTrue(latest.getReason().startsWith("libreset 0.10.99 is older"), latest.getMessage());
+        for (long version : new long[] {900, 800, 700, 600, 500, 400, 300, 200, 100}) {
             ResetException older = assertThrows(ResetException.class, () -> Reset.checkAbi(version));
             assertTrue(older.getReason().startsWith("libreset 0." + version / 100 + ".0 is older"), older.getMessage());
         }
@@ -2128,12 +2217,17 @@ class ResetTest {
     private static final int[] MANY_BIAS_TOKENS = IntStream.range(0, 1 << 16).map(i -> i % 512).toArray();
     private static final float[] MANY_BIASES = new float[1 << 16];
 
+    // 64 KiB of tools and of tool calls, each a JSON string (rendered or refused, they cross all the same).
+    private static final String LONG_TOOLS = "[\"" + "t".repeat(1 << 16) + "\"]";
+    private static final List<ChatMessage> LONG_TOOL_CALLS = List.of(ChatMessage.user("hi"),
+            ChatMessage.assistant("", "[{\"name\": \"f\", \"arguments\": \"" + "a".repeat(1 << 16) + "\"}]"));
+
     @Test
     void aThousandCreateFreeCyclesKeepMemoryFlat() throws Exception {
-        try (Model model = goldenOneThread()) {
-            for (int i = 0; i < 1000; i++) cycle(model, i); // warm the allocators and the JIT first
+        try (Model model = goldenOneThread(); Tokenizer chat = Tokenizer.load(CHAT)) {
+            for (int i = 0; i < 1000; i++) cycle(model, chat, i); // warm the allocators and the JIT first
             long before = rssKiB();
-            for (int i = 0; i < 1000; i++) cycle(model, i);
+            for (int i = 0; i < 1000; i++) cycle(model, chat, i);
             long grown = rssKiB() - before;
             // A leaked session holds ~52 KiB (a 2-layer KV cache of 64 positions, logits, scratch): 1,000
             // of them grow RSS by ~52 MiB.  The JVM itself moved RSS by up to 8 MiB between runs on a
@@ -2144,7 +2238,12 @@ class ResetTest {
         }
     }
 
-    private static void cycle(Model model, int i) throws ResetException {
+    private static void cycle(Model model, Tokenizer chat, int i) throws ResetException {
+        // Tools and tool calls (0.11) cross twice too (the glue's copy, the options' own): 1,000 cycles would
+        // grow RSS by 64 MiB for either if it leaked.  A tools list of strings is refused, the calls render.
+        assertThrows(ResetException.class, () -> chat.chatFormat(List.of(ChatMessage.user("hi")),
+                new ChatOptions().tools(LONG_TOOLS)));
+        assertTrue(chat.chatFormat(LONG_TOOL_CALLS, new ChatOptions()).length() > 1 << 16);
         try (Session session = model.newSession(64, 1)) {
             session.setPolicy(PolicyParams.reset(1.0f, 0.3f, 0.6f, 32).preset("Qwen3-8B"));
             // Stop strings cross twice (the glue's copy, the options' own), refused or not: 16 of 4 KiB, longer
