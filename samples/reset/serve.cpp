@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <ctime>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -54,7 +55,7 @@ private:
 struct Outcome {
     size_t cached_tokens = 0;  // prompt tokens the session already held (not prefilled again)
     double decode_seconds = 0;  // from the prefill's end to the last step
-    double emit_seconds = 0;    // of decode_seconds, the server's own: the steps' JSON and its writes
+    double emit_seconds = 0;    // of decode_seconds, the server's own between steps: a chunk built and queued
     bool client_gone = false;  // the stream's reader went away: generation stopped there
 };
 
@@ -294,6 +295,82 @@ void send_json(httplib::Response &res, int status, const Json &body) {
 
 void send_error(httplib::Response &res, const ApiError &e) { send_json(res, e.http_status, e.body()); }
 
+// A stream's server-sent events, formatted and written on a thread of their own.  The decode steps
+// are synchronous (reset_decode_step returns the tokens), so host time between two steps is time
+// the GPU waits: a chunk's JSON and its write to the socket (which runs the loopback's TCP work)
+// were ~2% of a batch-1 step on the H100 (docs/serve.md).  The decode loop now only queues the
+// chunk; events queued together go out in one write.
+class EventWriter {
+public:
+    explicit EventWriter(httplib::DataSink &sink) : sink_(sink), thread_([this] { run(); }) {}
+    ~EventWriter() { finish(); }
+    EventWriter(const EventWriter &) = delete;
+    EventWriter &operator=(const EventWriter &) = delete;
+
+    // Queues one event ("data: <payload>"); false once a write has failed (the client went away).
+    // Waits while kMaxQueued events are waiting: a client that reads slowly slows the generation,
+    // as it did when the events were written inline, rather than the queue growing without bound.
+    bool push(Json payload) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        room_.wait(lock, [&] { return queue_.size() < kMaxQueued || failed_; });
+        if (failed_) return false;
+        queue_.push_back(std::move(payload));
+        lock.unlock();
+        ready_.notify_one();
+        return true;
+    }
+
+    // Writes what is queued and ends the thread (once); whether every write succeeded.  After it, the
+    // caller may write to the sink itself.
+    bool finish() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            closed_ = true;
+        }
+        ready_.notify_one();
+        if (thread_.joinable()) thread_.join();
+        return !failed_;
+    }
+
+private:
+    static constexpr size_t kMaxQueued = 1024;
+
+    void run() {
+        std::string events;
+        std::unique_lock<std::mutex> lock(mutex_);
+        for (;;) {
+            ready_.wait(lock, [&] { return !queue_.empty() || closed_; });
+            if (queue_.empty()) return;  // closed, and everything written
+            std::deque<Json> batch;
+            batch.swap(queue_);
+            lock.unlock();
+            room_.notify_all();
+            bool ok = true;
+            try {
+                events.clear();
+                for (const Json &payload : batch) events += "data: " + dump(payload) + "\n\n";
+                ok = sink_.write(events.data(), events.size());
+            } catch (...) {  // out of memory formatting an event: the stream ends short
+                ok = false;
+            }
+            lock.lock();
+            if (!ok) {
+                failed_ = true;
+                queue_.clear();
+                room_.notify_all();
+                return;
+            }
+        }
+    }
+
+    httplib::DataSink &sink_;
+    std::mutex mutex_;
+    std::condition_variable ready_, room_;
+    std::deque<Json> queue_;
+    bool closed_ = false, failed_ = false;
+    std::thread thread_;  // last: it starts once the members above exist
+};
+
 class Server {
 public:
     Server(Engine &engine, const ServedModel &served, std::string api_key)
@@ -461,10 +538,6 @@ private:
     void stream_events(const GenerationRequest &request, const std::string &id, long created,
                        httplib::DataSink &sink) {
         const bool chat = request.chat;
-        auto send = [&](const Json &payload) {
-            const std::string event = "data: " + dump(payload) + "\n\n";
-            return sink.write(event.data(), event.size());
-        };
         auto chunk = [&](Json choices) {
             Json c = {{"id", id},
                       {"object", chat ? "chat.completion.chunk" : "text_completion"},
@@ -477,19 +550,23 @@ private:
         };
         std::vector<ChoiceBuilder> choices;
         for (int i = 0; i < request.n; ++i) choices.emplace_back(served_, request, i);
+        EventWriter writer(sink);
         bool open = true;
         for (const ChoiceBuilder &c : choices)
-            if (chat || !request.echo_text.empty()) open = open && send(chunk(Json::array({c.start_chunk()})));
+            if (chat || !request.echo_text.empty()) open = open && writer.push(chunk(Json::array({c.start_chunk()})));
         Outcome outcome;
         outcome.client_gone = !open;
         try {
             if (open)
                 outcome = engine_.run(request, [&](const SampleStep &step) {
-                    const Json part = choices[size_t(step.index)].add(step);
-                    return part.is_null() || send(chunk(Json::array({part})));
+                    Json part = choices[size_t(step.index)].add(step);
+                    return part.is_null() || writer.push(chunk(Json::array({std::move(part)})));
                 });
         } catch (const ApiError &e) {
-            send(e.body());
+            if (writer.finish()) {
+                const std::string event = "data: " + dump(e.body()) + "\n\n";
+                sink.write(event.data(), event.size());
+            }
             sink.done();
             return;
         }
@@ -498,8 +575,10 @@ private:
             for (const ChoiceBuilder &c : choices) generated += size_t(c.tokens());
             Json last = chunk(Json::array());
             last["usage"] = usage_json(request.prompt.size(), outcome.cached_tokens, generated);
-            send(last);
+            writer.push(std::move(last));
         }
+        // A write that failed after the last step still means the client went away.
+        outcome.client_gone = !writer.finish() || outcome.client_gone;
         if (!outcome.client_gone) {
             static const char kDone[] = "data: [DONE]\n\n";
             sink.write(kDone, sizeof kDone - 1);
