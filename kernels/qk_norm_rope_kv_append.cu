@@ -54,6 +54,15 @@ __device__ __forceinline__ bool long_attention_follows(const QkNormRopeArgs &a, 
     return attention_kv_bytes_estimate(a.cache, int64_t(position) + 1, a.batch) > kEarlyPlacementKvBytes;
 }
 
+// RoPE's cosine and sine for one frequency at `position`: the angle in double, as the CPU (an FP32
+// product loses digits at long contexts), rounded to float.
+__device__ __forceinline__ void rotation(int position, float freq, float &cosine, float &sine) {
+    double s_d, c_d;
+    sincos(double(position) * double(freq), &s_d, &c_d);
+    cosine = static_cast<float>(c_d);
+    sine = static_cast<float>(s_d);
+}
+
 template <int kHeadDim>
 __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormRopeArgs a) {
     [[maybe_unused]] const trace::EndMark end_mark;
@@ -75,6 +84,12 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormR
 #pragma unroll
     for (int j = 0; j < kHalf; ++j) freq[j] = valid && (is_q || is_k) ? __ldg(a.inv_freq + lane + 32 * j) : 0.0f;
     const int position = a.positions[b];  // written by the step's first kernel (see above)
+    // The rotation's cosines and sines depend on nothing other kernels write, so they are formed
+    // before the wait too, while the QKV GEMV drains: the double-precision sincos is off the path
+    // from the GEMV's end to the attention.
+    float cosine[kHalf], sine[kHalf];
+#pragma unroll
+    for (int j = 0; j < kHalf; ++j) rotation(position, freq[j], cosine[j], sine[j]);
     trace::begin_dependent_kernel(trace::kQkNormRope, 0, 0, long_attention_follows(a, position));
     if (!valid) return;  // whole warps leave: no barrier follows
 
@@ -99,11 +114,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormR
         }
 #pragma unroll
         for (int j = 0; j < kHalf; ++j) {
-            // The angle in double, as the CPU: an FP32 product loses digits at long contexts.
-            const double angle = double(position) * double(freq[j]);
-            double s_d, c_d;
-            sincos(angle, &s_d, &c_d);
-            const float c = static_cast<float>(c_d), s = static_cast<float>(s_d);
+            const float c = cosine[j], s = sine[j];
             const float first = x[j], second = x[j + kHalf];
             // Explicit roundings: no FMA contraction, so the products round as on the CPU.
             x[j] = __fsub_rn(__fmul_rn(first, c), __fmul_rn(second, s));
@@ -155,6 +166,8 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_small_kernel(const Q
     const float weight = valid && a.q_norm && (is_q || is_k) ? __ldg((is_q ? a.q_norm : a.k_norm) + i) : 0.0f;
     const float freq = valid && (is_q || is_k) ? __ldg(a.inv_freq + (low ? i : i - kHalf)) : 0.0f;
     const int position = a.positions[b];  // written by the step's first kernel (see above)
+    float c, s;  // before the wait, as in the wide kernel
+    rotation(position, freq, c, s);
     trace::begin_dependent_kernel(trace::kQkNormRope, 0, 0, long_attention_follows(a, position));
 
     // What comes from other kernels, in one round trip.
@@ -169,11 +182,6 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_small_kernel(const Q
     }
     const float partner = __shfl_xor_sync(0xffffffffu, x, kHalf);
     if (is_q || is_k) {
-        // The angle in double, as the CPU: an FP32 product loses digits at long contexts.
-        const double angle = double(position) * double(freq);
-        double s_d, c_d;
-        sincos(angle, &s_d, &c_d);
-        const float c = static_cast<float>(c_d), s = static_cast<float>(s_d);
         const float first = low ? x : partner, second = low ? partner : x;
         // Explicit roundings: no FMA contraction, so the products round as on the CPU.
         x = low ? __fsub_rn(__fmul_rn(first, c), __fmul_rn(second, s))
