@@ -14,7 +14,9 @@
 // while the QKV GEMV drains, and everything other kernels write (the head's
 // elements and cache slot) is requested together right after it: one
 // dependent round trip.  The row's position, which only the step's input
-// upload writes, is read before the wait too (long_attention_follows).
+// upload writes, is read before the wait too (long_attention_follows), and
+// the rotation's cosines and sines are formed from it there (session 42: the
+// decode step 0.2% faster at 1k, 0.4% at 32k with an FP8 cache, H100).
 // Before, the norm weights, the frequencies and the slot were each loaded
 // where first used, behind the shuffles and branches, a chain of three or
 // four round trips (4.6 vs 3.9 µs a launch isolated under Nsight Compute,
@@ -86,7 +88,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormR
     const int position = a.positions[b];  // written by the step's first kernel (see above)
     // The rotation's cosines and sines depend on nothing other kernels write, so they are formed
     // before the wait too, while the QKV GEMV drains: the double-precision sincos is off the path
-    // from the GEMV's end to the attention.
+    // from the GEMV's end to the attention (see the top).
     float cosine[kHalf], sine[kHalf];
 #pragma unroll
     for (int j = 0; j < kHalf; ++j) rotation(position, freq[j], cosine[j], sine[j]);
