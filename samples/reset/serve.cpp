@@ -70,7 +70,8 @@ struct Shape {
 
 class Engine {
 public:
-    Engine(reset_model *model, reset_session_options options) : model_(model), options_(options) {}
+    Engine(reset_model *model, reset_session_options options, ServerMetrics &metrics)
+        : model_(model), options_(options), metrics_(metrics) {}
     ~Engine() { reset_session_free(session_); }
 
     // The session of `shape`, made now: at start, to reserve the largest one the server may need.
@@ -93,14 +94,23 @@ public:
         return session_;
     }
 
-    // Serve one request: prefill what the session does not already hold of its prompt, then decode
-    // until every sample has ended; each step's output goes to `emit`, which returns false when
-    // the client has gone (the generation stops there).  Throws ApiError.
-    Outcome run(const GenerationRequest &request, const std::function<bool(const SampleStep &)> &emit) {
+    // Serve one request that arrived at `arrival` (now_seconds()): prefill what the session does not
+    // already hold of its prompt, then decode until every sample has ended; each step's output goes
+    // to `emit`, which returns false when the client has gone (the generation stops there).  Throws
+    // ApiError.
+    Outcome run(const GenerationRequest &request, double arrival,
+                const std::function<bool(const SampleStep &)> &emit) {
+        metrics_.request_waiting();
+        const double queued = now_seconds();
         TurnQueue::Turn turn(queue_);
+        metrics_.request_running(now_seconds() - queued);
+        struct Running {  // running no more however this ends
+            ServerMetrics &metrics;
+            ~Running() { metrics.request_done(); }
+        } running{metrics_};
         if (stopping_) throw ApiError(503, "the server is shutting down");
         try {
-            return generate(request, emit);
+            return generate(request, arrival, emit);
         } catch (const ApiError &e) {
             // A device failure leaves a session refusing work until it is reset (reset.h): start
             // the next request on a new one.
@@ -125,6 +135,7 @@ public:
 private:
     reset_model *model_;
     reset_session_options options_;
+    ServerMetrics &metrics_;
     reset_session *session_ = nullptr;
     Shape shape_{0, 0};
     std::mutex session_mutex_;  // session_ as stop() sees it, from the signal thread
@@ -191,7 +202,8 @@ private:
         return true;
     }
 
-    Outcome generate(const GenerationRequest &request, const std::function<bool(const SampleStep &)> &emit) {
+    Outcome generate(const GenerationRequest &request, double arrival,
+                     const std::function<bool(const SampleStep &)> &emit) {
         reset_session *session =
             session_for({request.n, request.top_logprobs > 0 ? RESET_MAX_TOP_LOGPROBS : 0});
         Outcome outcome;
@@ -208,6 +220,7 @@ private:
                    "prefill");
 
         const double decode_start = now_seconds();
+        double last_step = 0;  // when the previous step returned (0: none yet)
         std::vector<reset_step> steps(size_t(request.n));
         std::vector<bool> ended(size_t(request.n), false);  // for a step that fails at the end of the context
         ReasoningTracker reasoning;  // thinking_token_budget's count (n = 1)
@@ -233,6 +246,10 @@ private:
                 break;
             }
             check_call(status, "decode");
+            const double stepped = now_seconds();
+            if (last_step == 0) metrics_.first_token(stepped - arrival);
+            else metrics_.step(stepped - last_step);
+            last_step = stepped;
             for (int i = 0; i < request.n; ++i) {
                 const reset_step &step = steps[size_t(i)];
                 if (step.token < 0) continue;  // ended in an earlier step
@@ -373,14 +390,19 @@ private:
 
 class Server {
 public:
-    Server(Engine &engine, const ServedModel &served, std::string api_key)
-        : engine_(engine), served_(served), api_key_(std::move(api_key)), created_(long(std::time(nullptr))) {
+    Server(Engine &engine, const ServedModel &served, std::string api_key, ServerMetrics &metrics)
+        : engine_(engine), served_(served), api_key_(std::move(api_key)), metrics_(metrics),
+          created_(long(std::time(nullptr))) {
         http_.set_payload_max_length(size_t(32) << 20);
         // A stream writes one small event per token: sent at once, not held for the last one's
         // acknowledgement (Nagle's algorithm against a client's delayed ACK).
         http_.set_tcp_nodelay(true);
         http_.Get("/health", [](const httplib::Request &, httplib::Response &res) {
             send_json(res, 200, {{"status", "ok"}});
+        });
+        // Like vLLM's, open without the API key (which guards the API): counts and times, no text.
+        http_.Get("/metrics", [this](const httplib::Request &, httplib::Response &res) {
+            res.set_content(metrics_.text(), "text/plain; version=0.0.4; charset=utf-8");
         });
         http_.Get("/v1/models", [this](const httplib::Request &req, httplib::Response &res) {
             if (!authorised(req, res)) return;
@@ -389,7 +411,7 @@ public:
         http_.Get(R"(/v1/models/(.+))", [this](const httplib::Request &req, httplib::Response &res) {
             if (!authorised(req, res)) return;
             if (req.matches[1] != served_.name)
-                return send_error(res, ApiError(404, "the model `" + std::string(req.matches[1]) + "` does not exist",
+                return refuse(res, ApiError(404, "the model `" + std::string(req.matches[1]) + "` does not exist",
                                                 "model", "model_not_found"));
             send_json(res, 200, model_card());
         });
@@ -404,20 +426,21 @@ public:
                 try {
                     send_json(res, 200, respond(served_, req.body));
                 } catch (const ApiError &e) {
-                    send_error(res, e);
+                    refuse(res, e);
                 }
             });
         }
         // Anything else: the API's error object rather than an empty page.
-        http_.set_error_handler([](const httplib::Request &req, httplib::Response &res) {
+        http_.set_error_handler([this](const httplib::Request &req, httplib::Response &res) {
             if (!res.body.empty()) return;
+            metrics_.error(res.status);
             const std::string what = res.status == 404   ? "no such endpoint: " + req.method + " " + req.path
                                      : res.status == 413 ? "the request body is too large (32 MiB at most)"
                                                          : "the request was refused (HTTP " +
                                                                std::to_string(res.status) + ")";
             send_json(res, res.status, ApiError(res.status, what).body());
         });
-        http_.set_exception_handler([](const httplib::Request &, httplib::Response &res, std::exception_ptr ep) {
+        http_.set_exception_handler([this](const httplib::Request &, httplib::Response &res, std::exception_ptr ep) {
             std::string what = "internal error";
             try {
                 std::rethrow_exception(ep);
@@ -425,7 +448,7 @@ public:
                 what += std::string(": ") + e.what();
             } catch (...) {
             }
-            send_error(res, ApiError(500, what));
+            refuse(res, ApiError(500, what));
         });
     }
 
@@ -444,6 +467,7 @@ private:
     Engine &engine_;
     const ServedModel &served_;
     std::string api_key_;
+    ServerMetrics &metrics_;
     long created_;
     httplib::Server http_;
 
@@ -460,7 +484,7 @@ private:
         unsigned char difference = given.size() == expected.size() ? 0 : 1;
         for (size_t i = 0; i < given.size() && i < expected.size(); ++i) difference |= given[i] ^ expected[i];
         if (difference == 0) return true;
-        send_error(res, ApiError(401, "a valid API key is required (Authorization: Bearer KEY)", "",
+        refuse(res, ApiError(401, "a valid API key is required (Authorization: Bearer KEY)", "",
                                  "invalid_api_key"));
         return false;
     }
@@ -478,27 +502,48 @@ private:
                      tokens ? 1e6 * outcome.emit_seconds / double(tokens) : 0.0, note);
     }
 
+    // The error object, counted by its status.
+    void refuse(httplib::Response &res, const ApiError &e) const {
+        metrics_.error(e.http_status);
+        send_error(res, e);
+    }
+
+    // A response's end in the metrics: its tokens, its time since `arrival`, how each choice ended
+    // ("abort" for one the client left).
+    void count_finished(const GenerationRequest &request, const Outcome &outcome,
+                        const std::vector<ChoiceBuilder> &choices, double arrival) {
+        size_t generated = 0;
+        std::vector<std::string> reasons;
+        for (const ChoiceBuilder &c : choices) {
+            generated += size_t(c.tokens());
+            reasons.emplace_back(c.finish_reason() && !outcome.client_gone ? c.finish_reason() : "abort");
+        }
+        metrics_.request_finished(request.prompt.size(), outcome.cached_tokens, generated, now_seconds() - arrival,
+                                  reasons);
+    }
+
     void complete(const httplib::Request &req, httplib::Response &res, bool chat) {
+        const double arrival = now_seconds();
         if (!authorised(req, res)) return;
         // The request as a shared object: a stream's provider runs after this handler returns.
         std::shared_ptr<GenerationRequest> request;
         try {
             request = std::make_shared<GenerationRequest>(read_request(served_, req.body, chat));
         } catch (const ApiError &e) {
-            return send_error(res, e);
+            return refuse(res, e);
         }
-        if (request->stream) return stream(res, request);
+        if (request->stream) return stream(res, request, arrival);
 
         std::vector<ChoiceBuilder> choices;
         for (int i = 0; i < request->n; ++i) choices.emplace_back(served_, *request, i);
         Outcome outcome;
         try {
-            outcome = engine_.run(*request, [&](const SampleStep &step) {
+            outcome = engine_.run(*request, arrival, [&](const SampleStep &step) {
                 choices[size_t(step.index)].add(step);
                 return true;
             });
         } catch (const ApiError &e) {
-            return send_error(res, e);
+            return refuse(res, e);
         }
         log(*request, outcome, choices);
         Json body = {{"id", new_response_id(chat)},
@@ -514,20 +559,21 @@ private:
         }
         body["usage"] = usage_json(request->prompt.size(), outcome.cached_tokens, generated);
         send_json(res, 200, body);
+        count_finished(*request, outcome, choices, arrival);
     }
 
     // Server-sent events as OpenAI streams them: chunks of deltas, a last chunk per choice with its
     // finish_reason, the usage if asked for, then "data: [DONE]".  A failure after the first
     // chunk can no longer change the HTTP status: it is sent as an event with the error object.
-    void stream(httplib::Response &res, std::shared_ptr<GenerationRequest> request) {
+    void stream(httplib::Response &res, std::shared_ptr<GenerationRequest> request, double arrival) {
         const std::string id = new_response_id(request->chat);
         const long created = long(std::time(nullptr));
         res.set_header("Cache-Control", "no-cache");
         // The provider runs after this handler has returned, on the same thread.
         res.set_chunked_content_provider("text/event-stream",
-                                         [this, request, id, created](size_t, httplib::DataSink &sink) {
+                                         [this, request, id, created, arrival](size_t, httplib::DataSink &sink) {
                                              try {
-                                                 stream_events(*request, id, created, sink);
+                                                 stream_events(*request, id, created, arrival, sink);
                                              } catch (...) {  // out of memory building an event: the stream
                                                  sink.done();  // ends short, and nothing reaches httplib
                                              }
@@ -535,7 +581,7 @@ private:
                                          });
     }
 
-    void stream_events(const GenerationRequest &request, const std::string &id, long created,
+    void stream_events(const GenerationRequest &request, const std::string &id, long created, double arrival,
                        httplib::DataSink &sink) {
         const bool chat = request.chat;
         auto chunk = [&](Json choices) {
@@ -558,11 +604,12 @@ private:
         outcome.client_gone = !open;
         try {
             if (open)
-                outcome = engine_.run(request, [&](const SampleStep &step) {
+                outcome = engine_.run(request, arrival, [&](const SampleStep &step) {
                     Json part = choices[size_t(step.index)].add(step);
                     return part.is_null() || writer.push(chunk(Json::array({std::move(part)})));
                 });
         } catch (const ApiError &e) {
+            metrics_.error(e.http_status);
             if (writer.finish()) {
                 const std::string event = "data: " + dump(e.body()) + "\n\n";
                 sink.write(event.data(), event.size());
@@ -584,6 +631,7 @@ private:
             sink.write(kDone, sizeof kDone - 1);
         }
         log(request, outcome, choices, outcome.client_gone ? " (the client went away: stopped)" : "");
+        count_finished(request, outcome, choices, arrival);
         sink.done();
     }
 };
@@ -603,11 +651,12 @@ int cmd_serve(int argc, char **argv) {
             "                   [--parallel N] [--reasoning-format split|none] [--context N] [--kv-cache bf16|fp8]\n"
             "An OpenAI-compatible HTTP server (vLLM's and llama.cpp's dialect; docs/serve.md):\n"
             "  POST /v1/chat/completions, /v1/completions (streamed with \"stream\": true), /tokenize, /detokenize;\n"
-            "  GET /v1/models, /health.\n"
+            "  GET /v1/models, /health, /metrics (Prometheus' format, vLLM's names with reset: for vllm:).\n"
             "One generation runs at a time; others wait their turn.\n"
             "  --host ADDR                default 127.0.0.1; 0.0.0.0 listens on every address\n"
             "  --port N                   default 8080; 0 picks a free one (printed on stderr)\n"
-            "  --api-key KEY              (or RESET_API_KEY) all but /health need \"Authorization: Bearer KEY\"\n"
+            "  --api-key KEY              (or RESET_API_KEY) all but /health and /metrics need\n"
+            "                             \"Authorization: Bearer KEY\"\n"
             "  --served-model-name NAME   the API's model id (default: the directory's name)\n"
             "  --parallel N               1..8 (default 1): the most samples (\"n\") per request\n"
             "  --reasoning-format split   (default) <think>...</think> is returned as reasoning_content;\n"
@@ -648,7 +697,8 @@ int cmd_serve(int argc, char **argv) {
     reset_session_options_init(&options);
     options.max_context = int32_t(args.get_int("context", 0, 0, 1 << 24));
     options.kv_cache = kv_cache;
-    Engine engine(model.handle, options);
+    ServerMetrics metrics(served.name);
+    Engine engine(model.handle, options, metrics);
     // The largest session a request may need is made now, so that memory runs out at start, not
     // at a request (the first request of another shape replaces it).
     try {
@@ -670,7 +720,7 @@ int cmd_serve(int argc, char **argv) {
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
     ::signal(SIGPIPE, SIG_IGN);  // a client that went away is a failed write, not the end of the server
 
-    Server server(engine, served, api_key);
+    Server server(engine, served, api_key, metrics);
     const int bound = server.bind(host, port);
     std::fprintf(stderr,
                  "reset serve: %s on http://%s:%d/v1 (backend %s, context %d tokens, up to %d samples per "

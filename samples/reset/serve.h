@@ -1,7 +1,8 @@
 // serve.h — `reset serve`, an OpenAI-compatible HTTP server over one model:
 // what its files share.  serve_request.cpp reads a request's JSON into a
 // GenerationRequest and turns steps into the API's responses; serve.cpp runs
-// the HTTP server and the model (one session, one generation at a time).
+// the HTTP server and the model (one session, one generation at a time);
+// serve_metrics.cpp keeps the counts GET /metrics reports.
 //
 // The API is OpenAI's chat completions and completions as vLLM and
 // llama.cpp's server speak them (their extensions included: top_k, min_p,
@@ -12,9 +13,11 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cli.h"
@@ -152,6 +155,7 @@ public:
     // The whole choice, for a response that is not streamed.
     Json choice() const;
     bool finished() const { return finish_ != nullptr; }
+    const char *finish_reason() const { return finish_; }  // null until the choice has ended
     int tokens() const { return tokens_; }
 
 private:
@@ -172,5 +176,52 @@ private:
 // The response's envelope fields.
 std::string new_response_id(bool chat);
 Json usage_json(size_t prompt_tokens, size_t cached_tokens, size_t completion_tokens);
+
+// What the server has done since it started, for GET /metrics in Prometheus' text format
+// (version 0.0.4), under vLLM's metric names with libreset's prefix ("reset:" for "vllm:"), so
+// that dashboards made for vLLM need only the prefix changed.  Every sample carries the served
+// model's name as `model_name`.  Thread-safe: request threads, the decode loop and the scraper
+// call it at once.  (serve_metrics.cpp)
+class ServerMetrics {
+public:
+    explicit ServerMetrics(std::string model_name);
+    ServerMetrics(const ServerMetrics &) = delete;
+    ServerMetrics &operator=(const ServerMetrics &) = delete;
+
+    // A generation request's life: waiting for the model's turn, then running.
+    void request_waiting();
+    void request_running(double queue_seconds);  // its turn came after queue_seconds
+    void request_done();                         // running no more (whatever the outcome)
+    void first_token(double seconds);            // from the request's arrival to its first token
+    void step(double seconds);                   // a decode step of a running request (every sample's next token)
+    // A request that produced a response: its prompt (cached tokens included), the prompt tokens
+    // the session already held, the tokens generated, its time from arrival to its last byte, and
+    // how each of its choices ended ("stop", "length", "tool_calls"; "abort" when the client left).
+    void request_finished(size_t prompt_tokens, size_t cached_tokens, size_t generation_tokens,
+                          double e2e_seconds, const std::vector<std::string> &finish_reasons);
+    void error(int http_status);  // a request answered with an error object
+
+    std::string text() const;  // the exposition
+
+    // The buckets (upper bounds, seconds) of the histograms; +Inf is implied.  The decode step's
+    // are fine around libreset's 2-8 ms steps, where vLLM's start at 10 ms.
+    static const std::vector<double> kFirstTokenBuckets, kStepBuckets, kLatencyBuckets, kQueueBuckets;
+
+private:
+    struct Histogram {
+        const std::vector<double> *bounds;
+        std::vector<uint64_t> counts;  // per bucket, not cumulative; one more for +Inf
+        double sum = 0;
+        uint64_t count = 0;
+        void observe(double v);
+    };
+    std::string label_;  // model_name="...", escaped
+    mutable std::mutex mutex_;
+    int64_t waiting_ = 0, running_ = 0;
+    uint64_t prompt_tokens_ = 0, cached_tokens_ = 0, generation_tokens_ = 0;
+    std::vector<std::pair<std::string, uint64_t>> finished_;  // finish reason -> choices
+    std::vector<std::pair<int, uint64_t>> errors_;            // HTTP status -> requests
+    Histogram first_token_, step_, e2e_, queue_;
+};
 
 }  // namespace cli::serve

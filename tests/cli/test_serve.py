@@ -28,6 +28,7 @@ import threading
 import time
 
 import openai
+from prometheus_client.parser import text_string_to_metric_families
 
 BINARY, SOURCE = sys.argv[1], sys.argv[2]
 MODEL = os.path.join(SOURCE, "models/default")
@@ -114,6 +115,23 @@ class Server:
                 self.proc.wait()
         self.reader.join(5)
         return self.proc.returncode
+
+
+def scrape(server):
+    """GET /metrics read by prometheus_client's parser (an independent reader of the text format):
+    (status, content type, {(sample name, labels other than model_name): value}, model names seen)."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    conn.request("GET", "/metrics")
+    response = conn.getresponse()
+    text = response.read().decode()
+    conn.close()
+    values, models = {}, set()
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            models.add(sample.labels.get("model_name"))
+            labels = tuple(sorted((k, v) for k, v in sample.labels.items() if k != "model_name"))
+            values[(sample.name, labels)] = sample.value
+    return response.status, response.getheader("Content-Type"), values, models
 
 
 def generate(*args):
@@ -541,6 +559,48 @@ try:
     check("and the server serves the next request",
           client.chat.completions.create(model="arith", messages=problem, temperature=0,
                                          max_tokens=400).choices[0].message.content == want_content)
+
+    # --- GET /metrics: what the requests between two scrapes did ------------------------------------------------
+    status, kind, before, models = scrape(server)
+    check("GET /metrics is Prometheus' text format, every sample labelled with the model's name",
+          status == 200 and kind.startswith("text/plain; version=0.0.4") and models == {"arith"}, (status, kind, models))
+    check("the client that went away counts as an aborted choice",
+          before.get(("reset:request_success_total", (("finished_reason", "abort"),)), 0) >= 1, before)
+    whole = client.completions.create(model="arith", prompt=raw, max_tokens=8, temperature=0,
+                                      extra_body={"ignore_eos": True})
+    chunks = list(client.chat.completions.create(model="arith", messages=problem, max_tokens=5, n=2, seed=3,
+                                                 stream=True, stream_options={"include_usage": True},
+                                                 extra_body={"ignore_eos": True}))
+    streamed = chunks[-1].usage
+    status, _ = server.request("POST", "/v1/completions", {"prompt": "a", "temperature": -1})
+    status2, kind, after, _ = scrape(server)
+
+    def delta(name, **labels):
+        key = (name, tuple(sorted(labels.items())))
+        return after.get(key, 0) - before.get(key, 0)
+
+    usages = [whole.usage, streamed]
+    check("metrics: prompt, cached and generated tokens are the responses' usage",
+          delta("reset:prompt_tokens_total") == sum(u.prompt_tokens for u in usages)
+          and delta("reset:prefix_cache_hits_total") == sum(u.prompt_tokens_details.cached_tokens for u in usages)
+          and delta("reset:generation_tokens_total") == sum(u.completion_tokens for u in usages) == 8 + 2 * 5,
+          (usages, after))
+    check("metrics: three choices ended by length, one refusal counted by its status",
+          status == 400 and delta("reset:request_success_total", finished_reason="length") == 3
+          and delta("reset:request_errors_total", status="400") == 1, after)
+    check("metrics: one first token and one whole latency per request, a step per later token",
+          delta("reset:time_to_first_token_seconds_count") == 2
+          and delta("reset:e2e_request_latency_seconds_count") == 2
+          and delta("reset:request_queue_time_seconds_count") == 2
+          and delta("reset:inter_token_latency_seconds_count") == (8 - 1) + (5 - 1), after)
+    buckets = sorted((float(dict(labels)["le"]), v) for (name, labels), v in after.items()
+                     if name == "reset:inter_token_latency_seconds_bucket")
+    check("metrics: a histogram's buckets are cumulative up to +Inf, which is its count",
+          all(a[1] <= b[1] for a, b in zip(buckets, buckets[1:])) and buckets[-1][0] == float("inf")
+          and buckets[-1][1] == after[("reset:inter_token_latency_seconds_count", ())]
+          and after[("reset:inter_token_latency_seconds_sum", ())] > 0, buckets)
+    check("metrics: nothing running or waiting once the responses are in",
+          after[("reset:num_requests_running", ())] == 0 and after[("reset:num_requests_waiting", ())] == 0, after)
 finally:
     rc = server.stop()
 check("SIGTERM stops the server cleanly (exit 0, 'stopping' logged)",
@@ -558,6 +618,9 @@ try:
     check("--api-key: a wrong key is a 401", status == 401)
     status, reply = keyed.request("GET", "/v1/models", headers={"Authorization": "Bearer s3cret"})
     check("--api-key: the key opens /v1", status == 200 and reply["data"][0]["id"] == "default", reply)
+    status, _, values, _ = scrape(keyed)
+    check("--api-key: /metrics stays open (as vLLM's), and counts the 401s",
+          status == 200 and values.get(("reset:request_errors_total", (("status", "401"),))) == 2, values)
     check("--api-key: /health needs none", keyed.request("GET", "/health")[0] == 200)
 finally:
     keyed.stop()
