@@ -390,10 +390,28 @@ private:
 
 class Server {
 public:
-    Server(Engine &engine, const ServedModel &served, std::string api_key, ServerMetrics &metrics)
-        : engine_(engine), served_(served), api_key_(std::move(api_key)), metrics_(metrics),
+    Server(Engine &engine, const ServedModel &served, std::string api_key, CorsPolicy cors, ServerMetrics &metrics)
+        : engine_(engine), served_(served), api_key_(std::move(api_key)), cors_(std::move(cors)), metrics_(metrics),
           created_(long(std::time(nullptr))) {
         http_.set_payload_max_length(size_t(32) << 20);
+        // CORS (--allowed-origins): an allowed Origin gets Access-Control-Allow-Origin on every
+        // response, errors included (a page reads those too), and a preflight is answered here,
+        // before the API key is asked for (browsers send none with it).
+        if (cors_.enabled())
+            http_.set_pre_routing_handler([this](const httplib::Request &req, httplib::Response &res) {
+                const std::string allowed = cors_.allow(req.get_header_value("Origin"));
+                if (allowed.empty()) return httplib::Server::HandlerResponse::Unhandled;
+                res.set_header("Access-Control-Allow-Origin", allowed);
+                if (allowed != "*") res.set_header("Vary", "Origin");
+                if (req.method != "OPTIONS" || !req.has_header("Access-Control-Request-Method"))
+                    return httplib::Server::HandlerResponse::Unhandled;
+                res.status = 204;
+                res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+                const std::string asked = req.get_header_value("Access-Control-Request-Headers");
+                res.set_header("Access-Control-Allow-Headers", asked.empty() ? "Authorization, Content-Type" : asked);
+                res.set_header("Access-Control-Max-Age", "600");
+                return httplib::Server::HandlerResponse::Handled;
+            });
         // A stream writes one small event per token: sent at once, not held for the last one's
         // acknowledgement (Nagle's algorithm against a client's delayed ACK).
         http_.set_tcp_nodelay(true);
@@ -467,6 +485,7 @@ private:
     Engine &engine_;
     const ServedModel &served_;
     std::string api_key_;
+    CorsPolicy cors_;
     ServerMetrics &metrics_;
     long created_;
     httplib::Server http_;
@@ -641,14 +660,16 @@ private:
 
 int cmd_serve(int argc, char **argv) {
     using namespace serve;
-    std::set<std::string> valued = {"host", "port", "api-key", "served-model-name", "parallel", "reasoning-format",
+    std::set<std::string> valued = {"host", "port", "api-key", "allowed-origins", "served-model-name", "parallel",
+                                    "reasoning-format",
                                     "kv-cache"};
     valued.insert(kModelValued.begin(), kModelValued.end());
     const Args args = parse_args(argc, argv, 2, {"help"}, valued);
     if (args.has("help") || args.positional.size() > 1) {
         std::printf(
-            "usage: reset serve [MODEL_DIR] [--host ADDR] [--port N] [--api-key KEY] [--served-model-name NAME]\n"
-            "                   [--parallel N] [--reasoning-format split|none] [--context N] [--kv-cache bf16|fp8]\n"
+            "usage: reset serve [MODEL_DIR] [--host ADDR] [--port N] [--api-key KEY] [--allowed-origins LIST]\n"
+            "                   [--served-model-name NAME] [--parallel N] [--reasoning-format split|none]\n"
+            "                   [--context N] [--kv-cache bf16|fp8]\n"
             "An OpenAI-compatible HTTP server (vLLM's and llama.cpp's dialect; docs/serve.md):\n"
             "  POST /v1/chat/completions, /v1/completions (streamed with \"stream\": true), /tokenize, /detokenize;\n"
             "  GET /v1/models, /health, /metrics (Prometheus' format, vLLM's names with reset: for vllm:).\n"
@@ -657,6 +678,8 @@ int cmd_serve(int argc, char **argv) {
             "  --port N                   default 8080; 0 picks a free one (printed on stderr)\n"
             "  --api-key KEY              (or RESET_API_KEY) all but /health and /metrics need\n"
             "                             \"Authorization: Bearer KEY\"\n"
+            "  --allowed-origins LIST     CORS for browser pages: * or comma-separated origins\n"
+            "                             (https://ui.example.com); none by default\n"
             "  --served-model-name NAME   the API's model id (default: the directory's name)\n"
             "  --parallel N               1..8 (default 1): the most samples (\"n\") per request\n"
             "  --reasoning-format split   (default) <think>...</think> is returned as reasoning_content;\n"
@@ -680,6 +703,10 @@ int cmd_serve(int argc, char **argv) {
     if (api_key.empty())
         if (const char *env = std::getenv("RESET_API_KEY")) api_key = env;
     const reset_kv_cache kv_cache = kv_cache_from_args(args);
+    CorsPolicy cors;
+    std::string cors_error;
+    if (args.has("allowed-origins") && !cors.parse(args.get("allowed-origins", ""), &cors_error))
+        usage_error("--allowed-origins: " + cors_error);
 
     const std::string path = model_path_or_default(args, 0);
     Model model(path, args);
@@ -720,7 +747,7 @@ int cmd_serve(int argc, char **argv) {
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
     ::signal(SIGPIPE, SIG_IGN);  // a client that went away is a failed write, not the end of the server
 
-    Server server(engine, served, api_key, metrics);
+    Server server(engine, served, api_key, std::move(cors), metrics);
     const int bound = server.bind(host, port);
     std::fprintf(stderr,
                  "reset serve: %s on http://%s:%d/v1 (backend %s, context %d tokens, up to %d samples per "

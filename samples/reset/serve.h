@@ -177,6 +177,26 @@ private:
 std::string new_response_id(bool chat);
 Json usage_json(size_t prompt_tokens, size_t cached_tokens, size_t completion_tokens);
 
+// Cross-origin access for browser clients (CORS), as --allowed-origins sets it.  None by default: a
+// page on any site the user visits could otherwise drive a server on the user's machine and read
+// its answers.  "*" allows any origin; otherwise a list of origins as browsers send them in the
+// Origin header ("https://ui.example.com", "http://localhost:3000": scheme, host, optional port).
+class CorsPolicy {
+public:
+    CorsPolicy() = default;
+    // The option's text: "*" or comma-separated origins.  False, with *error saying why, for one
+    // that is not an http(s) origin (a path, a trailing slash, a space, an empty entry).
+    bool parse(const std::string &list, std::string *error);
+    bool enabled() const { return any_ || !origins_.empty(); }
+    // Access-Control-Allow-Origin's value for a request's Origin: "*", the origin itself (the
+    // response then varies by Origin), or "" when it is not allowed.
+    std::string allow(const std::string &origin) const;
+
+private:
+    bool any_ = false;
+    std::vector<std::string> origins_;  // lower-cased, as browsers serialize scheme and host
+};
+
 // What the server has done since it started, for GET /metrics in Prometheus' text format
 // (version 0.0.4), under vLLM's metric names with libreset's prefix ("reset:" for "vllm:"), so
 // that dashboards made for vLLM need only the prefix changed.  Every sample carries the served

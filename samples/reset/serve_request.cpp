@@ -1,5 +1,6 @@
 // serve_request.cpp — `reset serve`: a request's JSON read into a GenerationRequest,
 // and steps turned into the OpenAI API's choices (serve.h).
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -739,6 +740,80 @@ Json usage_json(size_t prompt_tokens, size_t cached_tokens, size_t completion_to
             {"completion_tokens", completion_tokens},
             {"total_tokens", prompt_tokens + completion_tokens},
             {"prompt_tokens_details", {{"cached_tokens", cached_tokens}}}};
+}
+
+// --- CORS ------------------------------------------------------------------------------------------
+
+namespace {
+
+std::string lower(std::string text) {
+    for (char &c : text)
+        if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+    return text;
+}
+
+// Whether `origin` is an origin as a browser serializes it: http or https, a host of letters, digits,
+// dots, hyphens (or a bracketed IPv6 address), an optional port; no path, query, user or slash.
+bool is_origin(const std::string &origin) {
+    size_t host = 0;
+    if (origin.rfind("http://", 0) == 0) host = 7;
+    else if (origin.rfind("https://", 0) == 0) host = 8;
+    else return false;
+    size_t i = host;
+    if (i < origin.size() && origin[i] == '[') {  // [IPv6]
+        const size_t close = origin.find(']', i);
+        if (close == std::string::npos || close == i + 1) return false;
+        for (size_t k = i + 1; k < close; ++k)
+            if (!std::isxdigit(static_cast<unsigned char>(origin[k])) && origin[k] != ':' && origin[k] != '.')
+                return false;
+        i = close + 1;
+    } else {
+        const size_t start = i;
+        while (i < origin.size() && (std::isalnum(static_cast<unsigned char>(origin[i])) || origin[i] == '.' ||
+                                     origin[i] == '-'))
+            ++i;
+        if (i == start) return false;
+    }
+    if (i == origin.size()) return true;
+    if (origin[i] != ':' || i + 1 == origin.size() || origin.size() - i - 1 > 5) return false;
+    for (size_t k = i + 1; k < origin.size(); ++k)
+        if (!std::isdigit(static_cast<unsigned char>(origin[k]))) return false;
+    return std::stoi(origin.substr(i + 1)) <= 65535;
+}
+
+}  // namespace
+
+bool CorsPolicy::parse(const std::string &list, std::string *error) {
+    any_ = false;
+    origins_.clear();
+    size_t start = 0;
+    for (;;) {
+        const size_t comma = list.find(',', start);
+        const std::string entry = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (entry == "*") {
+            any_ = true;
+        } else if (is_origin(lower(entry))) {
+            origins_.push_back(lower(entry));
+        } else {
+            *error = entry.empty() ? "an empty entry in '" + list + "'"
+                                   : "'" + entry + "' is not an origin (http:// or https://, a host, an optional "
+                                                   "port; no path or trailing slash) or *";
+            any_ = false;
+            origins_.clear();
+            return false;
+        }
+        if (comma == std::string::npos) return true;
+        start = comma + 1;
+    }
+}
+
+std::string CorsPolicy::allow(const std::string &origin) const {
+    if (origin.empty()) return "";
+    if (any_) return "*";
+    const std::string key = lower(origin);
+    for (const std::string &o : origins_)
+        if (o == key) return origin;
+    return "";
 }
 
 }  // namespace cli::serve

@@ -134,6 +134,17 @@ def scrape(server):
     return response.status, response.getheader("Content-Type"), values, models
 
 
+def http_exchange(port, method, path, headers=None, body=None):
+    """(status, {header name lower-cased: value}, body text) of one raw HTTP exchange."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    conn.request(method, path, body=json.dumps(body).encode() if body is not None else None,
+                 headers={"Content-Type": "application/json", **(headers or {})})
+    response = conn.getresponse()
+    text = response.read().decode("utf-8", "replace")
+    conn.close()
+    return response.status, {k.lower(): v for k, v in response.getheaders()}, text
+
+
 def generate(*args):
     p = subprocess.run([BINARY, "generate", MODEL, "--backend", "cpu", *args], capture_output=True, text=True,
                        timeout=120)
@@ -563,7 +574,8 @@ try:
     # --- GET /metrics: what the requests between two scrapes did ------------------------------------------------
     status, kind, before, models = scrape(server)
     check("GET /metrics is Prometheus' text format, every sample labelled with the model's name",
-          status == 200 and kind.startswith("text/plain; version=0.0.4") and models == {"arith"}, (status, kind, models))
+          status == 200 and kind.startswith("text/plain; version=0.0.4") and models == {"arith"},
+          (status, kind, models))
     check("the client that went away counts as an aborted choice",
           before.get(("reset:request_success_total", (("finished_reason", "abort"),)), 0) >= 1, before)
     whole = client.completions.create(model="arith", prompt=raw, max_tokens=8, temperature=0,
@@ -622,8 +634,50 @@ try:
     check("--api-key: /metrics stays open (as vLLM's), and counts the 401s",
           status == 200 and values.get(("reset:request_errors_total", (("status", "401"),))) == 2, values)
     check("--api-key: /health needs none", keyed.request("GET", "/health")[0] == 200)
+    status, headers, _ = http_exchange(keyed.port, "GET", "/health", {"Origin": "https://ui.example"})
+    check("without --allowed-origins a cross-origin request gets no CORS header",
+          status == 200 and "access-control-allow-origin" not in headers, headers)
 finally:
     keyed.stop()
+
+# --- CORS: --allowed-origins ---------------------------------------------------------------------------------
+p = subprocess.run([BINARY, "serve", MODEL, "--allowed-origins", "https://ui.example/"], capture_output=True,
+                   text=True, timeout=60)
+check("--allowed-origins with a path is refused before anything loads",
+      p.returncode == 2 and "--allowed-origins: 'https://ui.example/' is not an origin" in p.stderr, p.stderr)
+cors = Server("--api-key", "s3cret", "--allowed-origins", "https://ui.example,http://localhost:3000")
+try:
+    key = {"Authorization": "Bearer s3cret"}
+    body = {"prompt": "2+2=", "max_tokens": 2, "temperature": 0}
+    status, headers, _ = http_exchange(cors.port, "OPTIONS", "/v1/completions", {
+        "Origin": "https://ui.example", "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type"})
+    check("CORS: a preflight from an allowed origin is a 204 that allows the method and headers, without the key",
+          status == 204 and headers.get("access-control-allow-origin") == "https://ui.example"
+          and headers.get("vary") == "Origin" and "POST" in headers.get("access-control-allow-methods", "")
+          and headers.get("access-control-allow-headers") == "authorization, content-type", (status, headers))
+    status, headers, text = http_exchange(cors.port, "POST", "/v1/completions",
+                                          dict(key, Origin="http://localhost:3000"), body)
+    check("CORS: an allowed origin's request gets its answer and the header naming that origin",
+          status == 200 and headers.get("access-control-allow-origin") == "http://localhost:3000"
+          and json.loads(text)["usage"]["completion_tokens"] == 2, (status, headers))
+    status, headers, _ = http_exchange(cors.port, "POST", "/v1/completions", {"Origin": "https://ui.example"}, body)
+    check("CORS: a refusal carries the header too (the page can read why)",
+          status == 401 and headers.get("access-control-allow-origin") == "https://ui.example", (status, headers))
+    status, headers, text = http_exchange(cors.port, "POST", "/v1/completions", dict(key, Origin="https://ui.example"),
+                                          dict(body, stream=True))
+    check("CORS: a stream carries the header",
+          status == 200 and headers.get("access-control-allow-origin") == "https://ui.example"
+          and text.rstrip().endswith("data: [DONE]"), (status, headers))
+    status, headers, _ = http_exchange(cors.port, "POST", "/v1/completions", dict(key, Origin="https://evil.example"),
+                                       body)
+    preflight, preflight_headers, _ = http_exchange(cors.port, "OPTIONS", "/v1/completions", {
+        "Origin": "https://evil.example", "Access-Control-Request-Method": "POST"})
+    check("CORS: another origin gets no header, and its preflight is not answered",
+          status == 200 and "access-control-allow-origin" not in headers and preflight != 204
+          and "access-control-allow-origin" not in preflight_headers, (status, headers, preflight, preflight_headers))
+finally:
+    cors.stop()
 
 plain = Server("--reasoning-format", "none")
 try:
