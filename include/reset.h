@@ -236,7 +236,8 @@ typedef struct reset_model_info {
     int32_t n_kv_heads;
     int32_t head_dim;
     int32_t vocab_size;
-    int32_t max_position_embeddings;
+    int32_t max_position_embeddings; /* the longest context; with YaRN rope scaling at least factor x
+                                      * original_max_position_embeddings, as vLLM derives it */
     int32_t tied_embeddings;     /* 1 if lm_head shares embed_tokens */
     reset_weights weights;       /* the resolved format (never AUTO) */
     reset_backend backend;       /* the resolved backend (never AUTO) */

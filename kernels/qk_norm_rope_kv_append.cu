@@ -57,12 +57,14 @@ __device__ __forceinline__ bool long_attention_follows(const QkNormRopeArgs &a, 
 }
 
 // RoPE's cosine and sine for one frequency at `position`: the angle in double, as the CPU (an FP32
-// product loses digits at long contexts), rounded to float.
-__device__ __forceinline__ void rotation(int position, float freq, float &cosine, float &sine) {
+// product loses digits at long contexts), rounded to float, then times YaRN's attention factor
+// (exact for 1), as the CPU.
+__device__ __forceinline__ void rotation(int position, float freq, float attention_factor, float &cosine,
+                                         float &sine) {
     double s_d, c_d;
     sincos(double(position) * double(freq), &s_d, &c_d);
-    cosine = static_cast<float>(c_d);
-    sine = static_cast<float>(s_d);
+    cosine = __fmul_rn(static_cast<float>(c_d), attention_factor);
+    sine = __fmul_rn(static_cast<float>(s_d), attention_factor);
 }
 
 template <int kHeadDim>
@@ -91,7 +93,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormR
     // from the GEMV's end to the attention (see the top).
     float cosine[kHalf], sine[kHalf];
 #pragma unroll
-    for (int j = 0; j < kHalf; ++j) rotation(position, freq[j], cosine[j], sine[j]);
+    for (int j = 0; j < kHalf; ++j) rotation(position, freq[j], a.rope_attention_factor, cosine[j], sine[j]);
     trace::begin_dependent_kernel(trace::kQkNormRope, 0, 0, long_attention_follows(a, position));
     if (!valid) return;  // whole warps leave: no barrier follows
 
@@ -169,7 +171,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_small_kernel(const Q
     const float freq = valid && (is_q || is_k) ? __ldg(a.inv_freq + (low ? i : i - kHalf)) : 0.0f;
     const int position = a.positions[b];  // written by the step's first kernel (see above)
     float c, s;  // before the wait, as in the wide kernel
-    rotation(position, freq, c, s);
+    rotation(position, freq, a.rope_attention_factor, c, s);
     trace::begin_dependent_kernel(trace::kQkNormRope, 0, 0, long_attention_follows(a, position));
 
     // What comes from other kernels, in one round trip.
@@ -240,6 +242,9 @@ void qk_norm_rope_kv_append(const QkNormRopeArgs &a, cudaStream_t stream) {
         fail(RESET_ERR_INVALID_ARGUMENT, "qk_norm_rope_kv_append: q_norm and k_norm go together");
     require(a.qkv, "qk_norm_rope_kv_append: qkv");
     require(a.inv_freq, "qk_norm_rope_kv_append: inv_freq");
+    if (!(std::isfinite(a.rope_attention_factor) && a.rope_attention_factor > 0.0f))
+        fail(RESET_ERR_INVALID_ARGUMENT, "qk_norm_rope_kv_append: rope_attention_factor ", a.rope_attention_factor,
+             " must be finite and positive");
     require(a.positions, "qk_norm_rope_kv_append: positions");
     require(a.q_out, "qk_norm_rope_kv_append: q_out");
     require(c.keys, "qk_norm_rope_kv_append: cache keys");

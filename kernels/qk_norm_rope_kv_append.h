@@ -9,7 +9,8 @@
 // FP32, the angle position · inv_freq[i] in double, its cosine and sine
 // rounded to FP32, the rotation in FP32 without fused multiply-adds.
 // inv_freq comes from rope_inverse_frequencies (engine/loaded_model.h), so
-// llama3 frequency scaling is already in the table.
+// llama3 and YaRN frequency scaling is already in the table; YaRN's attention
+// factor multiplies the FP32 cosine and sine (rope_attention_factor).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -29,6 +30,7 @@ struct QkNormRopeArgs {
     const float *k_norm = nullptr;   // [head_dim] or null
     float eps = 0.0f;
     const float *inv_freq = nullptr; // [head_dim / 2]
+    float rope_attention_factor = 1.0f;  // YaRN's (LoadedModel::rope_attention_factor); 1: plain RoPE
     const int32_t *positions = nullptr;  // device [batch], 0..capacity-1
     const int32_t *slots = nullptr;  // device [batch]: the cache slot of row b; null = slot b
     float *q_out = nullptr;          // [batch][n_heads][head_dim]

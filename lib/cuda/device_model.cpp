@@ -328,6 +328,7 @@ std::shared_ptr<DeviceModel> upload_model(const LoadedModel &model, int32_t devi
     }
     m->final_norm = up.vector(w.final_norm, "final norm");
     m->inv_freq = up.vector(model.rope_inv_freq, "RoPE frequencies");
+    m->rope_attention_factor = model.rope_attention_factor;
     if (w.lm_head.format == LinearFormat::BF16 && w.lm_head.dense.data == w.embed.data && w.lm_head.bias.empty()) {
         // Tied embeddings: the lm_head reads the embedding table itself.
         DeviceLinearPart part;

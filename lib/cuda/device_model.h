@@ -63,6 +63,7 @@ struct DeviceModel {
     const float *final_norm = nullptr;
     DeviceLinear lm_head;
     const float *inv_freq = nullptr;    // [head_dim / 2]
+    float rope_attention_factor = 1.0f;  // YaRN's (LoadedModel::rope_attention_factor)
     bool w4a4 = false;                  // NVFP4 GEMVs quantize their activations
     int64_t max_padded_in = 0;          // widest FP16 activation row an NVFP4 GEMV reads
     size_t gemv_workspace_bytes = 0;    // the largest nvfp4_gemv workspace any linear needs

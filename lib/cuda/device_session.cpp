@@ -838,6 +838,7 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         rope.k_norm = layer.k_norm;
         rope.eps = eps;
         rope.inv_freq = dm_.inv_freq;
+        rope.rope_attention_factor = dm_.rope_attention_factor;
         rope.positions = positions;
         rope.slots = slots;
         rope.q_out = q_.as<float>();

@@ -210,13 +210,17 @@ void rms_norm(const float *x, const float *weight, int64_t n, double eps, float 
     for (int64_t i = 0; i < n; ++i) out[i] = weight[i] * (x[i] * inverse);
 }
 
-// RoPE, "rotate half" layout: pairs (i, i + d/2) rotate by position * inv_freq[i].
-void apply_rope(float *head, int32_t head_dim, int32_t position, const std::vector<float> &inv_freq) {
+// RoPE, "rotate half" layout: pairs (i, i + d/2) rotate by position * inv_freq[i].  YaRN scales the
+// cosine and sine by its attention factor (1 otherwise: the product is then exact), in FP32 as
+// transformers does.
+void apply_rope(float *head, int32_t head_dim, int32_t position, const std::vector<float> &inv_freq,
+                float attention_factor) {
     const int32_t half = head_dim / 2;
     for (int32_t i = 0; i < half; ++i) {
         // The angle in double: FP32 position * frequency loses digits at long contexts.
         const double angle = double(position) * double(inv_freq[size_t(i)]);
-        const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
+        const float c = static_cast<float>(std::cos(angle)) * attention_factor,
+                    s = static_cast<float>(std::sin(angle)) * attention_factor;
         const float a = head[i], b = head[i + half];
         head[i] = a * c - b * s;
         head[i + half] = b * c + a * s;
@@ -298,12 +302,12 @@ void cpu_forward(const LoadedModel &model, int32_t token, int32_t position, int3
         for (int32_t h = 0; h < c.n_heads; ++h) {
             float *qh = s.q.data() + h * head_dim;
             if (c.qk_norm) rms_norm(qh, layer.q_norm.data(), head_dim, c.rms_norm_eps, qh);
-            apply_rope(qh, c.head_dim, position, model.rope_inv_freq);
+            apply_rope(qh, c.head_dim, position, model.rope_inv_freq, model.rope_attention_factor);
         }
         for (int32_t h = 0; h < c.n_kv_heads; ++h) {
             float *kh = s.k.data() + h * head_dim;
             if (c.qk_norm) rms_norm(kh, layer.k_norm.data(), head_dim, c.rms_norm_eps, kh);
-            apply_rope(kh, c.head_dim, position, model.rope_inv_freq);
+            apply_rope(kh, c.head_dim, position, model.rope_inv_freq, model.rope_attention_factor);
         }
         cache.store(l, sequence, position, s.k.data(), s.v.data());
 

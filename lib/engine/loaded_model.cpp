@@ -1,6 +1,7 @@
 // loaded_model.cpp — load a model directory into everything the engine needs.
 #include "engine/loaded_model.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "api/errors.h"
@@ -12,6 +13,45 @@ namespace reset {
 
 LoadedModel::~LoadedModel() { destroy_tokenizer_handle(tokenizer); }
 
+namespace {
+
+// YaRN's frequencies in transformers' arithmetic (_compute_yarn_parameters): FP32 tensors, the ramp's
+// ends in double.  Dimension pair i keeps its own frequency below the ramp (fast rotations, extrapolated),
+// takes frequency / factor above it (slow ones, interpolated), and a linear blend on it.
+std::vector<float> yarn_inverse_frequencies(const ModelConfig &config) {
+    const YarnRopeScaling &y = config.yarn;
+    const int32_t half = config.head_dim / 2;
+    const double dim = double(config.head_dim), base = config.rope_theta;
+    const double original = double(y.original_max_position_embeddings);
+    // The dimension whose wavelength makes `rotations` turns over the original context.
+    const auto correction_dim = [&](double rotations) {
+        return dim * std::log(original / (rotations * 2.0 * M_PI)) / (2.0 * std::log(base));
+    };
+    double low = correction_dim(y.beta_fast), high = correction_dim(y.beta_slow);
+    if (y.truncate) {
+        low = std::floor(low);
+        high = std::ceil(high);
+    }
+    low = std::max(low, 0.0);
+    high = std::min(high, dim - 1.0);
+    if (low == high) high += 0.001;  // as transformers: no division by zero
+    const float factor = static_cast<float>(y.factor);
+    const float ramp_start = static_cast<float>(low), ramp_width = static_cast<float>(high - low);
+    std::vector<float> inv_freq(static_cast<size_t>(half));
+    for (int32_t i = 0; i < half; ++i) {
+        const float exponent = static_cast<float>(2 * i) / static_cast<float>(config.head_dim);
+        const float position_freq = std::pow(static_cast<float>(base), exponent);  // base^(2i/d)
+        const float extrapolation = 1.0f / position_freq, interpolation = 1.0f / (factor * position_freq);
+        const float ramp = std::clamp((static_cast<float>(i) - ramp_start) / ramp_width, 0.0f, 1.0f);
+        const float keep = 1.0f - ramp;  // the share of the original frequency
+        const float interpolated = interpolation * (1.0f - keep), extrapolated = extrapolation * keep;
+        inv_freq[size_t(i)] = interpolated + extrapolated;
+    }
+    return inv_freq;
+}
+
+}  // namespace
+
 std::vector<float> rope_inverse_frequencies(const ModelConfig &config) {
     const int32_t half = config.head_dim / 2;
     std::vector<float> inv_freq(static_cast<size_t>(half));
@@ -20,6 +60,7 @@ std::vector<float> rope_inverse_frequencies(const ModelConfig &config) {
         const float exponent = static_cast<float>(2 * i) / static_cast<float>(config.head_dim);
         inv_freq[size_t(i)] = 1.0f / std::pow(static_cast<float>(config.rope_theta), exponent);
     }
+    if (config.yarn.enabled) return yarn_inverse_frequencies(config);
     const Llama3RopeScaling &s = config.rope_scaling;
     if (!s.enabled) return inv_freq;
     // Llama 3.1's recipe: long wavelengths are slowed by `factor`, short ones
@@ -88,6 +129,7 @@ std::shared_ptr<LoadedModel> load_model(const std::string &directory, const rese
     model->threads = options.threads;
     model->w4a16_activations = options.w4a16_activations;
     model->rope_inv_freq = rope_inverse_frequencies(model->config);
+    if (model->config.yarn.enabled) model->rope_attention_factor = static_cast<float>(model->config.yarn.attention_factor);
     model->device_ordinal = options.device;
     if (resolved == RESET_BACKEND_CUDA) {
         model->device = upload_model(*model, options.device);

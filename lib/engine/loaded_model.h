@@ -27,7 +27,8 @@ struct LoadedModel {
     reset_backend backend = RESET_BACKEND_CPU;          // resolved
     int32_t threads = 0;           // CPU threads, 0 = all
     reset_activations w4a16_activations = RESET_ACTIVATIONS_FP16;  // what CPU W4A16 linears multiply
-    std::vector<float> rope_inv_freq;  // head_dim / 2 entries, llama3 scaling applied
+    std::vector<float> rope_inv_freq;  // head_dim / 2 entries, llama3 or YaRN scaling applied
+    float rope_attention_factor = 1.0f;  // YaRN: RoPE's cosines and sines are multiplied by it (in FP32)
     reset_tokenizer *tokenizer = nullptr;  // owned; null when the directory has none
     std::shared_ptr<DeviceModel> device;   // the weights on the GPU (CUDA backend), else null
     int32_t device_ordinal = 0;
@@ -39,7 +40,8 @@ struct LoadedModel {
 std::shared_ptr<LoadedModel> load_model(const std::string &directory, const reset_model_options &options);
 
 // RoPE inverse frequencies as Hugging Face computes them (FP32), with the
-// llama3 frequency-dependent scaling when configured.
+// llama3 or YaRN frequency scaling when configured (YaRN's attention factor
+// is LoadedModel::rope_attention_factor).
 std::vector<float> rope_inverse_frequencies(const ModelConfig &config);
 
 }  // namespace reset

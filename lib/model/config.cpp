@@ -79,6 +79,47 @@ std::vector<int32_t> token_id_list(const json &value, const std::string &where) 
     return ids;
 }
 
+// YaRN's parameters, resolved as transformers' _compute_yarn_parameters does
+// (model.max_position_embeddings is read already).
+void read_yarn(const json &scaling, ModelConfig &model, const std::string &where) {
+    YarnRopeScaling &y = model.yarn;
+    y.enabled = true;
+    y.original_max_position_embeddings =
+        optional_int(scaling, "original_max_position_embeddings", model.max_position_embeddings, where);
+    // A null factor is max_position_embeddings over the original (DeepSeek-V3's convention).
+    y.factor = optional_number(scaling, "factor",
+                               double(model.max_position_embeddings) / double(y.original_max_position_embeddings),
+                               where);
+    if (!(y.factor >= 1.0 && std::isfinite(y.factor)))
+        fail(RESET_ERR_FORMAT, where, ": yarn rope scaling needs factor >= 1, not ", y.factor);
+    // transformers reads these with `or`: 0 (or null) means the default.
+    y.beta_fast = optional_number(scaling, "beta_fast", 0.0, where);
+    y.beta_slow = optional_number(scaling, "beta_slow", 0.0, where);
+    if (y.beta_fast == 0.0) y.beta_fast = 32.0;
+    if (y.beta_slow == 0.0) y.beta_slow = 1.0;
+    if (!(y.beta_fast > 0 && y.beta_slow > 0 && std::isfinite(y.beta_fast) && std::isfinite(y.beta_slow)))
+        fail(RESET_ERR_FORMAT, where, ": yarn rope scaling needs beta_fast and beta_slow > 0");
+    y.truncate = optional_bool(scaling, "truncate", true, where);
+    const auto mscale = [](double scale, double m) { return scale <= 1.0 ? 1.0 : 0.1 * m * std::log(scale) + 1.0; };
+    const double m = optional_number(scaling, "mscale", 0.0, where);
+    const double m_all = optional_number(scaling, "mscale_all_dim", 0.0, where);
+    y.attention_factor = optional_number(
+        scaling, "attention_factor",
+        m != 0.0 && m_all != 0.0 ? mscale(y.factor, m) / mscale(y.factor, m_all) : mscale(y.factor, 1.0), where);
+    if (!(y.attention_factor > 0 && std::isfinite(y.attention_factor)))
+        fail(RESET_ERR_FORMAT, where, ": yarn rope scaling's attention factor ", y.attention_factor,
+             " is not positive");
+    // The ramp's ends divide by ln(rope_theta).
+    if (!(model.rope_theta > 1.0 && std::isfinite(model.rope_theta)))
+        fail(RESET_ERR_FORMAT, where, ": yarn rope scaling needs rope_theta > 1, not ", model.rope_theta);
+    if (optional_number(scaling, "partial_rotary_factor", 1.0, where) != 1.0)
+        fail(RESET_ERR_UNSUPPORTED, where, ": partial_rotary_factor other than 1 is not supported");
+    // The context the scaling is for, as vLLM derives max_model_len from it.
+    const double scaled = std::floor(y.factor * double(y.original_max_position_embeddings));
+    if (scaled > double(model.max_position_embeddings))
+        model.max_position_embeddings = int32_t(std::min(scaled, double(int64_t(1) << 30)));
+}
+
 // RoPE parameters: transformers < 5 writes rope_theta and rope_scaling at the
 // top level; transformers 5 writes one "rope_parameters" object holding
 // rope_type, rope_theta and the scaling fields.  Both are accepted.
@@ -98,9 +139,10 @@ void read_rope(const json &config, ModelConfig &model, const std::string &where)
     if (auto t = scaling.find("rope_type"); t != scaling.end() && t->is_string()) type = t->get<std::string>();
     else if (auto t2 = scaling.find("type"); t2 != scaling.end() && t2->is_string()) type = t2->get<std::string>();
     if (type.empty() || type == "default") return;
+    if (type == "yarn") return read_yarn(scaling, model, where);
     if (type != "llama3")
         fail(RESET_ERR_UNSUPPORTED, where, ": rope scaling type \"", type,
-             "\" is not supported (supported: none, \"default\", \"llama3\")");
+             "\" is not supported (supported: none, \"default\", \"llama3\", \"yarn\")");
     Llama3RopeScaling &s = model.rope_scaling;
     s.enabled = true;
     s.factor = optional_number(scaling, "factor", 8.0, where);

@@ -50,6 +50,7 @@ struct Case {
     bool qk_norm, llama3;
     reset::KvCacheType type = reset::KvCacheType::kBFloat16;
     float k_scale = 1.0f, v_scale = 1.0f;
+    float attention_factor = 1.0f;  // YaRN's (QkNormRopeArgs::rope_attention_factor)
 };
 
 // Which cache slot and position each row writes, and what else happens.
@@ -193,6 +194,7 @@ void run_case(const Case &c, const Layout &l = {}) {
     a.k_norm = c.qk_norm ? d_kn.as<float>() : nullptr;
     a.eps = 1e-6f;
     a.inv_freq = d_freq.as<float>();
+    a.rope_attention_factor = c.attention_factor;
     a.positions = d_pos.as<int32_t>();
     a.slots = l.slots.empty() ? nullptr : d_slots.as<int32_t>();
     a.q_out = d_q.as<float>();
@@ -221,9 +223,10 @@ void run_case(const Case &c, const Layout &l = {}) {
         }
         for (int i = 0; i < d / 2; ++i) {
             const double angle = double(position) * double(inv_freq[size_t(i)]);
+            const double cosine = std::cos(angle) * c.attention_factor, sine = std::sin(angle) * c.attention_factor;
             const double a0 = x[size_t(i)], b0 = x[size_t(i + d / 2)];
-            x[size_t(i)] = a0 * std::cos(angle) - b0 * std::sin(angle);
-            x[size_t(i + d / 2)] = b0 * std::cos(angle) + a0 * std::sin(angle);
+            x[size_t(i)] = a0 * cosine - b0 * sine;
+            x[size_t(i + d / 2)] = b0 * cosine + a0 * sine;
         }
         return x;
     };
@@ -433,6 +436,13 @@ int main(int argc, char **argv) {
         run_case({8, 8, 4, 32, 4096, true, false});     // reset-arith-4m heads
         run_case({2, 8, 1, 32, 131072, false, true});   // head_dim 32 at positions up to 131,071
         run_case({2, 8, 1, 16, 131072, true, true});    // head_dim 16 there too
+        // YaRN's attention factor (factor 4: 0.1 ln 4 + 1) on the cosines and sines, every head_dim, BF16
+        // and FP8, positions up to 131,071 (Qwen3 at 4 x 32,768).
+        const float yarn = 1.1386294f;
+        for (int d : {16, 32, 64, 128})
+            run_case({3, 8, 2, d, 131072, true, false, reset::KvCacheType::kBFloat16, 1.0f, 1.0f, yarn});
+        run_case({3, 8, 2, 128, 131072, true, false, reset::KvCacheType::kFp8E4M3, 0.15f, 0.2f, yarn});
+        run_case({3, 5, 1, 16, 512, true, false, reset::KvCacheType::kBFloat16, 1.0f, 1.0f, yarn});  // 7 heads
         // head_dim 16 (8 heads per 128-thread block, 2 per warp) and 32 with head counts that leave
         // a warp or block partly past the last head and put a q and a k head (or k and v) in one warp.
         for (int d : {16, 32}) {

@@ -2,6 +2,8 @@
 // and the errors for what is not supported.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "api/errors.h"
 #include "engine/loaded_model.h"
 #include "model/config.h"
@@ -68,13 +70,77 @@ TEST_CASE("llama3 rope scaling, in the classic and in the transformers 5 spellin
     CHECK(scaled.back() == doctest::Approx(plain.back() / 8.0));
 }
 
+// YaRN as transformers' _compute_yarn_parameters reads it; the frequencies themselves are checked against
+// transformers' own in test_golden.cpp (the qwen3-yarn fixture).
+TEST_CASE("yarn rope scaling: Qwen3's recipe, both spellings, the attention factor's rules, the context") {
+    const std::string base = "{\"model_type\":\"qwen3\"," + kBase + ",\"head_dim\":128,\"max_position_embeddings\":40960,";
+    const std::string qwen3 = R"({"rope_type":"yarn","factor":4.0,"original_max_position_embeddings":32768})";
+    const ModelConfig classic = parse_model_config(base + "\"rope_theta\":1000000,\"rope_scaling\":" + qwen3 + "}", "", "c");
+    const ModelConfig v5 = parse_model_config(
+        base + "\"rope_parameters\":" + qwen3.substr(0, qwen3.size() - 1) + ",\"rope_theta\":1000000}}", "", "c");
+    for (const ModelConfig *c : {&classic, &v5}) {
+        CHECK(c->yarn.enabled);
+        CHECK_FALSE(c->rope_scaling.enabled);
+        CHECK(c->yarn.factor == 4.0);
+        CHECK(c->yarn.original_max_position_embeddings == 32768);
+        CHECK(c->yarn.beta_fast == 32.0);
+        CHECK(c->yarn.beta_slow == 1.0);
+        CHECK(c->yarn.truncate);
+        CHECK(c->yarn.attention_factor == doctest::Approx(0.1 * std::log(4.0) + 1.0).epsilon(1e-15));
+        CHECK(c->max_position_embeddings == 131072);  // 4 x 32,768, as vLLM derives max_model_len
+    }
+    // The ramp: the fastest dimensions keep their frequency, the slowest run `factor` times slower, and
+    // the frequencies stay in decreasing order through the blend.
+    const auto plain = rope_inverse_frequencies(parse_model_config(base + "\"rope_theta\":1000000}", "", "c"));
+    const auto scaled = rope_inverse_frequencies(classic);
+    REQUIRE(scaled.size() == 64);
+    CHECK(scaled.front() == plain.front());
+    CHECK(scaled.back() == doctest::Approx(plain.back() / 4.0).epsilon(1e-6));
+    for (size_t i = 1; i < scaled.size(); ++i) CHECK(scaled[i] < scaled[i - 1]);
+
+    const auto parsed = [&](const std::string &scaling) {
+        return parse_model_config(base + "\"rope_theta\":10000,\"rope_scaling\":" + scaling + "}", "", "c").yarn;
+    };
+    // mscale and mscale_all_dim together (DeepSeek's spelling): their ratio.
+    const YarnRopeScaling ds = parsed(R"({"type":"yarn","factor":40,"original_max_position_embeddings":4096,)"
+                                      R"("mscale":1.0,"mscale_all_dim":0.707,"beta_fast":0,"beta_slow":null})");
+    CHECK(ds.attention_factor ==
+          doctest::Approx((0.1 * std::log(40.0) + 1.0) / (0.1 * 0.707 * std::log(40.0) + 1.0)).epsilon(1e-15));
+    CHECK(ds.beta_fast == 32.0);  // 0 and null are the defaults, as transformers' `or`
+    CHECK(ds.beta_slow == 1.0);
+    CHECK(parsed(R"({"rope_type":"yarn","factor":2,"attention_factor":1.25,"truncate":false})").attention_factor ==
+          1.25);
+    // No factor: max_position_embeddings over the original; no original: max_position_embeddings.
+    const YarnRopeScaling derived = parsed(R"({"rope_type":"yarn","factor":null,"original_max_position_embeddings":10240})");
+    CHECK(derived.factor == 4.0);
+    CHECK(parsed(R"({"rope_type":"yarn","factor":2})").original_max_position_embeddings == 40960);
+    // A factor of 1 scales nothing and keeps attention at 1.
+    CHECK(parsed(R"({"rope_type":"yarn","factor":1})").attention_factor == 1.0);
+
+    std::string message;
+    for (const char *bad : {R"({"rope_type":"yarn","factor":0.5})", R"({"rope_type":"yarn","factor":-4})",
+                            R"({"rope_type":"yarn","factor":4,"beta_fast":-1})",
+                            R"({"rope_type":"yarn","factor":4,"attention_factor":-1})",
+                            R"({"rope_type":"yarn","factor":"4"})", R"({"rope_type":"yarn","factor":4,"truncate":1})"}) {
+        CAPTURE(bad);
+        CHECK(parse_status(base + "\"rope_scaling\":" + bad + "}", &message) == RESET_ERR_FORMAT);
+    }
+    CHECK(parse_status(base + R"("rope_theta":1,"rope_scaling":{"rope_type":"yarn","factor":4}})", &message) ==
+          RESET_ERR_FORMAT);
+    CHECK(message.find("rope_theta") != std::string::npos);
+    CHECK(parse_status(base + R"("rope_scaling":{"rope_type":"yarn","factor":4,"partial_rotary_factor":0.5}})",
+                       &message) == RESET_ERR_UNSUPPORTED);
+    CHECK(message.find("partial_rotary_factor") != std::string::npos);
+}
+
 TEST_CASE("unsupported architectures and features are named in the error") {
     std::string message;
     CHECK(parse_status("{\"model_type\":\"mistral\"," + kBase + "}", &message) == RESET_ERR_UNSUPPORTED);
     CHECK(message.find("mistral") != std::string::npos);
-    CHECK(parse_status("{\"model_type\":\"llama\"," + kBase + ",\"rope_scaling\":{\"type\":\"yarn\",\"factor\":4}}",
+    CHECK(parse_status("{\"model_type\":\"llama\"," + kBase + ",\"rope_scaling\":{\"type\":\"longrope\",\"factor\":4}}",
                        &message) == RESET_ERR_UNSUPPORTED);
-    CHECK(message.find("yarn") != std::string::npos);
+    CHECK(message.find("longrope") != std::string::npos);
+    CHECK(message.find("yarn") != std::string::npos);  // among the supported ones it lists
     CHECK(parse_status("{\"model_type\":\"llama\"," + kBase + ",\"hidden_act\":\"gelu\"}") == RESET_ERR_UNSUPPORTED);
 }
 

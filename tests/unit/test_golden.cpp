@@ -29,7 +29,7 @@ using namespace reset;
 namespace {
 
 const std::string kFixtures = std::string(RESET_SOURCE_DIR) + "/tests/fixtures/models/";
-const char *kModels[] = {"qwen3-tied", "qwen2-bias-sharded", "llama3-scaled"};
+const char *kModels[] = {"qwen3-tied", "qwen2-bias-sharded", "llama3-scaled", "qwen3-yarn"};
 
 std::vector<float> floats_of(const TensorView &t) {
     REQUIRE(t.dtype == Dtype::F32);
@@ -140,6 +140,30 @@ TEST_CASE("golden: BF16 logits and greedy continuations match transformers") {
         check_logits(dir, RESET_WEIGHTS_BF16, ids, floats_of(ref.get("logits_bf16")), 1e-3);
         check_greedy(dir, RESET_WEIGHTS_BF16, ids, ints_of(ref.get("greedy_bf16")));
     }
+}
+
+// YaRN (qwen3-yarn: factor 4 over an original context of 64, head_dim 32): the inverse frequencies and
+// the attention factor the loader derives are the ones transformers' rotary embedding holds, bit for
+// bit (both are FP32 arithmetic in the same order: powers, reciprocals, the ramp and the blend).  The
+// logits above then check that the CPU engine applies them as transformers does.
+TEST_CASE("golden: YaRN's frequencies and attention factor are transformers'") {
+    REQUIRE(have_fixtures());
+    const std::string dir = kFixtures + "qwen3-yarn";
+    const TensorStore ref = TensorStore::open_file(dir + "/reference.safetensors");
+    const ModelConfig config = read_model_config(dir);
+    REQUIRE(config.yarn.enabled);
+    const std::vector<float> want = floats_of(ref.get("rope_inv_freq"));
+    const std::vector<float> got = rope_inverse_frequencies(config);
+    REQUIRE(got.size() == want.size());
+    int blended = 0;  // dimensions strictly between kept and slowed: the ramp is exercised
+    for (size_t i = 0; i < got.size(); ++i) {
+        CAPTURE(i);
+        CHECK(got[i] == want[i]);
+        const float plain = 1.0f / std::pow(1000000.0f, float(2 * i) / 32.0f);
+        if (want[i] != plain && want[i] != 1.0f / (4.0f * std::pow(1000000.0f, float(2 * i) / 32.0f))) ++blended;
+    }
+    CHECK(blended == 2);
+    CHECK(float(config.yarn.attention_factor) == floats_of(ref.get("rope_attention_scaling"))[0]);
 }
 
 TEST_CASE("golden: NVFP4 W4A16 and W4A4 logits match the PyTorch NVFP4 reference") {
