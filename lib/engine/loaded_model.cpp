@@ -15,12 +15,22 @@ LoadedModel::~LoadedModel() { destroy_tokenizer_handle(tokenizer); }
 
 namespace {
 
+// base^(2i/d) for each rotation pair i, as transformers forms it: exponent and power in FP32.  Its
+// reciprocal is the plain inverse frequency.
+std::vector<float> rope_base_powers(const ModelConfig &config) {
+    std::vector<float> powers(static_cast<size_t>(config.head_dim / 2));
+    for (size_t i = 0; i < powers.size(); ++i) {
+        const float exponent = static_cast<float>(2 * i) / static_cast<float>(config.head_dim);
+        powers[i] = std::pow(static_cast<float>(config.rope_theta), exponent);
+    }
+    return powers;
+}
+
 // YaRN's frequencies in transformers' arithmetic (_compute_yarn_parameters): FP32 tensors, the ramp's
 // ends in double.  Dimension pair i keeps its own frequency below the ramp (fast rotations, extrapolated),
 // takes frequency / factor above it (slow ones, interpolated), and a linear blend on it.
 std::vector<float> yarn_inverse_frequencies(const ModelConfig &config) {
     const YarnRopeScaling &y = config.yarn;
-    const int32_t half = config.head_dim / 2;
     const double dim = double(config.head_dim), base = config.rope_theta;
     const double original = double(y.original_max_position_embeddings);
     // The dimension whose wavelength makes `rotations` turns over the original context.
@@ -37,15 +47,14 @@ std::vector<float> yarn_inverse_frequencies(const ModelConfig &config) {
     if (low == high) high += 0.001;  // as transformers: no division by zero
     const float factor = static_cast<float>(y.factor);
     const float ramp_start = static_cast<float>(low), ramp_width = static_cast<float>(high - low);
-    std::vector<float> inv_freq(static_cast<size_t>(half));
-    for (int32_t i = 0; i < half; ++i) {
-        const float exponent = static_cast<float>(2 * i) / static_cast<float>(config.head_dim);
-        const float position_freq = std::pow(static_cast<float>(base), exponent);  // base^(2i/d)
+    std::vector<float> inv_freq = rope_base_powers(config);
+    for (size_t i = 0; i < inv_freq.size(); ++i) {
+        const float position_freq = inv_freq[i];  // base^(2i/d), transformers' pos_freqs
         const float extrapolation = 1.0f / position_freq, interpolation = 1.0f / (factor * position_freq);
         const float ramp = std::clamp((static_cast<float>(i) - ramp_start) / ramp_width, 0.0f, 1.0f);
         const float keep = 1.0f - ramp;  // the share of the original frequency
         const float interpolated = interpolation * (1.0f - keep), extrapolated = extrapolation * keep;
-        inv_freq[size_t(i)] = interpolated + extrapolated;
+        inv_freq[i] = interpolated + extrapolated;
     }
     return inv_freq;
 }
@@ -53,14 +62,9 @@ std::vector<float> yarn_inverse_frequencies(const ModelConfig &config) {
 }  // namespace
 
 std::vector<float> rope_inverse_frequencies(const ModelConfig &config) {
-    const int32_t half = config.head_dim / 2;
-    std::vector<float> inv_freq(static_cast<size_t>(half));
-    for (int32_t i = 0; i < half; ++i) {
-        // As transformers: 1 / base^(2i/d), exponent and power in FP32.
-        const float exponent = static_cast<float>(2 * i) / static_cast<float>(config.head_dim);
-        inv_freq[size_t(i)] = 1.0f / std::pow(static_cast<float>(config.rope_theta), exponent);
-    }
     if (config.yarn.enabled) return yarn_inverse_frequencies(config);
+    std::vector<float> inv_freq = rope_base_powers(config);
+    for (float &f : inv_freq) f = 1.0f / f;  // as transformers: 1 / base^(2i/d)
     const Llama3RopeScaling &s = config.rope_scaling;
     if (!s.enabled) return inv_freq;
     // Llama 3.1's recipe: long wavelengths are slowed by `factor`, short ones

@@ -13,11 +13,11 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "cli.h"
@@ -239,8 +239,8 @@ private:
     mutable std::mutex mutex_;
     int64_t waiting_ = 0, running_ = 0;
     uint64_t prompt_tokens_ = 0, cached_tokens_ = 0, generation_tokens_ = 0;
-    std::vector<std::pair<std::string, uint64_t>> finished_;  // finish reason -> choices
-    std::vector<std::pair<int, uint64_t>> errors_;            // HTTP status -> requests
+    std::map<std::string, uint64_t> finished_;  // finish reason -> choices
+    std::map<int, uint64_t> errors_;            // HTTP status -> requests
     Histogram first_token_, step_, e2e_, queue_;
 };
 

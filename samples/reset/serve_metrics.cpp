@@ -3,8 +3,7 @@
 // format (version 0.0.4), under vLLM's metric names with libreset's prefix
 // (serve.h says why).
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
+#include <charconv>
 #include <string>
 
 #include "serve.h"
@@ -40,15 +39,10 @@ std::string escape_label(const std::string &value) {
     return out;
 }
 
-// A sample's value: integers as written, others in the shortest form that reads back the same ("+Inf" for
-// a bucket bound that is infinite).
+// A sample's value: the shortest text that reads back as the same double.
 std::string number(double v) {
     char buffer[32];
-    for (int digits = 6; digits <= 17; ++digits) {
-        std::snprintf(buffer, sizeof buffer, "%.*g", digits, v);
-        if (std::strtod(buffer, nullptr) == v) break;
-    }
-    return buffer;
+    return std::string(buffer, std::to_chars(buffer, buffer + sizeof buffer, v).ptr);
 }
 
 std::string number(uint64_t v) { return std::to_string(v); }
@@ -127,18 +121,12 @@ void ServerMetrics::request_finished(size_t prompt_tokens, size_t cached_tokens,
     cached_tokens_ += cached_tokens;
     generation_tokens_ += generation_tokens;
     e2e_.observe(e2e_seconds);
-    for (const std::string &reason : finish_reasons) {
-        auto it = std::find_if(finished_.begin(), finished_.end(), [&](const auto &f) { return f.first == reason; });
-        if (it == finished_.end()) finished_.emplace_back(reason, 1);
-        else ++it->second;
-    }
+    for (const std::string &reason : finish_reasons) ++finished_[reason];
 }
 
 void ServerMetrics::error(int http_status) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = std::find_if(errors_.begin(), errors_.end(), [&](const auto &e) { return e.first == http_status; });
-    if (it == errors_.end()) errors_.emplace_back(http_status, 1);
-    else ++it->second;
+    ++errors_[http_status];
 }
 
 std::string ServerMetrics::text() const {

@@ -13,8 +13,10 @@ for tool in swig javac java jar cc; do
 done
 if [ ! -f $junit ]; then echo "SKIPPED: no $junit (scripts/setup.sh installs junit5)"; exit 77; fi
 
-# The tool-calling cases of the chat reference, in a form the test reads without a JSON library.
-python3 "$source/tests/bindings/tool_cases.py" "$source" "$RESET_BINDING_IDS/tool-cases"
+# The tool-calling cases of the chat reference, in a form the test reads without a JSON library (a folder
+# of its own: the other binding's driver may be rewriting its folder at the same time under ctest -j).
+export RESET_TOOL_CASES=$RESET_BINDING_IDS/tool-cases-java
+python3 "$source/tests/bindings/tool_cases.py" "$source" "$RESET_TOOL_CASES"
 out=$build/java
 "$source/bindings/java/build.sh" "$source/include" "$build" "$out"
 rm -rf "$out/test-classes" "$out/sample-classes"

@@ -8,8 +8,10 @@ for tool in cargo bindgen; do
   if ! command -v $tool >/dev/null; then echo "SKIPPED: $tool not found (scripts/setup.sh installs it)"; exit 77; fi
 done
 export RESET_LIB_DIR=$build RESET_INCLUDE_DIR=$source/include RESET_SOURCE_DIR=$source
-# The tool-calling cases of the chat reference, in a form the test reads without a JSON crate.
-python3 "$source/tests/bindings/tool_cases.py" "$source" "$RESET_BINDING_IDS/tool-cases"
+# The tool-calling cases of the chat reference, in a form the test reads without a JSON crate (a folder
+# of its own: the other binding's driver may be rewriting its folder at the same time under ctest -j).
+export RESET_TOOL_CASES=$RESET_BINDING_IDS/tool-cases-rust
+python3 "$source/tests/bindings/tool_cases.py" "$source" "$RESET_TOOL_CASES"
 export CARGO_TARGET_DIR=$build/rust-target LD_LIBRARY_PATH=$build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 # Build a copy in the build tree: cargo writes Cargo.lock beside the manifest,
 # and a lock file from one cargo version can be unreadable by another.

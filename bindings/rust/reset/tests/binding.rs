@@ -1774,14 +1774,22 @@ fn cancel_from_another_thread_stops_decoding() {
     assert_eq!(result.unwrap_err().status, Error::CANCELLED);
 }
 
-#[test]
-fn tokenize_and_chat_format_with_the_qwen3_tokenizer() {
-    let dir = source().join("../shared/data/tokenizers/qwen3");
+/// A real tokenizer of ../shared/data/tokenizers, or None (the test then skips, saying so).
+fn shared_tokenizer(name: &str) -> Option<Tokenizer> {
+    let dir = source().join("../shared/data/tokenizers").join(name);
     if !dir.join("tokenizer.json").exists() {
         eprintln!("SKIPPED: {} missing", dir.display());
-        return;
+        return None;
     }
-    let tokenizer = Tokenizer::load(&dir).unwrap();
+    Some(Tokenizer::load(&dir).unwrap())
+}
+
+#[test]
+fn tokenize_and_chat_format_with_the_qwen3_tokenizer() {
+    let tokenizer = match shared_tokenizer("qwen3") {
+        Some(t) => t,
+        None => return,
+    };
     let ids = tokenizer.encode("Hello, world! <|im_end|>", true).unwrap();
     assert_eq!(tokenizer.decode(&ids, false).unwrap(), "Hello, world! <|im_end|>");
     let prompt = tokenizer
@@ -1793,8 +1801,7 @@ fn tokenize_and_chat_format_with_the_qwen3_tokenizer() {
 /// The tool-calling cases of tests/text/chat_reference.json (transformers' rendering), as
 /// tests/bindings/tool_cases.py writes them for a test without a JSON reader: NUL-separated fields.
 fn tool_cases() -> Vec<Vec<String>> {
-    let ids = std::env::var("RESET_BINDING_IDS").expect("RESET_BINDING_IDS: run through ctest");
-    let dir = PathBuf::from(ids).join("tool-cases");
+    let dir = PathBuf::from(std::env::var("RESET_TOOL_CASES").expect("RESET_TOOL_CASES: run through ctest"));
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
     files.iter().map(|f| std::fs::read_to_string(f).unwrap().split('\0').map(String::from).collect()).collect()
@@ -1802,12 +1809,10 @@ fn tool_cases() -> Vec<Vec<String>> {
 
 #[test]
 fn chat_format_renders_tools_as_transformers_does() {
-    let dir = source().join("../shared/data/tokenizers/qwen3");
-    if !dir.join("tokenizer.json").exists() {
-        eprintln!("SKIPPED: {} missing", dir.display());
-        return;
-    }
-    let tokenizer = Tokenizer::load(&dir).unwrap();
+    let tokenizer = match shared_tokenizer("qwen3") {
+        Some(t) => t,
+        None => return,
+    };
     let cases = tool_cases();
     assert_eq!(cases.len(), 16, "4 tool conversations x generation prompt x thinking");
     for case in &cases {
@@ -1835,13 +1840,10 @@ fn chat_format_renders_tools_as_transformers_does() {
 
 #[test]
 fn chat_format_refuses_bad_tools_clearly() {
-    let shared = source().join("../shared/data/tokenizers");
-    if !shared.join("qwen3/tokenizer.json").exists() || !shared.join("llama3/tokenizer.json").exists() {
-        eprintln!("SKIPPED: the qwen3 and llama3 tokenizers are missing under {}", shared.display());
-        return;
-    }
-    let qwen3 = Tokenizer::load(shared.join("qwen3")).unwrap();
-    let llama3 = Tokenizer::load(shared.join("llama3")).unwrap();
+    let (qwen3, llama3) = match (shared_tokenizer("qwen3"), shared_tokenizer("llama3")) {
+        (Some(q), Some(l)) => (q, l),
+        _ => return,
+    };
     let tools = r#"[{"type": "function", "function": {"name": "get_weather"}}]"#;
     let call = r#"[{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]"#;
     let user = Message::new("user", "Weather in Paris?");

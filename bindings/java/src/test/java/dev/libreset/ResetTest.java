@@ -146,10 +146,10 @@ class ResetTest {
      * tests/bindings/tool_cases.py writes them for a test without a JSON reader: NUL-separated fields.
      */
     private static List<String[]> toolCases() throws IOException {
-        String dir = System.getenv("RESET_BINDING_IDS");
-        assertNotNull(dir, "RESET_BINDING_IDS is unset (run through ctest)");
+        String dir = System.getenv("RESET_TOOL_CASES");
+        assertNotNull(dir, "RESET_TOOL_CASES is unset (run through ctest)");
         List<String[]> cases = new ArrayList<>();
-        try (var files = Files.list(Paths.get(dir, "tool-cases"))) {
+        try (var files = Files.list(Paths.get(dir))) {
             for (Path file : files.sorted().toList()) {
                 cases.add(new String(Files.readAllBytes(file), StandardCharsets.UTF_8).split("\0", -1));
             }
