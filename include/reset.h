@@ -74,9 +74,9 @@ extern "C" {
  * versions only append functions and struct fields (CHANGELOG.md lists
  * them), so a program built against 0.N runs on any 0.M with M >= N. */
 #define RESET_VERSION_MAJOR 0
-#define RESET_VERSION_MINOR 11
+#define RESET_VERSION_MINOR 12
 #define RESET_VERSION_PATCH 0
-#define RESET_VERSION_STRING "0.11.0"
+#define RESET_VERSION_STRING "0.12.0"
 #define RESET_VERSION_NUMBER (RESET_VERSION_MAJOR * 10000 + RESET_VERSION_MINOR * 100 + RESET_VERSION_PATCH)
 
 /* The version of the library actually loaded, as RESET_VERSION_NUMBER.
@@ -162,6 +162,25 @@ typedef enum reset_activations {
                                    with RESET_ERR_UNSUPPORTED */
 } reset_activations;
 
+/* How reset_model_load brings the safetensors files into memory
+   (reset_model_options.file_access, 0.12). */
+typedef enum reset_file_access {
+    /* Mapped (mmap) and read in place as the OS pages them in: quick to open,
+       and the pages are the page cache's, shared with other processes.  The
+       catch: a file truncated or rewritten in place while it is mapped makes
+       the process die of SIGBUS at the next read of a lost page, which no
+       library can turn into an error. */
+    RESET_FILE_ACCESS_MAP = 0,
+    /* Read whole into memory the model owns (llama.cpp's --no-mmap): a file
+       that shrinks or changes while it is read is RESET_ERR_IO, and from then
+       on the model no longer reads the files.  Costs the files' size in host
+       memory (until the upload, on the CUDA backend). */
+    RESET_FILE_ACCESS_READ = 1
+} reset_file_access;
+/* Either way, the CUDA backend keeps neither the mapping nor the copy once
+   the weights are on the device: its models survive the files changing
+   after reset_model_load returns. */
+
 typedef struct reset_model_options {
     uint32_t struct_size;
     reset_weights weights;    /* default RESET_WEIGHTS_AUTO */
@@ -179,6 +198,8 @@ typedef struct reset_model_options {
     void *progress_user_data;         /* handed to progress. Default NULL */
     reset_activations w4a16_activations; /* Default RESET_ACTIVATIONS_FP16. Affects NVFP4 W4A16
                                             linears only (BF16 and W4A4 linears ignore it) */
+    reset_file_access file_access; /* (0.12) mapped or read; see reset_file_access.
+                                      Default RESET_FILE_ACCESS_MAP */
 } reset_model_options;
 
 /* Fill *options with defaults and set struct_size. */
@@ -194,7 +215,8 @@ RESET_API void reset_model_options_init_sized(reset_model_options *options, size
  * quantization (another quant_method, format or scheme) is refused with
  * RESET_ERR_UNSUPPORTED naming it, never loaded approximately.
  *
- * Safetensors files are mapped, not copied; every header is validated
+ * Safetensors files are mapped, not copied (reset_file_access says what
+ * that risks and how to read them instead); every header is validated
  * (size, JSON, offsets inside the file and not overlapping, dtype and shape
  * against the config).  options may be NULL for defaults.
  *

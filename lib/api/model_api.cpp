@@ -34,6 +34,7 @@ void reset_model_options_init_sized(reset_model_options *options, size_t struct_
     defaults.device = 0;
     defaults.threads = 0;
     defaults.w4a16_activations = RESET_ACTIVATIONS_FP16;
+    defaults.file_access = RESET_FILE_ACCESS_MAP;
     write_defaults(options, struct_size, defaults);
 }
 

@@ -6,6 +6,7 @@
 
 #include "api/errors.h"
 #include "engine/device_engine.h"
+#include "engine/sequence_file.h"
 #include "text/tokenizer.h"
 #include "util/load_trace.h"
 
@@ -97,6 +98,9 @@ std::shared_ptr<LoadedModel> load_model(const std::string &directory, const rese
     if (activations != RESET_ACTIVATIONS_FP16 && activations != RESET_ACTIVATIONS_FP32)
         fail(RESET_ERR_INVALID_ARGUMENT, "options->w4a16_activations = ", activations,
              " is not a reset_activations value");
+    const int32_t file_access = enum_as_int(options.file_access);
+    if (file_access != RESET_FILE_ACCESS_MAP && file_access != RESET_FILE_ACCESS_READ)
+        fail(RESET_ERR_INVALID_ARGUMENT, "options->file_access = ", file_access, " is not a reset_file_access value");
     // The CUDA GEMV reads FP16 activations only.  An explicit CUDA request is
     // refused before looking for a device, so the answer does not depend on the machine.
     const auto refuse_fp32_on_cuda = [&](reset_backend backend) {
@@ -118,8 +122,10 @@ std::shared_ptr<LoadedModel> load_model(const std::string &directory, const rese
     auto model = std::make_shared<LoadedModel>();
     model->directory = directory;
     model->config = read_model_config(directory);
-    model->store = TensorStore::open_directory(directory);
+    model->store = TensorStore::open_directory(
+        directory, file_access == RESET_FILE_ACCESS_READ ? FileAccess::Read : FileAccess::Map);
     load_trace("'%s': config and safetensors headers %.3f s", directory.c_str(), clock.split());
+    model->fingerprint_rows = fingerprint_rows(model->store);
     LoadOptions load;
     load.threads = options.threads;
     load.weights = options.weights;
@@ -141,6 +147,10 @@ std::shared_ptr<LoadedModel> load_model(const std::string &directory, const rese
         // Sessions of this model decode on the device only: what the host owns goes (an 8B model quantized
         // at load frees ~4.4 GB of codes here; a ModelOpt export's are the checkpoint's mapping).
         release_host_weights(model->weights);
+        // Nothing points into the files now: unmapping them means a checkpoint rewritten after the
+        // load can no longer kill the process with SIGBUS (reset_file_access), and the read copy's
+        // memory goes back.
+        model->store = TensorStore();
         load_trace("host weights released %.3f s", clock.split());
     }
     if (Tokenizer::directory_has_tokenizer(directory)) {

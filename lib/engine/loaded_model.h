@@ -31,6 +31,9 @@ struct LoadedModel {
     float rope_attention_factor = 1.0f;  // YaRN: RoPE's cosines and sines are multiplied by it (in FP32)
     reset_tokenizer *tokenizer = nullptr;  // owned; null when the directory has none
     std::shared_ptr<DeviceModel> device;   // the weights on the GPU (CUDA backend), else null
+    // Rows 0, middle and last of the embedding as the checkpoint stores them, taken at load for the
+    // sequence files' fingerprint (sequence_file.h): the CUDA backend lets go of `store`.
+    std::vector<uint8_t> fingerprint_rows;
     int32_t device_ordinal = 0;
 
     ~LoadedModel();

@@ -245,6 +245,17 @@ void require_same(const std::string &path, const char *what, const std::string &
 
 }  // namespace
 
+std::vector<uint8_t> fingerprint_rows(const TensorStore &store) {
+    std::vector<uint8_t> out;
+    if (const TensorView *embed = store.find("model.embed_tokens.weight");
+        embed && !embed->shape.empty() && embed->shape[0] > 0) {
+        const size_t rows = size_t(embed->shape[0]), row_bytes = embed->nbytes / rows;
+        for (size_t row : {size_t(0), rows / 2, rows - 1})
+            out.insert(out.end(), embed->data + row * row_bytes, embed->data + (row + 1) * row_bytes);
+    }
+    return out;
+}
+
 SequenceFileIdentity sequence_file_identity(const LoadedModel &model, reset_kv_cache kv_cache) {
     const ModelConfig &c = model.config;
     SequenceFileIdentity id;
@@ -265,11 +276,7 @@ SequenceFileIdentity sequence_file_identity(const LoadedModel &model, reset_kv_c
     hash.add_value(c.rms_norm_eps);
     hash.add_value(c.rope_theta);
     // Rows 0, middle and last of the embedding, as stored (any dtype), and the final norm.
-    if (const TensorView *embed = model.store.find("model.embed_tokens.weight");
-        embed && !embed->shape.empty() && embed->shape[0] > 0) {
-        const size_t rows = size_t(embed->shape[0]), row_bytes = embed->nbytes / rows;
-        for (size_t row : {size_t(0), rows / 2, rows - 1}) hash.add(embed->data + row * row_bytes, row_bytes);
-    }
+    hash.add(model.fingerprint_rows.data(), model.fingerprint_rows.size());
     hash.add(model.weights.final_norm.data(), model.weights.final_norm.size() * sizeof(float));
     // An FP8 cache's bytes mean e4m3 · scale: with the checkpoint's calibrated scales they are another
     // cache (a model without them hashes as before).

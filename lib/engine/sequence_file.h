@@ -40,6 +40,9 @@ struct SequenceFileIdentity {
     reset_kv_cache kv_cache = RESET_KV_CACHE_BF16;
 };
 SequenceFileIdentity sequence_file_identity(const LoadedModel &model, reset_kv_cache kv_cache);
+// The embedding rows the fingerprint hashes (LoadedModel::fingerprint_rows), read from the
+// checkpoint at load time; empty if it has no embedding.
+std::vector<uint8_t> fingerprint_rows(const TensorStore &store);
 
 // A sequence's state apart from its KV cache.
 struct SequenceRecord {

@@ -144,7 +144,7 @@ int bench_decode(int argc, char **argv) {
     std::set<std::string> valued = kModelValued;
     valued.insert({"prompt-tokens", "tokens", "repeat", "sequences", "kv-cache", "policy", "prefill-gemm-tokens",
                    "programmatic-launch", "top-logprobs"});
-    const Args args = parse_args(argc, argv, 3, {"help", "eager", "compare-eager", "json"}, valued);
+    const Args args = parse_args(argc, argv, 3, with_model_flags({"help", "eager", "compare-eager", "json"}), valued);
     if (args.has("help") || args.positional.size() != 1) {
         std::printf(
             "usage: reset bench decode MODEL_DIR [--prompt-tokens N,..] [--tokens N] [--repeat R] [--sequences B,..]\n"
@@ -152,7 +152,7 @@ int bench_decode(int argc, char **argv) {
             "                          [--prefill-gemm-tokens T,..] [--programmatic-launch 0,-1]\n"
             "                          [--top-logprobs N,..] [--json]\n"
             "                          [--weights auto|bf16|nvfp4|w4a4] [--lm-head auto|nvfp4]\n"
-            "                          [--backend auto|cpu|cuda] [--threads N]\n"
+            "                          [--backend auto|cpu|cuda] [--threads N] [--no-mmap]\n"
             "For every combination of the comma-separated lists: prefill N synthetic prompt ids (default 128),\n"
             "decode --tokens steps (default 128) of B parallel sequences (default 1) under --policy (default\n"
             "greedy; `fixed T`, `reset` and `entropy` keep top-p 0.95 unless top_p=1 is given), R times (default\n"

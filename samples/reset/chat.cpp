@@ -798,7 +798,7 @@ bool read_message(bool interactive, bool colour, std::string *out) {
 }  // namespace
 
 int cmd_chat(int argc, char **argv) {
-    const Args args = parse_args(argc, argv, 2, {"no-think", "fold", "colour-temperature", "help"},
+    const Args args = parse_args(argc, argv, 2, with_model_flags({"no-think", "fold", "colour-temperature", "help"}),
                                  [] {
                                      auto v = kModelValued;
                                      v.insert(kSamplingValued.begin(), kSamplingValued.end());
@@ -813,7 +813,7 @@ int cmd_chat(int argc, char **argv) {
             "                  [--presence-penalty X] [--frequency-penalty X] [--repetition-penalty R]\n"
             "                  [--stop TEXT]... [--stop-id N]... [--logit-bias ID:BIAS]...\n"
             "                  [--weights auto|bf16|nvfp4|w4a4] [--backend auto|cpu|cuda] [--context N]\n"
-            "                  [--kv-cache bf16|fp8|fp32] [--session DIR]\n"
+            "                  [--kv-cache bf16|fp8|fp32] [--no-mmap] [--session DIR]\n"
             "With no MODEL_DIR: $RESET_MODEL, else models/default.  Reads a pipe too: one message per line.\n"
             "--session DIR continues the conversation kept in DIR, if there is one (/session save), and keeps it\n"
             "there on leaving, with the model's state for it, so that continuing prefills only the next message.\n"

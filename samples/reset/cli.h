@@ -52,6 +52,8 @@ double parse_double(const std::string &text, const std::string &what, double min
 
 // Options every model-loading subcommand accepts.
 extern const std::set<std::string> kModelValued;  // --weights --lm-head --backend --threads --context
+// `flags` and the model-loading flags (--no-mmap: read the safetensors files instead of mapping them).
+std::set<std::string> with_model_flags(std::set<std::string> flags);
 reset_weights parse_weights(const std::string &name);
 // --kv-cache bf16|fp8|fp32 (reset_session_options.kv_cache; fp32: the CPU backend only), bf16 if absent.
 reset_kv_cache kv_cache_from_args(const Args &args);

@@ -123,6 +123,11 @@ static float parse_float(const std::string &text, const std::string &what) {
 
 const std::set<std::string> kModelValued = {"weights", "lm-head", "backend", "threads", "context", "kv-cache"};
 
+std::set<std::string> with_model_flags(std::set<std::string> flags) {
+    flags.insert("no-mmap");
+    return flags;
+}
+
 reset_kv_cache kv_cache_from_args(const Args &args) {
     const std::string name = args.get("kv-cache", "bf16");
     if (name == "bf16") return RESET_KV_CACHE_BF16;
@@ -209,6 +214,9 @@ Model::Model(const std::string &path, const Args &args) {
     else if (backend == "cuda") options.backend = RESET_BACKEND_CUDA;
     else usage_error("unknown backend '" + backend + "' (auto, cpu, cuda)");
     options.threads = int32_t(args.get_int("threads", 0, 0, 1024));
+    // llama.cpp's name: the files read whole into memory, so one rewritten meanwhile is an error,
+    // not a SIGBUS in the middle of a conversation (reset_file_access).
+    if (args.has("no-mmap")) options.file_access = RESET_FILE_ACCESS_READ;
     if (!is_directory(path)) fail("model directory '" + path + "' does not exist");
     // Loading may quantize a large checkpoint layer by layer: the library
     // reports the fraction done, drawn as a bar with rate and ETA.

@@ -158,13 +158,13 @@ int cmd_eval(int argc, char **argv) {
     std::set<std::string> valued = kModelValued;
     valued.insert(kSamplingValued.begin(), kSamplingValued.end());
     valued.insert({"policy", "samples", "max-tokens", "out", "limit", "think-budget"});
-    const Args args = parse_args(argc, argv, 2, {"help"}, valued);
+    const Args args = parse_args(argc, argv, 2, with_model_flags({"help"}), valued);
     if (args.has("help") || args.positional.size() != 2) {
         std::printf(
             "usage: reset eval MODEL_DIR DATA.jsonl [--policy P]... [--samples N] [--max-tokens N] [--limit K]\n"
             "                  [--out SAMPLES.jsonl] [--seed S] [--top-p P] [--top-k K] [--presence-penalty X]\n"
             "                  [--frequency-penalty X] [--repetition-penalty R] [--think-budget N]\n"
-            "                  [--weights auto|bf16|nvfp4|w4a4] [--context N]\n"
+            "                  [--weights auto|bf16|nvfp4|w4a4] [--context N] [--no-mmap]\n"
             "DATA: one JSON object per line, {\"problem\",\"answer\"} or GSM8K's {\"question\",\"answer\": \"... #### N\"}.\n"
             "Each policy (default: fixed 0.6, top_p 0.95) draws N samples (default 1) per problem.  Up to 8\n"
             "samples run as the parallel sequences of one session, which draw independent Philox streams; the\n"
@@ -325,7 +325,7 @@ int cmd_eval(int argc, char **argv) {
 int cmd_calibrate(int argc, char **argv) {
     std::set<std::string> valued = kModelValued;
     valued.insert({"limit", "temperature", "top-p", "seed", "max-tokens", "percentile"});
-    const Args args = parse_args(argc, argv, 2, {"processed-scores", "help"}, valued);
+    const Args args = parse_args(argc, argv, 2, with_model_flags({"processed-scores", "help"}), valued);
     if (args.has("help") || args.positional.size() != 2) {
         std::printf(
             "usage: reset calibrate MODEL_DIR DATA.jsonl [--limit K] [--temperature T] [--top-p P] [--seed S]\n"

@@ -102,7 +102,7 @@ int cmd_generate(int argc, char **argv) {
         with_model_options({"policy", "max-tokens", "jsonl", "system", "think-budget", "top-logprobs", "prompt-cache"});
     valued.insert(kSamplingValued.begin(), kSamplingValued.end());
     valued.insert(kStopValued.begin(), kStopValued.end());
-    const Args args = parse_args(argc, argv, 2, {"raw", "no-think", "ignore-eos", "help"}, valued);
+    const Args args = parse_args(argc, argv, 2, with_model_flags({"raw", "no-think", "ignore-eos", "help"}), valued);
     if (args.has("help") || args.positional.empty()) {
         std::printf(
             "usage: reset generate MODEL_DIR [PROMPT...|-] [--policy P] [--max-tokens N] [--jsonl FILE|-]\n"
@@ -275,7 +275,7 @@ static const char *template_name(reset_chat_template t) {
 }
 
 int cmd_info(int argc, char **argv) {
-    const Args args = parse_args(argc, argv, 2, {"help"}, kModelValued);
+    const Args args = parse_args(argc, argv, 2, with_model_flags({"help"}), kModelValued);
     if (args.has("help") || args.positional.size() != 1) {
         std::printf(
             "usage: reset info MODEL_DIR [--weights auto|bf16|nvfp4|w4a4] [--lm-head auto|nvfp4] "

@@ -22,7 +22,7 @@ static const char kUsage[] =
     "  score TEXT EXPECTED         how eval scores one answer (last \\boxed{}, normalised)\n"
     "\n"
     "Common options: --weights auto|bf16|nvfp4|w4a4  --lm-head auto|nvfp4  --backend auto|cpu|cuda  --threads N\n"
-    "                --context N  --kv-cache bf16|fp8|fp32\n"
+    "                --context N  --kv-cache bf16|fp8|fp32  --no-mmap (read the model's files, don't map them)\n"
     "Policies: greedy | fixed T | reset | entropy, then key=value (t_low= tau0= t_high= window= top_p= seed=\n"
     "          presence_penalty= frequency_penalty= repetition_penalty=)\n"
     "Run `reset COMMAND --help` for a command's options.\n";

@@ -146,6 +146,15 @@ private:
         std::lock_guard<std::mutex> lock(session_mutex_);
         reset_session_free(session_);
         session_ = nullptr;
+        metrics_.kv_cache(0, 0);
+    }
+
+    // The tokens the session's sequences hold, as /metrics' KV-cache usage; returns the count.
+    int64_t publish_kv_cache(reset_session *session, int sequences) {
+        int64_t held = 0;
+        for (int s = 0; s < sequences; ++s) held += std::max(reset_session_length(session, s), 0);
+        metrics_.kv_cache(held, int64_t(sequences) * reset_session_max_context(session));
+        return held;
     }
 
     static void check_call(reset_status status, const char *what) {
@@ -218,6 +227,8 @@ private:
         check_call(reset_prefill(session, request.prompt.data() + outcome.cached_tokens,
                                  request.prompt.size() - outcome.cached_tokens),
                    "prefill");
+        const int64_t kv_capacity = int64_t(request.n) * reset_session_max_context(session);
+        int64_t kv_held = publish_kv_cache(session, request.n);
 
         const double decode_start = now_seconds();
         double last_step = 0;  // when the previous step returned (0: none yet)
@@ -288,9 +299,13 @@ private:
                     break;
                 }
             }
+            // One position per sample that drew a token; the exact count again at the end.
+            for (const reset_step &step : steps) kv_held += step.token >= 0;
+            metrics_.kv_cache(kv_held, kv_capacity);
             done = done || outcome.client_gone || still_active == 0;
         }
         outcome.decode_seconds = now_seconds() - decode_start;
+        publish_kv_cache(session, request.n);
         return outcome;
     }
 };
@@ -645,12 +660,14 @@ private:
         }
         // A write that failed after the last step still means the client went away.
         outcome.client_gone = !writer.finish() || outcome.client_gone;
+        // Counted before [DONE] goes out: a client that scrapes /metrics once its stream has ended
+        // finds the request there (counted after it, it was missing now and then: session 43).
+        count_finished(request, outcome, choices, arrival);
+        log(request, outcome, choices, outcome.client_gone ? " (the client went away: stopped)" : "");
         if (!outcome.client_gone) {
             static const char kDone[] = "data: [DONE]\n\n";
             sink.write(kDone, sizeof kDone - 1);
         }
-        log(request, outcome, choices, outcome.client_gone ? " (the client went away: stopped)" : "");
-        count_finished(request, outcome, choices, arrival);
         sink.done();
     }
 };
@@ -664,12 +681,12 @@ int cmd_serve(int argc, char **argv) {
                                     "reasoning-format",
                                     "kv-cache"};
     valued.insert(kModelValued.begin(), kModelValued.end());
-    const Args args = parse_args(argc, argv, 2, {"help"}, valued);
+    const Args args = parse_args(argc, argv, 2, with_model_flags({"help"}), valued);
     if (args.has("help") || args.positional.size() > 1) {
         std::printf(
             "usage: reset serve [MODEL_DIR] [--host ADDR] [--port N] [--api-key KEY] [--allowed-origins LIST]\n"
             "                   [--served-model-name NAME] [--parallel N] [--reasoning-format split|none]\n"
-            "                   [--context N] [--kv-cache bf16|fp8]\n"
+            "                   [--context N] [--kv-cache bf16|fp8] [--no-mmap]\n"
             "An OpenAI-compatible HTTP server (vLLM's and llama.cpp's dialect; docs/serve.md):\n"
             "  POST /v1/chat/completions, /v1/completions (streamed with \"stream\": true), /tokenize, /detokenize;\n"
             "  GET /v1/models, /health, /metrics (Prometheus' format, vLLM's names with reset: for vllm:).\n"

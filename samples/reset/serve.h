@@ -215,11 +215,15 @@ public:
     void first_token(double seconds);            // from the request's arrival to its first token
     void step(double seconds);                   // a decode step of a running request (every sample's next token)
     // A request that produced a response: its prompt (cached tokens included), the prompt tokens
-    // the session already held, the tokens generated, its time from arrival to its last byte, and
-    // how each of its choices ended ("stop", "length", "tool_calls"; "abort" when the client left).
+    // the session already held, the tokens generated, its time from arrival to its end (before a
+    // stream's [DONE]), and how each of its choices ended ("stop", "length", "tool_calls"; "abort"
+    // when the client left).
     void request_finished(size_t prompt_tokens, size_t cached_tokens, size_t generation_tokens,
                           double e2e_seconds, const std::vector<std::string> &finish_reasons);
     void error(int http_status);  // a request answered with an error object
+    // The session's KV cache: the tokens its sequences hold (the prompt cache's included) out of
+    // sequences x max_context; 0 of 0 when there is no session.
+    void kv_cache(int64_t tokens_held, int64_t capacity);
 
     std::string text() const;  // the exposition
 
@@ -238,6 +242,7 @@ private:
     std::string label_;  // model_name="...", escaped
     mutable std::mutex mutex_;
     int64_t waiting_ = 0, running_ = 0;
+    int64_t kv_tokens_ = 0, kv_capacity_ = 0;
     uint64_t prompt_tokens_ = 0, cached_tokens_ = 0, generation_tokens_ = 0;
     std::map<std::string, uint64_t> finished_;  // finish reason -> choices
     std::map<int, uint64_t> errors_;            // HTTP status -> requests

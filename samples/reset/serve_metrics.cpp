@@ -124,6 +124,12 @@ void ServerMetrics::request_finished(size_t prompt_tokens, size_t cached_tokens,
     for (const std::string &reason : finish_reasons) ++finished_[reason];
 }
 
+void ServerMetrics::kv_cache(int64_t tokens_held, int64_t capacity) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    kv_tokens_ = tokens_held;
+    kv_capacity_ = capacity;
+}
+
 void ServerMetrics::error(int http_status) {
     std::lock_guard<std::mutex> lock(mutex_);
     ++errors_[http_status];
@@ -136,6 +142,11 @@ std::string ServerMetrics::text() const {
     sample(out, "reset:num_requests_running", label_, running_);
     header(out, "reset:num_requests_waiting", "gauge", "Requests waiting for the model's turn.");
     sample(out, "reset:num_requests_waiting", label_, waiting_);
+    // vLLM's fraction of its block pool in use; here of the one session's positions, which the prompt
+    // cache keeps filled between requests.
+    header(out, "reset:kv_cache_usage_perc", "gauge",
+           "KV-cache usage: 1 means 100 percent (tokens held of sequences x max_context).");
+    sample(out, "reset:kv_cache_usage_perc", label_, kv_capacity_ > 0 ? double(kv_tokens_) / double(kv_capacity_) : 0.0);
     header(out, "reset:prompt_tokens_total", "counter", "Prompt tokens of finished requests, cached ones included.");
     sample(out, "reset:prompt_tokens_total", label_, prompt_tokens_);
     header(out, "reset:prefix_cache_hits_total", "counter",

@@ -85,6 +85,9 @@ check("tokenize --pieces shows texts", rc == 0 and '"What"' in out and '" is"' i
 rc, out, err = run("generate", CHAT, "What is 2+3?", "--max-tokens", "20", "--policy", "greedy")
 rc2, out2, _ = run("generate", CHAT, "What is 2+3?", "--max-tokens", "20", "--policy", "greedy")
 check("generate greedy is deterministic and non-empty", rc == 0 and len(out.strip()) > 5 and out == out2, out + err)
+# --no-mmap reads the files instead of mapping them (reset_file_access): the same model, the same answer.
+rc3, out3, err3 = run("generate", CHAT, "What is 2+3?", "--max-tokens", "20", "--policy", "greedy", "--no-mmap")
+check("generate --no-mmap answers as the mapped model does", rc3 == 0 and out3 == out, out3 + err3)
 rc, out, err = run("generate", CHAT, "-", "--max-tokens", "8", stdin="What is 2+3?\n")
 check("generate reads the prompt from stdin", rc == 0 and len(out.strip()) > 0, out + err)
 trace = os.path.join(TMP, "trace.jsonl")
@@ -716,6 +719,9 @@ check_error("unknown command", ["dance"], 2,
             "unknown command 'dance' (chat, generate, serve, tokenize, info, bench, eval, calibrate, score)")
 check_error("bad weight format", ["info", CHAT, "--weights", "fp8"], 2, "unknown weight format 'fp8'")
 check_error("bad lm_head format", ["info", CHAT, "--lm-head", "fp8"], 2, "unknown lm_head format 'fp8'")
+check_error("--no-mmap takes no value", ["info", CHAT, "--no-mmap=1"], 2, "option --no-mmap takes no value")
+check_error("--no-mmap is a model-loading option", ["tokenize", CHAT, "hi", "--no-mmap"], 2,
+            "unknown option --no-mmap")
 check_error("an NVFP4 lm_head with BF16 weights", ["info", CHAT, "--lm-head", "nvfp4"], 1,
             "quantize_lm_head asks for an NVFP4 lm_head")
 bad = write("bad.jsonl", '{"problem": "1+1?", "answer": "2"}\n{"problem": oops}\n')

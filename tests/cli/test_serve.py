@@ -613,6 +613,13 @@ try:
           and after[("reset:inter_token_latency_seconds_sum", ())] > 0, buckets)
     check("metrics: nothing running or waiting once the responses are in",
           after[("reset:num_requests_running", ())] == 0 and after[("reset:num_requests_waiting", ())] == 0, after)
+    # The last generation (the refusal never reached the session): 2 samples of the prompt and 5 tokens in a
+    # session of 2 x 512 positions.  A sample's last token enters its context only if another step follows
+    # (reset_session_tokens), so each holds the prompt and 4 or 5 tokens.
+    held = after[("reset:kv_cache_usage_perc", ())] * 2 * 512
+    check("metrics: the KV-cache usage is the tokens the session holds of its positions",
+          2 * (streamed.prompt_tokens + 4) <= round(held) <= 2 * (streamed.prompt_tokens + 5)
+          and abs(held - round(held)) < 1e-6, (held, streamed))
 finally:
     rc = server.stop()
 check("SIGTERM stops the server cleanly (exit 0, 'stopping' logged)",

@@ -43,6 +43,11 @@ TEST_CASE("serve metrics: counters, gauges and histograms after known events") {
     const std::string label = "model_name=\"qwen \\\"8b\\\"\\\\x\"";  // the format's escapes
     CHECK(has(m.text(), "reset:num_requests_running{" + label + "} 0"));
     CHECK(has(m.text(), "reset:time_to_first_token_seconds_count{" + label + "} 0"));
+    CHECK(has(m.text(), "reset:kv_cache_usage_perc{" + label + "} 0"));  // no session yet: 0 of 0
+    m.kv_cache(300, 2 * 512);
+    CHECK(has(m.text(), "reset:kv_cache_usage_perc{" + label + "} 0.29296875"));  // 300 / 1024, exact
+    m.kv_cache(0, 0);  // the session dropped
+    CHECK(has(m.text(), "reset:kv_cache_usage_perc{" + label + "} 0"));
 
     m.request_waiting();
     m.request_waiting();

@@ -69,6 +69,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -900,8 +901,27 @@ void test_penalties(const std::string &dir) {
     reset_session_free(s);
 }
 
+// Whether the checkpoint itself stores an NVFP4 lm_head (llm-compressor's NVFP4A16 with the head
+// quantized: "lm_head.weight_packed"; ModelOpt: a U8 "lm_head.weight"), read from the safetensors
+// header independently of the loader.  Such a model's head is NVFP4 with or without quantize_lm_head.
+bool checkpoint_has_nvfp4_lm_head(const std::string &dir) {
+    std::ifstream in(dir + "/model.safetensors", std::ios::binary);
+    uint64_t header_size = 0;
+    unsigned char size_bytes[8] = {};
+    if (!in.read(reinterpret_cast<char *>(size_bytes), 8)) return false;  // sharded: no such fixture
+    for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | size_bytes[i];
+    std::string header(header_size, '\0');
+    if (!in.read(header.data(), std::streamsize(header_size))) return false;
+    const auto json = nlohmann::json::parse(header);
+    return json.contains("lm_head.weight_packed") ||
+           (json.contains("lm_head.weight") && json["lm_head.weight"]["dtype"] == "U8");
+}
+
 void test_nvfp4_lm_head(const std::string &dir) {
     const char *names[] = {"", "bf16", "w4a16", "w4a4"};
+    // The fixture ct-nvfp4a16-head-qwen3 stores its head in NVFP4: both loads below have it (first run
+    // on it in session 43; the runs since session 39 ran test_model only).
+    const bool own_nvfp4_head = checkpoint_has_nvfp4_lm_head(dir);
     for (reset_weights w : {RESET_WEIGHTS_NVFP4_W4A16, RESET_WEIGHTS_NVFP4_W4A4}) {
         // The quick set (under compute-sanitizer) runs the NVFP4 lm_head GEMV once, in W4A16.
         if (w == RESET_WEIGHTS_NVFP4_W4A4 && std::getenv("RESET_GPU_TEST_QUICK")) break;
@@ -910,14 +930,16 @@ void test_nvfp4_lm_head(const std::string &dir) {
         reset_model *gpu_bf16_head = load(dir, w, RESET_BACKEND_CUDA);
         const reset_model_info bf16_head = info_of(gpu_bf16_head);
         reset_model_free(gpu_bf16_head);
-        EXPECT(info.lm_head_nvfp4 == 1 && bf16_head.lm_head_nvfp4 == 0, "%s %s: lm_head_nvfp4 %d / %d", dir.c_str(),
-               names[w], info.lm_head_nvfp4, bf16_head.lm_head_nvfp4);
+        EXPECT(info.lm_head_nvfp4 == 1 && bf16_head.lm_head_nvfp4 == (own_nvfp4_head ? 1 : 0),
+               "%s %s: lm_head_nvfp4 %d / %d (the checkpoint's own head %s)", dir.c_str(), names[w],
+               info.lm_head_nvfp4, bf16_head.lm_head_nvfp4, own_nvfp4_head ? "NVFP4" : "BF16");
         // Untied, the BF16 lm_head's 2 bytes per weight give way to the GEMV layout's NVFP4 records
         // (2304 bytes per 16 rows x 256 columns, padded: nvfp4_gemv_layout.h); tied, the BF16 lm_head is
         // the embedding table (on the device anyway), and the NVFP4 one comes on top of it.
         const double nvfp4_head = double((info.vocab_size + 15) / 16) * ((info.hidden_size + 255) / 256) * 2304;
         const double saved = double(bf16_head.device_bytes) - double(info.device_bytes);
-        const double expected = (info.tied_embeddings ? 0 : 2.0 * info.vocab_size * info.hidden_size) - nvfp4_head;
+        const double expected =
+            own_nvfp4_head ? 0.0 : (info.tied_embeddings ? 0 : 2.0 * info.vocab_size * info.hidden_size) - nvfp4_head;
         EXPECT(std::fabs(saved - expected) < 0.05 * std::fabs(expected) + 65536,
                "%s %s: the NVFP4 lm_head saved %.0f device bytes, not about %.0f", dir.c_str(), names[w], saved,
                expected);
@@ -1536,6 +1558,65 @@ void test_repack_error(const std::string &dir) {
     reset_model_free(m);
 }
 
+int g_file_access_runs = 0;  // test_file_access: loads from a copy of the checkpoint, then truncated
+
+// reset_file_access (0.12): mapped or read, the CUDA backend keeps neither the mapping nor the copy
+// once the weights are on the device.  A model loaded from a copy of the directory: the process's
+// mappings no longer name the copy's files, and with those files truncated to nothing the model
+// decodes as one loaded from the intact directory, bit for bit (the same bytes on the device, the
+// same kernels, the same prompt: nothing may differ).  Before session 43 the mapping stayed.
+void test_file_access(const std::string &dir) {
+    reset_model *reference = load(dir, RESET_WEIGHTS_AUTO, RESET_BACKEND_CUDA);
+    const int vocab = info_of(reference).vocab_size;
+    const std::vector<int32_t> ids = prompt(vocab, 11, 113u);
+    // The logits after the prompt, and after one greedy step (the decode step's GEMVs and graph).
+    auto run = [&](reset_model *m) {
+        reset_session *s = session(m, 1, 64);
+        set_policy(s, RESET_POLICY_GREEDY);
+        ok(reset_prefill(s, ids.data(), ids.size()), "reset_prefill");
+        std::vector<float> out = logits(s, 0, vocab);
+        reset_step step;
+        reset_step_init(&step, 1);
+        ok(reset_decode_step(s, &step, 1, nullptr), "reset_decode_step");
+        const std::vector<float> after = logits(s, 0, vocab);
+        out.insert(out.end(), after.begin(), after.end());
+        reset_session_free(s);
+        return out;
+    };
+    const std::vector<float> want = run(reference);
+    reset_model_free(reference);
+    for (reset_file_access access : {RESET_FILE_ACCESS_MAP, RESET_FILE_ACCESS_READ}) {
+        const char *name = access == RESET_FILE_ACCESS_MAP ? "mapped" : "read";
+        char pattern[] = "/tmp/reset-gpu-file-access-XXXXXX";
+        const char *tmp = mkdtemp(pattern);
+        EXPECT(tmp != nullptr, "mkdtemp failed");
+        if (!tmp) return;
+        std::filesystem::copy(dir, tmp, std::filesystem::copy_options::recursive);
+        reset_model_options o;
+        reset_model_options_init(&o);
+        o.backend = RESET_BACKEND_CUDA;
+        o.file_access = access;
+        reset_model *m = nullptr;
+        ok(reset_model_load(tmp, &o, &m), "reset_model_load (a copy)");
+        const std::string maps = reset::read_text_file("/proc/self/maps");
+        EXPECT(maps.find(tmp) == std::string::npos, "%s, %s: the process still maps the checkpoint's files after "
+               "the load", dir.c_str(), name);
+        int truncated = 0;
+        for (const auto &entry : std::filesystem::directory_iterator(tmp))
+            if (entry.path().extension() == ".safetensors") {
+                std::filesystem::resize_file(entry.path(), 0);
+                ++truncated;
+            }
+        EXPECT(truncated > 0, "%s: no safetensors file to truncate", dir.c_str());
+        const std::vector<float> got = run(m);
+        EXPECT(got == want, "%s, %s, its files truncated after the load: logits differ from the intact model's "
+               "(rel L2 %.3g)", dir.c_str(), name, rel_l2(got, want));
+        ++g_file_access_runs;
+        reset_model_free(m);
+        std::filesystem::remove_all(tmp);
+    }
+}
+
 int main(int argc, char **argv) {
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
@@ -1569,7 +1650,11 @@ int main(int argc, char **argv) {
         if (wanted("test_copy_sequence")) test_copy_sequence(argv[i]);
         if (wanted("test_sequence_file")) test_sequence_file(argv[i]);
         if (wanted("test_repack_error")) test_repack_error(argv[i]);
+        if (wanted("test_file_access")) test_file_access(argv[i]);
     }
+    if (wanted("test_file_access")) EXPECT(g_file_access_runs > 0, "reset_file_access untested");
+    std::printf("test_cuda_engine: %d models decoded with their files truncated after the load\n",
+                g_file_access_runs);
     if (wanted("test_sequence_file")) EXPECT(g_files_compared > 0, "reset_save_sequence / reset_load_sequence untested");
     std::printf("test_cuda_engine: %d engine pairs compared after loading each other's sequence files\n",
                 g_files_compared);

@@ -89,6 +89,33 @@ def test_quantize_lm_head_reaches_the_library():
     assert "quantize_lm_head" in str(failure.value)
 
 
+def test_a_model_read_into_memory_decodes_as_the_mapped_one(monkeypatch):
+    # 0.12: file_access="read" copies the same bytes the default mapping reads in place, so the logits are equal
+    # bit for bit and greedy decoding draws the same tokens.
+    prompt = fixture_i32("input_ids")
+
+    def decode(file_access):
+        with reset.Model(MODEL, weights="bf16", backend="cpu", file_access=file_access) as model, \
+                model.session(max_context=64) as session:
+            session.set_policy(kind="greedy")
+            session.prefill(prompt)
+            logits = session.logits()
+            return logits, [step.token for step in session.generate(8)]
+
+    mapped_logits, mapped_tokens = decode("map")
+    read_logits, read_tokens = decode("read")
+    assert np.array_equal(read_logits, mapped_logits)
+    assert read_tokens == mapped_tokens and len(read_tokens) == 8
+    with pytest.raises(ValueError, match="file_access must be one of map, read; got 'mmap'"):
+        reset.Model(MODEL, backend="cpu", file_access="mmap")
+    # A value outside reset_file_access that reaches the library is refused there, naming the field.
+    monkeypatch.setattr(reset.model, "FILE_ACCESSES", {"map": 0, "read": 1, "seven": 7})
+    with pytest.raises(reset.ResetError) as failure:
+        reset.Model(MODEL, backend="cpu", file_access="seven")
+    assert failure.value.name == "RESET_ERR_INVALID_ARGUMENT"
+    assert "file_access" in str(failure.value)
+
+
 def test_info_names_the_checkpoint_format():
     # 0.10: where the NVFP4 weights come from, one fixture of each reset_checkpoint_format, as they load by default,
     # and whether the checkpoint carries calibrated FP8 KV-cache scales (only ct-nvfp4a16-head-qwen3's K/V scales).
@@ -132,16 +159,20 @@ def test_a_library_of_another_abi_major_is_refused_clearly():
 
 def test_a_library_older_than_the_bindings_minor_is_refused_clearly():
     # A pure function of the version number: reloading the module against an old library is not needed.
-    assert (_lib.ABI_MAJOR, _lib.ABI_MINOR) == (0, 11)
+    assert (_lib.ABI_MAJOR, _lib.ABI_MINOR) == (0, 12)
     _lib.check_abi(_lib.lib.reset_version())
-    for newer_or_same in (1100, 1101, 1199, 1200, 9900):
+    for newer_or_same in (1200, 1201, 1299, 1300, 9900):
         _lib.check_abi(newer_or_same)
     with pytest.raises(ImportError) as error:
-        _lib.check_abi(1000)  # 0.10's reset_chat_options has no tools_json
-    assert str(error.value) == ("libreset 0.10.0 is older than these bindings need (0.11 or newer): "
+        _lib.check_abi(1100)  # 0.11's reset_model_load knows no file_access
+    assert str(error.value) == ("libreset 0.11.0 is older than these bindings need (0.12 or newer): "
                                 "it lacks functions or fields they use")
-    with pytest.raises(ImportError, match="libreset 0.10.99 is older"):
-        _lib.check_abi(1099)
+    with pytest.raises(ImportError, match="libreset 0.11.99 is older"):
+        _lib.check_abi(1199)
+    with pytest.raises(ImportError, match="libreset 0.10.0 is older"):
+        _lib.check_abi(1000)
+    with pytest.raises(ImportError, match="libreset 0.9.0 is older"):
+        _lib.check_abi(900)
     with pytest.raises(ImportError, match="libreset 0.8.0 is older"):
         _lib.check_abi(800)
     with pytest.raises(ImportError, match="libreset 0.7.0 is older"):
@@ -483,6 +514,11 @@ def test_step_structs_match_the_library_byte_for_byte():
     if ctypes.sizeof(ctypes.c_void_p) == 8:
         assert ctypes.sizeof(_lib.Step) == 96  # stop_index fills 0.4's tail padding (reset.h): the size is unchanged
         assert ctypes.sizeof(_lib.StopOptions) == 56  # ignore_eos (0.5) after include_stop_string, then padding
+        assert ctypes.sizeof(_lib.ModelOptions) == 48  # file_access (0.12) fills 0.11's tail padding (reset.h)
+    model_options = _lib.ModelOptions(file_access=1)
+    _lib.lib.reset_model_options_init_sized(ctypes.byref(model_options), ctypes.sizeof(model_options))
+    assert model_options.struct_size == ctypes.sizeof(_lib.ModelOptions)
+    assert model_options.file_access == _lib.FILE_ACCESSES["map"]  # the library's default reaches the declared field
     stop = _lib.StopOptions(struct_size=1, string_count=3, id_count=4, max_tokens=5, include_stop_string=1,
                             ignore_eos=1)
     _lib.lib.reset_stop_options_init_sized(ctypes.byref(stop), ctypes.sizeof(stop))

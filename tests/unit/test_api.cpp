@@ -907,6 +907,46 @@ TEST_CASE("W4A16 activations: FP16 by default, FP32 on the CPU only, other value
     }
 }
 
+TEST_CASE("file access: a model read into memory decodes as the mapped one, files truncated or not; other values refused") {
+    TinyShape shape;
+    const std::string dir = write_tiny_model(shape, 9, "file-access");
+    reset_model_options options;
+    reset_model_options_init(&options);
+    CHECK(options.file_access == RESET_FILE_ACCESS_MAP);
+    options.backend = RESET_BACKEND_CPU;  // the BF16 weights are read where the store holds them
+    const int32_t prompt[] = {5, 9, 2, 40, 17};
+    auto logits_of = [&](reset_model *model) {
+        SessionGuard s{session_on(model)};
+        REQUIRE(reset_prefill(s.session, prompt, 5) == RESET_OK);
+        std::vector<float> logits(64);
+        REQUIRE(reset_session_logits(s.session, 0, logits.data(), logits.size()) == RESET_OK);
+        return logits;
+    };
+    std::vector<float> mapped;
+    {
+        ModelGuard m;
+        REQUIRE(reset_model_load(dir.c_str(), &options, &m.model) == RESET_OK);
+        mapped = logits_of(m.model);
+    }
+    options.file_access = RESET_FILE_ACCESS_READ;
+    ModelGuard m;
+    const reset_status status = reset_model_load(dir.c_str(), &options, &m.model);
+    INFO(reset_last_error());
+    REQUIRE(status == RESET_OK);
+    CHECK(logits_of(m.model) == mapped);  // the same bytes through the same code
+    // The copy is the model's own: the file cut to nothing changes nothing (a mapped CPU model would die
+    // of SIGBUS here).
+    REQUIRE(::truncate((dir + "/model.safetensors").c_str(), 0) == 0);
+    CHECK(logits_of(m.model) == mapped);
+
+    reset_model_options_init(&options);
+    options.file_access = static_cast<reset_file_access>(2);
+    reset_model *refused = nullptr;
+    CHECK(reset_model_load(dir.c_str(), &options, &refused) == RESET_ERR_INVALID_ARGUMENT);
+    CHECK(last_error().find("file_access") != std::string::npos);
+    CHECK(refused == nullptr);
+}
+
 TEST_CASE("RESET_BACKEND_CUDA without a usable device is RESET_ERR_BACKEND with the reason; AUTO falls back to the CPU") {
     std::string why;
     if (reset::cuda_backend_available(&why)) return;  // a machine with a GPU runs tests/gpu/test_cuda_engine instead

@@ -127,3 +127,93 @@ TEST_CASE("sharded checkpoints: every tensor of the index is found in its shard"
         CHECK(e.status() == RESET_ERR_IO);
     }
 }
+
+TEST_CASE("FileAccess::Read: the same tensors as the mapped file, kept when the file is then truncated") {
+    const std::string dir = temp_directory("read");
+    const std::string bytes = safetensors_bytes({{"a", "F32", {2}, std::string("\0\0\x80\x3f\0\0\0\x40", 8)},
+                                                 {"b", "U8", {1, 3}, "xyz"}},
+                                                "{\"format\":\"pt\"}");
+    write_file(dir + "/model.safetensors", bytes);
+    const TensorStore mapped = TensorStore::open_directory(dir, FileAccess::Map);
+    const TensorStore read = TensorStore::open_directory(dir, FileAccess::Read);
+    REQUIRE(read.tensors().size() == 2);
+    for (const auto &[name, view] : mapped.tensors()) {
+        const TensorView &copy = read.get(name);
+        CHECK(copy.data != view.data);
+        CHECK(copy.shape == view.shape);
+        REQUIRE(copy.nbytes == view.nbytes);
+        CHECK(std::memcmp(copy.data, view.data, view.nbytes) == 0);
+    }
+    CHECK(read.metadata().at("format") == "pt");
+    // What was read no longer depends on the file (a mapped store's pages would now be gone: SIGBUS).
+    REQUIRE(::truncate((dir + "/model.safetensors").c_str(), 0) == 0);
+    CHECK(std::string(reinterpret_cast<const char *>(read.get("b").data), 3) == "xyz");
+    float values[2];
+    std::memcpy(values, read.get("a").data, 8);
+    CHECK(values[0] == 1.0f);
+    CHECK(values[1] == 2.0f);
+    // Read again, the truncated file is what it now is: too short for a header.
+    std::string message;
+    try {
+        TensorStore::open_directory(dir, FileAccess::Read);
+        FAIL("no error");
+    } catch (const Error &e) {
+        CHECK(e.status() == RESET_ERR_FORMAT);
+        message = e.what();
+    }
+    CHECK(message.find("truncated") != std::string::npos);
+}
+
+TEST_CASE("FileAccess::Read: a file that ends before the size it was opened with is an I/O error") {
+    // A sysfs attribute is a regular file whose st_size (4096) is more than it yields: as a file
+    // truncated between the fstat and the read, which a test cannot time.
+    const std::string path = "/sys/kernel/mm/transparent_hugepage/enabled";
+    struct stat info;
+    if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode) || info.st_size < 64) {
+        MESSAGE("skipped: no sysfs attribute that is shorter than its size (", path, ")");
+        return;
+    }
+    try {
+        TensorStore::open_file(path, FileAccess::Read);
+        FAIL("no error");
+    } catch (const Error &e) {
+        CHECK(e.status() == RESET_ERR_IO);
+        const std::string message = e.what();
+        CHECK(message.find("ended after") != std::string::npos);
+        CHECK(message.find("was it being rewritten?") != std::string::npos);
+    }
+}
+
+TEST_CASE("FileAccess::Read: a file of many pieces is read whole, each byte in its place") {
+    // 100 MiB of tensor data, more than 3 of the reader's 32 MiB pieces (so several threads read it):
+    // a sparse file, with a distinct byte pattern around every piece boundary and at the end, where a
+    // misplaced or missing piece would show.
+    const size_t n = size_t(100) << 20;
+    const std::string header = "{\"big\":{\"dtype\":\"U8\",\"shape\":[" + std::to_string(n) +
+                               "],\"data_offsets\":[0," + std::to_string(n) + "]}}";
+    std::string prefix(8, '\0');
+    for (int i = 0; i < 8; ++i) prefix[size_t(i)] = char((header.size() >> (8 * i)) & 0xff);
+    prefix += header;
+    const std::string path = temp_directory("pieces") + "/model.safetensors";
+    write_file(path, prefix);
+    REQUIRE(::truncate(path.c_str(), off_t(prefix.size() + n)) == 0);
+    std::vector<size_t> marks;
+    for (size_t at = (size_t(32) << 20) - prefix.size() - 3; at < n; at += size_t(32) << 20) marks.push_back(at);
+    marks.push_back(n - 8);
+    {
+        std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+        for (size_t k = 0; k < marks.size(); ++k) {
+            file.seekp(std::streamoff(prefix.size() + marks[k]));
+            const std::string pattern = "m" + std::to_string(k) + "#";
+            file.write(pattern.data(), std::streamsize(pattern.size()));
+        }
+    }
+    const TensorStore mapped = TensorStore::open_file(path, FileAccess::Map);
+    const TensorStore read = TensorStore::open_file(path, FileAccess::Read);
+    const TensorView &a = mapped.get("big"), &b = read.get("big");
+    REQUIRE(a.nbytes == n);
+    REQUIRE(b.nbytes == n);
+    CHECK(std::memcmp(a.data, b.data, n) == 0);
+    for (size_t k = 0; k < marks.size(); ++k)
+        CHECK(std::string(reinterpret_cast<const char *>(b.data) + marks[k], 3) == "m" + std::to_string(k) + "#");
+}

@@ -55,10 +55,10 @@ import (
 // Policy.SetLogitBias, 0.8 Session.SaveSequence and Session.LoadSequence, 0.9
 // Session.SaveSequenceBytes, Session.LoadSequenceBytes and Session.Options,
 // 0.10 ModelInfo.CheckpointFormat and ModelInfo.KVCacheScales, 0.11
-// ChatOptions.Tools and Message.ToolCalls).
+// ChatOptions.Tools and Message.ToolCalls, 0.12 ModelOptions.FileAccess).
 const (
 	ABIMajor = 0
-	ABIMinor = 11
+	ABIMinor = 12
 )
 
 // SWIG gives reset.h's RESET_VERSION_MAJOR as a typed constant, and ABIMajor
@@ -206,6 +206,8 @@ func headerValues() []headerValue {
 		{"BackendAuto", int(BackendAuto), int(native.RESET_BACKEND_AUTO)},
 		{"BackendCPU", int(BackendCPU), int(native.RESET_BACKEND_CPU)},
 		{"BackendCUDA", int(BackendCUDA), int(native.RESET_BACKEND_CUDA)},
+		{"FileAccessMap", int(FileAccessMap), int(native.RESET_FILE_ACCESS_MAP)},
+		{"FileAccessRead", int(FileAccessRead), int(native.RESET_FILE_ACCESS_READ)},
 		{"CheckpointUnquantized", int(CheckpointUnquantized), int(native.RESET_CHECKPOINT_UNQUANTIZED)},
 		{"CheckpointModelOpt", int(CheckpointModelOpt), int(native.RESET_CHECKPOINT_MODELOPT)},
 		{"CheckpointCompressedTensors", int(CheckpointCompressedTensors), int(native.RESET_CHECKPOINT_COMPRESSED_TENSORS)},
@@ -231,8 +233,9 @@ var (
 
 // checkHeader refuses to run when a constant of this package disagrees with
 // the reset.h it was built against: the library would read another weight
-// format, backend, KV cache type or policy than the caller asked for, and the
-// caller another end reason or checkpoint format than the library wrote.
+// format, backend, file access, KV cache type or policy than the caller asked
+// for, and the caller another end reason or checkpoint format than the
+// library wrote.
 func checkHeader() error {
 	headerOnce.Do(func() {
 		for _, v := range headerValues() {
@@ -278,6 +281,21 @@ const (
 	BackendCUDA Backend = 2
 )
 
+// FileAccess is reset_file_access (0.12): how Load brings the safetensors
+// files into memory.
+type FileAccess int
+
+const (
+	// Mapped (mmap), the default: quick to open, the pages are the page
+	// cache's, but a file truncated or rewritten in place while mapped kills
+	// the process with SIGBUS, which no error can report.
+	FileAccessMap FileAccess = 0
+	// Read whole into memory the model owns (llama.cpp's --no-mmap): a file
+	// changing while it is read is StatusIO, and the files are not read
+	// afterwards.  Costs their size in host memory.
+	FileAccessRead FileAccess = 1
+)
+
 // CheckpointFormat is reset_checkpoint_format (0.10): where a model's NVFP4
 // weights come from.  A newer libreset of the same ABI major may report a
 // value without a constant here; it is kept as its number.
@@ -313,6 +331,7 @@ type ModelOptions struct {
 	QuantizeLMHead bool
 	Device         int
 	Threads        int
+	FileAccess     FileAccess // (0.12)
 }
 
 // Model is a loaded model, immutable and shareable by goroutines.
@@ -334,7 +353,8 @@ func Load(path string, options ModelOptions) (*Model, error) {
 		checkInt32(StatusInvalidArgument, "ModelOptions.Weights", int(options.Weights)),
 		checkInt32(StatusInvalidArgument, "ModelOptions.Backend", int(options.Backend)),
 		checkInt32(StatusInvalidArgument, "ModelOptions.Device", options.Device),
-		checkInt32(StatusInvalidArgument, "ModelOptions.Threads", options.Threads)); err != nil {
+		checkInt32(StatusInvalidArgument, "ModelOptions.Threads", options.Threads),
+		checkInt32(StatusInvalidArgument, "ModelOptions.FileAccess", int(options.FileAccess))); err != nil {
 		return nil, err
 	}
 	opts := native.NewReset_model_options()
@@ -345,6 +365,7 @@ func Load(path string, options ModelOptions) (*Model, error) {
 	opts.SetQuantize_lm_head(flag(options.QuantizeLMHead))
 	opts.SetDevice(options.Device)
 	opts.SetThreads(options.Threads)
+	opts.SetFile_access(native.Enum_SS_reset_file_access(options.FileAccess))
 	var raw uintptr
 	if err := call(func() native.Enum_SS_reset_status { return native.Reset_model_load(path, opts, &raw) }); err != nil {
 		return nil, err

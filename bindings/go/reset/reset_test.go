@@ -295,6 +295,56 @@ func TestInfoNamesTheCheckpointFormat(t *testing.T) {
 	}
 }
 
+// FileAccessRead (0.12) copies the bytes FileAccessMap reads in place: the logits are equal bit for bit and
+// greedy decoding draws the same tokens.  A value outside reset_file_access is the library's to refuse.
+func TestAModelReadIntoMemoryDecodesAsTheMappedOne(t *testing.T) {
+	dir := filepath.Join(source(), "tests/fixtures/models/qwen3-tied")
+	prompt := ids(t, "prompt.txt")
+	ctx := context.Background()
+	decode := func(access FileAccess) ([]float32, []int32) {
+		t.Helper()
+		m, err := Load(dir, ModelOptions{Weights: WeightsBF16, Backend: BackendCPU, FileAccess: access})
+		if err != nil {
+			t.Fatalf("FileAccess %d: %v", access, err)
+		}
+		defer m.Close()
+		s, err := m.NewSession(64, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if err := s.SetPolicy(Greedy()); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Prefill(ctx, prompt); err != nil {
+			t.Fatal(err)
+		}
+		logits, err := s.Logits(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tokens []int32
+		it := s.Generate(ctx, 8)
+		for it.Next() {
+			tokens = append(tokens, it.Step().Token)
+		}
+		if it.Err() != nil || len(tokens) != 8 {
+			t.Fatalf("FileAccess %d: %v (%v)", access, tokens, it.Err())
+		}
+		return logits, tokens
+	}
+	mappedLogits, mappedTokens := decode(FileAccessMap)
+	readLogits, readTokens := decode(FileAccessRead)
+	if !reflect.DeepEqual(readLogits, mappedLogits) || !reflect.DeepEqual(readTokens, mappedTokens) {
+		t.Fatalf("read: tokens %v; mapped: tokens %v (or the logits differ)", readTokens, mappedTokens)
+	}
+	_, err := Load(dir, ModelOptions{Backend: BackendCPU, FileAccess: FileAccess(7)})
+	var e *Error
+	if !errors.As(err, &e) || e.Status != StatusInvalidArgument || !strings.Contains(e.Message, "file_access") {
+		t.Fatalf("FileAccess(7): got %v", err)
+	}
+}
+
 func TestAnotherABIMajorIsRefusedClearly(t *testing.T) {
 	if CheckABI(ABIMajor*10000+ABIMinor*100+99) != nil {
 		t.Fatal("own major refused")
@@ -306,28 +356,28 @@ func TestAnotherABIMajorIsRefusedClearly(t *testing.T) {
 }
 
 func TestAnOlderMinorIsRefusedClearly(t *testing.T) {
-	if ABIMajor != 0 || ABIMinor != 11 {
+	if ABIMajor != 0 || ABIMinor != 12 {
 		t.Fatalf("ABI %d.%d: update this test with the bindings", ABIMajor, ABIMinor)
 	}
 	if err := ensureABI(); err != nil {
 		t.Fatalf("the loaded library %s: %v", Version(), err)
 	}
-	for _, v := range []uint32{1100, 1101, 1199, 1200, 9900} {
+	for _, v := range []uint32{1200, 1201, 1299, 1300, 9900} {
 		if err := CheckABI(v); err != nil {
 			t.Fatalf("CheckABI(%d): %v", v, err)
 		}
 	}
 	var e *Error
-	// 0.10's reset_chat_options has no tools_json.
-	err := CheckABI(1000)
-	want := "libreset 0.10.0 is older than these bindings need (0.11 or newer): it lacks functions or fields they use"
+	// 0.11's reset_model_load knows no file_access.
+	err := CheckABI(1100)
+	want := "libreset 0.11.0 is older than these bindings need (0.12 or newer): it lacks functions or fields they use"
 	if !errors.As(err, &e) || e.Status != StatusUnsupported || e.Message != want {
 		t.Fatalf("got %v", err)
 	}
-	if err := CheckABI(1099); err == nil || !strings.Contains(err.Error(), "libreset 0.10.99 is older") {
-		t.Fatalf("CheckABI(1099): got %v", err)
+	if err := CheckABI(1199); err == nil || !strings.Contains(err.Error(), "libreset 0.11.99 is older") {
+		t.Fatalf("CheckABI(1199): got %v", err)
 	}
-	for _, v := range []uint32{900, 800, 700, 600, 500, 400, 300, 200, 100} {
+	for _, v := range []uint32{1000, 900, 800, 700, 600, 500, 400, 300, 200, 100} {
 		prefix := "libreset 0." + strconv.Itoa(int(v/100)) + ".0 is older"
 		if err := CheckABI(v); err == nil || !strings.Contains(err.Error(), prefix) {
 			t.Fatalf("CheckABI(%d): got %v", v, err)

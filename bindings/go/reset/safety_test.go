@@ -344,6 +344,8 @@ func TestIntsOutsideInt32AreRefused(t *testing.T) {
 	expect("Load Device", load(ModelOptions{Device: wrap}), StatusInvalidArgument, "Device")
 	expect("Load Weights", load(ModelOptions{Weights: wrap + WeightsBF16}), StatusInvalidArgument, "Weights")
 	expect("Load Backend", load(ModelOptions{Backend: wrap + BackendCPU}), StatusInvalidArgument, "Backend")
+	expect("Load FileAccess", load(ModelOptions{FileAccess: wrap + FileAccessRead}), StatusInvalidArgument,
+		"FileAccess")
 	tok := m.Tokenizer()
 	if tok == nil {
 		t.Fatal("reset-arith-4m has no tokenizer")

@@ -17,7 +17,7 @@ try:
 except ImportError:  # numpy is optional: id lists are checked element by element without it
     _np = None
 
-# The libreset these bindings were written for: any 0.M with M >= 11 (minors only append functions and
+# The libreset these bindings were written for: any 0.M with M >= 12 (minors only append functions and
 # struct fields; 0.2 appended the penalties to reset_policy_params, 0.3 logprob to reset_step and
 # reset_decision, repetition_penalty to reset_policy_params and reset_policy_add_context, 0.4
 # top_logprobs to reset_session_options and top_logprob_count / top_logprobs to reset_step, 0.5
@@ -27,9 +27,9 @@ except ImportError:  # numpy is optional: id lists are checked element by elemen
 # reset_policy_set_logit_bias, 0.8 reset_save_sequence / reset_load_sequence, 0.9
 # reset_save_sequence_to_memory / reset_load_sequence_from_memory and reset_session_get_options, 0.10
 # checkpoint_format and kv_cache_scales to reset_model_info, 0.11 tools_json and tool_calls_json to
-# reset_chat_options).
+# reset_chat_options, 0.12 file_access to reset_model_options).
 ABI_MAJOR = 0
-ABI_MINOR = 11
+ABI_MINOR = 12
 
 
 class ResetError(Exception):
@@ -261,7 +261,7 @@ class ModelOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("weights", ctypes.c_int), ("backend", ctypes.c_int),
                 ("quantize_lm_head", ctypes.c_int32), ("device", ctypes.c_int32), ("threads", ctypes.c_int32),
                 ("progress", ctypes.c_void_p), ("progress_user_data", ctypes.c_void_p),
-                ("w4a16_activations", ctypes.c_int)]
+                ("w4a16_activations", ctypes.c_int), ("file_access", ctypes.c_int)]
 
 # int (*reset_progress_callback)(float fraction, void *user_data)
 PROGRESS_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_float, ctypes.c_void_p)
@@ -351,6 +351,8 @@ BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
 CHECKPOINT_FORMATS = {"unquantized": 0, "modelopt": 1, "compressed-tensors": 2}
 # reset_activations ("fp32": the CPU backend's unrounded W4A16 reference).
 ACTIVATIONS = {"fp16": 0, "fp32": 1}
+# reset_file_access (0.12): how the safetensors files are brought into memory.
+FILE_ACCESSES = {"map": 0, "read": 1}
 POLICIES = {"greedy": 0, "fixed": 1, "reset": 2, "entropy": 3}
 # reset_end_reason, by the names traces give them ("none": still generating; "stop" and "length": 0.5).
 END_REASONS = {"none": 0, "eos": 1, "finished": 2, "stop": 3, "length": 4}

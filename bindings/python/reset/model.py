@@ -10,10 +10,10 @@ import operator
 from collections import namedtuple
 from dataclasses import dataclass, field
 
-from ._lib import (ACTIVATIONS, BACKENDS, CHECKPOINT_FORMATS, END_REASONS, POLICIES, RESET_ERR_OUT_OF_RANGE, WEIGHTS,
-                   ModelInfo, ModelOptions, OwnedHandle, PolicyParams, SessionOptions, Step, StopOptions, INT32_MAX,
-                   INT32_MIN, byte_buffer, c_path, c_string, check, int32, enum_name, int32_array, lib,
-                   logit_bias_entries, policy_params)
+from ._lib import (ACTIVATIONS, BACKENDS, CHECKPOINT_FORMATS, END_REASONS, FILE_ACCESSES, POLICIES,
+                   RESET_ERR_OUT_OF_RANGE, WEIGHTS, ModelInfo, ModelOptions, OwnedHandle, PolicyParams, SessionOptions,
+                   Step, StopOptions, INT32_MAX, INT32_MIN, byte_buffer, c_path, c_string, check, int32, enum_name,
+                   int32_array, lib, logit_bias_entries, policy_params)
 from .tokenizer import _read_ids  # the snprintf idiom of reset.h for id arrays
 from .tokenizer import _text_bytes  # str as UTF-8, bytes as they are (the library checks them)
 
@@ -75,19 +75,25 @@ def _top_logprobs(step):
 
 class Model(OwnedHandle):
     """reset.Model(path, weights="auto"|"bf16"|"nvfp4-w4a16"|"nvfp4-w4a4", backend="auto"|"cpu"|"cuda",
-    activations="fp16"|"fp32"): activations is what W4A16 linears multiply, FP16 as the CUDA GEMV
-    reads them or (CPU backend only) FP32 unrounded.  path: str, bytes or os.PathLike (a NUL in it
-    raises ValueError)."""
+    activations="fp16"|"fp32", file_access="map"|"read"): activations is what W4A16 linears multiply, FP16
+    as the CUDA GEMV reads them or (CPU backend only) FP32 unrounded.  file_access (0.12) is how the
+    safetensors files are brought into memory: "map" (mmap, the default: quick, the page cache's pages, but
+    a file truncated or rewritten while mapped kills the process with SIGBUS) or "read" (read whole into
+    memory the model owns, as llama.cpp's --no-mmap: a file changing while read is RESET_ERR_IO, and the
+    files are not read afterwards; costs their size in host memory).  path: str, bytes or os.PathLike (a
+    NUL in it raises ValueError)."""
 
     _free = "reset_model_free"
     _noun = "model"
 
-    def __init__(self, path, weights="auto", backend="auto", quantize_lm_head=False, threads=0, activations="fp16"):
+    def __init__(self, path, weights="auto", backend="auto", quantize_lm_head=False, threads=0, activations="fp16",
+                 file_access="map"):
         options = ModelOptions()
         lib.reset_model_options_init_sized(ctypes.byref(options), ctypes.sizeof(options))
         options.weights = _choice(WEIGHTS, weights, "weights")
         options.backend = _choice(BACKENDS, backend, "backend")
         options.w4a16_activations = _choice(ACTIVATIONS, activations, "activations")
+        options.file_access = _choice(FILE_ACCESSES, file_access, "file_access")
         options.quantize_lm_head = int(bool(quantize_lm_head))
         options.threads = int32(int(threads), "threads")
         handle = ctypes.c_void_p()

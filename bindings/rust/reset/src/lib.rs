@@ -41,8 +41,8 @@ pub const ABI_MAJOR: u32 = sys::RESET_VERSION_MAJOR;
 /// reset_copy_sequence and reset_policy_set_logit_bias, 0.8 reset_save_sequence / reset_load_sequence, 0.9
 /// reset_save_sequence_to_memory / reset_load_sequence_from_memory and reset_session_get_options, 0.10
 /// checkpoint_format and kv_cache_scales to reset_model_info, 0.11 tools_json and tool_calls_json to
-/// reset_chat_options).
-pub const ABI_MINOR: u32 = 11;
+/// reset_chat_options, 0.12 file_access to reset_model_options).
+pub const ABI_MINOR: u32 = 12;
 
 // A header older than ABI_MINOR lacks fields these bindings set: fail the build, not a call.
 const _: () = assert!(sys::RESET_VERSION_MINOR >= ABI_MINOR, "reset.h is older than these bindings need");
@@ -208,6 +208,17 @@ pub enum Backend {
     Cuda = 2,
 }
 
+/// (0.12) How [`Model::load`] brings the safetensors files into memory (reset_file_access).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileAccess {
+    /// Mapped (mmap), the library's default: quick to open, the pages are the page cache's.  A file truncated or
+    /// rewritten in place while mapped kills the process with SIGBUS, which no `Error` can report.
+    Map = 0,
+    /// Read whole into memory the model owns (llama.cpp's --no-mmap): a file changing while it is read is
+    /// `Error::IO`, and the files are not read afterwards.  Costs their size in host memory.
+    Read = 1,
+}
+
 /// reset_model_options; `Default` gives the library's defaults.
 #[derive(Clone, Debug)]
 pub struct ModelOptions {
@@ -216,11 +227,20 @@ pub struct ModelOptions {
     pub quantize_lm_head: bool,
     pub device: i32,
     pub threads: i32,
+    /// (0.12) [`FileAccess::Map`] by default.
+    pub file_access: FileAccess,
 }
 
 impl Default for ModelOptions {
     fn default() -> Self {
-        ModelOptions { weights: Weights::Auto, backend: Backend::Auto, quantize_lm_head: false, device: 0, threads: 0 }
+        ModelOptions {
+            weights: Weights::Auto,
+            backend: Backend::Auto,
+            quantize_lm_head: false,
+            device: 0,
+            threads: 0,
+            file_access: FileAccess::Map,
+        }
     }
 }
 
@@ -364,6 +384,7 @@ impl Model {
         raw_options.quantize_lm_head = options.quantize_lm_head as i32;
         raw_options.device = options.device;
         raw_options.threads = options.threads;
+        raw_options.file_access = options.file_access as sys::reset_file_access;
         let mut raw = ptr::null_mut();
         check(unsafe { sys::reset_model_load(path.as_ptr(), &raw_options, &mut raw) })?;
         Ok(Model { raw: NonNull::new(raw).expect("reset_model_load succeeded without a model") })

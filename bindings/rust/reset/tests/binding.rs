@@ -1,8 +1,8 @@
 //! The Rust part of the cross-language binding tests (tests/bindings/rust.sh runs them).
 //! RESET_SOURCE_DIR: the source tree; RESET_BINDING_IDS: where the C test wrote prompt.txt and expected.txt.
 use reset::{
-    Backend, CheckpointFormat, EndReason, Error, KvCache, Message, Model, ModelOptions, PolicyKind, PolicyParams,
-    Session, SessionOptions, Step, StopOptions, Tokenize, Tokenizer, Weights,
+    Backend, CheckpointFormat, EndReason, Error, FileAccess, KvCache, Message, Model, ModelOptions, PolicyKind,
+    PolicyParams, Session, SessionOptions, Step, StopOptions, Tokenize, Tokenizer, Weights,
 };
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -31,6 +31,31 @@ fn greedy_continuation_is_the_one_c_decodes() {
     session.prefill(&prompt).unwrap();
     let got: Vec<i32> = session.generate(expected.len()).map(|s| s.unwrap().token).collect();
     assert_eq!(got, expected);
+}
+
+/// The logits after the prompt, then 8 greedy tokens, of the fixture model loaded with `file_access`.
+fn decode_loaded_with(file_access: FileAccess) -> (Vec<f32>, Vec<i32>) {
+    let options =
+        ModelOptions { weights: Weights::Bf16, backend: Backend::Cpu, file_access, ..ModelOptions::default() };
+    let model = Model::load(source().join("tests/fixtures/models/qwen3-tied"), &options).unwrap();
+    let mut session = model.session(64, 1).unwrap();
+    session.set_policy(&PolicyParams::greedy()).unwrap();
+    session.prefill(&ids("prompt.txt")).unwrap();
+    let logits = session.logits(0).unwrap();
+    let tokens: Vec<i32> = session.generate(8).map(|s| s.unwrap().token).collect();
+    assert_eq!(tokens.len(), 8, "{file_access:?}");
+    (logits, tokens)
+}
+
+#[test]
+fn a_model_read_into_memory_decodes_as_the_mapped_one() {
+    // 0.12: Read copies the bytes Map reads in place, so the logits are equal bit for bit and greedy decoding
+    // draws the same tokens.  (An out-of-range value cannot be built from the enum.)
+    assert_eq!(ModelOptions::default().file_access, FileAccess::Map);
+    let (mapped_logits, mapped_tokens) = decode_loaded_with(FileAccess::Map);
+    let (read_logits, read_tokens) = decode_loaded_with(FileAccess::Read);
+    assert!(read_logits == mapped_logits, "the logits differ");
+    assert_eq!(read_tokens, mapped_tokens);
 }
 
 #[test]
@@ -148,20 +173,20 @@ fn another_abi_major_is_refused_clearly() {
 
 #[test]
 fn an_older_minor_is_refused_clearly() {
-    assert_eq!((reset::ABI_MAJOR, reset::ABI_MINOR), (0, 11));
-    for newer_or_same in [1100, 1101, 1199, 1200, 9900] {
+    assert_eq!((reset::ABI_MAJOR, reset::ABI_MINOR), (0, 12));
+    for newer_or_same in [1200, 1201, 1299, 1300, 9900] {
         assert!(reset::check_abi(newer_or_same).is_ok(), "{newer_or_same}");
     }
-    // 0.10's reset_chat_options has no tools_json.
-    let error = reset::check_abi(1000).unwrap_err();
+    // 0.11's reset_model_load knows no file_access.
+    let error = reset::check_abi(1100).unwrap_err();
     assert_eq!(error.status, Error::UNSUPPORTED);
     assert_eq!(
         error.message,
-        "libreset 0.10.0 is older than these bindings need (0.11 or newer): it lacks functions or fields they use"
+        "libreset 0.11.0 is older than these bindings need (0.12 or newer): it lacks functions or fields they use"
     );
-    let error = reset::check_abi(1099).unwrap_err();
-    assert!(error.message.starts_with("libreset 0.10.99 is older"), "{error}");
-    for older in [900, 800, 700, 600, 500, 400, 300, 200, 100] {
+    let error = reset::check_abi(1199).unwrap_err();
+    assert!(error.message.starts_with("libreset 0.11.99 is older"), "{error}");
+    for older in [1000, 900, 800, 700, 600, 500, 400, 300, 200, 100] {
         let error = reset::check_abi(older).unwrap_err();
         assert!(error.message.starts_with(&format!("libreset 0.{}.0 is older", older / 100)), "{error}");
     }

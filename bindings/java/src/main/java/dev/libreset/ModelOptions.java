@@ -7,6 +7,7 @@ public final class ModelOptions {
     private boolean quantizeLmHead;
     private int device;
     private int threads;
+    private FileAccess fileAccess = FileAccess.MAP;
 
     public ModelOptions weights(Weights weights) {
         this.weights = weights;
@@ -36,6 +37,12 @@ public final class ModelOptions {
         return this;
     }
 
+    /** (0.12) How the safetensors files are brought into memory: mapped (the default) or read. */
+    public ModelOptions fileAccess(FileAccess fileAccess) {
+        this.fileAccess = fileAccess;
+        return this;
+    }
+
     /** A C struct with these values, which the caller deletes. */
     reset_model_options toNative() {
         reset_model_options options = new reset_model_options();
@@ -45,6 +52,7 @@ public final class ModelOptions {
         options.setQuantize_lm_head(quantizeLmHead ? 1 : 0);
         options.setDevice(device);
         options.setThreads(threads);
+        options.setFile_access(fileAccess.code());
         return options;
     }
 }

@@ -11,9 +11,10 @@ public final class Reset {
      * reset_session_tokens and reset_set_logit_bias, 0.7 reset_copy_sequence and reset_policy_set_logit_bias,
      * 0.8 reset_save_sequence and reset_load_sequence, 0.9 reset_save_sequence_to_memory,
      * reset_load_sequence_from_memory and reset_session_get_options, 0.10 checkpoint_format and
-     * kv_cache_scales to reset_model_info, 0.11 tools_json and tool_calls_json to reset_chat_options).
+     * kv_cache_scales to reset_model_info, 0.11 tools_json and tool_calls_json to reset_chat_options, 0.12
+     * file_access to reset_model_options).
      */
-    private static final int ABI_MINOR = 11;
+    private static final int ABI_MINOR = 12;
 
     private static volatile boolean abiChecked;
 

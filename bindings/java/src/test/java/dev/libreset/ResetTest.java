@@ -66,6 +66,30 @@ class ResetTest {
         }
     }
 
+    /** The logits after the prompt, then 8 greedy tokens, of the golden model loaded with fileAccess. */
+    private static Object[] decodeLoadedWith(FileAccess fileAccess) throws Exception {
+        ModelOptions options = new ModelOptions().weights(Weights.BF16).backend(Backend.CPU).fileAccess(fileAccess);
+        try (Model model = Model.load(GOLDEN, options); Session session = model.newSession(64, 1)) {
+            session.setPolicy(PolicyParams.greedy());
+            session.prefill(ids("prompt.txt"));
+            float[] logits = session.logits(0);
+            List<Integer> tokens = new ArrayList<>();
+            for (Step step : session.generate(8)) tokens.add(step.token());
+            assertEquals(8, tokens.size(), fileAccess.toString());
+            return new Object[] {logits, tokens};
+        }
+    }
+
+    @Test
+    void aModelReadIntoMemoryDecodesAsTheMappedOne() throws Exception {
+        // 0.12: READ copies the bytes MAP reads in place, so the logits are equal bit for bit and greedy
+        // decoding draws the same tokens.  (An out-of-range value cannot be built from the enum.)
+        Object[] mapped = decodeLoadedWith(FileAccess.MAP);
+        Object[] read = decodeLoadedWith(FileAccess.READ);
+        assertArrayEquals((float[]) mapped[0], (float[]) read[0]);
+        assertEquals(mapped[1], read[1]);
+    }
+
     @Test
     void resetSignalsReachEachStep() throws Exception {
         try (Model model = goldenOneThread(); Session session = model.newSession(0, 1)) {
@@ -380,16 +404,16 @@ class ResetTest {
     @Test
     void anOlderMinorIsRefusedClearly() throws Exception {
         assertEquals(0, Reset.abiMajor());
-        assertEquals(11, Reset.abiMinor());
-        for (long newerOrSame : new long[] {1100, 1101, 1199, 1200, 9900}) Reset.checkAbi(newerOrSame);
-        // 0.10's reset_chat_options has no tools_json.
-        ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(1000));
+        assertEquals(12, Reset.abiMinor());
+        for (long newerOrSame : new long[] {1200, 1201, 1299, 1300, 9900}) Reset.checkAbi(newerOrSame);
+        // 0.11's reset_model_load knows no file_access.
+        ResetException e = assertThrows(ResetException.class, () -> Reset.checkAbi(1100));
         assertEquals(Status.UNSUPPORTED, e.getStatus());
-        assertEquals("libreset 0.10.0 is older than these bindings need (0.11 or newer): "
+        assertEquals("libreset 0.11.0 is older than these bindings need (0.12 or newer): "
                 + "it lacks functions or fields they use", e.getReason());
-        ResetException latest = assertThrows(ResetException.class, () -> Reset.checkAbi(1099));
-        assertTrue(latest.getReason().startsWith("libreset 0.10.99 is older"), latest.getMessage());
-        for (long version : new long[] {900, 800, 700, 600, 500, 400, 300, 200, 100}) {
+        ResetException latest = assertThrows(ResetException.class, () -> Reset.checkAbi(1199));
+        assertTrue(latest.getReason().startsWith("libreset 0.11.99 is older"), latest.getMessage());
+        for (long version : new long[] {1000, 900, 800, 700, 600, 500, 400, 300, 200, 100}) {
             ResetException older = assertThrows(ResetException.class, () -> Reset.checkAbi(version));
             assertTrue(older.getReason().startsWith("libreset 0." + version / 100 + ".0 is older"), older.getMessage());
         }
