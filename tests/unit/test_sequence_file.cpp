@@ -575,3 +575,59 @@ TEST_CASE("a sequence saved to memory is its file's bytes, and loads from memory
               RESET_ERR_CONTEXT_OVERFLOW);
     }
 }
+
+// A file an older library wrote must keep loading: the format and the model fingerprint are a promise
+// to every saved conversation (`reset chat --session`, `--prompt-cache`).  The fixture was saved by
+// libreset 0.11.0 (tests/fixtures/make_sequence_fixture.sh: 30 raw prompt tokens of the chat fixture,
+// CPU, BF16 cache).  Session 43 moved the fingerprint's embedding rows to the load (the CUDA backend
+// lets go of the mapping they were read from); the same bytes must still hash the same.
+TEST_CASE("a sequence file saved by libreset 0.11 loads and continues as a fresh prefill of its tokens") {
+    const std::string path = std::string(RESET_SOURCE_DIR) + "/tests/fixtures/sequence-0.11/chat-model.safetensors";
+    ModelGuard m{load_chat_model()};
+    SessionGuard loaded{create_session(m.model, 1, 64)};
+    const reset_status status = reset_load_sequence(loaded.session, 0, path.c_str());
+    INFO(reset_last_error());
+    REQUIRE(status == RESET_OK);
+    REQUIRE(reset_session_length(loaded.session, 0) == 30);
+    std::vector<int32_t> tokens(30);
+    size_t n = 0;
+    REQUIRE(reset_session_tokens(loaded.session, 0, tokens.data(), tokens.size(), &n) == RESET_OK);
+    // The file's record of its tokens: the prompt as `reset generate --raw` tokenizes it (BOS first).
+    std::vector<int32_t> encoded(64);
+    size_t n_encoded = 0;
+    const char prompt[] = "The quick brown fox jumps over the lazy dog.";
+    REQUIRE(reset_tokenize(reset_model_tokenizer(m.model), prompt, sizeof prompt - 1, RESET_TOKENIZE_ADD_BOS,
+                           encoded.data(), encoded.size(), &n_encoded) == RESET_OK);
+    encoded.resize(n_encoded);
+    CHECK(tokens == encoded);
+
+    SessionGuard fresh{create_session(m.model, 1, 64)};
+    REQUIRE(reset_prefill(fresh.session, tokens.data(), tokens.size()) == RESET_OK);
+    // The file's logits were computed by 0.11's CPU engine, on however many threads that machine had:
+    // the same products, summed in FP32 in a thread-dependent order (2^-24 relative per addition).
+    const std::vector<float> a = logits_of(loaded.session, 0), b = logits_of(fresh.session, 0);
+    double num = 0, den = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+        den += double(b[i]) * b[i];
+    }
+    CHECK(std::sqrt(num / den) < 1e-5);
+    // Greedy from either state: the same 8 tokens (the loaded KV cache carries the continuation).
+    for (reset_session *s : {loaded.session, fresh.session}) {
+        reset_policy_params greedy;
+        reset_policy_params_init(&greedy);
+        greedy.kind = RESET_POLICY_GREEDY;
+        REQUIRE(reset_set_policy(s, &greedy) == RESET_OK);
+        for (int step = 0; step < 8; ++step) {
+            reset_step out;
+            reset_step_init(&out, 1);
+            REQUIRE(reset_decode_step(s, &out, 1, nullptr) == RESET_OK);
+        }
+    }
+    std::vector<int32_t> after_loaded(38), after_fresh(38);
+    size_t n1 = 0, n2 = 0;
+    REQUIRE(reset_session_tokens(loaded.session, 0, after_loaded.data(), after_loaded.size(), &n1) == RESET_OK);
+    REQUIRE(reset_session_tokens(fresh.session, 0, after_fresh.data(), after_fresh.size(), &n2) == RESET_OK);
+    CHECK(n1 == n2);
+    CHECK(after_loaded == after_fresh);
+}
