@@ -174,7 +174,9 @@ typedef enum reset_file_access {
     /* Read whole into memory the model owns (llama.cpp's --no-mmap): a file
        that shrinks or changes while it is read is RESET_ERR_IO, and from then
        on the model no longer reads the files.  Costs the files' size in host
-       memory (until the upload, on the CUDA backend). */
+       memory (until the upload, on the CUDA backend); a file larger than the
+       memory the host has available is RESET_ERR_OUT_OF_MEMORY before it is
+       read, not a process the OOM killer ends. */
     RESET_FILE_ACCESS_READ = 1
 } reset_file_access;
 /* Either way, the CUDA backend keeps neither the mapping nor the copy once

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -136,6 +137,19 @@ void read_whole(int fd, uint8_t *image, size_t size, const std::string &path) {
     if (error) std::rethrow_exception(error);
 }
 
+// The host memory the kernel counts as available without swapping (MemAvailable), or SIZE_MAX if it
+// does not say.
+size_t available_memory() {
+    FILE *meminfo = std::fopen("/proc/meminfo", "r");
+    if (!meminfo) return SIZE_MAX;
+    char line[256];
+    unsigned long long kib = 0;
+    bool found = false;
+    while (!found && std::fgets(line, sizeof line, meminfo)) found = std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1;
+    std::fclose(meminfo);
+    return found ? size_t(kib) * 1024 : SIZE_MAX;
+}
+
 bool same_file_state(const struct stat &a, const struct stat &b) {
     return a.st_size == b.st_size && a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
 }
@@ -162,6 +176,11 @@ FileImage::FileImage(const std::string &path, FileAccess access) : path_(path) {
         data_ = static_cast<const uint8_t *>(mapping);
         return;
     }
+    // Read into memory the host does not have, the copy would push the system into swap or the
+    // process into the OOM killer, neither of which is an error a caller can handle.
+    if (const size_t available = available_memory(); size_ > available)
+        fail(RESET_ERR_OUT_OF_MEMORY, "reading '", path, "' into memory needs ", size_ >> 20, " MiB but only ",
+             available >> 20, " MiB of host memory are available: load it mapped (RESET_FILE_ACCESS_MAP)");
     // An anonymous mapping, not new[]: page-aligned as the file's mapping is (tensors keep the
     // alignment their offsets give them), and its untouched pages cost nothing until read into.
     void *copy = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -217,3 +217,45 @@ TEST_CASE("FileAccess::Read: a file of many pieces is read whole, each byte in i
     for (size_t k = 0; k < marks.size(); ++k)
         CHECK(std::string(reinterpret_cast<const char *>(b.data) + marks[k], 3) == "m" + std::to_string(k) + "#");
 }
+
+TEST_CASE("FileAccess::Read: a file larger than the host's available memory is refused before a byte is read") {
+    // A sparse file of four times the machine's memory (nothing on disk).  Were the check missing, an
+    // overcommitting kernel (vm.overcommit_memory 1) would let the copy's mapping through and the read
+    // would run the machine out of memory: the test runs only under the heuristic or strict modes,
+    // where the mapping itself is refused with another message (which the test tells apart).
+    std::ifstream overcommit("/proc/sys/vm/overcommit_memory");
+    int mode = -1;
+    overcommit >> mode;
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    unsigned long long total_kib = 0;
+    meminfo >> key >> total_kib;
+    if (mode == 1 || mode == -1 || key != "MemTotal:" || total_kib == 0) {
+        MESSAGE("skipped: vm.overcommit_memory is ", mode, " (1: a missing check could exhaust memory), MemTotal ",
+                total_kib, " kB");
+        return;
+    }
+    const std::string path = temp_directory("huge") + "/model.safetensors";
+    write_file(path, "");
+    if (::truncate(path.c_str(), off_t(total_kib) * 1024 * 4) != 0) {
+        MESSAGE("skipped: the file system holds no sparse file of ", 4 * total_kib, " kB");
+        return;
+    }
+    try {
+        TensorStore::open_file(path, FileAccess::Read);
+        FAIL("no error");
+    } catch (const Error &e) {
+        CHECK(e.status() == RESET_ERR_OUT_OF_MEMORY);
+        const std::string message = e.what();
+        CHECK(message.find("of host memory are available") != std::string::npos);
+        CHECK(message.find("RESET_FILE_ACCESS_MAP") != std::string::npos);
+    }
+    // Mapped, the same file opens (and is then refused for what it holds: zeros are no header).
+    try {
+        TensorStore::open_file(path, FileAccess::Map);
+        FAIL("no error");
+    } catch (const Error &e) {
+        CHECK(e.status() == RESET_ERR_FORMAT);
+    }
+    ::unlink(path.c_str());
+}
