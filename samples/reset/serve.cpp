@@ -327,11 +327,12 @@ void send_json(httplib::Response &res, int status, const Json &body) {
 
 void send_error(httplib::Response &res, const ApiError &e) { send_json(res, e.http_status, e.body()); }
 
-// A stream's server-sent events, formatted and written on a thread of their own.  The decode steps
-// are synchronous (reset_decode_step returns the tokens), so host time between two steps is time
-// the GPU waits: a chunk's JSON and its write to the socket (which runs the loopback's TCP work)
-// were ~2% of a batch-1 step on the H100 (docs/serve.md).  The decode loop now only queues the
-// chunk; events queued together go out in one write.
+// A stream's server-sent events, made and written on a thread of their own.  The decode steps are
+// synchronous (reset_decode_step returns the tokens), so host time between two steps is time the GPU
+// waits: a chunk's JSON and its write to the socket (which runs the loopback's TCP work) were ~2% of
+// a batch-1 step on the H100 (docs/serve.md).  The decode loop only queues what makes an event (the
+// step, copied: the choice's text and logprobs are added to it here, session 43); events queued
+// together go out in one write.
 class EventWriter {
 public:
     explicit EventWriter(httplib::DataSink &sink) : sink_(sink), thread_([this] { run(); }) {}
@@ -339,14 +340,17 @@ public:
     EventWriter(const EventWriter &) = delete;
     EventWriter &operator=(const EventWriter &) = delete;
 
+    // What makes one event's payload, called on the writer's thread in queue order; null: no event.
+    using Maker = std::function<Json()>;
+
     // Queues one event ("data: <payload>"); false once a write has failed (the client went away).
     // Waits while kMaxQueued events are waiting: a client that reads slowly slows the generation,
     // as it did when the events were written inline, rather than the queue growing without bound.
-    bool push(Json payload) {
+    bool push(Maker make) {
         std::unique_lock<std::mutex> lock(mutex_);
         room_.wait(lock, [&] { return queue_.size() < kMaxQueued || failed_; });
         if (failed_) return false;
-        queue_.push_back(std::move(payload));
+        queue_.push_back(std::move(make));
         lock.unlock();
         ready_.notify_one();
         return true;
@@ -373,14 +377,15 @@ private:
         for (;;) {
             ready_.wait(lock, [&] { return !queue_.empty() || closed_; });
             if (queue_.empty()) return;  // closed, and everything written
-            std::deque<Json> batch;
+            std::deque<Maker> batch;
             batch.swap(queue_);
             lock.unlock();
             room_.notify_all();
             bool ok = true;
             try {
                 events.clear();
-                for (const Json &payload : batch) events += "data: " + dump(payload) + "\n\n";
+                for (const Maker &make : batch)
+                    if (const Json payload = make(); !payload.is_null()) events += "data: " + dump(payload) + "\n\n";
                 ok = sink_.write(events.data(), events.size());
             } catch (...) {  // out of memory formatting an event: the stream ends short
                 ok = false;
@@ -398,7 +403,7 @@ private:
     httplib::DataSink &sink_;
     std::mutex mutex_;
     std::condition_variable ready_, room_;
-    std::deque<Json> queue_;
+    std::deque<Maker> queue_;
     bool closed_ = false, failed_ = false;
     std::thread thread_;  // last: it starts once the members above exist
 };
@@ -632,15 +637,19 @@ private:
         for (int i = 0; i < request.n; ++i) choices.emplace_back(served_, request, i);
         EventWriter writer(sink);
         bool open = true;
+        // The choices belong to the writer's thread until writer.finish().
         for (const ChoiceBuilder &c : choices)
-            if (chat || !request.echo_text.empty()) open = open && writer.push(chunk(Json::array({c.start_chunk()})));
+            if (chat || !request.echo_text.empty())
+                open = open && writer.push([&chunk, &c] { return chunk(Json::array({c.start_chunk()})); });
         Outcome outcome;
         outcome.client_gone = !open;
         try {
             if (open)
                 outcome = engine_.run(request, arrival, [&](const SampleStep &step) {
-                    Json part = choices[size_t(step.index)].add(step);
-                    return part.is_null() || writer.push(chunk(Json::array({std::move(part)})));
+                    return writer.push([&chunk, &choices, step] {
+                        Json part = choices[size_t(step.index)].add(step);
+                        return part.is_null() ? Json() : chunk(Json::array({std::move(part)}));
+                    });
                 });
         } catch (const ApiError &e) {
             metrics_.error(e.http_status);
@@ -651,13 +660,14 @@ private:
             sink.done();
             return;
         }
-        if (!outcome.client_gone && request.include_usage) {
-            size_t generated = 0;
-            for (const ChoiceBuilder &c : choices) generated += size_t(c.tokens());
-            Json last = chunk(Json::array());
-            last["usage"] = usage_json(request.prompt.size(), outcome.cached_tokens, generated);
-            writer.push(std::move(last));
-        }
+        if (!outcome.client_gone && request.include_usage)
+            writer.push([&chunk, &choices, &request, cached = outcome.cached_tokens] {
+                size_t generated = 0;
+                for (const ChoiceBuilder &c : choices) generated += size_t(c.tokens());
+                Json last = chunk(Json::array());
+                last["usage"] = usage_json(request.prompt.size(), cached, generated);
+                return last;
+            });
         // A write that failed after the last step still means the client went away.
         outcome.client_gone = !writer.finish() || outcome.client_gone;
         // Counted before [DONE] goes out: a client that scrapes /metrics once its stream has ended
