@@ -145,7 +145,8 @@ size_t available_memory() {
     char line[256];
     unsigned long long kib = 0;
     bool found = false;
-    while (!found && std::fgets(line, sizeof line, meminfo)) found = std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1;
+    while (!found && std::fgets(line, sizeof line, meminfo))
+        found = std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1;
     std::fclose(meminfo);
     return found ? size_t(kib) * 1024 : SIZE_MAX;
 }
@@ -167,7 +168,8 @@ FileImage::FileImage(const std::string &path, FileAccess access) : path_(path) {
     struct stat info;
     if (::fstat(fd, &info) != 0) fail(RESET_ERR_IO, "cannot stat '", path, "': ", std::strerror(errno));
     if (!S_ISREG(info.st_mode))
-        fail(RESET_ERR_IO, "cannot map '", path, "': ", S_ISDIR(info.st_mode) ? "it is a directory" : "not a regular file");
+        fail(RESET_ERR_IO, "cannot map '", path, "': ",
+             S_ISDIR(info.st_mode) ? "it is a directory" : "not a regular file");
     size_ = static_cast<size_t>(info.st_size);
     if (size_ == 0) return;
     if (access == FileAccess::Map) {

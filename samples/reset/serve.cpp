@@ -346,14 +346,16 @@ public:
     // Queues one event ("data: <payload>"); false once a write has failed (the client went away).
     // Waits while kMaxQueued events are waiting: a client that reads slowly slows the generation,
     // as it did when the events were written inline, rather than the queue growing without bound.
+    // Once a write has failed the makers still run, unwritten: they add each step to its choice,
+    // whose token count the log and /metrics report.
     bool push(Maker make) {
         std::unique_lock<std::mutex> lock(mutex_);
         room_.wait(lock, [&] { return queue_.size() < kMaxQueued || failed_; });
-        if (failed_) return false;
         queue_.push_back(std::move(make));
+        const bool open = !failed_;
         lock.unlock();
         ready_.notify_one();
-        return true;
+        return open;
     }
 
     // Writes what is queued and ends the thread (once); whether every write succeeded.  After it, the
@@ -379,23 +381,22 @@ private:
             if (queue_.empty()) return;  // closed, and everything written
             std::deque<Maker> batch;
             batch.swap(queue_);
+            bool ok = !failed_;
             lock.unlock();
             room_.notify_all();
-            bool ok = true;
             try {
                 events.clear();
                 for (const Maker &make : batch)
-                    if (const Json payload = make(); !payload.is_null()) events += "data: " + dump(payload) + "\n\n";
-                ok = sink_.write(events.data(), events.size());
-            } catch (...) {  // out of memory formatting an event: the stream ends short
+                    if (const Json payload = make(); ok && !payload.is_null())
+                        events += "data: " + dump(payload) + "\n\n";
+                if (ok && !events.empty()) ok = sink_.write(events.data(), events.size());
+            } catch (...) {  // out of memory making an event: the stream ends short
                 ok = false;
             }
             lock.lock();
-            if (!ok) {
+            if (!ok && !failed_) {
                 failed_ = true;
-                queue_.clear();
                 room_.notify_all();
-                return;
             }
         }
     }

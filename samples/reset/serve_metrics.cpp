@@ -146,7 +146,8 @@ std::string ServerMetrics::text() const {
     // cache keeps filled between requests.
     header(out, "reset:kv_cache_usage_perc", "gauge",
            "KV-cache usage: 1 means 100 percent (tokens held of sequences x max_context).");
-    sample(out, "reset:kv_cache_usage_perc", label_, kv_capacity_ > 0 ? double(kv_tokens_) / double(kv_capacity_) : 0.0);
+    const double kv_usage = kv_capacity_ > 0 ? double(kv_tokens_) / double(kv_capacity_) : 0.0;
+    sample(out, "reset:kv_cache_usage_perc", label_, kv_usage);
     header(out, "reset:prompt_tokens_total", "counter", "Prompt tokens of finished requests, cached ones included.");
     sample(out, "reset:prompt_tokens_total", label_, prompt_tokens_);
     header(out, "reset:prefix_cache_hits_total", "counter",
