@@ -227,7 +227,6 @@ private:
         check_call(reset_prefill(session, request.prompt.data() + outcome.cached_tokens,
                                  request.prompt.size() - outcome.cached_tokens),
                    "prefill");
-        const int64_t kv_capacity = int64_t(request.n) * reset_session_max_context(session);
         int64_t kv_held = publish_kv_cache(session, request.n);
 
         const double decode_start = now_seconds();
@@ -258,8 +257,10 @@ private:
             }
             check_call(status, "decode");
             const double stepped = now_seconds();
-            if (last_step == 0) metrics_.first_token(stepped - arrival);
-            else metrics_.step(stepped - last_step);
+            // One KV position per sample that drew a token; the exact count again at the end.
+            for (const reset_step &step : steps) kv_held += step.token >= 0;
+            if (last_step == 0) metrics_.first_token(stepped - arrival, kv_held);
+            else metrics_.step(stepped - last_step, kv_held);
             last_step = stepped;
             for (int i = 0; i < request.n; ++i) {
                 const reset_step &step = steps[size_t(i)];
@@ -299,9 +300,6 @@ private:
                     break;
                 }
             }
-            // One position per sample that drew a token; the exact count again at the end.
-            for (const reset_step &step : steps) kv_held += step.token >= 0;
-            metrics_.kv_cache(kv_held, kv_capacity);
             done = done || outcome.client_gone || still_active == 0;
         }
         outcome.decode_seconds = now_seconds() - decode_start;

@@ -212,8 +212,11 @@ public:
     void request_waiting();
     void request_running(double queue_seconds);  // its turn came after queue_seconds
     void request_done();                         // running no more (whatever the outcome)
-    void first_token(double seconds);            // from the request's arrival to its first token
-    void step(double seconds);                   // a decode step of a running request (every sample's next token)
+    // A decode step of a running request (every sample's next token): its first from the request's
+    // arrival, a later one from the step before; with the KV-cache tokens held after it (one lock
+    // per step: this runs between two steps, while the GPU waits).
+    void first_token(double seconds, int64_t kv_tokens_held);
+    void step(double seconds, int64_t kv_tokens_held);
     // A request that produced a response: its prompt (cached tokens included), the prompt tokens
     // the session already held, the tokens generated, its time from arrival to its end (before a
     // stream's [DONE]), and how each of its choices ended ("stop", "length", "tool_calls"; "abort"

@@ -104,14 +104,16 @@ void ServerMetrics::request_done() {
     --running_;
 }
 
-void ServerMetrics::first_token(double seconds) {
+void ServerMetrics::first_token(double seconds, int64_t kv_tokens_held) {
     std::lock_guard<std::mutex> lock(mutex_);
     first_token_.observe(seconds);
+    kv_tokens_ = kv_tokens_held;
 }
 
-void ServerMetrics::step(double seconds) {
+void ServerMetrics::step(double seconds, int64_t kv_tokens_held) {
     std::lock_guard<std::mutex> lock(mutex_);
     step_.observe(seconds);
+    kv_tokens_ = kv_tokens_held;
 }
 
 void ServerMetrics::request_finished(size_t prompt_tokens, size_t cached_tokens, size_t generation_tokens,

@@ -34,8 +34,6 @@ import reset
 from copy_sequence_bench import device_name  # this directory: the same device line
 from reset import _lib
 
-FILE_ACCESS = {"map": 0, "read": 1}  # reset_file_access
-
 
 def evict(path):
     """Asks the kernel to drop the checkpoint's pages from the page cache (clean pages go)."""
@@ -70,7 +68,7 @@ def timed_load(path, backend, file_access):
     options = _lib.ModelOptions()
     _lib.lib.reset_model_options_init_sized(ctypes.byref(options), ctypes.sizeof(options))
     options.backend = _lib.BACKENDS[backend]
-    options.file_access = FILE_ACCESS[file_access]
+    options.file_access = _lib.FILE_ACCESSES[file_access]
     options.progress = ctypes.cast(callback, ctypes.c_void_p)
     handle = ctypes.c_void_p()
     start = time.perf_counter()
@@ -87,7 +85,7 @@ def main():
     parser.add_argument("--label", default="")
     parser.add_argument("--out", default="-")
     parser.add_argument("--backend", default="cuda", help="cpu: a check of this script, not a measurement")
-    parser.add_argument("--file-access", choices=sorted(FILE_ACCESS), default="map")
+    parser.add_argument("--file-access", choices=sorted(_lib.FILE_ACCESSES), default="map")
     parser.add_argument("--cold", action="store_true", help="evict the files from the page cache before each load")
     args = parser.parse_args()
     times, reads = [], []

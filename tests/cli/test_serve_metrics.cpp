@@ -55,14 +55,14 @@ TEST_CASE("serve metrics: counters, gauges and histograms after known events") {
     m.request_running(0.2);  // one's turn came after 0.2 s
     CHECK(has(m.text(), "reset:num_requests_waiting{" + label + "} 1"));
     CHECK(has(m.text(), "reset:num_requests_running{" + label + "} 1"));
-    m.first_token(0.05);
-    m.step(0.0027);  // two 2.7 ms steps and one of exactly a bucket's bound (it counts there: "le")
-    m.step(0.0027);
-    m.step(0.003);
+    m.first_token(0.05, 1);
+    m.step(0.0027, 2);  // two 2.7 ms steps and one of exactly a bucket's bound (it counts there: "le")
+    m.step(0.0027, 3);
+    m.step(0.003, 4);
     m.request_finished(1024, 1000, 3, 0.061, {"stop"});
     m.request_done();
     m.request_running(1.5);
-    m.first_token(2.0);
+    m.first_token(2.0, 1);
     m.request_finished(10, 0, 16, 2.1, {"length", "stop", "abort"});
     m.request_done();
     m.error(400);

@@ -69,7 +69,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -79,6 +78,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu_test_util.h"
+#include "model/safetensors.h"
 #include "reset.h"
 #include "tests/patched_checkpoint.h"
 
@@ -902,19 +902,12 @@ void test_penalties(const std::string &dir) {
 }
 
 // Whether the checkpoint itself stores an NVFP4 lm_head (llm-compressor's NVFP4A16 with the head
-// quantized: "lm_head.weight_packed"; ModelOpt: a U8 "lm_head.weight"), read from the safetensors
-// header independently of the loader.  Such a model's head is NVFP4 with or without quantize_lm_head.
+// quantized: "lm_head.weight_packed"; ModelOpt: a U8 "lm_head.weight").  Such a model's head is NVFP4
+// with or without quantize_lm_head.
 bool checkpoint_has_nvfp4_lm_head(const std::string &dir) {
-    std::ifstream in(dir + "/model.safetensors", std::ios::binary);
-    uint64_t header_size = 0;
-    unsigned char size_bytes[8] = {};
-    if (!in.read(reinterpret_cast<char *>(size_bytes), 8)) return false;  // sharded: no such fixture
-    for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | size_bytes[i];
-    std::string header(header_size, '\0');
-    if (!in.read(header.data(), std::streamsize(header_size))) return false;
-    const auto json = nlohmann::json::parse(header);
-    return json.contains("lm_head.weight_packed") ||
-           (json.contains("lm_head.weight") && json["lm_head.weight"]["dtype"] == "U8");
+    const reset::TensorStore store = reset::TensorStore::open_directory(dir);
+    const reset::TensorView *head = store.find("lm_head.weight");
+    return store.find("lm_head.weight_packed") || (head && head->dtype == reset::Dtype::U8);
 }
 
 void test_nvfp4_lm_head(const std::string &dir) {
