@@ -92,6 +92,19 @@
 // trip (one round at 1k context, three or four at 32k), the first round in flight
 // while the merge weights are formed.
 //
+// The new token (AttentionNewToken, the kNewToken instances; decode steps
+// whose attention is long).  After the wait every warp loads raw heads from
+// the QKV output: query heads warp and warp + 4 of the group, and, in the last
+// live split, the warp whose last block holds position length - 1 also the
+// new K and V.  The loads go out before the CTA's K/V copies; the transforms
+// (qk_norm_rope_rules.cuh, the separate kernel's operations in its order)
+// run while the first blocks land.  The queries go to q_s's space for warp 0
+// to read; K and V are rounded for the cache, stored there, and written into
+// the owning warp's ring stage after that block's copy has landed (the copy
+// read whatever the cache held at that row: this CTA stores it concurrently,
+// and no other CTA reads it).  The result is the same bits as
+// qk_norm_rope_kv_append followed by this kernel (the GPU test compares them).
+//
 // With one live split the CTA writes out = acc / l; otherwise it writes (acc,
 // m, l) and the last live split to arrive merges them all in split order
 // (Dao et al., "Flash-Decoding", 2023), so results are deterministic.
@@ -108,6 +121,7 @@
 
 #include "kernels/cuda_common.cuh"
 #include "kernels/dependent_launch.cuh"
+#include "kernels/qk_norm_rope_rules.cuh"
 #include "kernels/step_trace.cuh"
 
 namespace reset {
@@ -425,7 +439,7 @@ __device__ __forceinline__ void trace_stamp(int k) {
 }
 
 #endif
-template <int kHeadDim, bool kFp8>
+template <int kHeadDim, bool kFp8, bool kNewToken>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const AttentionDecodeArgs a) {
     [[maybe_unused]] const trace::EndMark end_mark;
     using T = Tiles<kHeadDim, kFp8>;
@@ -433,7 +447,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     extern __shared__ __align__(128) unsigned char ring_s[];
     __shared__ float m_s[kWarps][kHeadRows];
     __shared__ float l_s[kWarps][kHeadRows];
-    __shared__ uint2 q_s[kSteps][kParts][32];  // the S mma's A registers 0 and 2, per k-step, part and lane
+    // The S mma's A registers 0 and 2, per k-step, part and lane.  With a new token (kNewToken) it
+    // first holds the group's transformed queries, [kHeadRows][kHeadDim] floats, which warp 0 reads
+    // before it writes the A registers over them.
+    __shared__ __align__(16) uint2 q_s[kSteps][kParts][32];
+    static_assert(sizeof(q_s) >= sizeof(float) * kHeadRows * kHeadDim, "the new token's queries fit q_s");
     __shared__ float score_scale_s[kHeadRows];
     __shared__ int last;
 #ifdef RESET_ATTENTION_TRACE
@@ -489,11 +507,61 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     // copies, which would otherwise queue ahead of them (q is needed before the first product).
     const int group = a.n_heads / a.cache.n_kv_heads;
     const int first_head = kv_head * group;
+    const int blocks = (end - begin + kBlock - 1) / kBlock;
     float q[kHeadDim / 4];  // warp 0: head g's slice for the S mma, element u = 4·step + 2·half + e
-    if (warp == 0) load_query<T, kFp8>(a, b, first_head + min(g, group - 1), tig, q);
+    // With a new token every warp loads raw heads instead: query heads warp and warp + kWarps of the
+    // group, and, in the last live split, the warp whose last block holds position length - 1 also
+    // the new K and V (it writes them into that block's stage once the block has landed, below).
+    // Lane `lane` transforms elements lane + 32 j of a head, as qk_norm_rope_kv_append's kernels
+    // do, so that its sums of squares add in the same order and the same bits come out.  The norm
+    // weights are loaded with the heads (one round trip), and the cosines and sines are formed
+    // while they arrive.  (Formed before the wait instead, into shared memory, they cost the step
+    // 2.6-2.9% at 1k, batch 1 on the H100: attention's CTAs are placed only as the QKV GEMV's
+    // leave, so that work and its barrier sat on the path; session 44, runs 1-2.)
+    constexpr int kLaneElements = (kHeadDim + 31) / 32;
+    constexpr int kLaneRotations = kHeadDim >= 64 ? kHeadDim / 64 : 1;  // distinct frequencies a lane uses
+    constexpr int kQueryItems = kHeadRows / kWarps;
+    const bool new_row_here = kNewToken && split == live - 1 && warp == (blocks - 1) % kWarps;
+    float fresh[kQueryItems + 2][kLaneElements];    // q items, then K, then V: elements lane + 32 j
+    float partner[kQueryItems + 1][kLaneElements];  // q items and K: the RoPE partners, elements (lane + 32 j) ^ d/2
+    float norm[2][2][kLaneElements];                // q and k norm weights of elements lane + 32 j and their partners
+    float cosine[kLaneRotations], sine[kLaneRotations];
+    if constexpr (kNewToken) {
+        const AttentionNewToken &t = a.new_token;
+        const float *in = t.qkv + int64_t(b) * t.ld_qkv;
+#pragma unroll
+        for (int i = 0; i < kQueryItems + 2; ++i) {
+            const bool used = i < kQueryItems ? warp + kWarps * i < group : new_row_here;
+            const int column = i < kQueryItems ? (first_head + warp + kWarps * i) * kHeadDim
+                                               : (a.n_heads + (i - kQueryItems) * a.cache.n_kv_heads + kv_head) * kHeadDim;
+#pragma unroll
+            for (int j = 0; j < kLaneElements; ++j) {
+                const int e = lane + 32 * j;
+                const bool ok = used && e < kHeadDim;
+                fresh[i][j] = ok ? in[column + e] : 0.0f;
+                if (i <= kQueryItems) partner[i][j] = ok ? in[column + (e ^ (kHeadDim / 2))] : 0.0f;
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+            const float *weights = k == 0 ? t.q_norm : t.k_norm;
+            const bool used = weights && (k == 0 ? warp < group : new_row_here);
+#pragma unroll
+            for (int j = 0; j < kLaneElements; ++j) {
+                const int e = min(lane + 32 * j, kHeadDim - 1);
+                norm[k][0][j] = used ? __ldg(weights + e) : 1.0f;
+                norm[k][1][j] = used ? __ldg(weights + (e ^ (kHeadDim / 2))) : 1.0f;
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < kLaneRotations; ++r)
+            qk_rules::rotation(length - 1, __ldg(t.inv_freq + (lane + 32 * r) % (kHeadDim / 2)), t.rope_attention_factor,
+                               cosine[r], sine[r]);
+    } else if (warp == 0) {
+        load_query<T, kFp8>(a, b, first_head + min(g, group - 1), tig, q);
+    }
 
     // --- This warp's blocks: warp, warp + kWarps, ... of the chunk, each through its ring.
-    const int blocks = (end - begin + kBlock - 1) / kBlock;
     const int my_blocks = blocks > warp ? (blocks - warp + kWarps - 1) / kWarps : 0;
     unsigned char *ring = ring_s + warp * T::kWarpBytes;
     const uint32_t ring_address = shared_address(ring);
@@ -523,6 +591,68 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     for (int i = 0; i < T::kStages - 1; ++i) {
         if (i < my_blocks) issue(i);
         cp_async_commit();
+    }
+
+    // --- The new token's transforms, while the first blocks stream in: the q heads into q_s's space,
+    // K and V rounded for the cache and stored there (new_key, new_value: their bits, kept for the ring).
+    uint16_t new_key[kLaneElements], new_value[kLaneElements];
+    if constexpr (kNewToken) {
+        const AttentionNewToken &t = a.new_token;
+        float *queries = reinterpret_cast<float *>(q_s);  // [kHeadRows][kHeadDim]
+#pragma unroll
+        for (int i = 0; i <= kQueryItems; ++i) {
+            if (!(i < kQueryItems ? warp + kWarps * i < group : new_row_here)) continue;  // warp-uniform
+            float *x = fresh[i], *y = partner[i];
+            const int k = i < kQueryItems ? 0 : 1;  // q or k norm
+            if (t.q_norm) {
+                float sum = 0.0f;
+#pragma unroll
+                for (int j = 0; j < kLaneElements; ++j)
+                    if (lane + 32 * j < kHeadDim) sum = qk_rules::add_square(sum, x[j]);
+#pragma unroll
+                for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+                const float inverse = qk_rules::rms_inverse(sum, kHeadDim, t.eps);
+#pragma unroll
+                for (int j = 0; j < kLaneElements; ++j) {
+                    x[j] = qk_rules::normed(x[j], norm[k][0][j], inverse);
+                    y[j] = qk_rules::normed(y[j], norm[k][1][j], inverse);
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < kLaneElements; ++j) {
+                const int e = lane + 32 * j;
+                if (e >= kHeadDim) continue;
+                const float c = cosine[j % kLaneRotations], s = sine[j % kLaneRotations];
+                x[j] = e < kHeadDim / 2 ? qk_rules::rotated_first(x[j], y[j], c, s)
+                                        : qk_rules::rotated_second(y[j], x[j], c, s);
+                if (i < kQueryItems) queries[(warp + kWarps * i) * kHeadDim + e] = x[j];
+                else new_key[j] = kFp8 ? qk_rules::e4m3_bits(x[j], a.cache.k_scale) : qk_rules::bf16_bits(x[j]);
+            }
+        }
+        if (new_row_here) {
+            const int64_t at = kv_cache_offset(a.cache, slot, kv_head, length - 1);
+#pragma unroll
+            for (int j = 0; j < kLaneElements; ++j) {
+                const int e = lane + 32 * j;
+                const float v = fresh[kQueryItems + 1][j];
+                new_value[j] = kFp8 ? qk_rules::e4m3_bits(v, a.cache.v_scale) : qk_rules::bf16_bits(v);
+                if (e >= kHeadDim) continue;
+                if constexpr (kFp8) {
+                    static_cast<uint8_t *>(a.cache.keys)[at + e] = uint8_t(new_key[j]);
+                    static_cast<uint8_t *>(a.cache.values)[at + e] = uint8_t(new_value[j]);
+                } else {
+                    static_cast<uint16_t *>(a.cache.keys)[at + e] = new_key[j];
+                    static_cast<uint16_t *>(a.cache.values)[at + e] = new_value[j];
+                }
+            }
+        }
+        __syncthreads();  // every query head is in q_s's space
+        if (warp == 0) {
+            const float *head = queries + min(g, group - 1) * kHeadDim;
+#pragma unroll
+            for (int u = 0; u < kHeadDim / 4; ++u) q[u] = head[query_index<T, kFp8>(tig, u)];
+        }
+        __syncwarp();  // warp 0 has read the queries before it writes the A registers over them
     }
 
     // --- The group's queries, as the S mma's A fragments in 16-bit parts: warp 0 builds them (thread
@@ -585,6 +715,28 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
         const unsigned char *k_block = ring + (i % T::kStages) * T::kStageBytes;
         const unsigned char *v_block = k_block + T::kBlockBytes;
         const int valid = min(kBlock, end - (begin + (warp + i * kWarps) * kBlock));
+        if constexpr (kNewToken) {
+            // The new token's row, last of this block: its copy brought whatever the cache held
+            // (this CTA stores the row concurrently), so the stage gets the row's bits now.
+            if (new_row_here && i == my_blocks - 1) {
+                unsigned char *stage = ring + (i % T::kStages) * T::kStageBytes;
+#pragma unroll
+                for (int j = 0; j < kLaneElements; ++j) {
+                    const int e = lane + 32 * j;
+                    if (e >= kHeadDim) continue;
+                    const int byte = e * T::kBytes;
+                    const int at = swizzle<T>((valid - 1) * T::kRowChunks + byte / 16) + byte % 16;
+                    if constexpr (kFp8) {
+                        stage[at] = uint8_t(new_key[j]);
+                        stage[T::kBlockBytes + at] = uint8_t(new_value[j]);
+                    } else {
+                        *reinterpret_cast<uint16_t *>(stage + at) = new_key[j];
+                        *reinterpret_cast<uint16_t *>(stage + T::kBlockBytes + at) = new_value[j];
+                    }
+                }
+                __syncwarp();
+            }
+        }
 
         // S = Q · K^T for the block's two 8-position tiles, one accumulator per part (short chains).
         float c[kParts][2][4];
@@ -899,17 +1051,34 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
 
 // Host: raise the instance's dynamic shared-memory limit (above the default
 // 48 KiB), once per device.
-template <int kHeadDim, bool kFp8>
+template <int kHeadDim, bool kFp8, bool kNewToken>
 void allow_shared_memory() {
     static std::atomic<uint64_t> done{0};
     int device = 0;
     cuda::check(cudaGetDevice(&device), "cudaGetDevice");
     const uint64_t bit = device >= 0 && device < 64 ? uint64_t(1) << device : 0;
     if (bit && (done.load(std::memory_order_relaxed) & bit)) return;
-    cuda::check(cudaFuncSetAttribute(split_kernel<kHeadDim, kFp8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    cuda::check(cudaFuncSetAttribute(split_kernel<kHeadDim, kFp8, kNewToken>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      Tiles<kHeadDim, kFp8>::kSharedBytes),
                 "attention_decode: cudaFuncSetAttribute");
     done.fetch_or(bit, std::memory_order_relaxed);
+}
+
+template <int kHeadDim>
+void allow_shared_memory_all() {
+    allow_shared_memory<kHeadDim, false, false>();
+    allow_shared_memory<kHeadDim, true, false>();
+    allow_shared_memory<kHeadDim, false, true>();
+    allow_shared_memory<kHeadDim, true, true>();
+}
+
+template <bool kFp8, bool kNewToken>
+int occupancy() {
+    int ctas = 0;
+    cuda::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, split_kernel<128, kFp8, kNewToken>, kThreads,
+                                                              Tiles<128, kFp8>::kSharedBytes),
+                "attention_decode: occupancy");
+    return ctas;
 }
 
 // Host: resident CTAs per SM of the head_dim-128 instances (the smaller head
@@ -926,38 +1095,34 @@ int resident_ctas_per_multiprocessor() {
         const int known = cached[device].load(std::memory_order_relaxed);
         if (known > 0) return known;
     }
-    allow_shared_memory<16, false>();
-    allow_shared_memory<16, true>();
-    allow_shared_memory<32, false>();
-    allow_shared_memory<32, true>();
-    allow_shared_memory<64, false>();
-    allow_shared_memory<64, true>();
-    allow_shared_memory<128, false>();
-    allow_shared_memory<128, true>();
-    int bf16 = 0, fp8 = 0;
-    cuda::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bf16, split_kernel<128, false>, kThreads,
-                                                              Tiles<128, false>::kSharedBytes),
-                "attention_decode: occupancy");
-    cuda::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fp8, split_kernel<128, true>, kThreads,
-                                                              Tiles<128, true>::kSharedBytes),
-                "attention_decode: occupancy");
-    const int resident = std::max(1, std::min(bf16, fp8));
+    allow_shared_memory_all<16>();
+    allow_shared_memory_all<32>();
+    allow_shared_memory_all<64>();
+    allow_shared_memory_all<128>();
+    const int resident = std::max(1, std::min({occupancy<false, false>(), occupancy<true, false>(),
+                                               occupancy<false, true>(), occupancy<true, true>()}));
     if (device >= 0 && device < kMaxDevices) cached[device].store(resident, std::memory_order_relaxed);
     return resident;
 }
 
-template <int kHeadDim>
-void launch(const AttentionDecodeArgs &a, cudaStream_t stream) {
+template <int kHeadDim, bool kFp8, bool kNewToken>
+void launch_instance(const AttentionDecodeArgs &a, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>(a.splits), static_cast<unsigned>(a.cache.n_kv_heads),
                     static_cast<unsigned>(a.batch));
-    if (a.cache.type == KvCacheType::kFp8E4M3) {
-        allow_shared_memory<kHeadDim, true>();
-        cuda::launch_kernel("attention_decode", split_kernel<kHeadDim, true>, grid, dim3(kThreads),
-                            Tiles<kHeadDim, true>::kSharedBytes, stream, a);
+    allow_shared_memory<kHeadDim, kFp8, kNewToken>();
+    cuda::launch_kernel("attention_decode", split_kernel<kHeadDim, kFp8, kNewToken>, grid, dim3(kThreads),
+                        Tiles<kHeadDim, kFp8>::kSharedBytes, stream, a);
+}
+
+template <int kHeadDim>
+void launch(const AttentionDecodeArgs &a, cudaStream_t stream) {
+    const bool fp8 = a.cache.type == KvCacheType::kFp8E4M3;
+    if (a.new_token.qkv) {
+        if (fp8) launch_instance<kHeadDim, true, true>(a, stream);
+        else launch_instance<kHeadDim, false, true>(a, stream);
     } else {
-        allow_shared_memory<kHeadDim, false>();
-        cuda::launch_kernel("attention_decode", split_kernel<kHeadDim, false>, grid, dim3(kThreads),
-                            Tiles<kHeadDim, false>::kSharedBytes, stream, a);
+        if (fp8) launch_instance<kHeadDim, true, false>(a, stream);
+        else launch_instance<kHeadDim, false, false>(a, stream);
     }
 }
 
@@ -1030,7 +1195,20 @@ void attention_decode(const AttentionDecodeArgs &a, cudaStream_t stream) {
         !(std::isfinite(c.k_scale) && c.k_scale > 0.0f && std::isfinite(c.v_scale) && c.v_scale > 0.0f))
         fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: FP8 cache scales ", c.k_scale, " and ", c.v_scale,
              " must be finite and positive");
-    require(a.q, "attention decode: q");
+    const AttentionNewToken &t = a.new_token;
+    if (t.qkv) {
+        if (t.ld_qkv < int64_t(a.n_heads + 2 * c.n_kv_heads) * c.head_dim)
+            fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: new token ld_qkv ", t.ld_qkv, " < (heads ", a.n_heads,
+                 " + 2 x ", c.n_kv_heads, " KV heads) x head_dim ", c.head_dim);
+        if ((t.q_norm == nullptr) != (t.k_norm == nullptr))
+            fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: new token q_norm and k_norm go together");
+        require(t.inv_freq, "attention decode: new token inv_freq");
+        if (!(std::isfinite(t.rope_attention_factor) && t.rope_attention_factor > 0.0f))
+            fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: new token rope_attention_factor ",
+                 t.rope_attention_factor, " must be finite and positive");
+    } else {
+        require(a.q, "attention decode: q");
+    }
     require(a.lengths, "attention decode: lengths");
     require(a.out, "attention decode: out");
     require(c.keys, "attention decode: cache keys");

@@ -30,6 +30,7 @@
 
 #include "kernels/cuda_common.cuh"
 #include "kernels/dependent_launch.cuh"
+#include "kernels/qk_norm_rope_rules.cuh"
 #include "kernels/step_trace.cuh"
 
 namespace reset {
@@ -46,25 +47,14 @@ constexpr int kWarps = 4;
 // 12.6 MB on (1k at batch 3, 4k at batch 1); no faster at 8.4 MB (2k at
 // batch 1, 1k at batch 2); at 4 MB (1k, batch 1) 1.9% slower (run 6, on top of
 // the row norms placed early: 2.907 against 2.854 ms), the early CTAs then
-// contending with the GEMV for little K/V to fetch.  Hence 10 MB.  The
-// estimate is attention_decode's (attention_kv_bytes_estimate), from the
-// row's position, which the step's first kernel (the input upload,
-// kernels/range_copy.h) wrote: this kernel is placed only once the QKV GEMV
-// has passed its own wait, long after that upload completed.
-constexpr int64_t kEarlyPlacementKvBytes = int64_t(10) << 20;
+// contending with the GEMV for little K/V to fetch.  Hence 10 MB
+// (kLongAttentionKvBytes).  The estimate is attention_decode's
+// (attention_kv_bytes_estimate), from the row's position, which the step's
+// first kernel (the input upload, kernels/range_copy.h) wrote: this kernel is
+// placed only once the QKV GEMV has passed its own wait, long after that
+// upload completed.
 __device__ __forceinline__ bool long_attention_follows(const QkNormRopeArgs &a, int position) {
-    return attention_kv_bytes_estimate(a.cache, int64_t(position) + 1, a.batch) > kEarlyPlacementKvBytes;
-}
-
-// RoPE's cosine and sine for one frequency at `position`: the angle in double, as the CPU (an FP32
-// product loses digits at long contexts), rounded to float, then times YaRN's attention factor
-// (exact for 1), as the CPU.
-__device__ __forceinline__ void rotation(int position, float freq, float attention_factor, float &cosine,
-                                         float &sine) {
-    double s_d, c_d;
-    sincos(double(position) * double(freq), &s_d, &c_d);
-    cosine = __fmul_rn(static_cast<float>(c_d), attention_factor);
-    sine = __fmul_rn(static_cast<float>(s_d), attention_factor);
+    return long_attention(a.cache, int64_t(position) + 1, a.batch);
 }
 
 template <int kHeadDim>
@@ -93,7 +83,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormR
     // from the GEMV's end to the attention (see the top).
     float cosine[kHalf], sine[kHalf];
 #pragma unroll
-    for (int j = 0; j < kHalf; ++j) rotation(position, freq[j], a.rope_attention_factor, cosine[j], sine[j]);
+    for (int j = 0; j < kHalf; ++j) qk_rules::rotation(position, freq[j], a.rope_attention_factor, cosine[j], sine[j]);
     trace::begin_dependent_kernel(trace::kQkNormRope, 0, 0, long_attention_follows(a, position));
     if (!valid) return;  // whole warps leave: no barrier follows
 
@@ -109,20 +99,18 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormR
         if (norm) {
             float sum = 0.0f;
 #pragma unroll
-            for (int j = 0; j < kPerLane; ++j) sum += x[j] * x[j];
+            for (int j = 0; j < kPerLane; ++j) sum = qk_rules::add_square(sum, x[j]);
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-            const float inverse = 1.0f / sqrtf(sum / static_cast<float>(kHeadDim) + a.eps);
+            const float inverse = qk_rules::rms_inverse(sum, kHeadDim, a.eps);
 #pragma unroll
-            for (int j = 0; j < kPerLane; ++j) x[j] = weight[j] * (x[j] * inverse);
+            for (int j = 0; j < kPerLane; ++j) x[j] = qk_rules::normed(x[j], weight[j], inverse);
         }
 #pragma unroll
         for (int j = 0; j < kHalf; ++j) {
-            const float c = cosine[j], s = sine[j];
             const float first = x[j], second = x[j + kHalf];
-            // Explicit roundings: no FMA contraction, so the products round as on the CPU.
-            x[j] = __fsub_rn(__fmul_rn(first, c), __fmul_rn(second, s));
-            x[j + kHalf] = __fadd_rn(__fmul_rn(second, c), __fmul_rn(first, s));
+            x[j] = qk_rules::rotated_first(first, second, cosine[j], sine[j]);
+            x[j + kHalf] = qk_rules::rotated_second(first, second, cosine[j], sine[j]);
         }
     }
 
@@ -135,19 +123,15 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormR
     const int kv_head = is_k ? head - a.n_heads : head - a.n_heads - n_kv;
     const int64_t offset = kv_cache_offset(a.cache, slot, kv_head, position);
     if (a.cache.type == KvCacheType::kFp8E4M3) {
-        // e4m3(x / scale): an IEEE division (no fast-math), then round to nearest
-        // even with saturation to ±448 (native cvt on sm_89+, cuda_fp8.h's
-        // software path below).
         const float scale = is_k ? a.cache.k_scale : a.cache.v_scale;
-        __nv_fp8_storage_t *cache = static_cast<__nv_fp8_storage_t *>(is_k ? a.cache.keys : a.cache.values) + offset;
+        uint8_t *cache = static_cast<uint8_t *>(is_k ? a.cache.keys : a.cache.values) + offset;
 #pragma unroll
-        for (int j = 0; j < kPerLane; ++j)
-            cache[lane + 32 * j] = __nv_cvt_float_to_fp8(__fdiv_rn(x[j], scale), __NV_SATFINITE, __NV_E4M3);
+        for (int j = 0; j < kPerLane; ++j) cache[lane + 32 * j] = qk_rules::e4m3_bits(x[j], scale);
         return;
     }
-    __nv_bfloat16 *cache = static_cast<__nv_bfloat16 *>(is_k ? a.cache.keys : a.cache.values) + offset;
+    uint16_t *cache = static_cast<uint16_t *>(is_k ? a.cache.keys : a.cache.values) + offset;
 #pragma unroll
-    for (int j = 0; j < kPerLane; ++j) cache[lane + 32 * j] = __float2bfloat16_rn(x[j]);
+    for (int j = 0; j < kPerLane; ++j) cache[lane + 32 * j] = qk_rules::bf16_bits(x[j]);
 }
 
 // head_dim 16 or 32: kHeadDim lanes per head, lane-in-head i holds element i.
@@ -171,25 +155,23 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_small_kernel(const Q
     const float freq = valid && (is_q || is_k) ? __ldg(a.inv_freq + (low ? i : i - kHalf)) : 0.0f;
     const int position = a.positions[b];  // written by the step's first kernel (see above)
     float c, s;  // before the wait, as in the wide kernel
-    rotation(position, freq, a.rope_attention_factor, c, s);
+    qk_rules::rotation(position, freq, a.rope_attention_factor, c, s);
     trace::begin_dependent_kernel(trace::kQkNormRope, 0, 0, long_attention_follows(a, position));
 
     // What comes from other kernels, in one round trip.
     float x = valid ? a.qkv[int64_t(b) * a.ld_qkv + int64_t(head) * kHeadDim + i] : 0.0f;
     const int slot = valid && !is_q && a.slots ? a.slots[b] : b;
     if (a.q_norm) {  // the same in every lane (q_norm and k_norm go together)
-        float sum = x * x;
+        float sum = qk_rules::add_square(0.0f, x);
 #pragma unroll
         for (int o = kHalf; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-        const float inverse = 1.0f / sqrtf(sum / static_cast<float>(kHeadDim) + a.eps);
-        if (is_q || is_k) x = weight * (x * inverse);
+        const float inverse = qk_rules::rms_inverse(sum, kHeadDim, a.eps);
+        if (is_q || is_k) x = qk_rules::normed(x, weight, inverse);
     }
     const float partner = __shfl_xor_sync(0xffffffffu, x, kHalf);
     if (is_q || is_k) {
         const float first = low ? x : partner, second = low ? partner : x;
-        // Explicit roundings: no FMA contraction, so the products round as on the CPU.
-        x = low ? __fsub_rn(__fmul_rn(first, c), __fmul_rn(second, s))
-                : __fadd_rn(__fmul_rn(second, c), __fmul_rn(first, s));
+        x = low ? qk_rules::rotated_first(first, second, c, s) : qk_rules::rotated_second(first, second, c, s);
     }
     if (!valid) return;
 
@@ -200,13 +182,11 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_small_kernel(const Q
     const int kv_head = is_k ? head - a.n_heads : head - a.n_heads - n_kv;
     const int64_t offset = kv_cache_offset(a.cache, slot, kv_head, position) + i;
     if (a.cache.type == KvCacheType::kFp8E4M3) {
-        // e4m3(x / scale) as in the wide kernel.
         const float scale = is_k ? a.cache.k_scale : a.cache.v_scale;
-        static_cast<__nv_fp8_storage_t *>(is_k ? a.cache.keys : a.cache.values)[offset] =
-            __nv_cvt_float_to_fp8(__fdiv_rn(x, scale), __NV_SATFINITE, __NV_E4M3);
+        static_cast<uint8_t *>(is_k ? a.cache.keys : a.cache.values)[offset] = qk_rules::e4m3_bits(x, scale);
         return;
     }
-    static_cast<__nv_bfloat16 *>(is_k ? a.cache.keys : a.cache.values)[offset] = __float2bfloat16_rn(x);
+    static_cast<uint16_t *>(is_k ? a.cache.keys : a.cache.values)[offset] = qk_rules::bf16_bits(x);
 }
 
 template <int kHeadDim>

@@ -102,6 +102,14 @@ long long environment_integer(const char *name, long long fallback, long long lo
 // (kernels/weight_prefetch.h).  RESET_WEIGHT_PREFETCH_MB overrides it (0 turns
 // the prefetch off).
 constexpr size_t kDefaultWeightPrefetchMiB = 16;
+
+// Whether a decode step's attention may take the new token straight from the QKV GEMV's output
+// (AttentionNewToken: the q/k norm, RoPE and K/V append inside attention, one launch less per
+// layer).  RESET_NEW_TOKEN_IN_ATTENTION=0 always launches qk_norm_rope_kv_append before attention.
+bool new_token_in_attention() {
+    static const bool on = environment_integer("RESET_NEW_TOKEN_IN_ATTENTION", 1, 0, 1) != 0;
+    return on;
+}
 size_t weight_prefetch_bytes() {
     static const size_t bytes = size_t(environment_integer("RESET_WEIGHT_PREFETCH_MB", kDefaultWeightPrefetchMiB, 0, 4096))
                                 << 20;
@@ -292,9 +300,12 @@ private:
     // Without it the caller has zeroed amax_ in this stream before (the producers below raise it).
     // before_lm_head: an event the final norm and lm_head wait for (the top_logprobs branch, which
     // reads the logits they replace), or null.
+    // fused_new_token: the rows are one new token of each sequence at position
+    // lengths[b] - 1, in slot b (the decode step), and attention appends the new K/V rows itself
+    // (AttentionNewToken) instead of qk_norm_rope_kv_append before it.
     void enqueue_forward(int rows, const int32_t *tokens, const int32_t *positions, const int32_t *lengths,
                          const int32_t *slots, int lm_first, int lm_rows, float *logits, bool gemm = false,
-                         cudaEvent_t before_lm_head = nullptr);
+                         cudaEvent_t before_lm_head = nullptr, bool fused_new_token = false);
     // RMSNorm of x_ (rows from `first`) with `weight`, then `linear` on it: one fused norm +
     // NVFP4 preparation launch where the linear is a single NVFP4 part over the hidden size
     // (kernels/rms_norm_prepare.h), else rms_norm into normed_ and enqueue_linear.
@@ -382,7 +393,10 @@ private:
         if (linear.parts.empty() || !linear.parts[0].nvfp4) return {};
         return nvfp4_gemv_weight_prefetch(linear.parts[0].gemv, weight_prefetch_bytes());
     }
-    void enqueue_step();
+    // The decode step; fused_new_token: attention appends the new token (StepGraph::kFused).
+    void enqueue_step(bool fused_new_token);
+    // The step graph a step with these positions replays (StepGraph, below).
+    int step_graph(const std::vector<int32_t> &positions) const;
     void sync(const char *what) { cuda_check(cudaStreamSynchronize(stream_), what); }
     // Destroy the graph, the cuBLAS handle and the stream (after the stream's work): the
     // destructor, and the constructor when it throws.
@@ -396,7 +410,16 @@ private:
     bool dependent_launch_ = false;  // kernels/dependent_launch.cuh: options and an sm_90+ device
     uint64_t bytes_ = 0;
     cudaStream_t stream_ = nullptr;
-    cudaGraphExec_t graph_ = nullptr;
+    // The decode step's two graphs, the same step with the new token appended by its own launch
+    // before attention (kSeparate) or inside attention (kFused, AttentionNewToken), which give the
+    // same bits.  A step takes the fused one where attention is long (kernels/attention_decode.h:
+    // long_attention, the longest row's K/V at this batch).  Measured on the H100 with the
+    // Qwen3-8B shape against the tree before (session 44, run 3, docs/cuda-engine.md): fused,
+    // 1k at batch 8 (32 MB of K/V) 1.4% faster, 32k at batch 1 with the FP8 cache (64 MB) 0.8%
+    // faster, 1k at batch 1 (4 MB) 1.7% slower, where attention is short and the transform sits
+    // on its path.  Both are captured at creation (nothing is allocated mid-generation).
+    enum StepGraph { kSeparate = 0, kFused = 1 };
+    cudaGraphExec_t graphs_[2] = {nullptr, nullptr};
 
     int64_t ld_act_ = 0, ld_x16_ = 0, ld_qkv_ = 0, ld_gate_up_ = 0;
     // GEMM prefill: chunk rows (0 = the path is off), and the smallest chunk that takes it.
@@ -561,8 +584,10 @@ CudaSession::~CudaSession() {
 }
 
 void CudaSession::release_handles() noexcept {
-    if (graph_) cudaGraphExecDestroy(graph_);
-    graph_ = nullptr;
+    for (cudaGraphExec_t &graph : graphs_) {
+        if (graph) cudaGraphExecDestroy(graph);
+        graph = nullptr;
+    }
     if (stream_) cudaStreamSynchronize(stream_);
     if (cublas_) cublasDestroy(cublas_);
     cublas_ = nullptr;
@@ -576,22 +601,32 @@ void CudaSession::release_handles() noexcept {
 }
 
 void CudaSession::ensure_graph() {
-    if (!use_graph_ || graph_) return;
-    cudaGraph_t graph = nullptr;
-    cuda_check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed), "graph capture");
-    try {
-        enqueue_step();
-    } catch (...) {
-        cudaStreamEndCapture(stream_, &graph);
-        if (graph) cudaGraphDestroy(graph);
-        cudaGetLastError();
-        throw;
+    if (!use_graph_) return;
+    for (int kind : {kSeparate, kFused}) {
+        if (graphs_[kind] || (kind == kFused && !new_token_in_attention())) continue;
+        cudaGraph_t graph = nullptr;
+        cuda_check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed), "graph capture");
+        try {
+            enqueue_step(kind == kFused);
+        } catch (...) {
+            cudaStreamEndCapture(stream_, &graph);
+            if (graph) cudaGraphDestroy(graph);
+            cudaGetLastError();
+            throw;
+        }
+        cuda_check(cudaStreamEndCapture(stream_, &graph), "graph capture");
+        const cudaError_t status = cudaGraphInstantiate(&graphs_[kind], graph, 0);
+        cudaGraphDestroy(graph);
+        if (status != cudaSuccess) graphs_[kind] = nullptr;
+        cuda_check(status, "graph instantiation");
     }
-    cuda_check(cudaStreamEndCapture(stream_, &graph), "graph capture");
-    const cudaError_t status = cudaGraphInstantiate(&graph_, graph, 0);
-    cudaGraphDestroy(graph);
-    if (status != cudaSuccess) graph_ = nullptr;
-    cuda_check(status, "graph instantiation");
+}
+
+int CudaSession::step_graph(const std::vector<int32_t> &positions) const {
+    if (!new_token_in_attention()) return kSeparate;
+    int32_t longest = 1;
+    for (int32_t p : positions) longest = std::max(longest, std::min(p, capacity_ - 1) + 1);
+    return long_attention(cache_view(0), longest, sequences_) ? kFused : kSeparate;
 }
 
 void CudaSession::ensure_ring_capacity(int32_t window) {
@@ -612,9 +647,11 @@ void CudaSession::ensure_ring_capacity(int32_t window) {
     rings_ = std::move(rings);
     host_rings_ = std::move(host_rings);
     ring_capacity_ = capacity;
-    // The graph copies the rings by address: it must be captured again.
-    if (graph_) cudaGraphExecDestroy(graph_);
-    graph_ = nullptr;
+    // The graphs copy the rings by address: they must be captured again.
+    for (cudaGraphExec_t &graph : graphs_) {
+        if (graph) cudaGraphExecDestroy(graph);
+        graph = nullptr;
+    }
 }
 
 KvCacheLayerView CudaSession::cache_view(int32_t layer) const {
@@ -790,9 +827,11 @@ void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const flo
 
 void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t *positions, const int32_t *lengths,
                                   const int32_t *slots, int lm_first, int lm_rows, float *logits, bool gemm,
-                                  cudaEvent_t before_lm_head) {
+                                  cudaEvent_t before_lm_head, bool fused_new_token) {
     const ModelConfig &c = config_;
     const float eps = static_cast<float>(c.rms_norm_eps);
+    // A prefill chunk's rows share a slot: they are all appended before attention reads any.
+    if (fused_new_token && (gemm || slots)) fail(RESET_ERR_INTERNAL, "the new token inside attention in a prefill chunk");
     // As many context splits as fill the GPU for these rows (a batch-1 step needs 8x the splits of
     // a batch-8 one to keep the same CTAs streaming the cache), within the workspace.
     int attention_splits = attention_decode_splits(rows, c.n_kv_heads, capacity_);
@@ -829,6 +868,8 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         enqueue_norm_linear(layer.input_norm, 0, rows, layer.qkv, qkv_.as<float>(), ld_qkv_, gemm, nullptr,
                             prefetch_of(layer.o), /*place_next_early=*/true);
 
+        // The decode step's attention appends the new token itself (AttentionNewToken); a prefill
+        // chunk's rows share a slot, so they are appended first, all of them, by their own launch.
         QkNormRopeArgs rope;
         rope.batch = rows;
         rope.n_heads = c.n_heads;
@@ -843,13 +884,23 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         rope.slots = slots;
         rope.q_out = q_.as<float>();
         rope.cache = cache;
-        qk_norm_rope_kv_append(rope, stream_);
+        if (!fused_new_token) qk_norm_rope_kv_append(rope, stream_);
 
         AttentionDecodeArgs attention;
         attention.batch = rows;
         attention.n_heads = c.n_heads;
         attention.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
         attention.q = q_.as<float>();
+        if (fused_new_token) {
+            attention.q = nullptr;
+            attention.new_token.qkv = rope.qkv;
+            attention.new_token.ld_qkv = rope.ld_qkv;
+            attention.new_token.q_norm = rope.q_norm;
+            attention.new_token.k_norm = rope.k_norm;
+            attention.new_token.eps = rope.eps;
+            attention.new_token.inv_freq = rope.inv_freq;
+            attention.new_token.rope_attention_factor = rope.rope_attention_factor;
+        }
         attention.cache = cache;
         attention.lengths = lengths;
         attention.slots = slots;
@@ -998,7 +1049,7 @@ void CudaSession::write_logits(int32_t sequence, const float *logits) {
 // The decode step
 // ---------------------------------------------------------------------------
 
-void CudaSession::enqueue_step() {
+void CudaSession::enqueue_step(bool fused_new_token) {
     const cuda::ScopedDependentLaunch dependent_launch(dependent_launch_);
     const size_t ring_bytes = size_t(sequences_) * size_t(ring_capacity_) * sizeof(float);
     StepInput *in = step_in_.as<StepInput>();
@@ -1052,7 +1103,7 @@ void CudaSession::enqueue_step() {
     }
 
     enqueue_forward(sequences_, out->tokens, in->positions, in->lengths, nullptr, 0, sequences_,
-                    logits_.as<float>(), false, top_logprobs_ > 0 ? top_join_ : nullptr);
+                    logits_.as<float>(), false, top_logprobs_ > 0 ? top_join_ : nullptr, fused_new_token);
 
     // Tokens and signals, the states the sampler updated in place (in the input struct) and the
     // rings, written to page-locked host memory by one launch after the lm_head.
@@ -1114,11 +1165,12 @@ void CudaSession::step(const std::vector<SequenceSampler *> &samplers, const std
     static long long traced_steps = 0;
     StepTraceCapture trace_capture(traced_steps++);
 #endif
+    const int graph = step_graph(positions);
     if (!use_graph_) {
-        enqueue_step();
+        enqueue_step(graph == kFused);
     } else {
         ensure_graph();  // made at creation and by reset_set_policy; again here only if those failed
-        cuda_check(cudaGraphLaunch(graph_, stream_), "graph launch");
+        cuda_check(cudaGraphLaunch(graphs_[graph], stream_), "graph launch");
     }
     sync("decode step");
 #ifdef RESET_STEP_TRACE

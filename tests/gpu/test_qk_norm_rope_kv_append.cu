@@ -358,6 +358,167 @@ void test_slot_maps(reset::KvCacheType type, float k_scale, float v_scale) {
     run_case({40, 8, 1, 16, 512, true, false, type, k_scale, v_scale}, two);
 }
 
+// AttentionNewToken: attention_decode taking a decode step's new token from the QKV output itself
+// against qk_norm_rope_kv_append followed by attention_decode (both checked against double
+// references above), on the same random inputs and cache: the outputs and the whole cache must be
+// the same bits (the fused kernel runs the same FP32 operations in the same order,
+// kernels/qk_norm_rope_rules.cuh), whatever the row's position in its block, chunk and split.
+int g_new_token_cases = 0;
+
+void check_new_token_in_attention(const Case &c, const std::vector<int32_t> &positions) {
+    const int d = c.head_dim, heads = c.n_heads + 2 * c.n_kv_heads;
+    const int64_t ld = int64_t(heads) * d + 3;
+    std::vector<float> qkv(static_cast<size_t>(c.batch * ld)), q_norm(static_cast<size_t>(d)), k_norm(static_cast<size_t>(d));
+    // Moderate inputs without the norm keep the scores' softmax from being one-hot.
+    for (auto &v : qkv) v = normal(c.qk_norm ? uniform(0.1f, 20.0f) : uniform(0.1f, 1.5f));
+    for (auto &v : q_norm) v = uniform(0.2f, 2.0f);
+    for (auto &v : k_norm) v = uniform(0.2f, 2.0f);
+    const std::vector<float> inv_freq = inverse_frequencies(d, c.llama3 ? 500000.0 : 1000000.0, c.llama3);
+    const size_t element_bytes = size_t(reset::kv_cache_element_bytes(c.type));
+    const size_t cache_elements = size_t(c.batch) * c.n_kv_heads * c.capacity * d;
+    // Random cache contents everywhere (the new rows' old contents too: the fused kernel must not
+    // attend to them).
+    std::vector<uint8_t> init_keys(cache_elements * element_bytes), init_values(init_keys.size());
+    for (auto &byte : init_keys) byte = uint8_t(g_rng());
+    for (auto &byte : init_values) byte = uint8_t(g_rng());
+    if (!is_fp8(c))  // BF16: finite values of moderate size (random bytes would make NaN and huge ones)
+        for (std::vector<uint8_t> *cache : {&init_keys, &init_values})
+            for (size_t i = 0; i < cache_elements; ++i) {
+                const uint16_t bits = float_to_bf16(normal(1.0f));
+                std::memcpy(cache->data() + 2 * i, &bits, 2);
+            }
+    else  // E4M3: no NaN bytes (0x7F, 0xFF)
+        for (std::vector<uint8_t> *cache : {&init_keys, &init_values})
+            for (auto &byte : *cache)
+                if ((byte & 0x7F) == 0x7F) byte = 0x3F;
+    std::vector<int32_t> lengths(positions);
+    for (auto &length : lengths) ++length;
+
+    DeviceBuffer d_qkv(qkv.size() * 4), d_qn(size_t(d) * 4), d_kn(size_t(d) * 4), d_freq(inv_freq.size() * 4),
+        d_pos(positions.size() * 4), d_lengths(lengths.size() * 4), d_q(size_t(c.batch) * c.n_heads * d * 4),
+        d_keys(init_keys.size()), d_values(init_values.size()), d_out(size_t(c.batch) * c.n_heads * d * 4);
+    d_qkv.upload(qkv);
+    d_qn.upload(q_norm);
+    d_kn.upload(k_norm);
+    d_freq.upload(inv_freq);
+    d_pos.upload(positions);
+    d_lengths.upload(lengths);
+
+    reset::KvCacheLayerView view;
+    view.keys = d_keys.ptr;
+    view.values = d_values.ptr;
+    view.capacity = c.capacity;
+    view.n_kv_heads = c.n_kv_heads;
+    view.head_dim = d;
+    view.type = c.type;
+    view.k_scale = c.k_scale;
+    view.v_scale = c.v_scale;
+    reset::AttentionDecodeArgs attention;
+    attention.batch = c.batch;
+    attention.n_heads = c.n_heads;
+    attention.scale = 1.0f / std::sqrt(float(d));
+    attention.cache = view;
+    attention.lengths = d_lengths.as<int32_t>();
+    attention.out = d_out.as<float>();
+    attention.splits = reset::attention_decode_splits(c.batch, c.n_kv_heads, c.capacity);
+    DeviceBuffer workspace(reset::attention_decode_workspace_bytes(c.batch, c.n_heads, d, attention.splits));
+    prepare_attention_workspace(workspace, c.batch, c.n_kv_heads);
+    attention.workspace = workspace.as<float>();
+    attention.workspace_bytes = workspace.bytes;
+
+    // The pair.
+    d_keys.upload(init_keys);
+    d_values.upload(init_values);
+    d_q.poison();
+    d_out.poison();
+    reset::QkNormRopeArgs rope;
+    rope.batch = c.batch;
+    rope.n_heads = c.n_heads;
+    rope.qkv = d_qkv.as<float>();
+    rope.ld_qkv = ld;
+    rope.q_norm = c.qk_norm ? d_qn.as<float>() : nullptr;
+    rope.k_norm = c.qk_norm ? d_kn.as<float>() : nullptr;
+    rope.eps = 1e-6f;
+    rope.inv_freq = d_freq.as<float>();
+    rope.rope_attention_factor = c.attention_factor;
+    rope.positions = d_pos.as<int32_t>();
+    rope.q_out = d_q.as<float>();
+    rope.cache = view;
+    reset::qk_norm_rope_kv_append(rope, nullptr);
+    attention.q = d_q.as<float>();
+    reset::attention_decode(attention, nullptr);
+    CUDA_OK(cudaDeviceSynchronize());
+    const std::vector<float> want = d_out.download<float>(size_t(c.batch) * c.n_heads * d);
+    const std::vector<uint8_t> want_keys = d_keys.download<uint8_t>(init_keys.size());
+    const std::vector<uint8_t> want_values = d_values.download<uint8_t>(init_values.size());
+
+    // The fused launch on the same cache as before, q poisoned and not passed.
+    d_keys.upload(init_keys);
+    d_values.upload(init_values);
+    d_q.poison();
+    d_out.poison();
+    attention.q = nullptr;
+    attention.new_token.qkv = rope.qkv;
+    attention.new_token.ld_qkv = ld;
+    attention.new_token.q_norm = rope.q_norm;
+    attention.new_token.k_norm = rope.k_norm;
+    attention.new_token.eps = rope.eps;
+    attention.new_token.inv_freq = rope.inv_freq;
+    attention.new_token.rope_attention_factor = rope.rope_attention_factor;
+    reset::attention_decode(attention, nullptr);
+    CUDA_OK(cudaDeviceSynchronize());
+    const std::vector<float> got = d_out.download<float>(want.size());
+    const std::vector<uint8_t> got_keys = d_keys.download<uint8_t>(init_keys.size());
+    const std::vector<uint8_t> got_values = d_values.download<uint8_t>(init_values.size());
+
+    EXPECT(count_nan(want) == 0, "new token: the pair left %zu outputs NaN or unwritten", count_nan(want));
+    size_t differ = 0, first = want.size();
+    for (size_t i = 0; i < want.size(); ++i)
+        if (std::memcmp(&want[i], &got[i], 4) != 0) {
+            ++differ;
+            first = std::min(first, i);
+        }
+    EXPECT(differ == 0,
+           "new token (batch %d, heads %d/%d, head_dim %d, %s cache, norm %d, splits %d): %zu of %zu outputs differ "
+           "from the pair's, the first [%zu] %.9g vs %.9g",
+           c.batch, c.n_heads, c.n_kv_heads, d, is_fp8(c) ? "FP8" : "BF16", int(c.qk_norm), attention.splits, differ,
+           want.size(), first, first < want.size() ? double(got[first]) : 0.0,
+           first < want.size() ? double(want[first]) : 0.0);
+    // The pair changes exactly the new rows (run_case checks it), so the same bytes mean the same rows.
+    const bool same_cache = got_keys == want_keys && got_values == want_values;
+    EXPECT(same_cache, "new token (batch %d, heads %d/%d, head_dim %d, %s cache): the cache differs from the pair's",
+           c.batch, c.n_heads, c.n_kv_heads, d, is_fp8(c) ? "FP8" : "BF16");
+    ++g_new_token_cases;
+}
+
+void test_new_token_in_attention() {
+    // Positions at the edges of a warp's block (16), a CTA's chunk (64) and a split, the first, the last.
+    const std::vector<int32_t> edges = {0, 1, 14, 15, 16, 17, 63, 64, 65, 127, 128, 1023};
+    for (reset::KvCacheType type : {reset::KvCacheType::kBFloat16, reset::KvCacheType::kFp8E4M3})
+        for (int d : {16, 32, 64, 128})
+            for (int group : {1, 4, 8})
+                for (bool norm : {false, true}) {
+                    const float scale = type == reset::KvCacheType::kFp8E4M3 ? 0.15f : 1.0f;
+                    // Every edge position, one row each (batch 8 at most per launch: the decode step's).
+                    for (size_t first = 0; first < edges.size(); first += 8) {
+                        const std::vector<int32_t> rows(edges.begin() + long(first),
+                                                        edges.begin() + long(std::min(edges.size(), first + 8)));
+                        check_new_token_in_attention(
+                            {int(rows.size()), 2 * group, 2, d, 1024, norm, !norm, type, scale, scale * 1.5f},
+                            rows);
+                    }
+                }
+    // Qwen3-8B heads at long contexts (many splits, several merge rounds), with YaRN's factor.
+    const float yarn = 1.1386294f;
+    for (reset::KvCacheType type : {reset::KvCacheType::kBFloat16, reset::KvCacheType::kFp8E4M3}) {
+        check_new_token_in_attention({1, 32, 8, 128, 32768, true, false, type, 1.0f, 1.0f}, {32767});
+        check_new_token_in_attention({1, 32, 8, 128, 32768, true, false, type, 1.0f, 1.0f, yarn}, {20000});
+        check_new_token_in_attention({8, 32, 8, 128, 4096, true, false, type}, {0, 4095, 1000, 1023, 1024, 17, 2048, 3333});
+        check_new_token_in_attention({3, 64, 8, 128, 8192, true, false, type}, {8191, 5000, 1});  // Qwen3-32B heads
+        check_new_token_in_attention({2, 28, 4, 128, 4096, false, false, type}, {4000, 77});      // R1-Distill-Qwen-7B
+    }
+}
+
 void test_rejections() {
     DeviceBuffer buffer(1 << 16);
     auto good = [&] {
@@ -426,6 +587,13 @@ void test_rejections() {
 int main(int argc, char **argv) {
     if (!start("test_qk_norm_rope_kv_append", argc, argv)) return 0;
     try {
+        // RESET_GPU_TEST_ONLY=new_token: only the fused new-token cases (for the sanitizers' runs).
+        const char *only = std::getenv("RESET_GPU_TEST_ONLY");
+        if (only && std::string(only) == "new_token") {
+            test_new_token_in_attention();
+            std::printf("test_qk_norm_rope_kv_append: %d new-token cases against the pair\n", g_new_token_cases);
+            return finish("test_qk_norm_rope_kv_append");
+        }
         for (int d : {16, 32, 64, 128})
             for (int group : {1, 4, 8})
                 for (int batch : {1, 3, 8})
@@ -463,13 +631,14 @@ int main(int argc, char **argv) {
         test_slot_maps(reset::KvCacheType::kBFloat16, 1.0f, 1.0f);
         test_slot_maps(reset::KvCacheType::kFp8E4M3, 1.0f, 1.0f);
         test_slot_maps(reset::KvCacheType::kFp8E4M3, 0.05f, 0.3f);
+        test_new_token_in_attention();
         test_rejections();
     } catch (const reset::Error &e) {
         std::fprintf(stderr, "FAIL: unexpected reset::Error %d: %s\n", static_cast<int>(e.status()), e.what());
         return 1;
     }
     std::printf("test_qk_norm_rope_kv_append: worst q relative L2 %.3g, worst k error in half ulps (BF16 or E4M3) %.3g, "
-                "worst attention-after-append relative L2 %.3g\n",
-                g_worst_q, g_worst_kv, g_worst_attention);
+                "worst attention-after-append relative L2 %.3g; %d new-token cases against the pair\n",
+                g_worst_q, g_worst_kv, g_worst_attention, g_new_token_cases);
     return finish("test_qk_norm_rope_kv_append");
 }
