@@ -94,9 +94,16 @@ static void reset_java_free_messages(reset_chat_message *messages, size_t n) {
     free(messages);
 }
 
-/* The entry after the last of reset_chat_options.tool_calls_json as
- * set_tool_calls (below) makes it. */
-static const char reset_java_tool_calls_end[] = "";
+/* reset_chat_options.tool_calls_json as set_tool_calls (below) makes it
+ * points one entry into its allocation, whose first entry holds the count of
+ * messages (the struct keeps none): the entries' bound for set_tool_calls and
+ * the destructor. */
+static const char **reset_java_tool_calls_base(const reset_chat_options *o) {
+    return o->tool_calls_json ? (const char **)o->tool_calls_json - 1 : NULL;
+}
+static size_t reset_java_tool_calls_count(const reset_chat_options *o) {
+    return o->tool_calls_json ? (size_t)(uintptr_t)reset_java_tool_calls_base(o)[0] : 0;
+}
 
 /* A conversation from Java: byte[][] {role0, content0, role1, content1, ...}.
  * Copied into C memory because reset_chat_message only points at its text.
@@ -513,9 +520,9 @@ enum reset_java_constants {
 /* reset_chat_options (0.11) owns copies of its tools and of each message's
  * tool calls, freed with it.  set_tool_calls(n_messages, i, json) sets
  * message i's entry, making the array of n_messages entries (NULL each) on
- * first use; a sentinel after the last entry (reset_java_tool_calls_end,
- * above) tells the destructor where the array ends, since the struct keeps
- * no count.  Both return 0, or -1 when
+ * first use, its count kept in front of it (reset_java_tool_calls_count,
+ * above: each call checks i against it at once, where a scan for an end
+ * marker made n calls quadratic).  Both return 0, or -1 when
  * memory runs out or i is not below the array's length (what was copied is
  * still freed with the struct).  A JSON text holding a NUL is refused with an
  * IllegalArgumentException naming it, as every NUL-terminated input is. */
@@ -531,16 +538,14 @@ enum reset_java_constants {
     return 0;
   }
   int set_tool_calls(size_t n_messages, size_t i, const char *tool_calls_json) {
+    if (!$self->tool_calls_json) {
+      const char **base = (const char **)calloc(n_messages + 1, sizeof *base);
+      if (!base) return -1;
+      base[0] = (const char *)(uintptr_t)n_messages;
+      $self->tool_calls_json = base + 1;
+    }
+    if (i >= reset_java_tool_calls_count($self)) return -1;
     const char **calls = (const char **)$self->tool_calls_json;
-    if (!calls) {
-      calls = (const char **)calloc(n_messages + 1, sizeof *calls);
-      if (!calls) return -1;
-      calls[n_messages] = reset_java_tool_calls_end;
-      $self->tool_calls_json = calls;
-    }
-    for (size_t k = 0; k <= i; k++) {
-      if (calls[k] == reset_java_tool_calls_end) return -1;
-    }
     free((char *)calls[i]);
     calls[i] = NULL;
     if (!tool_calls_json) return 0;
@@ -552,10 +557,8 @@ enum reset_java_constants {
   }
   ~reset_chat_options() {
     free((char *)$self->tools_json);
-    if ($self->tool_calls_json) {
-      for (const char *const *c = $self->tool_calls_json; *c != reset_java_tool_calls_end; c++) free((char *)*c);
-      free((void *)$self->tool_calls_json);
-    }
+    for (size_t k = 0; k < reset_java_tool_calls_count($self); k++) free((char *)$self->tool_calls_json[k]);
+    free((void *)reset_java_tool_calls_base($self));
     free($self);
   }
 }

@@ -103,12 +103,15 @@ long long environment_integer(const char *name, long long fallback, long long lo
 // the prefetch off).
 constexpr size_t kDefaultWeightPrefetchMiB = 16;
 
-// Whether a decode step's attention may take the new token straight from the QKV GEMV's output
+// When a decode step's attention takes the new token straight from the QKV GEMV's output
 // (AttentionNewToken: the q/k norm, RoPE and K/V append inside attention, one launch less per
-// layer).  RESET_NEW_TOKEN_IN_ATTENTION=0 always launches qk_norm_rope_kv_append before attention.
-bool new_token_in_attention() {
-    static const bool on = environment_integer("RESET_NEW_TOKEN_IN_ATTENTION", 1, 0, 1) != 0;
-    return on;
+// layer; CudaSession::StepGraph).  RESET_NEW_TOKEN_IN_ATTENTION: 1 (the default) where attention
+// is long, 0 never (qk_norm_rope_kv_append before attention in every step), 2 in every step (the
+// GPU tests' way to run the fused form on models too small for long attention).
+enum class NewTokenInAttention { kNever = 0, kWhereLong = 1, kAlways = 2 };
+NewTokenInAttention new_token_in_attention() {
+    static const auto mode = static_cast<NewTokenInAttention>(environment_integer("RESET_NEW_TOKEN_IN_ATTENTION", 1, 0, 2));
+    return mode;
 }
 size_t weight_prefetch_bytes() {
     static const size_t bytes = size_t(environment_integer("RESET_WEIGHT_PREFETCH_MB", kDefaultWeightPrefetchMiB, 0, 4096))
@@ -603,7 +606,10 @@ void CudaSession::release_handles() noexcept {
 void CudaSession::ensure_graph() {
     if (!use_graph_) return;
     for (int kind : {kSeparate, kFused}) {
-        if (graphs_[kind] || (kind == kFused && !new_token_in_attention())) continue;
+        const NewTokenInAttention mode = new_token_in_attention();
+        if (graphs_[kind] || (kind == kFused && mode == NewTokenInAttention::kNever) ||
+            (kind == kSeparate && mode == NewTokenInAttention::kAlways))
+            continue;
         cudaGraph_t graph = nullptr;
         cuda_check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed), "graph capture");
         try {
@@ -623,7 +629,8 @@ void CudaSession::ensure_graph() {
 }
 
 int CudaSession::step_graph(const std::vector<int32_t> &positions) const {
-    if (!new_token_in_attention()) return kSeparate;
+    if (new_token_in_attention() != NewTokenInAttention::kWhereLong)
+        return new_token_in_attention() == NewTokenInAttention::kAlways ? kFused : kSeparate;
     int32_t longest = 1;
     for (int32_t p : positions) longest = std::max(longest, std::min(p, capacity_ - 1) + 1);
     return long_attention(cache_view(0), longest, sequences_) ? kFused : kSeparate;

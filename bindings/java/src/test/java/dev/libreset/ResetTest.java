@@ -2247,6 +2247,24 @@ class ResetTest {
             ChatMessage.assistant("", "[{\"name\": \"f\", \"arguments\": \"" + "a".repeat(1 << 16) + "\"}]"));
 
     @Test
+    void toolCallsOfManyMessagesAreBoundedByTheirCount() throws ResetException {
+        // The options' array of per-message tool calls keeps its count (the glue's set_tool_calls checks each
+        // index against it): every index below the count is set and set again, the count itself is refused.
+        reset_chat_options raw = new reset_chat_options();
+        try {
+            int n = 5000;
+            byte[] calls = Text.utf8("[]");
+            for (int i = n - 1; i >= 0; i--) assertEquals(0, raw.set_tool_calls(n, i, calls), "message " + i);
+            assertEquals(0, raw.set_tool_calls(n, 0, Text.utf8("[{}]")));
+            assertEquals(0, raw.set_tool_calls(n, n - 1, null));
+            assertEquals(-1, raw.set_tool_calls(n, n, calls));
+            assertEquals(-1, raw.set_tool_calls(n + 7, n + 3, calls));  // the first call's count holds
+        } finally {
+            raw.delete();
+        }
+    }
+
+    @Test
     void aThousandCreateFreeCyclesKeepMemoryFlat() throws Exception {
         try (Model model = goldenOneThread(); Tokenizer chat = Tokenizer.load(CHAT)) {
             for (int i = 0; i < 1000; i++) cycle(model, chat, i); // warm the allocators and the JIT first
