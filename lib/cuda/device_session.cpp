@@ -102,6 +102,11 @@ long long environment_integer(const char *name, long long fallback, long long lo
 // (kernels/weight_prefetch.h).  RESET_WEIGHT_PREFETCH_MB overrides it (0 turns
 // the prefetch off).
 constexpr size_t kDefaultWeightPrefetchMiB = 16;
+size_t weight_prefetch_bytes() {
+    static const size_t bytes = size_t(environment_integer("RESET_WEIGHT_PREFETCH_MB", kDefaultWeightPrefetchMiB, 0, 4096))
+                                << 20;
+    return bytes;
+}
 
 // When a decode step's attention takes the new token straight from the QKV GEMV's output
 // (AttentionNewToken: the q/k norm, RoPE and K/V append inside attention, one launch less per
@@ -112,11 +117,6 @@ enum class NewTokenInAttention { kNever = 0, kWhereLong = 1, kAlways = 2 };
 NewTokenInAttention new_token_in_attention() {
     static const auto mode = static_cast<NewTokenInAttention>(environment_integer("RESET_NEW_TOKEN_IN_ATTENTION", 1, 0, 2));
     return mode;
-}
-size_t weight_prefetch_bytes() {
-    static const size_t bytes = size_t(environment_integer("RESET_WEIGHT_PREFETCH_MB", kDefaultWeightPrefetchMiB, 0, 4096))
-                                << 20;
-    return bytes;
 }
 
 // From how many rows a layer's gate_up and down GEMVs run as one launch, the
@@ -401,9 +401,10 @@ private:
     // The step graph a step with these positions replays (StepGraph, below).
     int step_graph(const std::vector<int32_t> &positions) const;
     void sync(const char *what) { cuda_check(cudaStreamSynchronize(stream_), what); }
-    // Destroy the graph, the cuBLAS handle and the stream (after the stream's work): the
+    // Destroy the graphs, the cuBLAS handle and the stream (after the stream's work): the
     // destructor, and the constructor when it throws.
     void release_handles() noexcept;
+    void drop_graphs() noexcept;  // destroy the step graphs (ensure_graph makes them again)
 
     const DeviceModel &dm_;
     const ModelConfig &config_;
@@ -586,11 +587,15 @@ CudaSession::~CudaSession() {
     release_handles();
 }
 
-void CudaSession::release_handles() noexcept {
+void CudaSession::drop_graphs() noexcept {
     for (cudaGraphExec_t &graph : graphs_) {
         if (graph) cudaGraphExecDestroy(graph);
         graph = nullptr;
     }
+}
+
+void CudaSession::release_handles() noexcept {
+    drop_graphs();
     if (stream_) cudaStreamSynchronize(stream_);
     if (cublas_) cublasDestroy(cublas_);
     cublas_ = nullptr;
@@ -654,11 +659,7 @@ void CudaSession::ensure_ring_capacity(int32_t window) {
     rings_ = std::move(rings);
     host_rings_ = std::move(host_rings);
     ring_capacity_ = capacity;
-    // The graphs copy the rings by address: they must be captured again.
-    for (cudaGraphExec_t &graph : graphs_) {
-        if (graph) cudaGraphExecDestroy(graph);
-        graph = nullptr;
-    }
+    drop_graphs();  // the graphs copy the rings by address: they must be captured again
 }
 
 KvCacheLayerView CudaSession::cache_view(int32_t layer) const {
