@@ -92,7 +92,7 @@
 // trip (one round at 1k context, three or four at 32k), the first round in flight
 // while the merge weights are formed.
 //
-// The new token (AttentionNewToken, the kNewToken instances; decode steps
+// The new token (NewTokenInputs, the kNewToken instances; decode steps
 // whose attention is long).  After the wait every warp loads raw heads from
 // the QKV output: query heads warp and warp + 4 of the group, and, in the last
 // live split, the warp whose last block holds position length - 1 also the
@@ -522,16 +522,18 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     constexpr int kLaneRotations = kHeadDim >= 64 ? kHeadDim / 64 : 1;  // distinct frequencies a lane uses
     constexpr int kQueryItems = kHeadRows / kWarps;
     const bool new_row_here = kNewToken && split == live - 1 && warp == (blocks - 1) % kWarps;
+    // Whether this warp has item i (warp-uniform).
+    const auto has_item = [&](int i) { return i < kQueryItems ? warp + kWarps * i < group : new_row_here; };
     float fresh[kQueryItems + 2][kLaneElements];    // q items, then K, then V: elements lane + 32 j
     float partner[kQueryItems + 1][kLaneElements];  // q items and K: the RoPE partners, elements (lane + 32 j) ^ d/2
     float norm[2][2][kLaneElements];                // q and k norm weights of elements lane + 32 j and their partners
     float cosine[kLaneRotations], sine[kLaneRotations];
     if constexpr (kNewToken) {
-        const AttentionNewToken &t = a.new_token;
+        const NewTokenInputs &t = a.new_token;
         const float *in = t.qkv + int64_t(b) * t.ld_qkv;
 #pragma unroll
         for (int i = 0; i < kQueryItems + 2; ++i) {
-            const bool used = i < kQueryItems ? warp + kWarps * i < group : new_row_here;
+            const bool used = has_item(i);
             const int column = i < kQueryItems ? (first_head + warp + kWarps * i) * kHeadDim
                                                : (a.n_heads + (i - kQueryItems) * a.cache.n_kv_heads + kv_head) * kHeadDim;
 #pragma unroll
@@ -545,7 +547,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
 #pragma unroll
         for (int k = 0; k < 2; ++k) {
             const float *weights = k == 0 ? t.q_norm : t.k_norm;
-            const bool used = weights && (k == 0 ? warp < group : new_row_here);
+            const bool used = weights && has_item(k == 0 ? 0 : kQueryItems);
 #pragma unroll
             for (int j = 0; j < kLaneElements; ++j) {
                 const int e = min(lane + 32 * j, kHeadDim - 1);
@@ -597,11 +599,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     // K and V rounded for the cache and stored there (new_key, new_value: their bits, kept for the ring).
     uint16_t new_key[kLaneElements], new_value[kLaneElements];
     if constexpr (kNewToken) {
-        const AttentionNewToken &t = a.new_token;
+        const NewTokenInputs &t = a.new_token;
         float *queries = reinterpret_cast<float *>(q_s);  // [kHeadRows][kHeadDim]
 #pragma unroll
         for (int i = 0; i <= kQueryItems; ++i) {
-            if (!(i < kQueryItems ? warp + kWarps * i < group : new_row_here)) continue;  // warp-uniform
+            if (!has_item(i)) continue;
             float *x = fresh[i], *y = partner[i];
             const int k = i < kQueryItems ? 0 : 1;  // q or k norm
             if (t.q_norm) {
@@ -1154,6 +1156,19 @@ void attention_decode_trace_clear() {
 }
 
 #endif
+void check_new_token_inputs(const NewTokenInputs &t, int n_heads, const KvCacheLayerView &cache, const char *who) {
+    if (!t.qkv) fail(RESET_ERR_INVALID_ARGUMENT, who, ": qkv is NULL");
+    if (t.ld_qkv < int64_t(n_heads + 2 * cache.n_kv_heads) * cache.head_dim)
+        fail(RESET_ERR_INVALID_ARGUMENT, who, ": ld_qkv ", t.ld_qkv, " < (heads ", n_heads, " + 2 x ",
+             cache.n_kv_heads, " KV heads) x head_dim ", cache.head_dim);
+    if ((t.q_norm == nullptr) != (t.k_norm == nullptr))
+        fail(RESET_ERR_INVALID_ARGUMENT, who, ": q_norm and k_norm go together");
+    if (!t.inv_freq) fail(RESET_ERR_INVALID_ARGUMENT, who, ": inv_freq is NULL");
+    if (!(std::isfinite(t.rope_attention_factor) && t.rope_attention_factor > 0.0f))
+        fail(RESET_ERR_INVALID_ARGUMENT, who, ": rope_attention_factor ", t.rope_attention_factor,
+             " must be finite and positive");
+}
+
 int attention_decode_splits(int batch, int n_kv_heads, int capacity) {
     if (int64_t(batch) * n_kv_heads > kMergeCounters) return 1;  // more (row, KV head) pairs than merge counters
     // One full wave of resident CTAs at full capacity: every CTA streams from
@@ -1195,20 +1210,8 @@ void attention_decode(const AttentionDecodeArgs &a, cudaStream_t stream) {
         !(std::isfinite(c.k_scale) && c.k_scale > 0.0f && std::isfinite(c.v_scale) && c.v_scale > 0.0f))
         fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: FP8 cache scales ", c.k_scale, " and ", c.v_scale,
              " must be finite and positive");
-    const AttentionNewToken &t = a.new_token;
-    if (t.qkv) {
-        if (t.ld_qkv < int64_t(a.n_heads + 2 * c.n_kv_heads) * c.head_dim)
-            fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: new token ld_qkv ", t.ld_qkv, " < (heads ", a.n_heads,
-                 " + 2 x ", c.n_kv_heads, " KV heads) x head_dim ", c.head_dim);
-        if ((t.q_norm == nullptr) != (t.k_norm == nullptr))
-            fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: new token q_norm and k_norm go together");
-        require(t.inv_freq, "attention decode: new token inv_freq");
-        if (!(std::isfinite(t.rope_attention_factor) && t.rope_attention_factor > 0.0f))
-            fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: new token rope_attention_factor ",
-                 t.rope_attention_factor, " must be finite and positive");
-    } else {
-        require(a.q, "attention decode: q");
-    }
+    if (a.new_token.qkv) check_new_token_inputs(a.new_token, a.n_heads, c, "attention decode: new token");
+    else require(a.q, "attention decode: q");
     require(a.lengths, "attention decode: lengths");
     require(a.out, "attention decode: out");
     require(c.keys, "attention decode: cache keys");

@@ -65,7 +65,7 @@ RESET_HD int64_t attention_kv_bytes_estimate(const KvCacheLayerView &c, int64_t 
 // above 10 MB) to be "long": the q/k norm then lets attention be placed
 // before its own wait (kernels/qk_norm_rope_kv_append.cu has the
 // measurements), and the decode step takes its new token inside attention
-// (AttentionNewToken; lib/cuda/device_session.cpp has the measurements).
+// (AttentionDecodeArgs::new_token; lib/cuda/device_session.cpp has the measurements).
 constexpr int64_t kLongAttentionKvBytes = int64_t(10) << 20;
 RESET_HD bool long_attention(const KvCacheLayerView &c, int64_t length, int rows) {
     return attention_kv_bytes_estimate(c, length, rows) > kLongAttentionKvBytes;
@@ -80,31 +80,41 @@ RESET_HD int64_t kv_cache_offset(const KvCacheLayerView &c, int64_t slot, int64_
 // Largest row count of one launch (the grid's y/z limit).
 constexpr int kAttentionDecodeMaxBatch = 65535;
 
-// A decode step's new token, taken by attention straight from the QKV GEMV's
-// output (AttentionDecodeArgs::new_token): what qk_norm_rope_kv_append would
-// do first, done inside the attention launch.  Row b's token sits at position
-// lengths[b] - 1; its query heads get the q RMSNorm (where q_norm is set) and
-// RoPE, its key the k RMSNorm and RoPE, and its key and value rows are stored
-// in the cache at (slot, lengths[b] - 1) exactly as qk_norm_rope_kv_append
-// stores them (the same FP32 operations in the same order: the same bits).
-// Decode only: every row writes its own slot (no two rows share one).
-struct AttentionNewToken {
-    const float *qkv = nullptr;      // [batch][ld_qkv]: n_heads q heads, then the k heads, then the v heads; null: off
+// New tokens as the QKV GEMV left them, and how their heads are normed and
+// rotated: the input of qk_norm_rope_kv_append (kernels/qk_norm_rope_kv_append.h),
+// and of attention_decode where it appends a decode step's token itself
+// (AttentionDecodeArgs::new_token).  Query heads get the q RMSNorm (where
+// q_norm is set) and RoPE, keys the k RMSNorm and RoPE; keys and values are
+// then rounded into the cache, by both kernels with the same FP32 operations
+// in the same order (kernels/qk_norm_rope_rules.cuh): the same bits.
+struct NewTokenInputs {
+    const float *qkv = nullptr;      // [rows][ld_qkv]: n_heads q heads, then the k heads, then the v heads
     int64_t ld_qkv = 0;
     const float *q_norm = nullptr;   // [head_dim] or null: no q/k RMSNorm (then k_norm is null too)
     const float *k_norm = nullptr;   // [head_dim] or null
     float eps = 0.0f;
-    const float *inv_freq = nullptr; // [head_dim / 2], as QkNormRopeArgs::inv_freq
-    float rope_attention_factor = 1.0f;  // YaRN's; 1: plain RoPE
+    // [head_dim / 2] from rope_inverse_frequencies (engine/loaded_model.h): llama3 and YaRN
+    // frequency scaling are already in the table.
+    const float *inv_freq = nullptr;
+    float rope_attention_factor = 1.0f;  // YaRN's (LoadedModel::rope_attention_factor); 1: plain RoPE
 };
+
+// Throws reset::Error RESET_ERR_INVALID_ARGUMENT (the message starts with
+// `who`) unless `t` is usable for n_heads query heads over `cache`: qkv and
+// inv_freq set, ld_qkv >= (n_heads + 2 kv heads) * head_dim, q_norm and
+// k_norm both set or both null, the attention factor finite and positive.
+void check_new_token_inputs(const NewTokenInputs &t, int n_heads, const KvCacheLayerView &cache, const char *who);
 
 struct AttentionDecodeArgs {
     int batch = 0;                // rows: 1..8 sequences in decode, up to a prefill chunk (1..65535)
     int n_heads = 0;              // query heads; n_heads / cache.n_kv_heads <= kAttentionDecodeMaxGroup
     float scale = 0.0f;           // softmax scale, 1/sqrt(head_dim) for every supported family
     const float *q = nullptr;     // [batch][n_heads][head_dim], RoPE applied; unused (may be null) with new_token
-    // Where new_token.qkv is set, the queries and the new K/V rows come from it (see AttentionNewToken).
-    AttentionNewToken new_token;
+    // Where new_token.qkv is set (decode only: every row writes its own slot), row b's token sits at
+    // position lengths[b] - 1: attention takes its queries from new_token, normed and rotated, and
+    // stores its K and V rows in the cache at (slot, lengths[b] - 1) as qk_norm_rope_kv_append would,
+    // instead of reading q.
+    NewTokenInputs new_token;
     KvCacheLayerView cache;       // head_dim 16, 32, 64 or 128
     const int32_t *lengths = nullptr;  // device [batch]: attend to positions [0, lengths[b]), 1..capacity
     const int32_t *slots = nullptr;  // device [batch]: the cache slot of row b; null = slot b

@@ -71,25 +71,25 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormR
 
     // Constant data first, before the wait: this head's norm weights and the
     // inverse frequencies (kernels/dependent_launch.cuh).
-    const float *norm = is_q ? a.q_norm : is_k ? a.k_norm : nullptr;
+    const float *norm = is_q ? a.token.q_norm : is_k ? a.token.k_norm : nullptr;
     float weight[kPerLane], freq[kHalf];
 #pragma unroll
     for (int j = 0; j < kPerLane; ++j) weight[j] = valid && norm ? __ldg(norm + lane + 32 * j) : 0.0f;
 #pragma unroll
-    for (int j = 0; j < kHalf; ++j) freq[j] = valid && (is_q || is_k) ? __ldg(a.inv_freq + lane + 32 * j) : 0.0f;
+    for (int j = 0; j < kHalf; ++j) freq[j] = valid && (is_q || is_k) ? __ldg(a.token.inv_freq + lane + 32 * j) : 0.0f;
     const int position = a.positions[b];  // written by the step's first kernel (see above)
     // The rotation's cosines and sines depend on nothing other kernels write, so they are formed
     // before the wait too, while the QKV GEMV drains: the double-precision sincos is off the path
     // from the GEMV's end to the attention (see the top).
     float cosine[kHalf], sine[kHalf];
 #pragma unroll
-    for (int j = 0; j < kHalf; ++j) qk_rules::rotation(position, freq[j], a.rope_attention_factor, cosine[j], sine[j]);
+    for (int j = 0; j < kHalf; ++j) qk_rules::rotation(position, freq[j], a.token.rope_attention_factor, cosine[j], sine[j]);
     trace::begin_dependent_kernel(trace::kQkNormRope, 0, 0, long_attention_follows(a, position));
     if (!valid) return;  // whole warps leave: no barrier follows
 
     // Everything the head needs from other kernels in one round trip: its
     // elements, the row's position and (k, v) its cache slot.
-    const float *in = a.qkv + int64_t(b) * a.ld_qkv + int64_t(head) * kHeadDim;
+    const float *in = a.token.qkv + int64_t(b) * a.token.ld_qkv + int64_t(head) * kHeadDim;
     float x[kPerLane];
 #pragma unroll
     for (int j = 0; j < kPerLane; ++j) x[j] = in[lane + 32 * j];
@@ -102,7 +102,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_kernel(const QkNormR
             for (int j = 0; j < kPerLane; ++j) sum = qk_rules::add_square(sum, x[j]);
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-            const float inverse = qk_rules::rms_inverse(sum, kHeadDim, a.eps);
+            const float inverse = qk_rules::rms_inverse(sum, kHeadDim, a.token.eps);
 #pragma unroll
             for (int j = 0; j < kPerLane; ++j) x[j] = qk_rules::normed(x[j], weight[j], inverse);
         }
@@ -151,21 +151,21 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_small_kernel(const Q
     const bool low = i < kHalf;
 
     // Constant data first, before the wait (kernels/dependent_launch.cuh).
-    const float weight = valid && a.q_norm && (is_q || is_k) ? __ldg((is_q ? a.q_norm : a.k_norm) + i) : 0.0f;
-    const float freq = valid && (is_q || is_k) ? __ldg(a.inv_freq + (low ? i : i - kHalf)) : 0.0f;
+    const float weight = valid && a.token.q_norm && (is_q || is_k) ? __ldg((is_q ? a.token.q_norm : a.token.k_norm) + i) : 0.0f;
+    const float freq = valid && (is_q || is_k) ? __ldg(a.token.inv_freq + (low ? i : i - kHalf)) : 0.0f;
     const int position = a.positions[b];  // written by the step's first kernel (see above)
     float c, s;  // before the wait, as in the wide kernel
-    qk_rules::rotation(position, freq, a.rope_attention_factor, c, s);
+    qk_rules::rotation(position, freq, a.token.rope_attention_factor, c, s);
     trace::begin_dependent_kernel(trace::kQkNormRope, 0, 0, long_attention_follows(a, position));
 
     // What comes from other kernels, in one round trip.
-    float x = valid ? a.qkv[int64_t(b) * a.ld_qkv + int64_t(head) * kHeadDim + i] : 0.0f;
+    float x = valid ? a.token.qkv[int64_t(b) * a.token.ld_qkv + int64_t(head) * kHeadDim + i] : 0.0f;
     const int slot = valid && !is_q && a.slots ? a.slots[b] : b;
-    if (a.q_norm) {  // the same in every lane (q_norm and k_norm go together)
+    if (a.token.q_norm) {  // the same in every lane (q_norm and k_norm go together)
         float sum = qk_rules::add_square(0.0f, x);
 #pragma unroll
         for (int o = kHalf; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-        const float inverse = qk_rules::rms_inverse(sum, kHeadDim, a.eps);
+        const float inverse = qk_rules::rms_inverse(sum, kHeadDim, a.token.eps);
         if (is_q || is_k) x = qk_rules::normed(x, weight, inverse);
     }
     const float partner = __shfl_xor_sync(0xffffffffu, x, kHalf);
@@ -204,11 +204,9 @@ void qk_norm_rope_kv_append(const QkNormRopeArgs &a, cudaStream_t stream) {
     if (c.head_dim != 16 && c.head_dim != 32 && c.head_dim != 64 && c.head_dim != 128)
         fail(RESET_ERR_UNSUPPORTED, "qk_norm_rope_kv_append: head_dim ", c.head_dim,
              " (16, 32, 64 and 128 are supported)");
-    if (a.batch <= 0 || a.n_heads <= 0 || c.n_kv_heads <= 0 || c.capacity <= 0 ||
-        a.ld_qkv < int64_t(a.n_heads + 2 * c.n_kv_heads) * c.head_dim)
+    if (a.batch <= 0 || a.n_heads <= 0 || c.n_kv_heads <= 0 || c.capacity <= 0)
         fail(RESET_ERR_INVALID_ARGUMENT, "qk_norm_rope_kv_append: batch ", a.batch, ", heads ", a.n_heads, "/",
-             c.n_kv_heads, ", capacity ", c.capacity, ", ld_qkv ", a.ld_qkv,
-             " (all positive, ld_qkv >= (heads + 2 kv heads) * head_dim)");
+             c.n_kv_heads, ", capacity ", c.capacity, " must all be positive");
     if (a.batch > kAttentionDecodeMaxBatch)
         fail(RESET_ERR_INVALID_ARGUMENT, "qk_norm_rope_kv_append: batch ", a.batch, " rows (at most ",
              kAttentionDecodeMaxBatch, " per launch)");
@@ -218,13 +216,7 @@ void qk_norm_rope_kv_append(const QkNormRopeArgs &a, cudaStream_t stream) {
         !(std::isfinite(c.k_scale) && c.k_scale > 0.0f && std::isfinite(c.v_scale) && c.v_scale > 0.0f))
         fail(RESET_ERR_INVALID_ARGUMENT, "qk_norm_rope_kv_append: FP8 cache scales ", c.k_scale, " and ", c.v_scale,
              " must be finite and positive");
-    if ((a.q_norm == nullptr) != (a.k_norm == nullptr))
-        fail(RESET_ERR_INVALID_ARGUMENT, "qk_norm_rope_kv_append: q_norm and k_norm go together");
-    require(a.qkv, "qk_norm_rope_kv_append: qkv");
-    require(a.inv_freq, "qk_norm_rope_kv_append: inv_freq");
-    if (!(std::isfinite(a.rope_attention_factor) && a.rope_attention_factor > 0.0f))
-        fail(RESET_ERR_INVALID_ARGUMENT, "qk_norm_rope_kv_append: rope_attention_factor ", a.rope_attention_factor,
-             " must be finite and positive");
+    check_new_token_inputs(a.token, a.n_heads, c, "qk_norm_rope_kv_append");
     require(a.positions, "qk_norm_rope_kv_append: positions");
     require(a.q_out, "qk_norm_rope_kv_append: q_out");
     require(c.keys, "qk_norm_rope_kv_append: cache keys");

@@ -7,10 +7,9 @@
 //   k_scale / v_scale (FP32 division, round to nearest even, saturated to ±448).
 // The formulas are the CPU reference's (engine/cpu_engine.cpp): RMSNorm in
 // FP32, the angle position · inv_freq[i] in double, its cosine and sine
-// rounded to FP32, the rotation in FP32 without fused multiply-adds.
-// inv_freq comes from rope_inverse_frequencies (engine/loaded_model.h), so
-// llama3 and YaRN frequency scaling is already in the table; YaRN's attention
-// factor multiplies the FP32 cosine and sine (rope_attention_factor).
+// rounded to FP32, the rotation in FP32 without fused multiply-adds
+// (kernels/qk_norm_rope_rules.cuh); YaRN's attention factor multiplies the
+// FP32 cosine and sine (NewTokenInputs::rope_attention_factor).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -24,13 +23,7 @@ namespace reset {
 struct QkNormRopeArgs {
     int batch = 0;                   // rows, 1..kAttentionDecodeMaxBatch (row b writes cache slot b, or slots[b])
     int n_heads = 0;                 // query heads
-    const float *qkv = nullptr;      // [batch][ld_qkv]: n_heads q heads, then n_kv_heads k heads, then v heads
-    int64_t ld_qkv = 0;
-    const float *q_norm = nullptr;   // [head_dim] or null: no q/k RMSNorm (then k_norm is null too)
-    const float *k_norm = nullptr;   // [head_dim] or null
-    float eps = 0.0f;
-    const float *inv_freq = nullptr; // [head_dim / 2]
-    float rope_attention_factor = 1.0f;  // YaRN's (LoadedModel::rope_attention_factor); 1: plain RoPE
+    NewTokenInputs token;            // the rows' q, k and v heads and how they are normed and rotated
     const int32_t *positions = nullptr;  // device [batch], 0..capacity-1
     const int32_t *slots = nullptr;  // device [batch]: the cache slot of row b; null = slot b
     float *q_out = nullptr;          // [batch][n_heads][head_dim]

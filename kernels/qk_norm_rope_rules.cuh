@@ -1,7 +1,7 @@
 // qk_norm_rope_rules.cuh — the arithmetic of a new token's q/k RMSNorm, RoPE
 // and KV-cache rounding, shared by the two kernels that do it:
 // qk_norm_rope_kv_append (its own launch) and attention_decode's new token
-// (AttentionNewToken, inside attention).  One definition, so that both store
+// (AttentionDecodeArgs::new_token, inside attention).  One definition, so that both store
 // the same bits; the formulas are the CPU reference's (engine/cpu_engine.cpp).
 #pragma once
 

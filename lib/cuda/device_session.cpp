@@ -109,7 +109,7 @@ size_t weight_prefetch_bytes() {
 }
 
 // When a decode step's attention takes the new token straight from the QKV GEMV's output
-// (AttentionNewToken: the q/k norm, RoPE and K/V append inside attention, one launch less per
+// (AttentionDecodeArgs::new_token: the q/k norm, RoPE and K/V append inside attention, one launch less per
 // layer; CudaSession::StepGraph).  RESET_NEW_TOKEN_IN_ATTENTION: 1 (the default) where attention
 // is long, 0 never (qk_norm_rope_kv_append before attention in every step), 2 in every step (the
 // GPU tests' way to run the fused form on models too small for long attention).
@@ -305,7 +305,7 @@ private:
     // reads the logits they replace), or null.
     // fused_new_token: the rows are one new token of each sequence at position
     // lengths[b] - 1, in slot b (the decode step), and attention appends the new K/V rows itself
-    // (AttentionNewToken) instead of qk_norm_rope_kv_append before it.
+    // (AttentionDecodeArgs::new_token) instead of qk_norm_rope_kv_append before it.
     void enqueue_forward(int rows, const int32_t *tokens, const int32_t *positions, const int32_t *lengths,
                          const int32_t *slots, int lm_first, int lm_rows, float *logits, bool gemm = false,
                          cudaEvent_t before_lm_head = nullptr, bool fused_new_token = false);
@@ -415,13 +415,14 @@ private:
     uint64_t bytes_ = 0;
     cudaStream_t stream_ = nullptr;
     // The decode step's two graphs, the same step with the new token appended by its own launch
-    // before attention (kSeparate) or inside attention (kFused, AttentionNewToken), which give the
+    // before attention (kSeparate) or inside attention (kFused, AttentionDecodeArgs::new_token), which give the
     // same bits.  A step takes the fused one where attention is long (kernels/attention_decode.h:
     // long_attention, the longest row's K/V at this batch).  Measured on the H100 with the
     // Qwen3-8B shape against the tree before (session 44, run 3, docs/cuda-engine.md): fused,
     // 1k at batch 8 (32 MB of K/V) 1.4% faster, 32k at batch 1 with the FP8 cache (64 MB) 0.8%
     // faster, 1k at batch 1 (4 MB) 1.7% slower, where attention is short and the transform sits
-    // on its path.  Both are captured at creation (nothing is allocated mid-generation).
+    // on its path.  Both are captured at creation (nothing is allocated mid-generation), the fused
+    // one only where the session's capacity at its batch can make attention long.
     enum StepGraph { kSeparate = 0, kFused = 1 };
     cudaGraphExec_t graphs_[2] = {nullptr, nullptr};
 
@@ -610,10 +611,13 @@ void CudaSession::release_handles() noexcept {
 
 void CudaSession::ensure_graph() {
     if (!use_graph_) return;
+    // Only the graphs step_graph can pick: a session whose attention is never long (its capacity
+    // at its batch) never replays the fused one.
+    const NewTokenInAttention mode = new_token_in_attention();
+    const bool fused = mode == NewTokenInAttention::kAlways ||
+                       (mode == NewTokenInAttention::kWhereLong && long_attention(cache_view(0), capacity_, sequences_));
     for (int kind : {kSeparate, kFused}) {
-        const NewTokenInAttention mode = new_token_in_attention();
-        if (graphs_[kind] || (kind == kFused && mode == NewTokenInAttention::kNever) ||
-            (kind == kSeparate && mode == NewTokenInAttention::kAlways))
+        if (graphs_[kind] || (kind == kFused && !fused) || (kind == kSeparate && mode == NewTokenInAttention::kAlways))
             continue;
         cudaGraph_t graph = nullptr;
         cuda_check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed), "graph capture");
@@ -838,7 +842,6 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
                                   cudaEvent_t before_lm_head, bool fused_new_token) {
     const ModelConfig &c = config_;
     const float eps = static_cast<float>(c.rms_norm_eps);
-    // A prefill chunk's rows share a slot: they are all appended before attention reads any.
     if (fused_new_token && (gemm || slots)) fail(RESET_ERR_INTERNAL, "the new token inside attention in a prefill chunk");
     // As many context splits as fill the GPU for these rows (a batch-1 step needs 8x the splits of
     // a batch-8 one to keep the same CTAs streaming the cache), within the workspace.
@@ -876,39 +879,35 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         enqueue_norm_linear(layer.input_norm, 0, rows, layer.qkv, qkv_.as<float>(), ld_qkv_, gemm, nullptr,
                             prefetch_of(layer.o), /*place_next_early=*/true);
 
-        // The decode step's attention appends the new token itself (AttentionNewToken); a prefill
-        // chunk's rows share a slot, so they are appended first, all of them, by their own launch.
-        QkNormRopeArgs rope;
-        rope.batch = rows;
-        rope.n_heads = c.n_heads;
-        rope.qkv = qkv_.as<float>();
-        rope.ld_qkv = ld_qkv_;
-        rope.q_norm = layer.q_norm;
-        rope.k_norm = layer.k_norm;
-        rope.eps = eps;
-        rope.inv_freq = dm_.inv_freq;
-        rope.rope_attention_factor = dm_.rope_attention_factor;
-        rope.positions = positions;
-        rope.slots = slots;
-        rope.q_out = q_.as<float>();
-        rope.cache = cache;
-        if (!fused_new_token) qk_norm_rope_kv_append(rope, stream_);
+        // The rows' q, k and v heads: appended by their own launch, or (the decode step where attention
+        // is long, fused_new_token) by attention itself.  A prefill chunk's rows share a slot, so they
+        // are all appended before attention reads any.
+        NewTokenInputs token;
+        token.qkv = qkv_.as<float>();
+        token.ld_qkv = ld_qkv_;
+        token.q_norm = layer.q_norm;
+        token.k_norm = layer.k_norm;
+        token.eps = eps;
+        token.inv_freq = dm_.inv_freq;
+        token.rope_attention_factor = dm_.rope_attention_factor;
+        if (!fused_new_token) {
+            QkNormRopeArgs rope;
+            rope.batch = rows;
+            rope.n_heads = c.n_heads;
+            rope.token = token;
+            rope.positions = positions;
+            rope.slots = slots;
+            rope.q_out = q_.as<float>();
+            rope.cache = cache;
+            qk_norm_rope_kv_append(rope, stream_);
+        }
 
         AttentionDecodeArgs attention;
         attention.batch = rows;
         attention.n_heads = c.n_heads;
         attention.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-        attention.q = q_.as<float>();
-        if (fused_new_token) {
-            attention.q = nullptr;
-            attention.new_token.qkv = rope.qkv;
-            attention.new_token.ld_qkv = rope.ld_qkv;
-            attention.new_token.q_norm = rope.q_norm;
-            attention.new_token.k_norm = rope.k_norm;
-            attention.new_token.eps = rope.eps;
-            attention.new_token.inv_freq = rope.inv_freq;
-            attention.new_token.rope_attention_factor = rope.rope_attention_factor;
-        }
+        if (fused_new_token) attention.new_token = token;
+        else attention.q = q_.as<float>();
         attention.cache = cache;
         attention.lengths = lengths;
         attention.slots = slots;

@@ -64,6 +64,20 @@ struct Layout {
 
 bool is_fp8(const Case &c) { return c.type == reset::KvCacheType::kFp8E4M3; }
 
+// A case's rows on the device as both kernels take them (q/k norm only where the case has one).
+reset::NewTokenInputs token_inputs(const Case &c, const DeviceBuffer &qkv, int64_t ld_qkv, const DeviceBuffer &q_norm,
+                                   const DeviceBuffer &k_norm, const DeviceBuffer &inv_freq) {
+    reset::NewTokenInputs t;
+    t.qkv = qkv.as<float>();
+    t.ld_qkv = ld_qkv;
+    t.q_norm = c.qk_norm ? q_norm.as<float>() : nullptr;
+    t.k_norm = c.qk_norm ? k_norm.as<float>() : nullptr;
+    t.eps = 1e-6f;
+    t.inv_freq = inv_freq.as<float>();
+    t.rope_attention_factor = c.attention_factor;
+    return t;
+}
+
 // The value a cache element stands for (the scale applied).
 double cache_value(const Case &c, const std::vector<uint8_t> &cache, size_t i, bool is_k) {
     if (is_fp8(c)) return e4m3_to_double(cache[i]) * double(is_k ? c.k_scale : c.v_scale);
@@ -188,13 +202,7 @@ void run_case(const Case &c, const Layout &l = {}) {
     reset::QkNormRopeArgs a;
     a.batch = c.batch;
     a.n_heads = c.n_heads;
-    a.qkv = d_qkv.as<float>();
-    a.ld_qkv = ld;
-    a.q_norm = c.qk_norm ? d_qn.as<float>() : nullptr;
-    a.k_norm = c.qk_norm ? d_kn.as<float>() : nullptr;
-    a.eps = 1e-6f;
-    a.inv_freq = d_freq.as<float>();
-    a.rope_attention_factor = c.attention_factor;
+    a.token = token_inputs(c, d_qkv, ld, d_qn, d_kn, d_freq);
     a.positions = d_pos.as<int32_t>();
     a.slots = l.slots.empty() ? nullptr : d_slots.as<int32_t>();
     a.q_out = d_q.as<float>();
@@ -358,7 +366,7 @@ void test_slot_maps(reset::KvCacheType type, float k_scale, float v_scale) {
     run_case({40, 8, 1, 16, 512, true, false, type, k_scale, v_scale}, two);
 }
 
-// AttentionNewToken: attention_decode taking a decode step's new token from the QKV output itself
+// AttentionDecodeArgs::new_token: attention_decode taking a decode step's new token from the QKV output itself
 // against qk_norm_rope_kv_append followed by attention_decode (both checked against double
 // references above), on the same random inputs and cache: the outputs and the whole cache must be
 // the same bits (the fused kernel runs the same FP32 operations in the same order,
@@ -434,13 +442,7 @@ void check_new_token_in_attention(const Case &c, const std::vector<int32_t> &pos
     reset::QkNormRopeArgs rope;
     rope.batch = c.batch;
     rope.n_heads = c.n_heads;
-    rope.qkv = d_qkv.as<float>();
-    rope.ld_qkv = ld;
-    rope.q_norm = c.qk_norm ? d_qn.as<float>() : nullptr;
-    rope.k_norm = c.qk_norm ? d_kn.as<float>() : nullptr;
-    rope.eps = 1e-6f;
-    rope.inv_freq = d_freq.as<float>();
-    rope.rope_attention_factor = c.attention_factor;
+    rope.token = token_inputs(c, d_qkv, ld, d_qn, d_kn, d_freq);
     rope.positions = d_pos.as<int32_t>();
     rope.q_out = d_q.as<float>();
     rope.cache = view;
@@ -458,13 +460,7 @@ void check_new_token_in_attention(const Case &c, const std::vector<int32_t> &pos
     d_q.poison();
     d_out.poison();
     attention.q = nullptr;
-    attention.new_token.qkv = rope.qkv;
-    attention.new_token.ld_qkv = ld;
-    attention.new_token.q_norm = rope.q_norm;
-    attention.new_token.k_norm = rope.k_norm;
-    attention.new_token.eps = rope.eps;
-    attention.new_token.inv_freq = rope.inv_freq;
-    attention.new_token.rope_attention_factor = rope.rope_attention_factor;
+    attention.new_token = rope.token;
     reset::attention_decode(attention, nullptr);
     CUDA_OK(cudaDeviceSynchronize());
     const std::vector<float> got = d_out.download<float>(want.size());
@@ -526,9 +522,9 @@ void test_rejections() {
         a.batch = 1;
         a.n_heads = 2;
         // Disjoint parts of one zeroed buffer: qkv and inv_freq (reads), q_out, keys, values, positions.
-        a.qkv = buffer.as<float>();
-        a.ld_qkv = 4 * 64;
-        a.inv_freq = buffer.as<float>();
+        a.token.qkv = buffer.as<float>();
+        a.token.ld_qkv = 4 * 64;
+        a.token.inv_freq = buffer.as<float>();
         a.q_out = buffer.as<float>() + 1024;
         a.cache.keys = buffer.as<float>() + 4096;
         a.cache.values = buffer.as<float>() + 8192;
@@ -554,7 +550,7 @@ void test_rejections() {
     });
     expect_error(RESET_ERR_INVALID_ARGUMENT, "ld_qkv too small", [&] {
         auto a = good();
-        a.ld_qkv = 4 * 64 - 1;
+        a.token.ld_qkv = 4 * 64 - 1;
         reset::qk_norm_rope_kv_append(a, nullptr);
     });
     expect_error(RESET_ERR_INVALID_ARGUMENT, "unknown cache type", [&] {
@@ -575,7 +571,7 @@ void test_rejections() {
         for (int head_dim : {16, 32, 64, 128}) {
             auto a = good();
             a.cache.head_dim = head_dim;
-            a.ld_qkv = 4 * head_dim;
+            a.token.ld_qkv = 4 * head_dim;
             reset::qk_norm_rope_kv_append(a, nullptr);
         }
         CUDA_OK(cudaDeviceSynchronize());
