@@ -64,8 +64,9 @@ RESET_HD int64_t attention_kv_bytes_estimate(const KvCacheLayerView &c, int64_t 
 // Whether an attention launch streams enough K/V (attention_kv_bytes_estimate
 // above 10 MB) to be "long": the q/k norm then lets attention be placed
 // before its own wait (kernels/qk_norm_rope_kv_append.cu has the
-// measurements), and the decode step takes its new token inside attention
-// (AttentionDecodeArgs::new_token; lib/cuda/device_session.cpp has the measurements).
+// measurements), and at 6-7 rows the decode step takes its new token inside
+// attention (AttentionDecodeArgs::new_token; lib/cuda/device_session.cpp:
+// new_token_in_attention_pays has the measurements).
 constexpr int64_t kLongAttentionKvBytes = int64_t(10) << 20;
 RESET_HD bool long_attention(const KvCacheLayerView &c, int64_t length, int rows) {
     return attention_kv_bytes_estimate(c, length, rows) > kLongAttentionKvBytes;

@@ -110,13 +110,36 @@ size_t weight_prefetch_bytes() {
 
 // When a decode step's attention takes the new token straight from the QKV GEMV's output
 // (AttentionDecodeArgs::new_token: the q/k norm, RoPE and K/V append inside attention, one launch less per
-// layer; CudaSession::StepGraph).  RESET_NEW_TOKEN_IN_ATTENTION: 1 (the default) where attention
-// is long, 0 never (qk_norm_rope_kv_append before attention in every step), 2 in every step (the
-// GPU tests' way to run the fused form on models too small for long attention).
-enum class NewTokenInAttention { kNever = 0, kWhereLong = 1, kAlways = 2 };
+// layer; CudaSession::StepGraph).  RESET_NEW_TOKEN_IN_ATTENTION: 1 (the default) where it was
+// measured faster (new_token_in_attention_pays), 0 never (qk_norm_rope_kv_append before attention
+// in every step), 2 in every step (the GPU tests' way to run the fused form on models too small
+// for it to pay).
+enum class NewTokenInAttention { kNever = 0, kWherePays = 1, kAlways = 2 };
 NewTokenInAttention new_token_in_attention() {
     static const auto mode = static_cast<NewTokenInAttention>(environment_integer("RESET_NEW_TOKEN_IN_ATTENTION", 1, 0, 2));
     return mode;
+}
+
+// Whether a step whose longest row holds `length` positions, over `rows` rows, is faster with the
+// new token inside attention.  The fused form saves a launch per layer but puts the new token's
+// round trip, norm and rotation on attention's path before its first block's product; what pays
+// is many rows, not long rows.  Measured on the H100 with the Qwen3-8B shape, fused against
+// separate, medians of 3 (docs/history/cuda-engine-sessions.md, session 45, runs 2-3):
+//   batch 8:   128 -1.9%, 1k -1.7%, 4k -1.7%          batch 6: 128 +0.3%, 1k -1.1%
+//   batch 4:   1k +0.1%, 4k +0.0%                      batch 2, 3 at 1k: +0.3%
+//   batch 1, BF16 cache: 1k +2.0%, 2k +2.7%, 4k +1.2%, 8k +1.0%, 16k +0.3%, 32k +0.75%
+//   batch 1, FP8 cache: 32k -0.6% (session 44: -0.8%)
+// (session 44's rule, K/V above 10 MB, took the fused form at 1k batch 3-4 and 2.5k-32k batch 1).
+// So: from 8 rows; from 6 where attention is long (kernels/attention_decode.h: K/V above 10 MB);
+// with the FP8 cache where K/V exceeds 48 MB (24k positions per row at Qwen3-8B's shape).
+constexpr int kNewTokenInAttentionRows = 8;
+constexpr int kNewTokenInAttentionLongRows = 6;
+constexpr int64_t kNewTokenInAttentionFp8KvBytes = int64_t(48) << 20;
+bool new_token_in_attention_pays(const KvCacheLayerView &cache, int64_t length, int rows) {
+    if (rows >= kNewTokenInAttentionRows) return true;
+    if (rows >= kNewTokenInAttentionLongRows) return long_attention(cache, length, rows);
+    return cache.type == KvCacheType::kFp8E4M3 &&
+           attention_kv_bytes_estimate(cache, length, rows) > kNewTokenInAttentionFp8KvBytes;
 }
 
 // From how many rows a layer's gate_up and down GEMVs run as one launch, the
@@ -416,13 +439,9 @@ private:
     cudaStream_t stream_ = nullptr;
     // The decode step's two graphs, the same step with the new token appended by its own launch
     // before attention (kSeparate) or inside attention (kFused, AttentionDecodeArgs::new_token), which give the
-    // same bits.  A step takes the fused one where attention is long (kernels/attention_decode.h:
-    // long_attention, the longest row's K/V at this batch).  Measured on the H100 with the
-    // Qwen3-8B shape against the tree before (session 44, run 3, docs/cuda-engine.md): fused,
-    // 1k at batch 8 (32 MB of K/V) 1.4% faster, 32k at batch 1 with the FP8 cache (64 MB) 0.8%
-    // faster, 1k at batch 1 (4 MB) 1.7% slower, where attention is short and the transform sits
-    // on its path.  Both are captured at creation (nothing is allocated mid-generation), the fused
-    // one only where the session's capacity at its batch can make attention long.
+    // same bits.  A step takes the fused one where new_token_in_attention_pays (above: many rows,
+    // or long rows with the FP8 cache).  Both are captured at creation (nothing is allocated
+    // mid-generation), the fused one only where the session's capacity at its batch can make it pay.
     enum StepGraph { kSeparate = 0, kFused = 1 };
     cudaGraphExec_t graphs_[2] = {nullptr, nullptr};
 
@@ -611,11 +630,12 @@ void CudaSession::release_handles() noexcept {
 
 void CudaSession::ensure_graph() {
     if (!use_graph_) return;
-    // Only the graphs step_graph can pick: a session whose attention is never long (its capacity
-    // at its batch) never replays the fused one.
+    // Only the graphs step_graph can pick: a session where the fused form never pays (at its
+    // capacity and batch) never replays it.
     const NewTokenInAttention mode = new_token_in_attention();
     const bool fused = mode == NewTokenInAttention::kAlways ||
-                       (mode == NewTokenInAttention::kWhereLong && long_attention(cache_view(0), capacity_, sequences_));
+                       (mode == NewTokenInAttention::kWherePays &&
+                        new_token_in_attention_pays(cache_view(0), capacity_, sequences_));
     for (int kind : {kSeparate, kFused}) {
         if (graphs_[kind] || (kind == kFused && !fused) || (kind == kSeparate && mode == NewTokenInAttention::kAlways))
             continue;
@@ -638,11 +658,11 @@ void CudaSession::ensure_graph() {
 }
 
 int CudaSession::step_graph(const std::vector<int32_t> &positions) const {
-    if (new_token_in_attention() != NewTokenInAttention::kWhereLong)
+    if (new_token_in_attention() != NewTokenInAttention::kWherePays)
         return new_token_in_attention() == NewTokenInAttention::kAlways ? kFused : kSeparate;
     int32_t longest = 1;
     for (int32_t p : positions) longest = std::max(longest, std::min(p, capacity_ - 1) + 1);
-    return long_attention(cache_view(0), longest, sequences_) ? kFused : kSeparate;
+    return new_token_in_attention_pays(cache_view(0), longest, sequences_) ? kFused : kSeparate;
 }
 
 void CudaSession::ensure_ring_capacity(int32_t window) {

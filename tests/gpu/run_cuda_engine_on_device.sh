@@ -22,8 +22,8 @@ dirs=("$models"/engine-* tests/fixtures/models/llama3-scaled tests/fixtures/mode
 echo "== test_cuda_engine ${dirs[*]}"
 build-bundle/bin/gpu_test_cuda_engine "${dirs[@]}" > "$out/test_cuda_engine.log" 2>&1 || status=1
 cat "$out/test_cuda_engine.log" | tail -n 60
-# The models here are too small for long attention, so their decode steps keep the new token's
-# own launch; test_model again with the new token inside attention in every step.
+# The tests here run at most 4 rows, where the default keeps the new token's own launch
+# (new_token_in_attention_pays); test_model again with the new token inside attention in every step.
 echo "== test_model, new token inside attention (RESET_NEW_TOKEN_IN_ATTENTION=2)"
 RESET_NEW_TOKEN_IN_ATTENTION=2 RESET_GPU_TEST_ONLY=test_model build-bundle/bin/gpu_test_cuda_engine "${dirs[@]}" \
     > "$out/test_cuda_engine_new_token.log" 2>&1 || status=1
