@@ -92,8 +92,8 @@
 // trip (one round at 1k context, three or four at 32k), the first round in flight
 // while the merge weights are formed.
 //
-// The new token (NewTokenInputs, the kNewToken instances; decode steps
-// whose attention is long).  After the wait every warp loads raw heads from
+// The new token (NewTokenInputs, the kNewToken instances; the decode steps
+// where it pays: lib/cuda/device_session.cpp, new_token_in_attention_pays).  After the wait every warp loads raw heads from
 // the QKV output: query heads warp and warp + 4 of the group, and, in the last
 // live split, the warp whose last block holds position length - 1 also the
 // new K and V.  The loads go out before the CTA's K/V copies; the transforms
