@@ -124,22 +124,23 @@ NewTokenInAttention new_token_in_attention() {
 // new token inside attention.  The fused form saves a launch per layer but puts the new token's
 // round trip, norm and rotation on attention's path before its first block's product; what pays
 // is many rows, not long rows.  Measured on the H100 with the Qwen3-8B shape, fused against
-// separate, medians of 3 (docs/history/cuda-engine-sessions.md, session 45, runs 2-3):
-//   batch 8:   128 -1.9%, 1k -1.7%, 4k -1.7%          batch 6: 128 +0.3%, 1k -1.1%
-//   batch 4:   1k +0.1%, 4k +0.0%                      batch 2, 3 at 1k: +0.3%
+// separate, medians of 3 (docs/history/cuda-engine-sessions.md, session 45, runs 2-4):
+//   batch 8:   128 -1.9%, 1k -1.7%, 4k -1.7%          batch 6: 128 +0.3% / -0.0%, 1k -1.1% / -0.7%
+//   batch 4:   128 -0.0%, 1k +0.1%, 4k +0.0%           batch 2, 3 at 1k: +0.3%
 //   batch 1, BF16 cache: 1k +2.0%, 2k +2.7%, 4k +1.2%, 8k +1.0%, 16k +0.3%, 32k +0.75%
-//   batch 1, FP8 cache: 32k -0.6% (session 44: -0.8%)
+//   batch 1, FP8 cache: 16k +0.3%, 32k -0.6% (session 44: -0.8%)
 // (session 44's rule, K/V above 10 MB, took the fused form at 1k batch 3-4 and 2.5k-32k batch 1).
 // So: from 8 rows; from 6 where attention is long (kernels/attention_decode.h: K/V above 10 MB);
-// with the FP8 cache where K/V exceeds 48 MB (24k positions per row at Qwen3-8B's shape).
+// below 6, with the FP8 cache where the longest row's own K/V exceeds 48 MB (24k positions at
+// Qwen3-8B's shape; measured at batch 1 only).
 constexpr int kNewTokenInAttentionRows = 8;
 constexpr int kNewTokenInAttentionLongRows = 6;
-constexpr int64_t kNewTokenInAttentionFp8KvBytes = int64_t(48) << 20;
+constexpr int64_t kNewTokenInAttentionFp8RowKvBytes = int64_t(48) << 20;
 bool new_token_in_attention_pays(const KvCacheLayerView &cache, int64_t length, int rows) {
     if (rows >= kNewTokenInAttentionRows) return true;
     if (rows >= kNewTokenInAttentionLongRows) return long_attention(cache, length, rows);
     return cache.type == KvCacheType::kFp8E4M3 &&
-           attention_kv_bytes_estimate(cache, length, rows) > kNewTokenInAttentionFp8KvBytes;
+           attention_kv_bytes_estimate(cache, length, 1) > kNewTokenInAttentionFp8RowKvBytes;
 }
 
 // From how many rows a layer's gate_up and down GEMVs run as one launch, the
