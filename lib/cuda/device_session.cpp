@@ -124,15 +124,15 @@ NewTokenInAttention new_token_in_attention() {
 // new token inside attention.  The fused form saves a launch per layer but puts the new token's
 // round trip, norm and rotation on attention's path before its first block's product; what pays
 // is many rows, not long rows.  Measured on the H100 with the Qwen3-8B shape, fused against
-// separate, medians of 3 (docs/history/cuda-engine-sessions.md, session 45, runs 2-4):
+// separate, medians of 2-3 (docs/history/cuda-engine-sessions.md, session 45, runs 2-5):
 //   batch 8:   128 -1.9%, 1k -1.7%, 4k -1.7%          batch 6: 128 +0.3% / -0.0%, 1k -1.1% / -0.7%
 //   batch 4:   128 -0.0%, 1k +0.1%, 4k +0.0%           batch 2, 3 at 1k: +0.3%
 //   batch 1, BF16 cache: 1k +2.0%, 2k +2.7%, 4k +1.2%, 8k +1.0%, 16k +0.3%, 32k +0.75%
-//   batch 1, FP8 cache: 16k +0.3%, 32k -0.6% (session 44: -0.8%)
+//   FP8 cache, 32k: batch 1 -0.6% (session 44: -0.8%), 2 -1.2%, 4 -0.4%; 16k at batch 1 +0.3%
 // (session 44's rule, K/V above 10 MB, took the fused form at 1k batch 3-4 and 2.5k-32k batch 1).
 // So: from 8 rows; from 6 where attention is long (kernels/attention_decode.h: K/V above 10 MB);
 // below 6, with the FP8 cache where the longest row's own K/V exceeds 48 MB (24k positions at
-// Qwen3-8B's shape; measured at batch 1 only).
+// Qwen3-8B's shape).
 constexpr int kNewTokenInAttentionRows = 8;
 constexpr int kNewTokenInAttentionLongRows = 6;
 constexpr int64_t kNewTokenInAttentionFp8RowKvBytes = int64_t(48) << 20;
