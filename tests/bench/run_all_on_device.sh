@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run_all_on_device.sh — one GPU-machine call that reproduces the committed
-# session results: the engine test (against the CPU reference) alongside the
+# session results: the engine test's quick set (against the CPU reference) alongside the
 # kernel tests and compute-sanitizer, then, with the GPU to themselves, the
 # NVFP4 GEMV benchmark with its baselines (run_on_device.sh bench) and the
 # decode grid (run_decode_grid_on_device.sh, GRID=short by default).  From
@@ -26,7 +26,10 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,
 [[ -d build-bundle ]] || tar xJf build-bundle.tar.xz
 source build-bundle/env.sh
 # Correctness only, so it may share the GPU with the kernel tests; the measurements wait for it.
-(SANITIZE=0 OUT=$logs timeout 320 tests/gpu/run_cuda_engine_on_device.sh >"$logs/engine.log" 2>&1
+# The engine test's quick set, main pass only: the whole test took ~390 s on the H100 by
+# session 43, past the 320 s here (tests/gpu/run_cuda_engine_on_device.sh runs it, in a call
+# of its own); the quick set's time has not been measured since it grew.
+(PASSES=main RESET_GPU_TEST_QUICK=1 OUT=$logs timeout 320 tests/gpu/run_cuda_engine_on_device.sh >"$logs/engine.log" 2>&1
  echo "engine rc=$?" >"$logs/engine.rc") &
 engine=$!
 # The grid's checkpoints meanwhile (disk and CPU only).
