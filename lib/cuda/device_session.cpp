@@ -112,8 +112,8 @@ size_t weight_prefetch_bytes() {
 // (AttentionDecodeArgs::new_token: the q/k norm, RoPE and K/V append inside attention, one launch less per
 // layer; CudaSession::StepGraph).  RESET_NEW_TOKEN_IN_ATTENTION: 1 (the default) where it was
 // measured faster (new_token_in_attention_pays), 0 never (qk_norm_rope_kv_append before attention
-// in every step), 2 in every step (the GPU tests' way to run the fused form on models too small
-// for it to pay).
+// in every step), 2 in every step (the GPU tests' way to run the fused form at the 1-4 rows where
+// it does not pay).
 enum class NewTokenInAttention { kNever = 0, kWherePays = 1, kAlways = 2 };
 NewTokenInAttention new_token_in_attention() {
     static const auto mode = static_cast<NewTokenInAttention>(environment_integer("RESET_NEW_TOKEN_IN_ATTENTION", 1, 0, 2));

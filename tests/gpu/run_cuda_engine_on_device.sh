@@ -30,8 +30,8 @@ if [[ $passes == *,main,* ]]; then
     build-bundle/bin/gpu_test_cuda_engine "${dirs[@]}" > "$out/test_cuda_engine.log" 2>&1 || status=1
     tail -n 60 "$out/test_cuda_engine.log"
 fi
-# The tests here run at most 4 rows, where the default keeps the new token's own launch
-# (new_token_in_attention_pays); test_model again with the new token inside attention in every step.
+# The default takes the new token inside attention only from 6-8 rows (new_token_in_attention_pays),
+# in this test only test_model's 8-row ReSET case; test_model again with it in every step.
 if [[ $passes == *,new_token,* ]]; then
     echo "== test_model, new token inside attention (RESET_NEW_TOKEN_IN_ATTENTION=2)"
     RESET_NEW_TOKEN_IN_ATTENTION=2 RESET_GPU_TEST_ONLY=test_model build-bundle/bin/gpu_test_cuda_engine "${dirs[@]}" \

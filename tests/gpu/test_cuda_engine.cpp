@@ -442,18 +442,21 @@ void test_model(const std::string &dir) {
                 cudaFree(scratch);
             }
         }
-        // Sampling over 4 parallel sequences (shared prefill, then divergence), FIXED and ReSET.
+        // Sampling over parallel sequences (shared prefill, then divergence): FIXED over 4, ReSET
+        // over 8, where the decode step takes the new token inside attention by default
+        // (device_session.cpp: new_token_in_attention_pays), so the main pass checks that graph too.
         for (reset_policy_kind kind : {RESET_POLICY_FIXED, RESET_POLICY_RESET}) {
-            reset_session *a = session(cpu_model, 4, 512), *b = session(gpu_model, 4, 512);
-            const Prefilled run = prefill_and_decode(a, b, kind, ids, 4, vocab, 48, bound, w4a4);
+            const int rows = kind == RESET_POLICY_RESET ? 8 : 4;
+            reset_session *a = session(cpu_model, rows, 512), *b = session(gpu_model, rows, 512);
+            const Prefilled run = prefill_and_decode(a, b, kind, ids, rows, vocab, 48, bound, w4a4);
             const bool flipped = run.flipped;
             const Compared &c = run.c;
             EXPECT(c.unexplained == 0, "%s %s policy %d: %d of %d sampled tokens differ (not explained)", dir.c_str(),
                    names[w], int(kind), c.unexplained, c.tokens);
             EXPECT(c.worst <= bound, "%s %s policy %d: logits rel L2 %.3g", dir.c_str(), names[w], int(kind),
                    c.worst);
-            std::printf("%-40s %-6s policy %d x4: %d tokens%s, worst rel L2 %.2e\n", dir.c_str(), names[w], int(kind),
-                        c.tokens,
+            std::printf("%-40s %-6s policy %d x%d: %d tokens%s, worst rel L2 %.2e\n", dir.c_str(), names[w], int(kind),
+                        rows, c.tokens,
                         flipped || c.flipped ? " (to a W4A4 code flip)" : c.mismatches ? " (to a near tie)" : "",
                         c.worst);
             reset_session_free(a);
