@@ -14,7 +14,8 @@
 // state see that answer's tokens only.  Tokens stream as the library hands
 // them out: complete UTF-8 only.  Ctrl-C cancels the generation through
 // reset_session_cancel from a watcher thread (the signal handler itself only
-// write()s to a pipe, which is async-signal-safe); Ctrl-D quits.
+// write()s to a pipe, which is async-signal-safe); Ctrl-D quits, typed during
+// an answer too (TypeAhead).
 //
 // /session save DIR keeps the conversation (DIR/conversation.json,
 // conversation_file.cpp) and the model's state for it (DIR/sequence.safetensors,
@@ -30,6 +31,7 @@
 #include <editline/readline.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -99,6 +101,42 @@ private:
     std::mutex mutex_;
     reset_session *active_ = nullptr;
     struct sigaction previous_;
+};
+
+// --- keys typed between prompts -------------------------------------------------
+
+// Keys typed while the REPL is away from its prompt (the model loading, an answer streaming)
+// wait for the next prompt as typed.  In the terminal's canonical mode the line discipline
+// would take them first: a Ctrl-D there is its end-of-file, which becomes a NUL byte once the
+// line editor switches to raw mode, so the key was lost (through a pty, a Ctrl-D sent 2 ms after
+// a message quit the REPL 0 times in 10), and typed text echoed into the streaming answer.  So
+// while held, the terminal hands bytes over as they come (no ICANON) and does not echo them
+// (the line editor echoes them into the next prompt's line); signals stay on (Ctrl-C).  The
+// terminal's own settings come back before every prompt and when the REPL ends, an error
+// included; killed by a signal, the shell restores its terminal itself.
+class TypeAhead {
+public:
+    explicit TypeAhead(bool interactive) : interactive_(interactive) { hold(); }
+    ~TypeAhead() { release(); }
+    TypeAhead(const TypeAhead &) = delete;
+    TypeAhead &operator=(const TypeAhead &) = delete;
+    void hold() {
+        if (!interactive_ || holding_ || tcgetattr(STDIN_FILENO, &saved_) != 0) return;
+        termios held = saved_;
+        held.c_lflag &= ~tcflag_t(ICANON | ECHO);
+        held.c_cc[VMIN] = 1;
+        held.c_cc[VTIME] = 0;
+        holding_ = tcsetattr(STDIN_FILENO, TCSANOW, &held) == 0;
+    }
+    void release() {
+        if (holding_) tcsetattr(STDIN_FILENO, TCSANOW, &saved_);
+        holding_ = false;
+    }
+
+private:
+    const bool interactive_;
+    bool holding_ = false;
+    termios saved_{};
 };
 
 // --- terminal styles ---------------------------------------------------------
@@ -829,11 +867,16 @@ int cmd_chat(int argc, char **argv) {
     if (args.positional.size() > 1) usage_error("chat takes one model directory");
     check_policy_args(args);
     const std::string path = model_path_or_default(args, 0);
+    const bool interactive = isatty(0) && isatty(1);
+    // The line editor set up before the terminal is held: libedit's readline layer turns editing
+    // off for good if it first starts (at its first call: add_history from --session's recall, or
+    // readline) while the terminal does not echo.
+    if (interactive) rl_initialize();
+    TypeAhead type_ahead(interactive);
     Model model(path, args);
     Chat chat(model, args);
     const std::string session_directory = args.get("session", "");
     if (args.has("session") && session_directory.empty()) usage_error("--session needs a directory");
-    const bool interactive = isatty(0) && isatty(1);
     const bool colour = colour_enabled(1);
     if (interactive) {
         std::printf("%slibreset %s%s  %s, %d layers, %s on %s.  /help for commands, Ctrl-D to quit.\n",
@@ -848,7 +891,11 @@ int cmd_chat(int argc, char **argv) {
     }
     std::string message;
     try {
-        while (read_message(interactive, colour, &message)) {
+        while (true) {
+            type_ahead.release();
+            const bool got = read_message(interactive, colour, &message);
+            type_ahead.hold();
+            if (!got) break;
             if (message.empty()) continue;
             if (message[0] == '/') {
                 if (!chat.command(message)) break;

@@ -64,10 +64,10 @@ class Terminal:
         os.write(self.fd, text.encode())
 
     def keys(self, text):
-        """Send keys typed at a prompt that has just appeared.  The line editor may still be
-        setting up the terminal when its prompt shows, and a key that arrives then can be lost
-        (seen once under ctest -j2: a Ctrl-D never reached the REPL); a person never types that
-        fast, so wait a little first."""
+        """Send keys typed at a prompt that has just appeared, a little later, as a person would.
+        (Before session 45 a key that arrived while the REPL was away from its prompt could be
+        lost: seen once under ctest -j2, a Ctrl-D never reached the REPL.  The type-ahead check
+        at the end sends its keys at once.)"""
         time.sleep(0.3)
         self.send(text)
 
@@ -248,6 +248,29 @@ def main():
         assert hidden not in recap, f"{hidden!r} shown: {recap!r}"
         assert term.quit() == 0, "a --session process on a written conversation did not exit with 0"
     print("ok: the recap leaves finished reasoning out, labels unfinished reasoning, shows a long answer's end")
+
+    # Keys typed while an answer streams wait for the next prompt as typed (chat.cpp: TypeAhead).
+    # The keys go out 5 ms after the message, while the answer is being made (an answer of the
+    # embedded model takes tens of ms).  Each key is sent once: no resend.  With the terminal left in
+    # canonical mode during the answer, as before session 45, these checks failed 8 times in 8 (the
+    # text shown twice; the Ctrl-D lost in 6): the line discipline echoed the text into the answer
+    # and took the Ctrl-D as its end-of-file, which the line editor then read as a NUL.
+    argv = [binary, "chat", model, "--max-tokens", "40", "--threads", "1"]
+    term = Terminal(argv)
+    term.expect(r"/help for commands.*\n> $", what="banner (type-ahead)")
+    term.keys("What is 2+3?\r")
+    time.sleep(0.005)
+    term.send("/max 3\r")
+    shown = term.expect(r"max tokens per answer: 3.*\n> $", what="/max 3 typed during the answer, run after it")
+    # Echoed once, by the line editor at the prompt; the terminal itself echoed it into the
+    # answer too before.
+    assert shown.count("/max 3") == 1, f"the typed text shown {shown.count('/max 3')} times: {shown!r}"
+    term.send("What is 4+4?\r")
+    time.sleep(0.005)
+    term.send("\x04")
+    code = term.wait_exit(timeout=10.0)
+    assert code == 0, f"Ctrl-D typed during an answer: exit code {code}"
+    print("ok: text and Ctrl-D typed while an answer streams reach the next prompt")
 
 
 if __name__ == "__main__":
