@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
 #include <cmath>
@@ -113,30 +114,62 @@ private:
 // while held, the terminal hands bytes over as they come (no ICANON) and does not echo them
 // (the line editor echoes them into the next prompt's line); signals stay on (Ctrl-C).  The
 // terminal's own settings come back before every prompt and when the REPL ends, an error
-// included; killed by a signal, the shell restores its terminal itself.
+// included.  A signal that ends the process while the terminal is held (SIGTERM, SIGHUP,
+// SIGQUIT) gives the settings back first: a shell with job control would restore them, but the
+// REPL's parent may be any program.
+termios g_terminal_settings;                 // what a held terminal goes back to
+volatile sig_atomic_t g_terminal_held = 0;   // whether it is held now
+
+extern "C" void on_ending_signal(int signo) {
+    if (g_terminal_held) tcsetattr(STDIN_FILENO, TCSANOW, &g_terminal_settings);  // async-signal-safe
+    signal(signo, SIG_DFL);
+    raise(signo);  // delivered, with the default action, once this handler returns
+}
+
 class TypeAhead {
 public:
-    explicit TypeAhead(bool interactive) : interactive_(interactive) { hold(); }
-    ~TypeAhead() { release(); }
+    explicit TypeAhead(bool interactive) : interactive_(interactive) {
+        if (interactive_) {
+            struct sigaction action;
+            std::memset(&action, 0, sizeof action);
+            action.sa_handler = on_ending_signal;
+            sigemptyset(&action.sa_mask);
+            for (size_t i = 0; i < kEndingSignals.size(); ++i) {
+                sigaction(kEndingSignals[i], nullptr, &previous_[i]);
+                if (previous_[i].sa_handler != SIG_IGN) sigaction(kEndingSignals[i], &action, nullptr);  // nohup's stays
+            }
+        }
+        hold();
+    }
+    ~TypeAhead() {
+        release();
+        if (interactive_)
+            for (size_t i = 0; i < kEndingSignals.size(); ++i) sigaction(kEndingSignals[i], &previous_[i], nullptr);
+    }
     TypeAhead(const TypeAhead &) = delete;
     TypeAhead &operator=(const TypeAhead &) = delete;
     void hold() {
-        if (!interactive_ || holding_ || tcgetattr(STDIN_FILENO, &saved_) != 0) return;
-        termios held = saved_;
+        if (!interactive_ || holding_ || tcgetattr(STDIN_FILENO, &g_terminal_settings) != 0) return;
+        termios held = g_terminal_settings;
         held.c_lflag &= ~tcflag_t(ICANON | ECHO);
         held.c_cc[VMIN] = 1;
         held.c_cc[VTIME] = 0;
+        g_terminal_held = 1;
         holding_ = tcsetattr(STDIN_FILENO, TCSANOW, &held) == 0;
+        g_terminal_held = holding_;
     }
     void release() {
-        if (holding_) tcsetattr(STDIN_FILENO, TCSANOW, &saved_);
+        if (!holding_) return;
+        tcsetattr(STDIN_FILENO, TCSANOW, &g_terminal_settings);
+        g_terminal_held = 0;
         holding_ = false;
     }
 
 private:
+    static constexpr std::array<int, 3> kEndingSignals = {SIGTERM, SIGHUP, SIGQUIT};
     const bool interactive_;
     bool holding_ = false;
-    termios saved_{};
+    std::array<struct sigaction, 3> previous_{};
 };
 
 // --- terminal styles ---------------------------------------------------------

@@ -21,6 +21,7 @@ import select
 import signal
 import sys
 import tempfile
+import termios
 import time
 
 ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|[\x01\x02]")
@@ -250,27 +251,43 @@ def main():
     print("ok: the recap leaves finished reasoning out, labels unfinished reasoning, shows a long answer's end")
 
     # Keys typed while an answer streams wait for the next prompt as typed (chat.cpp: TypeAhead).
-    # The keys go out 5 ms after the message, while the answer is being made (an answer of the
-    # embedded model takes tens of ms).  Each key is sent once: no resend.  With the terminal left in
-    # canonical mode during the answer, as before session 45, these checks failed 8 times in 8 (the
-    # text shown twice; the Ctrl-D lost in 6): the line discipline echoed the text into the answer
-    # and took the Ctrl-D as its end-of-file, which the line editor then read as a NUL.
-    argv = [binary, "chat", model, "--max-tokens", "40", "--threads", "1"]
+    # The keys go out once the answer has begun to stream; at up to 4000 tokens it then runs on for
+    # ~0.2 s here.  Each key is sent once: no resend.  With the terminal left in canonical mode
+    # during the answer, as before session 45, each check failed 4 times in 4: the line discipline
+    # echoed the text into the answer (shown twice) and took the Ctrl-D as its end-of-file, which
+    # the line editor then read as a NUL (lost).
+    argv = [binary, "chat", model, "--max-tokens", "4000", "--context", "8192", "--threads", "1"]
     term = Terminal(argv)
     term.expect(r"/help for commands.*\n> $", what="banner (type-ahead)")
-    term.keys("What is 2+3?\r")
-    time.sleep(0.005)
+    term.keys("Tell me a very long story.\r")
+    term.expect(r"story\.\r?\n[\s\S]{100}", what="the answer streaming (type-ahead)")
     term.send("/max 3\r")
     shown = term.expect(r"max tokens per answer: 3.*\n> $", what="/max 3 typed during the answer, run after it")
-    # Echoed once, by the line editor at the prompt; the terminal itself echoed it into the
-    # answer too before.
-    assert shown.count("/max 3") == 1, f"the typed text shown {shown.count('/max 3')} times: {shown!r}"
-    term.send("What is 4+4?\r")
-    time.sleep(0.005)
+    # Echoed once, by the line editor at the prompt.
+    assert shown.count("/max 3") == 1, f"the typed text shown {shown.count('/max 3')} times: {shown[-300:]!r}"
+    term.send("/max 4000\r")
+    term.expect(r"max tokens per answer: 4000.*\n> $", what="/max 4000")
+    term.send("Tell me a very long story.\r")
+    term.expect(r"story\.\r?\n[\s\S]{100}", what="the second answer streaming (type-ahead)")
     term.send("\x04")
     code = term.wait_exit(timeout=10.0)
     assert code == 0, f"Ctrl-D typed during an answer: exit code {code}"
     print("ok: text and Ctrl-D typed while an answer streams reach the next prompt")
+
+    # SIGTERM while an answer streams (the terminal held): the process ends by the signal, and the
+    # terminal's settings are what they were before it started (the handler gives them back; this
+    # test's Python parent restores nothing: without the handler the terminal stayed unechoed, 4
+    # times in 4).
+    term = Terminal(argv)
+    before = termios.tcgetattr(term.fd)
+    term.expect(r"/help for commands.*\n> $", what="banner (SIGTERM)")
+    term.keys("Tell me a very long story.\r")
+    term.expect(r"story\.\r?\n[\s\S]{100}", what="the answer streaming (SIGTERM)")
+    os.kill(term.pid, signal.SIGTERM)
+    _, status = os.waitpid(term.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == -signal.SIGTERM, f"exit status {status}"
+    assert termios.tcgetattr(term.fd) == before, "the terminal's settings were not given back after SIGTERM"
+    print("ok: SIGTERM during an answer gives the terminal's settings back")
 
 
 if __name__ == "__main__":
