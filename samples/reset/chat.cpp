@@ -115,8 +115,9 @@ private:
 // (the line editor echoes them into the next prompt's line); signals stay on (Ctrl-C).  The
 // terminal's own settings come back before every prompt and when the REPL ends, an error
 // included.  A signal that ends the process while the terminal is held (SIGTERM, SIGHUP,
-// SIGQUIT) gives the settings back first: a shell with job control would restore them, but the
-// REPL's parent may be any program.
+// SIGQUIT, and SIGINT until the Chat's CancelWatcher takes Ctrl-C over: a model loading) gives the
+// settings back first: a shell with job control would restore them, but the REPL's parent may be
+// any program.
 termios g_terminal_settings;                 // what a held terminal goes back to
 volatile sig_atomic_t g_terminal_held = 0;   // whether it is held now
 
@@ -166,10 +167,10 @@ public:
     }
 
 private:
-    static constexpr std::array<int, 3> kEndingSignals = {SIGTERM, SIGHUP, SIGQUIT};
+    static constexpr std::array<int, 4> kEndingSignals = {SIGTERM, SIGHUP, SIGQUIT, SIGINT};
     const bool interactive_;
     bool holding_ = false;
-    std::array<struct sigaction, 3> previous_{};
+    std::array<struct sigaction, kEndingSignals.size()> previous_{};
 };
 
 // --- terminal styles ---------------------------------------------------------
