@@ -281,7 +281,7 @@ void cpu_linear(const LoadedModel &model, const Linear &linear, const float *x, 
 // ---------------------------------------------------------------------------
 
 void cpu_forward(const LoadedModel &model, int32_t token, int32_t position, int32_t sequence, KvCache &cache,
-                 ForwardScratch &s, float *logits) {
+                 ForwardScratch &s, float *logits, const std::function<void()> &between_layers) {
     const ModelConfig &c = model.config;
     const ModelWeights &w = model.weights;
     const int64_t hidden = c.hidden_size, head_dim = c.head_dim;
@@ -292,6 +292,7 @@ void cpu_forward(const LoadedModel &model, int32_t token, int32_t position, int3
     for (int64_t i = 0; i < hidden; ++i) s.x[size_t(i)] = bf16_to_float(embedding[i]);
 
     for (int32_t l = 0; l < c.n_layers; ++l) {
+        if (between_layers) between_layers();
         const LayerWeights &layer = w.layers[size_t(l)];
 
         // Attention block.
@@ -355,6 +356,7 @@ void cpu_forward(const LoadedModel &model, int32_t token, int32_t position, int3
     }
 
     if (!logits) return;
+    if (between_layers) between_layers();
     rms_norm(s.x.data(), w.final_norm.data(), hidden, c.rms_norm_eps, s.normed.data());
     cpu_linear(model, w.lm_head, s.normed.data(), logits, s.padded);
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "engine/loaded_model.h"
@@ -68,8 +69,15 @@ struct ForwardScratch {
 
 // Run `token` at `position` of `sequence`: writes its K/V into the cache and,
 // if logits is not null, the vocab_size logits of the next token.
+// between_layers, if set, runs before each layer and before the lm_head: the
+// session's cancellation check, so that a cancel lands within a layer, not a
+// token (a random Qwen3-8B NVFP4 token took ~40 s here on two cores, and the
+// REPL's Ctrl-C waited for it).  If it throws, the pass stops there: logits are
+// untouched, and the K/V it stored at `position` for earlier layers stay in the
+// cache past the sequence's length, where nothing reads them before a pass at
+// that position writes them again.
 void cpu_forward(const LoadedModel &model, int32_t token, int32_t position, int32_t sequence, KvCache &cache,
-                 ForwardScratch &scratch, float *logits);
+                 ForwardScratch &scratch, float *logits, const std::function<void()> &between_layers = nullptr);
 
 // y = W x (+ bias) for one linear in the model's weight format.
 void cpu_linear(const LoadedModel &model, const Linear &linear, const float *x, float *y, std::vector<float> &padded);

@@ -420,7 +420,7 @@ void Session::prefill_cpu(const int32_t *ids, size_t n_ids, const std::vector<in
             throw_if_cancelled();
             const bool last = i + 1 == n_ids;
             cpu_forward(*model_, ids[i], sequence.length + int32_t(i), s, *cache_, *scratch_,
-                        last ? sequence.logits.data() : nullptr);
+                        last ? sequence.logits.data() : nullptr, [this] { throw_if_cancelled(); });
         }
     }
     if (copy_to_all)
@@ -675,7 +675,8 @@ void Session::sample_and_forward_cpu(std::vector<reset_step> &results) {
         if (sequence.ended) all_same = false;
         if (!enters_context) continue;
         throw_if_cancelled();
-        cpu_forward(*model_, token, sequence.length, int32_t(s), *cache_, *scratch_, sequence.logits.data());
+        cpu_forward(*model_, token, sequence.length, int32_t(s), *cache_, *scratch_, sequence.logits.data(),
+                    [this] { throw_if_cancelled(); });
         sequence.length += 1;
         sequence.tokens.append(&token, 1);
     }
