@@ -444,11 +444,11 @@ RESET_API reset_status reset_session_reset(reset_session *session);
 
 /* Ask the call running on this session (or, if none runs, the next
  * prefill/decode call) to stop.  It returns RESET_ERR_CANCELLED at the next
- * layer of the token being computed on the CPU backend (0.45 s after Ctrl-C
- * for a Qwen3-8B-shape model on two cores, where one token takes ~40 s); on
- * the CUDA backend at the next step, and a prefill stops between chunks of
- * 256 prompt tokens, the chunk that computes the logits always completing.
- * Either way the session is left as it was before that call.  A request that arrives
+ * layer of the token being computed on the CPU backend (~20 ms for a
+ * Qwen3-8B-shape model on two cores); on the CUDA backend at the next step,
+ * and a prefill stops between chunks of 256 prompt tokens, the chunk that
+ * computes the logits always completing.  Either way the session is left as
+ * it was before that call.  A request that arrives
  * after the running call's last check is not lost: that call succeeds and the
  * next prefill/decode call returns RESET_ERR_CANCELLED (a binding that maps a
  * per-call deadline onto this, as Go's context does, must allow for it).  Safe from any thread,

@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "engine/nvfp4_linear.h"
@@ -148,6 +150,36 @@ TEST_CASE("W4A16 reference matvec equals the FP64 product of the dequantized wei
     SUBCASE("FP32 activations: x as it is") {
         nvfp4_matvec_w4a16(linear.nvfp4_view(), x.data(), y.data(), RESET_ACTIVATIONS_FP32);
         CHECK(relative_l2(y, fp64_product(linear, rows, cols, x)) < 1e-5);
+    }
+}
+
+// The reference's promise to the GPU tests: y[n] = tensor_scale * (sum over blocks b, in order,
+// of scale_b * (sum over k in b, in order, of e2m1(q_nk) * a_k)) in FP32, one row at a time.  The
+// library interleaves rows for speed (session 45); the sums must still come out to the bit.
+TEST_CASE("W4A16 FP32 reference matvec sums each row in the formula's order, to the bit") {
+    // 37 rows: groups of 8 and a ragged last; 1100 x 1024: the threaded branch.
+    for (const auto &[rows, cols] : {std::pair<int64_t, int64_t>{37, 96}, {1100, 1024}}) {
+        CAPTURE(rows);
+        const Linear linear = random_linear(rows, cols, 11);
+        const std::vector<float> x = random_values(size_t(cols), 12, 1.0f);
+        std::vector<float> y(static_cast<size_t>(rows));
+        nvfp4_matvec_w4a16(linear.nvfp4_view(), x.data(), y.data(), RESET_ACTIVATIONS_FP32);
+        int differ = 0;
+        for (int64_t r = 0; r < rows; ++r) {
+            float acc = 0.0f;
+            for (int64_t b = 0; b < cols / 16; ++b) {
+                float block_sum = 0.0f;
+                for (int64_t k = b * 16; k < b * 16 + 16; ++k) {
+                    const float product = e2m1_to_float(packed_code(linear.codes.data() + r * cols / 2, int(k))) * x[size_t(k)];
+                    block_sum = block_sum + product;
+                }
+                const float scaled = e4m3_to_float(linear.scales[size_t(r * cols / 16 + b)]) * block_sum;
+                acc = acc + scaled;
+            }
+            const float expected = linear.tensor_scale * acc;
+            differ += std::memcmp(&expected, &y[size_t(r)], sizeof(float)) != 0;
+        }
+        CHECK(differ == 0);
     }
 }
 
