@@ -422,7 +422,9 @@ private:
     }
     // The decode step; fused_new_token: attention appends the new token (StepGraph::kFused).
     void enqueue_step(bool fused_new_token);
-    // The step graph a step with these positions replays (StepGraph, below).
+    // The step graph (StepGraph, below) of a step whose longest row holds `longest` positions, and
+    // of a step with these positions.
+    int graph_for(int64_t longest) const;
     int step_graph(const std::vector<int32_t> &positions) const;
     void sync(const char *what) { cuda_check(cudaStreamSynchronize(stream_), what); }
     // Destroy the graphs, the cuBLAS handle and the stream (after the stream's work): the
@@ -441,8 +443,9 @@ private:
     // The decode step's two graphs, the same step with the new token appended by its own launch
     // before attention (kSeparate) or inside attention (kFused, AttentionDecodeArgs::new_token), which give the
     // same bits.  A step takes the fused one where new_token_in_attention_pays (above: many rows,
-    // or long rows with the FP8 cache).  Both are captured at creation (nothing is allocated
-    // mid-generation), the fused one only where the session's capacity at its batch can make it pay.
+    // or long rows with the FP8 cache).  The ones a step can pick are captured at creation (nothing
+    // is allocated mid-generation): the fused one where the session's capacity at its batch can
+    // make it pay, the separate one where its shortest step does not (ensure_graph).
     enum StepGraph { kSeparate = 0, kFused = 1 };
     cudaGraphExec_t graphs_[2] = {nullptr, nullptr};
 
@@ -631,15 +634,11 @@ void CudaSession::release_handles() noexcept {
 
 void CudaSession::ensure_graph() {
     if (!use_graph_) return;
-    // Only the graphs step_graph can pick: a session where the fused form never pays (at its
-    // capacity and batch) never replays it.
-    const NewTokenInAttention mode = new_token_in_attention();
-    const bool fused = mode == NewTokenInAttention::kAlways ||
-                       (mode == NewTokenInAttention::kWherePays &&
-                        new_token_in_attention_pays(cache_view(0), capacity_, sequences_));
-    for (int kind : {kSeparate, kFused}) {
-        if (graphs_[kind] || (kind == kFused && !fused) || (kind == kSeparate && mode == NewTokenInAttention::kAlways))
-            continue;
+    // Only the graphs a step can pick: new_token_in_attention_pays grows with length, so the
+    // shortest and the longest step name them all (a batch-8 session only ever replays the fused
+    // one, a batch-1 BF16 one only the separate one).
+    for (int kind : {graph_for(1), graph_for(capacity_)}) {
+        if (graphs_[kind]) continue;
         cudaGraph_t graph = nullptr;
         cuda_check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed), "graph capture");
         try {
@@ -658,12 +657,19 @@ void CudaSession::ensure_graph() {
     }
 }
 
+int CudaSession::graph_for(int64_t longest) const {
+    switch (new_token_in_attention()) {
+        case NewTokenInAttention::kNever: return kSeparate;
+        case NewTokenInAttention::kAlways: return kFused;
+        case NewTokenInAttention::kWherePays: break;
+    }
+    return new_token_in_attention_pays(cache_view(0), longest, sequences_) ? kFused : kSeparate;
+}
+
 int CudaSession::step_graph(const std::vector<int32_t> &positions) const {
-    if (new_token_in_attention() != NewTokenInAttention::kWherePays)
-        return new_token_in_attention() == NewTokenInAttention::kAlways ? kFused : kSeparate;
     int32_t longest = 1;
     for (int32_t p : positions) longest = std::max(longest, std::min(p, capacity_ - 1) + 1);
-    return new_token_in_attention_pays(cache_view(0), longest, sequences_) ? kFused : kSeparate;
+    return graph_for(longest);
 }
 
 void CudaSession::ensure_ring_capacity(int32_t window) {
@@ -900,8 +906,8 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         enqueue_norm_linear(layer.input_norm, 0, rows, layer.qkv, qkv_.as<float>(), ld_qkv_, gemm, nullptr,
                             prefetch_of(layer.o), /*place_next_early=*/true);
 
-        // The rows' q, k and v heads: appended by their own launch, or (the decode step where attention
-        // is long, fused_new_token) by attention itself.  A prefill chunk's rows share a slot, so they
+        // The rows' q, k and v heads: appended by their own launch, or (a decode step where that pays,
+        // fused_new_token) by attention itself.  A prefill chunk's rows share a slot, so they
         // are all appended before attention reads any.
         NewTokenInputs token;
         token.qkv = qkv_.as<float>();

@@ -66,6 +66,15 @@ extern "C" void on_sigint(int) {
     }
 }
 
+// A signal action that calls `handler`, blocking nothing more and restarting nothing.
+struct sigaction handler_action(void (*handler)(int)) {
+    struct sigaction action;
+    std::memset(&action, 0, sizeof action);
+    action.sa_handler = handler;
+    sigemptyset(&action.sa_mask);
+    return action;
+}
+
 // Turns each SIGINT into reset_session_cancel on the session that is
 // generating, if any.
 class CancelWatcher {
@@ -73,10 +82,7 @@ public:
     CancelWatcher() {
         if (pipe(g_signal_pipe) != 0) fail("cannot create a pipe for Ctrl-C");
         fcntl(g_signal_pipe[1], F_SETFL, O_NONBLOCK);
-        struct sigaction action;
-        std::memset(&action, 0, sizeof action);
-        action.sa_handler = on_sigint;
-        sigemptyset(&action.sa_mask);
+        const struct sigaction action = handler_action(on_sigint);
         sigaction(SIGINT, &action, &previous_);
         thread_ = std::thread([this] {
             char byte;
@@ -131,10 +137,7 @@ class TypeAhead {
 public:
     explicit TypeAhead(bool interactive) : interactive_(interactive) {
         if (interactive_) {
-            struct sigaction action;
-            std::memset(&action, 0, sizeof action);
-            action.sa_handler = on_ending_signal;
-            sigemptyset(&action.sa_mask);
+            const struct sigaction action = handler_action(on_ending_signal);
             for (size_t i = 0; i < kEndingSignals.size(); ++i) {
                 sigaction(kEndingSignals[i], nullptr, &previous_[i]);
                 if (previous_[i].sa_handler != SIG_IGN) sigaction(kEndingSignals[i], &action, nullptr);  // nohup's stays
@@ -149,27 +152,25 @@ public:
     }
     TypeAhead(const TypeAhead &) = delete;
     TypeAhead &operator=(const TypeAhead &) = delete;
+    // g_terminal_held is the state (the signal handler reads it too); one TypeAhead per process.
     void hold() {
-        if (!interactive_ || holding_ || tcgetattr(STDIN_FILENO, &g_terminal_settings) != 0) return;
+        if (!interactive_ || g_terminal_held || tcgetattr(STDIN_FILENO, &g_terminal_settings) != 0) return;
         termios held = g_terminal_settings;
         held.c_lflag &= ~tcflag_t(ICANON | ECHO);
         held.c_cc[VMIN] = 1;
         held.c_cc[VTIME] = 0;
-        g_terminal_held = 1;
-        holding_ = tcsetattr(STDIN_FILENO, TCSANOW, &held) == 0;
-        g_terminal_held = holding_;
+        g_terminal_held = 1;  // before the change: a signal in between restores, harmlessly
+        if (tcsetattr(STDIN_FILENO, TCSANOW, &held) != 0) g_terminal_held = 0;
     }
     void release() {
-        if (!holding_) return;
+        if (!g_terminal_held) return;
         tcsetattr(STDIN_FILENO, TCSANOW, &g_terminal_settings);
         g_terminal_held = 0;
-        holding_ = false;
     }
 
 private:
     static constexpr std::array<int, 4> kEndingSignals = {SIGTERM, SIGHUP, SIGQUIT, SIGINT};
     const bool interactive_;
-    bool holding_ = false;
     std::array<struct sigaction, kEndingSignals.size()> previous_{};
 };
 
