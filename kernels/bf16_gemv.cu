@@ -1,12 +1,20 @@
 // bf16_gemv.cu — BF16-weight GEMV for 1..8 tokens; bf16_gemv.h states the
-// contract and the design.  Per warp: 4 rows (kRows), each lane 8 columns
-// (one 16-byte load per row) per step, two steps' loads issued before their
-// products; x read from shared memory as two float4 per token per step (a
-// warp reads 1 KiB contiguous: conflict-free), shared by the 4 rows.
+// contract and the design.  Two kernels:
+//  - the FP32 path (1 token, or Bf16GemvArgs::tensor_cores false): per warp
+//    4 rows (kRows), each lane 8 columns (one 16-byte load per row) per step,
+//    two steps' loads issued before their products; x read from shared memory
+//    as two float4 per token per step (a warp reads 1 KiB contiguous:
+//    conflict-free), shared by the 4 rows;
+//  - 2..8 tokens (the tensor-core path, bf16_gemv_mma_kernel below).
 #include "kernels/bf16_gemv.h"
 
+#include <cuda_bf16.h>
+
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cstdlib>
+#include <utility>
 
 #include "kernels/cuda_common.cuh"
 #include "kernels/dependent_launch.cuh"
@@ -24,7 +32,8 @@ constexpr int kMaxDevices = 64;
 // H100 (7.36 against 6.94 ms, docs/history/cuda-engine-sessions.md, session 12; cause not profiled).
 constexpr cuda::L2Priority kWeightL2 = cuda::L2Priority::kNormal;
 
-struct GemvParams {
+// What both paths' kernels take (the tensor-core path's MmaParams is this).
+struct GemvOperands {
     const float *x;
     int64_t ldx;
     const uint16_t *w;
@@ -36,10 +45,13 @@ struct GemvParams {
     int64_t ld_residual;
     float *y;
     int64_t ldy;
+    int k_slices;        // warps sharing one row quad (tensor cores: one tile), splitting K
+    int64_t groups;      // row groups of kWarps / k_slices * kRows rows (tensor cores: of kMmaWarps / k_slices tiles)
+    int x_vector;        // float4 staging (tensor cores: 16-byte loads of x) allowed
+};
+
+struct GemvParams : GemvOperands {
     int64_t k_tile;      // columns of x staged at a time (== cols: staged once)
-    int k_slices;        // warps sharing one row quad, splitting K
-    int64_t groups;      // row groups of kWarps / k_slices * kRows rows
-    int x_vector;        // float4 staging allowed
 };
 
 // Copy x[:, k0 : k0 + kn) into xs[m][0 : kn) (row stride k_tile).
@@ -187,19 +199,181 @@ __global__ void __launch_bounds__(kThreads, 1) bf16_gemv_kernel(const __grid_con
     }
 }
 
+// ---------------------------------------------------------------------------
+// The tensor-core path (2..8 tokens)
+// ---------------------------------------------------------------------------
+//
+// The FP32 path above spends 8·M FMAs per 16 weight bytes a lane loads: from 2 tokens on it is
+// bound by them, not by the weights' bytes (the BF16 mode's batch-8 step is 1.7× its batch-1
+// step on the H100, 1.9× on the H200, sessions 23 and 46).  Here the products run on the tensor
+// cores without giving up FP32 inputs: each x is split into three BF16 values whose sum is
+// exactly x (split_pair), each part times a BF16 weight is exact in FP32, and mma.m16n8k16
+// sums them in FP32.
+//
+// Per warp one 16-row tile.  A 32-column step: lane 4g + t loads 16 bytes (columns 8t..8t+7)
+// of the tile's rows g and g + 8, which are the A fragments of two MMAs under a permutation of
+// k that B shares: MMA j's k = {2t, 2t + 1, 2t + 8, 2t + 9} are the step's columns
+// 8t + 4j + {0, 1, 2, 3}.  Its B fragments are token g's same 8 columns, read as FP32 through
+// the L1 (__ldg: every warp of the SM reads the same x) and split in registers.  The MMA's 8
+// columns are the tokens; past M they repeat the last token (in bounds, never stored).  The
+// warps of a CTA split K among them (k_slices) where the tiles alone would leave SMs idle,
+// summed in slice order through shared memory.  (A first version staged x's parts in shared
+// memory a K tile at a time: the staging, repeated by every CTA, cost more than the products,
+// 469 µs for the lm_head at 8 tokens; session 46.)
+
+// The token count from which the tensor-core path runs: 2, or RESET_BF16_GEMV_TENSOR_CORES_FROM
+// (2..9; 9 = never) for A/B runs.
+int tensor_cores_from() {
+    static const int from = [] {
+        const char *v = std::getenv("RESET_BF16_GEMV_TENSOR_CORES_FROM");
+        const int n = v ? std::atoi(v) : 0;
+        return n >= 2 && n <= kBf16GemvMaxTokens + 1 ? n : 2;
+    }();
+    return from;
+}
+constexpr int kMmaThreads = 256;
+constexpr int kMmaWarps = kMmaThreads / 32;
+
+using MmaParams = GemvOperands;
+
+// Two FP32 values as three BF16 pairs whose sums are the values exactly (finite values): each
+// part rounds (to nearest) what the earlier ones leave, the remainders are exact in FP32, and
+// 3 × 8 significant bits cover FP32's 24.  The first value goes to the low halves (the lower k
+// of an MMA fragment register).
+__device__ __forceinline__ void split_pair(float x0, float x1, uint32_t &hi, uint32_t &mid, uint32_t &lo) {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(x0, x1);
+    const float2 hf = __bfloat1622float2(h);
+    const float r0 = x0 - hf.x, r1 = x1 - hf.y;
+    const __nv_bfloat162 m = __floats2bfloat162_rn(r0, r1);
+    const float2 mf = __bfloat1622float2(m);
+    const __nv_bfloat162 l = __floats2bfloat162_rn(r0 - mf.x, r1 - mf.y);
+    hi = *reinterpret_cast<const uint32_t *>(&h);
+    mid = *reinterpret_cast<const uint32_t *>(&m);
+    lo = *reinterpret_cast<const uint32_t *>(&l);
+}
+
+// A lane's 8 columns of x at column k of its token's row (zeros past K: K is a multiple of 8,
+// so the 8 lie wholly inside or wholly past it).
+__device__ __forceinline__ void load_x8(const MmaParams &p, const float *row, int64_t k, float (&v)[8]) {
+    if (k >= p.cols) {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) v[e] = 0.0f;
+    } else if (p.x_vector) {
+        const float4 a = __ldg(reinterpret_cast<const float4 *>(row + k)),
+                     b = __ldg(reinterpret_cast<const float4 *>(row + k) + 1);
+        v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+    } else {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) v[e] = __ldg(row + k + e);
+    }
+}
+
+// One 32-column step: rows g and g + 8 (16 bytes each) against the lane's 8 columns of x,
+// the smallest part first.
+__device__ __forceinline__ void mma_step(float (&acc)[4], const uint4 &row_g, const uint4 &row_g8,
+                                         const float (&x)[8]) {
+    uint32_t part[3][4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) split_pair(x[2 * i], x[2 * i + 1], part[0][i], part[1][i], part[2][i]);
+    const uint32_t a0[4] = {row_g.x, row_g8.x, row_g.y, row_g8.y};
+    const uint32_t a1[4] = {row_g.z, row_g8.z, row_g.w, row_g8.w};
+#pragma unroll
+    for (int q = 2; q >= 0; --q) {
+        cuda::mma_bf16_16816(acc, a0, part[q][0], part[q][1]);
+        cuda::mma_bf16_16816(acc, a1, part[q][2], part[q][3]);
+    }
+}
+
+template <int M>
+__global__ void __launch_bounds__(kMmaThreads, 4) bf16_gemv_mma_kernel(const __grid_constant__ MmaParams p) {
+    [[maybe_unused]] const trace::EndMark end_mark;
+    trace::begin_dependent_kernel(trace::kBf16Gemv);
+    __shared__ float4 partial[kMmaWarps][32];
+
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int slice = warp % p.k_slices;
+    const int tiles_per_group = kMmaWarps / p.k_slices;
+    const float *x_row = p.x + min(g, M - 1) * p.ldx;
+    const int64_t steps = (p.cols + 31) / 32;
+
+    for (int64_t group = blockIdx.x; group < p.groups; group += gridDim.x) {
+        const int64_t tile = group * tiles_per_group + warp / p.k_slices;
+        const bool live = tile * 16 < p.rows;  // the last group's spare warps still meet the barriers
+        // Rows past N read the last row (in bounds; their sums are never stored).
+        const uint16_t *w_g = p.w + min(tile * 16 + g, p.rows - 1) * p.ldw + 8 * t;
+        const uint16_t *w_g8 = p.w + min(tile * 16 + g + 8, p.rows - 1) * p.ldw + 8 * t;
+        auto load_w = [&](const uint16_t *w, int64_t s) {
+            return 32 * s + 8 * t < p.cols ? cuda::load_stream_16<kWeightL2>(w + 32 * s) : make_uint4(0, 0, 0, 0);
+        };
+        float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if (live) {
+            // Slice s takes steps s, s + k_slices, ... (contiguous runs of steps per slice: lm_head
+            // +2.5%, gate_up +3.5%, down -5% at 8 tokens on the H200, session 46 run 5).
+            int64_t s = slice;
+            for (; s + p.k_slices < steps; s += 2 * p.k_slices) {  // two steps' weights in flight
+                const int64_t s1 = s + p.k_slices;
+                const uint4 a0 = load_w(w_g, s), b0 = load_w(w_g8, s), a1 = load_w(w_g, s1), b1 = load_w(w_g8, s1);
+                float x0[8], x1[8];
+                load_x8(p, x_row, 32 * s + 8 * t, x0);
+                load_x8(p, x_row, 32 * s1 + 8 * t, x1);
+                mma_step(acc, a0, b0, x0);
+                mma_step(acc, a1, b1, x1);
+            }
+            if (s < steps) {
+                const uint4 a0 = load_w(w_g, s), b0 = load_w(w_g8, s);
+                float x0[8];
+                load_x8(p, x_row, 32 * s + 8 * t, x0);
+                mma_step(acc, a0, b0, x0);
+            }
+        }
+        if (p.k_slices > 1) {
+            partial[warp][lane] = make_float4(acc[0], acc[1], acc[2], acc[3]);
+            __syncthreads();
+            if (slice == 0)
+                for (int q = 1; q < p.k_slices; ++q) {  // slice order
+                    const float4 o = partial[warp + q][lane];
+                    acc[0] += o.x, acc[1] += o.y, acc[2] += o.z, acc[3] += o.w;
+                }
+        }
+        if (slice == 0 && live) {
+            // Accumulator i of lane 4g + t: row g (+ 8 for i >= 2), token 2t + (i & 1).
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const int64_t n = tile * 16 + g + (i >= 2 ? 8 : 0);
+                const int m = 2 * t + (i & 1);
+                if (n < p.rows && m < M) {
+                    float v = acc[i];
+                    if (p.bias) v += p.bias[n];
+                    if (p.residual) v += p.residual[m * p.ld_residual + n];
+                    p.y[m * p.ldy + n] = v;
+                }
+            }
+        }
+        if (p.k_slices > 1) __syncthreads();  // partial[] is rewritten by the next group
+    }
+}
+
+using MmaKernelFn = void (*)(MmaParams);
 using KernelFn = void (*)(GemvParams);
 
+// Each path's instance for `tokens` (1..8, checked by the caller): M is a template argument.
+template <int... M>
+std::array<KernelFn, sizeof...(M)> fp32_instances(std::integer_sequence<int, M...>) {
+    return {bf16_gemv_kernel<M + 1>...};
+}
+template <int... M>
+std::array<MmaKernelFn, sizeof...(M)> mma_instances(std::integer_sequence<int, M...>) {
+    return {bf16_gemv_mma_kernel<M + 1>...};
+}
+
 KernelFn kernel_for(int tokens) {
-    switch (tokens) {
-        case 1: return bf16_gemv_kernel<1>;
-        case 2: return bf16_gemv_kernel<2>;
-        case 3: return bf16_gemv_kernel<3>;
-        case 4: return bf16_gemv_kernel<4>;
-        case 5: return bf16_gemv_kernel<5>;
-        case 6: return bf16_gemv_kernel<6>;
-        case 7: return bf16_gemv_kernel<7>;
-        default: return bf16_gemv_kernel<8>;
-    }
+    static const auto instances = fp32_instances(std::make_integer_sequence<int, kBf16GemvMaxTokens>());
+    return instances[size_t(tokens - 1)];
+}
+
+MmaKernelFn mma_kernel_for(int tokens) {
+    static const auto instances = mma_instances(std::make_integer_sequence<int, kBf16GemvMaxTokens>());
+    return instances[size_t(tokens - 1)];
 }
 
 struct DeviceInfo {
@@ -242,9 +416,28 @@ int64_t k_tile_for(int tokens, int64_t cols, int64_t budget) {
     return std::max<int64_t>(256, budget / (int64_t(tokens) * 4) / 256 * 256);
 }
 
-// Choose the K split: the makespan in rounds of resident CTAs times the rows
-// a CTA handles per group (the same K per group whatever the split), smallest
-// split on ties.
+// Both paths' K split: over ks = 1, 2, 4, ... of a CTA's `warps` warps sharing
+// a unit (FP32 path: a row, kRows per warp; tensor cores: a 16-row tile, one
+// per warp), at most max_slices, the makespan in rounds of resident CTAs times
+// the units a CTA's group holds (each warp's share of a group is the same
+// whatever the split), smallest split on ties.
+void choose_k_split(Bf16GemvPlan &plan, int64_t units, int warps, int units_per_warp, int64_t max_slices,
+                    int64_t resident) {
+    int64_t best_cost = -1;
+    for (int ks = 1; ks <= warps; ks *= 2) {
+        if (ks > 1 && ks > max_slices) break;
+        const int64_t per_group = int64_t(warps / ks) * units_per_warp;
+        const int64_t groups = (units + per_group - 1) / per_group;
+        const int64_t cost = (groups + resident - 1) / resident * per_group;
+        if (best_cost < 0 || cost < best_cost) {
+            best_cost = cost;
+            plan.k_slices = ks;
+            plan.grid = static_cast<int>(std::min(groups, resident));
+        }
+    }
+}
+
+// The FP32 path's plan: the K tile x is staged in, and the K split.
 Bf16GemvPlan make_plan(int tokens, int64_t rows, int64_t cols, const DeviceInfo &info, KernelFn fn) {
     Bf16GemvPlan plan;
     plan.k_tile = k_tile_for(tokens, cols, info.x_budget);
@@ -253,28 +446,30 @@ Bf16GemvPlan make_plan(int tokens, int64_t rows, int64_t cols, const DeviceInfo 
     int per_sm = 0;
     RESET_CUDA_CHECK(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void *>(fn), kThreads, smem));
-    const int64_t resident = int64_t(std::max(per_sm, 1)) * info.sms;
-    int64_t best_cost = -1;
-    for (int ks = 1; ks <= kWarps; ks *= 2) {
-        if (ks > 1 && cols / 8 < int64_t(32) * ks) break;  // every slice gets at least one step per lane
-        const int64_t per_group = int64_t(kWarps / ks) * kRows;
-        const int64_t groups = (rows + per_group - 1) / per_group;
-        const int64_t cost = (groups + resident - 1) / resident * per_group;
-        if (best_cost < 0 || cost < best_cost) {
-            best_cost = cost;
-            plan.k_slices = ks;
-            plan.grid = static_cast<int>(std::min(groups, resident));
-        }
-    }
+    // Every slice gets at least one step per lane (8 columns).
+    choose_k_split(plan, rows, kWarps, kRows, cols / (8 * 32), int64_t(std::max(per_sm, 1)) * info.sms);
+    return plan;
+}
+
+// The tensor-core path's plan: the K split, every slice at least one 32-column step.
+Bf16GemvPlan make_mma_plan(int64_t rows, int64_t cols, const DeviceInfo &info, MmaKernelFn fn) {
+    Bf16GemvPlan plan;
+    plan.tensor_cores = true;
+    plan.k_tile = cols;  // x is read from the L1, not staged
+    int per_sm = 0;
+    RESET_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void *>(fn),
+                                                                   kMmaThreads, 0));
+    choose_k_split(plan, (rows + 15) / 16, kMmaWarps, 1, (cols + 31) / 32, int64_t(std::max(per_sm, 1)) * info.sms);
     return plan;
 }
 
 }  // namespace
 
-Bf16GemvPlan bf16_gemv_plan(int tokens, int64_t rows, int64_t cols) {
+Bf16GemvPlan bf16_gemv_plan(int tokens, int64_t rows, int64_t cols, bool tensor_cores) {
     if (tokens < 1 || tokens > kBf16GemvMaxTokens || rows <= 0 || cols <= 0)
         fail(RESET_ERR_INVALID_ARGUMENT, "bf16_gemv_plan: tokens ", tokens, ", rows ", rows, ", cols ", cols);
     const DeviceInfo info = device_info();
+    if (tensor_cores && tokens >= tensor_cores_from()) return make_mma_plan(rows, cols, info, mma_kernel_for(tokens));
     return make_plan(tokens, rows, cols, info, kernel_for(tokens));
 }
 
@@ -311,26 +506,37 @@ void bf16_gemv(const Bf16GemvArgs &a, cudaStream_t stream) {
         if (y_begin < x_end && x_begin < y_end) fail(RESET_ERR_INVALID_ARGUMENT, "bf16_gemv: y overlaps x");
     }
     const DeviceInfo info = device_info();
+    GemvOperands operands{};
+    operands.x = a.x;
+    operands.ldx = a.ldx;
+    operands.w = static_cast<const uint16_t *>(a.weight);
+    operands.ldw = ldw;
+    operands.rows = a.rows;
+    operands.cols = a.cols;
+    operands.bias = a.bias;
+    operands.residual = a.residual;
+    operands.ld_residual = a.ld_residual;
+    operands.y = a.y;
+    operands.ldy = a.ldy;
+    operands.x_vector = a.ldx % 4 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0;
+    if (a.tensor_cores && a.tokens >= tensor_cores_from()) {
+        const MmaKernelFn fn = mma_kernel_for(a.tokens);
+        const Bf16GemvPlan plan = make_mma_plan(a.rows, a.cols, info, fn);
+        MmaParams p = operands;
+        p.k_slices = plan.k_slices;
+        const int64_t per_group = kMmaWarps / plan.k_slices;
+        p.groups = ((a.rows + 15) / 16 + per_group - 1) / per_group;
+        cuda::launch_kernel("bf16_gemv", fn, dim3(plan.grid), dim3(kMmaThreads), 0, stream, p);
+        return;
+    }
     const KernelFn fn = kernel_for(a.tokens);
     const Bf16GemvPlan plan = make_plan(a.tokens, a.rows, a.cols, info, fn);
-
     GemvParams p{};
-    p.x = a.x;
-    p.ldx = a.ldx;
-    p.w = static_cast<const uint16_t *>(a.weight);
-    p.ldw = ldw;
-    p.rows = a.rows;
-    p.cols = a.cols;
-    p.bias = a.bias;
-    p.residual = a.residual;
-    p.ld_residual = a.ld_residual;
-    p.y = a.y;
-    p.ldy = a.ldy;
+    static_cast<GemvOperands &>(p) = operands;
     p.k_tile = plan.k_tile;
     p.k_slices = plan.k_slices;
     const int64_t per_group = int64_t(kWarps / plan.k_slices) * kRows;
     p.groups = (a.rows + per_group - 1) / per_group;
-    p.x_vector = a.ldx % 4 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0;
     const size_t smem = static_cast<size_t>(plan.k_tile) * a.tokens * 4;
     cuda::launch_kernel("bf16_gemv", fn, dim3(plan.grid), dim3(kThreads), smem, stream, p);
 }

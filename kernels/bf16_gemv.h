@@ -3,21 +3,35 @@
 // (kernels/bf16_gemv.cu).  Used by the BF16 mode of the engine and for the
 // BF16 lm_head (Qwen3-8B: N = 151,936, K = 4096).
 //
-// Arithmetic: x FP32, every weight widened exactly to FP32, FP32 products and
-// FP32 accumulation (per-lane partial sums over K, then a tree across the
-// warp and, with split K inside a CTA, a fixed-order sum of the slices), then
-//   y = (acc + bias[n]) + residual[m][n].
+// Arithmetic: x FP32, every weight exact, exact products, FP32 accumulation,
+// then y = (acc + bias[n]) + residual[m][n].  How the products are formed
+// depends on the token count:
+//  - 1 token (or tensor_cores false): each weight widened to FP32, FP32 FMAs (per-lane partial sums
+//    over K, then a tree across the warp and, with split K inside a CTA, a
+//    fixed-order sum of the slices);
+//  - 2..8 tokens (unless Bf16GemvArgs::tensor_cores is false): on the tensor
+//    cores, x split into three BF16 parts whose sum
+//    is x exactly (finite x), each part × weight exact in FP32, summed in FP32
+//    by mma.m16n8k16 (the FP32 FMAs were the bound there, not the bytes).
 // Only the summation order differs from the CPU reference (bf16_row_dot in
 // engine/cpu_engine.cpp): results are reproducible run to run on one GPU and
-// launch configuration, not bit-identical to the CPU.
+// launch configuration, and a token's row is the same for any 2..8 tokens
+// (each MMA column is one token's), not bit-identical to the CPU or to the
+// 1-token path.  On the tensor-core path an x that is infinite, or that rounds
+// to infinity in BF16 (within 2^-9 of FP32's largest), gives NaN.
 //
-// Design: memory-bound streaming of W.  Each warp owns 4 rows and reads them
-// with 16-byte loads (8 BF16 per lane, two loads per row in flight), x is
-// staged in shared memory as FP32 — the whole of x when M·K·4 fits (up to
-// 160 KiB; Qwen3-8B's lm_head at M = 8 is 128 KiB), otherwise in K tiles
-// re-staged for each group of rows.  CTAs are persistent (a grid-stride loop
-// over row groups); for small N the 16 warps of a CTA split K among them so
-// that every SM has work.
+// Design: memory-bound streaming of W.
+//  - 1 token: each warp owns 4 rows and reads them with 16-byte loads (8 BF16
+//    per lane, two loads per row in flight), x is staged in shared memory as
+//    FP32 — the whole of x when M·K·4 fits (up to 160 KiB), otherwise in K
+//    tiles re-staged for each group of rows.  CTAs are persistent (a
+//    grid-stride loop over row groups); for small N the 16 warps of a CTA
+//    split K among them so that every SM has work.
+//  - 2..8 tokens: each warp owns a 16-row tile (lane 4g + t reads 16 bytes of
+//    rows g and g + 8 per 32 columns: two MMAs' A fragments) and reads its
+//    token's 8 columns of x through the L1, split in registers; CTAs of 8
+//    warps are persistent over groups of tiles, and the warps of a tile split
+//    K where the tiles alone would leave SMs idle.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -41,6 +55,12 @@ struct Bf16GemvArgs {
     float *y = nullptr;              // FP32 [tokens][ldy], rows elements written per token; must not overlap x or weight
     int64_t ldy = 0;
     int64_t ldw = 0;                 // weight row stride in elements; 0 means cols.  A multiple of 8.
+    // 2..8 tokens on the tensor cores (false: the FP32 path at every token count).  The engine's
+    // lm_head keeps the FP32 path: there (N = 151,936) the tensor-core path streamed at 3.5 TB/s
+    // against the FP32 path's 4.1 and made the NVFP4 step at 2, 4 and 8 rows 1.7%, 0.8% and 3.3%
+    // slower on the H200 (session 46 run 6; at 8 rows although the kernel alone was faster, 353
+    // against 409 µs: not understood).
+    bool tensor_cores = true;
 };
 
 // Enqueue on `stream` (no host synchronisation, no allocation: capturable;
@@ -58,7 +78,8 @@ struct Bf16GemvPlan {
     int k_slices = 0;
     int grid = 0;
     int64_t k_tile = 0;
+    bool tensor_cores = false;  // the 2..8-token path (k_slices then splits K among a tile's warps)
 };
-Bf16GemvPlan bf16_gemv_plan(int tokens, int64_t rows, int64_t cols);
+Bf16GemvPlan bf16_gemv_plan(int tokens, int64_t rows, int64_t cols, bool tensor_cores = true);
 
 }  // namespace reset

@@ -859,6 +859,8 @@ void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const flo
             args.ld_residual = ldy;
             args.y = out;
             args.ldy = ldy;
+            // The lm_head keeps the FP32 path at every row count (Bf16GemvArgs::tensor_cores).
+            args.tensor_cores = &linear != &dm_.lm_head;
             bf16_gemv(args, stream_);
         }
     }

@@ -3,9 +3,11 @@
 // 1..8 tokens; N from 1 to Qwen3-8B's lm_head (151,936); K from 8 to 28,672
 // (x staged whole, and in K tiles); every K split the planner can pick;
 // bias / residual / residual aliasing y; padded leading dimensions; a
-// misaligned x (element-wise staging); argument errors.  Fresh random data
-// every run (seed printed, argv[1] repeats it); y poisoned with NaN first and
-// its padding checked untouched.  Criterion: relative L2 per token <= 1e-5.
+// misaligned x (element-wise staging); argument errors; 2..8 tokens on both
+// paths (tensor cores and FP32), a token's row the same to the bit whatever
+// the token count on the tensor cores.  Fresh random data every run (seed printed, argv[1] repeats it); y
+// poisoned with NaN first and its padding checked untouched.  Criterion:
+// relative L2 per token <= 1e-5.
 // RESET_GPU_TEST_QUICK=1: small shapes only, no timing (compute-sanitizer).
 // Timing lines: CUDA-event medians at the Qwen3-8B shapes, with the weight
 // bandwidth (weights rotated over copies larger than L2 for small matrices).
@@ -46,6 +48,7 @@ struct Case {
     int tokens;
     int64_t rows, cols;
     bool bias, residual, alias, padded, misaligned_x;
+    bool tensor_cores = true;  // Bf16GemvArgs::tensor_cores (2..8 tokens: which path)
 };
 
 void run_case(const Case &c) {
@@ -83,10 +86,11 @@ void run_case(const Case &c) {
     a.ld_residual = c.alias || c.residual ? ldr : 0;
     a.y = d_y.as<float>();
     a.ldy = ldy;
+    a.tensor_cores = c.tensor_cores;
     reset::bf16_gemv(a, nullptr);
     CUDA_OK(cudaDeviceSynchronize());
     const std::vector<float> got = d_y.download<float>(size_t(c.tokens) * size_t(ldy));
-    const reset::Bf16GemvPlan plan = reset::bf16_gemv_plan(c.tokens, c.rows, c.cols);
+    const reset::Bf16GemvPlan plan = reset::bf16_gemv_plan(c.tokens, c.rows, c.cols, c.tensor_cores);
 
     std::vector<double> ref(size_t(c.tokens) * size_t(c.rows));
     std::vector<double> magnitude(ref.size());  // Σ|w·x|: what FP32 rounding errors scale with
@@ -121,10 +125,11 @@ void run_case(const Case &c) {
         const double e = std::sqrt(norm) > 0 ? e_raw * std::sqrt(norm) / std::max(std::sqrt(norm), 0.4 * std::sqrt(mag)) : e_raw;
         g_worst = std::max(g_worst, e);
         EXPECT(e <= 1e-5,
-               "tokens %d N %lld K %lld bias %d residual %d alias %d padded %d misaligned %d (k_slices %d, k_tile "
-               "%lld) token %d: relative L2 %.3g, NaN %zu",
+               "tokens %d N %lld K %lld bias %d residual %d alias %d padded %d misaligned %d (%s, k_slices %d, "
+               "k_tile %lld) token %d: relative L2 %.3g, NaN %zu",
                c.tokens, (long long)c.rows, (long long)c.cols, int(c.bias), int(c.residual), int(c.alias),
-               int(c.padded), int(c.misaligned_x), plan.k_slices, (long long)plan.k_tile, m, e, count_nan(g));
+               int(c.padded), int(c.misaligned_x), plan.tensor_cores ? "tensor cores" : "FP32", plan.k_slices,
+               (long long)plan.k_tile, m, e, count_nan(g));
         for (int64_t n = c.rows; n < ldy; ++n) {
             const float v = got[size_t(m) * size_t(ldy) + size_t(n)];
             padding_written += c.alias ? (v == res[size_t(m) * size_t(ldr) + size_t(n)] ? 0 : 1) : (std::isnan(v) ? 0 : 1);
@@ -146,10 +151,14 @@ void timing() {
         const int copies = static_cast<int>(std::min<size_t>(8, std::max<size_t>(1, (size_t(256) << 20) / bytes + 1)));
         DeviceBuffer d_w(bytes * size_t(copies)), d_x(size_t(8 * s.cols) * 4), d_y(size_t(8 * s.rows) * 4);
         CUDA_OK(cudaMemset(d_w.ptr, 0x3c, d_w.bytes));
-        CUDA_OK(cudaMemset(d_x.ptr, 0, d_x.bytes));
-        for (int tokens : {1, 8}) {
+        std::vector<float> x(size_t(8 * s.cols));
+        for (auto &v : x) v = normal(1.0f);  // not zeros: the tensor cores' time depends on the data
+        d_x.upload(x);
+        for (const auto &[tokens, tensor_cores] :
+             std::vector<std::pair<int, bool>>{{1, false}, {2, false}, {4, false}, {8, false}, {2, true}, {4, true}, {8, true}}) {
             reset::Bf16GemvArgs a;
             a.tokens = tokens;
+            a.tensor_cores = tensor_cores;
             a.x = d_x.as<float>();
             a.ldx = s.cols;
             a.rows = s.rows;
@@ -162,12 +171,49 @@ void timing() {
                     reset::bf16_gemv(a, nullptr);
                 },
                 30);
-            const reset::Bf16GemvPlan plan = reset::bf16_gemv_plan(tokens, s.rows, s.cols);
+            const reset::Bf16GemvPlan plan = reset::bf16_gemv_plan(tokens, s.rows, s.cols, tensor_cores);
             std::printf("timing: bf16_gemv %-8s N %6lld K %5lld tokens %d: median %8.2f us, %6.0f GB/s "
-                        "(k_slices %d, grid %d, k_tile %lld)\n",
+                        "(%s, k_slices %d, grid %d, k_tile %lld)\n",
                         s.name, (long long)s.rows, (long long)s.cols, tokens, us, double(bytes) / (us * 1e3),
-                        plan.k_slices, plan.grid, (long long)plan.k_tile);
+                        plan.tensor_cores ? "tensor cores" : "FP32", plan.k_slices, plan.grid, (long long)plan.k_tile);
         }
+    }
+}
+
+// On the tensor-core path (2..8 tokens) each MMA column is one token's, so a token's row does not
+// depend on how many tokens run with it: tokens 0..m-1 of an 8-token launch, run as an m-token
+// launch, give the same bits.
+void token_count_invariance(int64_t rows, int64_t cols) {
+    std::vector<uint16_t> w(size_t(rows) * size_t(cols));
+    fill_weights(w, g_rng());
+    std::vector<float> x(size_t(8) * size_t(cols));
+    for (auto &v : x) v = normal(1.0f);
+    DeviceBuffer d_w(w.size() * 2), d_x(x.size() * 4), d_y(size_t(8) * size_t(rows) * 4);
+    d_w.upload(w);
+    d_x.upload(x);
+    reset::Bf16GemvArgs a;
+    a.x = d_x.as<float>();
+    a.ldx = cols;
+    a.weight = d_w.ptr;
+    a.rows = rows;
+    a.cols = cols;
+    a.y = d_y.as<float>();
+    a.ldy = rows;
+    std::vector<float> eight;
+    for (int tokens = 8; tokens >= 2; --tokens) {
+        d_y.poison();
+        a.tokens = tokens;
+        reset::bf16_gemv(a, nullptr);
+        CUDA_OK(cudaDeviceSynchronize());
+        const std::vector<float> got = d_y.download<float>(size_t(tokens) * size_t(rows));
+        if (tokens == 8) {
+            eight = got;
+            continue;
+        }
+        size_t differ = 0;
+        for (size_t i = 0; i < got.size(); ++i) differ += std::memcmp(&got[i], &eight[i], 4) != 0;
+        EXPECT(differ == 0, "N %lld K %lld: %zu outputs of %d tokens differ from the same tokens among 8",
+               (long long)rows, (long long)cols, differ, tokens);
     }
 }
 
@@ -223,21 +269,27 @@ int main(int argc, char **argv) {
                 {333, 12288}, {130, 25600}, {17, 28672}, {2049, 5120}, {3, 40960}};
             shapes.insert(shapes.end(), more.begin(), more.end());
         }
-        for (const auto &[rows, cols] : shapes)
-            for (int tokens = 1; tokens <= 8; ++tokens) {
-                const int variant = static_cast<int>(g_rng() % 4);
-                Case c{tokens, rows, cols, variant >= 1, variant == 2, variant == 3, (tokens % 2) == 1, false};
-                run_case(c);
+        // Every case on both paths from 2 tokens (the tensor cores, and the FP32 path the lm_head keeps).
+        for (const bool tensor_cores : {true, false}) {
+            for (const auto &[rows, cols] : shapes)
+                for (int tokens = tensor_cores ? 1 : 2; tokens <= 8; ++tokens) {
+                    const int variant = static_cast<int>(g_rng() % 4);
+                    run_case(Case{tokens, rows, cols, variant >= 1, variant == 2, variant == 3, (tokens % 2) == 1,
+                                  false, tensor_cores});
+                }
+            // Every epilogue combination and the element-wise staging at one shape.
+            for (int v = 0; v < 8; ++v)
+                run_case(Case{3, 77, 520, (v & 1) != 0, (v & 2) != 0, (v & 4) != 0, true, false, tensor_cores});
+            run_case(Case{8, 200, 1024, true, true, false, true, true, tensor_cores});
+            run_case(Case{2, 50, 30000, false, false, false, false, true, tensor_cores});  // tiled and misaligned
+            if (!g_quick) {
+                // Qwen3-8B's lm_head shape, checked in full at M = 1 and 8.
+                if (tensor_cores) run_case(Case{1, 151936, 4096, false, false, false, false, false});
+                run_case(Case{8, 151936, 4096, false, false, false, false, false, tensor_cores});
             }
-        // Every epilogue combination and the element-wise staging at one shape.
-        for (int v = 0; v < 8; ++v) run_case(Case{3, 77, 520, (v & 1) != 0, (v & 2) != 0, (v & 4) != 0, true, false});
-        run_case(Case{8, 200, 1024, true, true, false, true, true});
-        run_case(Case{2, 50, 30000, false, false, false, false, true});  // tiled and misaligned
-        if (!g_quick) {
-            // Qwen3-8B's lm_head shape, checked in full at M = 1 and 8.
-            run_case(Case{1, 151936, 4096, false, false, false, false, false});
-            run_case(Case{8, 151936, 4096, false, false, false, false, false});
         }
+        token_count_invariance(300, 4096);
+        token_count_invariance(37, 1000);
         argument_errors();
         if (!g_quick) timing();
     } catch (const reset::Error &e) {

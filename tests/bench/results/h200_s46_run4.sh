@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# (Its -DRESET_BF16_GEMV_MMA_* knobs were compile-time macros of that tree; the committed code has the
+# environment variable RESET_BF16_GEMV_TENSOR_CORES_FROM instead, docs/history/cuda-engine-sessions.md session 46.)
+# Session 46, run 4 (H200): the BF16 GEMV's tensor-core path for 2..8 tokens, second version (x through the L1, split exactly into
+# three BF16 parts in registers; run 3's first version staged the parts in shared memory and lost at 8
+# tokens), against 01a29bd's library (FP32 FMAs at every token count).
+#  1. gpu_test_bf16_gemv whole (every shape, 1..8 tokens, against FP64; token-count invariance;
+#     timing at 1, 2 and 8 tokens on random x), then compute-sanitizer memcheck and racecheck (quick).
+#  2. The engine test's quick set (BF16 mode and the BF16 lm_head against the CPU reference).
+#  3. The decode step, the two libraries alternated (tests/bench/ab_decode_on_device.sh, 3 rounds):
+#     the BF16 mode at 1k, batch 1 and 8; NVFP4 with the BF16 lm_head at 1k, batch 1, 2, 4, 8.
+# Carry: build-bundle.tar.xz (BUNDLE_PROGRAMS="reset gpu_test_bf16_gemv gpu_test_cuda_engine"),
+# .ab (01a29bd's libreset.so.0 as .ab/old/libreset.so.0.xz, the FP32-path test build), COMMIT.
+source tests/bench/results/start_device_run.sh
+mkdir -p /tmp/old && xz -dc .ab/old/libreset.so.0.xz > /tmp/old/libreset.so.0
+ck=/tmp/ck
+(for f in nvfp4 bf16; do python3 tests/bench/make_random_checkpoint.py qwen3-8b $f $ck/qwen3-8b-$f; done > /tmp/ck.log 2>&1) &
+writer=$!
+echo "== 1. BF16 GEMV test"
+timeout 200 build-bundle/bin/gpu_test_bf16_gemv > "$OUT/bf16_gemv_test_s46_run4.txt" 2>&1
+echo "rc $? at $SECONDS s"
+grep -E "FAIL|timing|worst|checks" "$OUT/bf16_gemv_test_s46_run4.txt" | head -40
+# The same test built with the FP32 path at every token count (nvcc of the test, kernels/bf16_gemv.cu and
+# lib/api/errors.cpp with -DRESET_BF16_GEMV_MMA_MIN_TOKENS=9, carried as .ab/bf16/test_bf16_fp32.xz): its timing.
+xz -dc .ab/bf16/test_bf16_fp32.xz > /tmp/test_bf16_fp32 && chmod +x /tmp/test_bf16_fp32
+timeout 200 /tmp/test_bf16_fp32 > "$OUT/bf16_gemv_test_fp32_s46_run4.txt" 2>&1
+echo "FP32-path build rc $? at $SECONDS s"
+grep -E "FAIL|timing|checks" "$OUT/bf16_gemv_test_fp32_s46_run4.txt" | head -20
+for tool in memcheck racecheck; do
+    RESET_GPU_TEST_QUICK=1 timeout 120 compute-sanitizer --tool $tool --error-exitcode 3 build-bundle/bin/gpu_test_bf16_gemv \
+        > /tmp/bf16_$tool.txt 2>&1
+    echo "$tool rc $?: $(grep -E 'SUMMARY' /tmp/bf16_$tool.txt)"
+done
+echo "== 2. engine test (quick set) at $SECONDS s"
+PASSES=main RESET_GPU_TEST_QUICK=1 OUT=/tmp/engine timeout 200 tests/gpu/run_cuda_engine_on_device.sh > /tmp/engine.txt 2>&1
+echo "engine rc $? at $SECONDS s"
+cp /tmp/engine/test_cuda_engine.log "$OUT/engine_s46_run4.txt"
+grep -E "checks|FAIL" "$OUT/engine_s46_run4.txt" | head
+grep -E "bf16 " "$OUT/engine_s46_run4.txt" | head -12
+echo "== 3. decode A/B at $SECONDS s"
+wait $writer
+tail -2 /tmp/ck.log
+OUT=/tmp/ab tests/bench/ab_decode_on_device.sh /tmp/old $ck/qwen3-8b-bf16 3 --weights bf16 --prompt-tokens 1024 \
+    --sequences 1,8 --tokens 64 --repeat 2 > "$OUT/bf16_gemv_mma_ab_s46_run4.jsonl"
+echo "bf16 A/B at $SECONDS s"
+OUT=/tmp/ab tests/bench/ab_decode_on_device.sh /tmp/old $ck/qwen3-8b-nvfp4 3 --weights auto --prompt-tokens 1024 \
+    --sequences 1,2,4,8 --tokens 64 --repeat 2 >> "$OUT/bf16_gemv_mma_ab_s46_run4.jsonl"
+tail -3 /tmp/ab/ab_decode.log
+python3 - "$OUT/bf16_gemv_mma_ab_s46_run4.jsonl" <<'PY'
+import json, statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    rows.setdefault((d["weights"], d["sequences"]), {}).setdefault(d["lib"], []).append(d["ms_per_step"])
+for (w, b), libs in rows.items():
+    new, old = statistics.median(libs.get("new", [0])), statistics.median(libs.get("old", [0]))
+    print(f"{w:16s} batch {b}: new {new:.4f} ms, old {old:.4f} ms ({100 * (new / old - 1):+.2f}%)  new {libs.get('new')} old {libs.get('old')}")
+PY
+echo "done at $SECONDS s"
