@@ -38,6 +38,7 @@
 #include <array>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -123,8 +124,11 @@ private:
 // included.  A signal that ends the process while the terminal is held (SIGTERM, SIGHUP,
 // SIGQUIT, and SIGINT until the Chat's CancelWatcher takes Ctrl-C over: a model loading) gives the
 // settings back first: a shell with job control would restore them, but the REPL's parent may be
-// any program.
+// any program.  So does Ctrl-Z (SIGTSTP) while the terminal is held, for as long as the REPL is
+// stopped, and the REPL holds the terminal again when it continues in the foreground (in the
+// background it leaves the terminal alone: changing it there would stop the job again, SIGTTOU).
 termios g_terminal_settings;                 // what a held terminal goes back to
+termios g_terminal_held_settings;            // the held settings themselves
 volatile sig_atomic_t g_terminal_held = 0;   // whether it is held now
 
 extern "C" void on_ending_signal(int signo) {
@@ -133,14 +137,35 @@ extern "C" void on_ending_signal(int signo) {
     raise(signo);  // delivered, with the default action, once this handler returns
 }
 
+extern "C" void on_stop_signal(int signo) {
+    const int saved_errno = errno;
+    const bool held = g_terminal_held;
+    if (held) tcsetattr(STDIN_FILENO, TCSANOW, &g_terminal_settings);
+    struct sigaction stop, mine;
+    std::memset(&stop, 0, sizeof stop);
+    stop.sa_handler = SIG_DFL;
+    sigaction(signo, &stop, &mine);
+    sigset_t just_this;
+    sigemptyset(&just_this);
+    sigaddset(&just_this, signo);
+    sigprocmask(SIG_UNBLOCK, &just_this, nullptr);  // blocked while its handler runs
+    raise(signo);  // the process stops here, and goes on when continued
+    sigaction(signo, &mine, nullptr);  // the handler's return restores the signal mask
+    if (held && g_terminal_held && tcgetpgrp(STDIN_FILENO) == getpgrp())
+        tcsetattr(STDIN_FILENO, TCSANOW, &g_terminal_held_settings);
+    errno = saved_errno;
+}
+
 class TypeAhead {
 public:
     explicit TypeAhead(bool interactive) : interactive_(interactive) {
         if (interactive_) {
-            const struct sigaction action = handler_action(on_ending_signal);
-            for (size_t i = 0; i < kEndingSignals.size(); ++i) {
-                sigaction(kEndingSignals[i], nullptr, &previous_[i]);
-                if (previous_[i].sa_handler != SIG_IGN) sigaction(kEndingSignals[i], &action, nullptr);  // nohup's stays
+            for (size_t i = 0; i < kSignals.size(); ++i) {
+                const struct sigaction action =
+                    handler_action(kSignals[i] == SIGTSTP ? on_stop_signal : on_ending_signal);
+                sigaction(kSignals[i], nullptr, &previous_[i]);
+                // An ignored signal stays ignored (nohup's SIGHUP; SIGTSTP under a shell without job control).
+                if (previous_[i].sa_handler != SIG_IGN) sigaction(kSignals[i], &action, nullptr);
             }
         }
         hold();
@@ -148,7 +173,7 @@ public:
     ~TypeAhead() {
         release();
         if (interactive_)
-            for (size_t i = 0; i < kEndingSignals.size(); ++i) sigaction(kEndingSignals[i], &previous_[i], nullptr);
+            for (size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &previous_[i], nullptr);
     }
     TypeAhead(const TypeAhead &) = delete;
     TypeAhead &operator=(const TypeAhead &) = delete;
@@ -159,6 +184,7 @@ public:
         held.c_lflag &= ~tcflag_t(ICANON | ECHO);
         held.c_cc[VMIN] = 1;
         held.c_cc[VTIME] = 0;
+        g_terminal_held_settings = held;
         g_terminal_held = 1;  // before the change: a signal in between restores, harmlessly
         if (tcsetattr(STDIN_FILENO, TCSANOW, &held) != 0) g_terminal_held = 0;
     }
@@ -169,9 +195,10 @@ public:
     }
 
 private:
-    static constexpr std::array<int, 4> kEndingSignals = {SIGTERM, SIGHUP, SIGQUIT, SIGINT};
+    // The signals that end the process (on_ending_signal), and Ctrl-Z's (on_stop_signal).
+    static constexpr std::array<int, 5> kSignals = {SIGTERM, SIGHUP, SIGQUIT, SIGINT, SIGTSTP};
     const bool interactive_;
-    std::array<struct sigaction, kEndingSignals.size()> previous_{};
+    std::array<struct sigaction, kSignals.size()> previous_{};
 };
 
 // --- terminal styles ---------------------------------------------------------

@@ -9,7 +9,9 @@ repetition penalty shown by /policy alone),
 Ctrl-C in the middle of a long generation (the REPL survives and answers the
 next prompt), and Ctrl-D (exit 0); then a conversation kept with --session and
 continued in a new process: its last exchange shown, its messages in the line
-editor's history (Up recalls them).
+editor's history (Up recalls them); keys and Ctrl-D typed while an answer
+streams; the terminal's settings given back on SIGTERM, and while the REPL is
+stopped by Ctrl-Z under a shell with job control (held again once it goes on).
 Each check fails with what the terminal showed.
 """
 import json
@@ -93,6 +95,51 @@ class Terminal:
         if kill:
             os.kill(self.pid, signal.SIGKILL)
         raise AssertionError("the REPL did not exit; it showed:\n" + self.buffer.decode("utf-8", "replace")[-2000:])
+
+
+class JobTerminal(Terminal):
+    """The REPL as a job of a shell with job control, so that Ctrl-Z stops it: the pty's session
+    leader here is a small Python "shell" that runs the REPL in a process group of its own in the
+    foreground (the kernel discards a terminal's stop signal to an orphaned process group, such as
+    a REPL alone in its session).  Like a shell it takes the terminal back when the job stops, and
+    gives it back and continues the job on cont(); it changes no terminal settings itself."""
+
+    def __init__(self, argv):
+        report_r, report_w = os.pipe()
+        command_r, command_w = os.pipe()
+        env = dict(os.environ, TERM="xterm", NO_COLOR="1")
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.close(report_r)
+            os.close(command_w)
+            job = os.fork()
+            if job == 0:
+                os.setpgid(0, 0)
+                os.execve(argv[0], argv, env)
+            os.setpgid(job, job)
+            signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+            os.tcsetpgrp(0, job)
+            while True:
+                _, status = os.waitpid(job, os.WUNTRACED)
+                if os.WIFSTOPPED(status):
+                    os.tcsetpgrp(0, os.getpgrp())
+                    os.write(report_w, b"S")
+                    os.read(command_r, 1)
+                    os.tcsetpgrp(0, job)
+                    os.kill(-job, signal.SIGCONT)
+                else:
+                    os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+        os.close(report_w)
+        os.close(command_r)
+        self.report, self.command = report_r, command_w
+        self.buffer = b""
+
+    def wait_stopped(self, timeout=5.0):
+        ready, _, _ = select.select([self.report], [], [], timeout)
+        assert ready and os.read(self.report, 1) == b"S", "the REPL did not stop"
+
+    def cont(self):
+        os.write(self.command, b"C")
 
 
 PROMPT = r"(^|\n)> $"
@@ -288,6 +335,34 @@ def main():
     assert os.waitstatus_to_exitcode(status) == -signal.SIGTERM, f"exit status {status}"
     assert termios.tcgetattr(term.fd) == before, "the terminal's settings were not given back after SIGTERM"
     print("ok: SIGTERM during an answer gives the terminal's settings back")
+
+    # Ctrl-Z while an answer streams, under a shell with job control: while the REPL is stopped the
+    # terminal has its own settings (echo, lines) for the shell, and once the job continues the
+    # REPL holds it again until its next prompt (chat.cpp: on_stop_signal).  This test's "shell"
+    # changes no settings, as a plain parent would not: without the handler the terminal stayed
+    # unechoed while stopped, and after the job continued it was not held again.
+    long_argv = [binary, "chat", model, "--max-tokens", "30000", "--context", "32768", "--threads", "1"]
+    term = JobTerminal(long_argv)
+    before = termios.tcgetattr(term.fd)
+    term.expect(r"/help for commands.*\n> $", what="banner (Ctrl-Z)")
+    term.keys("Tell me a very long story.\r")
+    term.expect(r"story\.\r?\n[\s\S]{100}", what="the answer streaming (Ctrl-Z)")
+    term.send("\x1a")
+    term.wait_stopped()
+    assert termios.tcgetattr(term.fd) == before, "the terminal's settings were not given back while stopped"
+    term.cont()
+    # The answer runs on for seconds at up to 30,000 tokens; the REPL takes the terminal again as
+    # soon as it runs (polled for up to 5 s: a loaded machine may be slow to schedule it).
+    deadline = time.time() + 5.0
+    while termios.tcgetattr(term.fd)[3] & (termios.ECHO | termios.ICANON) and time.time() < deadline:
+        term.read(0.05)
+    lflag = termios.tcgetattr(term.fd)[3]
+    assert not lflag & (termios.ECHO | termios.ICANON), "the terminal was not held again once the job continued"
+    term.send("\x03")  # the answer stops; the prompt comes back
+    term.expect(PROMPT, what="the prompt after Ctrl-C (Ctrl-Z)")
+    assert term.quit() == 0, "the REPL continued after Ctrl-Z did not exit with 0"
+    assert termios.tcgetattr(term.fd) == before, "the terminal's settings were not given back at the end"
+    print("ok: Ctrl-Z during an answer gives the terminal back while stopped and holds it again after")
 
 
 if __name__ == "__main__":
