@@ -87,7 +87,13 @@ public:
         sigaction(SIGINT, &action, &previous_);
         thread_ = std::thread([this] {
             char byte;
-            while (read(g_signal_pipe[0], &byte, 1) > 0) {
+            for (;;) {
+                const ssize_t got = read(g_signal_pipe[0], &byte, 1);
+                // A signal whose handler ran on this thread (the kernel may pick any thread: SIGINT
+                // itself, or Ctrl-Z's) ends the read with EINTR: read again.  Ending the loop there
+                // lost every later Ctrl-C (seen once in 6 REPL tests under load, session 46).
+                if (got < 0 && errno == EINTR) continue;
+                if (got <= 0) break;  // the write end closed: the watcher ends
                 std::lock_guard<std::mutex> lock(mutex_);
                 if (active_) reset_session_cancel(active_);
             }
