@@ -444,8 +444,9 @@ RESET_API reset_status reset_session_reset(reset_session *session);
 
 /* Ask the call running on this session (or, if none runs, the next
  * prefill/decode call) to stop.  It returns RESET_ERR_CANCELLED at the next
- * layer of the token being computed on the CPU backend (~20 ms for a
- * Qwen3-8B-shape model on two cores); on the CUDA backend at the next step,
+ * layer on the CPU backend (a decode step's layer ~20 ms for a Qwen3-8B-shape
+ * model on two cores; a prefill's, up to 16 prompt tokens at a time, ~0.3 s);
+ * on the CUDA backend at the next step,
  * and a prefill stops between chunks of 256 prompt tokens, the chunk that
  * computes the logits always completing.  Either way the session is left as
  * it was before that call.  A request that arrives

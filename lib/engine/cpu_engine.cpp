@@ -189,10 +189,10 @@ void KvCache::import_layer(int32_t layer, int32_t sequence, int32_t length, cons
 }
 
 ForwardScratch::ForwardScratch(const ModelConfig &c, int32_t capacity)
-    : x(c.hidden_size), normed(c.hidden_size), q(size_t(c.n_heads) * c.head_dim),
-      k(size_t(c.n_kv_heads) * c.head_dim), v(size_t(c.n_kv_heads) * c.head_dim),
-      attention(size_t(c.n_heads) * c.head_dim), projected(c.hidden_size), gate(c.intermediate_size),
-      up(c.intermediate_size), padded(), scores(size_t(c.n_heads) * size_t(capacity)) {}
+    : x(size_t(kCpuForwardChunk) * c.hidden_size), normed(x.size()),
+      q(size_t(kCpuForwardChunk) * c.n_heads * c.head_dim), k(size_t(kCpuForwardChunk) * c.n_kv_heads * c.head_dim),
+      v(k.size()), attention(q.size()), projected(x.size()), gate(size_t(kCpuForwardChunk) * c.intermediate_size),
+      up(gate.size()), padded(), scores(size_t(c.n_heads) * size_t(capacity)) {}
 
 // ---------------------------------------------------------------------------
 // Building blocks
@@ -249,116 +249,151 @@ float bf16_row_dot(const uint16_t *row, const float *x, int64_t n) {
     return sum;
 }
 
-void bf16_matvec(const Bf16Matrix &m, const float *x, float *y, int threads) {
-    const bool parallel = m.rows * m.cols >= kParallelMinimumWork;
+// y_t = W x_t for `tokens` rows of x (stride ldx) and y (stride ldy): each weight row is read
+// once for all of them (it stays in the cache), each (row, token) sum as bf16_row_dot makes it.
+void bf16_matmul(const Bf16Matrix &m, const float *x, int64_t ldx, int32_t tokens, float *y, int64_t ldy,
+                 int threads) {
+    const bool parallel = m.rows * m.cols * tokens >= kParallelMinimumWork;
 #pragma omp parallel for schedule(static) num_threads(threads) if (parallel)
-    for (int64_t r = 0; r < m.rows; ++r) y[r] = bf16_row_dot(m.data + r * m.cols, x, m.cols);
+    for (int64_t r = 0; r < m.rows; ++r)
+        for (int32_t t = 0; t < tokens; ++t) y[t * ldy + r] = bf16_row_dot(m.data + r * m.cols, x + t * ldx, m.cols);
 }
 
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
 
 }  // namespace
 
-void cpu_linear(const LoadedModel &model, const Linear &linear, const float *x, float *y, std::vector<float> &padded) {
+void cpu_linear_rows(const LoadedModel &model, const Linear &linear, const float *x, int64_t ldx, int32_t tokens,
+                     float *y, int64_t ldy, std::vector<float> &padded) {
     if (linear.format == LinearFormat::BF16) {
-        bf16_matvec(linear.dense, x, y, thread_count(model));
+        bf16_matmul(linear.dense, x, ldx, tokens, y, ldy, thread_count(model));
     } else {
         const float *input = x;
+        int64_t ld_input = ldx;
         if (linear.padded_in != linear.in_features) {
-            padded.assign(size_t(linear.padded_in), 0.0f);  // zero padding along K is exact
-            std::copy_n(x, linear.in_features, padded.begin());
+            padded.assign(size_t(tokens) * size_t(linear.padded_in), 0.0f);  // zero padding along K is exact
+            for (int32_t t = 0; t < tokens; ++t)
+                std::copy_n(x + t * ldx, linear.in_features, padded.begin() + t * linear.padded_in);
             input = padded.data();
+            ld_input = linear.padded_in;
         }
         const Nvfp4Weight view = linear.nvfp4_view();
-        if (model.weights_format == RESET_WEIGHTS_NVFP4_W4A4) nvfp4_matvec_w4a4(view, input, y, model.threads);
-        else nvfp4_matvec_w4a16(view, input, y, model.w4a16_activations, model.threads);
+        if (model.weights_format == RESET_WEIGHTS_NVFP4_W4A4)
+            nvfp4_matmul_w4a4(view, input, ld_input, tokens, y, ldy, model.threads);
+        else nvfp4_matmul_w4a16(view, input, ld_input, tokens, y, ldy, model.w4a16_activations, model.threads);
     }
-    for (size_t i = 0; i < linear.bias.size(); ++i) y[i] += linear.bias[i];
+    for (int32_t t = 0; t < tokens; ++t)
+        for (size_t i = 0; i < linear.bias.size(); ++i) y[t * ldy + int64_t(i)] += linear.bias[i];
+}
+
+void cpu_linear(const LoadedModel &model, const Linear &linear, const float *x, float *y, std::vector<float> &padded) {
+    cpu_linear_rows(model, linear, x, linear.in_features, 1, y, linear.out_features, padded);
 }
 
 // ---------------------------------------------------------------------------
-// The forward pass of one token
+// The forward pass of a chunk of tokens
 // ---------------------------------------------------------------------------
 
-void cpu_forward(const LoadedModel &model, int32_t token, int32_t position, int32_t sequence, KvCache &cache,
-                 ForwardScratch &s, float *logits, const std::function<void()> &between_layers) {
+void cpu_forward_chunk(const LoadedModel &model, const int32_t *tokens, int32_t n, int32_t position,
+                       int32_t sequence, KvCache &cache, ForwardScratch &s, float *logits,
+                       const std::function<void()> &between_layers) {
+    if (n < 1 || n > kCpuForwardChunk)
+        fail(RESET_ERR_INTERNAL, "cpu_forward_chunk: ", n, " tokens (1..", kCpuForwardChunk, ")");
     const ModelConfig &c = model.config;
     const ModelWeights &w = model.weights;
     const int64_t hidden = c.hidden_size, head_dim = c.head_dim;
+    const int64_t q_dim = int64_t(c.n_heads) * head_dim, kv_stride = int64_t(c.n_kv_heads) * head_dim;
+    const int64_t inter = c.intermediate_size;
     const int32_t group = c.n_heads / c.n_kv_heads;  // query heads per KV head
     const float softmax_scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
 
-    const uint16_t *embedding = w.embed.data + int64_t(token) * hidden;
-    for (int64_t i = 0; i < hidden; ++i) s.x[size_t(i)] = bf16_to_float(embedding[i]);
+    for (int32_t t = 0; t < n; ++t) {
+        const uint16_t *embedding = w.embed.data + int64_t(tokens[t]) * hidden;
+        for (int64_t i = 0; i < hidden; ++i) s.x[size_t(t * hidden + i)] = bf16_to_float(embedding[i]);
+    }
 
     for (int32_t l = 0; l < c.n_layers; ++l) {
         if (between_layers) between_layers();
         const LayerWeights &layer = w.layers[size_t(l)];
 
         // Attention block.
-        rms_norm(s.x.data(), layer.input_norm.data(), hidden, c.rms_norm_eps, s.normed.data());
-        cpu_linear(model, layer.q, s.normed.data(), s.q.data(), s.padded);
-        cpu_linear(model, layer.k, s.normed.data(), s.k.data(), s.padded);
-        cpu_linear(model, layer.v, s.normed.data(), s.v.data(), s.padded);
-        for (int32_t h = 0; h < c.n_heads; ++h) {
-            float *qh = s.q.data() + h * head_dim;
-            if (c.qk_norm) rms_norm(qh, layer.q_norm.data(), head_dim, c.rms_norm_eps, qh);
-            apply_rope(qh, c.head_dim, position, model.rope_inv_freq, model.rope_attention_factor);
+        for (int32_t t = 0; t < n; ++t)
+            rms_norm(s.x.data() + t * hidden, layer.input_norm.data(), hidden, c.rms_norm_eps, s.normed.data() + t * hidden);
+        cpu_linear_rows(model, layer.q, s.normed.data(), hidden, n, s.q.data(), q_dim, s.padded);
+        cpu_linear_rows(model, layer.k, s.normed.data(), hidden, n, s.k.data(), kv_stride, s.padded);
+        cpu_linear_rows(model, layer.v, s.normed.data(), hidden, n, s.v.data(), kv_stride, s.padded);
+        // Every token's K and V go into the cache first: a token's attention reads only the
+        // positions up to its own, as when the tokens come one at a time.
+        for (int32_t t = 0; t < n; ++t) {
+            for (int32_t h = 0; h < c.n_heads; ++h) {
+                float *qh = s.q.data() + t * q_dim + h * head_dim;
+                if (c.qk_norm) rms_norm(qh, layer.q_norm.data(), head_dim, c.rms_norm_eps, qh);
+                apply_rope(qh, c.head_dim, position + t, model.rope_inv_freq, model.rope_attention_factor);
+            }
+            for (int32_t h = 0; h < c.n_kv_heads; ++h) {
+                float *kh = s.k.data() + t * kv_stride + h * head_dim;
+                if (c.qk_norm) rms_norm(kh, layer.k_norm.data(), head_dim, c.rms_norm_eps, kh);
+                apply_rope(kh, c.head_dim, position + t, model.rope_inv_freq, model.rope_attention_factor);
+            }
+            cache.store(l, sequence, position + t, s.k.data() + t * kv_stride, s.v.data() + t * kv_stride);
         }
-        for (int32_t h = 0; h < c.n_kv_heads; ++h) {
-            float *kh = s.k.data() + h * head_dim;
-            if (c.qk_norm) rms_norm(kh, layer.k_norm.data(), head_dim, c.rms_norm_eps, kh);
-            apply_rope(kh, c.head_dim, position, model.rope_inv_freq, model.rope_attention_factor);
-        }
-        cache.store(l, sequence, position, s.k.data(), s.v.data());
 
-        const int32_t length = position + 1;
-        const int64_t kv_stride = int64_t(c.n_kv_heads) * head_dim;
         const float *keys = cache.keys(l, sequence, 0);
         const float *values = cache.values(l, sequence, 0);
-        const bool parallel_heads = int64_t(length) * kv_stride >= kParallelMinimumWork / 8;
+        for (int32_t t = 0; t < n; ++t) {
+            const int32_t length = position + t + 1;
+            const bool parallel_heads = int64_t(length) * kv_stride >= kParallelMinimumWork / 8;
 #pragma omp parallel for schedule(static) num_threads(thread_count(model)) if (parallel_heads)
-        for (int32_t h = 0; h < c.n_heads; ++h) {
-            const int32_t kv_head = h / group;
-            const float *qh = s.q.data() + h * head_dim;
-            float *scores = s.scores.data() + size_t(h) * size_t(cache.capacity());
-            float max_score = -INFINITY;
-            for (int32_t t = 0; t < length; ++t) {
-                const float *kt = keys + t * kv_stride + kv_head * head_dim;
-                float dot = 0.0f;
-                for (int64_t d = 0; d < head_dim; ++d) dot += qh[d] * kt[d];
-                scores[t] = dot * softmax_scale;
-                max_score = std::max(max_score, scores[t]);
-            }
-            float denominator = 0.0f;
-            for (int32_t t = 0; t < length; ++t) {
-                scores[t] = std::exp(scores[t] - max_score);
-                denominator += scores[t];
-            }
-            float *out = s.attention.data() + h * head_dim;
-            std::fill_n(out, head_dim, 0.0f);
-            for (int32_t t = 0; t < length; ++t) {
-                const float p = scores[t] / denominator;
-                const float *vt = values + t * kv_stride + kv_head * head_dim;
-                for (int64_t d = 0; d < head_dim; ++d) out[d] += p * vt[d];
+            for (int32_t h = 0; h < c.n_heads; ++h) {
+                const int32_t kv_head = h / group;
+                const float *qh = s.q.data() + t * q_dim + h * head_dim;
+                float *scores = s.scores.data() + size_t(h) * size_t(cache.capacity());
+                float max_score = -INFINITY;
+                for (int32_t p = 0; p < length; ++p) {
+                    const float *kp = keys + p * kv_stride + kv_head * head_dim;
+                    float dot = 0.0f;
+                    for (int64_t d = 0; d < head_dim; ++d) dot += qh[d] * kp[d];
+                    scores[p] = dot * softmax_scale;
+                    max_score = std::max(max_score, scores[p]);
+                }
+                float denominator = 0.0f;
+                for (int32_t p = 0; p < length; ++p) {
+                    scores[p] = std::exp(scores[p] - max_score);
+                    denominator += scores[p];
+                }
+                float *out = s.attention.data() + t * q_dim + h * head_dim;
+                std::fill_n(out, head_dim, 0.0f);
+                for (int32_t p = 0; p < length; ++p) {
+                    const float weight = scores[p] / denominator;
+                    const float *vp = values + p * kv_stride + kv_head * head_dim;
+                    for (int64_t d = 0; d < head_dim; ++d) out[d] += weight * vp[d];
+                }
             }
         }
-        cpu_linear(model, layer.o, s.attention.data(), s.projected.data(), s.padded);
-        for (int64_t i = 0; i < hidden; ++i) s.x[size_t(i)] += s.projected[size_t(i)];
+        cpu_linear_rows(model, layer.o, s.attention.data(), q_dim, n, s.projected.data(), hidden, s.padded);
+        for (int64_t i = 0; i < n * hidden; ++i) s.x[size_t(i)] += s.projected[size_t(i)];
 
         // MLP block.
-        rms_norm(s.x.data(), layer.post_attention_norm.data(), hidden, c.rms_norm_eps, s.normed.data());
-        cpu_linear(model, layer.gate, s.normed.data(), s.gate.data(), s.padded);
-        cpu_linear(model, layer.up, s.normed.data(), s.up.data(), s.padded);
-        for (size_t i = 0; i < s.gate.size(); ++i) s.gate[i] = silu(s.gate[i]) * s.up[i];
-        cpu_linear(model, layer.down, s.gate.data(), s.projected.data(), s.padded);
-        for (int64_t i = 0; i < hidden; ++i) s.x[size_t(i)] += s.projected[size_t(i)];
+        for (int32_t t = 0; t < n; ++t)
+            rms_norm(s.x.data() + t * hidden, layer.post_attention_norm.data(), hidden, c.rms_norm_eps,
+                     s.normed.data() + t * hidden);
+        cpu_linear_rows(model, layer.gate, s.normed.data(), hidden, n, s.gate.data(), inter, s.padded);
+        cpu_linear_rows(model, layer.up, s.normed.data(), hidden, n, s.up.data(), inter, s.padded);
+        for (int64_t i = 0; i < n * inter; ++i) s.gate[size_t(i)] = silu(s.gate[size_t(i)]) * s.up[size_t(i)];
+        cpu_linear_rows(model, layer.down, s.gate.data(), inter, n, s.projected.data(), hidden, s.padded);
+        for (int64_t i = 0; i < n * hidden; ++i) s.x[size_t(i)] += s.projected[size_t(i)];
     }
 
     if (!logits) return;
     if (between_layers) between_layers();
-    rms_norm(s.x.data(), w.final_norm.data(), hidden, c.rms_norm_eps, s.normed.data());
+    const float *last = s.x.data() + (n - 1) * hidden;
+    rms_norm(last, w.final_norm.data(), hidden, c.rms_norm_eps, s.normed.data());
     cpu_linear(model, w.lm_head, s.normed.data(), logits, s.padded);
+}
+
+void cpu_forward(const LoadedModel &model, int32_t token, int32_t position, int32_t sequence, KvCache &cache,
+                 ForwardScratch &s, float *logits, const std::function<void()> &between_layers) {
+    cpu_forward_chunk(model, &token, 1, position, sequence, cache, s, logits, between_layers);
 }
 
 }  // namespace reset

@@ -60,7 +60,10 @@ private:
     std::vector<float> keys_, values_;
 };
 
-// Scratch buffers of one forward pass, allocated once per session.
+// Tokens one forward pass carries together at most (cpu_forward_chunk): a prefill's chunk.
+constexpr int32_t kCpuForwardChunk = 16;
+
+// Scratch buffers of one forward pass (kCpuForwardChunk tokens), allocated once per session.
 struct ForwardScratch {
     std::vector<float> x, normed, q, k, v, attention, projected, gate, up, padded;
     std::vector<float> scores;  // [n_heads][capacity]: attention weights, one row per head
@@ -80,7 +83,21 @@ struct ForwardScratch {
 void cpu_forward(const LoadedModel &model, int32_t token, int32_t position, int32_t sequence, KvCache &cache,
                  ForwardScratch &scratch, float *logits, const std::function<void()> &between_layers = nullptr);
 
+// The same for n (1..kCpuForwardChunk) consecutive tokens at positions position..position+n-1 of
+// `sequence`, logits (if not null) those after the last: the K/V stored and the logits are, to
+// the bit, what n cpu_forward calls give (each row's and token's sums in the same order), while
+// each weight is read once per pass instead of once per token (engine/nvfp4_linear.h's products
+// decode it once per 4 tokens).  A stop from between_layers leaves the K/V of all n positions
+// for the earlier layers past the sequence's length, as above.
+void cpu_forward_chunk(const LoadedModel &model, const int32_t *tokens, int32_t n, int32_t position,
+                       int32_t sequence, KvCache &cache, ForwardScratch &scratch, float *logits,
+                       const std::function<void()> &between_layers = nullptr);
+
 // y = W x (+ bias) for one linear in the model's weight format.
 void cpu_linear(const LoadedModel &model, const Linear &linear, const float *x, float *y, std::vector<float> &padded);
+// The same for `tokens` rows of x (stride ldx) into rows of y (stride ldy), each row to the bit
+// what cpu_linear gives it.
+void cpu_linear_rows(const LoadedModel &model, const Linear &linear, const float *x, int64_t ldx, int32_t tokens,
+                     float *y, int64_t ldy, std::vector<float> &padded);
 
 }  // namespace reset

@@ -37,6 +37,14 @@ void nvfp4_matvec_w4a16(const Nvfp4Weight &w, const float *x, float *y, reset_ac
 // y[n] = tensor_scale * ts_x * sum_b (sW_b * sx_b) * sum_{k in b} e2m1(qW) * e2m1(qx).
 void nvfp4_matvec_w4a4(const Nvfp4Weight &w, const float *x, float *y, int32_t threads = 0);
 
+// The same for `tokens` rows of x (stride ldx) into as many rows of y (stride
+// ldy): each row of y is, to the bit, what the one-token product gives for its
+// row of x; the weight is decoded once per 4 tokens (a prefill's chunk).
+void nvfp4_matmul_w4a16(const Nvfp4Weight &w, const float *x, int64_t ldx, int32_t tokens, float *y, int64_t ldy,
+                        reset_activations activations, int32_t threads = 0);
+void nvfp4_matmul_w4a4(const Nvfp4Weight &w, const float *x, int64_t ldx, int32_t tokens, float *y, int64_t ldy,
+                       int32_t threads = 0);
+
 // The activation side of W4A4, exposed for tests and for the GPU quantizer's
 // reference: codes[cols] (unpacked), scales[cols/16], and the tensor scale used.
 float nvfp4_quantize_activations(const float *x, int64_t cols, float input_scale, uint8_t *codes,

@@ -416,11 +416,13 @@ void Session::append(const int32_t *ids, size_t n_ids, int32_t only) {
 void Session::prefill_cpu(const int32_t *ids, size_t n_ids, const std::vector<int32_t> &computed, bool copy_to_all) {
     for (int32_t s : computed) {
         Sequence &sequence = sequences_[size_t(s)];
-        for (size_t i = 0; i < n_ids; ++i) {
+        // kCpuForwardChunk tokens a pass: the same K/V and logits as one at a time, each weight read once.
+        for (size_t i = 0; i < n_ids; i += size_t(kCpuForwardChunk)) {
             throw_if_cancelled();
-            const bool last = i + 1 == n_ids;
-            cpu_forward(*model_, ids[i], sequence.length + int32_t(i), s, *cache_, *scratch_,
-                        last ? sequence.logits.data() : nullptr, [this] { throw_if_cancelled(); });
+            const int32_t count = int32_t(std::min(n_ids - i, size_t(kCpuForwardChunk)));
+            const bool last = i + size_t(count) == n_ids;
+            cpu_forward_chunk(*model_, ids + i, count, sequence.length + int32_t(i), s, *cache_, *scratch_,
+                              last ? sequence.logits.data() : nullptr, [this] { throw_if_cancelled(); });
         }
     }
     if (copy_to_all)

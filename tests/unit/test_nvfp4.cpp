@@ -212,6 +212,42 @@ TEST_CASE("W4A4 reference matvec equals the FP64 product of both dequantized ope
     }
 }
 
+// A prefill's chunk goes through the product several tokens at a time (passes of 4, 2 and 1 for
+// 7 tokens); each token's row must be what the one-token product gives it, to the bit.
+TEST_CASE("the several-token products give each token the one-token product's bits") {
+    for (const auto &[rows, cols] : {std::pair<int64_t, int64_t>{37, 96}, {1100, 1024}}) {
+        CAPTURE(rows);
+        Linear linear = random_linear(rows, cols, 21);
+        const int32_t tokens = 7;
+        const int64_t ldx = cols + 3, ldy = rows + 5;  // strides past the rows
+        std::vector<float> x = random_values(size_t(tokens * ldx), 22, 1.5f);
+        x[size_t(2 * ldx + 5)] = 90000.0f;  // one token's FP16 row scale above 1
+        const auto one_by_one = [&](auto &&product) {
+            std::vector<float> y(size_t(tokens * ldy), -1.0f);
+            for (int32_t t = 0; t < tokens; ++t) product(x.data() + t * ldx, y.data() + t * ldy);
+            return y;
+        };
+        int differ = 0;
+        const auto compare = [&](const std::vector<float> &a, const std::vector<float> &b) {
+            differ += std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) != 0;
+        };
+        for (reset_activations activations : {RESET_ACTIVATIONS_FP16, RESET_ACTIVATIONS_FP32}) {
+            std::vector<float> together(size_t(tokens * ldy), -1.0f);
+            nvfp4_matmul_w4a16(linear.nvfp4_view(), x.data(), ldx, tokens, together.data(), ldy, activations);
+            compare(together, one_by_one([&](const float *xt, float *yt) {
+                nvfp4_matvec_w4a16(linear.nvfp4_view(), xt, yt, activations);
+            }));
+        }
+        for (float input_scale : {0.0f, 0.002f}) {
+            linear.input_scale = input_scale;
+            std::vector<float> together(size_t(tokens * ldy), -1.0f);
+            nvfp4_matmul_w4a4(linear.nvfp4_view(), x.data(), ldx, tokens, together.data(), ldy);
+            compare(together, one_by_one([&](const float *xt, float *yt) { nvfp4_matvec_w4a4(linear.nvfp4_view(), xt, yt); }));
+        }
+        CHECK(differ == 0);
+    }
+}
+
 TEST_CASE("quantizing pads K to a multiple of 16 with zeros") {
     const int64_t rows = 3, cols = 20;
     const std::vector<float> weights = random_values(size_t(rows * cols), 5, 1.0f);
