@@ -69,8 +69,8 @@ void blocked_pass(const Nvfp4Weight &w, const float *const *x, BlockScale block_
         for (int64_t b = 0; b < blocks; ++b) {
             float block_sum[T][kRows] = {};
             for (int j = 0; j < kBlock / 2; ++j) {
-                // The rows' two weights of this byte, then each token's products across the rows
-                // (rows innermost: the compiler keeps a token's kRows sums in one vector register).
+                // The rows' two weights of this byte, decoded once, then each token's products
+                // across the rows.
                 float first_weight[kRows], second_weight[kRows];
                 for (int r = 0; r < kRows; ++r) {
                     const std::array<float, 2> &pair = tables.pairs[w.codes[row[r] * row_bytes + b * (kBlock / 2) + j]];
