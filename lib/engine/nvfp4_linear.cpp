@@ -95,26 +95,20 @@ void blocked_pass(const Nvfp4Weight &w, const float *const *x, BlockScale block_
     }
 }
 
-// Every token through blocked_pass, kTokens at a time; block_scale(t, b, sW_b) and
-// multiplier[t] with t the token's index among all.
-template <typename BlockScale>
+// Tokens [first, x.size()) through blocked_pass, T at a time while T are left, then the rest
+// T / 2 at a time (4, 2, 1); block_scale(t, b, sW_b) and multiplier[t] with t the token's index
+// among all.
+template <int T = kTokens, typename BlockScale>
 void blocked_product(const Nvfp4Weight &w, const std::vector<const float *> &x, BlockScale block_scale,
-                     const std::vector<float> &multiplier, const std::vector<float *> &y, int32_t threads) {
-    const int tokens = int(x.size());
-    for (int first = 0; first < tokens;) {
-        const auto scale_from = [&](int t, int64_t b, float weight_scale) { return block_scale(first + t, b, weight_scale); };
-        const int left = tokens - first;
-        if (left >= kTokens) {
-            blocked_pass<kTokens>(w, &x[size_t(first)], scale_from, &multiplier[size_t(first)], &y[size_t(first)], threads);
-            first += kTokens;
-        } else if (left >= 2) {
-            blocked_pass<2>(w, &x[size_t(first)], scale_from, &multiplier[size_t(first)], &y[size_t(first)], threads);
-            first += 2;
-        } else {
-            blocked_pass<1>(w, &x[size_t(first)], scale_from, &multiplier[size_t(first)], &y[size_t(first)], threads);
-            first += 1;
-        }
+                     const std::vector<float> &multiplier, const std::vector<float *> &y, int32_t threads,
+                     size_t first = 0) {
+    for (; x.size() - first >= T; first += T) {
+        const auto scale_from = [&](int t, int64_t b, float weight_scale) {
+            return block_scale(int(first) + t, b, weight_scale);
+        };
+        blocked_pass<T>(w, &x[first], scale_from, &multiplier[first], &y[first], threads);
     }
+    if constexpr (T > 1) blocked_product<T / 2>(w, x, block_scale, multiplier, y, threads, first);
 }
 
 std::vector<float *> output_rows(float *y, int64_t ldy, int32_t tokens) {

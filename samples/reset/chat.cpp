@@ -147,9 +147,8 @@ extern "C" void on_stop_signal(int signo) {
     const int saved_errno = errno;
     const bool held = g_terminal_held;
     if (held) tcsetattr(STDIN_FILENO, TCSANOW, &g_terminal_settings);
-    struct sigaction stop, mine;
-    std::memset(&stop, 0, sizeof stop);
-    stop.sa_handler = SIG_DFL;
+    const struct sigaction stop = handler_action(SIG_DFL);
+    struct sigaction mine;
     sigaction(signo, &stop, &mine);
     sigset_t just_this;
     sigemptyset(&just_this);

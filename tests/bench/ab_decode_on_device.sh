@@ -7,6 +7,7 @@
 # program is the bundle's; the C ABI between them must not have changed.
 #   tests/bench/ab_decode_on_device.sh OLD_DIR MODEL_DIR ROUNDS [reset bench decode arguments...]
 # JSON lines with "lib" and "round" added go to stdout; errors to $OUT/ab_decode.log.
+# tests/bench/ab_summary.py FILE prints each case's medians and their changes.
 set -uo pipefail
 out=${OUT:-$PWD/build-device/out}
 mkdir -p "$out"

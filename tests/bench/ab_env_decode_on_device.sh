@@ -8,6 +8,7 @@
 # e.g. VAR=RESET_NVFP4_GEMV_PLAN with "local streamed" (docs/gemv.md).
 # JSON lines with "env" (VAR=value) and "round" added go to stdout; errors to
 # $OUT/ab_env_decode.log.
+# tests/bench/ab_summary.py FILE prints each case's medians and their changes.
 set -uo pipefail
 out=${OUT:-$PWD/build-device/out}
 mkdir -p "$out"

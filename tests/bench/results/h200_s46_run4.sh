@@ -46,14 +46,6 @@ echo "bf16 A/B at $SECONDS s"
 OUT=/tmp/ab tests/bench/ab_decode_on_device.sh /tmp/old $ck/qwen3-8b-nvfp4 3 --weights auto --prompt-tokens 1024 \
     --sequences 1,2,4,8 --tokens 64 --repeat 2 >> "$OUT/bf16_gemv_mma_ab_s46_run4.jsonl"
 tail -3 /tmp/ab/ab_decode.log
-python3 - "$OUT/bf16_gemv_mma_ab_s46_run4.jsonl" <<'PY'
-import json, statistics, sys
-rows = {}
-for line in open(sys.argv[1]):
-    d = json.loads(line)
-    rows.setdefault((d["weights"], d["sequences"]), {}).setdefault(d["lib"], []).append(d["ms_per_step"])
-for (w, b), libs in rows.items():
-    new, old = statistics.median(libs.get("new", [0])), statistics.median(libs.get("old", [0]))
-    print(f"{w:16s} batch {b}: new {new:.4f} ms, old {old:.4f} ms ({100 * (new / old - 1):+.2f}%)  new {libs.get('new')} old {libs.get('old')}")
-PY
+# (The log shows the inline summary this call replaced after the runs: the same medians.)
+python3 tests/bench/ab_summary.py "$OUT/bf16_gemv_mma_ab_s46_run4.jsonl"
 echo "done at $SECONDS s"

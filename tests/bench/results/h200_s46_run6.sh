@@ -24,13 +24,6 @@ OUT=/tmp/ab tests/bench/ab_env_decode_on_device.sh RESET_BF16_GEMV_TENSOR_CORES_
 echo "== library A/B at $SECONDS s"
 OUT=/tmp/ab tests/bench/ab_decode_on_device.sh /tmp/old $ck/qwen3-8b-nvfp4 2 --weights auto --prompt-tokens 1024 \
     --sequences 8 --tokens 64 --repeat 2 | sed 's/"lib": "\([a-z]*\)"/"env": "lib=\1"/' >> "$OUT/bf16_gemv_env_ab_s46_run6.jsonl"
-python3 - "$OUT/bf16_gemv_env_ab_s46_run6.jsonl" <<'PY'
-import json, statistics, sys
-rows = {}
-for line in open(sys.argv[1]):
-    d = json.loads(line)
-    rows.setdefault((d["weights"], d["sequences"]), {}).setdefault(d["env"], []).append(d["ms_per_step"])
-for (w, b), envs in rows.items():
-    print(f"{w:16s} batch {b}: " + "; ".join(f"{e} {statistics.median(v):.4f} ms {v}" for e, v in envs.items()))
-PY
+# (The log shows the inline summary this call replaced after the runs: the same medians.)
+python3 tests/bench/ab_summary.py "$OUT/bf16_gemv_env_ab_s46_run6.jsonl"
 echo "done at $SECONDS s"
