@@ -552,6 +552,7 @@ __global__ void __launch_bounds__(32 * kMaxWarps, kMinCtasPerSm)
                            int first_units, int second_units, cuda::ClaimedWork *state) {
     extern __shared__ __align__(16) float4 slice_partials[];
     __shared__ int first_claim, next_unit;  // thread 0's claims, for the whole CTA
+    [[maybe_unused]] const trace::EndMark end_mark;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const unsigned ctas = gridDim.x;
     // Nothing waits for the second product, so its units are the hardware's blockIdx.x.

@@ -15,6 +15,7 @@
 #include "kernels/cuda_common.cuh"
 #include "kernels/dependent_launch.cuh"
 #include "kernels/row_rules.cuh"
+#include "kernels/step_trace.cuh"
 
 namespace reset {
 namespace {
@@ -22,6 +23,7 @@ namespace {
 // kSlots > 0: the row in registers (row_fits_registers); 0: any length.
 template <int kSlots>
 __global__ void __launch_bounds__(kRowMaxThreads) rms_norm_kernel(const RmsNormArgs a) {
+    [[maybe_unused]] const trace::EndMark end_mark;
     const float *x = a.x + int64_t(blockIdx.x) * a.ldx;
     float *out = a.out + int64_t(blockIdx.x) * a.ld_out;
     const bool whole = a.cols % kRowChunk == 0;
@@ -30,7 +32,7 @@ __global__ void __launch_bounds__(kRowMaxThreads) rms_norm_kernel(const RmsNormA
     if constexpr (kSlots > 0) {
         float4 w[kSlots], v[kSlots];
         load_chunks<kSlots, true>(a.weight, a.cols, threadIdx.x, blockDim.x, vec_w, w);
-        cuda::begin_dependent_kernel();
+        trace::begin_dependent_kernel(trace::kRmsNorm, unsigned(a.cols));
         load_chunks(x, a.cols, threadIdx.x, blockDim.x, vec_x, v);
         const float inverse = row_rms_inverse(v, a.cols, a.eps);
         // In place, every thread has read its chunks before it writes them.
@@ -38,7 +40,7 @@ __global__ void __launch_bounds__(kRowMaxThreads) rms_norm_kernel(const RmsNormA
         for (int s = 0; s < kSlots; ++s)
             store_chunk(out, a.cols, threadIdx.x + s * blockDim.x, vec_out, rms_scale(w[s], v[s], inverse));
     } else {
-        cuda::begin_dependent_kernel();
+        trace::begin_dependent_kernel(trace::kRmsNorm, unsigned(a.cols));
         const float inverse = row_rms_inverse(x, a.cols, a.eps, vec_x);
         const int64_t chunks = (a.cols + kRowChunk - 1) / kRowChunk;
         for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x)

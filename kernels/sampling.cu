@@ -1262,6 +1262,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_kernel(const KernelParam
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int b = blockIdx.y;
     const unsigned rank = team_rank();
+    [[maybe_unused]] const trace::EndMark end_mark;
     trace::begin_dependent_kernel(trace::kSampling);
     if (tid == 0) sh.draw_hit = kNoCutId;  // before this CTA's first team barrier: no peer writes it earlier
     RESET_TRACE(1);

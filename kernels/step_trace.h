@@ -24,6 +24,7 @@ enum Kind : unsigned {
     kNvfp4GemvPair = 8,
     kRangeCopy = 9,
     kTopLogprobs = 10,
+    kRmsNorm = 11,
 };
 
 }  // namespace reset::trace

@@ -157,6 +157,27 @@ int pair_min_rows() {
     return rows;
 }
 
+// Up to how many rows the o GEMV reads attention's FP32 output directly
+// (Nvfp4GemvArgs::x_amax, attention leaving the row maxima) rather than after
+// an activation-preparation launch.  Every row count by default: at one row
+// the direct read was measured faster (docs/history/cuda-engine-sessions.md,
+// session 8).  RESET_O_FLOAT_INPUT_ROWS=N moves the bound (1 to 8; 0 never)
+// for the A/B runs; both ways give the same bits (gpu_test_nvfp4_gemv).
+int o_float_input_max_rows() {
+    static const int rows = int(environment_integer("RESET_O_FLOAT_INPUT_ROWS", kMaxRows, 0, kMaxRows));
+    return rows;
+}
+
+// Whether the BF16 lm_head takes the BF16 GEMV's tensor-core path from 2 rows
+// like the other BF16 linears.  Not by default: it made the NVFP4 step 0.8-3.3%
+// slower at 2-8 rows on the H200 although the kernel alone was faster at 8
+// (docs/history/cuda-engine-sessions.md, session 46).  RESET_LM_HEAD_TENSOR_CORES=1
+// turns it on for the A/B runs.
+bool lm_head_tensor_cores() {
+    static const bool on = environment_integer("RESET_LM_HEAD_TENSOR_CORES", 0, 0, 1) == 1;
+    return on;
+}
+
 #ifdef RESET_STEP_TRACE
 // The debug timeline of chosen decode steps (kernels/step_trace.h): where
 // RESET_STEP_TRACE_FILE names a file, the process's step numbers in
@@ -859,8 +880,9 @@ void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const flo
             args.ld_residual = ldy;
             args.y = out;
             args.ldy = ldy;
-            // The lm_head keeps the FP32 path at every row count (Bf16GemvArgs::tensor_cores).
-            args.tensor_cores = &linear != &dm_.lm_head;
+            // The lm_head keeps the FP32 path at every row count (Bf16GemvArgs::tensor_cores,
+            // lm_head_tensor_cores).
+            args.tensor_cores = &linear != &dm_.lm_head || lm_head_tensor_cores();
             bf16_gemv(args, stream_);
         }
     }
@@ -944,8 +966,10 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         attention.splits = attention_splits;
         attention.workspace = attention_workspace_.as<float>();
         attention.workspace_bytes = attention_workspace_.bytes();
-        // The o GEMV reads the attention output directly where it can (no prepare launch).
-        float *attention_amax = !gemm && reads_float_input(layer.o) ? row_amax(l, 0) : nullptr;
+        // The o GEMV reads the attention output directly where it can (no prepare launch;
+        // o_float_input_max_rows).
+        float *attention_amax =
+            !gemm && reads_float_input(layer.o) && rows <= o_float_input_max_rows() ? row_amax(l, 0) : nullptr;
         attention.out_amax = attention_amax;
         if (!gemm) attention.prefetch = prefetch_of(layer.gate_up);
         // attention_decode writes [rows][n_heads * head_dim] densely, so the o_proj reads that stride.
