@@ -157,14 +157,20 @@ int pair_min_rows() {
     return rows;
 }
 
-// Up to how many rows the o GEMV reads attention's FP32 output directly
-// (Nvfp4GemvArgs::x_amax, attention leaving the row maxima) rather than after
-// an activation-preparation launch.  Every row count by default: at one row
-// the direct read was measured faster (docs/history/cuda-engine-sessions.md,
-// session 8).  RESET_O_FLOAT_INPUT_ROWS=N moves the bound (1 to 8; 0 never)
-// for the A/B runs; both ways give the same bits (gpu_test_nvfp4_gemv).
+// Up to how many rows the o and down GEMVs read their producers' FP32 output
+// directly (Nvfp4GemvArgs::x_amax: attention, or gate_up's SiLU·up epilogue,
+// leaves the row maxima) rather than after an activation-preparation launch.
+// Every row count by default: at one row the direct read was measured faster
+// (docs/history/cuda-engine-sessions.md, session 8).  RESET_O_FLOAT_INPUT_ROWS
+// and RESET_DOWN_FLOAT_INPUT_ROWS move the bounds (1 to 8; 0 never) for the
+// A/B runs; both ways give the same bits (gpu_test_nvfp4_gemv).  Down
+// preparing its input leaves the pair kernel out (enqueue_mlp_pair).
 int o_float_input_max_rows() {
     static const int rows = int(environment_integer("RESET_O_FLOAT_INPUT_ROWS", kMaxRows, 0, kMaxRows));
+    return rows;
+}
+int down_float_input_max_rows() {
+    static const int rows = int(environment_integer("RESET_DOWN_FLOAT_INPUT_ROWS", kMaxRows, 0, kMaxRows));
     return rows;
 }
 
@@ -981,7 +987,8 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         float *act_amax = nullptr;
         if (layer.gate_up.fused_silu && !gemm) {
             // The down GEMV reads the SiLU·up output directly where both GEMVs allow it.
-            if (fuses_norm(layer.gate_up) && reads_float_input(layer.down)) act_amax = row_amax(l, 1);
+            if (fuses_norm(layer.gate_up) && reads_float_input(layer.down) && rows <= down_float_input_max_rows())
+                act_amax = row_amax(l, 1);
             // Both in one launch where turned on (nvfp4_gemv_pair, pair_min_rows).
             if (enqueue_mlp_pair(layer, rows, act_amax)) continue;
             enqueue_norm_linear(layer.post_attention_norm, 0, rows, layer.gate_up, act_.as<float>(), ld_act_, false,
