@@ -144,10 +144,13 @@ bool new_token_in_attention_pays(const KvCacheLayerView &cache, int64_t length, 
 }
 
 // From how many rows a layer's gate_up and down GEMVs run as one launch, the
-// down product waiting for gate_up's inside it (nvfp4_gemv_pair).  By default
-// from 2 rows: there the pair was faster than two launches, at 1 row slower
-// (docs/history/cuda-engine-sessions.md, session 14).  RESET_GEMV_PAIR=N moves the bound to N
-// rows (1 to 8; 0 never), for the A/B runs and the engine test.
+// down product waiting for gate_up's inside it (nvfp4_gemv_pair), where down
+// reads gate_up's FP32 output directly (down_float_input_max_rows, below).
+// From 2 rows: there the pair was faster than two launches, at 1 row slower
+// (docs/history/cuda-engine-sessions.md, session 14).  Since session 47 down
+// prepares its input from 2 rows, which was faster still, so the pair runs
+// only where RESET_DOWN_FLOAT_INPUT_ROWS raises that bound.  RESET_GEMV_PAIR=N
+// moves the pair's bound to N rows (1 to 8; 0 never), for the A/B runs.
 constexpr int kDefaultPairMinRows = 2;
 int pair_min_rows() {
     static const int rows = [] {
@@ -159,18 +162,26 @@ int pair_min_rows() {
 
 // Up to how many rows the o and down GEMVs read their producers' FP32 output
 // directly (Nvfp4GemvArgs::x_amax: attention, or gate_up's SiLU·up epilogue,
-// leaves the row maxima) rather than after an activation-preparation launch.
-// Every row count by default: at one row the direct read was measured faster
-// (docs/history/cuda-engine-sessions.md, session 8).  RESET_O_FLOAT_INPUT_ROWS
-// and RESET_DOWN_FLOAT_INPUT_ROWS move the bounds (1 to 8; 0 never) for the
-// A/B runs; both ways give the same bits (gpu_test_nvfp4_gemv).  Down
-// preparing its input leaves the pair kernel out (enqueue_mlp_pair).
+// leaves the row maxima) rather than FP16 from an activation-preparation
+// launch.  One row: there the direct read saves the launch (session 8), while
+// from 2 rows every lane reads and converts its own row's FP32 values, 4× the
+// weight's bytes per quad at 8 rows.  Measured on the H200 (Qwen3-8B shape,
+// 1k, both prepared against both direct with the pair kernel, medians of 3;
+// docs/history/cuda-engine-sessions.md, session 47 run 2): batch 2 -5.5%,
+// 4 -6.3%, 6 -9.2%, 8 -12.3%.  RESET_O_FLOAT_INPUT_ROWS and
+// RESET_DOWN_FLOAT_INPUT_ROWS move the bounds (0 never, up to 8) for the A/B
+// runs; both ways give the same bits (gpu_test_nvfp4_gemv).  Down preparing
+// its input leaves the pair kernel out (enqueue_mlp_pair: its down product
+// reads gate_up's FP32 output inside the launch).
+constexpr int kDefaultFloatInputMaxRows = 1;
 int o_float_input_max_rows() {
-    static const int rows = int(environment_integer("RESET_O_FLOAT_INPUT_ROWS", kMaxRows, 0, kMaxRows));
+    static const int rows =
+        int(environment_integer("RESET_O_FLOAT_INPUT_ROWS", kDefaultFloatInputMaxRows, 0, kMaxRows));
     return rows;
 }
 int down_float_input_max_rows() {
-    static const int rows = int(environment_integer("RESET_DOWN_FLOAT_INPUT_ROWS", kMaxRows, 0, kMaxRows));
+    static const int rows =
+        int(environment_integer("RESET_DOWN_FLOAT_INPUT_ROWS", kDefaultFloatInputMaxRows, 0, kMaxRows));
     return rows;
 }
 
@@ -485,7 +496,7 @@ private:
     size_t layer_elements_ = 0;
     DeviceBuffer x_, normed_, qkv_, q_, attention_, gate_up_, act_, x16_, row_scale_;
     DeviceBuffer gemv_workspace_, attention_workspace_;
-    DeviceBuffer gemv_pair_state_;  // nvfp4_gemv_pair's claim counters, where pair_min_rows() allows the pair
+    DeviceBuffer gemv_pair_state_;  // nvfp4_gemv_pair's claim counters, where the pair can run (pair_min_rows)
     // [layer][attention output, gate_up output][kMaxRows] row maxima |x| (reads_float_input),
     // zeroed at the start of every GEMV-path forward pass; their producers atomicMax into them.
     DeviceBuffer amax_;
@@ -576,7 +587,8 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
         row_scale_ = allocate(rows * 4, "activations");
         amax_ = allocate(size_t(c.n_layers) * 2 * kMaxRows * 4, "activation row maxima");
         gemv_workspace_ = allocate(std::max<size_t>(dm_.gemv_workspace_bytes, 16), "GEMV workspace");
-        if (pair_min_rows() <= kMaxRows) gemv_pair_state_ = allocate(kNvfp4GemvPairStateBytes, "GEMV pair state");
+        if (pair_min_rows() <= down_float_input_max_rows())
+            gemv_pair_state_ = allocate(kNvfp4GemvPairStateBytes, "GEMV pair state");
         // Sized for the larger of a decode step (sequences_ rows) and a GEMV prefill pass (kMaxRows
         // rows), each with the splits that fill the GPU for it (batch x splits is about constant).
         size_t attention_bytes = 16;
