@@ -148,8 +148,8 @@ bool new_token_in_attention_pays(const KvCacheLayerView &cache, int64_t length, 
 // reads gate_up's FP32 output directly (down_float_input_max_rows, below).
 // From 2 rows: there the pair was faster than two launches, at 1 row slower
 // (docs/history/cuda-engine-sessions.md, session 14).  Since session 47 down
-// prepares its input from 2 rows, which was faster still, so the pair runs
-// only where RESET_DOWN_FLOAT_INPUT_ROWS raises that bound.  RESET_GEMV_PAIR=N
+// reads prepared input, which was faster still, so the pair runs only where
+// RESET_DOWN_FLOAT_INPUT_ROWS raises that bound.  RESET_GEMV_PAIR=N
 // moves the pair's bound to N rows (1 to 8; 0 never), for the A/B runs.
 constexpr int kDefaultPairMinRows = 2;
 int pair_min_rows() {
@@ -163,17 +163,20 @@ int pair_min_rows() {
 // Up to how many rows the o and down GEMVs read their producers' FP32 output
 // directly (Nvfp4GemvArgs::x_amax: attention, or gate_up's SiLU·up epilogue,
 // leaves the row maxima) rather than FP16 from an activation-preparation
-// launch.  One row: there the direct read saves the launch (session 8), while
-// from 2 rows every lane reads and converts its own row's FP32 values, 4× the
-// weight's bytes per quad at 8 rows.  Measured on the H200 (Qwen3-8B shape,
-// 1k, both prepared against both direct with the pair kernel, medians of 3;
-// docs/history/cuda-engine-sessions.md, session 47 run 2): batch 2 -5.5%,
-// 4 -6.3%, 6 -9.2%, 8 -12.3%.  RESET_O_FLOAT_INPUT_ROWS and
-// RESET_DOWN_FLOAT_INPUT_ROWS move the bounds (0 never, up to 8) for the A/B
-// runs; both ways give the same bits (gpu_test_nvfp4_gemv).  Down preparing
-// its input leaves the pair kernel out (enqueue_mlp_pair: its down product
-// reads gate_up's FP32 output inside the launch).
-constexpr int kDefaultFloatInputMaxRows = 1;
+// launch.  None by default.  The direct read saves a launch per GEMV (session
+// 8 took it, measured only inside a larger change), but each lane reads and
+// converts its own row's FP32 values, 4× the weight's bytes per quad at 8
+// rows, and every warp of a K slice does it again.  Both prepared against
+// both direct (with the pair kernel from 2 rows) on the H200, Qwen3-8B shape,
+// medians of 2-3 (docs/history/cuda-engine-sessions.md, session 47, runs
+// 2-3): batch 1 -0.8% (1k) and -0.9% (32k FP8); at 1k batch 2 -5.5 / -5.4%,
+// 4 -6.3 / -6.6%, 6 -9.2%, 8 -12.3 / -12.2%; batch 8 at 4k -10.5%, at 32k
+// FP8 -4.8%.  RESET_O_FLOAT_INPUT_ROWS and RESET_DOWN_FLOAT_INPUT_ROWS set the
+// bounds (0 to 8) for the A/B runs; both ways give the same bits
+// (gpu_test_nvfp4_gemv).  Down reading prepared input leaves the pair kernel
+// out (enqueue_mlp_pair: its down product reads gate_up's FP32 output inside
+// the launch).
+constexpr int kDefaultFloatInputMaxRows = 0;
 int o_float_input_max_rows() {
     static const int rows =
         int(environment_integer("RESET_O_FLOAT_INPUT_ROWS", kDefaultFloatInputMaxRows, 0, kMaxRows));
@@ -984,8 +987,8 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         attention.splits = attention_splits;
         attention.workspace = attention_workspace_.as<float>();
         attention.workspace_bytes = attention_workspace_.bytes();
-        // The o GEMV reads the attention output directly where it can (no prepare launch;
-        // o_float_input_max_rows).
+        // The o GEMV reads the attention output directly (no prepare launch) where it can and
+        // the rows are few enough (o_float_input_max_rows: by default never).
         float *attention_amax =
             !gemm && reads_float_input(layer.o) && rows <= o_float_input_max_rows() ? row_amax(l, 0) : nullptr;
         attention.out_amax = attention_amax;
@@ -998,7 +1001,8 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         // The GEMM path writes a fused gate_up weight's [gate | up] rows; silu_mul follows.
         float *act_amax = nullptr;
         if (layer.gate_up.fused_silu && !gemm) {
-            // The down GEMV reads the SiLU·up output directly where both GEMVs allow it.
+            // The down GEMV reads the SiLU·up output directly where both GEMVs allow it and the
+            // rows are few enough (down_float_input_max_rows: by default never).
             if (fuses_norm(layer.gate_up) && reads_float_input(layer.down) && rows <= down_float_input_max_rows())
                 act_amax = row_amax(l, 1);
             // Both in one launch where turned on (nvfp4_gemv_pair, pair_min_rows).
