@@ -39,6 +39,7 @@
 #include "kernels/cuda_common.cuh"
 #include "kernels/dependent_launch.cuh"
 #include "kernels/row_rules.cuh"
+#include "kernels/step_trace.cuh"
 #include "rules/nvfp4.h"
 #include "rules/w4a16.h"
 
@@ -59,6 +60,7 @@ struct PrepareParams {
     float *row_scale;
     uint8_t *codes;
     uint8_t *scales;
+    bool place_next_early;  // Nvfp4PrepareArgs::place_next_early
 };
 
 // A row's 16-byte (FP32) or 8-byte (BF16) loads need its start aligned; cols
@@ -72,7 +74,8 @@ __device__ __forceinline__ bool row_vec(const In *row) {
 // kSlots) threads); 0: any length, 1024 threads, the row read twice.
 template <typename In, int kSlots>
 __global__ void __launch_bounds__(kRowMaxThreads) prepare_w4a16_kernel(const __grid_constant__ PrepareParams p) {
-    cuda::begin_dependent_kernel();
+    [[maybe_unused]] const trace::EndMark end_mark;
+    trace::begin_dependent_kernel(trace::kPrepareActivations, unsigned(p.cols), 0, p.place_next_early);
     const int64_t token = blockIdx.x;
     const In *row = static_cast<const In *>(p.x) + token * p.ldx;
     const bool vec = row_vec(row);
@@ -111,7 +114,8 @@ __global__ void __launch_bounds__(kRowMaxThreads) prepare_w4a16_kernel(const __g
 // W4A4: grid x covers the row in kW4a4Threads-chunk pieces, y is the token.
 template <typename In>
 __global__ void __launch_bounds__(kW4a4Threads) prepare_w4a4_kernel(const __grid_constant__ PrepareParams p) {
-    cuda::begin_dependent_kernel();
+    [[maybe_unused]] const trace::EndMark end_mark;
+    trace::begin_dependent_kernel(trace::kPrepareActivations, unsigned(p.cols), 0, p.place_next_early);
     const int64_t token = blockIdx.y;
     const In *row = static_cast<const In *>(p.x) + token * p.ldx;
     const bool vec = row_vec(row);
@@ -186,6 +190,7 @@ void nvfp4_prepare_activations(const Nvfp4PrepareArgs &args, cudaStream_t stream
     p.row_scale = args.row_scale;
     p.codes = args.mode == Nvfp4ActivationMode::kW4A4 ? args.codes : nullptr;
     p.scales = args.mode == Nvfp4ActivationMode::kW4A4 ? args.scales : nullptr;
+    p.place_next_early = args.place_next_early;
     if (args.input == Nvfp4ActivationInput::kBFloat16) launch<__nv_bfloat16>(args, p, stream);
     else launch<float>(args, p, stream);
 }

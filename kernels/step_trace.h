@@ -25,6 +25,7 @@ enum Kind : unsigned {
     kRangeCopy = 9,
     kTopLogprobs = 10,
     kRmsNorm = 11,
+    kPrepareActivations = 12,
 };
 
 }  // namespace reset::trace

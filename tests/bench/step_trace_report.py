@@ -26,7 +26,8 @@ from collections import defaultdict
 
 KINDS = {1: "embedding", 2: "norm_prepare", 3: "gemv", 4: "qk_norm_rope", 5: "attention", 6: "bf16_gemv",
          7: "sampling", 8: "gemv_pair", 9: "range_copy",
-         10: "top_logprobs", 11: "rms_norm"}
+         10: "top_logprobs", 11: "rms_norm",
+         12: "prepare"}
 
 
 def name_of(kind, tag, tag2):
