@@ -198,16 +198,6 @@ bool prepare_places_gemv_early(unsigned which) {
     return (mask & which) != 0;
 }
 
-// Whether the BF16 lm_head takes the BF16 GEMV's tensor-core path from 2 rows
-// like the other BF16 linears.  Not by default: it made the NVFP4 step 0.8-3.3%
-// slower at 2-8 rows on the H200 although the kernel alone was faster at 8
-// (docs/history/cuda-engine-sessions.md, session 46).  RESET_LM_HEAD_TENSOR_CORES=1
-// turns it on for the A/B runs.
-bool lm_head_tensor_cores() {
-    static const bool on = environment_integer("RESET_LM_HEAD_TENSOR_CORES", 0, 0, 1) == 1;
-    return on;
-}
-
 #ifdef RESET_STEP_TRACE
 // The debug timeline of chosen decode steps (kernels/step_trace.h): where
 // RESET_STEP_TRACE_FILE names a file, the process's step numbers in
@@ -914,9 +904,10 @@ void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const flo
             args.ld_residual = ldy;
             args.y = out;
             args.ldy = ldy;
-            // The lm_head keeps the FP32 path at every row count (Bf16GemvArgs::tensor_cores,
-            // lm_head_tensor_cores).
-            args.tensor_cores = &linear != &dm_.lm_head || lm_head_tensor_cores();
+            // The lm_head keeps the FP32 path at every row count (Bf16GemvArgs::tensor_cores): on the
+            // tensor cores it ran 519 against 404 us inside a batch-8 step on the H200, its last warps
+            // 232 us behind the median (docs/history/cuda-engine-sessions.md, sessions 46-47).
+            args.tensor_cores = &linear != &dm_.lm_head;
             bf16_gemv(args, stream_);
         }
     }
