@@ -60,7 +60,6 @@ struct PrepareParams {
     float *row_scale;
     uint8_t *codes;
     uint8_t *scales;
-    bool place_next_early;  // Nvfp4PrepareArgs::place_next_early
 };
 
 // A row's 16-byte (FP32) or 8-byte (BF16) loads need its start aligned; cols
@@ -75,7 +74,7 @@ __device__ __forceinline__ bool row_vec(const In *row) {
 template <typename In, int kSlots>
 __global__ void __launch_bounds__(kRowMaxThreads) prepare_w4a16_kernel(const __grid_constant__ PrepareParams p) {
     [[maybe_unused]] const trace::EndMark end_mark;
-    trace::begin_dependent_kernel(trace::kPrepareActivations, unsigned(p.cols), 0, p.place_next_early);
+    trace::begin_dependent_kernel(trace::kPrepareActivations, unsigned(p.cols));
     const int64_t token = blockIdx.x;
     const In *row = static_cast<const In *>(p.x) + token * p.ldx;
     const bool vec = row_vec(row);
@@ -115,7 +114,7 @@ __global__ void __launch_bounds__(kRowMaxThreads) prepare_w4a16_kernel(const __g
 template <typename In>
 __global__ void __launch_bounds__(kW4a4Threads) prepare_w4a4_kernel(const __grid_constant__ PrepareParams p) {
     [[maybe_unused]] const trace::EndMark end_mark;
-    trace::begin_dependent_kernel(trace::kPrepareActivations, unsigned(p.cols), 0, p.place_next_early);
+    trace::begin_dependent_kernel(trace::kPrepareActivations, unsigned(p.cols));
     const int64_t token = blockIdx.y;
     const In *row = static_cast<const In *>(p.x) + token * p.ldx;
     const bool vec = row_vec(row);
@@ -190,7 +189,6 @@ void nvfp4_prepare_activations(const Nvfp4PrepareArgs &args, cudaStream_t stream
     p.row_scale = args.row_scale;
     p.codes = args.mode == Nvfp4ActivationMode::kW4A4 ? args.codes : nullptr;
     p.scales = args.mode == Nvfp4ActivationMode::kW4A4 ? args.scales : nullptr;
-    p.place_next_early = args.place_next_early;
     if (args.input == Nvfp4ActivationInput::kBFloat16) launch<__nv_bfloat16>(args, p, stream);
     else launch<float>(args, p, stream);
 }

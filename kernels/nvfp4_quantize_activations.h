@@ -34,10 +34,6 @@ struct Nvfp4PrepareArgs {
     float *row_scale = nullptr;      // [tokens]
     uint8_t *codes = nullptr;        // optional (W4A4): [tokens][cols/2] ModelOpt-packed codes
     uint8_t *scales = nullptr;       // optional (W4A4): [tokens][cols/16] E4M3 block scales
-    // Let the next kernel be placed before this one waits for its input
-    // (cuda::begin_dependent_kernel_placing_next, dependent_launch.cuh): a GEMV
-    // that follows then loads its first weights during this launch.
-    bool place_next_early = false;
 };
 
 // Enqueue on `stream`.  Throws reset::Error (RESET_ERR_UNSUPPORTED or

@@ -188,16 +188,6 @@ int down_float_input_max_rows() {
     return rows;
 }
 
-// Whether the activation preparation before the o (kPlaceO) or down (kPlaceDown)
-// GEMV lets the GEMV be placed before its own wait, so that the GEMV's CTAs
-// load their first weights while it runs.  RESET_PREPARE_PLACES_GEMV=MASK
-// (0-3, bit 0 o, bit 1 down) for the A/B runs; by default neither.
-constexpr unsigned kPlaceO = 1, kPlaceDown = 2;
-bool prepare_places_gemv_early(unsigned which) {
-    static const unsigned mask = unsigned(environment_integer("RESET_PREPARE_PLACES_GEMV", 0, 0, 3));
-    return (mask & which) != 0;
-}
-
 #ifdef RESET_STEP_TRACE
 // The debug timeline of chosen decode steps (kernels/step_trace.h): where
 // RESET_STEP_TRACE_FILE names a file, the process's step numbers in
@@ -452,11 +442,9 @@ private:
         a.eps = static_cast<float>(config_.rms_norm_eps);
     }
     // x_amax (GEMV path, reads_float_input): the rows' max |x|; the GEMV then reads x directly.
-    // place_next_early: the activation preparation lets its GEMV be placed before its own wait
-    // (Nvfp4PrepareArgs::place_next_early).
     void enqueue_linear(const DeviceLinear &linear, int rows, const float *x, int64_t ldx, float *y, int64_t ldy,
                         bool add_residual, bool gemm = false, const float *x_amax = nullptr,
-                        const WeightPrefetch &next = {}, bool place_next_early = false);
+                        const WeightPrefetch &next = {});
     // The start of `linear`'s weight (up to weight_prefetch_bytes()) as a prefetch for the kernel
     // before it (kernels/weight_prefetch.h); nothing for BF16 linears or with the prefetch off.
     WeightPrefetch prefetch_of(const DeviceLinear &linear) const {
@@ -869,7 +857,7 @@ void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, 
 
 void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const float *x, int64_t ldx, float *y,
                                  int64_t ldy, bool add_residual, bool gemm, const float *x_amax,
-                                 const WeightPrefetch &next, bool place_next_early) {
+                                 const WeightPrefetch &next) {
     if (x_amax) {
         if (gemm || !reads_float_input(linear)) fail(RESET_ERR_INTERNAL, "FP32 GEMV input where it does not apply");
         enqueue_gemv(linear.parts[0], rows, y, ldy, add_residual, nullptr, x, ldx, x_amax, next);
@@ -885,7 +873,6 @@ void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const flo
             prepare.x = x;
             prepare.ldx = ldx;
             prepare.input = Nvfp4ActivationInput::kFloat32;
-            prepare.place_next_early = place_next_early && !gemm;
             nvfp4_prepare_activations(prepare, stream_);
             // The next weight is asked for once, by the linear's last part.
             enqueue_product(part, rows, y, ldy, add_residual, gemm, nullptr,
@@ -1000,7 +987,7 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         // attention_decode writes [rows][n_heads * head_dim] densely, so the o_proj reads that stride.
         attention_decode(attention, stream_);
         enqueue_linear(layer.o, rows, attention_.as<float>(), int64_t(c.n_heads) * c.head_dim, x_.as<float>(),
-                       ld_act_, true, gemm, attention_amax, {}, prepare_places_gemv_early(kPlaceO));
+                       ld_act_, true, gemm, attention_amax);
 
         // The GEMM path writes a fused gate_up weight's [gate | up] rows; silu_mul follows.
         float *act_amax = nullptr;
@@ -1027,8 +1014,7 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
             silu.ld_out = ld_act_;
             silu_mul(silu, stream_);
         }
-        enqueue_linear(layer.down, rows, act_.as<float>(), ld_act_, x_.as<float>(), ld_act_, true, gemm, act_amax, {},
-                       prepare_places_gemv_early(kPlaceDown));
+        enqueue_linear(layer.down, rows, act_.as<float>(), ld_act_, x_.as<float>(), ld_act_, true, gemm, act_amax);
     }
 
     if (lm_rows == 0) return;  // a prefill chunk before the last: only its K/V matter
