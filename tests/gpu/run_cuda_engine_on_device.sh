@@ -4,8 +4,8 @@
 # engine test's random-weight HF models with transformers, run the CUDA
 # engine against the CPU reference (tests/gpu/test_cuda_engine.cpp), then
 # compute-sanitizer memcheck over a quick run.  Outputs under $OUT.
-# PASSES (default main,new_token,memcheck; SANITIZE=0 drops memcheck): which of
-# the three to run.  On an H100 the main pass took ~390 s (sessions 43, 45) and
+# PASSES (default main,new_token,float_input,memcheck; SANITIZE=0 drops
+# memcheck): which of the four to run.  On an H100 the main pass took ~390 s (sessions 43, 45) and
 # new_token more than 150 s, so the three do not fit one 10-minute device call:
 # PASSES=main in one, PASSES=new_token,memcheck in the next.
 set -uo pipefail
@@ -14,7 +14,7 @@ mkdir -p "$out"
 source build-bundle/env.sh  # the bundle's libraries and the machine's cuBLAS
 models=${ENGINE_MODELS:-/tmp/engine-models}
 status=0
-passes=,${PASSES:-main,new_token,memcheck},
+passes=,${PASSES:-main,new_token,float_input,memcheck},
 [[ ${SANITIZE:-1} == 0 ]] && passes=${passes//,memcheck,/,}
 if [[ ! -d $models/engine-llama3 ]]; then
     python3 tests/gpu/make_engine_models.py "$models" > "$out/make_engine_models.log" 2>&1 || { cat "$out/make_engine_models.log"; exit 1; }
@@ -37,6 +37,14 @@ if [[ $passes == *,new_token,* ]]; then
     RESET_NEW_TOKEN_IN_ATTENTION=2 RESET_GPU_TEST_ONLY=test_model build-bundle/bin/gpu_test_cuda_engine "${dirs[@]}" \
         > "$out/test_cuda_engine_new_token.log" 2>&1 || status=1
     tail -n 3 "$out/test_cuda_engine_new_token.log"
+fi
+# Since session 47 the o and down GEMVs read prepared FP16 at every row count; their FP32 read and
+# the gate_up -> down pair kernel (from 2 rows) stay behind A/B knobs: test_model again with them.
+if [[ $passes == *,float_input,* ]]; then
+    echo "== test_model, o and down reading FP32 with the pair kernel (RESET_{O,DOWN}_FLOAT_INPUT_ROWS=8)"
+    RESET_O_FLOAT_INPUT_ROWS=8 RESET_DOWN_FLOAT_INPUT_ROWS=8 RESET_GPU_TEST_ONLY=test_model \
+        build-bundle/bin/gpu_test_cuda_engine "${dirs[@]}" > "$out/test_cuda_engine_float_input.log" 2>&1 || status=1
+    tail -n 3 "$out/test_cuda_engine_float_input.log"
 fi
 if [[ $passes == *,memcheck,* ]]; then
     echo "== compute-sanitizer memcheck (quick)"
