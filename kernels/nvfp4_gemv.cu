@@ -538,7 +538,8 @@ __global__ void __launch_bounds__(32 * kMaxWarps, kPipelined ? 2 : kMinCtasPerSm
 
 // nvfp4_gemv_pair: two products in one launch, the second reading what the
 // first wrote (nvfp4_gemv.h).  The first reads prepared FP16 activations, the
-// second FP32 ones with their row maxima (the decode step's gate_up -> down).
+// second FP32 ones with their row maxima (a decode step's gate_up -> down,
+// behind the engine's A/B knobs since session 47).
 // The first product's CTAs of nvfp4_gemv become units that the running CTAs
 // claim (claimed_work.cuh has the protocol and why it cannot deadlock); CTA b
 // does the second's CTA b.  A CTA waits for the first product only once it

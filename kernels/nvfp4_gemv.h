@@ -119,8 +119,9 @@ void nvfp4_gemv(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args, cudaSt
 // separates them, kernels/dependent_launch.cuh).
 constexpr size_t kNvfp4GemvPairStateBytes = 384;
 
-// Two products in one launch, where `second` reads what `first` writes: the
-// decode step's gate_up -> down.  Each is the nvfp4_gemv of its arguments, bit
+// Two products in one launch, where `second` reads what `first` writes: a
+// decode step's gate_up -> down where down reads FP32 (since session 47 only
+// behind the engine's A/B knobs, docs/cuda-engine.md section 2).  Each is the nvfp4_gemv of its arguments, bit
 // for bit.  The CTAs of the first product's own launch become units of work
 // that the running CTAs claim from a counter; a CTA waits for them to finish
 // only while every one of them is claimed, holding the first quad of its
