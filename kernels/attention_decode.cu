@@ -898,6 +898,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
         if (live == 1) {
             const float value = total / sum;
             a.out[head * kHeadDim + d] = value;
+            if (a.out16)
+                static_cast<__half *>(a.out16)[int64_t(b) * a.ld_out16 + (first_head + h) * kHeadDim + d] =
+                    __float2half_rn(value);
             stored_max = fmaxf(stored_max, fabsf(value));
         } else {
             float *partial = attention_partials(a) + (head * a.splits + split) * partial_stride(kHeadDim);
@@ -1036,6 +1039,13 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
         o[1] = total.y;
         o[2] = total.z;
         o[3] = total.w;
+        if (a.out16) {
+            __half *o16 = static_cast<__half *>(a.out16) + int64_t(b) * a.ld_out16 + first_head * kHeadDim + 4 * chunk;
+            o16[0] = __float2half_rn(total.x);
+            o16[1] = __float2half_rn(total.y);
+            o16[2] = __float2half_rn(total.z);
+            o16[3] = __float2half_rn(total.w);
+        }
         stored_max = fmaxf(stored_max, fmaxf(fmaxf(fabsf(total.x), fabsf(total.y)), fmaxf(fabsf(total.z), fabsf(total.w))));
     }
 #ifdef RESET_ATTENTION_TRACE
@@ -1214,6 +1224,9 @@ void attention_decode(const AttentionDecodeArgs &a, cudaStream_t stream) {
     else require(a.q, "attention decode: q");
     require(a.lengths, "attention decode: lengths");
     require(a.out, "attention decode: out");
+    if (a.out16 && a.ld_out16 < int64_t(a.n_heads) * c.head_dim)
+        fail(RESET_ERR_INVALID_ARGUMENT, "attention decode: ld_out16 ", a.ld_out16, " is shorter than a row (",
+             int64_t(a.n_heads) * c.head_dim, ")");
     require(c.keys, "attention decode: cache keys");
     require(c.values, "attention decode: cache values");
     if (reinterpret_cast<uintptr_t>(c.keys) % 16 || reinterpret_cast<uintptr_t>(c.values) % 16)

@@ -126,6 +126,13 @@ struct AttentionDecodeArgs {
     // zeroes it before the launch.  It is the x_amax of an NVFP4 GEMV that
     // reads out directly (Nvfp4GemvArgs::x_amax), as the GEMV's y_amax is.
     float *out_amax = nullptr;
+    // Where set: out rounded to FP16 as well (round to nearest even), row b at
+    // out16 + b * ld_out16 (FP16 elements, ld_out16 >= n_heads * head_dim):
+    // what the W4A16 preparation writes wherever the row's max |out| <= 32768
+    // (its row scale is then 1), so the o GEMV reads it with no preparation
+    // launch (Nvfp4GemvArgs::x_fallback).
+    void *out16 = nullptr;
+    int64_t ld_out16 = 0;
     int splits = 0;               // context splits; attention_decode_splits() picks one
     float *workspace = nullptr;   // attention_decode_workspace_bytes() (needed when splits > 1), zeroed once
     size_t workspace_bytes = 0;

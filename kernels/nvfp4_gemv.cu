@@ -119,6 +119,10 @@ struct GemvParams {
     unsigned *counters;   // streamed: [row_tiles]
     const float *x_amax;  // FP32 input: the rows' max |x| (Nvfp4GemvArgs::x_amax)
     float *y_amax;        // where set: the stored rows' max |y|, by atomicMax
+    __half *y16;          // where set: y rounded to FP16 too (Nvfp4GemvArgs::y16)
+    int64_t ld_y16;
+    const float *x_fallback;  // copy mode (kCopy): the FP32 rows behind x, the FP16 copy (Nvfp4GemvArgs::x_fallback)
+    int64_t ld_x_fallback;
     WeightPrefetch prefetch;  // asked of the L2 by each warp after its last quad (Nvfp4GemvArgs::prefetch)
 };
 
@@ -237,7 +241,9 @@ __device__ __forceinline__ void epilogue(const GemvParams &p, int64_t tile, int 
                 gate += p.bias[col];
                 up += p.bias[half + col];
             }
-            stored_max[c] = fmaxf(stored_max[c], fabsf(store_output(p, 2 * t + c, col, silu(gate) * up)));
+            const float value = store_output(p, 2 * t + c, col, silu(gate) * up);
+            if (p.y16) p.y16[(2 * t + c) * p.ld_y16 + col] = __float2half_rn(value);
+            stored_max[c] = fmaxf(stored_max[c], fabsf(value));
         }
     } else {
 #pragma unroll
@@ -249,7 +255,9 @@ __device__ __forceinline__ void epilogue(const GemvParams &p, int64_t tile, int 
                 if (!valid_token[c]) continue;
                 float v = acc[2 * h + c] * row_factor[c];
                 if (p.bias) v += p.bias[col];
-                stored_max[c] = fmaxf(stored_max[c], fabsf(store_output(p, 2 * t + c, col, v)));
+                const float value = store_output(p, 2 * t + c, col, v);
+                if (p.y16) p.y16[(2 * t + c) * p.ld_y16 + col] = __float2half_rn(value);
+                stored_max[c] = fmaxf(stored_max[c], fabsf(value));
             }
         }
     }
@@ -345,15 +353,18 @@ __device__ __forceinline__ void tail_quad(const GemvParams &p, int64_t quad, con
 // is not unrolled: unrolled twice it took 106 / 125 registers and 35-38% more
 // instructions, and the 1k step was 0.8% slower, the 32k one 0.5% (H100,
 // docs/history/cuda-engine-sessions.md session 21); unrolled four times, 2.1% slower.
+// x_base / ldx: the activations (p.x and p.ldx, or in copy mode's second
+// pass the FP32 rows behind the copy).
 template <bool kVectorX, typename X, bool kPipelined = false>
-__device__ __forceinline__ void tile_quads(const GemvParams &p, int tile, int q_first, int q_end, int step, int token,
-                                           float inverse, int lane, bool loaded, QuadWeights &w, float (&acc)[4]) {
+__device__ __forceinline__ void tile_quads(const GemvParams &p, const void *x_base, int64_t ldx, int tile, int q_first,
+                                           int q_end, int step, int token, float inverse, int lane, bool loaded,
+                                           QuadWeights &w, float (&acc)[4]) {
     const int t = lane & 3;
     // nvfp4_gemv_code_offset / nvfp4_gemv_scale_offset in 16- and 8-byte words.
     const int64_t record = static_cast<int64_t>(q_first) * p.quad_stride + static_cast<int64_t>(tile) * p.tile_stride;
     const uint4 *codes = p.codes + record * 128 + lane;
     const uint2 *scales = p.scales + record * 32 + lane;
-    const X *x = static_cast<const X *>(p.x) + token * p.ldx + 256 * static_cast<int64_t>(q_first) + 16 * t;
+    const X *x = static_cast<const X *>(x_base) + token * ldx + 256 * static_cast<int64_t>(q_first) + 16 * t;
     const int64_t code_step = 128 * step * p.quad_stride, scale_step = 32 * step * p.quad_stride;
     const int x_step = 256 * step;
     const int full_end = min(q_end, p.full_quads);
@@ -433,7 +444,24 @@ __device__ __forceinline__ bool load_first_quad(const GemvParams &p, const WarpW
 // the launch).  `block` of `blocks` is the CTA's unit (warp_work).  A warp may
 // return early; nothing that follows in the caller may need it before a
 // __syncthreads.
-template <bool kVectorX, bool kStreamed, typename X, bool kPipelined = false>
+// Copy mode (Nvfp4GemvArgs::x_fallback), after the products from the FP16
+// copy: where a token's row does not fit FP16 unscaled (its W4A16 row scale
+// is not 1), the copy is not what the preparation would have written, so the
+// warp multiplies its quads again from the FP32 rows, converted as loaded
+// (the x_amax rule).  Every warp decides alike (all tokens' maxima), so the
+// K slices of a tile agree.  `scale` is the lane's token's row scale, read
+// before the products so that its load is long done by now.
+template <bool kPipelined>
+__device__ __forceinline__ void unless_rows_fit(const GemvParams &p, float scale, int tile, int q_first, int q_end,
+                                                int step, int token, int lane, QuadWeights &w, float (&acc)[4]) {
+    if (__all_sync(0xffffffffu, scale == 1.0f)) return;
+    acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
+    tile_quads<true, float, kPipelined>(p, p.x_fallback, p.ld_x_fallback, tile, q_first, q_end, step, token,
+                                        1.0f / scale, lane, false, w, acc);
+}
+
+// kCopy: x is a producer's FP16 copy, with unless_rows_fit after each tile's products.
+template <bool kVectorX, bool kStreamed, typename X, bool kPipelined = false, bool kCopy = false>
 __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork &work, int warp, int lane, bool loaded,
                                              QuadWeights &w, float4 *slice_partials, int block, int blocks) {
     const int g = lane >> 2;
@@ -444,12 +472,19 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
     // FP32 input: the inverse of the B-fragment token's row scale (exact: a power of two).
     float inverse = 1.0f;
     if constexpr (!std::is_same_v<X, __half>) inverse = 1.0f / input_row_scale(p, token);
+    // Copy mode: the token's row scale, 1 where its FP16 copy is the prepared input (unless_rows_fit).
+    [[maybe_unused]] float copy_scale = 1.0f;
+    if constexpr (kCopy) copy_scale = input_row_scale(p, token);
 
     float acc[4] = {};
     if constexpr (!kStreamed) {
-        if (work.has_work)
-            tile_quads<kVectorX, X, kPipelined>(p, work.first_tile, work.first_quad, k_quads, p.slices, token,
-                                                inverse, lane, loaded, w, acc);
+        if (work.has_work) {
+            tile_quads<kVectorX, X, kPipelined>(p, p.x, p.ldx, work.first_tile, work.first_quad, k_quads, p.slices,
+                                                token, inverse, lane, loaded, w, acc);
+            if constexpr (kCopy)
+                unless_rows_fit<kPipelined>(p, copy_scale, work.first_tile, work.first_quad, k_quads, p.slices, token,
+                                            lane, w, acc);
+        }
         prefetch_next_weight(p, warp, lane, block, blocks);
         if (p.slices > 1) {
             // Sum the K slices of each tile in slice order (deterministic).
@@ -476,7 +511,9 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
         for (int i = work.begin; i < work.end; ++tile, q0 = 0) {
             const int q1 = min(k_quads, q0 + (work.end - i));
             acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
-            tile_quads<kVectorX, X>(p, tile, q0, q1, 1, token, inverse, lane, loaded && i == work.begin, w, acc);
+            tile_quads<kVectorX, X>(p, p.x, p.ldx, tile, q0, q1, 1, token, inverse, lane, loaded && i == work.begin, w,
+                                    acc);
+            if constexpr (kCopy) unless_rows_fit<false>(p, copy_scale, tile, q0, q1, 1, token, lane, w, acc);
             i += q1 - q0;
             if (q0 == 0 && q1 == k_quads) {
                 epilogue(p, tile, lane, acc);
@@ -516,10 +553,12 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
 // (Nvfp4GemvArgs::x_amax), converted to FP16 as they are loaded.
 // kPipelined (local plan only): two quads in flight per warp, for launches of
 // at most two CTAs per SM, whose registers allow it (pipelined_loop).
-template <bool kVectorX, bool kStreamed, bool kFloatX, bool kPipelined = false>
+// kCopy: x is a producer's FP16 copy (Nvfp4GemvArgs::x_fallback).
+template <bool kVectorX, bool kStreamed, bool kFloatX, bool kPipelined = false, bool kCopy = false>
 __global__ void __launch_bounds__(32 * kMaxWarps, kPipelined ? 2 : kMinCtasPerSm)
     nvfp4_gemv_kernel(const __grid_constant__ GemvParams p) {
     static_assert(!kPipelined || !kStreamed, "the pipelined loop is the local plan's");
+    static_assert(!kCopy || (kVectorX && !kFloatX), "the copy is FP16 read 16 bytes at a time");
     // Local plan: the partial tiles of the K slices, [warp][lane], summed by slice 0.
     extern __shared__ __align__(16) float4 slice_partials[];
     [[maybe_unused]] const trace::EndMark end_mark;
@@ -532,7 +571,7 @@ __global__ void __launch_bounds__(32 * kMaxWarps, kPipelined ? 2 : kMinCtasPerSm
     QuadWeights w;
     const bool loaded = load_first_quad(p, work, lane, w);
     trace::begin_dependent_kernel(trace::kNvfp4Gemv, unsigned(p.rows), unsigned(p.cols));
-    gemv_product<kVectorX, kStreamed, std::conditional_t<kFloatX, float, __half>, kPipelined>(
+    gemv_product<kVectorX, kStreamed, std::conditional_t<kFloatX, float, __half>, kPipelined, kCopy>(
         p, work, warp, lane, loaded, w, slice_partials, block, static_cast<int>(gridDim.x));
 }
 
@@ -806,9 +845,23 @@ Launch prepare_launch(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args) 
              layout.outputs());
     if (args.output != Nvfp4GemvOutput::kFloat32 && args.output != Nvfp4GemvOutput::kBFloat16)
         fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: unknown output type");
-    if (args.x_amax && (reinterpret_cast<uintptr_t>(args.x) % 16 || args.ldx % 4 || args.x_row_scale))
+    if (args.x_fallback) {
+        if (!args.x_amax || args.x_row_scale)
+            fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: an FP16 copy (x_fallback) needs x_amax and no x_row_scale");
+        if (reinterpret_cast<uintptr_t>(args.x) % 16 || args.ldx % 8)
+            fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: an FP16 copy (x_fallback) must be 16-byte aligned with ldx "
+                                             "a multiple of 8, got ldx ", args.ldx);
+        if (reinterpret_cast<uintptr_t>(args.x_fallback) % 16 || args.ld_x_fallback % 4 ||
+            args.ld_x_fallback < layout.cols)
+            fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: x_fallback must be 16-byte aligned with ld_x_fallback a "
+                                             "multiple of 4 and >= K (", layout.cols, "), got ", args.ld_x_fallback);
+    } else if (args.x_amax && (reinterpret_cast<uintptr_t>(args.x) % 16 || args.ldx % 4 || args.x_row_scale)) {
         fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: FP32 input (x_amax) needs x 16-byte aligned, ldx a multiple "
                                          "of 4 and no x_row_scale (the kernel derives it), got ldx ", args.ldx);
+    }
+    if (args.y16 && (args.output != Nvfp4GemvOutput::kFloat32 || args.ld_y16 < layout.outputs()))
+        fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: y16 needs FP32 output and ld_y16 >= outputs (",
+             layout.outputs(), "), got ", args.ld_y16);
     if (args.y_amax && args.output != Nvfp4GemvOutput::kFloat32)
         fail(RESET_ERR_INVALID_ARGUMENT, "nvfp4 gemv: y_amax needs FP32 output");
     const Nvfp4GemvDecode decode = query_device_decode();
@@ -839,6 +892,10 @@ Launch prepare_launch(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args) 
     p.x = args.x;
     p.x_amax = args.x_amax;
     p.y_amax = args.y_amax;
+    p.y16 = static_cast<__half *>(args.y16);
+    p.ld_y16 = args.ld_y16;
+    p.x_fallback = args.x_fallback;
+    p.ld_x_fallback = args.ld_x_fallback;
     p.ldx = args.ldx;
     p.tokens = args.tokens;
     p.x_row_scale = args.x_row_scale;
@@ -872,11 +929,17 @@ Launch prepare_launch(const Nvfp4GemvWeight &weight, const Nvfp4GemvArgs &args) 
     return launch;
 }
 
-// The instance a launch runs: FP32 or FP16 activations (x_amax), the plan, 16-byte or 4-byte
-// activation loads, and the pipelined loop, which has instances for 16-byte loads only.
+// The instance a launch runs: FP32 or FP16 activations (x_amax), a producer's FP16 copy
+// (x_fallback, 16-byte loads), the plan, 16-byte or 4-byte activation loads, and the pipelined
+// loop, which has instances for 16-byte loads only.
 using GemvKernel = void (*)(GemvParams);
 GemvKernel gemv_kernel(const Launch &launch, const Nvfp4GemvArgs &args) {
-    const bool local = launch.plan.local, vector_x = launch.vector_x, float_x = args.x_amax != nullptr;
+    const bool local = launch.plan.local, vector_x = launch.vector_x;
+    const bool float_x = args.x_amax != nullptr && args.x_fallback == nullptr;
+    if (args.x_fallback) {
+        if (pipelined_loop(launch.plan, args.pipeline)) return nvfp4_gemv_kernel<true, false, false, true, true>;
+        return local ? nvfp4_gemv_kernel<true, false, false, false, true> : nvfp4_gemv_kernel<true, true, false, false, true>;
+    }
     if (vector_x && pipelined_loop(launch.plan, args.pipeline))
         return float_x ? nvfp4_gemv_kernel<true, false, true, true> : nvfp4_gemv_kernel<true, false, false, true>;
     if (float_x) return local ? nvfp4_gemv_kernel<true, false, true> : nvfp4_gemv_kernel<true, true, true>;
@@ -910,6 +973,7 @@ PairLaunch pair_launch(const Launch &first, const Launch &second) {
 // Why a pair cannot run as one launch (nullptr: it can).
 const char *pair_refusal(const Launch &first, const Nvfp4GemvArgs &first_args, const Nvfp4GemvArgs &second_args,
                          const PairLaunch &pair) {
+    if (first_args.x_fallback || second_args.x_fallback) return "a product reading an FP16 copy (x_fallback) runs alone";
     if (first_args.x_amax || !first.vector_x)
         return "the first product must read prepared FP16 activations, 16-byte aligned with ldx a multiple of 8";
     if (!second_args.x_amax) return "the second product must read FP32 activations with their row maxima (x_amax)";

@@ -52,6 +52,15 @@ struct Nvfp4GemvArgs {
     // result is bit for bit that of the prepare launch plus this GEMV, without
     // the launch.  x_row_scale must then be null.
     const float *x_amax = nullptr;
+    // The producer's FP16 copy (attention_decode's out16, an earlier GEMV's
+    // y16): where set, x is that copy (FP16, 16-byte aligned, ldx % 8 == 0),
+    // x_amax the rows' max |x| and x_fallback the same rows in FP32
+    // ([tokens][ld_x_fallback], 16-byte aligned, a multiple of 4).  Where
+    // every row's max |x| <= 32768 the copy is what the preparation writes and
+    // the kernel reads it; else it multiplies again from x_fallback as with
+    // x_amax alone.  Bit for bit the prepare launch plus this GEMV either way.
+    const float *x_fallback = nullptr;
+    int64_t ld_x_fallback = 0;
     const float *bias = nullptr;        // [layout.rows] in checkpoint row order, or nullptr
     const void *residual = nullptr;     // output dtype [tokens][ld_residual], added last; may equal y
     int64_t ld_residual = 0;
@@ -63,6 +72,13 @@ struct Nvfp4GemvArgs {
     // order-independent); the caller zeroes it before the launch.  It is the
     // x_amax of a GEMV that reads y.
     float *y_amax = nullptr;
+    // Where set (FP32 output only): y rounded to FP16 as well (round to
+    // nearest even), token m's outputs at y16 + m * ld_y16 (ld_y16 >=
+    // layout.outputs()): the W4A16 preparation's values wherever the token's
+    // max |y| <= 32768, for the next GEMV to read with no preparation launch
+    // (x_fallback below).
+    void *y16 = nullptr;
+    int64_t ld_y16 = 0;
     // 0 picks how K is divided among warps from the shape and the GPU; a
     // positive value cuts every tile's K into at least that many runs
     // (tests, benchmarks); a negative value -c gives every warp a run of c

@@ -143,6 +143,21 @@ bool new_token_in_attention_pays(const KvCacheLayerView &cache, int64_t length, 
            attention_kv_bytes_estimate(cache, length, 1) > kNewTokenInAttentionFp8RowKvBytes;
 }
 
+// How the o and down GEMVs get FP16 input where they do not read FP32 directly
+// (o_float_input_max_rows, below): by default their producers, attention and
+// gate_up, also write their outputs rounded to FP16 (AttentionDecodeArgs::out16,
+// Nvfp4GemvArgs::y16), which is the prepared input wherever a row's max |x| <=
+// 32768, and the GEMV reads that copy, multiplying again from the FP32 rows
+// where a row does not fit (Nvfp4GemvArgs::x_fallback): no preparation launch.
+// Against a preparation launch before each (H200, Qwen3-8B shape, the copy
+// without its fallback, medians of 3 / 2; docs/history/cuda-engine-sessions.md,
+// session 47 run 8): 1k batch 1 -5.5%, batch 8 -3.2%, 32k FP8 batch 1 -4.4%.
+// RESET_PRODUCER_FP16=0 puts the preparation launches back, for A/B runs.
+bool producer_fp16_copies() {
+    static const bool on = environment_integer("RESET_PRODUCER_FP16", 1, 0, 1) == 1;
+    return on;
+}
+
 // From how many rows a layer's gate_up and down GEMVs run as one launch, the
 // down product waiting for gate_up's inside it (nvfp4_gemv_pair), where down
 // reads gate_up's FP32 output directly (down_float_input_max_rows, below).
@@ -291,6 +306,15 @@ struct PrefillInput {
     int32_t slots[kPrefillStage];
 };
 
+// The FP16 copies of producer_fp16_copies for one GEMV: its input's (with x_amax; x is then
+// the FP32 fallback, Nvfp4GemvArgs::x_fallback) and its output's (Nvfp4GemvArgs::y16, row
+// stride CudaSession::ld_act16_).
+struct Fp16Copy {
+    const void *input = nullptr;
+    int64_t ld_input = 0;
+    void *output = nullptr;
+};
+
 class CudaSession final : public DeviceSession {
 public:
     CudaSession(const LoadedModel &model, const DeviceSessionOptions &options, const DelimiterSets &delimiters);
@@ -372,20 +396,23 @@ private:
     // finish (Nvfp4GemvArgs::prefetch, prefetch_of the linear after it).
     // place_next_early: where the norm runs as its own launch before the GEMV (not the GEMM
     // path), that launch lets the GEMV's CTAs be placed before its wait (RmsNormPrepareArgs).
+    // y16: where set, the GEMV also writes y rounded to FP16 there, row stride ld_act16_ (Nvfp4GemvArgs::y16).
     void enqueue_norm_linear(const float *weight, int first, int rows, const DeviceLinear &linear, float *y,
                              int64_t ldy, bool gemm = false, float *y_amax = nullptr, const WeightPrefetch &next = {},
-                             bool place_next_early = false);
+                             bool place_next_early = false, void *y16 = nullptr);
     // The NVFP4 GEMV of one part on the prepared activations in x16_ / row_scale_, or, where
     // x_amax is set, straight from FP32 activations x (Nvfp4GemvArgs::x_amax: no prepare launch).
+    // copy: the FP16 copies of producer_fp16_copies (Fp16Copy).
     void enqueue_gemv(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual,
                       float *y_amax = nullptr, const float *x = nullptr, int64_t ldx = 0,
-                      const float *x_amax = nullptr, const WeightPrefetch &next = {}) {
-        nvfp4_gemv(part.gemv, gemv_args(part, rows, y, ldy, add_residual, y_amax, x, ldx, x_amax, next), stream_);
+                      const float *x_amax = nullptr, const WeightPrefetch &next = {}, const Fp16Copy &copy = {}) {
+        nvfp4_gemv(part.gemv, gemv_args(part, rows, y, ldy, add_residual, y_amax, x, ldx, x_amax, next, copy),
+                   stream_);
     }
     // The arguments of that GEMV.
     Nvfp4GemvArgs gemv_args(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual,
                             float *y_amax, const float *x, int64_t ldx, const float *x_amax,
-                            const WeightPrefetch &next);
+                            const WeightPrefetch &next, const Fp16Copy &copy = {});
     // RMSNorm of x_ (rows from `first`) with `weight`, prepared as part's FP16 input in
     // x16_ / row_scale_ (kernels/rms_norm_prepare.h; fuses_norm).
     void enqueue_norm_prepare(const float *weight, int first, int rows, const DeviceLinearPart &part,
@@ -399,9 +426,9 @@ private:
     void enqueue_gemm(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual);
     // enqueue_gemm on the GEMM path, else enqueue_gemv.
     void enqueue_product(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual,
-                         bool gemm, float *y_amax = nullptr, const WeightPrefetch &next = {}) {
+                         bool gemm, float *y_amax = nullptr, const WeightPrefetch &next = {}, void *y16 = nullptr) {
         if (gemm) enqueue_gemm(part, rows, y, ldy, add_residual);
-        else enqueue_gemv(part, rows, y, ldy, add_residual, y_amax, nullptr, 0, nullptr, next);
+        else enqueue_gemv(part, rows, y, ldy, add_residual, y_amax, nullptr, 0, nullptr, next, {nullptr, 0, y16});
     }
     // Whether RMSNorm and the preparation of `linear`'s input run as one launch
     // (kernels/rms_norm_prepare.h): W4A16, a single NVFP4 part over the hidden size.  Not in
@@ -442,9 +469,10 @@ private:
         a.eps = static_cast<float>(config_.rms_norm_eps);
     }
     // x_amax (GEMV path, reads_float_input): the rows' max |x|; the GEMV then reads x directly.
+    // x16_copy (with x_amax): the producer's FP16 copy of x, row stride ld_x16_copy (Fp16Copy).
     void enqueue_linear(const DeviceLinear &linear, int rows, const float *x, int64_t ldx, float *y, int64_t ldy,
                         bool add_residual, bool gemm = false, const float *x_amax = nullptr,
-                        const WeightPrefetch &next = {});
+                        const WeightPrefetch &next = {}, const void *x16_copy = nullptr, int64_t ld_x16_copy = 0);
     // The start of `linear`'s weight (up to weight_prefetch_bytes()) as a prefetch for the kernel
     // before it (kernels/weight_prefetch.h); nothing for BF16 linears or with the prefetch off.
     WeightPrefetch prefetch_of(const DeviceLinear &linear) const {
@@ -493,6 +521,9 @@ private:
     // [layer][attention output, gate_up output][kMaxRows] row maxima |x| (reads_float_input),
     // zeroed at the start of every GEMV-path forward pass; their producers atomicMax into them.
     DeviceBuffer amax_;
+    // gate_up's output rounded to FP16 (Nvfp4GemvArgs::y16), down's input where producer_fp16_copies.
+    DeviceBuffer act16_;
+    int64_t ld_act16_ = 0;
     DeviceBuffer logits_;
     // Sampler.
     DeviceBuffer delimiter_flags_, sampling_workspace_;
@@ -579,6 +610,10 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
         x16_ = allocate(rows * size_t(ld_x16_) * 2, "activations");
         row_scale_ = allocate(rows * 4, "activations");
         amax_ = allocate(size_t(c.n_layers) * 2 * kMaxRows * 4, "activation row maxima");
+        if (producer_fp16_copies()) {
+            ld_act16_ = round_up(c.intermediate_size, 8);
+            act16_ = allocate(size_t(kMaxRows) * size_t(ld_act16_) * 2, "activations");
+        }
         gemv_workspace_ = allocate(std::max<size_t>(dm_.gemv_workspace_bytes, 16), "GEMV workspace");
         if (pair_min_rows() <= down_float_input_max_rows())
             gemv_pair_state_ = allocate(kNvfp4GemvPairStateBytes, "GEMV pair state");
@@ -749,11 +784,19 @@ KvCacheLayerView CudaSession::cache_view(int32_t layer) const {
 // with its row maxima x_amax.
 Nvfp4GemvArgs CudaSession::gemv_args(const DeviceLinearPart &part, int rows, float *y, int64_t ldy,
                                      bool add_residual, float *y_amax, const float *x, int64_t ldx,
-                                     const float *x_amax, const WeightPrefetch &next) {
+                                     const float *x_amax, const WeightPrefetch &next, const Fp16Copy &copy) {
     float *out = y + part.column;
     Nvfp4GemvArgs args;
     args.tokens = rows;
-    if (x_amax) {
+    args.y16 = copy.output;
+    args.ld_y16 = copy.output ? ld_act16_ : 0;
+    if (x_amax && copy.input) {
+        args.x = copy.input;
+        args.ldx = copy.ld_input;
+        args.x_amax = x_amax;
+        args.x_fallback = x;
+        args.ld_x_fallback = ldx;
+    } else if (x_amax) {
         args.x = x;
         args.ldx = ldx;
         args.x_amax = x_amax;
@@ -840,13 +883,13 @@ void CudaSession::enqueue_norm_prepare(const float *weight, int first, int rows,
 
 void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, const DeviceLinear &linear, float *y,
                                       int64_t ldy, bool gemm, float *y_amax, const WeightPrefetch &next,
-                                      bool place_next_early) {
+                                      bool place_next_early, void *y16) {
     if (fuses_norm(linear)) {
         enqueue_norm_prepare(weight, first, rows, linear.parts[0], place_next_early && !gemm);
-        enqueue_product(linear.parts[0], rows, y, ldy, false, gemm, y_amax, next);
+        enqueue_product(linear.parts[0], rows, y, ldy, false, gemm, y_amax, next, y16);
         return;
     }
-    if (y_amax) fail(RESET_ERR_INTERNAL, "row maxima asked of a linear without the fused norm");
+    if (y_amax || y16) fail(RESET_ERR_INTERNAL, "row maxima or an FP16 copy asked of a linear without the fused norm");
     RmsNormArgs a;
     set_norm_input(a, weight, first, rows);
     a.out = normed_.as<float>();
@@ -857,10 +900,11 @@ void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, 
 
 void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const float *x, int64_t ldx, float *y,
                                  int64_t ldy, bool add_residual, bool gemm, const float *x_amax,
-                                 const WeightPrefetch &next) {
+                                 const WeightPrefetch &next, const void *x16_copy, int64_t ld_x16_copy) {
     if (x_amax) {
         if (gemm || !reads_float_input(linear)) fail(RESET_ERR_INTERNAL, "FP32 GEMV input where it does not apply");
-        enqueue_gemv(linear.parts[0], rows, y, ldy, add_residual, nullptr, x, ldx, x_amax, next);
+        enqueue_gemv(linear.parts[0], rows, y, ldy, add_residual, nullptr, x, ldx, x_amax, next,
+                     {x16_copy, ld_x16_copy, nullptr});
         return;
     }
     for (const DeviceLinearPart &part : linear.parts) {
@@ -978,28 +1022,39 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         attention.splits = attention_splits;
         attention.workspace = attention_workspace_.as<float>();
         attention.workspace_bytes = attention_workspace_.bytes();
-        // The o GEMV reads the attention output directly (no prepare launch) where it can and
-        // the rows are few enough (o_float_input_max_rows: by default never).
-        float *attention_amax =
-            !gemm && reads_float_input(layer.o) && rows <= o_float_input_max_rows() ? row_amax(l, 0) : nullptr;
+        // The o GEMV's input, where it can do without a preparation launch: attention's FP32
+        // output read directly where the rows are few enough (o_float_input_max_rows: by default
+        // never), else the FP16 copy attention writes beside it (producer_fp16_copies; x16_ is
+        // free once the QKV GEMV is done), the FP32 rows its fallback.
+        const bool o_direct = !gemm && reads_float_input(layer.o) && rows <= o_float_input_max_rows();
+        const bool o_copy = !gemm && !o_direct && reads_float_input(layer.o) && producer_fp16_copies();
+        float *attention_amax = o_direct || o_copy ? row_amax(l, 0) : nullptr;
         attention.out_amax = attention_amax;
+        if (o_copy) {
+            attention.out16 = x16_.as();
+            attention.ld_out16 = ld_x16_;
+        }
         if (!gemm) attention.prefetch = prefetch_of(layer.gate_up);
         // attention_decode writes [rows][n_heads * head_dim] densely, so the o_proj reads that stride.
         attention_decode(attention, stream_);
         enqueue_linear(layer.o, rows, attention_.as<float>(), int64_t(c.n_heads) * c.head_dim, x_.as<float>(),
-                       ld_act_, true, gemm, attention_amax);
+                       ld_act_, true, gemm, attention_amax, {}, o_copy ? x16_.as() : nullptr, ld_x16_);
 
         // The GEMM path writes a fused gate_up weight's [gate | up] rows; silu_mul follows.
         float *act_amax = nullptr;
+        bool down_copy = false;
         if (layer.gate_up.fused_silu && !gemm) {
-            // The down GEMV reads the SiLU·up output directly where both GEMVs allow it and the
-            // rows are few enough (down_float_input_max_rows: by default never).
-            if (fuses_norm(layer.gate_up) && reads_float_input(layer.down) && rows <= down_float_input_max_rows())
-                act_amax = row_amax(l, 1);
+            // The down GEMV's input, as o's: the SiLU·up output read directly where both GEMVs
+            // allow it and the rows are few enough (down_float_input_max_rows: by default never),
+            // else the FP16 copy gate_up writes beside it (act16_).
+            const bool both = fuses_norm(layer.gate_up) && reads_float_input(layer.down);
+            const bool down_direct = both && rows <= down_float_input_max_rows();
+            down_copy = both && !down_direct && producer_fp16_copies();
+            if (down_direct || down_copy) act_amax = row_amax(l, 1);
             // Both in one launch where turned on (nvfp4_gemv_pair, pair_min_rows).
-            if (enqueue_mlp_pair(layer, rows, act_amax)) continue;
+            if (down_direct && enqueue_mlp_pair(layer, rows, act_amax)) continue;
             enqueue_norm_linear(layer.post_attention_norm, 0, rows, layer.gate_up, act_.as<float>(), ld_act_, false,
-                                act_amax);
+                                act_amax, {}, false, down_copy ? act16_.as() : nullptr);
         } else {
             enqueue_norm_linear(layer.post_attention_norm, 0, rows, layer.gate_up, gate_up_.as<float>(), ld_gate_up_,
                                 gemm);
@@ -1014,7 +1069,8 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
             silu.ld_out = ld_act_;
             silu_mul(silu, stream_);
         }
-        enqueue_linear(layer.down, rows, act_.as<float>(), ld_act_, x_.as<float>(), ld_act_, true, gemm, act_amax);
+        enqueue_linear(layer.down, rows, act_.as<float>(), ld_act_, x_.as<float>(), ld_act_, true, gemm, act_amax, {},
+                       down_copy ? act16_.as() : nullptr, ld_act16_);
     }
 
     if (lm_rows == 0) return;  // a prefill chunk before the last: only its K/V matter

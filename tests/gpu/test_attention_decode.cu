@@ -11,14 +11,19 @@
 // interleaved; head_dim 16/32 as well as 64/128), and the argument checks
 // (head_dims other than 16/32/64/128 rejected).  Fresh random data every run (the
 // seed is printed; argv[1] repeats it); outputs are poisoned with NaN first.
-// Every launch also checks out_amax (each row's max |out|, exactly), and the
-// same launch repeated gives the same bits (determinism).
+// Every launch also checks out_amax (each row's max |out|, exactly) and out16
+// (out rounded to FP16, nothing written past a row), and the same launch
+// repeated gives the same bits (determinism).
 // RESET_GPU_TEST_QUICK=1 runs the small cases only (for compute-sanitizer).
 // Prints "timing:" lines: BF16 and FP8 at 32k (Qwen3-8B and -32B heads),
 // batch 8, 1k, and prefill chunks.
 #include <algorithm>
 #include <string>
 #include <tuple>
+
+#include <cuda_fp16.h>
+
+#include <cstring>
 
 #include "api/errors.h"
 #include "gpu_test_util.h"
@@ -211,6 +216,28 @@ void check_out_amax(const Problem &p, const DeviceBuffer &amax, const char *what
     }
 }
 
+// out16 (AttentionDecodeArgs): out rounded to FP16 in its own rows; the gap after each row untouched.
+void check_out16(const Problem &p, const DeviceBuffer &out16, int64_t ld, const char *what) {
+    const std::vector<float> out = p.d_out.download<float>(p.q.size());
+    const std::vector<__half> got = out16.download<__half>(out16.bytes / 2);
+    const int64_t row = int64_t(out.size()) / p.s.batch;
+    bool rounded = true, untouched = true;
+    for (int b = 0; b < p.s.batch; ++b)
+        for (int64_t i = 0; i < ld; ++i) {
+            const __half h = got[size_t(b * ld + i)];
+            uint16_t bits;
+            std::memcpy(&bits, &h, 2);
+            if (i >= row) {
+                untouched = untouched && bits == 0xFFFF;
+                continue;
+            }
+            const __half want = __float2half_rn(out[size_t(b * row + i)]);
+            rounded = rounded && std::memcmp(&h, &want, 2) == 0;
+        }
+    EXPECT(rounded, "%s: out16 is not out rounded to FP16", what);
+    EXPECT(untouched, "%s: out16 written past a row", what);
+}
+
 void run_problem(Problem &p, int forced_splits, const char *what) {
     const Shape &s = p.s;
     const int splits = forced_splits > 0 ? forced_splits : reset::attention_decode_splits(s.batch, s.n_kv_heads, s.capacity);
@@ -219,12 +246,18 @@ void run_problem(Problem &p, int forced_splits, const char *what) {
     DeviceBuffer amax(size_t(s.batch) * sizeof(float));
     CUDA_OK(cudaMemset(amax.ptr, 0, amax.bytes));
     p.d_out.poison();
+    const int64_t ld16 = int64_t(p.n_heads()) * s.head_dim + 8;
+    DeviceBuffer out16(size_t(s.batch * ld16) * 2);
+    out16.poison();
     auto a = p.args(splits, &workspace);
     a.out_amax = amax.as<float>();
+    a.out16 = out16.ptr;
+    a.ld_out16 = ld16;
     reset::attention_decode(a, nullptr);
     CUDA_OK(cudaDeviceSynchronize());
     g_worst = std::max(g_worst, p.check(what, splits));
     check_out_amax(p, amax, what);
+    check_out16(p, out16, ld16, what);
 }
 
 // The same launch three times (one workspace, as a graph replays it) gives
@@ -418,6 +451,12 @@ void test_rejections() {
     expect_error(RESET_ERR_INVALID_ARGUMENT, "batch 65536", [&] {
         auto a = p.args(1, nullptr);
         a.batch = 65536;
+        reset::attention_decode(a, nullptr);
+    });
+    expect_error(RESET_ERR_INVALID_ARGUMENT, "out16 rows shorter than out's", [&] {
+        auto a = p.args(1, nullptr);
+        a.out16 = a.out;
+        a.ld_out16 = int64_t(a.n_heads) * a.cache.head_dim - 1;
         reset::attention_decode(a, nullptr);
     });
 }

@@ -170,7 +170,8 @@ bool is_poison(const void *p, size_t bytes) {
 std::vector<float> run_gemv(const Device &d, int tokens, const DeviceBuffer &x, int64_t ldx, const float *x_row_scale,
                             const float *bias, const void *residual, reset::Nvfp4GemvOutput output, int splits,
                             const char *label, const DeviceBuffer *workspace = nullptr, const float *x_amax = nullptr,
-                            float *y_amax = nullptr, const reset::WeightPrefetch &prefetch = {}) {
+                            float *y_amax = nullptr, const reset::WeightPrefetch &prefetch = {},
+                            const std::function<void(reset::Nvfp4GemvArgs &)> &more = nullptr) {
     if (!workspace) workspace = &d.workspace;
     const int64_t outputs = d.weight.layout.outputs();
     const int64_t ldy = outputs + 3;  // a gap after each row must stay untouched
@@ -201,6 +202,7 @@ std::vector<float> run_gemv(const Device &d, int tokens, const DeviceBuffer &x, 
         a.residual = res.ptr;
         a.ld_residual = ldy;
     }
+    if (more) more(a);
     reset::nvfp4_gemv(d.weight, a, nullptr);
     CUDA_OK(cudaDeviceSynchronize());
     y.download(host.data(), bytes);
@@ -505,21 +507,24 @@ void test_w4a16_prepare_large() {
 // FP32 input (x_amax): the GEMV converts x as it loads it, which must give
 // exactly the prepare launch + FP16 GEMV result (the same FP16 values, the
 // same products, the same summation), rows past FP16's range included; and
-// y_amax must be exactly the largest |y| stored per token.
+// y_amax must be exactly the largest |y| stored per token.  A producer's FP16
+// copy (x_fallback, the x it rounds to FP16 unscaled) gives that result too:
+// read where every row fits FP16 unscaled, multiplied again from the FP32
+// rows where one does not (token 1's rows of 3e6).  y16 is y rounded to FP16.
 void test_float_input() {
     for (bool gate_up : {false, true}) {
         const int64_t rows = gate_up ? 2 * 53 : 77, cols = 4128;  // K = 16 quads + 32: the tail quad too
         const HostWeight w = random_weight(rows, cols);
         Device d(w, gate_up, reset::nvfp4_gemv_device_decode());
         const int64_t outputs = d.weight.layout.outputs();
-        for (int tokens : {1, 3, 8}) {
+        for (auto [tokens, large] : {std::pair{1, false}, {3, true}, {8, true}, {8, false}}) {
             const int64_t ldx = cols + 4;  // FP32 rows 16-byte aligned, wider than K
             std::vector<float> x(static_cast<size_t>(tokens * ldx));
             std::normal_distribution<float> normal(0.0f, 1.0f);
             std::vector<float> amax(static_cast<size_t>(tokens), 0.0f);
             for (int m = 0; m < tokens; ++m)
                 for (int64_t k = 0; k < ldx; ++k) {
-                    const float spread = m == 1 ? 3e6f : 2.0f;  // token 1 needs a row scale > 1
+                    const float spread = m == 1 && large ? 3e6f : 2.0f;  // token 1 needs a row scale > 1
                     const float v = normal(g_rng) * spread;
                     x[static_cast<size_t>(m * ldx + k)] = v;
                     if (k < cols) amax[static_cast<size_t>(m)] = std::max(amax[static_cast<size_t>(m)], std::fabs(v));
@@ -528,6 +533,13 @@ void test_float_input() {
                 rs(static_cast<size_t>(tokens) * 4), y_amax(static_cast<size_t>(tokens) * 4);
             xd.upload(x.data(), xd.bytes);
             amax_d.upload(amax.data(), amax_d.bytes);
+            const int64_t ld_copy = cols + 8;  // the copy's own row stride
+            std::vector<float> copy_rows(static_cast<size_t>(tokens * ld_copy), 0.0f);
+            for (int m = 0; m < tokens; ++m)
+                for (int64_t k = 0; k < cols; ++k)
+                    copy_rows[static_cast<size_t>(m * ld_copy + k)] = x[static_cast<size_t>(m * ldx + k)];
+            DeviceBuffer copy(copy_rows.size() * 2), y16(static_cast<size_t>(tokens * (outputs + 5)) * 2);
+            copy.upload(to_half(copy_rows).data(), copy.bytes);
             prepare_w4a16(xd, ldx, reset::Nvfp4ActivationInput::kFloat32, tokens, cols, x16, rs);
             for (int splits : {0, -3}) {
                 char label[128];
@@ -540,6 +552,32 @@ void test_float_input() {
                              label, nullptr, amax_d.as<float>(), y_amax.as<float>());
                 EXPECT(std::memcmp(prepared.data(), direct.data(), prepared.size() * 4) == 0,
                        "%s: differs from prepare + FP16 GEMV", label);
+                CUDA_OK(cudaMemset(y16.ptr, kPoison, y16.bytes));
+                const std::vector<float> copied = run_gemv(
+                    d, tokens, copy, ld_copy, nullptr, nullptr, nullptr, reset::Nvfp4GemvOutput::kFloat32, splits,
+                    label, nullptr, amax_d.as<float>(), nullptr, {}, [&](reset::Nvfp4GemvArgs &a) {
+                        a.x_fallback = xd.as<float>();
+                        a.ld_x_fallback = ldx;
+                        a.y16 = y16.ptr;
+                        a.ld_y16 = outputs + 5;
+                    });
+                EXPECT(std::memcmp(prepared.data(), copied.data(), prepared.size() * 4) == 0,
+                       "%s: the FP16 copy (large rows %d) differs from prepare + FP16 GEMV", label, int(large));
+                std::vector<__half> got16(y16.bytes / 2);
+                y16.download(got16.data(), y16.bytes);
+                bool rounded = true, untouched = true;
+                for (int m = 0; m < tokens; ++m)
+                    for (int64_t n = 0; n < outputs + 5; ++n) {
+                        const __half h = got16[static_cast<size_t>(m * (outputs + 5) + n)];
+                        if (n >= outputs) {
+                            untouched = untouched && is_poison(&h, 2);
+                            continue;
+                        }
+                        const __half want = __float2half_rn(copied[static_cast<size_t>(m * outputs + n)]);
+                        rounded = rounded && std::memcmp(&h, &want, 2) == 0;
+                    }
+                EXPECT(rounded, "%s: y16 is not y rounded to FP16", label);
+                EXPECT(untouched, "%s: y16 written past the outputs", label);
                 std::vector<float> got(static_cast<size_t>(tokens));
                 y_amax.download(got.data(), y_amax.bytes);
                 for (int m = 0; m < tokens; ++m) {
@@ -834,6 +872,34 @@ void test_pair(bool quick) {
     EXPECT(!reset::nvfp4_gemv_pair_runs(d.weight, first, d.weight, bad), "pair_runs: token counts differ");
     expect_error(RESET_ERR_INVALID_ARGUMENT, "pair: no state",
                  [&] { reset::nvfp4_gemv_pair(d.weight, first, d.weight, second, nullptr, nullptr); });
+    bad = second;
+    bad.x_fallback = x.as<float>();
+    bad.ld_x_fallback = 512;
+    expect_error(RESET_ERR_UNSUPPORTED, "pair: an FP16 copy as the second input",
+                 [&] { reset::nvfp4_gemv_pair(d.weight, first, d.weight, bad, state.ptr, nullptr); });
+    // A producer's FP16 copy needs x_amax and aligned rows on both sides; y16 FP32 output and room.
+    reset::Nvfp4GemvArgs copy = first;
+    copy.x_fallback = x.as<float>();
+    copy.ld_x_fallback = 512;
+    expect_error(RESET_ERR_INVALID_ARGUMENT, "FP16 copy without x_amax",
+                 [&] { reset::nvfp4_gemv(d.weight, copy, nullptr); });
+    copy.x_amax = amax.as<float>();
+    copy.ld_x_fallback = 510;
+    expect_error(RESET_ERR_INVALID_ARGUMENT, "FP16 copy with an FP32 stride not a multiple of 4",
+                 [&] { reset::nvfp4_gemv(d.weight, copy, nullptr); });
+    copy.ld_x_fallback = 512;
+    copy.ldx = 516;
+    expect_error(RESET_ERR_INVALID_ARGUMENT, "FP16 copy with a stride not a multiple of 8",
+                 [&] { reset::nvfp4_gemv(d.weight, copy, nullptr); });
+    reset::Nvfp4GemvArgs out16 = first;
+    out16.y16 = y.ptr;
+    out16.ld_y16 = 63;
+    expect_error(RESET_ERR_INVALID_ARGUMENT, "y16 shorter than the outputs",
+                 [&] { reset::nvfp4_gemv(d.weight, out16, nullptr); });
+    out16.ld_y16 = 64;
+    out16.output = reset::Nvfp4GemvOutput::kBFloat16;
+    expect_error(RESET_ERR_INVALID_ARGUMENT, "y16 with BF16 output",
+                 [&] { reset::nvfp4_gemv(d.weight, out16, nullptr); });
 }
 
 // The repack is a bijection onto the documented bit positions (both decodes).
