@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 47, run 10 (H200, the session's last ~140 s of device time): run 9's copies gained 3.0% at
+# Not run (session 47 had no device time left): for copy_mode_late_compare_s47.patch applied to 195b81d. run 9's copies gained 3.0% at
 # 1k batch 1 but nothing at batch 8 where the experiment (run 8) had 3.2%.  Here the row maximum is
 # only loaded before the products and compared after them, and the rare second pass takes the plain
 # FP32 loop (the pipelined instance 120 -> 104 registers).  gpu_test_nvfp4_gemv, then
