@@ -165,7 +165,7 @@ bool producer_fp16_copies() {
 // reads gate_up's FP32 output directly (down_float_input_max_rows, below).
 // From 2 rows: there the pair was faster than two launches, at 1 row slower
 // (docs/history/cuda-engine-sessions.md, session 14).  Since session 47 down
-// reads prepared input, which was faster still, so the pair runs only where
+// reads FP16 input, which was faster still, so the pair runs only where
 // RESET_DOWN_FLOAT_INPUT_ROWS raises that bound.  RESET_GEMV_PAIR=N
 // moves the pair's bound to N rows (1 to 8; 0 never), for the A/B runs.
 constexpr int kDefaultPairMinRows = 2;
@@ -179,20 +179,20 @@ int pair_min_rows() {
 
 // Up to how many rows the o and down GEMVs read their producers' FP32 output
 // directly (Nvfp4GemvArgs::x_amax: attention, or gate_up's SiLU·up epilogue,
-// leaves the row maxima) rather than FP16 from an activation-preparation
-// launch.  None by default.  The direct read saves a launch per GEMV (session
-// 8 took it, measured only inside a larger change), but each lane reads and
-// converts its own row's FP32 values, 4× the weight's bytes per quad at 8
-// rows, and every warp of a K slice does it again.  Both prepared against
-// both direct (with the pair kernel from 2 rows) on the H200, Qwen3-8B shape,
-// medians of 2-3 (docs/history/cuda-engine-sessions.md, session 47, runs
-// 2-3): batch 1 -0.8% (1k) and -0.9% (32k FP8); at 1k batch 2 -5.5 / -5.4%,
-// 4 -6.3 / -6.6%, 6 -9.2%, 8 -12.3 / -12.2%; batch 8 at 4k -10.5%, at 32k
-// FP8 -4.8%.  RESET_O_FLOAT_INPUT_ROWS and RESET_DOWN_FLOAT_INPUT_ROWS set the
-// bounds (0 to 8) for the A/B runs; both ways give the same bits
-// (gpu_test_nvfp4_gemv).  Down reading prepared input leaves the pair kernel
-// out (enqueue_mlp_pair: its down product reads gate_up's FP32 output inside
-// the launch).
+// leaves the row maxima) rather than FP16 (the producers' copies,
+// producer_fp16_copies above, or a preparation launch).  None by default.  The
+// direct read saves a launch per GEMV (session 8 took it, measured only inside
+// a larger change), but each lane reads and converts its own row's FP32
+// values, 4× the weight's bytes per quad at 8 rows, and every warp of a K
+// slice does it again.  Preparation launches against the direct reads (with
+// the pair kernel from 2 rows) on the H200, Qwen3-8B shape, medians of 2-3
+// (docs/history/cuda-engine-sessions.md, session 47, runs 2-3): batch 1 -0.8%
+// (1k) and -0.9% (32k FP8); at 1k batch 2 -5.5 / -5.4%, 4 -6.3 / -6.6%, 6
+// -9.2%, 8 -12.3 / -12.2%; batch 8 at 4k -10.5%, at 32k FP8 -4.8%.
+// RESET_O_FLOAT_INPUT_ROWS and RESET_DOWN_FLOAT_INPUT_ROWS set the bounds (0
+// to 8) for the A/B runs; every way gives the same bits (gpu_test_nvfp4_gemv).
+// Down not reading FP32 directly leaves the pair kernel out (enqueue_mlp_pair:
+// its down product reads gate_up's FP32 output inside the launch).
 constexpr int kDefaultFloatInputMaxRows = 0;
 int o_float_input_max_rows() {
     static const int rows =
