@@ -14,6 +14,9 @@
 #include <array>
 #include <atomic>
 #include <cstdlib>
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <utility>
 
 #include "kernels/cuda_common.cuh"
@@ -411,6 +414,25 @@ void allow_shared(const DeviceInfo &info, int tokens, KernelFn fn) {
     if (cacheable) done[info.device][tokens - 1].store(true);
 }
 
+// CTAs of `fn` resident per SM at `threads` threads and `smem` bytes, asked of
+// the runtime once per device and shape: plans are made at every enqueue
+// (eager steps, prefill passes), not only when a graph is captured.
+int resident_per_sm(const DeviceInfo &info, const void *fn, int threads, size_t smem) {
+    static std::mutex mutex;
+    static std::map<std::tuple<int, const void *, int, size_t>, int> known;
+    const auto key = std::make_tuple(info.device, fn, threads, smem);
+    {
+        const std::lock_guard<std::mutex> lock(mutex);
+        if (const auto it = known.find(key); it != known.end()) return it->second;
+    }
+    int per_sm = 0;
+    RESET_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, threads, smem));
+    per_sm = std::max(per_sm, 1);
+    const std::lock_guard<std::mutex> lock(mutex);
+    known.emplace(key, per_sm);
+    return per_sm;
+}
+
 int64_t k_tile_for(int tokens, int64_t cols, int64_t budget) {
     if (int64_t(tokens) * cols * 4 <= budget) return cols;
     return std::max<int64_t>(256, budget / (int64_t(tokens) * 4) / 256 * 256);
@@ -443,11 +465,9 @@ Bf16GemvPlan make_plan(int tokens, int64_t rows, int64_t cols, const DeviceInfo 
     plan.k_tile = k_tile_for(tokens, cols, info.x_budget);
     const size_t smem = static_cast<size_t>(plan.k_tile) * tokens * 4;
     allow_shared(info, tokens, fn);
-    int per_sm = 0;
-    RESET_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void *>(fn), kThreads, smem));
+    const int per_sm = resident_per_sm(info, reinterpret_cast<const void *>(fn), kThreads, smem);
     // Every slice gets at least one step per lane (8 columns).
-    choose_k_split(plan, rows, kWarps, kRows, cols / (8 * 32), int64_t(std::max(per_sm, 1)) * info.sms);
+    choose_k_split(plan, rows, kWarps, kRows, cols / (8 * 32), int64_t(per_sm) * info.sms);
     return plan;
 }
 
@@ -456,10 +476,8 @@ Bf16GemvPlan make_mma_plan(int64_t rows, int64_t cols, const DeviceInfo &info, M
     Bf16GemvPlan plan;
     plan.tensor_cores = true;
     plan.k_tile = cols;  // x is read from the L1, not staged
-    int per_sm = 0;
-    RESET_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void *>(fn),
-                                                                   kMmaThreads, 0));
-    choose_k_split(plan, (rows + 15) / 16, kMmaWarps, 1, (cols + 31) / 32, int64_t(std::max(per_sm, 1)) * info.sms);
+    const int per_sm = resident_per_sm(info, reinterpret_cast<const void *>(fn), kMmaThreads, 0);
+    choose_k_split(plan, (rows + 15) / 16, kMmaWarps, 1, (cols + 31) / 32, int64_t(per_sm) * info.sms);
     return plan;
 }
 

@@ -144,7 +144,7 @@ bool new_token_in_attention_pays(const KvCacheLayerView &cache, int64_t length, 
 }
 
 // How the o and down GEMVs get FP16 input where they do not read FP32 directly
-// (o_float_input_max_rows, below): by default their producers, attention and
+// (float_input_max_rows, below): by default their producers, attention and
 // gate_up, also write their outputs rounded to FP16 (AttentionDecodeArgs::out16,
 // Nvfp4GemvArgs::y16), which is the prepared input wherever a row's max |x| <=
 // 32768, and the GEMV reads that copy, multiplying again from the FP32 rows
@@ -162,7 +162,7 @@ bool producer_fp16_copies() {
 
 // From how many rows a layer's gate_up and down GEMVs run as one launch, the
 // down product waiting for gate_up's inside it (nvfp4_gemv_pair), where down
-// reads gate_up's FP32 output directly (down_float_input_max_rows, below).
+// reads gate_up's FP32 output directly (float_input_max_rows, below).
 // From 2 rows: there the pair was faster than two launches, at 1 row slower
 // (docs/history/cuda-engine-sessions.md, session 14).  Since session 47 down
 // reads FP16 input, which was faster still, so the pair runs only where
@@ -193,15 +193,14 @@ int pair_min_rows() {
 // to 8) for the A/B runs; every way gives the same bits (gpu_test_nvfp4_gemv).
 // Down not reading FP32 directly leaves the pair kernel out (enqueue_mlp_pair:
 // its down product reads gate_up's FP32 output inside the launch).
-constexpr int kDefaultFloatInputMaxRows = 0;
-int o_float_input_max_rows() {
-    static const int rows =
-        int(environment_integer("RESET_O_FLOAT_INPUT_ROWS", kDefaultFloatInputMaxRows, 0, kMaxRows));
-    return rows;
-}
-int down_float_input_max_rows() {
-    static const int rows =
-        int(environment_integer("RESET_DOWN_FLOAT_INPUT_ROWS", kDefaultFloatInputMaxRows, 0, kMaxRows));
+struct FloatInputMaxRows {
+    int o, down;
+};
+const FloatInputMaxRows &float_input_max_rows() {
+    constexpr int kDefault = 0;
+    static const FloatInputMaxRows rows{
+        int(environment_integer("RESET_O_FLOAT_INPUT_ROWS", kDefault, 0, kMaxRows)),
+        int(environment_integer("RESET_DOWN_FLOAT_INPUT_ROWS", kDefault, 0, kMaxRows))};
     return rows;
 }
 
@@ -448,6 +447,11 @@ private:
         return !dm_.w4a4 && linear.parts.size() == 1 && linear.parts[0].nvfp4 &&
                linear.parts[0].padded_in == linear.parts[0].in_features;
     }
+    // Whether layer's down GEMV can take gate_up's output without a preparation launch (read
+    // directly, or the copy gate_up writes beside it): gate_up's epilogue leaves its row maxima.
+    bool down_reads_gate_up_output(const DeviceLayer &layer) const {
+        return layer.gate_up.fused_silu && fuses_norm(layer.gate_up) && reads_float_input(layer.down);
+    }
     // The row maxima of layer l's attention output (0) or gate_up output (1), kMaxRows each.
     float *row_amax(int32_t layer, int which) { return amax_.as<float>() + (int64_t(layer) * 2 + which) * kMaxRows; }
     // The activation-preparation fields Nvfp4PrepareArgs and RmsNormPrepareArgs share:
@@ -471,10 +475,10 @@ private:
         a.eps = static_cast<float>(config_.rms_norm_eps);
     }
     // x_amax (GEMV path, reads_float_input): the rows' max |x|; the GEMV then reads x directly.
-    // x16_copy (with x_amax): the producer's FP16 copy of x, row stride ld_x16_copy (Fp16Copy).
+    // copy.input (with x_amax): the producer's FP16 copy of x (Fp16Copy).
     void enqueue_linear(const DeviceLinear &linear, int rows, const float *x, int64_t ldx, float *y, int64_t ldy,
                         bool add_residual, bool gemm = false, const float *x_amax = nullptr,
-                        const WeightPrefetch &next = {}, const void *x16_copy = nullptr, int64_t ld_x16_copy = 0);
+                        const WeightPrefetch &next = {}, const Fp16Copy &copy = {});
     // The start of `linear`'s weight (up to weight_prefetch_bytes()) as a prefetch for the kernel
     // before it (kernels/weight_prefetch.h); nothing for BF16 linears or with the prefetch off.
     WeightPrefetch prefetch_of(const DeviceLinear &linear) const {
@@ -612,12 +616,14 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
         x16_ = allocate(rows * size_t(ld_x16_) * 2, "activations");
         row_scale_ = allocate(rows * 4, "activations");
         amax_ = allocate(size_t(c.n_layers) * 2 * kMaxRows * 4, "activation row maxima");
-        if (producer_fp16_copies()) {
+        if (producer_fp16_copies() && std::any_of(dm_.layers.begin(), dm_.layers.end(), [&](const DeviceLayer &l) {
+                return down_reads_gate_up_output(l);
+            })) {
             ld_act16_ = round_up(c.intermediate_size, 8);
             act16_ = allocate(size_t(kMaxRows) * size_t(ld_act16_) * 2, "activations");
         }
         gemv_workspace_ = allocate(std::max<size_t>(dm_.gemv_workspace_bytes, 16), "GEMV workspace");
-        if (pair_min_rows() <= down_float_input_max_rows())
+        if (pair_min_rows() <= float_input_max_rows().down)
             gemv_pair_state_ = allocate(kNvfp4GemvPairStateBytes, "GEMV pair state");
         // Sized for the larger of a decode step (sequences_ rows) and a GEMV prefill pass (kMaxRows
         // rows), each with the splits that fill the GPU for it (batch x splits is about constant).
@@ -902,11 +908,10 @@ void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, 
 
 void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const float *x, int64_t ldx, float *y,
                                  int64_t ldy, bool add_residual, bool gemm, const float *x_amax,
-                                 const WeightPrefetch &next, const void *x16_copy, int64_t ld_x16_copy) {
+                                 const WeightPrefetch &next, const Fp16Copy &copy) {
     if (x_amax) {
         if (gemm || !reads_float_input(linear)) fail(RESET_ERR_INTERNAL, "FP32 GEMV input where it does not apply");
-        enqueue_gemv(linear.parts[0], rows, y, ldy, add_residual, nullptr, x, ldx, x_amax, next,
-                     {x16_copy, ld_x16_copy, nullptr});
+        enqueue_gemv(linear.parts[0], rows, y, ldy, add_residual, nullptr, x, ldx, x_amax, next, copy);
         return;
     }
     for (const DeviceLinearPart &part : linear.parts) {
@@ -1025,10 +1030,10 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         attention.workspace = attention_workspace_.as<float>();
         attention.workspace_bytes = attention_workspace_.bytes();
         // The o GEMV's input, where it can do without a preparation launch: attention's FP32
-        // output read directly where the rows are few enough (o_float_input_max_rows: by default
+        // output read directly where the rows are few enough (float_input_max_rows: by default
         // never), else the FP16 copy attention writes beside it (producer_fp16_copies; x16_ is
         // free once the QKV GEMV is done), the FP32 rows its fallback.
-        const bool o_direct = !gemm && reads_float_input(layer.o) && rows <= o_float_input_max_rows();
+        const bool o_direct = !gemm && reads_float_input(layer.o) && rows <= float_input_max_rows().o;
         const bool o_copy = !gemm && !o_direct && reads_float_input(layer.o) && producer_fp16_copies();
         float *attention_amax = o_direct || o_copy ? row_amax(l, 0) : nullptr;
         attention.out_amax = attention_amax;
@@ -1040,18 +1045,18 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         // attention_decode writes [rows][n_heads * head_dim] densely, so the o_proj reads that stride.
         attention_decode(attention, stream_);
         enqueue_linear(layer.o, rows, attention_.as<float>(), int64_t(c.n_heads) * c.head_dim, x_.as<float>(),
-                       ld_act_, true, gemm, attention_amax, {}, o_copy ? x16_.as() : nullptr, ld_x16_);
+                       ld_act_, true, gemm, attention_amax, {}, {o_copy ? x16_.as() : nullptr, ld_x16_});
 
         // The GEMM path writes a fused gate_up weight's [gate | up] rows; silu_mul follows.
         float *act_amax = nullptr;
         bool down_copy = false;
         if (layer.gate_up.fused_silu && !gemm) {
             // The down GEMV's input, as o's: the SiLU·up output read directly where both GEMVs
-            // allow it and the rows are few enough (down_float_input_max_rows: by default never),
+            // allow it and the rows are few enough (float_input_max_rows: by default never),
             // else the FP16 copy gate_up writes beside it (act16_).
-            const bool both = fuses_norm(layer.gate_up) && reads_float_input(layer.down);
-            const bool down_direct = both && rows <= down_float_input_max_rows();
-            down_copy = both && !down_direct && producer_fp16_copies();
+            const bool takes_output = down_reads_gate_up_output(layer);
+            const bool down_direct = takes_output && rows <= float_input_max_rows().down;
+            down_copy = takes_output && !down_direct && producer_fp16_copies();
             if (down_direct || down_copy) act_amax = row_amax(l, 1);
             // Both in one launch where turned on (nvfp4_gemv_pair, pair_min_rows).
             if (down_direct && enqueue_mlp_pair(layer, rows, act_amax)) continue;
@@ -1072,7 +1077,7 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
             silu_mul(silu, stream_);
         }
         enqueue_linear(layer.down, rows, act_.as<float>(), ld_act_, x_.as<float>(), ld_act_, true, gemm, act_amax, {},
-                       down_copy ? act16_.as() : nullptr, ld_act16_);
+                       {down_copy ? act16_.as() : nullptr, ld_act16_});
     }
 
     if (lm_rows == 0) return;  // a prefill chunk before the last: only its K/V matter

@@ -4,7 +4,8 @@
 # (sm_90a; ARCH overrides) and written to .ab/trace/libreset.so.0.xz for the GPU
 # machine: unpack it there, put its directory first on LD_LIBRARY_PATH, and run
 #   RESET_STEP_TRACE_FILE=t.txt build-bundle/bin/reset bench decode MODEL --backend cuda ...
-# then tests/bench/step_trace_report.py t.txt (tests/bench/results/h100_s16_run2.sh).
+# then tests/bench/step_trace_report.py t.txt (tests/bench/results/h100_s16_run2.sh),
+# or tests/bench/step_trace_on_device.sh, which does both.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"

@@ -52,15 +52,9 @@ for path in sorted(sys.argv[1:]):
           f"min {min(sm):.0f}; power median {statistics.median(power):.0f} W max {max(power):.0f}; throttle {reasons}")
 PY
 echo "== 4. step timeline at $SECONDS s"
-mkdir -p /tmp/tr /tmp/traces && xz -dc .ab/trace/libreset.so.0.xz > /tmp/tr/libreset.so.0
-trace() {  # NAME -- bench arguments
-    local name=$1; shift 2
-    env LD_LIBRARY_PATH=/tmp/tr:$LD_LIBRARY_PATH RESET_STEP_TRACE_FILE=/tmp/traces/$name.txt \
-        build-bundle/bin/reset bench decode $ck --backend cuda --weights auto --json --tokens 64 --repeat 1 "$@" >/dev/null 2>&1
-    echo "== $name" >> "$OUT/step_trace_s47_run1.txt"
-    python3 tests/bench/step_trace_report.py /tmp/traces/$name.txt >> "$OUT/step_trace_s47_run1.txt" 2>&1
-}
-trace b1_1k -- --prompt-tokens 1024 --sequences 1
-trace b8_1k -- --prompt-tokens 1024 --sequences 8
+for rows in 1 8; do
+    tests/bench/step_trace_on_device.sh $ck b${rows}_1k "$OUT/step_trace_s47_run1.txt" -- \
+        --tokens 64 --repeat 1 --prompt-tokens 1024 --sequences $rows
+done
 cat "$OUT/step_trace_s47_run1.txt"
 echo "done at $SECONDS s"

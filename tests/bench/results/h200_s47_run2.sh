@@ -27,13 +27,9 @@ OUT=/tmp/ab tests/bench/ab_env_decode_on_device.sh RESET_O_FLOAT_INPUT_ROWS "8 0
     --prompt-tokens 32000 --kv-cache fp8 --sequences 8 --tokens 32 --repeat 1 >> "$OUT/o_input_long_s47_run2.jsonl"
 python3 tests/bench/ab_summary.py "$OUT/o_input_long_s47_run2.jsonl"
 echo "== 4. lm_head on the tensor cores at $SECONDS s"
-mkdir -p /tmp/tr /tmp/traces && xz -dc .ab/trace/libreset.so.0.xz > /tmp/tr/libreset.so.0
 for v in 0 1; do
-    env LD_LIBRARY_PATH=/tmp/tr:$LD_LIBRARY_PATH RESET_STEP_TRACE_FILE=/tmp/traces/tc$v.txt RESET_LM_HEAD_TENSOR_CORES=$v \
-        build-bundle/bin/reset bench decode $ck --backend cuda --weights auto --json --tokens 64 --repeat 1 \
-        --prompt-tokens 1024 --sequences 8 >/dev/null 2>&1
-    echo "== b8_1k RESET_LM_HEAD_TENSOR_CORES=$v" >> "$OUT/lm_head_tc_trace_s47_run2.txt"
-    python3 tests/bench/step_trace_report.py /tmp/traces/tc$v.txt >> "$OUT/lm_head_tc_trace_s47_run2.txt" 2>&1
+    tests/bench/step_trace_on_device.sh $ck "b8_1k RESET_LM_HEAD_TENSOR_CORES=$v" "$OUT/lm_head_tc_trace_s47_run2.txt" \
+        RESET_LM_HEAD_TENSOR_CORES=$v -- --tokens 64 --repeat 1 --prompt-tokens 1024 --sequences 8
 done
 cat "$OUT/lm_head_tc_trace_s47_run2.txt"
 if command -v nsys > /dev/null; then

@@ -25,13 +25,9 @@ OUT=/tmp/ab tests/bench/ab_env_decode_on_device.sh RESET_PREPARE_PLACES_GEMV "0 
     --prompt-tokens 32000 --kv-cache fp8 --sequences 1 --tokens 32 --repeat 1 >> "$OUT/prepare_places_ab_s47_run6.jsonl"
 python3 tests/bench/ab_summary.py "$OUT/prepare_places_ab_s47_run6.jsonl"
 echo "== 3. step timeline at $SECONDS s"
-mkdir -p /tmp/tr /tmp/traces && xz -dc .ab/trace/libreset.so.0.xz > /tmp/tr/libreset.so.0
 for v in 0 3; do
-    env LD_LIBRARY_PATH=/tmp/tr:$LD_LIBRARY_PATH RESET_STEP_TRACE_FILE=/tmp/traces/p$v.txt RESET_PREPARE_PLACES_GEMV=$v \
-        build-bundle/bin/reset bench decode $ck --backend cuda --weights auto --json --tokens 64 --repeat 1 \
-        --prompt-tokens 1024 --sequences 1 >/dev/null 2>&1
-    echo "== b1_1k RESET_PREPARE_PLACES_GEMV=$v" >> "$OUT/step_trace_s47_run6.txt"
-    python3 tests/bench/step_trace_report.py /tmp/traces/p$v.txt >> "$OUT/step_trace_s47_run6.txt" 2>&1
+    tests/bench/step_trace_on_device.sh $ck "b1_1k RESET_PREPARE_PLACES_GEMV=$v" "$OUT/step_trace_s47_run6.txt" \
+        RESET_PREPARE_PLACES_GEMV=$v -- --tokens 64 --repeat 1 --prompt-tokens 1024 --sequences 1
 done
 cat "$OUT/step_trace_s47_run6.txt"
 echo "done at $SECONDS s"
