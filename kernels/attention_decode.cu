@@ -123,6 +123,7 @@
 #include "kernels/dependent_launch.cuh"
 #include "kernels/qk_norm_rope_rules.cuh"
 #include "kernels/step_trace.cuh"
+#include "rules/w4a16.h"
 
 namespace reset {
 namespace {
@@ -304,11 +305,14 @@ __device__ __forceinline__ float warp_sum(float v) {
 }
 
 // AttentionDecodeArgs::out_amax: every thread of the CTA calls this with the
-// max |out| it stored (0 if none); one atomic per warp.
+// max |out| it stored (0 if none); one atomic per warp, only where the warp's
+// maximum is past the FP16 row limit (the only maxima the o GEMV's row scale
+// depends on; rules/w4a16.h).
 __device__ __forceinline__ void raise_out_amax(const AttentionDecodeArgs &a, int b, float stored_max) {
     if (!a.out_amax) return;
     stored_max = warp_max(stored_max);
-    if (threadIdx.x % 32 == 0) atomicMax(reinterpret_cast<unsigned *>(a.out_amax + b), __float_as_uint(stored_max));
+    if (threadIdx.x % 32 == 0 && stored_max > w4a16::kFp16RowLimit)
+        atomicMax(reinterpret_cast<unsigned *>(a.out_amax + b), __float_as_uint(stored_max));
 }
 
 // The splits that hold positions for a context of `length` (whole kChunk

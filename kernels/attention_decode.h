@@ -121,10 +121,12 @@ struct AttentionDecodeArgs {
     const int32_t *slots = nullptr;  // device [batch]: the cache slot of row b; null = slot b
     float *out = nullptr;         // [batch][n_heads][head_dim]
     // Where set: out_amax[b] = max(out_amax[b], max |out| over the values
-    // stored for row b) (NaN dropped), by atomicMax on the bits (non-negative
-    // floats order as their bits: exact and order-independent); the caller
-    // zeroes it before the launch.  It is the x_amax of an NVFP4 GEMV that
-    // reads out directly (Nvfp4GemvArgs::x_amax), as the GEMV's y_amax is.
+    // stored for row b) (NaN dropped) wherever that max exceeds 32768
+    // (w4a16::kFp16RowLimit; a row whose values all fit leaves it as it was),
+    // by atomicMax on the bits (non-negative floats order as their bits:
+    // exact and order-independent); the caller zeroes it before the launch.
+    // It is the x_amax of an NVFP4 GEMV that reads out (Nvfp4GemvArgs::x_amax),
+    // as the GEMV's y_amax is.
     float *out_amax = nullptr;
     // Where set: out rounded to FP16 as well (round to nearest even), row b at
     // out16 + b * ld_out16 (FP16 elements, ld_out16 >= n_heads * head_dim):

@@ -118,7 +118,7 @@ struct GemvParams {
     float *partials;      // streamed: [row_tiles][max_parts][32 lanes][4]
     unsigned *counters;   // streamed: [row_tiles]
     const float *x_amax;  // FP32 input: the rows' max |x| (Nvfp4GemvArgs::x_amax)
-    float *y_amax;        // where set: the stored rows' max |y|, by atomicMax
+    float *y_amax;        // where set: the stored rows' max |y| past 32768, by atomicMax
     __half *y16;          // where set: y rounded to FP16 too (Nvfp4GemvArgs::y16)
     int64_t ld_y16;
     const float *x_fallback;  // copy mode (kCopy): the FP32 rows behind x, the FP16 copy (Nvfp4GemvArgs::x_fallback)
@@ -263,9 +263,12 @@ __device__ __forceinline__ void epilogue(const GemvParams &p, int64_t tile, int 
     }
     if (p.y_amax) {
         // The next GEMV's row maxima (Nvfp4GemvArgs::y_amax): the lanes of one
-        // token (same t) first, then one atomic per token and warp.  A maximum
-        // does not depend on the order, and non-negative floats order as their
-        // bits, so the unsigned atomicMax is exact and deterministic.
+        // token (same t) first, then one atomic per token and warp, only where
+        // the warp's maximum is past the FP16 row limit, the only maxima the
+        // row scale depends on (one atomic per warp and row cost 1.6% of a
+        // batch-8 step).  A maximum does not depend on the order, and
+        // non-negative floats order as their bits, so the unsigned atomicMax
+        // is exact and deterministic.
 #pragma unroll
         for (int c = 0; c < 2; ++c)
 #pragma unroll
@@ -274,7 +277,7 @@ __device__ __forceinline__ void epilogue(const GemvParams &p, int64_t tile, int 
         if (g == 0)
 #pragma unroll
             for (int c = 0; c < 2; ++c)
-                if (valid_token[c])
+                if (valid_token[c] && stored_max[c] > w4a16::kFp16RowLimit)
                     atomicMax(reinterpret_cast<unsigned *>(p.y_amax + 2 * t + c), __float_as_uint(stored_max[c]));
     }
 }
@@ -449,15 +452,17 @@ __device__ __forceinline__ bool load_first_quad(const GemvParams &p, const WarpW
 // is not 1), the copy is not what the preparation would have written, so the
 // warp multiplies its quads again from the FP32 rows, converted as loaded
 // (the x_amax rule).  Every warp decides alike (all tokens' maxima), so the
-// K slices of a tile agree.  `scale` is the lane's token's row scale, read
-// before the products so that its load is long done by now.
-template <bool kPipelined>
-__device__ __forceinline__ void unless_rows_fit(const GemvParams &p, float scale, int tile, int q_first, int q_end,
+// K slices of a tile agree.  `amax` is the lane's token's row maximum, loaded
+// before the products (and only used here, so that nothing waits for it
+// there).  The second pass takes the plain loop: it is rare, and the
+// pipelined FP32 one would raise every launch's registers (90 to 120).
+__device__ __forceinline__ void unless_rows_fit(const GemvParams &p, float amax, int tile, int q_first, int q_end,
                                                 int step, int token, int lane, QuadWeights &w, float (&acc)[4]) {
+    const float scale = w4a16::fp16_row_scale(amax);
     if (__all_sync(0xffffffffu, scale == 1.0f)) return;
     acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
-    tile_quads<true, float, kPipelined>(p, p.x_fallback, p.ld_x_fallback, tile, q_first, q_end, step, token,
-                                        1.0f / scale, lane, false, w, acc);
+    tile_quads<true, float>(p, p.x_fallback, p.ld_x_fallback, tile, q_first, q_end, step, token, 1.0f / scale, lane,
+                            false, w, acc);
 }
 
 // kCopy: x is a producer's FP16 copy, with unless_rows_fit after each tile's products.
@@ -472,9 +477,9 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
     // FP32 input: the inverse of the B-fragment token's row scale (exact: a power of two).
     float inverse = 1.0f;
     if constexpr (!std::is_same_v<X, __half>) inverse = 1.0f / input_row_scale(p, token);
-    // Copy mode: the token's row scale, 1 where its FP16 copy is the prepared input (unless_rows_fit).
-    [[maybe_unused]] float copy_scale = 1.0f;
-    if constexpr (kCopy) copy_scale = input_row_scale(p, token);
+    // Copy mode: the token's row maximum, for unless_rows_fit after the products.
+    [[maybe_unused]] float copy_amax = 0.0f;
+    if constexpr (kCopy) copy_amax = p.x_amax[token];
 
     float acc[4] = {};
     if constexpr (!kStreamed) {
@@ -482,8 +487,8 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
             tile_quads<kVectorX, X, kPipelined>(p, p.x, p.ldx, work.first_tile, work.first_quad, k_quads, p.slices,
                                                 token, inverse, lane, loaded, w, acc);
             if constexpr (kCopy)
-                unless_rows_fit<kPipelined>(p, copy_scale, work.first_tile, work.first_quad, k_quads, p.slices, token,
-                                            lane, w, acc);
+                unless_rows_fit(p, copy_amax, work.first_tile, work.first_quad, k_quads, p.slices, token, lane, w,
+                                acc);
         }
         prefetch_next_weight(p, warp, lane, block, blocks);
         if (p.slices > 1) {
@@ -513,7 +518,7 @@ __device__ __forceinline__ void gemv_product(const GemvParams &p, const WarpWork
             acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
             tile_quads<kVectorX, X>(p, p.x, p.ldx, tile, q0, q1, 1, token, inverse, lane, loaded && i == work.begin, w,
                                     acc);
-            if constexpr (kCopy) unless_rows_fit<false>(p, copy_scale, tile, q0, q1, 1, token, lane, w, acc);
+            if constexpr (kCopy) unless_rows_fit(p, copy_amax, tile, q0, q1, 1, token, lane, w, acc);
             i += q1 - q0;
             if (q0 == 0 && q1 == k_quads) {
                 epilogue(p, tile, lane, acc);

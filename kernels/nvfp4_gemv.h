@@ -46,15 +46,17 @@ struct Nvfp4GemvArgs {
     const float *x_row_scale = nullptr;  // [tokens] multipliers, or nullptr for 1
     // W4A16 from FP32 activations not yet prepared: where set, x is FP32
     // [tokens][ldx] (16-byte aligned, ldx a multiple of 4) and x_amax[token]
-    // its row's max |x| (NaN ignored, as an earlier GEMV's y_amax or
-    // attention_decode's out_amax leave it); the kernel converts x as it loads
+    // its row's max |x| (NaN ignored) where that exceeds 32768, else any value
+    // <= 32768 such as 0: the row scale is 1 either way (w4a16::fp16_row_scale,
+    // all the kernel uses it for), as an earlier GEMV's y_amax or
+    // attention_decode's out_amax leave it; the kernel converts x as it loads
     // it, by nvfp4_prepare_activations' W4A16 rule (rules/w4a16.h), so the
     // result is bit for bit that of the prepare launch plus this GEMV, without
     // the launch.  x_row_scale must then be null.
     const float *x_amax = nullptr;
     // The producer's FP16 copy (attention_decode's out16, an earlier GEMV's
     // y16): where set, x is that copy (FP16, 16-byte aligned, ldx % 8 == 0),
-    // x_amax the rows' max |x| and x_fallback the same rows in FP32
+    // x_amax the rows' maxima as above and x_fallback the same rows in FP32
     // ([tokens][ld_x_fallback], 16-byte aligned, a multiple of 4).  Where
     // every row's max |x| <= 32768 the copy is what the preparation writes and
     // the kernel reads it; else it multiplies again from x_fallback as with
@@ -68,9 +70,11 @@ struct Nvfp4GemvArgs {
     int64_t ldy = 0;
     Nvfp4GemvOutput output = Nvfp4GemvOutput::kFloat32;
     // Where set (FP32 output only): y_amax[token] = max(y_amax[token], max |y|
-    // over the values stored for token), by atomicMax on the bits (exact and
-    // order-independent); the caller zeroes it before the launch.  It is the
-    // x_amax of a GEMV that reads y.
+    // over the values stored for token) wherever that max exceeds 32768
+    // (w4a16::kFp16RowLimit), by atomicMax on the bits (exact and
+    // order-independent); a token whose values all fit leaves it as it was.
+    // The caller zeroes it before the launch.  It is the x_amax of a GEMV that
+    // reads y (whose row scale depends on nothing below the limit).
     float *y_amax = nullptr;
     // Where set (FP32 output only): y rounded to FP16 as well (round to
     // nearest even), token m's outputs at y16 + m * ld_y16 (ld_y16 >=

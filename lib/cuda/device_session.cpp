@@ -392,8 +392,8 @@ private:
     // RMSNorm of x_ (rows from `first`) with `weight`, then `linear` on it: one fused norm +
     // NVFP4 preparation launch where the linear is a single NVFP4 part over the hidden size
     // (kernels/rms_norm_prepare.h), else rms_norm into normed_ and enqueue_linear.
-    // y_amax: the GEMV also leaves the rows' max |y| there (Nvfp4GemvArgs::y_amax), for a
-    // next GEMV that reads y directly.  next: what the GEMV's warps ask the L2 for as they
+    // y_amax: the GEMV also leaves the rows' max |y| there where past 32768
+    // (Nvfp4GemvArgs::y_amax), for a next GEMV that reads y or its FP16 copy.  next: what the GEMV's warps ask the L2 for as they
     // finish (Nvfp4GemvArgs::prefetch, prefetch_of the linear after it).
     // place_next_early: where the norm runs as its own launch before the GEMV (not the GEMM
     // path), that launch lets the GEMV's CTAs be placed before its wait (RmsNormPrepareArgs).
@@ -524,7 +524,7 @@ private:
     DeviceBuffer x_, normed_, qkv_, q_, attention_, gate_up_, act_, x16_, row_scale_;
     DeviceBuffer gemv_workspace_, attention_workspace_;
     DeviceBuffer gemv_pair_state_;  // nvfp4_gemv_pair's claim counters, where the pair can run (pair_min_rows)
-    // [layer][attention output, gate_up output][kMaxRows] row maxima |x| (reads_float_input),
+    // [layer][attention output, gate_up output][kMaxRows] row maxima |x| past 32768 (reads_float_input),
     // zeroed at the start of every GEMV-path forward pass; their producers atomicMax into them.
     DeviceBuffer amax_;
     // gate_up's output rounded to FP16 (Nvfp4GemvArgs::y16), down's input where producer_fp16_copies.

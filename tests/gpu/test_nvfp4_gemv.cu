@@ -27,6 +27,7 @@
 #include "kernels/nvfp4_gemv.h"
 #include "kernels/nvfp4_quantize_activations.h"
 #include "rules/nvfp4.h"
+#include "rules/w4a16.h"
 
 namespace {
 
@@ -507,10 +508,13 @@ void test_w4a16_prepare_large() {
 // FP32 input (x_amax): the GEMV converts x as it loads it, which must give
 // exactly the prepare launch + FP16 GEMV result (the same FP16 values, the
 // same products, the same summation), rows past FP16's range included; and
-// y_amax must be exactly the largest |y| stored per token.  A producer's FP16
-// copy (x_fallback, the x it rounds to FP16 unscaled) gives that result too:
-// read where every row fits FP16 unscaled, multiplied again from the FP32
-// rows where one does not (token 1's rows of 3e6).  y16 is y rounded to FP16.
+// y_amax must be exactly the largest |y| stored per token where that exceeds
+// 32768 and untouched (0) where it does not.  A producer's FP16 copy
+// (x_fallback, the x it rounds to FP16 unscaled) gives that result too: read
+// where every row fits FP16 unscaled, multiplied again from the FP32 rows
+// where one does not (token 1's rows of 3e6).  Both read the row maxima as
+// the producers leave them (0 below 32768) as well as exact ones.  y16 is y
+// rounded to FP16.
 void test_float_input() {
     for (bool gate_up : {false, true}) {
         const int64_t rows = gate_up ? 2 * 53 : 77, cols = 4128;  // K = 16 quads + 32: the tail quad too
@@ -529,10 +533,16 @@ void test_float_input() {
                     x[static_cast<size_t>(m * ldx + k)] = v;
                     if (k < cols) amax[static_cast<size_t>(m)] = std::max(amax[static_cast<size_t>(m)], std::fabs(v));
                 }
-            DeviceBuffer xd(x.size() * 4), amax_d(amax.size() * 4), x16(static_cast<size_t>(tokens * cols) * 2),
-                rs(static_cast<size_t>(tokens) * 4), y_amax(static_cast<size_t>(tokens) * 4);
+            // The maxima as a producer's y_amax / out_amax leave them: raised only past the FP16 row limit.
+            std::vector<float> amax_left(amax);
+            for (float &a : amax_left)
+                if (!(a > reset::w4a16::kFp16RowLimit)) a = 0.0f;
+            DeviceBuffer xd(x.size() * 4), amax_exact(amax.size() * 4), amax_producers(amax.size() * 4),
+                x16(static_cast<size_t>(tokens * cols) * 2), rs(static_cast<size_t>(tokens) * 4),
+                y_amax(static_cast<size_t>(tokens) * 4);
             xd.upload(x.data(), xd.bytes);
-            amax_d.upload(amax.data(), amax_d.bytes);
+            amax_exact.upload(amax.data(), amax_exact.bytes);
+            amax_producers.upload(amax_left.data(), amax_producers.bytes);
             const int64_t ld_copy = cols + 8;  // the copy's own row stride
             std::vector<float> copy_rows(static_cast<size_t>(tokens * ld_copy), 0.0f);
             for (int m = 0; m < tokens; ++m)
@@ -541,9 +551,11 @@ void test_float_input() {
             DeviceBuffer copy(copy_rows.size() * 2), y16(static_cast<size_t>(tokens * (outputs + 5)) * 2);
             copy.upload(to_half(copy_rows).data(), copy.bytes);
             prepare_w4a16(xd, ldx, reset::Nvfp4ActivationInput::kFloat32, tokens, cols, x16, rs);
-            for (int splits : {0, -3}) {
-                char label[128];
-                std::snprintf(label, sizeof label, "fp32 input gate_up=%d M=%d splits=%d", gate_up, tokens, splits);
+            for (auto [splits, exact] : {std::pair{0, true}, {-3, true}, {0, false}, {-3, false}}) {
+                const DeviceBuffer &amax_d = exact ? amax_exact : amax_producers;
+                char label[160];
+                std::snprintf(label, sizeof label, "fp32 input gate_up=%d M=%d splits=%d %s maxima", gate_up, tokens,
+                              splits, exact ? "exact" : "producers'");
                 const std::vector<float> prepared = run_gemv(d, tokens, x16, cols, rs.as<float>(), nullptr, nullptr,
                                                              reset::Nvfp4GemvOutput::kFloat32, splits, label);
                 CUDA_OK(cudaMemset(y_amax.ptr, 0, y_amax.bytes));
@@ -581,11 +593,16 @@ void test_float_input() {
                 std::vector<float> got(static_cast<size_t>(tokens));
                 y_amax.download(got.data(), y_amax.bytes);
                 for (int m = 0; m < tokens; ++m) {
-                    float want = 0.0f;
+                    float max_y = 0.0f;
                     for (int64_t n = 0; n < outputs; ++n)
-                        want = std::max(want, std::fabs(direct[static_cast<size_t>(m * outputs + n)]));
+                        max_y = std::max(max_y, std::fabs(direct[static_cast<size_t>(m * outputs + n)]));
+                    const float want = max_y > reset::w4a16::kFp16RowLimit ? max_y : 0.0f;
                     EXPECT(got[static_cast<size_t>(m)] == want, "%s: y_amax[%d] = %.9g, max |y| = %.9g", label, m,
-                           got[static_cast<size_t>(m)], want);
+                           got[static_cast<size_t>(m)], max_y);
+                    // Both sides of the limit are asserted: token 1's rows of 3e6 give |y| far past it.
+                    if (large && m == 1)
+                        EXPECT(max_y > reset::w4a16::kFp16RowLimit, "%s: token 1's max |y| %.9g does not pass the limit",
+                               label, max_y);
                 }
             }
         }
