@@ -151,10 +151,10 @@ bool new_token_in_attention_pays(const KvCacheLayerView &cache, int64_t length, 
 // where a row does not fit (Nvfp4GemvArgs::x_fallback): no preparation launch.
 // Against a preparation launch before each (H200, Qwen3-8B shape, medians of
 // 3 / 2; docs/history/cuda-engine-sessions.md, session 47 run 9): 1k batch 1
-// -3.0%, batch 8 level, 32k FP8 batch 1 -2.0%.  The copies without the
-// fallback's checks had measured -5.5%, -3.2% and -4.4% (run 8): what the
-// check costs is not yet understood.  RESET_PRODUCER_FP16=0 puts the
-// preparation launches back, for A/B runs.
+// -3.0%, batch 8 level, 32k FP8 batch 1 -2.0%; at batch 2 and 4 -4.9% and
+// -5.3% once the check was made cheap (session 48: the producers' row maxima
+// raised only past 32768, compared after the products).  RESET_PRODUCER_FP16=0
+// puts the preparation launches back, for A/B runs.
 bool producer_fp16_copies() {
     static const bool on = environment_integer("RESET_PRODUCER_FP16", 1, 0, 1) == 1;
     return on;
