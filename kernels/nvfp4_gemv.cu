@@ -117,7 +117,7 @@ struct GemvParams {
     int quads_per_run;
     float *partials;      // streamed: [row_tiles][max_parts][32 lanes][4]
     unsigned *counters;   // streamed: [row_tiles]
-    const float *x_amax;  // FP32 input: the rows' max |x| (Nvfp4GemvArgs::x_amax)
+    const float *x_amax;  // FP32 input or copy: the rows' max |x| past 32768 (Nvfp4GemvArgs::x_amax)
     float *y_amax;        // where set: the stored rows' max |y| past 32768, by atomicMax
     __half *y16;          // where set: y rounded to FP16 too (Nvfp4GemvArgs::y16)
     int64_t ld_y16;

@@ -392,9 +392,9 @@ private:
     // RMSNorm of x_ (rows from `first`) with `weight`, then `linear` on it: one fused norm +
     // NVFP4 preparation launch where the linear is a single NVFP4 part over the hidden size
     // (kernels/rms_norm_prepare.h), else rms_norm into normed_ and enqueue_linear.
-    // y_amax: the GEMV also leaves the rows' max |y| there where past 32768
-    // (Nvfp4GemvArgs::y_amax), for a next GEMV that reads y or its FP16 copy.  next: what the GEMV's warps ask the L2 for as they
-    // finish (Nvfp4GemvArgs::prefetch, prefetch_of the linear after it).
+    // y_amax: the GEMV also leaves the rows' max |y| there where past 32768 (Nvfp4GemvArgs::y_amax),
+    // for a next GEMV that reads y or its FP16 copy.  next: what the GEMV's warps ask the L2 for as
+    // they finish (Nvfp4GemvArgs::prefetch, prefetch_of the linear after it).
     // place_next_early: where the norm runs as its own launch before the GEMV (not the GEMM
     // path), that launch lets the GEMV's CTAs be placed before its wait (RmsNormPrepareArgs).
     // y16: where set, the GEMV also writes y rounded to FP16 there, row stride ld_act16_ (Nvfp4GemvArgs::y16).
