@@ -194,7 +194,8 @@ __device__ __forceinline__ void load_x(const FreshFloat *x, float inverse, uint4
 
 __device__ __forceinline__ float silu(float v) { return v / (1.0f + __expf(-v)); }
 
-// Returns the value stored (for y_amax, which the host allows with FP32 output only).
+// Returns the value stored (for y_amax, which the host allows with FP32 output only), and
+// writes its FP16 copy where asked (y16, FP32 output only as well).
 __device__ __forceinline__ float store_output(const GemvParams &p, int token, int64_t col, float v) {
     const int64_t y_index = token * p.ldy + col;
     if (p.output_bf16) {
@@ -204,6 +205,7 @@ __device__ __forceinline__ float store_output(const GemvParams &p, int token, in
     } else {
         if (p.residual) v += static_cast<const float *>(p.residual)[token * p.ld_residual + col];
         static_cast<float *>(p.y)[y_index] = v;
+        if (p.y16) p.y16[token * p.ld_y16 + col] = __float2half_rn(v);
     }
     return v;
 }
@@ -241,9 +243,7 @@ __device__ __forceinline__ void epilogue(const GemvParams &p, int64_t tile, int 
                 gate += p.bias[col];
                 up += p.bias[half + col];
             }
-            const float value = store_output(p, 2 * t + c, col, silu(gate) * up);
-            if (p.y16) p.y16[(2 * t + c) * p.ld_y16 + col] = __float2half_rn(value);
-            stored_max[c] = fmaxf(stored_max[c], fabsf(value));
+            stored_max[c] = fmaxf(stored_max[c], fabsf(store_output(p, 2 * t + c, col, silu(gate) * up)));
         }
     } else {
 #pragma unroll
@@ -255,9 +255,7 @@ __device__ __forceinline__ void epilogue(const GemvParams &p, int64_t tile, int 
                 if (!valid_token[c]) continue;
                 float v = acc[2 * h + c] * row_factor[c];
                 if (p.bias) v += p.bias[col];
-                const float value = store_output(p, 2 * t + c, col, v);
-                if (p.y16) p.y16[(2 * t + c) * p.ld_y16 + col] = __float2half_rn(value);
-                stored_max[c] = fmaxf(stored_max[c], fabsf(value));
+                stored_max[c] = fmaxf(stored_max[c], fabsf(store_output(p, 2 * t + c, col, v)));
             }
         }
     }
@@ -943,7 +941,8 @@ GemvKernel gemv_kernel(const Launch &launch, const Nvfp4GemvArgs &args) {
     const bool float_x = args.x_amax != nullptr && args.x_fallback == nullptr;
     if (args.x_fallback) {
         if (pipelined_loop(launch.plan, args.pipeline)) return nvfp4_gemv_kernel<true, false, false, true, true>;
-        return local ? nvfp4_gemv_kernel<true, false, false, false, true> : nvfp4_gemv_kernel<true, true, false, false, true>;
+        return local ? nvfp4_gemv_kernel<true, false, false, false, true>
+                     : nvfp4_gemv_kernel<true, true, false, false, true>;
     }
     if (vector_x && pipelined_loop(launch.plan, args.pipeline))
         return float_x ? nvfp4_gemv_kernel<true, false, true, true> : nvfp4_gemv_kernel<true, false, false, true>;

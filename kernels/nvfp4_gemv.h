@@ -141,16 +141,16 @@ constexpr size_t kNvfp4GemvPairStateBytes = 384;
 
 // Two products in one launch, where `second` reads what `first` writes: a
 // decode step's gate_up -> down where down reads FP32 (since session 47 only
-// behind the engine's A/B knobs, docs/cuda-engine.md section 2).  Each is the nvfp4_gemv of its arguments, bit
-// for bit.  The CTAs of the first product's own launch become units of work
-// that the running CTAs claim from a counter; a CTA waits for them to finish
-// only while every one of them is claimed, holding the first quad of its
-// second-product unit (its CTA of the second's own launch), which it loaded
-// before waiting.  So the DRAM keeps streaming where two launches would
-// drain, place the second grid and ramp up again, and the wait cannot
-// deadlock however few of the CTAs the GPU holds at once (another stream's
-// kernels may hold the rest): kernels/claimed_work.cuh, docs/history/gemv-sessions.md
-// sessions 13-14.
+// behind the engine's A/B knobs, docs/cuda-engine.md section 2).  Each is the
+// nvfp4_gemv of its arguments, bit for bit.  The CTAs of the first product's
+// own launch become units of work that the running CTAs claim from a counter;
+// a CTA waits for them to finish only while every one of them is claimed,
+// holding the first quad of its second-product unit (its CTA of the second's
+// own launch), which it loaded before waiting.  So the DRAM keeps streaming
+// where two launches would drain, place the second grid and ramp up again,
+// and the wait cannot deadlock however few of the CTAs the GPU holds at once
+// (another stream's kernels may hold the rest): kernels/claimed_work.cuh,
+// docs/history/gemv-sessions.md sessions 13-14.
 //
 // Supported (nvfp4_gemv_pair_runs says whether): the first product reads
 // prepared FP16 activations, 16-byte aligned with ldx a multiple of 8; the

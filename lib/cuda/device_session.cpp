@@ -308,13 +308,28 @@ struct PrefillInput {
 };
 
 // The FP16 copies of producer_fp16_copies for one GEMV: its input's (with x_amax; x is then
-// the FP32 fallback, Nvfp4GemvArgs::x_fallback) and its output's (Nvfp4GemvArgs::y16, row
-// stride CudaSession::ld_act16_).
+// the FP32 fallback, Nvfp4GemvArgs::x_fallback) and its output's (Nvfp4GemvArgs::y16).
 struct Fp16Copy {
     const void *input = nullptr;
     int64_t ld_input = 0;
     void *output = nullptr;
+    int64_t ld_output = 0;
 };
+
+// How a GEMV whose producer can leave its row maxima (`eligible`: o after attention, down after
+// gate_up's SiLU·up epilogue, on the GEMV path) takes that producer's output at `rows` rows: its
+// FP32 output read directly up to `direct_max_rows` (float_input_max_rows), else the FP16 copy the
+// producer writes beside it (producer_fp16_copies), else neither (a preparation launch first).
+struct InputRoute {
+    bool direct = false, copy = false;
+    bool needs_row_maxima() const { return direct || copy; }
+};
+InputRoute input_route(bool eligible, int rows, int direct_max_rows) {
+    InputRoute route;
+    route.direct = eligible && rows <= direct_max_rows;
+    route.copy = eligible && !route.direct && producer_fp16_copies();
+    return route;
+}
 
 class CudaSession final : public DeviceSession {
 public:
@@ -397,10 +412,10 @@ private:
     // they finish (Nvfp4GemvArgs::prefetch, prefetch_of the linear after it).
     // place_next_early: where the norm runs as its own launch before the GEMV (not the GEMM
     // path), that launch lets the GEMV's CTAs be placed before its wait (RmsNormPrepareArgs).
-    // y16: where set, the GEMV also writes y rounded to FP16 there, row stride ld_act16_ (Nvfp4GemvArgs::y16).
+    // copy.output: where set, the GEMV also writes y rounded to FP16 there (Fp16Copy, Nvfp4GemvArgs::y16).
     void enqueue_norm_linear(const float *weight, int first, int rows, const DeviceLinear &linear, float *y,
                              int64_t ldy, bool gemm = false, float *y_amax = nullptr, const WeightPrefetch &next = {},
-                             bool place_next_early = false, void *y16 = nullptr);
+                             bool place_next_early = false, const Fp16Copy &copy = {});
     // The NVFP4 GEMV of one part on the prepared activations in x16_ / row_scale_, or, where
     // x_amax is set, straight from FP32 activations x (Nvfp4GemvArgs::x_amax: no prepare launch).
     // copy: the FP16 copies of producer_fp16_copies (Fp16Copy).
@@ -427,9 +442,10 @@ private:
     void enqueue_gemm(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual);
     // enqueue_gemm on the GEMM path, else enqueue_gemv.
     void enqueue_product(const DeviceLinearPart &part, int rows, float *y, int64_t ldy, bool add_residual,
-                         bool gemm, float *y_amax = nullptr, const WeightPrefetch &next = {}, void *y16 = nullptr) {
+                         bool gemm, float *y_amax = nullptr, const WeightPrefetch &next = {},
+                         const Fp16Copy &copy = {}) {
         if (gemm) enqueue_gemm(part, rows, y, ldy, add_residual);
-        else enqueue_gemv(part, rows, y, ldy, add_residual, y_amax, nullptr, 0, nullptr, next, {nullptr, 0, y16});
+        else enqueue_gemv(part, rows, y, ldy, add_residual, y_amax, nullptr, 0, nullptr, next, copy);
     }
     // Whether RMSNorm and the preparation of `linear`'s input run as one launch
     // (kernels/rms_norm_prepare.h): W4A16, a single NVFP4 part over the hidden size.  Not in
@@ -797,7 +813,7 @@ Nvfp4GemvArgs CudaSession::gemv_args(const DeviceLinearPart &part, int rows, flo
     Nvfp4GemvArgs args;
     args.tokens = rows;
     args.y16 = copy.output;
-    args.ld_y16 = copy.output ? ld_act16_ : 0;
+    args.ld_y16 = copy.ld_output;
     if (x_amax && copy.input) {
         args.x = copy.input;
         args.ldx = copy.ld_input;
@@ -891,13 +907,13 @@ void CudaSession::enqueue_norm_prepare(const float *weight, int first, int rows,
 
 void CudaSession::enqueue_norm_linear(const float *weight, int first, int rows, const DeviceLinear &linear, float *y,
                                       int64_t ldy, bool gemm, float *y_amax, const WeightPrefetch &next,
-                                      bool place_next_early, void *y16) {
+                                      bool place_next_early, const Fp16Copy &copy) {
     if (fuses_norm(linear)) {
         enqueue_norm_prepare(weight, first, rows, linear.parts[0], place_next_early && !gemm);
-        enqueue_product(linear.parts[0], rows, y, ldy, false, gemm, y_amax, next, y16);
+        enqueue_product(linear.parts[0], rows, y, ldy, false, gemm, y_amax, next, copy);
         return;
     }
-    if (y_amax || y16) fail(RESET_ERR_INTERNAL, "row maxima or an FP16 copy asked of a linear without the fused norm");
+    if (y_amax || copy.output) fail(RESET_ERR_INTERNAL, "row maxima or an FP16 copy asked of a linear without the fused norm");
     RmsNormArgs a;
     set_norm_input(a, weight, first, rows);
     a.out = normed_.as<float>();
@@ -1029,39 +1045,34 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
         attention.splits = attention_splits;
         attention.workspace = attention_workspace_.as<float>();
         attention.workspace_bytes = attention_workspace_.bytes();
-        // The o GEMV's input, where it can do without a preparation launch: attention's FP32
-        // output read directly where the rows are few enough (float_input_max_rows: by default
-        // never), else the FP16 copy attention writes beside it (producer_fp16_copies; x16_ is
-        // free once the QKV GEMV is done), the FP32 rows its fallback.
-        const bool o_direct = !gemm && reads_float_input(layer.o) && rows <= float_input_max_rows().o;
-        const bool o_copy = !gemm && !o_direct && reads_float_input(layer.o) && producer_fp16_copies();
-        float *attention_amax = o_direct || o_copy ? row_amax(l, 0) : nullptr;
+        // The o GEMV's input (input_route): attention's FP32 output, or the FP16 copy attention
+        // writes beside it into x16_ (free once the QKV GEMV is done), or a preparation launch.
+        const InputRoute o_route = input_route(!gemm && reads_float_input(layer.o), rows, float_input_max_rows().o);
+        float *attention_amax = o_route.needs_row_maxima() ? row_amax(l, 0) : nullptr;
         attention.out_amax = attention_amax;
-        if (o_copy) {
-            attention.out16 = x16_.as();
-            attention.ld_out16 = ld_x16_;
-        }
+        void *attention16 = o_route.copy ? x16_.as() : nullptr;
+        attention.out16 = attention16;
+        attention.ld_out16 = ld_x16_;
         if (!gemm) attention.prefetch = prefetch_of(layer.gate_up);
         // attention_decode writes [rows][n_heads * head_dim] densely, so the o_proj reads that stride.
         attention_decode(attention, stream_);
         enqueue_linear(layer.o, rows, attention_.as<float>(), int64_t(c.n_heads) * c.head_dim, x_.as<float>(),
-                       ld_act_, true, gemm, attention_amax, {}, {o_copy ? x16_.as() : nullptr, ld_x16_});
+                       ld_act_, true, gemm, attention_amax, {}, {attention16, ld_x16_});
 
         // The GEMM path writes a fused gate_up weight's [gate | up] rows; silu_mul follows.
         float *act_amax = nullptr;
-        bool down_copy = false;
+        void *act16 = nullptr;  // gate_up's FP16 copy of its output, down's input
         if (layer.gate_up.fused_silu && !gemm) {
-            // The down GEMV's input, as o's: the SiLU·up output read directly where both GEMVs
-            // allow it and the rows are few enough (float_input_max_rows: by default never),
-            // else the FP16 copy gate_up writes beside it (act16_).
-            const bool takes_output = down_reads_gate_up_output(layer);
-            const bool down_direct = takes_output && rows <= float_input_max_rows().down;
-            down_copy = takes_output && !down_direct && producer_fp16_copies();
-            if (down_direct || down_copy) act_amax = row_amax(l, 1);
+            // The down GEMV's input, as o's: the SiLU·up output, or the FP16 copy gate_up writes
+            // beside it into act16_, or a preparation launch.
+            const InputRoute down_route =
+                input_route(down_reads_gate_up_output(layer), rows, float_input_max_rows().down);
+            if (down_route.needs_row_maxima()) act_amax = row_amax(l, 1);
+            if (down_route.copy) act16 = act16_.as();
             // Both in one launch where turned on (nvfp4_gemv_pair, pair_min_rows).
-            if (down_direct && enqueue_mlp_pair(layer, rows, act_amax)) continue;
+            if (down_route.direct && enqueue_mlp_pair(layer, rows, act_amax)) continue;
             enqueue_norm_linear(layer.post_attention_norm, 0, rows, layer.gate_up, act_.as<float>(), ld_act_, false,
-                                act_amax, {}, false, down_copy ? act16_.as() : nullptr);
+                                act_amax, {}, false, {nullptr, 0, act16, ld_act16_});
         } else {
             enqueue_norm_linear(layer.post_attention_norm, 0, rows, layer.gate_up, gate_up_.as<float>(), ld_gate_up_,
                                 gemm);
@@ -1077,7 +1088,7 @@ void CudaSession::enqueue_forward(int rows, const int32_t *tokens, const int32_t
             silu_mul(silu, stream_);
         }
         enqueue_linear(layer.down, rows, act_.as<float>(), ld_act_, x_.as<float>(), ld_act_, true, gemm, act_amax, {},
-                       {down_copy ? act16_.as() : nullptr, ld_act16_});
+                       {act16, ld_act16_});
     }
 
     if (lm_rows == 0) return;  // a prefill chunk before the last: only its K/V matter
