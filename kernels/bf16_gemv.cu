@@ -14,6 +14,7 @@
 #include <array>
 #include <atomic>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -223,6 +224,17 @@ __global__ void __launch_bounds__(kThreads, 1) bf16_gemv_kernel(const __grid_con
 // summed in slice order through shared memory.  (A first version staged x's parts in shared
 // memory a K tile at a time: the staging, repeated by every CTA, cost more than the products,
 // 469 µs for the lm_head at 8 tokens; session 46.)
+//
+// How the weights are read (session 49, H200, the lm_head at 8 tokens alone, µs):
+//  - a slice takes neighbouring pairs of steps (steps 2j and 2j + 1 for j = slice, slice +
+//    k_slices, ...), so the two loads a lane keeps in flight per row are one 128-byte line's
+//    halves and a warp asks for whole lines of its 16 rows (alternate steps: 351.5 → 337.0);
+//  - one CTA per group of tiles, placed by the hardware in launch order, rather than one
+//    resident wave of CTAs each walking every wave-th group: the CTAs running at once read
+//    neighbouring rows, and a CTA that finds no free slot at first (another kernel's CTAs
+//    still resident) delays one group, not a wave-th of the weight (351.5 → 321.3; both
+//    315.8, 3.94 TB/s, the FP32 path 408 at 8 tokens and 302 at 1-2).  In the step a
+//    wave's last CTAs ran 232 µs behind its median (session 47).
 
 // The token count from which the tensor-core path runs: 2, or RESET_BF16_GEMV_TENSOR_CORES_FROM
 // (2..9; 9 = never) for A/B runs.
@@ -310,11 +322,11 @@ __global__ void __launch_bounds__(kMmaThreads, 4) bf16_gemv_mma_kernel(const __g
         };
         float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         if (live) {
-            // Slice s takes steps s, s + k_slices, ... (contiguous runs of steps per slice: lm_head
-            // +2.5%, gate_up +3.5%, down -5% at 8 tokens on the H200, session 46 run 5).
-            int64_t s = slice;
-            for (; s + p.k_slices < steps; s += 2 * p.k_slices) {  // two steps' weights in flight
-                const int64_t s1 = s + p.k_slices;
+            // Slice s takes the step pairs s, s + k_slices, ... (above; contiguous runs of steps per
+            // slice: lm_head +2.5%, gate_up +3.5%, down -5% at 8 tokens on the H200, session 46 run 5).
+            int64_t s = 2 * slice;
+            for (; s + 1 < steps; s += 2 * p.k_slices) {  // two steps' weights in flight
+                const int64_t s1 = s + 1;
                 const uint4 a0 = load_w(w_g, s), b0 = load_w(w_g8, s), a1 = load_w(w_g, s1), b1 = load_w(w_g8, s1);
                 float x0[8], x1[8];
                 load_x8(p, x_row, 32 * s + 8 * t, x0);
@@ -454,6 +466,7 @@ void choose_k_split(Bf16GemvPlan &plan, int64_t units, int warps, int units_per_
         if (best_cost < 0 || cost < best_cost) {
             best_cost = cost;
             plan.k_slices = ks;
+            plan.groups = groups;
             plan.grid = static_cast<int>(std::min(groups, resident));
         }
     }
@@ -471,13 +484,16 @@ Bf16GemvPlan make_plan(int tokens, int64_t rows, int64_t cols, const DeviceInfo 
     return plan;
 }
 
-// The tensor-core path's plan: the K split, every slice at least one 32-column step.
+// The tensor-core path's plan: the K split (every slice at least one pair of 32-column steps, the
+// last perhaps a single step), then one CTA per group of tiles (the kernel's comment: hardware
+// placement in launch order), the grid-stride loop serving groups past the grid's limit.
 Bf16GemvPlan make_mma_plan(int64_t rows, int64_t cols, const DeviceInfo &info, MmaKernelFn fn) {
     Bf16GemvPlan plan;
     plan.tensor_cores = true;
     plan.k_tile = cols;  // x is read from the L1, not staged
     const int per_sm = resident_per_sm(info, reinterpret_cast<const void *>(fn), kMmaThreads, 0);
-    choose_k_split(plan, (rows + 15) / 16, kMmaWarps, 1, (cols + 31) / 32, int64_t(per_sm) * info.sms);
+    choose_k_split(plan, (rows + 15) / 16, kMmaWarps, 1, ((cols + 31) / 32 + 1) / 2, int64_t(per_sm) * info.sms);
+    plan.grid = static_cast<int>(std::min<int64_t>(plan.groups, std::numeric_limits<int>::max()));
     return plan;
 }
 
@@ -542,8 +558,7 @@ void bf16_gemv(const Bf16GemvArgs &a, cudaStream_t stream) {
         const Bf16GemvPlan plan = make_mma_plan(a.rows, a.cols, info, fn);
         MmaParams p = operands;
         p.k_slices = plan.k_slices;
-        const int64_t per_group = kMmaWarps / plan.k_slices;
-        p.groups = ((a.rows + 15) / 16 + per_group - 1) / per_group;
+        p.groups = plan.groups;
         cuda::launch_kernel("bf16_gemv", fn, dim3(plan.grid), dim3(kMmaThreads), 0, stream, p);
         return;
     }
@@ -553,8 +568,7 @@ void bf16_gemv(const Bf16GemvArgs &a, cudaStream_t stream) {
     static_cast<GemvOperands &>(p) = operands;
     p.k_tile = plan.k_tile;
     p.k_slices = plan.k_slices;
-    const int64_t per_group = int64_t(kWarps / plan.k_slices) * kRows;
-    p.groups = (a.rows + per_group - 1) / per_group;
+    p.groups = plan.groups;
     const size_t smem = static_cast<size_t>(plan.k_tile) * a.tokens * 4;
     cuda::launch_kernel("bf16_gemv", fn, dim3(plan.grid), dim3(kThreads), smem, stream, p);
 }

@@ -28,10 +28,11 @@
 //    grid-stride loop over row groups); for small N the 16 warps of a CTA
 //    split K among them so that every SM has work.
 //  - 2..8 tokens: each warp owns a 16-row tile (lane 4g + t reads 16 bytes of
-//    rows g and g + 8 per 32 columns: two MMAs' A fragments) and reads its
-//    token's 8 columns of x through the L1, split in registers; CTAs of 8
-//    warps are persistent over groups of tiles, and the warps of a tile split
-//    K where the tiles alone would leave SMs idle.
+//    rows g and g + 8 per 32 columns: two MMAs' A fragments; a warp's two
+//    steps in flight are neighbours, whole 128-byte lines) and reads its
+//    token's 8 columns of x through the L1, split in registers; one CTA of 8
+//    warps per group of tiles, placed by the hardware, and the warps of a
+//    tile split K where the tiles alone would leave SMs idle.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -55,11 +56,10 @@ struct Bf16GemvArgs {
     float *y = nullptr;              // FP32 [tokens][ldy], rows elements written per token; must not overlap x or weight
     int64_t ldy = 0;
     int64_t ldw = 0;                 // weight row stride in elements; 0 means cols.  A multiple of 8.
-    // 2..8 tokens on the tensor cores (false: the FP32 path at every token count).  The engine's
-    // lm_head keeps the FP32 path: there (N = 151,936) the tensor-core path streamed at 3.5 TB/s
-    // against the FP32 path's 4.1 and made the NVFP4 step at 2, 4 and 8 rows 1.7%, 0.8% and 3.3%
-    // slower on the H200 (session 46 run 6; at 8 rows although the kernel alone was faster, 353
-    // against 409 µs: not understood).
+    // 2..8 tokens on the tensor cores (false: the FP32 path at every token count).  For the
+    // engine's lm_head (N = 151,936) the FP32 path is as fast up to 4 tokens: alone on the H200,
+    // 302 / 315 / 408 µs at 2 / 4 / 8 tokens against 311 / 313 / 316 on the tensor cores
+    // (session 49), so the engine asks for them from 4 rows (lib/cuda/device_session.cpp).
     bool tensor_cores = true;
 };
 
@@ -76,7 +76,8 @@ void bf16_gemv(const Bf16GemvArgs &args, cudaStream_t stream);
 // shared memory (== cols when x is staged whole).
 struct Bf16GemvPlan {
     int k_slices = 0;
-    int grid = 0;
+    int grid = 0;                 // CTAs: FP32 path one resident wave at most; tensor cores one per group
+    int64_t groups = 0;           // row groups the CTAs walk (grid-stride)
     int64_t k_tile = 0;
     bool tensor_cores = false;  // the 2..8-token path (k_slices then splits K among a tile's warps)
 };

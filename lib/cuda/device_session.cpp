@@ -160,6 +160,21 @@ bool producer_fp16_copies() {
     return on;
 }
 
+// From how many rows the BF16 lm_head runs on the BF16 GEMV's tensor cores
+// (Bf16GemvArgs::tensor_cores; the other BF16 linears from 2).  Below, the
+// FP32 path streams its 1.2 GB as fast (alone on the H200 at 2 / 4 / 8
+// tokens: 302 / 315 / 408 µs against 311 / 313 / 316); in the NVFP4 step at
+// 1k, 4 rows -0.8% and 8 rows -3.5% (docs/history/cuda-engine-sessions.md,
+// session 49 run 1; sessions 46-47 measured the step slower with the tensor
+// cores, before their CTAs read whole lines and one CTA took one group).
+// RESET_LM_HEAD_TENSOR_CORES_FROM=N (2 to 9, 9 never) moves it, for A/B runs.
+constexpr int kDefaultLmHeadTensorCoresFrom = 4;
+int lm_head_tensor_cores_from() {
+    static const int rows = int(environment_integer("RESET_LM_HEAD_TENSOR_CORES_FROM", kDefaultLmHeadTensorCoresFrom,
+                                                    2, kMaxRows + 1));
+    return rows;
+}
+
 // From how many rows a layer's gate_up and down GEMVs run as one launch, the
 // down product waiting for gate_up's inside it (nvfp4_gemv_pair), where down
 // reads gate_up's FP32 output directly (float_input_max_rows, below).
@@ -958,10 +973,7 @@ void CudaSession::enqueue_linear(const DeviceLinear &linear, int rows, const flo
             args.ld_residual = ldy;
             args.y = out;
             args.ldy = ldy;
-            // The lm_head keeps the FP32 path at every row count (Bf16GemvArgs::tensor_cores): on the
-            // tensor cores it ran 519 against 404 us inside a batch-8 step on the H200, its last warps
-            // 232 us behind the median (docs/history/cuda-engine-sessions.md, sessions 46-47).
-            args.tensor_cores = &linear != &dm_.lm_head;
+            args.tensor_cores = &linear != &dm_.lm_head || rows >= lm_head_tensor_cores_from();
             bf16_gemv(args, stream_);
         }
     }
