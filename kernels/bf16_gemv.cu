@@ -450,11 +450,12 @@ int64_t k_tile_for(int tokens, int64_t cols, int64_t budget) {
     return std::max<int64_t>(256, budget / (int64_t(tokens) * 4) / 256 * 256);
 }
 
-// Both paths' K split: over ks = 1, 2, 4, ... of a CTA's `warps` warps sharing
-// a unit (FP32 path: a row, kRows per warp; tensor cores: a 16-row tile, one
-// per warp), at most max_slices, the makespan in rounds of resident CTAs times
-// the units a CTA's group holds (each warp's share of a group is the same
-// whatever the split), smallest split on ties.
+// Both paths' K split and row groups: over ks = 1, 2, 4, ... of a CTA's `warps`
+// warps sharing a unit (FP32 path: a row, kRows per warp; tensor cores: a
+// 16-row tile, one per warp), at most max_slices, the makespan in rounds of
+// resident CTAs times the units a CTA's group holds (each warp's share of a
+// group is the same whatever the split), smallest split on ties.  The callers
+// choose the grid.
 void choose_k_split(Bf16GemvPlan &plan, int64_t units, int warps, int units_per_warp, int64_t max_slices,
                     int64_t resident) {
     int64_t best_cost = -1;
@@ -467,7 +468,6 @@ void choose_k_split(Bf16GemvPlan &plan, int64_t units, int warps, int units_per_
             best_cost = cost;
             plan.k_slices = ks;
             plan.groups = groups;
-            plan.grid = static_cast<int>(std::min(groups, resident));
         }
     }
 }
@@ -479,8 +479,10 @@ Bf16GemvPlan make_plan(int tokens, int64_t rows, int64_t cols, const DeviceInfo 
     const size_t smem = static_cast<size_t>(plan.k_tile) * tokens * 4;
     allow_shared(info, tokens, fn);
     const int per_sm = resident_per_sm(info, reinterpret_cast<const void *>(fn), kThreads, smem);
+    const int64_t resident = int64_t(per_sm) * info.sms;
     // Every slice gets at least one step per lane (8 columns).
-    choose_k_split(plan, rows, kWarps, kRows, cols / (8 * 32), int64_t(per_sm) * info.sms);
+    choose_k_split(plan, rows, kWarps, kRows, cols / (8 * 32), resident);
+    plan.grid = static_cast<int>(std::min(plan.groups, resident));  // persistent: one wave at most
     return plan;
 }
 

@@ -56,10 +56,8 @@ struct Bf16GemvArgs {
     float *y = nullptr;              // FP32 [tokens][ldy], rows elements written per token; must not overlap x or weight
     int64_t ldy = 0;
     int64_t ldw = 0;                 // weight row stride in elements; 0 means cols.  A multiple of 8.
-    // 2..8 tokens on the tensor cores (false: the FP32 path at every token count).  For the
-    // engine's lm_head (N = 151,936) the FP32 path is as fast up to 4 tokens: alone on the H200,
-    // 302 / 315 / 408 µs at 2 / 4 / 8 tokens against 311 / 313 / 316 on the tensor cores
-    // (session 49), so the engine asks for them from 4 rows (lib/cuda/device_session.cpp).
+    // 2..8 tokens on the tensor cores (false: the FP32 path at every token count; the engine's
+    // lm_head below 4 rows, lib/cuda/device_session.cpp's lm_head_tensor_cores_from).
     bool tensor_cores = true;
 };
 
@@ -76,8 +74,8 @@ void bf16_gemv(const Bf16GemvArgs &args, cudaStream_t stream);
 // shared memory (== cols when x is staged whole).
 struct Bf16GemvPlan {
     int k_slices = 0;
-    int grid = 0;                 // CTAs: FP32 path one resident wave at most; tensor cores one per group
-    int64_t groups = 0;           // row groups the CTAs walk (grid-stride)
+    int grid = 0;        // CTAs: the FP32 path at most one resident wave, the tensor cores one per group
+    int64_t groups = 0;  // row groups, walked grid-stride
     int64_t k_tile = 0;
     bool tensor_cores = false;  // the 2..8-token path (k_slices then splits K among a tile's warps)
 };

@@ -161,12 +161,13 @@ bool producer_fp16_copies() {
 }
 
 // From how many rows the BF16 lm_head runs on the BF16 GEMV's tensor cores
-// (Bf16GemvArgs::tensor_cores; the other BF16 linears from 2).  Below, the
-// FP32 path streams its 1.2 GB as fast (alone on the H200 at 2 / 4 / 8
-// tokens: 302 / 315 / 408 µs against 311 / 313 / 316); in the NVFP4 step at
-// 1k, 4 rows -0.8% and 8 rows -3.5% (docs/history/cuda-engine-sessions.md,
-// session 49 run 1; sessions 46-47 measured the step slower with the tensor
-// cores, before their CTAs read whole lines and one CTA took one group).
+// (Bf16GemvArgs::tensor_cores; the other BF16 linears from 2).  Below 4 the
+// FP32 path streams its 1.2 GB as fast: alone on the H200, 302 / 315 / 408 µs
+// at 2 / 4 / 8 tokens against 311 / 313 / 316 on the tensor cores.  In the
+// NVFP4 step at 1k against the FP32 lm_head: 8 rows -3.2%, 4 rows level, 2
+// and 3 rows +0.2% if from 2 (docs/history/cuda-engine-sessions.md, session 49
+// runs 1-2; sessions 46-47 measured the step slower with the tensor cores,
+// before their CTAs read whole lines and one CTA took one group).
 // RESET_LM_HEAD_TENSOR_CORES_FROM=N (2 to 9, 9 never) moves it, for A/B runs.
 constexpr int kDefaultLmHeadTensorCoresFrom = 4;
 int lm_head_tensor_cores_from() {
