@@ -648,8 +648,10 @@ CudaSession::CudaSession(const LoadedModel &model, const DeviceSessionOptions &o
         x16_ = allocate(rows * size_t(ld_x16_) * 2, "activations");
         row_scale_ = allocate(rows * 4, "activations");
         amax_ = allocate(size_t(c.n_layers) * 2 * kMaxRows * 4, "activation row maxima");
-        if (producer_fp16_copies() && std::any_of(dm_.layers.begin(), dm_.layers.end(), [&](const DeviceLayer &l) {
-                return down_reads_gate_up_output(l);
+        // act16_ where some layer's down GEMV takes gate_up's FP16 copy at the most rows (input_route:
+        // a copy taken at fewer rows is taken there too).
+        if (std::any_of(dm_.layers.begin(), dm_.layers.end(), [&](const DeviceLayer &l) {
+                return input_route(down_reads_gate_up_output(l), kMaxRows, float_input_max_rows().down).copy;
             })) {
             ld_act16_ = round_up(c.intermediate_size, 8);
             act16_ = allocate(size_t(kMaxRows) * size_t(ld_act16_) * 2, "activations");
