@@ -14,6 +14,7 @@
 #include <array>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -234,7 +235,16 @@ __global__ void __launch_bounds__(kThreads, 1) bf16_gemv_kernel(const __grid_con
 //    neighbouring rows, and a CTA that finds no free slot at first (another kernel's CTAs
 //    still resident) delays one group, not a wave-th of the weight (351.5 → 321.3; both
 //    315.8, 3.94 TB/s, the FP32 path 408 at 8 tokens and 302 at 1-2).  In the step a
-//    wave's last CTAs ran 232 µs behind its median (session 47).
+//    wave's last CTAs ran 232 µs behind its median (session 47);
+//  - where a shape's grid fits one wave at two CTAs per SM (Qwen3-8B's o and down: 256 CTAs),
+//    an instance for two CTAs per SM keeps two pairs of steps in flight instead of one
+//    (110 registers against 63): those shapes were bound by the bytes a warp keeps in flight
+//    (o 1.7 TB/s, down 2.5), in the two-step instance's summation order (the same bits; runs of
+//    four neighbouring steps agreed 7-14x less with the CPU reference's sums, session 49 run 10).
+//    BF16 mode at 1k batch 2 / 4 / 8 -12.5 / -11.6 / -7.0% on the H200 (session 50 run 1; the
+//    engine test's BF16 logits equal the two-step kernel's to the printed digit).  Halving a larger
+//    grid's split to fit (qkv: 384 → 192 CTAs) made it slower, so the split stays the two-step
+//    plan's.
 
 // The token count from which the tensor-core path runs: 2, or RESET_BF16_GEMV_TENSOR_CORES_FROM
 // (2..9; 9 = never) for A/B runs.
@@ -299,8 +309,9 @@ __device__ __forceinline__ void mma_step(float (&acc)[4], const uint4 &row_g, co
     }
 }
 
-template <int M>
-__global__ void __launch_bounds__(kMmaThreads, 4) bf16_gemv_mma_kernel(const __grid_constant__ MmaParams p) {
+// kAhead: 32-column steps a warp keeps in flight, as pairs of neighbours: 2 (four CTAs per SM) or 4 (two).
+template <int M, int kAhead>
+__global__ void __launch_bounds__(kMmaThreads, kAhead == 2 ? 4 : 2) bf16_gemv_mma_kernel(const __grid_constant__ MmaParams p) {
     [[maybe_unused]] const trace::EndMark end_mark;
     trace::begin_dependent_kernel(trace::kBf16Gemv);
     __shared__ float4 partial[kMmaWarps][32];
@@ -323,18 +334,39 @@ __global__ void __launch_bounds__(kMmaThreads, 4) bf16_gemv_mma_kernel(const __g
         float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         if (live) {
             // Slice s takes the step pairs s, s + k_slices, ... (above; contiguous runs of steps per
-            // slice: lm_head +2.5%, gate_up +3.5%, down -5% at 8 tokens on the H200, session 46 run 5).
+            // slice: lm_head +2.5%, gate_up +3.5%, down -5% at 8 tokens on the H200, session 46 run 5),
+            // kAhead / 2 of its pairs in flight, multiplied in the same order whatever kAhead: both
+            // instances give the same bits (taking runs of four steps instead agreed 7-14x less
+            // with the CPU reference's sums in the engine test, session 49 run 10).
+            constexpr int kPairs = kAhead / 2;
+            const int64_t stride = 2 * p.k_slices;  // from one of the slice's pairs to its next
             int64_t s = 2 * slice;
-            for (; s + 1 < steps; s += 2 * p.k_slices) {  // two steps' weights in flight
-                const int64_t s1 = s + 1;
-                const uint4 a0 = load_w(w_g, s), b0 = load_w(w_g8, s), a1 = load_w(w_g, s1), b1 = load_w(w_g8, s1);
+            for (; s + (kPairs - 1) * stride + 1 < steps; s += kPairs * stride) {
+                uint4 a[kPairs][2], b[kPairs][2];
+                float x[kPairs][2][8];
+#pragma unroll
+                for (int i = 0; i < kPairs; ++i)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e)
+                        a[i][e] = load_w(w_g, s + i * stride + e), b[i][e] = load_w(w_g8, s + i * stride + e);
+#pragma unroll
+                for (int i = 0; i < kPairs; ++i)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) load_x8(p, x_row, 32 * (s + i * stride + e) + 8 * t, x[i][e]);
+#pragma unroll
+                for (int i = 0; i < kPairs; ++i)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) mma_step(acc, a[i][e], b[i][e], x[i][e]);
+            }
+            for (; s + 1 < steps; s += stride) {  // the slice's last pairs, fewer than kPairs
+                const uint4 a0 = load_w(w_g, s), b0 = load_w(w_g8, s), a1 = load_w(w_g, s + 1), b1 = load_w(w_g8, s + 1);
                 float x0[8], x1[8];
                 load_x8(p, x_row, 32 * s + 8 * t, x0);
-                load_x8(p, x_row, 32 * s1 + 8 * t, x1);
+                load_x8(p, x_row, 32 * (s + 1) + 8 * t, x1);
                 mma_step(acc, a0, b0, x0);
                 mma_step(acc, a1, b1, x1);
             }
-            if (s < steps) {
+            if (s < steps) {  // a last single step
                 const uint4 a0 = load_w(w_g, s), b0 = load_w(w_g8, s);
                 float x0[8];
                 load_x8(p, x_row, 32 * s + 8 * t, x0);
@@ -376,9 +408,9 @@ template <int... M>
 std::array<KernelFn, sizeof...(M)> fp32_instances(std::integer_sequence<int, M...>) {
     return {bf16_gemv_kernel<M + 1>...};
 }
-template <int... M>
+template <int kAhead, int... M>
 std::array<MmaKernelFn, sizeof...(M)> mma_instances(std::integer_sequence<int, M...>) {
-    return {bf16_gemv_mma_kernel<M + 1>...};
+    return {bf16_gemv_mma_kernel<M + 1, kAhead>...};
 }
 
 KernelFn kernel_for(int tokens) {
@@ -386,9 +418,20 @@ KernelFn kernel_for(int tokens) {
     return instances[size_t(tokens - 1)];
 }
 
-MmaKernelFn mma_kernel_for(int tokens) {
-    static const auto instances = mma_instances(std::make_integer_sequence<int, kBf16GemvMaxTokens>());
-    return instances[size_t(tokens - 1)];
+MmaKernelFn mma_kernel_for(int tokens, int steps_in_flight) {
+    static const auto two = mma_instances<2>(std::make_integer_sequence<int, kBf16GemvMaxTokens>());
+    static const auto four = mma_instances<4>(std::make_integer_sequence<int, kBf16GemvMaxTokens>());
+    return (steps_in_flight == 4 ? four : two)[size_t(tokens - 1)];
+}
+
+// Whether the tensor-core path may keep four steps in flight (the kernel's comment); RESET_BF16_GEMV_FOUR_STEPS=0
+// keeps two everywhere, for A/B runs.
+bool four_steps_allowed() {
+    static const bool allowed = [] {
+        const char *v = std::getenv("RESET_BF16_GEMV_FOUR_STEPS");
+        return !(v && std::strcmp(v, "0") == 0);
+    }();
+    return allowed;
 }
 
 struct DeviceInfo {
@@ -486,15 +529,20 @@ Bf16GemvPlan make_plan(int tokens, int64_t rows, int64_t cols, const DeviceInfo 
     return plan;
 }
 
-// The tensor-core path's plan: the K split (every slice at least one pair of 32-column steps, the
-// last perhaps a single step), then one CTA per group of tiles (the kernel's comment: hardware
-// placement in launch order), the grid-stride loop serving groups past the grid's limit.
-Bf16GemvPlan make_mma_plan(int64_t rows, int64_t cols, const DeviceInfo &info, MmaKernelFn fn) {
+// The tensor-core path's plan: the K split for the two-step instance (every slice at least one pair
+// of 32-column steps, the last perhaps a single step), four steps in flight where that split's grid
+// fits one wave of the four-step instance, then one CTA per group of tiles (the kernel's comment:
+// hardware placement in launch order), the grid-stride loop serving groups past the grid's limit.
+Bf16GemvPlan make_mma_plan(int tokens, int64_t rows, int64_t cols, const DeviceInfo &info) {
+    auto resident = [&](int steps_in_flight) {
+        const void *fn = reinterpret_cast<const void *>(mma_kernel_for(tokens, steps_in_flight));
+        return int64_t(resident_per_sm(info, fn, kMmaThreads, 0)) * info.sms;
+    };
     Bf16GemvPlan plan;
     plan.tensor_cores = true;
     plan.k_tile = cols;  // x is read from the L1, not staged
-    const int per_sm = resident_per_sm(info, reinterpret_cast<const void *>(fn), kMmaThreads, 0);
-    choose_k_split(plan, (rows + 15) / 16, kMmaWarps, 1, ((cols + 31) / 32 + 1) / 2, int64_t(per_sm) * info.sms);
+    choose_k_split(plan, (rows + 15) / 16, kMmaWarps, 1, ((cols + 31) / 32 + 1) / 2, resident(2));
+    plan.steps_in_flight = four_steps_allowed() && plan.groups <= resident(4) ? 4 : 2;
     plan.grid = static_cast<int>(std::min<int64_t>(plan.groups, std::numeric_limits<int>::max()));
     return plan;
 }
@@ -505,7 +553,7 @@ Bf16GemvPlan bf16_gemv_plan(int tokens, int64_t rows, int64_t cols, bool tensor_
     if (tokens < 1 || tokens > kBf16GemvMaxTokens || rows <= 0 || cols <= 0)
         fail(RESET_ERR_INVALID_ARGUMENT, "bf16_gemv_plan: tokens ", tokens, ", rows ", rows, ", cols ", cols);
     const DeviceInfo info = device_info();
-    if (tensor_cores && tokens >= tensor_cores_from()) return make_mma_plan(rows, cols, info, mma_kernel_for(tokens));
+    if (tensor_cores && tokens >= tensor_cores_from()) return make_mma_plan(tokens, rows, cols, info);
     return make_plan(tokens, rows, cols, info, kernel_for(tokens));
 }
 
@@ -556,8 +604,8 @@ void bf16_gemv(const Bf16GemvArgs &a, cudaStream_t stream) {
     operands.ldy = a.ldy;
     operands.x_vector = a.ldx % 4 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0;
     if (a.tensor_cores && a.tokens >= tensor_cores_from()) {
-        const MmaKernelFn fn = mma_kernel_for(a.tokens);
-        const Bf16GemvPlan plan = make_mma_plan(a.rows, a.cols, info, fn);
+        const Bf16GemvPlan plan = make_mma_plan(a.tokens, a.rows, a.cols, info);
+        const MmaKernelFn fn = mma_kernel_for(a.tokens, plan.steps_in_flight);
         MmaParams p = operands;
         p.k_slices = plan.k_slices;
         p.groups = plan.groups;

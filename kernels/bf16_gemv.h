@@ -29,7 +29,8 @@
 //    split K among them so that every SM has work.
 //  - 2..8 tokens: each warp owns a 16-row tile (lane 4g + t reads 16 bytes of
 //    rows g and g + 8 per 32 columns: two MMAs' A fragments; a warp's two
-//    steps in flight are neighbours, whole 128-byte lines) and reads its
+//    steps in flight are neighbours, whole 128-byte lines; four where the
+//    grid fits one wave at two CTAs per SM) and reads its
 //    token's 8 columns of x through the L1, split in registers; one CTA of 8
 //    warps per group of tiles, placed by the hardware, and the warps of a
 //    tile split K where the tiles alone would leave SMs idle.
@@ -78,6 +79,7 @@ struct Bf16GemvPlan {
     int64_t groups = 0;  // row groups, walked grid-stride
     int64_t k_tile = 0;
     bool tensor_cores = false;  // the 2..8-token path (k_slices then splits K among a tile's warps)
+    int steps_in_flight = 2;  // tensor cores: 32-column steps a warp keeps in flight, 2 or 4 (small grids)
 };
 Bf16GemvPlan bf16_gemv_plan(int tokens, int64_t rows, int64_t cols, bool tensor_cores = true);
 

@@ -23,6 +23,7 @@ using namespace gpu_test;
 namespace {
 
 bool g_quick = false;
+int g_cases_by_steps[5] = {};  // tensor-core cases run with 2 and 4 steps in flight (main requires both)
 double g_worst = 0.0;
 
 uint64_t splitmix(uint64_t x) {
@@ -42,6 +43,12 @@ void fill_weights(std::vector<uint16_t> &w, uint64_t salt) {
         const float u = static_cast<float>(h >> 40) * 0x1p-24f * 0.2f - 0.1f;  // [-0.1, 0.1)
         w[size_t(i)] = float_to_bf16(u * ((h & 0xf) == 0 ? 8.0f : 1.0f));
     }
+}
+
+// The path a plan runs, as the timing and case lines name it.
+const char *path_name(const reset::Bf16GemvPlan &plan) {
+    if (!plan.tensor_cores) return "FP32";
+    return plan.steps_in_flight == 4 ? "tensor cores, 4 steps in flight" : "tensor cores";
 }
 
 struct Case {
@@ -91,6 +98,7 @@ void run_case(const Case &c) {
     CUDA_OK(cudaDeviceSynchronize());
     const std::vector<float> got = d_y.download<float>(size_t(c.tokens) * size_t(ldy));
     const reset::Bf16GemvPlan plan = reset::bf16_gemv_plan(c.tokens, c.rows, c.cols, c.tensor_cores);
+    if (plan.tensor_cores) ++g_cases_by_steps[plan.steps_in_flight == 4 ? 4 : 2];
 
     std::vector<double> ref(size_t(c.tokens) * size_t(c.rows));
     std::vector<double> magnitude(ref.size());  // Σ|w·x|: what FP32 rounding errors scale with
@@ -128,7 +136,7 @@ void run_case(const Case &c) {
                "tokens %d N %lld K %lld bias %d residual %d alias %d padded %d misaligned %d (%s, k_slices %d, "
                "k_tile %lld) token %d: relative L2 %.3g, NaN %zu",
                c.tokens, (long long)c.rows, (long long)c.cols, int(c.bias), int(c.residual), int(c.alias),
-               int(c.padded), int(c.misaligned_x), plan.tensor_cores ? "tensor cores" : "FP32", plan.k_slices,
+               int(c.padded), int(c.misaligned_x), path_name(plan), plan.k_slices,
                (long long)plan.k_tile, m, e, count_nan(g));
         for (int64_t n = c.rows; n < ldy; ++n) {
             const float v = got[size_t(m) * size_t(ldy) + size_t(n)];
@@ -175,7 +183,7 @@ void timing() {
             std::printf("timing: bf16_gemv %-8s N %6lld K %5lld tokens %d: median %8.2f us, %6.0f GB/s "
                         "(%s, k_slices %d, grid %d, k_tile %lld)\n",
                         s.name, (long long)s.rows, (long long)s.cols, tokens, us, double(bytes) / (us * 1e3),
-                        plan.tensor_cores ? "tensor cores" : "FP32", plan.k_slices, plan.grid, (long long)plan.k_tile);
+                        path_name(plan), plan.k_slices, plan.grid, (long long)plan.k_tile);
         }
     }
 }
@@ -262,7 +270,10 @@ int main(int argc, char **argv) {
     if (!start("test_bf16_gemv", argc, argv)) return 0;
     g_quick = std::getenv("RESET_GPU_TEST_QUICK") != nullptr;
     try {
-        std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 8}, {5, 24}, {37, 1000}, {300, 256}, {129, 4096}};
+        // 65536 x 64: 512 CTAs, more than a wave at two per SM, so its tensor-core cases keep two
+        // steps in flight; the small shapes take four.
+        std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 8},       {5, 24},   {37, 1000},
+                                                           {300, 256},   {129, 4096}, {65536, 64}};
         if (!g_quick) {
             const std::vector<std::pair<int64_t, int64_t>> more = {
                 {1, 4096},    {7, 12288},  {64, 8192},   {1000, 2048}, {4096, 4096}, {6144, 4096},
@@ -291,6 +302,9 @@ int main(int argc, char **argv) {
         token_count_invariance(300, 4096);
         token_count_invariance(37, 1000);
         argument_errors();
+        EXPECT(g_cases_by_steps[2] > 0 && g_cases_by_steps[4] > 0,
+               "tensor-core cases with 2 / 4 steps in flight: %d / %d (both paths must be checked)", g_cases_by_steps[2],
+               g_cases_by_steps[4]);
         if (!g_quick) timing();
     } catch (const reset::Error &e) {
         std::fprintf(stderr, "FAIL: unexpected reset::Error %d: %s\n", static_cast<int>(e.status()), e.what());

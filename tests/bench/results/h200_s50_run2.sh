@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# NOT RUN (written in session 49 after its device time ran out): the next measurement for attention
+# Session 50, run 2: session 49's attention_fp8_q_registers_s49_next.sh (written then, not run), run as written
+# right after run 1 on the same machine (the bundle run 1 carried stays there; step 3 left out).
+# The next measurement for attention
 # with the FP8 cache.  Session 49 run 5 (Nsight Compute, 32k batch 1) found its warps bound by their
 # own chains per 16-position block, long-scoreboard stalls among them: every block reloads the
 # queries' A fragments from shared memory (16 loads of 8 bytes a thread at head_dim 128).  Two
@@ -22,17 +24,17 @@ source tests/bench/results/start_device_run.sh
 for v in qhigh qall; do
     mkdir -p /tmp/$v && for f in .ab/$v/*.xz; do xz -dc "$f" > /tmp/$v/$(basename "$f" .xz); done
     chmod +x /tmp/$v/*_bench /tmp/$v/gpu_test_* 2>/dev/null
-    RESET_GPU_TEST_QUICK=1 timeout 150 /tmp/$v/gpu_test_attention_decode > "$OUT/attention_test_$v.txt" 2>&1
-    echo "$v test rc $?: $(tail -n 1 "$OUT/attention_test_$v.txt")"
+    RESET_GPU_TEST_QUICK=1 timeout 150 /tmp/$v/gpu_test_attention_decode > "$OUT/attention_test_${v}_s50_run2.txt" 2>&1
+    echo "$v test rc $?: $(tail -n 1 "$OUT/attention_test_${v}_s50_run2.txt")"
 done
 for round in 1 2; do
     for case in fp8:1:32768 fp8:1:8192 fp8:1:1024 fp8:8:32768; do
         for bin in build-bundle/bin/attention_decode_bench /tmp/qhigh/attention_decode_bench /tmp/qall/attention_decode_bench; do
-            $bin 36 25 $case 2>/dev/null | sed "s#^{#{\"binary\": \"$bin\", \"round\": $round, #" >> "$OUT/attention_fp8_q_registers.jsonl"
+            $bin 36 25 $case 2>/dev/null | sed "s#^{#{\"binary\": \"$bin\", \"round\": $round, #" >> "$OUT/attention_fp8_q_registers_s50_run2.jsonl"
         done
     done
 done
-python3 - "$OUT/attention_fp8_q_registers.jsonl" <<'PY'
+python3 - "$OUT/attention_fp8_q_registers_s50_run2.jsonl" <<'PY'
 import json, sys, statistics, collections
 d = collections.defaultdict(list)
 for line in open(sys.argv[1]):
