@@ -495,24 +495,40 @@ int64_t k_tile_for(int tokens, int64_t cols, int64_t budget) {
 
 // Both paths' K split and row groups: over ks = 1, 2, 4, ... of a CTA's `warps`
 // warps sharing a unit (FP32 path: a row, kRows per warp; tensor cores: a
-// 16-row tile, one per warp), at most max_slices, the makespan in rounds of
-// resident CTAs times the units a CTA's group holds (each warp's share of a
-// group is the same whatever the split), smallest split on ties.  The callers
-// choose the grid.
+// 16-row tile, one per warp), at most max_slices, the smallest makespan: rounds
+// of resident CTAs times the time a warp spends on its share of a group, its
+// cols / ks columns plus slice_overhead columns' worth for the slice's ramp
+// (the first loads' round trip, the slices' reduction), smallest split on ties.
+// The callers choose the grid.
 void choose_k_split(Bf16GemvPlan &plan, int64_t units, int warps, int units_per_warp, int64_t max_slices,
-                    int64_t resident) {
-    int64_t best_cost = -1;
+                    int64_t resident, int64_t cols, int64_t slice_overhead) {
+    double best_cost = -1;
     for (int ks = 1; ks <= warps; ks *= 2) {
         if (ks > 1 && ks > max_slices) break;
         const int64_t per_group = int64_t(warps / ks) * units_per_warp;
         const int64_t groups = (units + per_group - 1) / per_group;
-        const int64_t cost = (groups + resident - 1) / resident * per_group;
+        const double cost = double((groups + resident - 1) / resident) * (double(cols) / ks + double(slice_overhead));
         if (best_cost < 0 || cost < best_cost) {
             best_cost = cost;
             plan.k_slices = ks;
             plan.groups = groups;
         }
     }
+}
+
+// The FP32 path's slice overhead in columns (choose_k_split).  Without one (session 49 and
+// before) the wave arithmetic alone split Qwen3-8B's gate_up 16 ways (slices of 256 columns:
+// 91 us alone at 1 token, 2.2 TB/s) and qkv 4 ways; at one slice each they ran 55 and 20.5 us,
+// o and down best at two (session 50 run 4, H200).  Any overhead from 512 to 2048 columns picks
+// those splits; at 1024 BF16 mode at 1k batch 1 ran 5.907 -> 4.615 ms (-21.9%), and the 1-token
+// shapes of Qwen3-14B/-32B and R1-7B level or faster (Qwen3-32B's gate_up 223 -> 140 us; session
+// 50 run 5).  RESET_BF16_GEMV_FP32_SLICE_OVERHEAD (columns, 0 = the old plans) for A/B runs.
+int64_t fp32_slice_overhead() {
+    static const int64_t overhead = [] {
+        const char *v = std::getenv("RESET_BF16_GEMV_FP32_SLICE_OVERHEAD");
+        return v ? std::max<int64_t>(0, std::atoll(v)) : int64_t(1024);
+    }();
+    return overhead;
 }
 
 // The FP32 path's plan: the K tile x is staged in, and the K split.
@@ -524,7 +540,7 @@ Bf16GemvPlan make_plan(int tokens, int64_t rows, int64_t cols, const DeviceInfo 
     const int per_sm = resident_per_sm(info, reinterpret_cast<const void *>(fn), kThreads, smem);
     const int64_t resident = int64_t(per_sm) * info.sms;
     // Every slice gets at least one step per lane (8 columns).
-    choose_k_split(plan, rows, kWarps, kRows, cols / (8 * 32), resident);
+    choose_k_split(plan, rows, kWarps, kRows, cols / (8 * 32), resident, cols, fp32_slice_overhead());
     plan.grid = static_cast<int>(std::min(plan.groups, resident));  // persistent: one wave at most
     return plan;
 }
@@ -541,7 +557,8 @@ Bf16GemvPlan make_mma_plan(int tokens, int64_t rows, int64_t cols, const DeviceI
     Bf16GemvPlan plan;
     plan.tensor_cores = true;
     plan.k_tile = cols;  // x is read from the L1, not staged
-    choose_k_split(plan, (rows + 15) / 16, kMmaWarps, 1, ((cols + 31) / 32 + 1) / 2, resident(2));
+    // No slice overhead: the split measured with this loop (sessions 46-50).
+    choose_k_split(plan, (rows + 15) / 16, kMmaWarps, 1, ((cols + 31) / 32 + 1) / 2, resident(2), cols, 0);
     plan.steps_in_flight = four_steps_allowed() && plan.groups <= resident(4) ? 4 : 2;
     plan.grid = static_cast<int>(std::min<int64_t>(plan.groups, std::numeric_limits<int>::max()));
     return plan;

@@ -151,9 +151,15 @@ void timing() {
     struct Shape {
         const char *name;
         int64_t rows, cols;
+        bool one_token = false;  // only the 1-token FP32 line (BF16 mode at batch 1: the K split's plan)
     };
-    const Shape shapes[] = {{"lm_head", 151936, 4096}, {"qkv", 6144, 4096}, {"o_proj", 4096, 4096},
-                            {"gate_up", 24576, 4096}, {"down", 4096, 12288}};
+    const Shape shapes[] = {{"lm_head", 151936, 4096},       {"qkv", 6144, 4096},
+                            {"o_proj", 4096, 4096},          {"gate_up", 24576, 4096},
+                            {"down", 4096, 12288},           {"32b_qkv", 10240, 5120, true},
+                            {"32b_o", 5120, 8192, true},     {"32b_gate_up", 51200, 5120, true},
+                            {"32b_down", 5120, 25600, true}, {"14b_gate_up", 34816, 5120, true},
+                            {"14b_down", 5120, 17408, true}, {"7b_qkv", 4608, 3584, true},
+                            {"7b_down", 3584, 18944, true}};
     for (const Shape &s : shapes) {
         const size_t bytes = size_t(s.rows) * size_t(s.cols) * 2;
         const int copies = static_cast<int>(std::min<size_t>(8, std::max<size_t>(1, (size_t(256) << 20) / bytes + 1)));
@@ -164,6 +170,7 @@ void timing() {
         d_x.upload(x);
         for (const auto &[tokens, tensor_cores] :
              std::vector<std::pair<int, bool>>{{1, false}, {2, false}, {4, false}, {8, false}, {2, true}, {4, true}, {8, true}}) {
+            if (s.one_token && tokens != 1) continue;
             reset::Bf16GemvArgs a;
             a.tokens = tokens;
             a.tensor_cores = tensor_cores;
