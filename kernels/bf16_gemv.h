@@ -25,8 +25,9 @@
 //    per lane, two loads per row in flight), x is staged in shared memory as
 //    FP32 — the whole of x when M·K·4 fits (up to 160 KiB), otherwise in K
 //    tiles re-staged for each group of rows.  CTAs are persistent (a
-//    grid-stride loop over row groups); for small N the 16 warps of a CTA
-//    split K among them so that every SM has work.
+//    grid-stride loop over row groups); the 16 warps of a CTA split K among
+//    them where the SMs' rounds gain more than the slices' ramps cost (small
+//    N; bf16_gemv.cu's choose_k_split).
 //  - 2..8 tokens: each warp owns a 16-row tile (lane 4g + t reads 16 bytes of
 //    rows g and g + 8 per 32 columns: two MMAs' A fragments; a warp's two
 //    steps in flight are neighbours, whole 128-byte lines; four where the
