@@ -13,8 +13,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -24,6 +22,7 @@
 #include "kernels/cuda_common.cuh"
 #include "kernels/dependent_launch.cuh"
 #include "kernels/step_trace.cuh"
+#include "util/environment.h"
 
 namespace reset {
 namespace {
@@ -249,11 +248,7 @@ __global__ void __launch_bounds__(kThreads, 1) bf16_gemv_kernel(const __grid_con
 // The token count from which the tensor-core path runs: 2, or RESET_BF16_GEMV_TENSOR_CORES_FROM
 // (2..9; 9 = never) for A/B runs.
 int tensor_cores_from() {
-    static const int from = [] {
-        const char *v = std::getenv("RESET_BF16_GEMV_TENSOR_CORES_FROM");
-        const int n = v ? std::atoi(v) : 0;
-        return n >= 2 && n <= kBf16GemvMaxTokens + 1 ? n : 2;
-    }();
+    static const int from = int(environment_integer("RESET_BF16_GEMV_TENSOR_CORES_FROM", 2, 2, kBf16GemvMaxTokens + 1));
     return from;
 }
 constexpr int kMmaThreads = 256;
@@ -427,10 +422,7 @@ MmaKernelFn mma_kernel_for(int tokens, int steps_in_flight) {
 // Whether the tensor-core path may keep four steps in flight (the kernel's comment); RESET_BF16_GEMV_FOUR_STEPS=0
 // keeps two everywhere, for A/B runs.
 bool four_steps_allowed() {
-    static const bool allowed = [] {
-        const char *v = std::getenv("RESET_BF16_GEMV_FOUR_STEPS");
-        return !(v && std::strcmp(v, "0") == 0);
-    }();
+    static const bool allowed = environment_integer("RESET_BF16_GEMV_FOUR_STEPS", 1, 0, 1) == 1;
     return allowed;
 }
 
@@ -524,10 +516,7 @@ void choose_k_split(Bf16GemvPlan &plan, int64_t units, int warps, int units_per_
 // shapes of Qwen3-14B/-32B and R1-7B level or faster (Qwen3-32B's gate_up 223 -> 140 us; session
 // 50 run 5).  RESET_BF16_GEMV_FP32_SLICE_OVERHEAD (columns, 0 = the old plans) for A/B runs.
 int64_t fp32_slice_overhead() {
-    static const int64_t overhead = [] {
-        const char *v = std::getenv("RESET_BF16_GEMV_FP32_SLICE_OVERHEAD");
-        return v ? std::max<int64_t>(0, std::atoll(v)) : int64_t(1024);
-    }();
+    static const int64_t overhead = environment_integer("RESET_BF16_GEMV_FP32_SLICE_OVERHEAD", 1024, 0, 1 << 20);
     return overhead;
 }
 

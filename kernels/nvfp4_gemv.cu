@@ -55,6 +55,7 @@
 #include "kernels/weight_prefetch.h"
 #include "kernels/row_rules.cuh"
 #include "rules/w4a16.h"
+#include "util/environment.h"
 
 namespace reset {
 namespace {
@@ -738,10 +739,7 @@ Plan make_plan(const Nvfp4GemvLayout &layout, int requested_splits) {
 bool pipelined_loop(const Plan &plan, int requested) {
     if (!plan.local || requested < 0) return false;
     if (requested > 0) return true;
-    static const bool enabled = [] {
-        const char *v = std::getenv("RESET_NVFP4_GEMV_PIPELINE");
-        return !(v && std::strcmp(v, "0") == 0);
-    }();
+    static const bool enabled = environment_integer("RESET_NVFP4_GEMV_PIPELINE", 1, 0, 1) == 1;
     return enabled && plan.ctas <= 2 * static_cast<int64_t>(cuda::multiprocessor_count());
 }
 

@@ -4,7 +4,6 @@
 #include "kernels/top_logprobs.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "api/errors.h"
 #include "kernels/cuda_common.cuh"
@@ -12,6 +11,7 @@
 #include "kernels/step_trace.cuh"
 #include "rules/logprob.h"
 #include "rules/top_logprobs.h"
+#include "util/environment.h"
 
 namespace reset {
 namespace {
@@ -32,11 +32,7 @@ struct Layout {
 // RESET_TOP_LOGPROBS_PER_THREAD (4..64, read once): more per thread is fewer,
 // longer CTAs, which share fewer SMs with the layers the kernel runs beside.
 int target_per_thread() {
-    static const int target = [] {
-        const char *text = std::getenv("RESET_TOP_LOGPROBS_PER_THREAD");
-        const int v = text ? std::atoi(text) : 0;
-        return v >= 4 && v <= 64 ? v : kTargetPerThread;
-    }();
+    static const int target = int(environment_integer("RESET_TOP_LOGPROBS_PER_THREAD", kTargetPerThread, 4, 64));
     return target;
 }
 

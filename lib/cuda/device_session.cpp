@@ -58,6 +58,7 @@
 #include "kernels/step_trace.h"
 #include "kernels/top_logprobs.h"
 #include "rules/top_logprobs.h"
+#include "util/environment.h"
 #include "util/threads.h"
 
 namespace reset {
@@ -86,17 +87,6 @@ void cublas_check(cublasStatus_t status, const char *what) {
 }
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
-
-// An integer from the environment variable `name` for the A/B runs of
-// docs/cuda-engine.md: `fallback` where it is unset, not a whole number, or
-// outside [lo, hi].
-long long environment_integer(const char *name, long long fallback, long long lo, long long hi) {
-    const char *v = std::getenv(name);
-    if (!v) return fallback;
-    char *end = nullptr;
-    const long long parsed = std::strtoll(v, &end, 10);
-    return end != v && *end == '\0' && parsed >= lo && parsed <= hi ? parsed : fallback;
-}
 
 // How much of the next GEMV's weight the kernels before it ask the L2 for
 // (kernels/weight_prefetch.h).  RESET_WEIGHT_PREFETCH_MB overrides it (0 turns
