@@ -88,8 +88,8 @@
 //
 // The merge (the kernel's tail: the last CTA of each (row, KV head) reads
 // every split's partials from L2) issues each round's loads together: every
-// thread holds one float4 of kMergeRound = 16 splits in registers per round
-// trip (one round at 1k context, three or four at 32k), the first round in flight
+// thread holds one float4 of kMergeRound = 16 splits (kWideMergeRound = 24 where that saves a
+// round) in registers per round trip (one round at 1k context, three at 32k), the first round in flight
 // while the merge weights are formed.
 //
 // The new token (NewTokenInputs, the kNewToken instances; the decode steps
@@ -118,6 +118,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/cuda_common.cuh"
 #include "kernels/dependent_launch.cuh"
@@ -145,6 +146,15 @@ constexpr int kMaxMergeSplits = 256;
 // Splits whose partial accumulators (a float4 chunk each) a merging thread holds in registers at
 // once: one round trip serves up to this many (16 float4 = 64 registers, free after the loop).
 constexpr int kMergeRound = 16;
+// The wider round, taken only where it saves a round: 17-24 live splits, as a 1k step's contexts
+// have (1025-1088 positions: 17 pieces), merge in one round of 24 (96 registers; 32 spill under
+// the 3-CTA budget) instead of two of 16.  Measured on the H200 (session 51, alone): a round of
+// 24 everywhere (run 4) made 17 live splits 6% faster (8.04 -> 7.51 µs a layer, FP8) but 16
+// (1024 positions) 4% and 32 (2048) 5% slower (the loads past the live splits cost), and what it
+// did at 43-47 (8k-32k: two rounds instead of three) was not clear in the step (-0.7% at 8k,
+// +1.4% at 32k); so only 17-24 take it (run 5: 17 live splits 8.02 -> 7.63 FP8, 8.15 -> 7.79
+// BF16, the rest within 1%; the 1k decode step 2.317 -> 2.286 ms, -1.3%).
+constexpr int kWideMergeRound = 24;
 
 // The workspace: kMergeCounters arrival counters, one per (row, KV head),
 // which the merging CTA sets back to zero, then the partials
@@ -971,23 +981,42 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     const int64_t split_stride = partial_stride(kHeadDim), head_stride = int64_t(a.splits) * split_stride;
     // Rows start on 16-byte boundaries when the workspace does (cudaMalloc's; head_dim + 4 floats per row).
     const bool whole_words = reinterpret_cast<uintptr_t>(head_partials) % 16 == 0;
-    float4 round_values[kMergeRound];
+    float4 round_values[kWideMergeRound];
     // A round's loads are straight-line code, one 16-byte load per split and no branch: the merge
     // runs cold (its code is fetched as it runs), and a branch per split made each later round
     // cost ~3 µs at 8k-32k (traces: docs/history/cuda-engine-sessions.md, session 15).  Splits past the live ones
-    // re-read the last live split, whose merge weight there is 0.
-    const auto load_round = [&](int chunk, int s0) {
+    // re-read the last live split, whose merge weight there is 0.  One branch per round picks its width.
+    const bool wide = live > kMergeRound && live <= kWideMergeRound;
+    const int round = wide ? kWideMergeRound : kMergeRound;
+    const auto load_round_of = [&](auto width, int chunk, int s0) {
+        constexpr int kWidth = decltype(width)::value;
         const float *p = head_partials + (4 * chunk / kHeadDim) * head_stride + (4 * chunk) % kHeadDim;
         if (whole_words) {
 #pragma unroll
-            for (int u = 0; u < kMergeRound; ++u)
+            for (int u = 0; u < kWidth; ++u)
                 round_values[u] = __ldcg(reinterpret_cast<const float4 *>(p + min(s0 + u, live - 1) * split_stride));
         } else {
 #pragma unroll
-            for (int u = 0; u < kMergeRound; ++u) {
+            for (int u = 0; u < kWidth; ++u) {
                 const float *q = p + min(s0 + u, live - 1) * split_stride;
                 round_values[u] = make_float4(__ldcg(q), __ldcg(q + 1), __ldcg(q + 2), __ldcg(q + 3));
             }
+        }
+    };
+    const auto load_round = [&](int chunk, int s0) {
+        if (wide) load_round_of(std::integral_constant<int, kWideMergeRound>{}, chunk, s0);
+        else load_round_of(std::integral_constant<int, kMergeRound>{}, chunk, s0);
+    };
+    // total += the round's weighted partials, in split order (a round of 24 adds the same terms in
+    // the same order as two of 16: the same bits).
+    const auto sum_round_of = [&](auto width, const float *weights, float4 &total) {
+#pragma unroll
+        for (int u = 0; u < decltype(width)::value; ++u) {
+            const float w = weights[u];  // 0 past the live splits
+            total.x += w * round_values[u].x;
+            total.y += w * round_values[u].y;
+            total.z += w * round_values[u].z;
+            total.w += w * round_values[u].w;
         }
     };
     if (tid < chunks) load_round(tid, 0);
@@ -1030,22 +1059,16 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     for (int chunk = tid; chunk < chunks; chunk += kThreads) {
         const float *weights = weight_s[4 * chunk / kHeadDim];
         float4 total = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        for (int s0 = 0; s0 < live; s0 += kMergeRound) {
+        for (int s0 = 0; s0 < live; s0 += round) {
             if (s0 > 0 || chunk != tid) load_round(chunk, s0);
 #ifdef RESET_ATTENTION_TRACE
-            if (s0 > 0 && s0 + kMergeRound >= live) trace_stamp(15);  // a later round, the last, is issued
+            if (s0 > 0 && s0 + round >= live) trace_stamp(15);  // a later round, the last, is issued
 #endif
-#pragma unroll
-            for (int u = 0; u < kMergeRound; ++u) {
-                const float w = weights[s0 + u];  // in split order; 0 past the live splits
-                total.x += w * round_values[u].x;
-                total.y += w * round_values[u].y;
-                total.z += w * round_values[u].z;
-                total.w += w * round_values[u].w;
-            }
+            if (wide) sum_round_of(std::integral_constant<int, kWideMergeRound>{}, weights + s0, total);
+            else sum_round_of(std::integral_constant<int, kMergeRound>{}, weights + s0, total);
 #ifdef RESET_ATTENTION_TRACE
             if (s0 == 0) trace_stamp(10);  // the first round is summed
-            if (s0 == 0 && kMergeRound >= live) trace_stamp(15);  // one round: [15] = [10]
+            if (s0 == 0 && round >= live) trace_stamp(15);  // one round: [15] = [10]
 #endif
         }
         float *o = out + 4 * chunk;
@@ -1066,8 +1089,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     __syncthreads();  // every thread has summed every round
     trace_stamp(11);
     if (unsigned long long *r = trace_record()) {
-        r[12] = unsigned((live + kMergeRound - 1) / kMergeRound);
-        r[13] = unsigned(kMergeRound);
+        r[12] = unsigned((live + round - 1) / round);
+        r[13] = unsigned(round);
     }
     trace_stamp(5);  // = [11]: the stores of out are issued inside the loop
 #endif

@@ -14,7 +14,8 @@
 // Output: one JSON line per case on stdout (us_per_layer, kv_bytes_per_layer,
 // gbps, pct_of_stream, ...).  Usage: attention_decode_bench [layers [reps
 // [cache:batch:context|all [splits]]]].  The third picks one case, e.g.
-// fp8:1:32768 (batch 1, 2, 4 or 8; "all" runs batch 1 and 8); the fourth
+// fp8:1:32768 (batch 1, 2, 4 or 8, any context up to 32768; "all" runs batch 1 and 8 at 1k,
+// 8k and 32k); the fourth
 // forces a split count instead of attention_decode_splits'.  Without a CUDA
 // device it says so and exits 0.
 #include <cuda_runtime.h>
@@ -274,8 +275,15 @@ int main(int argc, char **argv) {
         CUDA_OK(cudaDeviceSynchronize());
         // Batch 2 and 4 only when named (the split-count runs of docs/history/cuda-engine-sessions.md, session 10).
         const bool named = argc > 3 && std::strcmp(argv[3], "all") != 0;
+        // A named case may name any context up to the capacity (e.g. fp8:1:1088, a 1k step's last).
+        std::vector<int> contexts = {1024, 8192, 32768};
+        int named_batch = 0, named_context = 0;
+        if (named && std::sscanf(argv[3], "%*[a-z0-9]:%d:%d", &named_batch, &named_context) == 2 &&
+            named_context >= 1 && named_context <= kCapacity &&
+            std::find(contexts.begin(), contexts.end(), named_context) == contexts.end())
+            contexts.push_back(named_context);
         for (const int batch : {1, 2, 4, 8})
-            for (const int context : {1024, 8192, 32768}) {
+            for (const int context : contexts) {
                 char name[64];
                 std::snprintf(name, sizeof name, "%s:%d:%d", fp8 ? "fp8" : "bf16", batch, context);
                 if (named ? std::strcmp(argv[3], name) != 0 : batch == 2 || batch == 4) continue;
