@@ -987,7 +987,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     // cost ~3 µs at 8k-32k (traces: docs/history/cuda-engine-sessions.md, session 15).  Splits past the live ones
     // re-read the last live split, whose merge weight there is 0.  One branch per round picks its width.
     const bool wide = live > kMergeRound && live <= kWideMergeRound;
-    const int round = wide ? kWideMergeRound : kMergeRound;
+    const int merge_round = wide ? kWideMergeRound : kMergeRound;
     const auto load_round_of = [&](auto width, int chunk, int s0) {
         constexpr int kWidth = decltype(width)::value;
         const float *p = head_partials + (4 * chunk / kHeadDim) * head_stride + (4 * chunk) % kHeadDim;
@@ -1059,16 +1059,16 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     for (int chunk = tid; chunk < chunks; chunk += kThreads) {
         const float *weights = weight_s[4 * chunk / kHeadDim];
         float4 total = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        for (int s0 = 0; s0 < live; s0 += round) {
+        for (int s0 = 0; s0 < live; s0 += merge_round) {
             if (s0 > 0 || chunk != tid) load_round(chunk, s0);
 #ifdef RESET_ATTENTION_TRACE
-            if (s0 > 0 && s0 + round >= live) trace_stamp(15);  // a later round, the last, is issued
+            if (s0 > 0 && s0 + merge_round >= live) trace_stamp(15);  // a later round, the last, is issued
 #endif
             if (wide) sum_round_of(std::integral_constant<int, kWideMergeRound>{}, weights + s0, total);
             else sum_round_of(std::integral_constant<int, kMergeRound>{}, weights + s0, total);
 #ifdef RESET_ATTENTION_TRACE
             if (s0 == 0) trace_stamp(10);  // the first round is summed
-            if (s0 == 0 && round >= live) trace_stamp(15);  // one round: [15] = [10]
+            if (s0 == 0 && merge_round >= live) trace_stamp(15);  // one round: [15] = [10]
 #endif
         }
         float *o = out + 4 * chunk;
@@ -1089,8 +1089,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) split_kernel(const Atten
     __syncthreads();  // every thread has summed every round
     trace_stamp(11);
     if (unsigned long long *r = trace_record()) {
-        r[12] = unsigned((live + round - 1) / round);
-        r[13] = unsigned(round);
+        r[12] = unsigned((live + merge_round - 1) / merge_round);
+        r[13] = unsigned(merge_round);
     }
     trace_stamp(5);  // = [11]: the stores of out are issued inside the loop
 #endif

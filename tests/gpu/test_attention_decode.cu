@@ -544,9 +544,9 @@ int main(int argc, char **argv) {
             // and automatic, lengths across the whole range.
             run_case({2, 2, 4, 128, 8192}, {8192, 5000}, 64, "64 live splits", f);
             run_case({3, 2, 8, 64, 8192}, random_lengths(3, 8192), 0, "auto splits at 8k", f);
-            // 17 and 24 live splits (32 automatic at this shape, one piece each): the merge's one
-            // round of 24 (kWideMergeRound), as a 1k step's contexts (1025-1088) take.
-            run_case({2, 2, 4, 128, 2048}, {1088, 1536}, 0, "17 and 24 live splits", f);
+            // 17 and 24 live splits (32 forced, one piece each, on any GPU): the merge's one round of
+            // 24 (kWideMergeRound), as a 1k step's contexts (1025-1088) take at batch 1.
+            run_case({2, 2, 4, 128, 2048}, {1088, 1536}, 32, "17 and 24 live splits", f);
             test_shared_workspace(f);
             test_determinism(f);
             for (int head_dim : {16, 32, 128}) test_graph_replay(f, head_dim);
