@@ -277,8 +277,8 @@ int main(int argc, char **argv) {
         const bool named = argc > 3 && std::strcmp(argv[3], "all") != 0;
         // A named case may name any context up to the capacity (e.g. fp8:1:1088, a 1k step's last).
         std::vector<int> contexts = {1024, 8192, 32768};
-        int named_batch = 0, named_context = 0;
-        if (named && std::sscanf(argv[3], "%*[a-z0-9]:%d:%d", &named_batch, &named_context) == 2 &&
+        int named_context = 0;
+        if (named && std::sscanf(argv[3], "%*[a-z0-9]:%*d:%d", &named_context) == 1 &&
             named_context >= 1 && named_context <= kCapacity &&
             std::find(contexts.begin(), contexts.end(), named_context) == contexts.end())
             contexts.push_back(named_context);
